@@ -1,0 +1,57 @@
+"""SparkSession factory: a laptop-friendly local session, or whatever spark-submit configured."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+LOCAL_DEFAULTS: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "true",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.driver.memory": "4g",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def _launched_by_spark_submit() -> bool:
+    """True when the driver was started by spark-submit (the cluster owns the settings)."""
+    return "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("SPARK_ENV_LOADED") == "1" or (
+        "PYSPARK_GATEWAY_PORT" in os.environ
+    )
+
+
+def build_session(
+    app_name: str = "pretrain-pipeline",
+    master: str | None = None,
+    settings: Mapping[str, str] | None = None,
+):
+    """Return a SparkSession.
+
+    Locally (no spark-submit) the session uses ``master`` (default ``local[*]``), the laptop defaults
+    above and then ``settings``. Under spark-submit the master and the cluster's settings are left as
+    the cluster configured them; ``settings`` only fill keys the cluster did not set.
+    """
+    from pyspark.sql import SparkSession
+
+    # Workers must run the driver's interpreter, or they miss the virtualenv's packages (SPEC §2).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if _launched_by_spark_submit():
+        session = builder.getOrCreate()
+        conf = session.sparkContext.getConf()
+        for key, value in (settings or {}).items():
+            if not conf.contains(key) and not key.startswith("spark.driver.") and key != "spark.master":
+                try:
+                    session.conf.set(key, str(value))
+                except Exception:  # static settings cannot change after start; the cluster's win
+                    pass
+        return session
+    merged = {**LOCAL_DEFAULTS, **{k: str(v) for k, v in (settings or {}).items()}}
+    builder = builder.master(master or "local[*]")
+    for key, value in merged.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
