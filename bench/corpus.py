@@ -1,0 +1,117 @@
+"""Synthetic corpora with real prose and planted near-duplicates, for the sample and benchmarks.
+
+Prose comes from the docstrings of the running Python's standard library (real English text);
+near-duplicates are copies with a few percent of their words edited, plus some exact copies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib
+import inspect
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+MODULES = ("argparse", "asyncio", "collections", "csv", "datetime", "decimal", "email", "functools",
+           "http.client", "inspect", "json", "logging", "pathlib", "pickle", "random", "re", "shutil",
+           "socket", "sqlite3", "statistics", "string", "subprocess", "tarfile", "threading", "typing",
+           "unittest", "urllib.request", "uuid", "zipfile", "textwrap", "heapq", "bisect", "fractions")
+
+
+def paragraphs(min_chars: int = 200) -> list[str]:
+    """Distinct docstrings of standard-library modules, classes and functions."""
+    seen, out = set(), []
+    for name in MODULES:
+        module = importlib.import_module(name)
+        objects = [module] + [v for _, v in sorted(vars(module).items()) if inspect.isclass(v) or callable(v)]
+        for obj in objects:
+            doc = inspect.getdoc(obj)
+            if doc and len(doc) >= min_chars and doc not in seen:
+                seen.add(doc)
+                out.append(" ".join(doc.split()))
+    return out
+
+
+def mutate(text: str, rng: random.Random, rate: float) -> str:
+    """Edit about ``rate`` of the words: replace, delete or duplicate."""
+    words = text.split(" ")
+    out = []
+    for w in words:
+        r = rng.random()
+        if r < rate / 3:
+            continue
+        if r < 2 * rate / 3:
+            out.append(rng.choice(words))
+            continue
+        out.append(w)
+        if r < rate:
+            out.append(w)
+    return " ".join(out)
+
+
+def documents(n: int, seed: int = 0, dup_rate: float = 0.2, exact_rate: float = 0.05,
+              parts: tuple[int, int] = (2, 6)) -> Iterator[str]:
+    """``n`` documents; about ``dup_rate`` are near-copies and ``exact_rate`` exact copies of earlier ones."""
+    rng = random.Random(seed)
+    pool = paragraphs()
+    made: list[str] = []
+    for _ in range(n):
+        r = rng.random()
+        if made and r < exact_rate:
+            doc = rng.choice(made)
+        elif made and r < exact_rate + dup_rate:
+            doc = mutate(rng.choice(made), rng, rng.uniform(0.01, 0.08))
+        else:
+            doc = "\n\n".join(rng.choice(pool) for _ in range(rng.randint(*parts)))
+        made.append(doc)
+        if len(made) > 5000:
+            made.pop(rng.randrange(len(made)))
+        yield doc
+
+
+def write_jsonl(path: Path, docs, field: str = "text", compress: bool = False) -> int:
+    """Write documents as JSONL (optionally gzip); returns bytes of text written."""
+    opener = gzip.open if compress else open
+    total = 0
+    with opener(path, "wt", encoding="utf-8") as f:
+        for i, doc in enumerate(docs):
+            f.write(json.dumps({field: doc, "url": f"https://example.org/{path.stem}/{i}"}) + "\n")
+            total += len(doc.encode())
+    return total
+
+
+def jsonl_of_size(path: Path, megabytes: float, seed: int = 0, short: bool = False) -> Path:
+    """A JSONL corpus of about ``megabytes`` MB of text (cached on disk by name)."""
+    if path.exists():
+        return path
+    target = int(megabytes * 1e6)
+    parts = (1, 1) if short else (2, 6)
+
+    def limited():
+        size = 0
+        for doc in documents(10**9, seed=seed, parts=parts):
+            if size >= target:
+                return
+            size += len(doc)
+            yield doc
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl(path, limited())
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--mb", type=float, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    jsonl_of_size(args.out, args.mb, args.seed)
+    print(args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""Typed, validated run configuration loaded from YAML with ``--set key=value`` overrides."""
+
+from pipeline.config.errors import ConfigError
+from pipeline.config.load import apply_overrides, load_config, load_config_text
+from pipeline.config.schema import (
+    BlendConfig,
+    DedupConfig,
+    IngestConfig,
+    PipelineConfig,
+    SourceConfig,
+    SparkConfig,
+    TokenizeConfig,
+    TokenizerConfig,
+)
+
+__all__ = [
+    "BlendConfig",
+    "ConfigError",
+    "DedupConfig",
+    "IngestConfig",
+    "PipelineConfig",
+    "SourceConfig",
+    "SparkConfig",
+    "TokenizeConfig",
+    "TokenizerConfig",
+    "apply_overrides",
+    "load_config",
+    "load_config_text",
+]

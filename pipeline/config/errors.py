@@ -1,0 +1,9 @@
+"""The one error type for bad configuration: always names the offending key."""
+
+
+class ConfigError(ValueError):
+    """A config value is unknown, of the wrong type or impossible; ``key`` is its dotted path."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        super().__init__(f"config key '{key}': {message}")

@@ -1,0 +1,178 @@
+"""Build a :class:`PipelineConfig` from YAML (plus ``--set`` overrides) and validate it."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.config.errors import ConfigError
+from pipeline.config.schema import PipelineConfig
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> PipelineConfig:
+    """Read a YAML config (local path or fsspec URL), apply ``key.sub=value`` overrides, validate."""
+    from pipeline.storage import read_text
+
+    return load_config_text(read_text(str(path)), overrides, origin=str(path))
+
+
+def load_config_text(text: str, overrides=(), origin: str = "<config>") -> PipelineConfig:
+    """Like :func:`load_config` for YAML text already in memory."""
+    try:
+        raw = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError("<file>", f"{origin} is not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError("<file>", f"{origin} must hold a mapping at the top level")
+    raw = apply_overrides(raw, overrides)
+    config = _build(PipelineConfig, raw, "")
+    _check_whole(config)
+    return config
+
+
+def apply_overrides(raw: dict, overrides) -> dict:
+    """Apply ``a.b.c=value`` strings; list items are addressed by index or by their ``name``."""
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(item, "an override must look like key.sub=value")
+        key, value_text = item.split("=", 1)
+        parts = [p for p in key.strip().split(".") if p]
+        if not parts:
+            raise ConfigError(key, "empty key in override")
+        value = yaml.safe_load(value_text) if value_text.strip() else None
+        node: Any = raw
+        for i, part in enumerate(parts[:-1]):
+            node = _step(node, part, ".".join(parts[: i + 1]), create=True)
+        last = parts[-1]
+        if isinstance(node, list):
+            node[_index(node, last, key)] = value
+        elif isinstance(node, dict):
+            node[last] = value
+        else:
+            raise ConfigError(key, "cannot set a key below a plain value")
+    return raw
+
+
+def _index(node: list, part: str, key: str) -> int:
+    if part.isdigit() and int(part) < len(node):
+        return int(part)
+    for i, item in enumerate(node):
+        if isinstance(item, dict) and item.get("name") == part:
+            return i
+    raise ConfigError(key, f"no list item '{part}' (use an index or a source name)")
+
+
+def _step(node: Any, part: str, key: str, create: bool) -> Any:
+    if isinstance(node, list):
+        return node[_index(node, part, key)]
+    if isinstance(node, dict):
+        if node.get(part) is None and create:
+            node[part] = {}
+        return node[part]
+    raise ConfigError(key, "cannot set a key below a plain value")
+
+
+def _build(cls: type, data: Any, prefix: str):
+    """Construct dataclass ``cls`` from a mapping, checking keys, types and field rules."""
+    if not isinstance(data, dict):
+        raise ConfigError(prefix or "<root>", f"expected a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in fields:
+            known = ", ".join(sorted(fields))
+            raise ConfigError(_join(prefix, str(key)), f"unknown key (known keys here: {known})")
+    values = {}
+    for name, fld in fields.items():
+        key = _join(prefix, name)
+        if name not in data:
+            if fld.default is dataclasses.MISSING and fld.default_factory is dataclasses.MISSING:
+                raise ConfigError(key, "is required")
+            continue
+        value = _coerce(hints[name], data[name], key)
+        _check_field(fld, value, key)
+        values[name] = value
+    return cls(**values)
+
+
+def _coerce(tp: Any, value: Any, key: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(inner[0], value, key)
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, key)
+    if origin is list:
+        if isinstance(value, str) and args[0] is str:
+            value = [value]
+        if not isinstance(value, list):
+            raise ConfigError(key, f"expected a list, got {type(value).__name__}")
+        return [_coerce(args[0], v, f"{key}.{i}") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(key, f"expected a mapping, got {type(value).__name__}")
+        return {str(k): _coerce(args[1], v, f"{key}.{k}") for k, v in value.items()}
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(key, f"expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(key, f"expected an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(key, f"expected a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if isinstance(value, (dict, list)) or value is None:
+            raise ConfigError(key, f"expected a string, got {value!r}")
+        return str(value)
+    raise ConfigError(key, f"unsupported type {tp}")
+
+
+def _check_field(fld: dataclasses.Field, value: Any, key: str) -> None:
+    meta = fld.metadata
+    if "choices" in meta and value not in meta["choices"]:
+        raise ConfigError(key, f"must be one of {', '.join(meta['choices'])}; got {value!r}")
+    if "pattern" in meta and not re.match(meta["pattern"], str(value)):
+        raise ConfigError(key, f"{value!r} is not a valid name (letters, digits, '_', '.', '-')")
+    if "check" in meta and not meta["check"](value):
+        raise ConfigError(key, f"{meta['why']}; got {value!r}")
+
+
+def _check_whole(config: PipelineConfig) -> None:
+    """Rules that involve more than one field."""
+    names = [s.name for s in config.sources]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ConfigError(f"sources.{i}.name", f"duplicate source name {name!r}")
+    weights = [s.weight for s in config.sources]
+    if any(w is None for w in weights) and any(w is not None for w in weights):
+        i = weights.index(None)
+        raise ConfigError(f"sources.{i}.weight", "give a weight to every source or to none")
+    d = config.dedup
+    if (d.bands is None) != (d.rows is None):
+        raise ConfigError("dedup.bands" if d.bands is None else "dedup.rows", "set bands and rows together")
+    if d.bands is not None and d.bands * d.rows > d.num_perm:
+        raise ConfigError("dedup.bands", f"bands*rows = {d.bands * d.rows} exceeds num_perm = {d.num_perm}")
+    t = config.tokenizer
+    if not t.train and not (t.vocab and t.merges):
+        raise ConfigError("tokenizer.vocab", "give vocab and merges files, or set tokenizer.train: true")
+    if t.eod_token not in t.special_tokens:
+        raise ConfigError("tokenizer.eod_token", f"{t.eod_token!r} must be one of tokenizer.special_tokens")
+    if not config.output.strip():
+        raise ConfigError("output", "must name a run directory")
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name

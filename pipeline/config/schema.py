@@ -1,0 +1,139 @@
+"""The configuration schema: one dataclass per section, with field-level checks.
+
+Every field may carry ``metadata={"choices": (...)}`` or ``{"check": callable, "why": str}``; the
+loader in :mod:`pipeline.config.load` enforces them and names the key on failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+def _choices(*values: str) -> dict[str, Any]:
+    return {"choices": values}
+
+
+def _check(predicate, why: str) -> dict[str, Any]:
+    return {"check": predicate, "why": why}
+
+
+def _positive(x) -> bool:
+    return x is not None and x > 0
+
+
+@dataclass
+class SourceConfig:
+    """One input source: where its raw files are and how to read them."""
+
+    name: str = field(metadata={"pattern": _NAME_RE})
+    paths: list[str] = field(metadata=_check(lambda v: len(v) > 0, "must list at least one path"))
+    format: str = field(default="jsonl", metadata=_choices("jsonl", "parquet", "text"))
+    text_field: str = "text"
+    keep_fields: list[str] = field(default_factory=list)
+    weight: float | None = field(default=None, metadata=_check(
+        lambda v: v is None or v > 0, "must be > 0 (or omitted: proportional to size)"))
+    text_unit: str = field(default="line", metadata=_choices("line", "file"))
+    priority: int = 0
+
+
+@dataclass
+class SparkConfig:
+    """Spark master and settings; under spark-submit the cluster's own settings win."""
+
+    master: str | None = None
+    app_name: str = "pretrain-pipeline"
+    settings: dict[str, str] = field(default_factory=dict)
+    checkpoint_dir: str | None = None
+    log_level: str = field(default="WARN", metadata=_choices("ERROR", "WARN", "INFO", "DEBUG"))
+
+
+@dataclass
+class IngestConfig:
+    """Reading raw files: split size, size limits, reject excerpts."""
+
+    partitions: int | None = field(default=None, metadata=_check(
+        lambda v: v is None or v > 0, "must be a positive number of splits"))
+    split_bytes: int = field(default=64 * 1024 * 1024, metadata=_check(_positive, "must be > 0"))
+    max_text_bytes: int = field(default=10 * 1024 * 1024, metadata=_check(_positive, "must be > 0"))
+    excerpt_chars: int = field(default=200, metadata=_check(lambda v: 0 <= v <= 10_000, "must be in [0, 10000]"))
+
+
+@dataclass
+class DedupConfig:
+    """MinHash LSH near-deduplication parameters (SPEC §4)."""
+
+    enabled: bool = True
+    num_perm: int = field(default=256, metadata=_check(lambda v: 2 <= v <= 4096, "must be in [2, 4096]"))
+    threshold: float = field(default=0.7, metadata=_check(lambda v: 0 < v <= 1, "must be in (0, 1]"))
+    ngram: int = field(default=5, metadata=_check(_positive, "must be > 0"))
+    shingle: str = field(default="word", metadata=_choices("word", "char"))
+    bands: int | None = field(default=None, metadata=_check(lambda v: v is None or v > 0, "must be > 0"))
+    rows: int | None = field(default=None, metadata=_check(lambda v: v is None or v > 0, "must be > 0"))
+    seed: int = 1
+    scheme: str = field(default="affine32", metadata=_choices("affine32", "legacy"))
+    hash: str = field(default="sha1", metadata=_choices("sha1", "xxhash"))
+    min_tokens: int = field(default=5, metadata=_check(lambda v: v >= 0, "must be >= 0"))
+    max_shingles: int | None = field(default=100_000, metadata=_check(
+        lambda v: v is None or v > 0, "must be > 0"))
+    exact_prepass: bool = True
+    verify: bool = True
+    engine: str = field(default="star", metadata=_choices("star", "graphframes"))
+    checkpoint_interval: int = field(default=3, metadata=_check(_positive, "must be > 0"))
+    survivor: str = field(default="min_id", metadata=_choices("min_id", "priority", "longest"))
+
+
+@dataclass
+class TokenizerConfig:
+    """Which tokenizer: trained on the survivors, or GPT-2 style files."""
+
+    train: bool = False
+    vocab: str | None = None
+    merges: str | None = None
+    vocab_size: int = field(default=8000, metadata=_check(lambda v: v > 256, "must be > 256"))
+    special_tokens: list[str] = field(default_factory=lambda: ["<|endoftext|>"])
+    eod_token: str = "<|endoftext|>"
+    sample_fraction: float = field(default=1.0, metadata=_check(lambda v: 0 < v <= 1, "must be in (0, 1]"))
+    min_pretoken_count: int = field(default=1, metadata=_check(_positive, "must be > 0"))
+    max_distinct_pretokens: int = field(default=2_000_000, metadata=_check(_positive, "must be > 0"))
+
+
+@dataclass
+class TokenizeConfig:
+    """Tokenize stage: how many shards (Spark partitions) per source."""
+
+    partitions: int = field(default=8, metadata=_check(_positive, "must be > 0"))
+
+
+@dataclass
+class BlendConfig:
+    """Blend stage (SPEC §7)."""
+
+    size: int | None = field(default=None, metadata=_check(lambda v: v is None or v > 0, "must be > 0"))
+    mode: str = field(default="fixed", metadata=_choices("fixed", "megatron"))
+    oversample: str = field(default="error", metadata=_choices("error", "wrap"))
+    weights: str | None = None
+    materialize: bool = False
+
+
+@dataclass
+class PipelineConfig:
+    """A whole run: sources, run directory, Spark, and every stage's parameters."""
+
+    output: str
+    sources: list[SourceConfig] = field(metadata=_check(lambda v: len(v) > 0, "must list at least one source"))
+    spark: SparkConfig = field(default_factory=SparkConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    dedup: DedupConfig = field(default_factory=DedupConfig)
+    tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
+    tokenize: TokenizeConfig = field(default_factory=TokenizeConfig)
+    blend: BlendConfig = field(default_factory=BlendConfig)
+
+    def source(self, name: str) -> SourceConfig:
+        """The source called ``name``."""
+        for src in self.sources:
+            if src.name == name:
+                return src
+        raise KeyError(name)

@@ -1,0 +1,38 @@
+"""What a stage gets to work with: the config, the run directory, the manifest, a lazy SparkSession."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from pipeline import storage
+from pipeline.config import PipelineConfig
+from pipeline.manifest import Manifest
+
+
+class RunContext:
+    """Shared state of one pipeline invocation; Spark starts only when a stage first asks for it."""
+
+    def __init__(self, config: PipelineConfig, spark=None) -> None:
+        self.config = config
+        self.run_dir = config.output
+        self._spark = spark
+
+    def path(self, *parts: str) -> str:
+        """A path inside the run directory."""
+        return storage.join(self.run_dir, *parts)
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        return Manifest(self.run_dir)
+
+    @property
+    def spark(self):
+        if self._spark is None:
+            from pipeline.spark_session import build_session
+
+            cfg = self.config.spark
+            self._spark = build_session(cfg.app_name, cfg.master, cfg.settings)
+            self._spark.sparkContext.setLogLevel(cfg.log_level)
+            checkpoints = cfg.checkpoint_dir or self.path("_checkpoints")
+            self._spark.sparkContext.setCheckpointDir(checkpoints)
+        return self._spark

@@ -1,0 +1,114 @@
+"""Spark ingest stage: splits -> Arrow batches of records -> ``documents/`` and ``rejects/``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from pipeline.context import RunContext
+from pipeline.ingest.doc_id import doc_id
+from pipeline.ingest.readers import read_split
+from pipeline.ingest.records import RecordRules, RejectReason, excerpt
+from pipeline.ingest.splits import Split, plan_splits, source_files
+
+RECORD_SCHEMA = pa.schema([
+    ("doc_id", pa.int64()), ("source", pa.string()), ("file", pa.string()), ("position", pa.int64()),
+    ("text", pa.string()), ("meta", pa.string()),
+    ("reason", pa.string()), ("detail", pa.string()), ("excerpt", pa.string()),
+])
+SPLIT_SCHEMA = "source string, format string, url string, rel_path string, start long, end long, compression string"
+BATCH_ROWS = 4096
+DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
+REJECT_COLUMNS = ["source", "file", "position", "reason", "detail", "excerpt"]
+
+
+def _records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict, units: dict):
+    """mapInArrow body: read every split of the incoming batches, emit record batches."""
+    columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA.names}
+
+    def add(split: Split, position: int, text, meta, reason, detail, raw_excerpt) -> None:
+        for key, value in zip(RECORD_SCHEMA.names, (
+                doc_id(split.source, split.rel_path, position), split.source, split.rel_path, position,
+                text, meta, reason, detail, raw_excerpt), strict=True):
+            columns[key].append(value)
+
+    def flush() -> pa.RecordBatch:
+        batch = pa.RecordBatch.from_pydict(columns, schema=RECORD_SCHEMA)
+        for values in columns.values():
+            values.clear()
+        return batch
+
+    for batch in splits:
+        for row in batch.to_pylist():
+            split = Split(**row)
+            rules = rules_by_source[split.source]
+            last = -1
+            try:
+                for position, parsed, raw in read_split(split, rules, units[split.source]):
+                    last = position
+                    if parsed.reason is None:
+                        add(split, position, parsed.text, parsed.meta, None, None, None)
+                    else:
+                        add(split, position, None, None, parsed.reason.value, parsed.detail,
+                            excerpt(raw, rules.excerpt_chars))
+                    if len(columns["doc_id"]) >= BATCH_ROWS:
+                        yield flush()
+            except Exception as exc:  # corrupt archive, truncated file: the rest of the split is a reject
+                add(split, last + 1, None, None, RejectReason.UNREADABLE_FILE.value,
+                    f"{type(exc).__name__}: {exc}"[:500], "")
+    if columns["doc_id"]:
+        yield flush()
+
+
+def run_ingest(ctx: RunContext) -> dict:
+    """Read every source, write ``documents/`` and ``rejects/``, return counts per source and reason."""
+    config = ctx.config
+    splits = plan_splits(config, source_files(config))
+    rules = {
+        s.name: RecordRules(s.text_field, tuple(s.keep_fields), config.ingest.max_text_bytes,
+                            config.ingest.excerpt_chars)
+        for s in config.sources
+    }
+    units = {s.name: s.text_unit for s in config.sources}
+    spark = ctx.spark
+    split_df = spark.createDataFrame([s.as_row() for s in splits], SPLIT_SCHEMA)
+    split_df = split_df.repartition(len(splits))
+    records = split_df.mapInArrow(
+        lambda it: _records_to_batches(it, rules, units), _spark_schema(RECORD_SCHEMA)
+    ).persist(_disk_only())
+    docs = records.where("reason IS NULL").select(*DOCUMENT_COLUMNS)
+    docs.write.mode("overwrite").parquet(ctx.path("documents"))
+    records.where("reason IS NOT NULL").select(*REJECT_COLUMNS).write.mode("overwrite").parquet(
+        ctx.path("rejects"))
+    counts = {"sources": _count(records, [s.name for s in config.sources]), "splits": len(splits)}
+    records.unpersist()
+    return counts
+
+
+def _count(records, names: list[str]) -> dict:
+    """documents_read = documents + rejected per source, with rejects broken down by reason."""
+    per_source = {name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}}
+                  for name in names}
+    for row in records.groupBy("source", "reason").count().collect():
+        entry = per_source[row["source"]]
+        entry["documents_read"] += row["count"]
+        if row["reason"] is None:
+            entry["documents"] += row["count"]
+        else:
+            entry["rejected"] += row["count"]
+            entry["rejects_by_reason"][row["reason"]] = row["count"]
+    return per_source
+
+
+def _spark_schema(schema: pa.Schema):
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    mapping = {pa.int64(): LongType(), pa.string(): StringType()}
+    return StructType([StructField(f.name, mapping[f.type], True) for f in schema])
+
+
+def _disk_only():
+    from pyspark import StorageLevel
+
+    return StorageLevel.DISK_ONLY
