@@ -1,0 +1,153 @@
+"""Streaming writer of one IndexedDataset (``prefix.bin`` + ``prefix.idx``)."""
+
+from __future__ import annotations
+
+import array
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from pipeline.megatron import _fs
+from pipeline.megatron.format import normalize_dtype, pack_index
+
+_INT32_MAX = 2**31 - 1
+
+
+def publish(tmp_prefix: str, final_prefix: str) -> None:
+    """Move a finished ``tmp_prefix`` pair to ``final_prefix``: ``.bin`` first, ``.idx`` last.
+
+    Readers treat a dataset as present only when its ``.idx`` exists, so the ``.idx`` move is the
+    commit point. Locally each move is an atomic ``os.replace``; on object stores it is copy +
+    delete (no atomic rename on GCS), so the Spark stage must call this from the winning task
+    attempt only.
+    """
+    _fs.move(_fs.bin_path(tmp_prefix), _fs.bin_path(final_prefix))
+    _fs.move(_fs.idx_path(tmp_prefix), _fs.idx_path(final_prefix))
+
+
+class IndexedDatasetWriter:
+    """Write documents (one sequence each) to ``prefix.bin``; write ``prefix.idx`` on close.
+
+    Token bytes stream to ``.bin`` through a buffer of ``buffer_bytes``; only the sequence lengths
+    stay in memory (4 bytes per document). A token id outside the dtype's range raises
+    ``ValueError`` instead of wrapping around.
+
+    With ``tmp_suffix`` (e.g. ``".attempt-3.tmp"``) the pair is written as
+    ``prefix + tmp_suffix + ".bin/.idx"`` and moved to ``prefix.{bin,idx}`` by :func:`publish` when
+    the writer closes without error. On error (an exception inside ``with``, or :meth:`abort`)
+    the partial files are deleted and nothing is published.
+    """
+
+    def __init__(
+        self,
+        prefix: str,
+        dtype: object = np.uint16,
+        *,
+        tmp_suffix: str | None = None,
+        buffer_bytes: int = 4 << 20,
+    ) -> None:
+        self.prefix = str(prefix)
+        self.dtype = normalize_dtype(dtype)
+        self.tmp_suffix = tmp_suffix
+        self.write_prefix = self.prefix + tmp_suffix if tmp_suffix else self.prefix
+        self._buffer_bytes = int(buffer_bytes)
+        self._lengths = array.array("i")
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._num_tokens = 0
+        self._closed = False
+        if self.dtype.kind in "iu":
+            info = np.iinfo(self.dtype)
+            self._lo, self._hi = int(info.min), int(info.max)
+        fs, inner = _fs.resolve(_fs.bin_path(self.write_prefix))
+        _fs.ensure_parent(fs, inner)
+        self._bin: Any = fs.open(inner, "wb")
+
+    @property
+    def num_documents(self) -> int:
+        """Documents added so far."""
+        return len(self._lengths)
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens added so far."""
+        return self._num_tokens
+
+    def add_document(self, token_ids: Any) -> None:
+        """Append one document (a sequence of token ids: list, array or tensor-like)."""
+        if self._closed:
+            raise ValueError(f"{self.write_prefix}: writer is closed")
+        ids = np.asarray(token_ids)
+        if ids.ndim != 1:
+            ids = ids.reshape(-1)
+        if ids.size and self.dtype.kind in "iu":
+            if ids.dtype.kind not in "iub":
+                raise ValueError(f"token ids must be integers, got dtype {ids.dtype}")
+            lo, hi = int(ids.min()), int(ids.max())
+            if lo < self._lo or hi > self._hi:
+                bad = lo if lo < self._lo else hi
+                raise ValueError(
+                    f"token id {bad} does not fit {self.dtype.name} [{self._lo}, {self._hi}] "
+                    f"(document {len(self._lengths)} of {self.write_prefix}); use a wider dtype, "
+                    "e.g. dtype_for_vocab(vocab_size)"
+                )
+        if ids.size > _INT32_MAX:
+            raise ValueError(f"document of {ids.size} tokens exceeds the int32 length field")
+        data = ids.astype(self.dtype, copy=False).tobytes()
+        self._lengths.append(ids.size)
+        self._num_tokens += ids.size
+        self._pending.append(data)
+        self._pending_size += len(data)
+        if self._pending_size >= self._buffer_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._bin.write(b"".join(self._pending))
+            self._pending.clear()
+            self._pending_size = 0
+
+    def close(self) -> None:
+        """Finish ``.bin``, write ``.idx`` and publish if a ``tmp_suffix`` was given."""
+        if self._closed:
+            return
+        try:
+            self._flush()
+            self._bin.close()
+            lengths = np.frombuffer(self._lengths, dtype=np.int32) if self._lengths else np.zeros(0, np.int32)
+            doc_indices = np.arange(len(lengths) + 1, dtype=np.int64)
+            fs, inner = _fs.resolve(_fs.idx_path(self.write_prefix))
+            with fs.open(inner, "wb") as f:
+                f.write(pack_index(self.dtype, lengths, doc_indices))
+            self._closed = True
+            if self.tmp_suffix:
+                publish(self.write_prefix, self.prefix)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Discard everything written (partial ``.bin``/``.idx`` under the write prefix)."""
+        self._closed = True
+        self._pending.clear()
+        try:
+            self._bin.close()
+        except Exception:  # noqa: BLE001 - already failing; the cleanup below matters more
+            pass
+        _fs.remove_quietly(_fs.bin_path(self.write_prefix))
+        _fs.remove_quietly(_fs.idx_path(self.write_prefix))
+
+    def __enter__(self) -> IndexedDatasetWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
