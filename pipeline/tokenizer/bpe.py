@@ -1,0 +1,209 @@
+"""The byte-level BPE tokenizer: train, load/save GPT-2 style files, encode and decode.
+
+Id layout of a tokenizer trained here (GPT-2's convention): ids 0..255 are the single bytes in
+byte order, 256 + k is the token created by merge k, and the special tokens follow the last merge
+in the order given (so ``<|endoftext|>`` is ``vocab_size - 1`` when it is the only one). A tokenizer
+loaded from files keeps the ids of vocab.json; special tokens missing there get the next free ids.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import IO, Any
+
+from pipeline.tokenizer.encode import PretokenCache, bpe_ids, build_merge_table
+from pipeline.tokenizer.files import (
+    read_vocab_merges,
+    write_merges_txt,
+    write_tokenizer_json,
+    write_vocab_json,
+)
+from pipeline.tokenizer.pretokenize import PRETOKEN_RE, SpecialSplitter, count_pretokens, stream_pieces
+from pipeline.tokenizer.train import train_merges
+
+
+class BPETokenizer:
+    """Byte-level BPE with GPT-2 pre-tokenization and special tokens (SPEC §5).
+
+    Pickles as (vocab, merges, special tokens) only; lookup tables and the per-pre-token encode
+    cache are rebuilt lazily on the receiving side (e.g. a Spark executor).
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_tokens: Sequence[str] | Mapping[str, int] = (),
+        cache_size: int = 1 << 17,
+    ) -> None:
+        self.vocab: dict[int, bytes] = dict(vocab)
+        self.merges: list[tuple[bytes, bytes]] = list(merges)
+        self.cache_size = cache_size
+        if isinstance(special_tokens, Mapping):
+            self.special_ids: dict[str, int] = dict(special_tokens)
+        else:
+            by_bytes = {v: k for k, v in self.vocab.items()}
+            self.special_ids = {}
+            for text in dict.fromkeys(special_tokens):
+                idx = by_bytes.get(text.encode("utf-8"))
+                if idx is None:
+                    idx = max(self.vocab, default=-1) + 1
+                    self.vocab[idx] = text.encode("utf-8")
+                self.special_ids[text] = idx
+        for text, idx in self.special_ids.items():
+            if self.vocab.get(idx) != text.encode("utf-8"):
+                raise ValueError(f"special token {text!r} id {idx} does not hold its bytes in the vocab")
+        self._build()
+
+    # ----------------------------------------------------------------- construction
+    def _build(self) -> None:
+        special = set(self.special_ids.values())
+        self._token_ids: dict[bytes, int] = {}
+        for idx in sorted(self.vocab):
+            if idx not in special:
+                self._token_ids.setdefault(self.vocab[idx], idx)
+        missing = [b for b in range(256) if bytes([b]) not in self._token_ids]
+        if missing:
+            raise ValueError(f"vocabulary lacks {len(missing)} single bytes, e.g. {bytes([missing[0]])!r}")
+        self._byte_ids = [self._token_ids[bytes([b])] for b in range(256)]
+        self._table = build_merge_table(self.merges, self._token_ids)
+        self._splitter = SpecialSplitter(list(self.special_ids))
+        self._cache = PretokenCache(self._encode_pretoken, self.cache_size)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "vocab": self.vocab,
+            "merges": self.merges,
+            "special_ids": self.special_ids,
+            "cache_size": self.cache_size,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._build()
+
+    @classmethod
+    def train_from_counts(
+        cls,
+        counts: Mapping[bytes, int],
+        vocab_size: int,
+        special_tokens: Sequence[str] = (),
+        progress: bool = False,
+    ) -> BPETokenizer:
+        """Learn merges from pre-token byte counts (see :func:`count_pretokens`) up to ``vocab_size``."""
+        specials = list(dict.fromkeys(special_tokens))
+        num_merges = vocab_size - 256 - len(specials)
+        if num_merges < 0:
+            raise ValueError(f"vocab_size {vocab_size} < 256 bytes + {len(specials)} special tokens")
+        merges = train_merges(counts, num_merges, progress=progress)
+        vocab = {i: bytes([i]) for i in range(256)}
+        for a, b in merges:
+            vocab[len(vocab)] = a + b
+        special_ids = {}
+        for text in specials:
+            special_ids[text] = len(vocab)
+            vocab[len(vocab)] = text.encode("utf-8")
+        return cls(vocab, merges, special_ids)
+
+    @classmethod
+    def train(
+        cls,
+        input_path: str | os.PathLike,
+        vocab_size: int,
+        special_tokens: Sequence[str] = (),
+        progress: bool = False,
+    ) -> BPETokenizer:
+        """Train on a UTF-8 text file (streamed): count pre-tokens, then :meth:`train_from_counts`."""
+        splitter = SpecialSplitter(special_tokens)
+        with open(input_path, encoding="utf-8", errors="replace") as f:
+            counts = count_pretokens(stream_pieces(f, splitter, chunk_chars=1 << 20), special_tokens)
+        return cls.train_from_counts(counts, vocab_size, special_tokens, progress=progress)
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_path: str | os.PathLike,
+        merges_path: str | os.PathLike,
+        special_tokens: Sequence[str] = (),
+    ) -> BPETokenizer:
+        """Load GPT-2 style vocab.json + merges.txt."""
+        vocab, merges, special_ids = read_vocab_merges(vocab_path, merges_path, special_tokens)
+        return cls(vocab, merges, special_ids)
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Write vocab.json, merges.txt and a Hugging Face tokenizer.json into ``directory``."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        write_vocab_json(out / "vocab.json", self.vocab, self.special_ids)
+        write_merges_txt(out / "merges.txt", self.merges)
+        write_tokenizer_json(out / "tokenizer.json", self.vocab, self.merges, self.special_ids)
+
+    # ----------------------------------------------------------------- lookups
+    @property
+    def special_tokens(self) -> list[str]:
+        return list(self.special_ids)
+
+    @property
+    def vocab_size(self) -> int:
+        """One more than the largest id (the size an embedding table needs)."""
+        return max(self.vocab, default=-1) + 1
+
+    def __len__(self) -> int:
+        return len(self.vocab)
+
+    def token_id(self, token: bytes | str) -> int:
+        """Id of a special token (str) or of a token given by its bytes or text; KeyError if absent."""
+        if isinstance(token, str):
+            if token in self.special_ids:
+                return self.special_ids[token]
+            token = token.encode("utf-8")
+        if token in self._token_ids:
+            return self._token_ids[token]
+        for text, idx in self.special_ids.items():
+            if text.encode("utf-8") == token:
+                return idx
+        raise KeyError(token)
+
+    # ----------------------------------------------------------------- encoding
+    def _encode_pretoken(self, piece: str) -> list[int]:
+        return bpe_ids(piece.encode("utf-8"), self._byte_ids, self._table)
+
+    def encode(self, text: str, *, split_special: bool = True) -> list[int]:
+        """Token ids of ``text``. With ``split_special=False`` special-token strings are plain text."""
+        cache = self._cache
+        findall = PRETOKEN_RE.findall
+        if not split_special or not self.special_ids:
+            return list(chain.from_iterable([cache[w] for w in findall(text)]))
+        out: list[int] = []
+        for piece, special in self._splitter.split(text):
+            if special:
+                out.append(self.special_ids[piece])
+            else:
+                out.extend(chain.from_iterable([cache[w] for w in findall(piece)]))
+        return out
+
+    def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
+        """Encode several texts (one list of ids per text)."""
+        return [self.encode(t) for t in texts]
+
+    def encode_iterable(self, file_obj: IO[str] | Iterable[str], chunk_chars: int = 1 << 14) -> Iterator[int]:
+        """Lazily encode a text stream in bounded memory; equals ``encode`` of the whole text.
+
+        The stream is cut only where pre-tokens and special tokens cannot span the cut (see
+        :func:`stream_pieces`), except inside a whitespace-free run of several million characters.
+        """
+        for piece in stream_pieces(file_obj, self._splitter, chunk_chars=chunk_chars):
+            yield from self.encode(piece)
+
+    # ----------------------------------------------------------------- decoding
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """Concatenated bytes of the tokens."""
+        vocab = self.vocab
+        return b"".join([vocab[i] for i in ids])
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of the tokens; invalid UTF-8 becomes U+FFFD."""
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")

@@ -1,0 +1,146 @@
+"""GPT-2 style tokenizer files: the bytes-to-unicode table, vocab.json, merges.txt, HF tokenizer.json.
+
+GPT-2 stores every token as a printable string: each byte is mapped to one unicode character by
+``bytes_to_unicode()`` (printable Latin-1 bytes map to themselves, the other 68 bytes to U+0100..).
+Special tokens are stored verbatim (their text, not mapped), as GPT-2's ``<|endoftext|>`` is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+MERGES_HEADER = "#version: 0.2"
+
+
+@lru_cache(maxsize=1)
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable character table (256 entries)."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    table: dict[int, str] = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+@lru_cache(maxsize=1)
+def unicode_to_bytes() -> dict[str, int]:
+    """Inverse of :func:`bytes_to_unicode`."""
+    return {c: b for b, c in bytes_to_unicode().items()}
+
+
+def token_to_str(token: bytes) -> str:
+    """Render token bytes as GPT-2's printable string."""
+    table = bytes_to_unicode()
+    return "".join(table[b] for b in token)
+
+
+def str_to_token(text: str) -> bytes:
+    """Inverse of :func:`token_to_str`; raises KeyError for characters outside the table."""
+    table = unicode_to_bytes()
+    return bytes(table[c] for c in text)
+
+
+def read_vocab_merges(
+    vocab_path: str | os.PathLike, merges_path: str | os.PathLike, special_tokens: Sequence[str] = ()
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], dict[str, int]]:
+    """Read GPT-2 style files -> (vocab id->bytes, merges in order, special token -> id).
+
+    A special token found verbatim in vocab.json keeps its id; a missing one gets the next free id.
+    """
+    with open(vocab_path, encoding="utf-8") as f:
+        encoder: dict[str, int] = json.load(f)
+    specials: dict[str, int] = {}
+    vocab: dict[int, bytes] = {}
+    wanted = set(special_tokens)
+    for text, idx in encoder.items():
+        if text in wanted:
+            specials[text] = idx
+            vocab[idx] = text.encode("utf-8")
+            continue
+        try:
+            vocab[idx] = str_to_token(text)
+        except KeyError:  # e.g. an added token stored verbatim by another tool
+            vocab[idx] = text.encode("utf-8")
+    next_id = max(vocab, default=-1) + 1
+    for text in special_tokens:
+        if text not in specials:
+            specials[text] = next_id
+            vocab[next_id] = text.encode("utf-8")
+            next_id += 1
+    merges: list[tuple[bytes, bytes]] = []
+    with open(merges_path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            if not line or line.startswith("#version"):
+                continue
+            left, right = line.split(" ")
+            merges.append((str_to_token(left), str_to_token(right)))
+    return vocab, merges, specials
+
+
+def write_vocab_json(path: str | os.PathLike, vocab: Mapping[int, bytes], special_ids: Mapping[str, int]) -> None:
+    """Write vocab.json (string -> id, ordered by id); special tokens verbatim."""
+    special_by_id = {i: s for s, i in special_ids.items()}
+    encoder = {(special_by_id[i] if i in special_by_id else token_to_str(vocab[i])): i for i in sorted(vocab)}
+    Path(path).write_text(json.dumps(encoder, ensure_ascii=False), encoding="utf-8")
+
+
+def write_merges_txt(path: str | os.PathLike, merges: Sequence[tuple[bytes, bytes]]) -> None:
+    """Write merges.txt with GPT-2's header line and a trailing newline (Megatron drops both ends)."""
+    lines = [MERGES_HEADER] + [f"{token_to_str(a)} {token_to_str(b)}" for a, b in merges]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_tokenizer_json(
+    path: str | os.PathLike,
+    vocab: Mapping[int, bytes],
+    merges: Sequence[tuple[bytes, bytes]],
+    special_ids: Mapping[str, int],
+) -> None:
+    """Write a Hugging Face ``tokenizers`` tokenizer.json: ByteLevel pre-tokenizer/decoder, BPE model."""
+    special_by_id = {i: s for s, i in special_ids.items()}
+    model_vocab = {token_to_str(vocab[i]): i for i in sorted(vocab) if i not in special_by_id}
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    doc = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": i,
+                "content": s,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+            for i, s in sorted(special_by_id.items())
+        ],
+        "normalizer": None,
+        "pre_tokenizer": byte_level,
+        "post_processor": None,
+        "decoder": byte_level,
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": model_vocab,
+            "merges": [[token_to_str(a), token_to_str(b)] for a, b in merges],
+        },
+    }
+    Path(path).write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")

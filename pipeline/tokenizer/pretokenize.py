@@ -1,0 +1,130 @@
+"""GPT-2 pre-tokenization, special-token splitting, pre-token counting and safe streaming cuts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO
+
+import regex
+
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+PRETOKEN_RE = regex.compile(GPT2_PATTERN)
+# The last position p with text[p-1] non-space and text[p] space: every GPT-2 pre-token that holds a
+# non-space character ends before the next space, and the pattern has no look-behind, so the
+# pre-tokens of text[:p] and text[p:] are exactly those of text (searched in reverse: the last one).
+_LAST_CUT_RE = regex.compile(r"(?r)\S(?=\s)")
+
+
+class SpecialSplitter:
+    """Splits text on special tokens, longest first (leftmost match, then the longest alternative)."""
+
+    def __init__(self, special_tokens: Sequence[str] = ()) -> None:
+        self.special_tokens = tuple(dict.fromkeys(special_tokens))
+        ordered = sorted(self.special_tokens, key=len, reverse=True)
+        self.max_len = max((len(t) for t in ordered), default=0)
+        self._re = regex.compile("|".join(regex.escape(t) for t in ordered)) if ordered else None
+
+    def split(self, text: str) -> Iterator[tuple[str, bool]]:
+        """Yield (piece, is_special) in order; ordinary pieces are non-empty."""
+        if self._re is None:
+            if text:
+                yield text, False
+            return
+        pos = 0
+        for m in self._re.finditer(text):
+            if m.start() > pos:
+                yield text[pos : m.start()], False
+            yield m.group(), True
+            pos = m.end()
+        if pos < len(text):
+            yield text[pos:], False
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of every special token match in ``text``."""
+        return [] if self._re is None else [m.span() for m in self._re.finditer(text)]
+
+
+def pretokens(text: str) -> list[str]:
+    """GPT-2 pre-tokens of ordinary text (no special-token handling)."""
+    return PRETOKEN_RE.findall(text)
+
+
+def count_pretokens(texts: Iterable[str], special_tokens: Sequence[str] = ()) -> Counter[bytes]:
+    """Count UTF-8 pre-tokens over ``texts``; special tokens split the text and are not counted.
+
+    This is the per-partition map step of distributed training; Counters add up with ``+=``.
+    """
+    splitter = SpecialSplitter(special_tokens)
+    counts: Counter[str] = Counter()
+    findall = PRETOKEN_RE.findall
+    for text in texts:
+        for piece, special in splitter.split(text):
+            if not special:
+                counts.update(findall(piece))
+    return Counter({word.encode("utf-8"): n for word, n in counts.items()})
+
+
+def safe_cut(text: str, splitter: SpecialSplitter, at_eof: bool = False) -> int:
+    """Largest p such that encoding text[:p] and text[p:] separately equals encoding text.
+
+    Candidates: a non-space -> space boundary outside every special token, or the edge of a special
+    token. Unless ``at_eof``, p leaves the last ``max_len`` characters alone so that a special token
+    cut by the end of the buffer cannot be mistaken for ordinary text. Returns 0 when no cut is safe.
+    """
+    if at_eof:
+        return len(text)
+    limit = len(text) - splitter.max_len
+    if limit <= 0:
+        return 0
+    spans = splitter.spans(text)
+    best = 0
+    for start, end in spans:  # the edges of a special token are always safe
+        if end <= limit:
+            best = end
+        elif start <= limit:
+            best = start
+    search_end = limit + 1  # the boundary needs the space at index p to be present
+    while True:
+        m = _LAST_CUT_RE.search(text, 0, min(search_end, len(text)))
+        if m is None:
+            return best
+        p = m.end()
+        if p <= best:
+            return best
+        inside = [s for s, e in spans if s < p < e]
+        if not inside:
+            return p
+        search_end = min(inside)  # that special token's start is already a candidate in ``best``
+
+
+def stream_pieces(
+    file_obj: IO[str] | Iterable[str],
+    splitter: SpecialSplitter,
+    chunk_chars: int = 1 << 16,
+    max_buffer: int = 1 << 22,
+) -> Iterator[str]:
+    """Yield consecutive pieces of a text stream that can be pre-tokenized independently.
+
+    Reads ``chunk_chars`` at a time (``read`` when available, else iterates the object, e.g. lines).
+    Memory stays bounded by ``max_buffer`` characters: only a run of more than that many characters
+    without a safe cut (no whitespace) is cut arbitrarily, which may split a pre-token there.
+    """
+    read = getattr(file_obj, "read", None)
+    if read is not None:
+        chunks: Iterable[str] = iter(lambda: read(chunk_chars), "")
+    else:
+        chunks = file_obj
+    buffer = ""
+    for chunk in chunks:
+        buffer += chunk
+        if len(buffer) < chunk_chars:
+            continue
+        cut = safe_cut(buffer, splitter)
+        if cut == 0 and len(buffer) > max_buffer:
+            cut = len(buffer) - splitter.max_len
+        if cut > 0:
+            yield buffer[:cut]
+            buffer = buffer[cut:]
+    if buffer:
+        yield buffer
