@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Mapping
 
@@ -14,6 +17,28 @@ LOCAL_DEFAULTS: dict[str, str] = {
     "spark.driver.memory": "4g",
     "spark.sql.session.timeZone": "UTC",
 }
+
+
+class JavaMissingError(RuntimeError):
+    """Spark needs Java 17 (or newer); raised before Spark tries to start without it."""
+
+
+def check_java(minimum: int = 17) -> str:
+    """Return the ``java -version`` banner, or raise with install instructions."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    hint = ("Install Java 17: 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu), "
+            "'brew install openjdk@17' (macOS), or set JAVA_HOME to a JDK 17+.")
+    if not java or not os.path.exists(java):
+        raise JavaMissingError(f"Java was not found (JAVA_HOME or PATH). {hint}")
+    banner = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', banner)
+    major = int(match.group(1)) if match else 0
+    if major == 1 and match and match.group(2):  # "1.8.0" style
+        major = int(match.group(2))
+    if major < minimum:
+        raise JavaMissingError(f"Spark here needs Java {minimum}+, found: {banner.strip()[:80]!r}. {hint}")
+    return banner
 
 
 def _launched_by_spark_submit() -> bool:
@@ -50,6 +75,7 @@ def build_session(
                 except Exception:  # static settings cannot change after start; the cluster's win
                     pass
         return session
+    check_java()
     merged = {**LOCAL_DEFAULTS, **{k: str(v) for k, v in (settings or {}).items()}}
     builder = builder.master(master or "local[*]")
     for key, value in merged.items():

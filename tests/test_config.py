@@ -1,0 +1,93 @@
+"""Config loading: defaults, overrides, and errors that name the offending key."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.cli import main as cli_main
+from pipeline.config import ConfigError, load_config, load_config_text
+
+BASE = """
+output: /tmp/run
+sources:
+  - name: web
+    paths: [{path}]
+    weight: 1
+tokenizer:
+  train: true
+"""
+
+
+@pytest.fixture()
+def base(tmp_path):
+    data = tmp_path / "a.jsonl"
+    data.write_text('{"text": "hello world"}\n')
+    return BASE.format(path=data)
+
+
+def test_defaults_and_types(base):
+    config = load_config_text(base)
+    assert config.dedup.num_perm == 256 and config.dedup.threshold == 0.7
+    assert config.sources[0].format == "jsonl" and config.sources[0].weight == 1.0
+
+
+@pytest.mark.parametrize("override, key", [
+    ("dedup.thresold=0.5", "dedup.thresold"),
+    ("dedup.threshold=1.5", "dedup.threshold"),
+    ("dedup.threshold=0", "dedup.threshold"),
+    ("dedup.num_perm=abc", "dedup.num_perm"),
+    ("dedup.verify=maybe", "dedup.verify"),
+    ("sources.web.weight=0", "sources.0.weight"),
+    ("sources.0.weight=-2", "sources.0.weight"),
+    ("sources.0.format=xml", "sources.0.format"),
+    ("sources.0.name=bad/name", "sources.0.name"),
+    ("dedup.bands=30", "dedup.rows"),
+    ("tokenizer.train=false", "tokenizer.vocab"),
+    ("tokenizer.eod_token=<eos>", "tokenizer.eod_token"),
+    ("spark.settings=[1, 2]", "spark.settings"),
+])
+def test_bad_values_name_the_key(base, override, key):
+    with pytest.raises(ConfigError) as err:
+        load_config_text(base, [override])
+    assert err.value.key == key
+    assert key in str(err.value)
+
+
+def test_overrides_reach_nested_values_and_sources_by_name(base):
+    config = load_config_text(base, ["dedup.threshold=0.8", "sources.web.weight=2.5", "spark.settings.a=b"])
+    assert config.dedup.threshold == 0.8
+    assert config.sources[0].weight == 2.5
+    assert config.spark.settings == {"a": "b"}
+
+
+def test_bands_times_rows_cannot_exceed_permutations(base):
+    with pytest.raises(ConfigError, match="exceeds num_perm"):
+        load_config_text(base, ["dedup.bands=30", "dedup.rows=10"])
+
+
+def test_missing_required_and_duplicate_sources(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_config_text("sources: []\n")
+    assert err.value.key == "output"
+    twice = "output: x\ntokenizer: {train: true}\nsources:\n  - {name: a, paths: [p]}\n  - {name: a, paths: [q]}\n"
+    with pytest.raises(ConfigError) as err:
+        load_config_text(twice)
+    assert err.value.key == "sources.1.name"
+
+
+def test_missing_source_path_fails_before_spark(tmp_path, capsys, monkeypatch):
+    config = tmp_path / "c.yaml"
+    config.write_text(BASE.format(path=tmp_path / "nothing-here" / "*.jsonl"))
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark must not start for a bad config")
+
+    monkeypatch.setattr("pipeline.spark_session.build_session", no_spark)
+    assert cli_main(["ingest", "--config", str(config)]) == 2
+    assert "sources.0.paths.0" in capsys.readouterr().err
+
+
+def test_load_config_from_file(tmp_path, base):
+    path = tmp_path / "c.yaml"
+    path.write_text(base)
+    assert load_config(path, ["output=/tmp/other"]).output == "/tmp/other"

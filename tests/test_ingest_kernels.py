@@ -1,0 +1,83 @@
+"""Ingest kernels without Spark: record parsing, reject reasons, line splits, doc ids."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+import zstandard
+
+from pipeline.ingest.doc_id import doc_id
+from pipeline.ingest.readers import read_split
+from pipeline.ingest.records import RecordRules, RejectReason, parse_json_line
+from pipeline.ingest.splits import Split
+
+RULES = RecordRules(text_field="text", keep_fields=("url",), max_text_bytes=50, excerpt_chars=20)
+
+
+@pytest.mark.parametrize("line, reason", [
+    (b'{"text": "unterminated', RejectReason.MALFORMED_JSON),
+    (b"", RejectReason.MALFORMED_JSON),
+    (b'[1, 2]', RejectReason.NOT_AN_OBJECT),
+    (b'{"body": "x"}', RejectReason.MISSING_TEXT_FIELD),
+    (b'{"text": null}', RejectReason.MISSING_TEXT_FIELD),
+    (b'{"text": 3}', RejectReason.NON_STRING_TEXT),
+    (b'{"text": ["a"]}', RejectReason.NON_STRING_TEXT),
+    (b'{"text": "caf\xe9"}', RejectReason.INVALID_UTF8),
+    (b'{"text": "lone \\ud800 surrogate"}', RejectReason.INVALID_UTF8),
+    (b'{"text": ""}', RejectReason.EMPTY_TEXT),
+    (b'{"text": " \\n\\t "}', RejectReason.EMPTY_TEXT),
+    (b'{"text": "' + b"x" * 51 + b'"}', RejectReason.TEXT_TOO_LARGE),
+])
+def test_each_reject_reason(line, reason):
+    assert parse_json_line(line, RULES).reason is reason
+
+
+def test_good_record_keeps_configured_fields_only():
+    parsed = parse_json_line(b'{"text": "caf\xc3\xa9 ok", "url": "u", "other": 1}', RULES)
+    assert parsed.reason is None and parsed.text == "café ok"
+    assert json.loads(parsed.meta) == {"url": "u"}
+
+
+def _lines_file(tmp_path, n=200):
+    lines = [json.dumps({"text": f"document number {i} " + "w" * (i % 17)}) for i in range(n)]
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path, lines
+
+
+@pytest.mark.parametrize("split_size", [1, 7, 64, 1000, 10**9])
+def test_byte_splits_cover_every_line_exactly_once(tmp_path, split_size):
+    path, lines = _lines_file(tmp_path)
+    size = path.stat().st_size
+    seen = []
+    for start in range(0, size, split_size):
+        split = Split("s", "jsonl", str(path), "data.jsonl", start, min(start + split_size, size), None)
+        seen += [(pos, p.text) for pos, p, _ in read_split(split, RULES)]
+    whole = Split("s", "jsonl", str(path), "data.jsonl", 0, size, None)
+    expected = [(pos, p.text) for pos, p, _ in read_split(whole, RULES)]
+    assert len(expected) == len(lines)
+    assert seen == expected
+    offsets = [0]
+    for line in lines[:-1]:
+        offsets.append(offsets[-1] + len(line) + 1)
+    assert [pos for pos, _ in expected] == offsets
+
+
+@pytest.mark.parametrize("suffix, compression", [(".gz", "gzip"), (".zst", "zstd")])
+def test_compressed_files_give_the_same_texts(tmp_path, suffix, compression):
+    path, lines = _lines_file(tmp_path, 50)
+    packed = tmp_path / f"data.jsonl{suffix}"
+    data = path.read_bytes()
+    packed.write_bytes(gzip.compress(data) if compression == "gzip" else zstandard.ZstdCompressor().compress(data))
+    split = Split("s", "jsonl", str(packed), packed.name, 0, -1, compression)
+    texts = [p.text for _, p, _ in read_split(split, RULES)]
+    assert texts == [json.loads(line)["text"] for line in lines]
+
+
+def test_doc_id_is_signed_64_bit_and_depends_on_every_part():
+    ids = {doc_id("a", "f", 0), doc_id("b", "f", 0), doc_id("a", "g", 0), doc_id("a", "f", 1)}
+    assert len(ids) == 4
+    assert all(-(2**63) <= i < 2**63 for i in ids)
+    assert doc_id("a", "f", 0) == doc_id("a", "f", 0)
