@@ -130,3 +130,24 @@ def test_encode_batch_and_pickle(gpt2, oracle, texts):
     assert len(clone._cache) == 0
     assert b"PretokenCache" not in blob and b"_table" not in blob  # no cache or derived tables
     assert clone.encode(texts["address.txt"]) == oracle.encode_ordinary(texts["address.txt"])
+
+
+class _EndlessText:
+    """A file-like object that never ends; counts the characters handed out."""
+
+    def __init__(self) -> None:
+        self.chars_read = 0
+
+    def read(self, n: int) -> str:
+        block = ("Some words, then 42 more.\n" * (n // 26 + 1))[:n]
+        self.chars_read += len(block)
+        return block
+
+
+def test_encode_iterable_is_lazy(gpt2, oracle):
+    from itertools import islice
+
+    source = _EndlessText()
+    first = list(islice(gpt2.encode_iterable(source, chunk_chars=4096), 1000))
+    assert first == oracle.encode_ordinary("Some words, then 42 more.\n" * 200)[:1000]
+    assert source.chars_read <= 3 * 4096  # never reads ahead more than a few chunks

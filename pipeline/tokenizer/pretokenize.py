@@ -65,15 +65,13 @@ def count_pretokens(texts: Iterable[str], special_tokens: Sequence[str] = ()) ->
     return Counter({word.encode("utf-8"): n for word, n in counts.items()})
 
 
-def safe_cut(text: str, splitter: SpecialSplitter, at_eof: bool = False) -> int:
+def safe_cut(text: str, splitter: SpecialSplitter) -> int:
     """Largest p such that encoding text[:p] and text[p:] separately equals encoding text.
 
     Candidates: a non-space -> space boundary outside every special token, or the edge of a special
-    token. Unless ``at_eof``, p leaves the last ``max_len`` characters alone so that a special token
+    token. p leaves the last ``max_len`` characters alone so that a special token
     cut by the end of the buffer cannot be mistaken for ordinary text. Returns 0 when no cut is safe.
     """
-    if at_eof:
-        return len(text)
     limit = len(text) - splitter.max_len
     if limit <= 0:
         return 0
