@@ -1,0 +1,134 @@
+"""32-bit shingle hashes for a batch of documents, as one flat array plus per-document offsets.
+
+Two hashes (SPEC §4.2):
+
+* ``"sha1"``: the first 4 bytes of SHA-1 of the shingle, little-endian (datasketch's ``sha1_hash32``).
+* ``"xxhash"``: each distinct unit (token or char) of the batch is hashed once with XXH3-64; the K
+  unit hashes of a shingle are combined with a polynomial over uint64 and finalised with the
+  MurmurHash3 64-bit mixer, keeping the high 32 bits. All vectorised with numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from hashlib import sha1
+from itertools import chain
+
+import numpy as np
+import xxhash
+
+from .shingles import check_shingle_params, shingles, units
+
+HASHES = ("sha1", "xxhash")
+
+_U64 = np.uint64
+_POLY = _U64(0x9E3779B97F4A7C15)  # odd multiplier (golden ratio) for the unit-hash polynomial
+_LEN_SALT = _U64(0xD6E8FEB86659FD93)
+_FMIX64 = (_U64(33), _U64(0xFF51AFD7ED558CCD), _U64(0xC4CEB9FE1A85EC53))
+
+
+def fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finalizer (an avalanching bijection), element-wise, uint64 wrap-around."""
+    s, m1, m2 = _FMIX64
+    x = x ^ (x >> s)
+    x = x * m1
+    x = x ^ (x >> s)
+    x = x * m2
+    return x ^ (x >> s)
+
+
+def _offsets(lengths: Sequence[int] | np.ndarray) -> np.ndarray:
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def sha1_hash32_many(items: Sequence[bytes]) -> np.ndarray:
+    """``sha1_hash32`` of every item, as a uint32 array (one C-level pass, no struct unpacking)."""
+    if not items:
+        return np.zeros(0, dtype=np.uint32)
+    digests = b"".join([sha1(s).digest() for s in items])
+    return np.frombuffer(digests, dtype="<u4").reshape(-1, 5)[:, 0].astype(np.uint32)
+
+
+def sha1_shingle_hashes(
+    texts: Sequence[str], ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """SHA-1 hashes of each document's distinct shingles: (uint32 hashes, int64 offsets of len n+1)."""
+    lists = [shingles(t, ngram, shingle, max_shingles) for t in texts]
+    hashes = sha1_hash32_many(list(chain.from_iterable(lists)))
+    return hashes, _offsets([len(x) for x in lists])
+
+
+def _window_hashes(unit_h: np.ndarray, starts: np.ndarray, width: int | np.ndarray) -> np.ndarray:
+    """Combine ``width`` consecutive unit hashes starting at each of ``starts`` into 32 bits."""
+    if isinstance(width, int):
+        acc = np.full(starts.shape, fmix64(np.array([width], dtype=np.uint64) * _LEN_SALT)[0])
+        for j in range(width):
+            acc = acc * _POLY + unit_h[starts + j]
+    else:
+        acc = fmix64(width.astype(np.uint64) * _LEN_SALT)
+        for j in range(int(width.max(initial=0))):
+            live = j < width
+            stepped = acc * _POLY + unit_h[np.where(live, starts + j, 0)]
+            acc = np.where(live, stepped, acc)
+    return (fmix64(acc) >> _U64(32)).astype(np.uint32)
+
+
+def _cap_distinct(h: np.ndarray, offsets: np.ndarray, cap: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Keep, per document, its first ``cap`` distinct hashes in order (only docs over the cap loop)."""
+    lengths = np.diff(offsets)
+    if cap is None or not (lengths > cap).any():
+        return h, offsets
+    keep = np.ones(len(h), dtype=bool)
+    for d in np.flatnonzero(lengths > cap):
+        lo, hi = offsets[d], offsets[d + 1]
+        _, first = np.unique(h[lo:hi], return_index=True)
+        first.sort()
+        seg = np.zeros(hi - lo, dtype=bool)
+        seg[first[:cap]] = True
+        keep[lo:hi] = seg
+    kept_before = _offsets(keep.astype(np.int64))
+    return h[keep], kept_before[offsets]
+
+
+def xxhash_shingle_hashes(
+    texts: Sequence[str], ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fast shingle hashes: (uint32 hashes, int64 offsets). Duplicate shingles within a document
+    may repeat (MinHash is insensitive to them) unless ``max_shingles`` forces distinctness."""
+    check_shingle_params(ngram, shingle, max_shingles)
+    per_doc = [units(t, shingle) for t in texts]
+    flat = list(chain.from_iterable(per_doc))
+    lengths = np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc))
+    unit_off = _offsets(lengths)
+    distinct = dict.fromkeys(flat)
+    index = {u: i for i, u in enumerate(distinct)}
+    vocab_h = np.fromiter(
+        (xxhash.xxh3_64_intdigest(u.encode("utf-8")) for u in distinct), dtype=np.uint64, count=len(index)
+    )
+    unit_h = vocab_h[np.fromiter(map(index.__getitem__, flat), dtype=np.int64, count=len(flat))]
+
+    # One window per K-gram start for documents with >= K units, one short window otherwise.
+    n_win = np.where(lengths >= ngram, lengths - ngram + 1, np.minimum(lengths, 1))
+    win_off = _offsets(n_win)
+    doc_of_win = np.repeat(np.arange(len(texts)), n_win)
+    starts = np.arange(win_off[-1], dtype=np.int64) - win_off[doc_of_win] + unit_off[doc_of_win]
+    widths = np.minimum(lengths, ngram)[doc_of_win]
+    hashes = _window_hashes(unit_h, starts, widths if (widths < ngram).any() else ngram)
+    return _cap_distinct(hashes, win_off, max_shingles)
+
+
+def shingle_hashes(
+    texts: Sequence[str],
+    ngram: int = 5,
+    shingle: str = "word",
+    max_shingles: int | None = None,
+    hash: str = "sha1",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Shingle hashes of a batch with the named hash: (uint32 hashes, int64 offsets of len n+1)."""
+    if hash == "sha1":
+        return sha1_shingle_hashes(texts, ngram, shingle, max_shingles)
+    if hash == "xxhash":
+        return xxhash_shingle_hashes(texts, ngram, shingle, max_shingles)
+    raise ValueError(f"hash must be one of {HASHES}, got {hash!r}")
