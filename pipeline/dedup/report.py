@@ -1,0 +1,53 @@
+"""``dedup/report.json`` (SPEC §4.7): counts, cluster-size histogram, largest clusters, parameters, times."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from pipeline import storage
+from pipeline.context import RunContext
+from pipeline.dedup.arrow_steps import LshParams
+
+LARGEST = 5
+EXAMPLES = 5
+
+
+def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: dict, stats: dict) -> dict:
+    """Write the report and return it; ``report["counts"]`` goes into the manifest."""
+    docs = ctx.spark.read.parquet(ctx.path("documents"))
+    per_source = {s.name: {"documents": 0, "duplicates_removed": 0, "survivors": 0} for s in ctx.config.sources}
+    for row in docs.groupBy("source").count().collect():
+        per_source[row["source"]]["documents"] = row["count"]
+    removed = components.where("doc_id != survivor")
+    for row in removed.groupBy("source").count().collect():
+        per_source[row["source"]]["duplicates_removed"] = row["count"]
+    for entry in per_source.values():
+        entry["survivors"] = entry["documents"] - entry["duplicates_removed"]
+    sizes = components.groupBy("component").count()
+    histogram = {str(r["count"]): r["n"] for r in
+                 sizes.groupBy("count").agg(F.count("*").alias("n")).orderBy("count").collect()}
+    largest = sizes.orderBy(F.desc("count"), "component").limit(LARGEST).collect()
+    examples = []
+    for row in largest:
+        ids = (components.where(F.col("component") == row["component"]).select("doc_id")
+               .orderBy("doc_id").limit(EXAMPLES).collect())
+        examples.append({"component": row["component"], "size": row["count"],
+                         "example_doc_ids": [r["doc_id"] for r in ids]})
+    total_in = sum(e["documents"] for e in per_source.values())
+    total_removed = sum(e["duplicates_removed"] for e in per_source.values())
+    counts = {"sources": per_source, "documents": total_in, "duplicates_removed": total_removed,
+              "survivors": total_in - total_removed, **stats}
+    report = {
+        "counts": counts,
+        "cluster_size_histogram": histogram,
+        "largest_clusters": examples,
+        "parameters": {**asdict(p), "threshold": ctx.config.dedup.threshold,
+                       "verify": ctx.config.dedup.verify, "exact_prepass": ctx.config.dedup.exact_prepass,
+                       "engine": ctx.config.dedup.engine, "survivor": ctx.config.dedup.survivor},
+        "seconds": times,
+    }
+    storage.write_json(ctx.path("dedup", "report.json"), report)
+    return report

@@ -1,0 +1,159 @@
+"""Spark dedup stage (SPEC §4): exact pre-pass, MinHash LSH, verified star edges, components, survivors."""
+
+from __future__ import annotations
+
+import time
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DoubleType, IntegerType, LongType, StructField, StructType
+
+from pipeline.config import DedupConfig
+from pipeline.context import RunContext
+from pipeline.dedup.arrow_steps import LshParams, band_rows, pair_jaccards, with_token_counts
+from pipeline.dedup.bands import optimal_bands
+from pipeline.dedup.components import connected_components
+from pipeline.dedup.report import build_report
+
+BAND_TYPE = StructType([StructField("doc_id", LongType()), StructField("band", IntegerType()),
+                        StructField("key", LongType())])
+PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
+                        StructField("jaccard", DoubleType())])
+
+
+def lsh_params(cfg: DedupConfig) -> LshParams:
+    """Band/row counts from the config, or datasketch's optimum for (threshold, num_perm)."""
+    bands, rows = (cfg.bands, cfg.rows) if cfg.bands else optimal_bands(cfg.threshold, cfg.num_perm)
+    return LshParams(cfg.num_perm, cfg.seed, cfg.ngram, cfg.scheme, cfg.hash, cfg.shingle,
+                     cfg.max_shingles, bands, rows)
+
+
+def _rank_key(cfg: DedupConfig, priorities: dict[str, int]):
+    """Column ordering members of a cluster: the smallest is the survivor (SPEC §4.6)."""
+    if cfg.survivor == "priority":
+        prio = F.coalesce(*[F.when(F.col("source") == s, F.lit(-p)) for s, p in priorities.items()], F.lit(0))
+        return F.struct(prio.alias("r"), F.col("doc_id"))
+    if cfg.survivor == "longest":
+        return F.struct((-F.length("text")).alias("r"), F.col("doc_id"))
+    return F.struct(F.lit(0).alias("r"), F.col("doc_id"))
+
+
+def exact_groups(docs: DataFrame) -> DataFrame:
+    """(doc_id, rep) for every document whose text occurs more than once; rep = best-ranked copy."""
+    hashed = docs.withColumn("h", F.sha2(F.col("text"), 256))
+    reps = hashed.groupBy("h").agg(F.min("rank").alias("best"), F.count("*").alias("n")).where("n > 1")
+    return hashed.join(reps, "h").select("doc_id", F.col("best.doc_id").alias("rep"))
+
+
+def candidate_edges(band_df: DataFrame) -> DataFrame:
+    """Star edges: every member of a bucket to the bucket's smallest doc_id (distinct, no self loops)."""
+    heads = band_df.groupBy("band", "key").agg(F.min("doc_id").alias("head"), F.count("*").alias("n"))
+    heads = heads.where("n > 1").drop("n")
+    edges = band_df.join(heads, ["band", "key"]).where(F.col("doc_id") != F.col("head"))
+    return edges.select(F.col("doc_id").alias("src"), F.col("head").alias("dst")).distinct()
+
+
+def verify_edges(edges: DataFrame, texts: DataFrame, p: LshParams, threshold: float) -> DataFrame:
+    """Exact Jaccard of each candidate edge; edges below the threshold are dropped."""
+    a = texts.select(F.col("doc_id").alias("src"), F.col("text").alias("src_text"))
+    b = texts.select(F.col("doc_id").alias("dst"), F.col("text").alias("dst_text"))
+    pairs = edges.join(a, "src").join(b, "dst").select("src", "dst", "src_text", "dst_text")
+    scored = pairs.mapInArrow(lambda it: pair_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
+    return scored
+
+
+def run_dedup(ctx: RunContext) -> dict:
+    """documents/ -> dedup/{edges,components,survivors,duplicates}/ and dedup/report.json."""
+    cfg, spark = ctx.config.dedup, ctx.spark
+    timer = Timer()
+    priorities = {s.name: s.priority for s in ctx.config.sources}
+    docs = spark.read.parquet(ctx.path("documents")).withColumn("rank", _rank_key(cfg, priorities))
+    p = lsh_params(cfg)
+    if not cfg.enabled:
+        return _finish(ctx, docs, None, None, p, timer)
+    counted = docs.select("doc_id", "source", "text")
+    counted = counted.mapInArrow(with_token_counts, "doc_id long, source string, text string, ntokens long")
+    counted = counted.persist()
+    # documents below min_tokens are kept out of every dedup step (SPEC §4.1, §11)
+    pool = docs.join(counted.where(F.col("ntokens") >= max(cfg.min_tokens, 1)).select("doc_id"), "doc_id")
+    short_documents = counted.where(F.col("ntokens") < max(cfg.min_tokens, 1)).count()
+    timer.lap("token_counts")
+    groups = None
+    if cfg.exact_prepass:
+        groups = exact_groups(pool).persist()
+        pool = pool.join(groups.where("doc_id != rep").select("doc_id"), "doc_id", "left_anti")
+        groups.count()
+        timer.lap("exact_prepass")
+    bands = pool.select("doc_id", "text").mapInArrow(lambda it: band_rows(it, p), BAND_TYPE)
+    edges = candidate_edges(bands).persist()
+    candidates = edges.count()
+    timer.lap("signatures_and_buckets")
+    if cfg.verify:
+        edges = verify_edges(edges, pool, p, cfg.threshold).persist()
+        edges.count()
+        timer.lap("verify")
+        kept = edges.where(F.col("jaccard") >= cfg.threshold)
+    else:
+        kept = edges.withColumn("jaccard", F.lit(None).cast("double"))
+    kept.write.mode("overwrite").parquet(ctx.path("dedup", "edges"))
+    kept = spark.read.parquet(ctx.path("dedup", "edges"))
+    near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval)
+    near = near.persist()
+    near.count()
+    timer.lap("components")
+    stats = {"candidate_edges": candidates, "verified_edges": kept.count(), "bands": p.bands, "rows": p.rows,
+             "short_documents": short_documents, "exact_duplicate_groups": _count_groups(groups),
+             "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
+    return _finish(ctx, docs, groups, near, p, timer, stats)
+
+
+def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None) -> dict:
+    """Merge exact groups and near components, choose survivors, write outputs and the report."""
+    spark: SparkSession = ctx.spark
+    members = _cluster_members(spark, groups, near)
+    ranked = docs.select("doc_id", "source", "rank")
+    components = members.join(ranked, "doc_id")
+    best = components.groupBy("cluster").agg(F.min("doc_id").alias("component"), F.min("rank").alias("best"))
+    components = components.join(best, "cluster").select(
+        "doc_id", "source", "component", F.col("best.doc_id").alias("survivor"))
+    components.write.mode("overwrite").parquet(ctx.path("dedup", "components"))
+    components = spark.read.parquet(ctx.path("dedup", "components"))
+    removed = components.where("doc_id != survivor")
+    survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
+    survivors.write.mode("overwrite").parquet(ctx.path("dedup", "survivors"))
+    timer.lap("survivors")
+    report = build_report(ctx, components, p, timer.times, stats or {})
+    return report["counts"]
+
+
+def _cluster_members(spark: SparkSession, groups, near) -> DataFrame:
+    """(doc_id, cluster) for every document in an exact group or a near-duplicate component."""
+    schema = "doc_id long, cluster long"
+    if near is None and groups is None:
+        return spark.createDataFrame([], schema)
+    if groups is None:
+        return near.select("doc_id", F.col("component").alias("cluster"))
+    if near is None:
+        return groups.select("doc_id", F.col("rep").alias("cluster"))
+    # an exact copy joins its representative's near-duplicate component, if it has one
+    via_rep = groups.join(near.select(F.col("doc_id").alias("rep"), "component"), "rep", "left")
+    exact = via_rep.select("doc_id", F.coalesce("component", "rep").alias("cluster"))
+    only_near = near.join(groups.select("doc_id"), "doc_id", "left_anti")
+    return exact.unionByName(only_near.select("doc_id", F.col("component").alias("cluster")))
+
+
+def _count_groups(groups) -> int:
+    return 0 if groups is None else groups.select("rep").distinct().count()
+
+
+class Timer:
+    """Seconds per step, measured between calls to :meth:`lap` (after each step's Spark action)."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+        self._last = time.time()
+
+    def lap(self, name: str) -> None:
+        now = time.time()
+        self.times[name] = round(now - self._last, 3)
+        self._last = now
