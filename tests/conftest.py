@@ -26,7 +26,7 @@ def spark(tmp_path_factory):
     checkpoints = tmp_path_factory.mktemp("spark-checkpoints")
     session = build_session(
         "pipeline-tests",
-        master="local[2]",
+        master="local[2,3]",
         settings={
             "spark.sql.shuffle.partitions": "4",
             "spark.default.parallelism": "2",

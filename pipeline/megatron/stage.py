@@ -1,0 +1,210 @@
+"""Spark tokenize stage: survivors -> ``shards/<source>/part-NNNNN.{bin,idx}`` (SPEC §3, §6, §11).
+
+Per source, the survivors are range-partitioned by ``doc_id`` into ``tokenize.partitions``
+partitions and sorted within each, so reading the partitions in order gives doc_id order whatever
+the partition count. Every partition is encoded with the broadcast tokenizer and written as one
+IndexedDataset shard, one sequence per document with the end-of-document id appended.
+
+Outcomes this stage defines:
+
+* **Special-token strings inside a document** (e.g. a literal ``<|endoftext|>``) are encoded as
+  ordinary text (``encode(text, split_special=False)``, like tiktoken's ``encode_ordinary``): a
+  document can never smuggle a document boundary into the training data. Such documents are
+  counted (``documents_with_special_token_text``), never dropped.
+* **An empty partition** (more partitions than documents, or a gap in the range bounds) writes no
+  shard. Shard numbers therefore may skip; the merge takes the shards that exist in partition
+  order, which is still doc_id order.
+* **A source without survivors** writes no shard at all; the merge does not publish it.
+* **Task attempts** write under ``shards/_tmp/<source>/part-NNNNN.attempt-K-T.{bin,idx}`` (outside
+  the shard directory) and, only after both files are complete, move them to the final name,
+  ``.bin`` first and ``.idx`` (the commit point) last. Locally each move is an atomic rename. A
+  failed or killed attempt leaves at most files under ``_tmp/``, which the driver deletes after the
+  job. Two successful attempts of one partition (a speculative copy) publish byte-identical
+  files, because a partition's content and order are fixed by the range partitioning and the sort
+  on the unique doc_id; so a shard can be neither torn nor doubled. The driver then checks that
+  the shard directory holds exactly the pairs the winning attempts reported.
+
+Failure injection (tests): when the Spark local property ``pipeline.inject_failure`` is
+``tokenize``, attempt 0 of partition 0 raises half-way through its shard, leaving its partial
+temporary files behind as a killed worker would.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline import storage
+from pipeline.context import RunContext
+from pipeline.megatron.format import dtype_for_vocab
+from pipeline.megatron.reader import read_index
+from pipeline.megatron.writer import IndexedDatasetWriter, publish
+
+INJECT_PROPERTY = "pipeline.inject_failure"
+SHARD_RE = re.compile(r"^part-(\d{5})\.(bin|idx)$")
+SUMMARY_SCHEMA = pa.schema([
+    ("partition", pa.int32()), ("attempt", pa.int32()), ("documents", pa.int64()),
+    ("tokens", pa.int64()), ("special_text_documents", pa.int64()),
+])
+
+
+class InjectedFailure(RuntimeError):
+    """The deliberate mid-write failure of a first task attempt (failure-injection tests)."""
+
+
+def shard_dir(ctx: RunContext, source: str) -> str:
+    """``<run>/shards/<source>``."""
+    return ctx.path("shards", source)
+
+
+def tmp_dir(ctx: RunContext, source: str) -> str:
+    """``<run>/shards/_tmp/<source>``: where task attempts write before publishing."""
+    return ctx.path("shards", "_tmp", source)
+
+
+def shard_name(partition: int) -> str:
+    """Zero-padded shard name of a partition (lexicographic order = partition order)."""
+    return f"part-{partition:05d}"
+
+
+def _join(base: str, name: str) -> str:
+    return storage.join(base, name) if storage.is_local(base) else posixpath.join(base, name)
+
+
+def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str, tmp: str,
+                        dtype_name: str, eod: int, specials: tuple[str, ...]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: encode one partition's texts, write and publish its shard, yield a summary."""
+    from pyspark import TaskContext
+
+    task = TaskContext.get()
+    part, attempt = task.partitionId(), task.attemptNumber()
+    inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
+    name = shard_name(part)
+    tmp_prefix = _join(tmp, f"{name}.attempt-{attempt}-{task.taskAttemptId()}")
+    tok = tok_bc.value
+    encode = tok.encode
+    writer: IndexedDatasetWriter | None = None
+    docs = tokens = special_docs = 0
+    try:
+        for batch in batches:
+            texts = batch.column("text").to_pylist()
+            if not texts:
+                continue
+            if writer is None:
+                writer = IndexedDatasetWriter(tmp_prefix, dtype=np.dtype(dtype_name),
+                                              buffer_bytes=1 if inject else 4 << 20)
+            for i, text in enumerate(texts):
+                if inject and i == len(texts) // 2:
+                    raise InjectedFailure(f"injected failure in {name} attempt {attempt}")
+                text = text or ""
+                ids = encode(text, split_special=False)
+                ids.append(eod)
+                writer.add_document(ids)
+                tokens += len(ids)
+                if specials and any(s in text for s in specials):
+                    special_docs += 1
+            docs += len(texts)
+        if writer is not None:
+            writer.close()
+            publish(tmp_prefix, _join(out_dir, name))
+    except InjectedFailure:
+        raise  # like a killed worker: no cleanup here, the driver removes _tmp/
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    yield pa.RecordBatch.from_pylist(
+        [{"partition": part, "attempt": attempt, "documents": docs, "tokens": tokens,
+          "special_text_documents": special_docs}], schema=SUMMARY_SCHEMA)
+
+
+def list_shards(directory: str) -> tuple[list[int], list[str]]:
+    """Partition numbers with a complete ``.bin``/``.idx`` pair, sorted; and every other file name."""
+    fs, path = storage.filesystem(directory)
+    if not fs.exists(path):
+        return [], []
+    names = sorted(posixpath.basename(p.rstrip("/")) for p in fs.ls(path, detail=False))
+    found: dict[int, set[str]] = {}
+    stray = []
+    for n in names:
+        m = SHARD_RE.match(n)
+        if m:
+            found.setdefault(int(m.group(1)), set()).add(m.group(2))
+        else:
+            stray.append(n)
+    pairs = sorted(p for p, exts in found.items() if exts == {"bin", "idx"})
+    stray += [f"{shard_name(p)}.{e}" for p, exts in sorted(found.items()) if exts != {"bin", "idx"} for e in exts]
+    return pairs, stray
+
+
+def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.dtype,
+                     eod: int, specials: tuple[str, ...]) -> dict:
+    """One Spark job: write the shards of ``source``; check them; return its counts."""
+    from pyspark.sql import functions as F
+
+    parts = ctx.config.tokenize.partitions
+    out, tmp = shard_dir(ctx, source), tmp_dir(ctx, source)
+    storage.remove(out)
+    storage.remove(tmp)
+    storage.makedirs(out)
+    docs = (survivors.where(F.col("source") == source).select("doc_id", "text")
+            .repartitionByRange(parts, "doc_id").sortWithinPartitions("doc_id").select("text"))
+    schema = ", ".join(f"{f.name} {'int' if f.type == pa.int32() else 'long'}" for f in SUMMARY_SCHEMA)
+    dtype_name = dtype.name
+    rows = docs.mapInArrow(
+        lambda it: _tokenize_partition(it, tok_bc, out, tmp, dtype_name, eod, specials), schema
+    ).collect()
+    storage.remove(tmp)
+    written = sorted(r["partition"] for r in rows if r["documents"] > 0)
+    pairs, stray = list_shards(out)
+    if pairs != written or stray:
+        raise RuntimeError(f"{out}: expected shards {written}, found pairs {pairs} and other files {stray}")
+    for row in rows:
+        if row["documents"] > 0:
+            header = read_index(_join(out, shard_name(row["partition"])), mmap=False)[0]
+            if header.document_count != row["documents"] or header.dtype != dtype:
+                raise RuntimeError(f"{out}/{shard_name(row['partition'])}: index disagrees with its task")
+    return {
+        "documents": sum(r["documents"] for r in rows),
+        "tokens": sum(r["tokens"] for r in rows),
+        "shards": len(written),
+        "partitions": parts,
+        "empty_partitions": parts - len(written),
+        "retried_tasks": sum(1 for r in rows if r["attempt"] > 0),
+        "documents_with_special_token_text": sum(r["special_text_documents"] for r in rows),
+        "dtype": dtype.name,
+    }
+
+
+def run_tokenize(ctx: RunContext) -> dict:
+    """Tokenize the survivors of every source into shards; counts per source plus the dtype choice."""
+    from pipeline.tokenizer.stage import load_tokenizer
+
+    started = time.time()
+    tok = load_tokenizer(ctx)
+    eod_token = ctx.config.tokenizer.eod_token
+    eod = tok.token_id(eod_token)
+    dtype = dtype_for_vocab(tok.vocab_size)
+    survivors = ctx.spark.read.parquet(ctx.path("dedup", "survivors"))
+    tok_bc = ctx.spark.sparkContext.broadcast(tok)
+    try:
+        sources = {s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod,
+                                            tuple(tok.special_tokens)) for s in ctx.config.sources}
+    finally:
+        tok_bc.unpersist()
+    storage.remove(ctx.path("shards", "_tmp"))
+    return {
+        "sources": sources,
+        "dtype": dtype.name,
+        "dtype_rule": "uint16 when the vocabulary has fewer than 65500 ids, else int32 (preprocess_data.py)",
+        "vocab_size": tok.vocab_size,
+        "eod_token": eod_token,
+        "eod_id": eod,
+        "special_tokens_in_text": "encoded as ordinary text",
+        "seconds": round(time.time() - started, 3),
+    }

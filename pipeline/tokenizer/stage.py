@@ -1,0 +1,154 @@
+"""Spark train-tokenizer stage: pre-token counts on executors, BPE merges on the driver (SPEC §5).
+
+Reads ``dedup/survivors/`` (doc_id, source, text), keeps a deterministic sample (a document is in
+the sample when ``xxhash64(doc_id, seed)`` falls below ``sample_fraction`` of the hash range, so the
+sample depends on the documents only, never on partitioning), counts GPT-2 pre-tokens per
+partition with :func:`count_pretokens` and sums them by key on Spark. Pre-tokens seen fewer than
+``min_pretoken_count`` times are dropped and at most ``max_distinct_pretokens`` are kept (the most
+frequent; ties keep the byte-wise smaller pre-token). Only that bounded table reaches the driver.
+
+Special tokens: the configured ``special_tokens`` plus ``eod_token`` (added when missing) split
+the text while counting and get their own ids after the last merge.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from pipeline import storage
+from pipeline.context import RunContext
+from pipeline.tokenizer.bpe import BPETokenizer
+from pipeline.tokenizer.pretokenize import count_pretokens
+
+TOKENIZER_FILES = ("vocab.json", "merges.txt", "tokenizer.json")
+SAMPLE_SEED = 20240917
+_HASH_RANGE = 1 << 62
+COUNT_SCHEMA = pa.schema([("pretoken", pa.binary()), ("count", pa.int64())])
+
+
+def special_tokens(ctx: RunContext) -> list[str]:
+    """The configured special tokens, with the end-of-document token appended when missing."""
+    cfg = ctx.config.tokenizer
+    return list(dict.fromkeys([*cfg.special_tokens, cfg.eod_token]))
+
+
+def _count_partition(batches: Iterator[pa.RecordBatch], specials: list[str]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: one Counter of pre-token bytes per partition, emitted in bounded batches."""
+    counts = count_pretokens((t for b in batches for t in b.column("text").to_pylist() if t), specials)
+    items = list(counts.items())
+    for start in range(0, len(items), 65536):
+        chunk = items[start:start + 65536]
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([k for k, _ in chunk], pa.binary()), pa.array([v for _, v in chunk], pa.int64())],
+            schema=COUNT_SCHEMA)
+
+
+def sampled_survivors(ctx: RunContext):
+    """Survivors (doc_id, text) in the deterministic sample of ``tokenizer.sample_fraction``."""
+    from pyspark.sql import functions as F
+
+    fraction = ctx.config.tokenizer.sample_fraction
+    df = ctx.spark.read.parquet(ctx.path("dedup", "survivors")).select("doc_id", "text")
+    if fraction < 1.0:
+        bucket = F.pmod(F.xxhash64(F.col("doc_id"), F.lit(SAMPLE_SEED)), F.lit(_HASH_RANGE))
+        df = df.where(bucket < F.lit(int(fraction * _HASH_RANGE)))
+    return df
+
+
+def count_table(ctx: RunContext) -> tuple[dict[bytes, int], dict[str, int]]:
+    """The bounded pre-token table on the driver, and counts describing how it was cut."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType, LongType, StructField, StructType
+
+    cfg = ctx.config.tokenizer
+    specials = special_tokens(ctx)
+    sample = sampled_survivors(ctx)
+    schema = StructType([StructField("pretoken", BinaryType()), StructField("count", LongType())])
+    per_partition = sample.select("text").mapInArrow(lambda it: _count_partition(it, specials), schema)
+    totals = per_partition.groupBy("pretoken").agg(F.sum("count").alias("count"))
+    totals = totals.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        stats = totals.agg(
+            F.count(F.lit(1)).alias("distinct"),
+            F.sum(F.when(F.col("count") >= cfg.min_pretoken_count, 1).otherwise(0)).alias("frequent"),
+            F.sum("count").alias("occurrences"),
+        ).collect()[0]
+        kept = (totals.where(F.col("count") >= cfg.min_pretoken_count)
+                .orderBy(F.col("count").desc(), F.col("pretoken").asc())
+                .limit(cfg.max_distinct_pretokens)
+                .collect())
+    finally:
+        totals.unpersist()
+    table = {bytes(row["pretoken"]): int(row["count"]) for row in kept}
+    info = {
+        "documents_sampled": sample.count(),
+        "pretokens_distinct": int(stats["distinct"] or 0),
+        "pretokens_above_min_count": int(stats["frequent"] or 0),
+        "pretokens_kept": len(table),
+        "pretoken_occurrences": int(stats["occurrences"] or 0),
+        "pretoken_occurrences_kept": sum(table.values()),
+    }
+    return table, info
+
+
+def run_train_tokenizer(ctx: RunContext) -> dict:
+    """Train a BPE tokenizer on sampled survivors; write ``<run>/tokenizer/``; return counts."""
+    cfg = ctx.config.tokenizer
+    started = time.time()
+    table, info = count_table(ctx)
+    counted = time.time()
+    tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx), progress=True)
+    trained = time.time()
+    out = ctx.path("tokenizer")
+    storage.remove(out)
+    with tempfile.TemporaryDirectory(prefix="tokenizer-") as tmp:
+        tok.save(tmp)
+        for name in TOKENIZER_FILES:  # local: atomic rename per file; remote: one upload each
+            with open(os.path.join(tmp, name), "rb") as f:
+                storage.write_bytes(storage.join(out, name), f.read())
+    return {
+        **info,
+        "sample_fraction": cfg.sample_fraction,
+        "vocab_size": tok.vocab_size,
+        "merges": len(tok.merges),
+        "special_tokens": tok.special_tokens,
+        "seconds_counting": round(counted - started, 3),
+        "seconds_training": round(trained - counted, 3),
+    }
+
+
+def _local_copy(url: str, directory: str, name: str) -> str:
+    """``url`` itself when local, else a copy downloaded as ``directory/name``."""
+    if storage.is_local(url):
+        return url[len("file://"):] if url.startswith("file://") else url
+    path = os.path.join(directory, name)
+    with open(path, "wb") as f:
+        f.write(storage.read_bytes(url))
+    return path
+
+
+def load_tokenizer(ctx: RunContext) -> BPETokenizer:
+    """The run's tokenizer: trained in ``<run>/tokenizer/`` or ``tokenizer.vocab`` + ``tokenizer.merges``.
+
+    Raises ``ValueError`` naming the missing files or a missing end-of-document token.
+    """
+    cfg = ctx.config.tokenizer
+    if cfg.train:
+        vocab, merges = ctx.path("tokenizer", "vocab.json"), ctx.path("tokenizer", "merges.txt")
+        where = "run train-tokenizer first"
+    else:
+        vocab, merges = cfg.vocab, cfg.merges
+        where = "set tokenizer.vocab and tokenizer.merges (or tokenizer.train: true)"
+    if not vocab or not merges or not storage.exists(vocab) or not storage.exists(merges):
+        raise ValueError(f"tokenizer files not found (vocab={vocab!r}, merges={merges!r}); {where}")
+    with tempfile.TemporaryDirectory(prefix="tokenizer-") as tmp:
+        tok = BPETokenizer.from_files(
+            _local_copy(vocab, tmp, "vocab.json"), _local_copy(merges, tmp, "merges.txt"), special_tokens(ctx))
+    tok.token_id(cfg.eod_token)  # present: special_tokens() always includes it
+    return tok
