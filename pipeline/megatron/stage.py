@@ -72,10 +72,6 @@ def shard_name(partition: int) -> str:
     return f"part-{partition:05d}"
 
 
-def _join(base: str, name: str) -> str:
-    return storage.join(base, name) if storage.is_local(base) else posixpath.join(base, name)
-
-
 def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str, tmp: str,
                         dtype_name: str, eod: int, specials: tuple[str, ...]) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: encode one partition's texts, write and publish its shard, yield a summary."""
@@ -85,7 +81,7 @@ def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str,
     part, attempt = task.partitionId(), task.attemptNumber()
     inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
     name = shard_name(part)
-    tmp_prefix = _join(tmp, f"{name}.attempt-{attempt}-{task.taskAttemptId()}")
+    tmp_prefix = storage.join(tmp, f"{name}.attempt-{attempt}-{task.taskAttemptId()}")
     tok = tok_bc.value
     encode = tok.encode
     writer: IndexedDatasetWriter | None = None
@@ -111,7 +107,7 @@ def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str,
             docs += len(texts)
         if writer is not None:
             writer.close()
-            publish(tmp_prefix, _join(out_dir, name))
+            publish(tmp_prefix, storage.join(out_dir, name))
     except InjectedFailure:
         raise  # like a killed worker: no cleanup here, the driver removes _tmp/
     except BaseException:
@@ -166,7 +162,7 @@ def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.
         raise RuntimeError(f"{out}: expected shards {written}, found pairs {pairs} and other files {stray}")
     for row in rows:
         if row["documents"] > 0:
-            header = read_index(_join(out, shard_name(row["partition"])), mmap=False)[0]
+            header = read_index(storage.join(out, shard_name(row["partition"])), mmap=False)[0]
             if header.document_count != row["documents"] or header.dtype != dtype:
                 raise RuntimeError(f"{out}/{shard_name(row['partition'])}: index disagrees with its task")
     return {
