@@ -76,6 +76,7 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
     if force is not None and force not in STAGE_NAMES:
         raise StageError(f"--force {force!r}: not a stage ({', '.join(STAGE_NAMES)})")
     forced_from = STAGE_NAMES.index(force) if force else len(STAGES)
+    _precheck(ctx, only)
     upstream, results, recomputed = "", {}, False
     for index, stage in enumerate(STAGES):
         if not _applies(stage, ctx):
@@ -115,6 +116,14 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
         results[stage.name] = counts
         upstream, recomputed = fp, True
     return results
+
+
+def _precheck(ctx: RunContext, only: str | None) -> None:
+    """Checks that need the SparkSession but no Spark job: fail at start-up, not mid-run."""
+    if ctx.config.dedup.engine == "graphframes" and only in (None, "dedup"):
+        from pipeline.dedup.graphframes_engine import require_graphframes
+
+        require_graphframes(ctx.spark)
 
 
 def _invalidate_from(ctx: RunContext, index: int) -> None:
