@@ -1,0 +1,69 @@
+"""merge-blend stage: merge shards per source (``megatron/``), then blend the sources by weight (``blend/``).
+
+Blend sizes are the number of documents (one sequence each) in every merged dataset. Prefixes in
+``blend.json`` and the Megatron ``--data-path`` string are relative to the run directory, so two
+runs of the same data in different directories write byte-identical ``blend/`` files.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.blend.indices import build_blending_indices
+from pipeline.blend.io import write_blend
+from pipeline.blend.megatron_args import parse_blend
+from pipeline.context import RunContext
+from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
+from pipeline.megatron.merge_stage import merge_sources
+
+
+def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[float]:
+    """Weights for ``names``: ``blend.weights`` ("30 web 70 wiki"), else the sources' weights, else sizes."""
+    cfg = ctx.config
+    if cfg.blend.weights:
+        weights, prefixes = parse_blend(cfg.blend.weights)
+        if weights is None:
+            raise ValueError("blend.weights must alternate weights and source names, e.g. '30 web 70 wiki'")
+        given = dict(zip(prefixes, weights, strict=True))
+        unknown = sorted(set(given) - {s.name for s in cfg.sources})
+        if unknown:
+            raise ValueError(f"blend.weights names unknown sources {unknown}")
+        return [float(given.get(n, 0.0)) for n in names]
+    if all(s.weight is not None for s in cfg.sources):
+        return [float(cfg.source(n).weight) for n in names]
+    return [float(s) for s in sizes]
+
+
+def materialize(ctx: RunContext, prefixes: list[str], dataset_index: np.ndarray,
+                sample_index: np.ndarray, dtype) -> dict:
+    """Write the blend as one IndexedDataset, ``blend/blended``, documents in blend order."""
+    readers = [IndexedDataset(p) for p in prefixes]
+    out = ctx.path("blend", "blended")
+    with IndexedDatasetWriter(out, dtype=dtype) as writer:
+        for k, i in zip(dataset_index.tolist(), sample_index.tolist(), strict=True):
+            writer.add_document(readers[k][i])
+    return {"prefix": out, "documents": int(len(dataset_index))}
+
+
+def run_merge_blend(ctx: RunContext) -> dict:
+    """Merge every source, then write ``blend/dataset_index.npy``, ``dataset_sample_index.npy``, ``blend.json``."""
+    merged = merge_sources(ctx)
+    names = [n for n, c in merged["sources"].items() if c["published"]]
+    if not names:
+        raise RuntimeError("no source has any document left to blend; see the manifest's counts")
+    sizes = [merged["sources"][n]["documents"] for n in names]
+    weights = blend_weights(ctx, names, sizes)
+    size = ctx.config.blend.size or sum(sizes)
+    dataset_index, sample_index = build_blending_indices(
+        weights, size, sizes=sizes, mode=ctx.config.blend.mode, oversample=ctx.config.blend.oversample,
+        names=names)
+    relative = [f"megatron/{n}" for n in names]
+    doc = write_blend(ctx.path("blend"), dataset_index, sample_index, sources=names, prefixes=relative,
+                      weights=weights, sizes=sizes, mode=ctx.config.blend.mode,
+                      oversample=ctx.config.blend.oversample)
+    result = {"merge": merged, "blend": doc, "left_out": merged["unpublished"]}
+    if ctx.config.blend.materialize:
+        dtype = np.dtype(merged["sources"][names[0]]["dtype"])
+        result["materialized"] = materialize(ctx, [ctx.path("megatron", n) for n in names],
+                                             dataset_index, sample_index, dtype)
+    return result
