@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     except StageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(results, indent=2, sort_keys=True, default=str))
+    if only is not None:
+        print(json.dumps(results.get(only, {}), indent=2, sort_keys=True, default=str))
     print(f"finished in {time.time() - started:.1f} s; outputs in {config.output}")
     return 0

@@ -8,8 +8,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from pipeline import storage
+from pipeline.accounting import account
 from pipeline.context import RunContext
 from pipeline.manifest import fingerprint, marker_path
+from pipeline.run_report import summary_text, write_html
 
 
 class StageError(RuntimeError):
@@ -115,6 +117,13 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
         log(f"{print_name} done in {seconds:.1f} s")
         results[stage.name] = counts
         upstream, recomputed = fp, True
+    if only is None:
+        table = account(results)
+        ctx.manifest.data["accounting"] = table
+        ctx.manifest.save()
+        log("[accounting] every document read is rejected, removed as a duplicate, or written")
+        log(f"[report] {write_html(ctx)}")
+        log(summary_text(ctx.manifest.data))
     return results
 
 
