@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -95,7 +96,8 @@ def main() -> None:
         config = load_config_text(
             f'output: {run}\ntokenizer: {{vocab: "{vocab}", merges: "{merges}"}}\n'
             f"tokenize: {{partitions: {args.partitions}}}\n"
-            f'spark: {{master: "{args.master}", log_level: ERROR}}\n'
+            f'spark: {{master: "{args.master}", log_level: ERROR, '
+            f'settings: {{spark.ui.showConsoleProgress: "false"}}}}\n'
             f'sources:\n  - {{name: web, paths: ["{run}/raw"]}}\n')
         ctx = RunContext(config)
         ctx.spark  # start the JVM outside the timed region  # noqa: B018
@@ -113,6 +115,8 @@ def main() -> None:
     ratio = max(rates) / tiktoken_rate
     verdict = "meets" if ratio >= 0.8 else "misses"
     print(f"best stage rate / tiktoken rate = {ratio:.2f} ({verdict} the 0.8x target)")
+    print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          f"on {os.cpu_count()} CPUs: rates are only comparable on an otherwise idle machine")
 
 
 if __name__ == "__main__":
