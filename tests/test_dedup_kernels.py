@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -225,3 +226,23 @@ def test_band_keys_bad_arguments():
         band_keys(sig, 3, 4)
     with pytest.raises(ValueError):
         band_keys(sig.astype(np.int64), 2, 5)
+
+
+def test_numba_is_lazy_and_can_be_switched_off():
+    """Importing the package does not import numba; PIPELINE_DEDUP_NUMBA=0 gives the numpy path,
+    whose signatures equal the numba path's (checked here across processes)."""
+    code = (
+        "import sys, numpy as np, pipeline.dedup as d\n"
+        "before = 'numba' in sys.modules\n"
+        "docs = ['The quick brown fox jumps over the lazy dog', 'a b', '', 'Ünïcödé 日本語 text x y z']\n"
+        "s = np.concatenate([d.minhash_signatures(docs, num_perm=16, hash=h).ravel() for h in ('sha1', 'xxhash')])\n"
+        "print(before, 'numba' in sys.modules, ','.join(map(str, s.tolist())))\n"
+    )
+    outs = {}
+    for flag in ("0", "1"):
+        env = {**os.environ, "PIPELINE_DEDUP_NUMBA": flag}
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+        outs[flag] = run.stdout.split()
+    assert outs["0"][:2] == ["False", "False"]
+    assert outs["1"][:2] == ["False", "True"]
+    assert outs["0"][2] == outs["1"][2]

@@ -14,7 +14,7 @@ import pytest
 
 datasketch = pytest.importorskip("datasketch")
 
-from pipeline.dedup import minhash_signatures, shingle_set  # noqa: E402
+from pipeline.dedup import _kernels, minhash_signatures, shingle_hashes, shingle_set, tokens  # noqa: E402
 
 
 def ref_shingles(text: str, k: int = 5, char: bool = False) -> list[bytes]:
@@ -128,3 +128,107 @@ def test_shingle_sets_match_reference(shared_fixtures):
     for doc in docs:
         assert shingle_set(doc) == set(ref_shingles(doc)), doc[:60]
         assert shingle_set(doc, 3, "char") == set(ref_shingles(doc, 3, char=True)), doc[:60]
+
+
+# --- numba kernels vs numpy paths vs references ----------------------------------------------------
+
+
+@pytest.fixture(params=["numba", "numpy"])
+def backend(request):
+    """Run a test once with the numba kernels and once with the pure-numpy paths."""
+    if request.param == "numba":
+        pytest.importorskip("numba")
+    previous = _kernels.set_numba(request.param == "numba")
+    assert _kernels.numba_enabled() == (request.param == "numba")
+    yield request.param
+    _kernels.set_numba(previous)
+
+
+def tricky_documents() -> list[str]:
+    """Unicode corners for the code-point tokeniser (final sigma, İ, combining marks, digits of
+    other scripts, a lone surrogate, NULs) plus random strings over a wide code-point mix."""
+    rng = random.Random(7)
+    pool = [chr(c) for c in [*range(0x20, 0x7F), 0xA0, 0xB2, 0xB5, 0xBA, 0x130, 0x1C5, 0x300, 0x345,
+                             0x3A3, 0x3C2, 0x660, 0x903, 0x1E9E, 0x2028, 0x2160, 0x3000, 0xFB01,
+                             0xFF21, 0x1D400, 0x1F600, 0x10FFFF, 0, 0x5F]]
+    docs = [
+        "ΟΔΟΣ. ΣΑΣ Σ σΣ ΣΣ",
+        "İI\u0307 ǅ ǈ ß ẞ ﬃ Ⅻ ² ½ ٣ x\u0301y\u20dd z\u200d",
+        "lone \ud800 surrogate \udfff here and there again",
+        "nul\x00separated\x00words\x00a\x00b\x00c",
+        "__ _a_ 9_9 _",
+    ]
+    docs += ["".join(rng.choice(pool) for _ in range(rng.randint(0, 300))) for _ in range(60)]
+    return docs
+
+
+def test_code_point_tokeniser_equals_re():
+    pytest.importorskip("numba")
+    from pipeline.dedup.units_numba import utf8_units, word_table
+
+    table = word_table()
+    word = re.compile(r"\w")
+    sample = list(range(0, 0x3000)) + list(range(0xD7F0, 0xE010)) + list(range(0x1D000, 0x1FA00, 7))
+    assert [bool(table[c]) for c in sample] == [word.match(chr(c)) is not None for c in sample]
+    docs = tricky_documents() + edge_documents()[:-1]
+    lowered = [d.lower() for d in docs]
+    cps = np.frombuffer("".join(lowered).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    off = np.concatenate(([0], np.cumsum([len(x) for x in lowered]))).astype(np.int64)
+    for char_mode in (False, True):
+        buf, lo, hi, unit_off = utf8_units(cps, off, table, char_mode)
+        data = bytes(buf)
+        for d, doc in enumerate(docs):
+            got = [data[lo[u] : hi[u]].decode("utf-8") for u in range(unit_off[d], unit_off[d + 1])]
+            toks = [t for t in re.split(r"\W", doc.lower()) if t]
+            assert got == (list(" ".join(toks)) if char_mode else toks), (char_mode, doc[:40])
+            assert toks == tokens(doc)
+
+
+def test_sha1_kernel_equals_hashlib():
+    pytest.importorskip("numba")
+    import hashlib
+    import struct
+
+    from pipeline.dedup.sha1_numba import sha1_slices
+
+    rng = random.Random(3)
+    lengths = [*range(0, 140), 183, 191, 192, 247, 255, 256, 1000, 4096]
+    msgs = [bytes(rng.randrange(256) for _ in range(n)) for n in lengths]
+    ends = np.cumsum([len(m) for m in msgs])
+    got = sha1_slices(np.frombuffer(b"".join(msgs), dtype=np.uint8), ends - np.array(lengths), ends)
+    ref = [struct.unpack("<I", hashlib.sha1(m).digest()[:4])[0] for m in msgs]
+    assert got.tolist() == ref
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "legacy"])
+def test_backends_bit_identical_to_datasketch(backend, scheme):
+    docs = tricky_documents() + edge_documents()
+    ours = minhash_signatures(docs, num_perm=128, seed=3, scheme=scheme)
+    assert np.array_equal(ours, ref_signatures(docs, 128, 3, scheme=scheme))
+    short = docs[:-1]
+    ours = minhash_signatures(short, num_perm=64, ngram=3, scheme=scheme, shingle="char")
+    assert np.array_equal(ours, ref_signatures(short, 64, 1, 3, scheme=scheme, char=True))
+    ours = minhash_signatures(short, num_perm=64, ngram=2, scheme=scheme, max_shingles=7)
+    assert np.array_equal(ours, ref_signatures(short, 64, 1, 2, scheme=scheme, cap=7))
+
+
+@pytest.mark.parametrize("shingle,ngram,cap", [("word", 5, None), ("word", 2, 9), ("char", 4, None)])
+def test_fast_hash_same_on_both_backends(shingle, ngram, cap):
+    pytest.importorskip("numba")
+    docs = tricky_documents() + edge_documents()[:-1] + [" ".join(f"w{i % 40}" for i in range(500))]
+    results = {}
+    for use in (True, False):
+        previous = _kernels.set_numba(use)
+        try:
+            h, off = shingle_hashes(docs, ngram, shingle, cap, hash="xxhash")
+            sigs = minhash_signatures(docs, num_perm=64, ngram=ngram, shingle=shingle, max_shingles=cap,
+                                      hash="xxhash", scheme="legacy")
+        finally:
+            _kernels.set_numba(previous)
+        results[use] = (h, off, sigs)
+    for a, b in zip(results[True], results[False], strict=True):
+        assert np.array_equal(a, b)
+    h, off, _ = results[True]
+    n_units = [len(tokens(d)) if shingle == "word" else len(" ".join(tokens(d))) for d in docs]
+    expected = [min(cap or n, n - ngram + 1 if n >= ngram else min(n, 1)) for n in n_units]
+    assert np.diff(off).tolist() == expected

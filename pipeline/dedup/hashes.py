@@ -3,9 +3,14 @@
 Two hashes (SPEC §4.2):
 
 * ``"sha1"``: the first 4 bytes of SHA-1 of the shingle, little-endian (datasketch's ``sha1_hash32``).
-* ``"xxhash"``: each distinct unit (token or char) of the batch is hashed once with XXH3-64; the K
-  unit hashes of a shingle are combined with a polynomial over uint64 and finalised with the
-  MurmurHash3 64-bit mixer, keeping the high 32 bits. All vectorised with numpy.
+* ``"xxhash"`` (the config name of the fast hash): each unit (token or char) is hashed from its code
+  points, ``fmix64(H + n * SALT)`` with ``H`` the Horner polynomial ``H = H * MUL + (c + 1)`` mod 2^64
+  over its ``n`` code points; the K unit hashes of a shingle are combined with a polynomial over
+  uint64 and finalised with the MurmurHash3 64-bit mixer, keeping the high 32 bits.
+
+With numba (``_kernels.numba_enabled()``) the whole batch is tokenised and hashed in compiled
+kernels (``units_numba``, ``sha1_numba``, ``signatures_numba``); without it, the same values come
+from Python tokenising, ``hashlib`` and vectorised numpy.
 """
 
 from __future__ import annotations
@@ -15,13 +20,15 @@ from hashlib import sha1
 from itertools import chain
 
 import numpy as np
-import xxhash
 
+from ._kernels import numba_enabled
 from .shingles import check_shingle_params, shingles, units
 
 HASHES = ("sha1", "xxhash")
 
 _U64 = np.uint64
+_UNIT_MUL = 0xA0761D6478BD642F  # odd: Horner multiplier of a unit's code points
+_UNIT_LEN_SALT = _U64(0xE7037ED1A0B428DB)
 _POLY = _U64(0x9E3779B97F4A7C15)  # odd multiplier (golden ratio) for the unit-hash polynomial
 _LEN_SALT = _U64(0xD6E8FEB86659FD93)
 _FMIX64 = (_U64(33), _U64(0xFF51AFD7ED558CCD), _U64(0xC4CEB9FE1A85EC53))
@@ -51,13 +58,48 @@ def sha1_hash32_many(items: Sequence[bytes]) -> np.ndarray:
     return np.frombuffer(digests, dtype="<u4").reshape(-1, 5)[:, 0].astype(np.uint32)
 
 
+def _codepoints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each text lower-cased by ``str.lower``, as one uint32 code-point array + int64 offsets."""
+    lowered = [t.lower() for t in texts]
+    joined = "".join(lowered).encode("utf-32-le", "surrogatepass")
+    lengths = np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered))
+    return np.frombuffer(joined, dtype=np.uint32), _offsets(lengths)
+
+
+def _replace_docs(h: np.ndarray, offsets: np.ndarray, docs: np.ndarray,
+                  new: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(h, offsets)`` with the segments of ``docs`` replaced by ``new`` (same order)."""
+    parts = [h[offsets[d] : offsets[d + 1]] for d in range(len(offsets) - 1)]
+    for d, seg in zip(docs.tolist(), new, strict=True):
+        parts[d] = seg
+    return (np.concatenate(parts) if parts else h[:0]), _offsets([len(p) for p in parts])
+
+
 def sha1_shingle_hashes(
     texts: Sequence[str], ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """SHA-1 hashes of each document's distinct shingles: (uint32 hashes, int64 offsets of len n+1)."""
-    lists = [shingles(t, ngram, shingle, max_shingles) for t in texts]
-    hashes = sha1_hash32_many(list(chain.from_iterable(lists)))
-    return hashes, _offsets([len(x) for x in lists])
+    """SHA-1 hashes of each document's shingles: (uint32 hashes, int64 offsets of len n+1).
+
+    The numpy path lists each distinct shingle once; the numba path may list a repeated shingle
+    again (same hash, so the same signature) except in documents cut by ``max_shingles``.
+    """
+    check_shingle_params(ngram, shingle, max_shingles)
+    if not numba_enabled():
+        lists = [shingles(t, ngram, shingle, max_shingles) for t in texts]
+        hashes = sha1_hash32_many(list(chain.from_iterable(lists)))
+        return hashes, _offsets([len(x) for x in lists])
+    from .sha1_numba import sha1_windows
+    from .units_numba import utf8_units, word_table
+
+    cps, doc_off = _codepoints(texts)
+    buf, lo, hi, unit_off = utf8_units(cps, doc_off, word_table(), shingle == "char")
+    hashes, win_off = sha1_windows(buf, lo, hi, unit_off, ngram)
+    if max_shingles is not None:  # the cap counts distinct shingles: exact Python path for those docs
+        over = np.flatnonzero(np.diff(win_off) > max_shingles)
+        if len(over):
+            new = [sha1_hash32_many(shingles(texts[d], ngram, shingle, max_shingles)) for d in over.tolist()]
+            hashes, win_off = _replace_docs(hashes, win_off, over, new)
+    return hashes, win_off
 
 
 def _window_hashes(unit_h: np.ndarray, starts: np.ndarray, width: int | np.ndarray) -> np.ndarray:
@@ -92,23 +134,46 @@ def _cap_distinct(h: np.ndarray, offsets: np.ndarray, cap: int | None) -> tuple[
     return h[keep], kept_before[offsets]
 
 
+def _horner_unit_hashes(texts: Sequence[str], shingle: str) -> tuple[np.ndarray, np.ndarray]:
+    """numpy twin of ``units_numba.unit_hashes``: (uint64 unit hashes, int64 unit offsets per doc).
+
+    ``H = sum c'_i * MUL^(n-1-i)`` (c' = code point + 1) for all units at once, mod 2^64:
+    ``H = MUL^(e-1) * (S[e] - S[s])`` with ``S`` the prefix sums of ``c'_i * MUL^-i`` (MUL is odd,
+    so it has an inverse mod 2^64).
+    """
+    per_doc = [units(t, shingle) for t in texts]
+    flat = list(chain.from_iterable(per_doc))
+    unit_off = _offsets(np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc)))
+    cps = np.frombuffer("".join(flat).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64) + _U64(1)
+    ends = _offsets(np.fromiter(map(len, flat), dtype=np.int64, count=len(flat)))
+    if not len(flat):
+        return np.zeros(0, dtype=np.uint64), unit_off
+    n = len(cps)
+    powers = np.multiply.accumulate(np.full(n, _UNIT_MUL, dtype=np.uint64))  # MUL^1 .. MUL^n
+    inverse = np.multiply.accumulate(np.full(n, pow(_UNIT_MUL, -1, 1 << 64), dtype=np.uint64))
+    prefix = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(cps * np.concatenate(([_U64(1)], inverse[:-1])), out=prefix[1:])
+    last_power = np.concatenate(([_U64(1)], powers))[ends[1:] - 1]
+    h = last_power * (prefix[ends[1:]] - prefix[ends[:-1]])
+    return fmix64(h + np.diff(ends).astype(np.uint64) * _UNIT_LEN_SALT), unit_off
+
+
 def xxhash_shingle_hashes(
     texts: Sequence[str], ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fast shingle hashes: (uint32 hashes, int64 offsets). Duplicate shingles within a document
     may repeat (MinHash is insensitive to them) unless ``max_shingles`` forces distinctness."""
     check_shingle_params(ngram, shingle, max_shingles)
-    per_doc = [units(t, shingle) for t in texts]
-    flat = list(chain.from_iterable(per_doc))
-    lengths = np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc))
-    unit_off = _offsets(lengths)
-    distinct = dict.fromkeys(flat)
-    index = {u: i for i, u in enumerate(distinct)}
-    vocab_h = np.fromiter(
-        (xxhash.xxh3_64_intdigest(u.encode("utf-8")) for u in distinct), dtype=np.uint64, count=len(index)
-    )
-    unit_h = vocab_h[np.fromiter(map(index.__getitem__, flat), dtype=np.int64, count=len(flat))]
+    if numba_enabled():
+        from .signatures_numba import window_hashes
+        from .units_numba import unit_hashes, word_table
 
+        cps, doc_off = _codepoints(texts)
+        unit_h, unit_off = unit_hashes(cps, doc_off, word_table(), shingle == "char")
+        hashes, win_off = window_hashes(unit_h, unit_off, ngram)
+        return _cap_distinct(hashes, win_off, max_shingles)
+    unit_h, unit_off = _horner_unit_hashes(texts, shingle)
+    lengths = np.diff(unit_off)
     # One window per K-gram start for documents with >= K units, one short window otherwise.
     n_win = np.where(lengths >= ngram, lengths - ngram + 1, np.minimum(lengths, 1))
     win_off = _offsets(n_win)

@@ -8,8 +8,9 @@ draws them, and cached per (num_perm, seed, scheme):
 * ``affine32``: ``a = 2*randint(0, 2^31) + 1`` (odd) for all permutations, then ``b = randint(0, 2^32)``,
   uint32; value ``a * fmix32(h) + b mod 2^32``.
 
-The whole batch's shingle hashes are permuted as one matrix, in row chunks that bound memory and
-stay cache-sized, and reduced per document with ``np.minimum.reduceat``.
+With numba, one compiled pass per batch keeps each document's ``P`` running minima in its output
+row (``signatures_numba``). Without it, the batch's shingle hashes are permuted as matrices in row
+chunks that bound memory and stay cache-sized, and min-reduced per document; same values.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ._kernels import numba_enabled
 from .hashes import shingle_hashes
 
 SCHEMES = ("affine32", "legacy")
@@ -126,7 +128,8 @@ def signatures_from_hashes(
     """MinHash signatures ``(n_docs, num_perm)`` from flat 32-bit shingle hashes and doc offsets.
 
     Document ``d`` owns ``hashes[offsets[d]:offsets[d+1]]``; a document with none gets all 0xFFFFFFFF.
-    ``chunk_elements`` bounds the temporary matrix (rows * num_perm) whatever the document sizes.
+    ``chunk_elements`` bounds the numpy path's temporary matrix (rows * num_perm) whatever the
+    document sizes (the numba path needs no temporary).
     Short documents are grouped by shingle count so that one ``(docs, count, num_perm)`` block is
     permuted and min-reduced along its middle axis at once; long ones are reduced in row chunks.
     """
@@ -137,6 +140,13 @@ def signatures_from_hashes(
     if offsets[-1] == 0:
         return out
     h = np.asarray(hashes, dtype=np.uint32)
+    if numba_enabled():
+        from .signatures_numba import affine32_signatures, legacy_signatures
+
+        a, b = permutations(num_perm, seed, scheme)
+        kernel = affine32_signatures if scheme == "affine32" else legacy_signatures
+        kernel(np.ascontiguousarray(h), offsets, a, b, out)
+        return out
     h = fmix32(h) if scheme == "affine32" else h.astype(np.uint64)
     rows = max(1, chunk_elements // num_perm)
     permute = _Permuter(num_perm, seed, scheme, rows)
