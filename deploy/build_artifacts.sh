@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Build what a cluster needs from this checkout:
+#   <out>/pretrain_pipeline.zip        the pipeline package for spark-submit --py-files
+#   <out>/spark_pretrain_pipeline-*.whl and <out>/requirements-cluster.txt (deps minus pyspark)
+# and, optionally, for clusters without internet (SPEC §11):
+#   <out>/wheelhouse/                  every dependency as a wheel for the cluster's Python/platform,
+#                                      installed by the init action / bootstrap with --no-index
+#   <out>/env.tar.gz                   a packed virtualenv for spark.archives=env.tar.gz#environment
+#
+# Usage: deploy/build_artifacts.sh [--out dist] [--python python3] [--zip-only]
+#          [--wheelhouse] [--target-python 3.11] [--platform manylinux_2_28_x86_64]
+#          [--pack-env] [--dry-run]
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT="${OUT:-$ROOT/dist}"
+PYTHON="${PYTHON:-python3}"
+ZIP_ONLY=0
+WHEELHOUSE=0
+PACK_ENV=0
+TARGET_PYTHON="${TARGET_PYTHON:-3.11}"         # Dataproc 2.2/2.3 images; EMR 7 with python3.11
+PLATFORM="${PLATFORM:-manylinux_2_28_x86_64}"   # glibc 2.28+: Debian 12 (Dataproc 2.2), AL2023 (EMR 7)
+DRY_RUN=0
+
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --out) OUT="$2"; shift 2 ;;
+    --python) PYTHON="$2"; shift 2 ;;
+    --zip-only) ZIP_ONLY=1; shift ;;
+    --wheelhouse) WHEELHOUSE=1; shift ;;
+    --target-python) TARGET_PYTHON="$2"; shift 2 ;;
+    --platform) PLATFORM="$2"; shift 2 ;;
+    --pack-env) PACK_ENV=1; shift ;;
+    --dry-run) DRY_RUN=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+run() {
+  if [[ "$DRY_RUN" == 1 ]]; then
+    printf '+'; printf ' %q' "$@"; printf '\n'
+  else
+    "$@"
+  fi
+}
+
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+args=(--out "$OUT")
+[[ "$ZIP_ONLY" == 1 ]] && args+=(--zip-only)
+# The packaging module runs from the checkout itself (no install needed).
+(cd "$ROOT" && run "$PYTHON" -m pipeline.packaging "${args[@]}")
+
+if [[ "$WHEELHOUSE" == 1 ]]; then
+  # Wheels for the cluster's interpreter and platform, downloaded here (where there is internet).
+  run "$PYTHON" -m pip download --only-binary=:all: --platform "$PLATFORM" \
+    --python-version "$TARGET_PYTHON" --implementation cp \
+    --dest "$OUT/wheelhouse" -r "$OUT/requirements-cluster.txt"
+  run cp "$OUT"/spark_pretrain_pipeline-*.whl "$OUT/wheelhouse/"
+fi
+
+if [[ "$PACK_ENV" == 1 ]]; then
+  # venv-pack keeps the interpreter out of the archive: build this on the cluster's image (same
+  # Python at the same path, e.g. /opt/conda/default/bin/python on Dataproc) -- see README.
+  ENV_DIR="$(mktemp -d)/env"
+  run "$PYTHON" -m venv "$ENV_DIR"
+  run "$ENV_DIR/bin/pip" install --quiet venv-pack
+  run "$ENV_DIR/bin/pip" install --quiet -r "$OUT/requirements-cluster.txt"
+  run "$ENV_DIR/bin/pip" install --quiet --no-deps "$OUT"/spark_pretrain_pipeline-*.whl
+  run "$ENV_DIR/bin/venv-pack" -p "$ENV_DIR" -o "$OUT/env.tar.gz" --force
+fi
+
+echo "artifacts in $OUT"

@@ -1,0 +1,196 @@
+"""Deploy files: shell scripts pass shellcheck, templates and steps parse and reference only what
+exists, dry runs print the expected commands, the configs validate, the Airflow DAG imports."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.config import load_config_text
+from pipeline.packaging import REQUIREMENTS_NAME, ZIP_NAME
+from pipeline.schedule import dated_overrides
+from pipeline.stages import STAGE_NAMES
+
+REPO = Path(__file__).resolve().parents[1]
+DEPLOY = REPO / "deploy"
+SCRIPTS = sorted(DEPLOY.rglob("*.sh"))
+# Files the packaging script builds into dist/ (not in the repository).
+BUILT = {f"dist/{ZIP_NAME}", f"dist/{REQUIREMENTS_NAME}", "dist/env.tar.gz"}
+
+
+def _job_file(stage: str) -> str:
+    return f"jobs/{stage.replace('-', '_')}.py"
+
+
+def _artifact_refs(text: str, scheme: str) -> set[str]:
+    """Paths under the ``<scheme>://ARTIFACTS/`` placeholder prefix, relative to the repository."""
+    return set(re.findall(rf"{scheme}://ARTIFACTS/([^\s\"',\]]+)", text))
+
+
+def _assert_exists(refs: set[str]) -> None:
+    missing = sorted(r for r in refs if r not in BUILT and not (REPO / r).is_file())
+    assert not missing, f"referenced but not in the repository: {missing}"
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run(["bash", *args], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_every_stage_has_a_job_file():
+    for stage in (*STAGE_NAMES,):
+        assert (REPO / _job_file(stage)).is_file(), stage
+    assert (REPO / "jobs" / "pipeline.py").is_file()
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None,
+                    reason="shellcheck is not installed (apt-get install shellcheck)")
+@pytest.mark.parametrize("script", SCRIPTS, ids=[str(s.relative_to(REPO)) for s in SCRIPTS])
+def test_shellcheck(script):
+    done = subprocess.run(["shellcheck", "--severity=style", str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_scripts_are_strict_and_executable():
+    assert SCRIPTS, "no deploy scripts found"
+    for script in SCRIPTS:
+        text = script.read_text()
+        assert text.startswith("#!/usr/bin/env bash"), script
+        assert "set -euo pipefail" in text, script
+        assert script.stat().st_mode & 0o111, f"{script} is not executable"
+
+
+def test_workflow_template_runs_the_stages_in_order_and_references_existing_files():
+    path = DEPLOY / "dataproc" / "workflow_template.yaml"
+    template = yaml.safe_load(path.read_text())
+    jobs = template["jobs"]
+    assert [j["stepId"] for j in jobs] == list(STAGE_NAMES)
+    for previous, job in zip(jobs, jobs[1:], strict=False):
+        assert job["prerequisiteStepIds"] == [previous["stepId"]]
+    for job in jobs:
+        spec = job["pysparkJob"]
+        assert spec["mainPythonFileUri"] == f"gs://ARTIFACTS/{_job_file(job['stepId'])}"
+        assert spec["pythonFileUris"] == [f"gs://ARTIFACTS/dist/{ZIP_NAME}"]
+        assert spec["args"][0] == "--config" and spec["args"][2] == "--date"
+    _assert_exists(_artifact_refs(path.read_text(), "gs"))
+    # Every parameter field points at an existing job argument.
+    by_step = {j["stepId"]: j for j in jobs}
+    names = {p["name"] for p in template["parameters"]}
+    assert names == {"CONFIG", "RUN_DATE"}
+    for param in template["parameters"]:
+        assert re.fullmatch(r"[A-Z][A-Z0-9_]*", param["name"])
+        assert len(param["fields"]) == len(jobs)
+        for field in param["fields"]:
+            m = re.fullmatch(r"jobs\['([\w-]+)'\]\.pysparkJob\.args\[(\d+)\]", field)
+            assert m and m.group(1) in by_step and int(m.group(2)) < len(by_step[m.group(1)]["pysparkJob"]["args"])
+    regex = next(p for p in template["parameters"] if p["name"] == "RUN_DATE")["validation"]["regex"]["regexes"][0]
+    assert re.fullmatch(regex, "2026-11-22") and re.fullmatch(regex, "yesterday")
+    assert not re.fullmatch(regex, "2026/11/22")
+
+
+def test_emr_steps_run_the_stages_in_order_and_reference_existing_files():
+    path = DEPLOY / "emr" / "steps.json"
+    steps = json.loads(path.read_text())
+    assert len(steps) == len(STAGE_NAMES)
+    for stage, step in zip(STAGE_NAMES, steps, strict=True):
+        args = step["HadoopJarStep"]["Args"]
+        assert step["HadoopJarStep"]["Jar"] == "command-runner.jar" and args[0] == "spark-submit"
+        assert f"s3://ARTIFACTS/{_job_file(stage)}" in args
+        assert args[args.index("--py-files") + 1] == f"s3://ARTIFACTS/dist/{ZIP_NAME}"
+        assert args[args.index("--date") + 1] == "RUN_DATE"
+        assert step["ActionOnFailure"] == "CANCEL_AND_WAIT"
+    _assert_exists(_artifact_refs(path.read_text(), "s3"))
+
+
+@pytest.mark.parametrize("name", ["dataproc.yaml", "emr.yaml"])
+def test_cluster_configs_validate_for_a_date(name):
+    text = (REPO / "conf" / name).read_text()
+    config = load_config_text(text, dated_overrides(yaml.safe_load(text), "2026-11-22"), origin=name)
+    scheme = "gs" if name == "dataproc.yaml" else "s3"
+    assert config.output == f"{scheme}://YOUR_BUCKET/runs/2026-11-22"
+    for source in config.sources:
+        assert all(p.startswith(f"{scheme}://") and "dt=2026-11-22" in p for p in source.paths)
+    settings = config.spark.settings
+    assert "spark.executor.memory" in settings and int(settings["spark.sql.shuffle.partitions"]) > 8
+    assert "graphframes-spark3_2.12-0.10.1.jar" in settings["spark.jars"]
+
+
+def test_create_cluster_dry_run_uses_the_init_action_and_the_config():
+    out = _run("deploy/dataproc/create_cluster.sh", "--bucket", "bkt", "--dry-run")
+    assert "gcloud dataproc clusters create pretrain" in out
+    assert "gs://bkt/pretrain/deploy/dataproc/init_install_deps.sh" in out
+    assert "PIPELINE_DIST=gs://bkt/pretrain/dist" in out.replace("\\", "")
+    assert "spark:spark.executor.memory=24g" in out  # the config's value wins over the computed one
+    assert "gs://bkt/pretrain/jars/graphframes-spark3_2.12-0.10.1.jar" in out
+    assert "YOUR_BUCKET" not in out
+
+
+def test_create_cluster_sizes_from_the_machine_type(tmp_path):
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("output: x\nsources: []\n")
+    out = _run("deploy/dataproc/create_cluster.sh", "--bucket", "b", "--workers", "2",
+               "--worker-type", "n2-standard-16", "--config", str(bare), "--deps", "env", "--dry-run")
+    # 16 vCPUs x 4 GB: 4 executors of 4 cores, 64*0.8/4 = 12 GB each split 10g + 2g overhead.
+    for expected in ("spark.executor.cores=4", "spark.executor.memory=10g", "spark.executor.memoryOverhead=2g",
+                     "spark.sql.shuffle.partitions=96", "env.tar.gz#environment",
+                     "spark.pyspark.python=./environment/bin/python"):
+        assert expected in out, expected
+
+
+def test_serverless_dry_run_submits_each_stage_once_with_one_date():
+    out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "yesterday", "--dry-run")
+    lines = [line for line in out.splitlines() if "batches submit pyspark" in line]
+    assert [re.search(r"jobs/(\w+)\.py", line).group(1) for line in lines] == \
+        [s.replace("-", "_") for s in STAGE_NAMES]
+    dates = {re.search(r"--date (\S+)", line).group(1) for line in lines}
+    assert len(dates) == 1 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", dates.pop())
+    assert all("_2.13-0.10.1.jar" in line and "spark.jars=" not in line for line in lines)
+
+
+def test_workflow_and_emr_dry_runs():
+    out = _run("deploy/dataproc/workflow.sh", "run", "--bucket", "b", "--date", "2026-11-22", "--dry-run")
+    assert "CONFIG=gs://b/pretrain/conf/dataproc.yaml\\,RUN_DATE=2026-11-22" in out
+    out = _run("deploy/dataproc/workflow.sh", "schedule", "--bucket", "b", "--project", "p",
+               "--service-account", "sa@p.iam.gserviceaccount.com", "--dry-run")
+    assert "workflowTemplates/pretrain-pipeline:instantiate" in out and "yesterday" in out
+    out = _run("deploy/emr/run.sh", "steps", "--bucket", "b", "--cluster-id", "j-1", "--date", "2026-11-22",
+               "--dry-run")
+    payload = json.loads(out[: out.index("\n+ aws emr add-steps")])
+    assert payload["JobFlowId"] == "j-1" and len(payload["Steps"]) == len(STAGE_NAMES)
+    assert "ARTIFACTS" not in json.dumps(payload) and "RUN_DATE" not in json.dumps(payload)
+    out = _run("deploy/emr/run.sh", "create", "--bucket", "b", "--dry-run")
+    assert "PYSPARK_PYTHON" in out and "s3://b/pretrain/deploy/emr/bootstrap.sh" in out
+
+
+def test_upload_dry_run_stages_every_job_and_config():
+    out = _run("deploy/upload.sh", "--dest", "gs://b/pretrain", "--dry-run")
+    for job in (REPO / "jobs").glob("*.py"):
+        assert f"gs://b/pretrain/jobs/{job.name}" in out
+    for ref in ("conf/dataproc.yaml", f"dist/{ZIP_NAME}", "deploy/dataproc/init_install_deps.sh",
+                "jars/graphframes-spark3_2.12-0.10.1.jar", "jars/graphframes-graphx-spark3_2.12-0.10.1.jar"):
+        assert f"gs://b/pretrain/{ref}" in out, ref
+
+
+def test_airflow_dag_imports():
+    if importlib.util.find_spec("airflow") is None:
+        pytest.skip("Apache Airflow is not installed (the DAG is for Cloud Composer)")
+    if importlib.util.find_spec("airflow.providers.google") is None:
+        pytest.skip("apache-airflow-providers-google is not installed")
+    spec = importlib.util.spec_from_file_location("airflow_dag", DEPLOY / "dataproc" / "airflow_dag.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["airflow_dag"] = module
+    spec.loader.exec_module(module)
+    dag = module.dag
+    assert [t.task_id for t in dag.topological_sort()] == [s.replace("-", "_") for s in STAGE_NAMES]
+    for task in dag.tasks:
+        args = task.job["pyspark_job"]["args"]
+        assert args[args.index("--date") + 1] == "{{ ds }}"

@@ -1,0 +1,114 @@
+"""Dated runs: ``--date`` fills ``{date}``; a run for a new date makes a new run directory and leaves
+earlier ones byte-for-byte untouched."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.schedule import ScheduleError, cli_argv, dated_overrides, job_main, resolve_date
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "pipeline" / "sample" / "web" / "part-0000.jsonl"
+
+
+def test_resolve_date():
+    now = dt.datetime(2026, 11, 22, 0, 30, tzinfo=dt.timezone.utc)
+    assert resolve_date("2026-11-22") == "2026-11-22"
+    assert resolve_date("yesterday", now) == "2026-11-21"
+    assert resolve_date("Today", now) == "2026-11-22"
+    assert resolve_date("2026-03-01", now) == "2026-03-01"
+    for bad in ("2026/11/22", "22-11-2026", "2026-02-30", "", "{{ ds }}"):
+        with pytest.raises(ScheduleError):
+            resolve_date(bad)
+
+
+def test_dated_overrides_fill_every_placeholder():
+    raw = {"output": "gs://b/runs/{date}",
+           "spark": {"checkpoint_dir": "gs://b/tmp/{date}", "settings": {"spark.x": "1"}},
+           "sources": [{"name": "web", "paths": ["gs://b/raw/web/dt={date}/", "gs://b/static/"]},
+                       {"name": "books", "paths": ["gs://b/books/"]}, {"paths": ["x/{date}"]}]}
+    assert dated_overrides(raw, "2026-11-22") == [
+        'output="gs://b/runs/2026-11-22"',
+        'spark.checkpoint_dir="gs://b/tmp/2026-11-22"',
+        'sources.web.paths=["gs://b/raw/web/dt=2026-11-22/", "gs://b/static/"]',
+        'sources.2.paths=["x/2026-11-22"]',
+    ]
+
+
+def test_a_dated_run_needs_a_dated_output():
+    with pytest.raises(ScheduleError, match="output"):
+        dated_overrides({"output": "gs://b/runs/fixed", "sources": [{"name": "w", "paths": ["r/{date}"]}]},
+                        "2026-11-22")
+
+
+def test_cli_argv(tmp_path):
+    dated = tmp_path / "dated.yaml"
+    dated.write_text('output: runs/{date}\nsources:\n  - name: web\n    paths: ["raw/dt={date}/"]\n')
+    argv = cli_argv("dedup", ["--config", str(dated), "--date", "2026-11-22", "--set", "output=mine"])
+    assert argv == ["dedup", "--config", str(dated), "--set", 'output="runs/2026-11-22"',
+                    "--set", 'sources.web.paths=["raw/dt=2026-11-22/"]', "--set", "output=mine"]
+    with pytest.raises(ScheduleError, match="--date"):
+        cli_argv("run", ["--config", str(dated)])
+    assert job_main("run", ["--config", str(dated)]) == 2
+    unquoted = tmp_path / "unquoted.yaml"
+    unquoted.write_text("output: runs/{date}\nsources:\n  - name: web\n    paths: [raw/dt={date}/]\n")
+    with pytest.raises(ScheduleError, match="quote"):
+        cli_argv("run", ["--config", str(unquoted), "--date", "2026-11-22"])
+    plain = REPO / "conf" / "local.yaml"
+    assert cli_argv("run", ["--config", str(plain), "--force", "dedup"]) == [
+        "run", "--config", str(plain), "--force", "dedup"]
+    with pytest.raises(ScheduleError, match="output"):
+        cli_argv("run", ["--config", str(plain), "--date", "2026-11-22"])
+
+
+def _tree_hashes(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _run_job(config: Path, date: str, monkeypatch) -> int:
+    """``jobs/pipeline.py --config C --date D`` in this process (its Spark session is the shared one)."""
+    monkeypatch.setattr(sys, "argv", ["jobs/pipeline.py", "--config", str(config), "--date", date])
+    with pytest.raises(SystemExit) as exc:
+        runpy.run_path(str(REPO / "jobs" / "pipeline.py"), run_name="__main__")
+    return exc.value.code
+
+
+@pytest.mark.spark
+def test_a_new_date_makes_a_new_run_and_leaves_earlier_runs_untouched(tmp_path, spark, monkeypatch):
+    lines = SAMPLE.read_text().splitlines(keepends=True)
+    for date, chunk in (("2026-11-21", lines[:30]), ("2026-11-22", lines[30:60])):
+        part = tmp_path / "raw" / "web" / f"dt={date}"
+        part.mkdir(parents=True)
+        (part / "part-0000.jsonl").write_text("".join(chunk))
+    config = tmp_path / "scheduled.yaml"
+    config.write_text(yaml.safe_dump({
+        "output": f"{tmp_path}/runs/{{date}}",
+        "spark": {"master": "local[2]"},
+        "sources": [{"name": "web", "paths": [f"{tmp_path}/raw/web/dt={{date}}/"], "keep_fields": ["url"]}],
+        "ingest": {"partitions": 2},
+        "dedup": {"num_perm": 64},
+        "tokenizer": {"train": True, "vocab_size": 300},
+        "tokenize": {"partitions": 2},
+        "blend": {"oversample": "wrap"},
+    }))
+    runs = tmp_path / "runs"
+
+    assert _run_job(config, "2026-11-21", monkeypatch) == 0
+    assert sorted(p.name for p in runs.iterdir()) == ["2026-11-21"]
+    first = _tree_hashes(runs / "2026-11-21")
+    assert "megatron/web.bin" in first and "blend/blend.json" in first
+
+    assert _run_job(config, "2026-11-22", monkeypatch) == 0
+    assert sorted(p.name for p in runs.iterdir()) == ["2026-11-21", "2026-11-22"]
+    second = _tree_hashes(runs / "2026-11-22")
+    assert "megatron/web.bin" in second and "blend/blend.json" in second
+    assert second["megatron/web.bin"] != first["megatron/web.bin"]  # it read its own date's input
+    assert _tree_hashes(runs / "2026-11-21") == first               # byte-for-byte untouched
