@@ -1,0 +1,125 @@
+"""Whole runs on the bundled sample: megatron-core reads the outputs, accounting holds, and the
+files do not depend on partitioning, task failures or a killed driver (SPEC §3, §9)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.config import load_config_text
+from pipeline.context import RunContext
+from pipeline.stages import run_stages
+
+pytestmark = pytest.mark.spark
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _config(out: Path, overrides=()):
+    text = (REPO / "conf" / "local.yaml").read_text()
+    return load_config_text(text, [f"output={out}", "spark.master=local[2]", *overrides])
+
+
+def file_digests(run: Path) -> dict[str, str]:
+    """sha256 of every file under megatron/ and blend/ (what the trainer reads)."""
+    found = {}
+    for sub in ("megatron", "blend"):
+        for path in sorted((run / sub).rglob("*")):
+            if path.is_file():
+                found[str(path.relative_to(run))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+@pytest.fixture(scope="module")
+def reference(spark, tmp_path_factory):
+    """One clean run on the sample: 2 ingest splits, 2 tokenize shards per source."""
+    out = tmp_path_factory.mktemp("reference") / "run"
+    ctx = RunContext(_config(out, ["ingest.partitions=2", "tokenize.partitions=2"]), spark=spark)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        results = run_stages(ctx, log=lambda *_: None)
+    return out, results
+
+
+def test_outputs_open_in_megatron_core_and_accounting_holds(reference):
+    from megatron.core.datasets.indexed_dataset import IndexedDataset as MegatronDataset
+
+    out, results = reference
+    manifest = json.loads((out / "manifest.json").read_text())
+    for source, row in manifest["accounting"].items():
+        assert row["documents_read"] == row["rejected"] + row["duplicates_removed"] + row["survivors"]
+        ds = MegatronDataset(str(out / "megatron" / source))
+        assert len(ds) == row["survivors"] == row["written"] > 0
+        eod = results["tokenize"]["eod_id"]
+        assert all(int(ds[i][-1]) == eod for i in range(len(ds)))
+    index = np.load(out / "blend" / "dataset_index.npy", allow_pickle=False)
+    sample = np.load(out / "blend" / "dataset_sample_index.npy", allow_pickle=False)
+    blend = json.loads((out / "blend" / "blend.json").read_text())
+    assert len(index) == len(sample) == blend["size"]
+    assert (out / "report.html").read_text().count("data:image/png;base64") >= 3
+
+
+def test_partition_counts_and_an_injected_task_failure_change_no_byte(spark, reference, tmp_path):
+    out = tmp_path / "run"
+    ctx = RunContext(_config(out, ["ingest.partitions=5", "tokenize.partitions=3"]), spark=spark)
+    spark.conf.set("spark.sql.shuffle.partitions", "7")
+    spark.sparkContext.setLocalProperty("pipeline.inject_failure", "tokenize")
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(REPO)
+            results = run_stages(ctx, log=lambda *_: None)
+    finally:
+        spark.sparkContext.setLocalProperty("pipeline.inject_failure", None)
+        spark.conf.set("spark.sql.shuffle.partitions", "4")
+    assert sum(s["retried_tasks"] for s in results["tokenize"]["sources"].values()) >= 1
+    assert file_digests(out) == file_digests(reference[0])
+
+
+def _cli(out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "pipeline", "run", "--config", "conf/local.yaml", "--set", f"output={out}",
+            "--set", "spark.master=local[2]", "--set", "ingest.partitions=2", "--set", "tokenize.partitions=2",
+            *extra]
+
+
+def test_driver_killed_during_dedup_then_rerun_gives_identical_files(reference, tmp_path):
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(_cli(out), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env, start_new_session=True)
+    try:
+        for line in proc.stdout:
+            if "[dedup] running" in line:
+                time.sleep(4)  # let dedup write part of its outputs
+                break
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    assert not (out / "_stages" / "dedup" / "_SUCCESS").exists()
+    assert (out / "_stages" / "ingest" / "_SUCCESS").exists()
+    rerun = subprocess.run(_cli(out), cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
+    assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
+    assert "[ingest] already finished" in rerun.stdout
+    assert file_digests(out) == file_digests(reference[0])
+
+
+def test_changed_config_is_refused_until_forced(reference, tmp_path, capsys):
+    from pipeline.cli import main
+
+    out, _ = reference
+    before = file_digests(out)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        code = main(["run", "--config", "conf/local.yaml", "--set", f"output={out}", "--set",
+                     "ingest.partitions=2", "--set", "tokenize.partitions=2", "--set", "dedup.threshold=0.8"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "dedup.threshold" in err and "--force dedup" in err
+    assert file_digests(out) == before
