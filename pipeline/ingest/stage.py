@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
+from pyspark.sql import functions as F
 
 from pipeline.context import RunContext
 from pipeline.ingest.doc_id import doc_id
@@ -23,8 +24,14 @@ DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
 REJECT_COLUMNS = ["source", "file", "position", "reason", "detail", "excerpt"]
 
 
-def _records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict, units: dict):
-    """mapInArrow body: read every split of the incoming batches, emit record batches."""
+def _records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict, units: dict,
+                        want: str = "all"):
+    """mapInArrow body: read every split of the incoming batches, emit record batches.
+
+    ``want`` is "documents", "rejects" or "all": re-parsing the input is cheaper than persisting it,
+    so each output is written by its own pass that ships only its own rows to the JVM.
+    """
+    keep_docs, keep_rejects = want in ("all", "documents"), want in ("all", "rejects")
     columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA.names}
 
     def add(split: Split, position: int, text, meta, reason, detail, raw_excerpt) -> None:
@@ -48,15 +55,17 @@ def _records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict,
                 for position, parsed, raw in read_split(split, rules, units[split.source]):
                     last = position
                     if parsed.reason is None:
-                        add(split, position, parsed.text, parsed.meta, None, None, None)
-                    else:
+                        if keep_docs:
+                            add(split, position, parsed.text, parsed.meta, None, None, None)
+                    elif keep_rejects:
                         add(split, position, None, None, parsed.reason.value, parsed.detail,
                             excerpt(raw, rules.excerpt_chars))
                     if len(columns["doc_id"]) >= BATCH_ROWS:
                         yield flush()
             except Exception as exc:  # corrupt archive, truncated file: the rest of the split is a reject
-                add(split, last + 1, None, None, RejectReason.UNREADABLE_FILE.value,
-                    f"{type(exc).__name__}: {exc}"[:500], "")
+                if keep_rejects:
+                    add(split, last + 1, None, None, RejectReason.UNREADABLE_FILE.value,
+                        f"{type(exc).__name__}: {exc}"[:500], "")
     if columns["doc_id"]:
         yield flush()
 
@@ -74,16 +83,13 @@ def run_ingest(ctx: RunContext) -> dict:
     spark = ctx.spark
     split_df = spark.createDataFrame([s.as_row() for s in splits], SPLIT_SCHEMA)
     split_df = split_df.repartition(len(splits))
-    records = split_df.mapInArrow(
-        lambda it: _records_to_batches(it, rules, units), _spark_schema(RECORD_SCHEMA)
-    ).persist(_disk_only())
-    docs = records.where("reason IS NULL").select(*DOCUMENT_COLUMNS)
-    docs.write.mode("overwrite").parquet(ctx.path("documents"))
-    records.where("reason IS NOT NULL").select(*REJECT_COLUMNS).write.mode("overwrite").parquet(
-        ctx.path("rejects"))
-    counts = {"sources": _count(records, [s.name for s in config.sources]), "splits": len(splits)}
-    records.unpersist()
-    return counts
+    schema = _spark_schema(RECORD_SCHEMA)
+    for want, columns, out in (("documents", DOCUMENT_COLUMNS, "documents"), ("rejects", REJECT_COLUMNS, "rejects")):
+        records = split_df.mapInArrow(lambda it, w=want: _records_to_batches(it, rules, units, w), schema)
+        records.select(*columns).write.mode("overwrite").parquet(ctx.table(out))
+    written = spark.read.parquet(ctx.table("documents")).select("source", F.lit(None).cast("string").alias("reason"))
+    written = written.unionByName(spark.read.parquet(ctx.table("rejects")).select("source", "reason"))
+    return {"sources": _count(written, [s.name for s in config.sources]), "splits": len(splits)}
 
 
 def _count(records, names: list[str]) -> dict:
@@ -106,9 +112,3 @@ def _spark_schema(schema: pa.Schema):
 
     mapping = {pa.int64(): LongType(), pa.string(): StringType()}
     return StructType([StructField(f.name, mapping[f.type], True) for f in schema])
-
-
-def _disk_only():
-    from pyspark import StorageLevel
-
-    return StorageLevel.DISK_ONLY
