@@ -34,9 +34,12 @@ def prepare(config_path: str, overrides: list[str]) -> PipelineConfig:
     from pipeline.ingest.splits import source_files
     from pipeline.preflight import check_paths
 
-    config = load_config(config_path, overrides)
+    try:
+        config = load_config(config_path, overrides)
+    except OSError as exc:  # missing, forbidden or unreachable config location
+        raise ConfigError("--config", f"cannot read {config_path!r}: {type(exc).__name__}: {exc}") from None
+    check_paths(config)  # storage answers (read-only probes) before any input is listed
     source_files(config)
-    check_paths(config)
     return config
 
 

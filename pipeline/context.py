@@ -22,6 +22,17 @@ class RunContext:
         return storage.join(self.run_dir, *parts)
 
     @cached_property
+    def tables(self):
+        """Where Spark reads and writes Parquet tables (see :mod:`pipeline.objectstore_tables`)."""
+        from pipeline.objectstore_tables import TableStore
+
+        return TableStore(self.run_dir, lambda: self.spark)
+
+    def table(self, *parts: str) -> str:
+        """The Hadoop-visible location of a Parquet table of the run (``documents``, ``dedup/edges``...)."""
+        return self.tables.path(*parts)
+
+    @cached_property
     def manifest(self) -> Manifest:
         return Manifest(self.run_dir)
 
@@ -34,5 +45,5 @@ class RunContext:
             self._spark = build_session(cfg.app_name, cfg.master, cfg.settings)
             self._spark.sparkContext.setLogLevel(cfg.log_level)
             checkpoints = cfg.checkpoint_dir or self.path("_checkpoints")
-            self._spark.sparkContext.setCheckpointDir(checkpoints)
+            self._spark.sparkContext.setCheckpointDir(self.tables.checkpoint_dir(checkpoints))
         return self._spark

@@ -109,6 +109,7 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
         log(f"{print_name} running")
         started = time.time()
         counts = func(ctx)
+        ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
         seconds = round(time.time() - started, 3)
         info = {"fingerprint": fp, "sections": sections, "counts": counts, "seconds": seconds,
                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

@@ -17,7 +17,7 @@ EXAMPLES = 5
 
 def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: dict, stats: dict) -> dict:
     """Write the report and return it; ``report["counts"]`` goes into the manifest."""
-    docs = ctx.spark.read.parquet(ctx.path("documents"))
+    docs = ctx.spark.read.parquet(ctx.table("documents"))
     per_source = {s.name: {"documents": 0, "duplicates_removed": 0, "survivors": 0} for s in ctx.config.sources}
     for row in docs.groupBy("source").count().collect():
         per_source[row["source"]]["documents"] = row["count"]

@@ -67,7 +67,7 @@ def run_dedup(ctx: RunContext) -> dict:
     cfg, spark = ctx.config.dedup, ctx.spark
     timer = Timer()
     priorities = {s.name: s.priority for s in ctx.config.sources}
-    docs = spark.read.parquet(ctx.path("documents")).withColumn("rank", _rank_key(cfg, priorities))
+    docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(cfg, priorities))
     p = lsh_params(cfg)
     if not cfg.enabled:
         return _finish(ctx, docs, None, None, p, timer)
@@ -95,8 +95,8 @@ def run_dedup(ctx: RunContext) -> dict:
         kept = edges.where(F.col("jaccard") >= cfg.threshold)
     else:
         kept = edges.withColumn("jaccard", F.lit(None).cast("double"))
-    kept.write.mode("overwrite").parquet(ctx.path("dedup", "edges"))
-    kept = spark.read.parquet(ctx.path("dedup", "edges"))
+    kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
+    kept = spark.read.parquet(ctx.table("dedup", "edges"))
     near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval)
     near = near.persist()
     near.count()
@@ -116,11 +116,11 @@ def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | N
     best = components.groupBy("cluster").agg(F.min("doc_id").alias("component"), F.min("rank").alias("best"))
     components = components.join(best, "cluster").select(
         "doc_id", "source", "component", F.col("best.doc_id").alias("survivor"))
-    components.write.mode("overwrite").parquet(ctx.path("dedup", "components"))
-    components = spark.read.parquet(ctx.path("dedup", "components"))
+    components.write.mode("overwrite").parquet(ctx.table("dedup", "components"))
+    components = spark.read.parquet(ctx.table("dedup", "components"))
     removed = components.where("doc_id != survivor")
     survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
-    survivors.write.mode("overwrite").parquet(ctx.path("dedup", "survivors"))
+    survivors.write.mode("overwrite").parquet(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
     report = build_report(ctx, components, p, timer.times, stats or {})
     return report["counts"]

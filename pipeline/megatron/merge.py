@@ -57,10 +57,17 @@ def concat_bin_files(
 ) -> int:
     """Concatenate ``sources`` into ``dest`` in order with a chunked streaming copy; bytes written.
 
-    Local-to-local uses ``os.sendfile`` (no copy through Python); anything else goes through fsspec
-    file objects ``chunk_size`` bytes at a time. Replaceable: the merge takes it as a parameter
-    (on ``gs://`` a compose-based version avoids downloading).
+    When ``dest`` and every source are in one ``gs://`` or ``s3://`` bucket the bytes never reach
+    this process: GCS composes objects in a tree (at most 32 sources per call), S3 builds a
+    multipart upload from copy parts (see :mod:`pipeline.objectstore`). Local-to-local uses
+    ``os.sendfile`` (no copy through Python); anything else goes through fsspec file objects
+    ``chunk_size`` bytes at a time.
     """
+    from pipeline.objectstore import server_side_concat
+
+    server_side = server_side_concat(sources, dest)
+    if server_side is not None:
+        return server_side(sources, dest, on_bytes=on_bytes)
     fs, inner = _fs.resolve(dest)
     _fs.ensure_parent(fs, inner)
     total = 0

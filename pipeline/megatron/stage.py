@@ -16,13 +16,17 @@ Outcomes this stage defines:
   order, which is still doc_id order.
 * **A source without survivors** writes no shard at all; the merge does not publish it.
 * **Task attempts** write under ``shards/_tmp/<source>/part-NNNNN.attempt-K-T.{bin,idx}`` (outside
-  the shard directory) and, only after both files are complete, move them to the final name,
-  ``.bin`` first and ``.idx`` (the commit point) last. Locally each move is an atomic rename. A
-  failed or killed attempt leaves at most files under ``_tmp/``, which the driver deletes after the
-  job. Two successful attempts of one partition (a speculative copy) publish byte-identical
-  files, because a partition's content and order are fixed by the range partitioning and the sort
-  on the unique doc_id; so a shard can be neither torn nor doubled. The driver then checks that
-  the shard directory holds exactly the pairs the winning attempts reported.
+  the shard directory). Locally the attempt then moves its pair to the final name, ``.bin`` first
+  and ``.idx`` (the commit point) last, each move an atomic rename; two successful attempts of one
+  partition (a speculative copy) publish byte-identical files, because a partition's content and
+  order are fixed by the range partitioning and the sort on the unique doc_id. On object stores
+  (no atomic rename, SPEC §11) an attempt never touches a final name: it reports its attempt
+  prefix in its result row, and after the job the driver copies the pair of the attempt Spark
+  kept (the one whose row ``collect`` returned; one per partition) to the final name, server side,
+  ``.bin`` then ``.idx``. A failed, killed or losing attempt leaves at most files under ``_tmp/``,
+  which the driver deletes after the job. So a shard can be neither torn nor doubled, and no later
+  attempt can overwrite a published shard. The driver then checks that the shard directory holds
+  exactly the pairs the winning attempts reported.
 
 Failure injection (tests): when the Spark local property ``pipeline.inject_failure`` is
 ``tokenize``, attempt 0 of partition 0 raises half-way through its shard, leaving its partial
@@ -49,8 +53,9 @@ INJECT_PROPERTY = "pipeline.inject_failure"
 SHARD_RE = re.compile(r"^part-(\d{5})\.(bin|idx)$")
 SUMMARY_SCHEMA = pa.schema([
     ("partition", pa.int32()), ("attempt", pa.int32()), ("documents", pa.int64()),
-    ("tokens", pa.int64()), ("special_text_documents", pa.int64()),
+    ("tokens", pa.int64()), ("special_text_documents", pa.int64()), ("written", pa.string()),
 ])
+_SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
 
 
 class InjectedFailure(RuntimeError):
@@ -82,8 +87,7 @@ def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str,
     inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
     name = shard_name(part)
     tmp_prefix = storage.join(tmp, f"{name}.attempt-{attempt}-{task.taskAttemptId()}")
-    tok = tok_bc.value
-    encode = tok.encode
+    encode_batch = tok_bc.value.encode_ordinary_batch  # special-token strings as plain text
     writer: IndexedDatasetWriter | None = None
     docs = tokens = special_docs = 0
     try:
@@ -94,12 +98,14 @@ def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str,
             if writer is None:
                 writer = IndexedDatasetWriter(tmp_prefix, dtype=np.dtype(dtype_name),
                                               buffer_bytes=1 if inject else 4 << 20)
+            texts = [t or "" for t in texts]
+            batch_ids, ends = encode_batch(texts)  # one call per Arrow batch
             for i, text in enumerate(texts):
                 if inject and i == len(texts) // 2:
+                    writer._flush()
+                    writer._bin.close()  # a torn attempt object on object stores, a partial file locally
                     raise InjectedFailure(f"injected failure in {name} attempt {attempt}")
-                text = text or ""
-                ids = encode(text, split_special=False)
-                ids.append(eod)
+                ids = np.append(batch_ids[ends[i - 1] if i else 0:ends[i]], eod)
                 writer.add_document(ids)
                 tokens += len(ids)
                 if specials and any(s in text for s in specials):
@@ -107,7 +113,9 @@ def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str,
             docs += len(texts)
         if writer is not None:
             writer.close()
-            publish(tmp_prefix, storage.join(out_dir, name))
+            if storage.is_local(out_dir):
+                publish(tmp_prefix, storage.join(out_dir, name))
+                tmp_prefix = storage.join(out_dir, name)
     except InjectedFailure:
         raise  # like a killed worker: no cleanup here, the driver removes _tmp/
     except BaseException:
@@ -116,7 +124,19 @@ def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str,
         raise
     yield pa.RecordBatch.from_pylist(
         [{"partition": part, "attempt": attempt, "documents": docs, "tokens": tokens,
-          "special_text_documents": special_docs}], schema=SUMMARY_SCHEMA)
+          "special_text_documents": special_docs, "written": tmp_prefix if writer is not None else None}],
+        schema=SUMMARY_SCHEMA)
+
+
+def publish_winners(rows, out: str) -> None:
+    """Driver side, object stores: copy each winning attempt's pair to its final name (``.idx`` last)."""
+    from pipeline.objectstore import copy_object
+
+    for row in rows:
+        if row["documents"] > 0:
+            final = storage.join(out, shard_name(row["partition"]))
+            copy_object(f"{row['written']}.bin", f"{final}.bin")
+            copy_object(f"{row['written']}.idx", f"{final}.idx")
 
 
 def list_shards(directory: str) -> tuple[list[int], list[str]]:
@@ -150,11 +170,13 @@ def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.
     storage.makedirs(out)
     docs = (survivors.where(F.col("source") == source).select("doc_id", "text")
             .repartitionByRange(parts, "doc_id").sortWithinPartitions("doc_id").select("text"))
-    schema = ", ".join(f"{f.name} {'int' if f.type == pa.int32() else 'long'}" for f in SUMMARY_SCHEMA)
+    schema = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SUMMARY_SCHEMA)
     dtype_name = dtype.name
     rows = docs.mapInArrow(
         lambda it: _tokenize_partition(it, tok_bc, out, tmp, dtype_name, eod, specials), schema
     ).collect()
+    if not storage.is_local(out):
+        publish_winners(rows, out)
     storage.remove(tmp)
     written = sorted(r["partition"] for r in rows if r["documents"] > 0)
     pairs, stray = list_shards(out)
@@ -186,7 +208,7 @@ def run_tokenize(ctx: RunContext) -> dict:
     eod_token = ctx.config.tokenizer.eod_token
     eod = tok.token_id(eod_token)
     dtype = dtype_for_vocab(tok.vocab_size)
-    survivors = ctx.spark.read.parquet(ctx.path("dedup", "survivors"))
+    survivors = ctx.spark.read.parquet(ctx.table("dedup", "survivors"))
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod,
