@@ -14,7 +14,16 @@ from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
-from pipeline.tokenizer.encode import PretokenCache, bpe_ids, build_merge_table
+import numpy as np
+
+from pipeline.tokenizer.encode import (
+    NumbaBPE,
+    PretokenCache,
+    WordCache,
+    bpe_ids,
+    build_merge_table,
+    numba_enabled,
+)
 from pipeline.tokenizer.files import (
     read_vocab_merges,
     write_merges_txt,
@@ -23,6 +32,8 @@ from pipeline.tokenizer.files import (
 )
 from pipeline.tokenizer.pretokenize import PRETOKEN_RE, SpecialSplitter, count_pretokens, stream_pieces
 from pipeline.tokenizer.train import train_merges
+
+_UNPICKLED: dict[tuple, BPETokenizer] = {}  # the last tokenizer unpickled in this process
 
 
 class BPETokenizer:
@@ -37,7 +48,7 @@ class BPETokenizer:
         vocab: Mapping[int, bytes],
         merges: Sequence[tuple[bytes, bytes]],
         special_tokens: Sequence[str] | Mapping[str, int] = (),
-        cache_size: int = 1 << 17,
+        cache_size: int = 1 << 16,
     ) -> None:
         self.vocab: dict[int, bytes] = dict(vocab)
         self.merges: list[tuple[bytes, bytes]] = list(merges)
@@ -71,7 +82,8 @@ class BPETokenizer:
         self._byte_ids = [self._token_ids[bytes([b])] for b in range(256)]
         self._table = build_merge_table(self.merges, self._token_ids)
         self._splitter = SpecialSplitter(list(self.special_ids))
-        self._cache = PretokenCache(self._encode_pretoken, self.cache_size)
+        self._numba = NumbaBPE(self._table, self._byte_ids) if numba_enabled() else None
+        self._cache = self._new_cache(self.cache_size)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -82,8 +94,19 @@ class BPETokenizer:
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuild the derived tables, or share those of an equal tokenizer unpickled earlier in this
+        process (e.g. a reused Spark Python worker receiving a new broadcast of the same tokenizer)."""
         self.__dict__.update(state)
+        key = (len(self.vocab), len(self.merges), tuple(self.special_ids.items()), numba_enabled())
+        twin = _UNPICKLED.get(key)
+        if twin is not None and twin.merges == self.merges and twin.vocab == self.vocab:
+            for name in ("_token_ids", "_byte_ids", "_table", "_splitter", "_numba"):
+                setattr(self, name, getattr(twin, name))
+            self._cache = self._new_cache(self.cache_size)
+            return
         self._build()
+        _UNPICKLED.clear()  # keep one: bounded memory
+        _UNPICKLED[key] = self
 
     @classmethod
     def train_from_counts(
@@ -128,10 +151,11 @@ class BPETokenizer:
         vocab_path: str | os.PathLike,
         merges_path: str | os.PathLike,
         special_tokens: Sequence[str] = (),
+        cache_size: int = 1 << 16,
     ) -> BPETokenizer:
         """Load GPT-2 style vocab.json + merges.txt."""
         vocab, merges, special_ids = read_vocab_merges(vocab_path, merges_path, special_tokens)
-        return cls(vocab, merges, special_ids)
+        return cls(vocab, merges, special_ids, cache_size=cache_size)
 
     def save(self, directory: str | os.PathLike) -> None:
         """Write vocab.json, merges.txt and a Hugging Face tokenizer.json into ``directory``."""
@@ -171,32 +195,58 @@ class BPETokenizer:
     def _encode_pretoken(self, piece: str) -> list[int]:
         return bpe_ids(piece.encode("utf-8"), self._byte_ids, self._table)
 
-    def encode(self, text: str, *, split_special: bool = True) -> list[int]:
-        """Token ids of ``text``. With ``split_special=False`` special-token strings are plain text."""
-        cache = self._cache
-        findall = PRETOKEN_RE.findall
+    def _new_cache(self, max_entries: int) -> WordCache | PretokenCache:
+        if self._numba is not None:
+            return WordCache(max_entries)
+        return PretokenCache(self._encode_pretoken, max_entries)
+
+    def _ordinary(self, text: str, cache: WordCache | PretokenCache) -> list[int]:
+        """Ids of text without special-token handling, with the given pre-token cache."""
+        if self._numba is not None:
+            return self._numba.encode((text,), cache)[0].tolist()
+        return list(chain.from_iterable([cache[w] for w in PRETOKEN_RE.findall(text)]))
+
+    def _encode(self, text: str, split_special: bool, cache: WordCache | PretokenCache) -> list[int]:
         if not split_special or not self.special_ids:
-            return list(chain.from_iterable([cache[w] for w in findall(text)]))
+            return self._ordinary(text, cache)
         out: list[int] = []
         for piece, special in self._splitter.split(text):
             if special:
                 out.append(self.special_ids[piece])
             else:
-                out.extend(chain.from_iterable([cache[w] for w in findall(piece)]))
+                out.extend(self._ordinary(piece, cache))
         return out
+
+    def encode(self, text: str, *, split_special: bool = True) -> list[int]:
+        """Token ids of ``text``. With ``split_special=False`` special-token strings are plain text."""
+        return self._encode(text, split_special, self._cache)
 
     def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
         """Encode several texts (one list of ids per text)."""
         return [self.encode(t) for t in texts]
 
-    def encode_iterable(self, file_obj: IO[str] | Iterable[str], chunk_chars: int = 1 << 14) -> Iterator[int]:
+    def encode_ordinary_batch(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of several texts, special-token strings as plain text: (all ids as int32, end of each
+        text's ids). One kernel call for the whole batch when numba is in use."""
+        if self._numba is None:
+            parts = [self._ordinary(t, self._cache) for t in texts]
+            ends = np.cumsum([len(p) for p in parts], dtype=np.int64)
+            return np.fromiter(chain.from_iterable(parts), dtype=np.int32, count=int(ends[-1]) if parts else 0), ends
+        if not texts:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
+        return self._numba.encode(texts, self._cache)
+
+    def encode_iterable(self, file_obj: IO[str] | Iterable[str], chunk_chars: int = 1 << 13,
+                        cache_entries: int = 2048) -> Iterator[int]:
         """Lazily encode a text stream in bounded memory; equals ``encode`` of the whole text.
 
         The stream is cut only where pre-tokens and special tokens cannot span the cut (see
         :func:`stream_pieces`), except inside a whitespace-free run of several million characters.
+        Uses its own pre-token cache of ``cache_entries`` (about 90 bytes each), not the tokenizer's.
         """
+        cache = self._new_cache(cache_entries)
         for piece in stream_pieces(file_obj, self._splitter, chunk_chars=chunk_chars):
-            yield from self.encode(piece)
+            yield from self._encode(piece, True, cache)
 
     # ----------------------------------------------------------------- decoding
     def decode_bytes(self, ids: Iterable[int]) -> bytes:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 Pair = tuple[int, int]
 MergeTable = dict[Pair, tuple[int, int]]  # (left id, right id) -> (rank, merged id)
@@ -68,3 +71,122 @@ class PretokenCache(dict):
             self.clear()
         self[key] = value
         return value
+
+
+# ----------------------------------------------------------------- numba backend
+def _numba_importable() -> bool:
+    if os.environ.get("PIPELINE_TOKENIZER_NUMBA", "1") == "0":
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_state: dict[str, bool | None] = {"enabled": None}
+
+
+def numba_enabled() -> bool:
+    """Whether new tokenizers encode with the numba kernels (``PIPELINE_TOKENIZER_NUMBA=0``: never)."""
+    if _state["enabled"] is None:
+        _state["enabled"] = _numba_importable()
+    return bool(_state["enabled"])
+
+
+def set_numba(enabled: bool | None) -> bool | None:
+    """Force the backend of tokenizers built from now on (``None`` = auto-detect); returns the previous."""
+    previous = _state["enabled"]
+    _state["enabled"] = (enabled and _numba_importable()) if enabled is not None else None
+    return previous
+
+
+class WordCache:
+    """The numba kernels' pre-token cache: fixed-size arrays, about 90 bytes per entry.
+
+    Holds at most ``max_entries`` pre-tokens (and 16 bytes / 8 ids per entry on average); it is
+    cleared when full, so its memory is fixed when it is created. ``max_entries=0`` disables it.
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        if not 0 <= max_entries < 1 << 26:
+            raise ValueError(f"cache entries {max_entries} not in [0, 2**26)")
+        self.max_entries = max_entries
+        slots = 1 << (2 * max_entries - 1).bit_length() if max_entries > 0 else 0
+        self.hash = np.zeros(slots, dtype=np.uint64)
+        self.byte_off = np.zeros(slots, dtype=np.int32)
+        self.byte_len = np.zeros(slots, dtype=np.int32)
+        self.id_off = np.zeros(slots, dtype=np.int32)
+        self.id_len = np.zeros(slots, dtype=np.int32)
+        self.bytes_pool = np.zeros(16 * max_entries, dtype=np.uint8)
+        self.ids_pool = np.zeros(8 * max_entries, dtype=np.int32)
+        self.state = np.array([0, 0, 0, max_entries], dtype=np.int64)  # entries, bytes, ids used; max
+
+    def __len__(self) -> int:
+        return int(self.state[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the cache's arrays."""
+        arrays = (self.hash, self.byte_off, self.byte_len, self.id_off, self.id_len,
+                  self.bytes_pool, self.ids_pool, self.state)
+        return sum(a.nbytes for a in arrays)
+
+    def clear(self) -> None:
+        self.hash[:] = 0
+        self.state[:3] = 0
+
+    def args(self) -> tuple[np.ndarray, ...]:
+        return (self.hash, self.byte_off, self.byte_len, self.id_off, self.id_len,
+                self.bytes_pool, self.ids_pool, self.state)
+
+
+def char_classes() -> np.ndarray:
+    """Class of every code point as the ``regex`` module sees it (0 other, 1 \\p{L}, 2 \\p{N}, 3 \\s)."""
+    if "classes" not in _classes:
+        import regex
+
+        every = "".join(map(chr, range(0x110000)))
+        out = np.zeros(0x110000, dtype=np.uint8)
+        for cls, pattern in ((1, r"\p{L}"), (2, r"\p{N}"), (3, r"\s")):
+            marked = regex.sub(pattern, "\x00", every)  # one character per match: positions kept
+            hit = np.frombuffer(marked.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 0
+            hit[0] = regex.fullmatch(pattern, "\x00") is not None
+            if out[hit].any():
+                raise RuntimeError(f"code point classes overlap at {pattern}")
+            out[hit] = cls
+        _classes["classes"] = out
+    return _classes["classes"]
+
+
+_classes: dict[str, np.ndarray] = {}
+
+
+class NumbaBPE:
+    """Merge table as flat arrays plus the numba kernel call for a batch of texts."""
+
+    def __init__(self, table: MergeTable, byte_ids: Sequence[int]) -> None:
+        from pipeline.tokenizer import bpe_numba
+
+        self._kernel = bpe_numba.encode_texts
+        items = sorted(table.items(), key=lambda kv: kv[1][0])
+        pairs = np.array([p for p, _ in items], dtype=np.int64).reshape(-1, 2)
+        merged = np.array([v[1] for _, v in items], dtype=np.int32)
+        ranks = np.array([v[0] for _, v in items], dtype=np.int32)
+        if pairs.size and (pairs.max() >= 1 << 31 or merged.max() >= 1 << 31):
+            raise ValueError("token ids must fit in int32")
+        bits = max(4, (2 * len(items)).bit_length())
+        keys, slot_rank, slot_id = bpe_numba.build_pair_table(
+            np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), ranks, merged, bits)
+        self.tables = (char_classes(), np.asarray(byte_ids, dtype=np.int32), keys, slot_rank, slot_id)
+
+    def encode(self, texts: Sequence[str], cache: WordCache) -> tuple[np.ndarray, np.ndarray]:
+        """int32 ids of ``texts`` (special-token strings as plain text) and the end of each text's ids."""
+        if len(texts) == 1:
+            data = texts[0].encode("utf-8")
+            ends = np.array([len(data)], dtype=np.int64)
+        else:
+            parts = [t.encode("utf-8") for t in texts]
+            data = b"".join(parts)
+            ends = np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+        return self._kernel(np.frombuffer(data, dtype=np.uint8), ends, *self.tables, *cache.args())
