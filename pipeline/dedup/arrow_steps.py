@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import xxhash
 
 from pipeline.dedup.bands import band_keys
 from pipeline.dedup.hashes import shingle_hashes
@@ -18,7 +19,6 @@ from pipeline.dedup.jaccard import text_jaccard
 from pipeline.dedup.minhash import signatures_from_hashes
 from pipeline.dedup.shingles import count_tokens
 
-BAND_SCHEMA = pa.schema([("doc_id", pa.int64()), ("band", pa.int32()), ("key", pa.int64())])
 PAIR_SCHEMA = pa.schema([("src", pa.int64()), ("dst", pa.int64()), ("jaccard", pa.float64())])
 
 
@@ -37,27 +37,40 @@ class LshParams:
     rows: int
 
 
-def with_token_counts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Append an ``ntokens`` column (word tokens, as shingling counts them) to every batch."""
-    for batch in batches:
-        counts = [count_tokens(t) for t in batch.column("text").to_pylist()]
-        yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(counts, pa.int64())],
-                                         names=[*batch.schema.names, "ntokens"])
+FEATURE_SCHEMA = pa.schema([("doc_id", pa.int64()), ("ntokens", pa.int64()), ("h1", pa.int64()),
+                            ("h2", pa.int64()), ("keys", pa.list_(pa.int64()))])
 
 
-def band_rows(batches: Iterator[pa.RecordBatch], p: LshParams) -> Iterator[pa.RecordBatch]:
-    """(doc_id, text) batches -> one (doc_id, band, key) row per document and band."""
+def _content_hash(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """128-bit xxh3 of each text's UTF-8 bytes, as two signed 64-bit halves (exact-duplicate key)."""
+    digests = b"".join(xxhash.xxh3_128_digest(t.encode("utf-8", "surrogatepass")) for t in texts)
+    halves = np.frombuffer(digests, dtype="<i8").reshape(-1, 2) if texts else np.zeros((0, 2), np.int64)
+    return halves[:, 0], halves[:, 1]
+
+
+def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: int) -> Iterator[pa.RecordBatch]:
+    """(doc_id, text) -> (doc_id, token count, content hash, band keys); one pass over each text.
+
+    Documents with fewer than ``min_tokens`` tokens get no band keys (null): they are never hashed
+    together (SPEC §4.1). The text itself never goes back to the JVM.
+    """
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        ids = batch.column("doc_id").to_numpy(zero_copy_only=False)
-        hashes, offsets = shingle_hashes(batch.column("text").to_pylist(), p.ngram, p.shingle,
-                                         p.max_shingles, p.hash)
-        sigs = signatures_from_hashes(hashes, offsets, p.num_perm, p.seed, p.scheme)
-        keys = band_keys(sigs, p.bands, p.rows).view(np.int64)
+        texts = batch.column("text").to_pylist()
+        ntok = np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
+        h1, h2 = _content_hash(texts)
+        eligible = np.flatnonzero(ntok >= max(min_tokens, 1))
+        keys: list[list[int] | None] = [None] * len(texts)
+        if len(eligible):
+            hashes, offsets = shingle_hashes([texts[i] for i in eligible], p.ngram, p.shingle, p.max_shingles, p.hash)
+            sigs = signatures_from_hashes(hashes, offsets, p.num_perm, p.seed, p.scheme)
+            band = band_keys(sigs, p.bands, p.rows).view(np.int64)
+            for row, i in enumerate(eligible.tolist()):
+                keys[i] = band[row].tolist()
         yield pa.RecordBatch.from_arrays(
-            [pa.array(np.repeat(ids, p.bands)), pa.array(np.tile(np.arange(p.bands, dtype=np.int32), len(ids))),
-             pa.array(keys.reshape(-1))], schema=BAND_SCHEMA)
+            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), pa.array(keys, pa.list_(pa.int64()))],
+            schema=FEATURE_SCHEMA)
 
 
 def pair_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import time
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DoubleType, IntegerType, LongType, StructField, StructType
+from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
 from pipeline.config import DedupConfig
 from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams, band_rows, pair_jaccards, with_token_counts
+from pipeline.dedup.arrow_steps import LshParams, doc_features, pair_jaccards
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.components import connected_components
 from pipeline.dedup.report import build_report
 
-BAND_TYPE = StructType([StructField("doc_id", LongType()), StructField("band", IntegerType()),
-                        StructField("key", LongType())])
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
                         StructField("jaccard", DoubleType())])
 
@@ -38,11 +37,10 @@ def _rank_key(cfg: DedupConfig, priorities: dict[str, int]):
     return F.struct(F.lit(0).alias("r"), F.col("doc_id"))
 
 
-def exact_groups(docs: DataFrame) -> DataFrame:
+def exact_groups(features: DataFrame) -> DataFrame:
     """(doc_id, rep) for every document whose text occurs more than once; rep = best-ranked copy."""
-    hashed = docs.withColumn("h", F.sha2(F.col("text"), 256))
-    reps = hashed.groupBy("h").agg(F.min("rank").alias("best"), F.count("*").alias("n")).where("n > 1")
-    return hashed.join(reps, "h").select("doc_id", F.col("best.doc_id").alias("rep"))
+    reps = features.groupBy("h1", "h2").agg(F.min("rank").alias("best"), F.count("*").alias("n")).where("n > 1")
+    return features.join(reps, ["h1", "h2"]).select("doc_id", F.col("best.doc_id").alias("rep"))
 
 
 def candidate_edges(band_df: DataFrame) -> DataFrame:
@@ -53,17 +51,24 @@ def candidate_edges(band_df: DataFrame) -> DataFrame:
     return edges.select(F.col("doc_id").alias("src"), F.col("head").alias("dst")).distinct()
 
 
-def verify_edges(edges: DataFrame, texts: DataFrame, p: LshParams, threshold: float) -> DataFrame:
-    """Exact Jaccard of each candidate edge; edges below the threshold are dropped."""
+def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams) -> DataFrame:
+    """(src, dst, exact Jaccard of their shingle sets) for every candidate edge.
+
+    Only the texts of documents that are in an edge are shuffled (a semi-join first).
+    """
+    ends = edges.select(F.col("src").alias("doc_id")).union(edges.select(F.col("dst").alias("doc_id"))).distinct()
+    texts = docs.select("doc_id", "text").join(ends, "doc_id", "left_semi")
     a = texts.select(F.col("doc_id").alias("src"), F.col("text").alias("src_text"))
     b = texts.select(F.col("doc_id").alias("dst"), F.col("text").alias("dst_text"))
     pairs = edges.join(a, "src").join(b, "dst").select("src", "dst", "src_text", "dst_text")
-    scored = pairs.mapInArrow(lambda it: pair_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
-    return scored
+    return pairs.mapInArrow(lambda it: pair_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
+
+
+FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
 
 
 def run_dedup(ctx: RunContext) -> dict:
-    """documents/ -> dedup/{edges,components,survivors,duplicates}/ and dedup/report.json."""
+    """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
     cfg, spark = ctx.config.dedup, ctx.spark
     timer = Timer()
     priorities = {s.name: s.priority for s in ctx.config.sources}
@@ -71,25 +76,25 @@ def run_dedup(ctx: RunContext) -> dict:
     p = lsh_params(cfg)
     if not cfg.enabled:
         return _finish(ctx, docs, None, None, p, timer)
-    counted = docs.select("doc_id", "source", "text")
-    counted = counted.mapInArrow(with_token_counts, "doc_id long, source string, text string, ntokens long")
-    counted = counted.persist()
-    # documents below min_tokens are kept out of every dedup step (SPEC §4.1, §11)
-    pool = docs.join(counted.where(F.col("ntokens") >= max(cfg.min_tokens, 1)).select("doc_id"), "doc_id")
-    short_documents = counted.where(F.col("ntokens") < max(cfg.min_tokens, 1)).count()
-    timer.lap("token_counts")
-    groups = None
+    # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
+    features = docs.select("doc_id", "text").mapInArrow(
+        lambda it: doc_features(it, p, cfg.min_tokens), FEATURE_TYPE)
+    features = features.join(docs.select("doc_id", "rank"), "doc_id").persist(StorageLevel.MEMORY_AND_DISK)
+    eligible = features.where(F.col("keys").isNotNull())
+    short_documents = features.where(F.col("keys").isNull()).count()
+    timer.lap("features")
+    groups, pool = None, eligible
     if cfg.exact_prepass:
-        groups = exact_groups(pool).persist()
-        pool = pool.join(groups.where("doc_id != rep").select("doc_id"), "doc_id", "left_anti")
+        groups = exact_groups(eligible).persist()
+        pool = eligible.join(groups.where("doc_id != rep").select("doc_id"), "doc_id", "left_anti")
         groups.count()
         timer.lap("exact_prepass")
-    bands = pool.select("doc_id", "text").mapInArrow(lambda it: band_rows(it, p), BAND_TYPE)
+    bands = pool.select("doc_id", F.posexplode("keys").alias("band", "key"))
     edges = candidate_edges(bands).persist()
     candidates = edges.count()
-    timer.lap("signatures_and_buckets")
+    timer.lap("buckets")
     if cfg.verify:
-        edges = verify_edges(edges, pool, p, cfg.threshold).persist()
+        edges = verify_edges(edges, docs, p).persist()
         edges.count()
         timer.lap("verify")
         kept = edges.where(F.col("jaccard") >= cfg.threshold)
@@ -97,14 +102,15 @@ def run_dedup(ctx: RunContext) -> dict:
         kept = edges.withColumn("jaccard", F.lit(None).cast("double"))
     kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
     kept = spark.read.parquet(ctx.table("dedup", "edges"))
-    near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval)
-    near = near.persist()
+    near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval).persist()
     near.count()
     timer.lap("components")
     stats = {"candidate_edges": candidates, "verified_edges": kept.count(), "bands": p.bands, "rows": p.rows,
              "short_documents": short_documents, "exact_duplicate_groups": _count_groups(groups),
              "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
-    return _finish(ctx, docs, groups, near, p, timer, stats)
+    result = _finish(ctx, docs, groups, near, p, timer, stats)
+    features.unpersist()
+    return result
 
 
 def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None) -> dict:
