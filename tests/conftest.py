@@ -22,7 +22,7 @@ def shared_fixtures() -> Path:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    """One local[2] SparkSession shared by every Spark test (UI off, few shuffle partitions)."""
+    """One local[2,3] SparkSession for every Spark test: 2 threads, up to 3 attempts per task (failure injection)."""
     from pipeline.spark_session import build_session
 
     checkpoints = tmp_path_factory.mktemp("spark-checkpoints")
