@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+
+from pipeline.numba_backend import NumbaSwitch
 
 Pair = tuple[int, int]
 MergeTable = dict[Pair, tuple[int, int]]  # (left id, right id) -> (rank, merged id)
@@ -74,31 +75,9 @@ class PretokenCache(dict):
 
 
 # ----------------------------------------------------------------- numba backend
-def _numba_importable() -> bool:
-    if os.environ.get("PIPELINE_TOKENIZER_NUMBA", "1") == "0":
-        return False
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-_state: dict[str, bool | None] = {"enabled": None}
-
-
-def numba_enabled() -> bool:
-    """Whether new tokenizers encode with the numba kernels (``PIPELINE_TOKENIZER_NUMBA=0``: never)."""
-    if _state["enabled"] is None:
-        _state["enabled"] = _numba_importable()
-    return bool(_state["enabled"])
-
-
-def set_numba(enabled: bool | None) -> bool | None:
-    """Force the backend of tokenizers built from now on (``None`` = auto-detect); returns the previous."""
-    previous = _state["enabled"]
-    _state["enabled"] = (enabled and _numba_importable()) if enabled is not None else None
-    return previous
+_switch = NumbaSwitch("PIPELINE_TOKENIZER_NUMBA")
+numba_enabled = _switch.enabled  # whether new tokenizers encode with the numba kernels
+set_numba = _switch.set  # force the backend of tokenizers built from now on (None = auto-detect)
 
 
 class WordCache:
