@@ -1,0 +1,182 @@
+"""Connected components (SPEC §4 step 5): both engines against networkx on the same edges."""
+
+from __future__ import annotations
+
+import random
+
+import networkx as nx
+import pytest
+
+from pipeline.dedup.components import (
+    connected_components,
+    large_star,
+    node_table,
+    normalize_edges,
+    small_star,
+    star_components,
+)
+from pipeline.dedup.graphframes_engine import GraphFramesUnavailableError, require_graphframes
+
+pytestmark = pytest.mark.spark
+
+Edge = tuple[int, int]
+
+
+def expected_labels(edges: list[Edge]) -> dict[int, int]:
+    """networkx's components, each node labelled with its component's smallest node."""
+    graph = nx.Graph()
+    graph.add_edges_from(edges)
+    labels: dict[int, int] = {}
+    for comp in nx.connected_components(graph):
+        smallest = min(comp)
+        labels.update(dict.fromkeys(comp, smallest))
+    return labels
+
+
+def to_df(spark, edges: list[Edge]):
+    return spark.createDataFrame(edges, "src long, dst long")
+
+
+def labels_of(df) -> dict[int, int]:
+    """``doc_id -> component``, failing on a node listed twice."""
+    assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
+        ("doc_id", "bigint"), ("component", "bigint")
+    ]
+    rows = df.toPandas()
+    assert not rows["doc_id"].duplicated().any(), "a node has several rows"
+    return dict(zip(rows["doc_id"].tolist(), rows["component"].tolist(), strict=True))
+
+
+def random_graph(seed: int, nodes: int = 400, edges: int = 330) -> list[Edge]:
+    """A sparse G(n, m) graph relabelled with random signed 64-bit ids."""
+    rng = random.Random(seed)
+    graph = nx.gnm_random_graph(nodes, edges, seed=seed)
+    ids = list({rng.getrandbits(64) - 2**63 for _ in range(2 * nodes)})[:nodes]
+    return [(ids[u], ids[v]) for u, v in graph.edges()]
+
+
+def graphframes_missing(spark) -> str | None:
+    """Why the GraphFrames engine cannot run here, or None when its JVM package is present."""
+    try:
+        require_graphframes(spark)
+    except GraphFramesUnavailableError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize(
+    ("seed", "checkpoint_interval", "hub_threshold"),
+    [(0, 3, 10_000), (1, 1, 2), (2, 2, 3)],  # small thresholds route most keys through the hub join
+)
+def test_random_graphs_match_networkx(spark, seed, checkpoint_interval, hub_threshold):
+    edges = random_graph(seed)
+    result = star_components(
+        to_df(spark, edges), checkpoint_interval=checkpoint_interval, hub_threshold=hub_threshold
+    )
+    assert labels_of(result.labels) == expected_labels(edges)
+    assert result.rounds >= 1
+
+
+def test_path_of_ten_thousand_needs_several_rounds(spark):
+    n = 10_000
+    edges = [(i, i + 1) for i in range(n)]
+    result = star_components(to_df(spark, edges))
+    assert result.rounds > 1, "the path converged without iterating"
+    assert labels_of(result.labels) == expected_labels(edges)
+
+
+def test_star_of_hundred_thousand_leaves(spark):
+    # The hub sits in the middle of the id range, so it has smaller and larger neighbours: it is a
+    # hot key of both the large-star join (as dst) and the small-star join (as src).
+    leaves, hub = 100_000, 50_000
+    edges_df = spark.range(leaves + 1).filter(f"id != {hub}").selectExpr(f"{hub}L AS src", "id AS dst")
+    labels = labels_of(connected_components(edges_df))
+    graph = nx.star_graph(leaves)  # centre 0, leaves 1..n
+    relabel = {0: hub, hub: 0}
+    graph = nx.relabel_nodes(graph, lambda x: relabel.get(x, x))
+    assert labels == expected_labels(list(graph.edges()))
+
+
+def test_many_small_components(spark):
+    rng = random.Random(7)
+    ids = rng.sample(range(10**12), 9_000)
+    edges: list[Edge] = []
+    pos = 0
+    for k in range(3_000):
+        size = 2 + k % 3  # pairs, triangles (closed), paths of three edges
+        members = ids[pos : pos + size]
+        pos += size
+        edges += list(zip(members, members[1:], strict=False))
+        if size == 3:
+            edges.append((members[2], members[0]))
+    rng.shuffle(edges)
+    assert labels_of(connected_components(to_df(spark, edges))) == expected_labels(edges)
+
+
+def test_duplicates_reversed_edges_and_self_loops(spark):
+    edges = [(1, 2), (2, 1), (1, 2), (3, 3), (4, 4), (5, 4), (5, 5), (7, 7), (7, 7), (9, 8), (8, 6)]
+    labels = labels_of(connected_components(to_df(spark, edges)))
+    assert labels == expected_labels(edges)
+    assert labels[3] == 3 and labels[7] == 7  # nodes seen only in self loops are kept
+
+
+def test_empty_edge_set(spark):
+    labels = connected_components(to_df(spark, []))
+    assert labels_of(labels) == {}
+
+
+def test_star_forest_is_a_fixed_point_and_other_graphs_are_not(spark):
+    """The convergence test (no node outside a star) must mean a round would change no edge."""
+
+    def one_round(edges: list[Edge]) -> set[Edge]:
+        current = normalize_edges(to_df(spark, edges))
+        large = large_star(current, node_table(current), None)
+        out = small_star(large, node_table(large), None)
+        return {(r.src, r.dst) for r in out.collect()}
+
+    stars = [(5, 1), (9, 1), (3, 1), (8, 2), (20, 11)]
+    assert one_round(stars) == set(stars)
+    assert one_round([(2, 1), (3, 2)]) != {(2, 1), (3, 2)}
+    assert one_round([(3, 1), (3, 2)]) != {(3, 1), (3, 2)}
+
+
+def test_max_iterations_is_enforced(spark):
+    edges = [(i, i + 1) for i in range(200)]
+    with pytest.raises(RuntimeError, match="did not converge in 1 rounds"):
+        star_components(to_df(spark, edges), max_iterations=1)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"engine": "pregel"}, {"checkpoint_interval": 0}, {"max_iterations": 0}]
+)
+def test_bad_arguments_fail_before_spark(kwargs):
+    with pytest.raises(ValueError):
+        connected_components(None, **kwargs)
+
+
+def test_graphframes_matches_networkx(spark):
+    reason = graphframes_missing(spark)
+    if reason is not None:
+        pytest.skip(f"GraphFrames JVM package not on the class path: {reason}")
+    edges = random_graph(3) + [(10, 10), (11, 12), (12, 11)]
+    labels = labels_of(connected_components(to_df(spark, edges), engine="graphframes"))
+    assert labels == expected_labels(edges)
+    assert labels == labels_of(connected_components(to_df(spark, edges), engine="star"))
+
+
+def test_missing_graphframes_jar_is_reported_before_any_job(spark):
+    if graphframes_missing(spark) is None:
+        pytest.skip("the GraphFrames JVM package is on the class path")
+    sc = spark.sparkContext
+    major = spark.version.split(".")[0]
+    sc.setJobGroup("graphframes-startup-check", "must stay empty")
+    try:
+        with pytest.raises(GraphFramesUnavailableError) as info:
+            connected_components(to_df(spark, [(1, 2)]), engine="graphframes")
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    assert list(sc.statusTracker().getJobIdsForGroup("graphframes-startup-check")) == []
+    message = str(info.value)
+    assert f"io.graphframes:graphframes-spark{major}_2." in message
+    assert "graphframes-spark3_2.12" in message and "graphframes-spark4_2.13" in message
+    assert "0.10.1" in message and "spark.sql.adaptive.enabled" in message
