@@ -15,9 +15,9 @@ import xxhash
 
 from pipeline.dedup.bands import band_keys
 from pipeline.dedup.hashes import shingle_hashes
-from pipeline.dedup.jaccard import text_jaccard
+from pipeline.dedup.jaccard import jaccard
 from pipeline.dedup.minhash import signatures_from_hashes
-from pipeline.dedup.shingles import count_tokens
+from pipeline.dedup.shingles import count_tokens, shingle_set
 
 PAIR_SCHEMA = pa.schema([("src", pa.int64()), ("dst", pa.int64()), ("jaccard", pa.float64())])
 
@@ -73,12 +73,25 @@ def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: in
             schema=FEATURE_SCHEMA)
 
 
-def pair_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
+def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
                   max_shingles: int | None) -> Iterator[pa.RecordBatch]:
-    """(src, dst, src_text, dst_text) batches -> (src, dst, exact Jaccard of their shingle sets)."""
+    """(head, role, doc_id, text) rows sorted by (head, role) -> (src, dst=head, exact Jaccard).
+
+    Each star arrives as its head (role 0) followed by its members (role 1), possibly across batch
+    boundaries; the head's shingle set is computed once per star.
+    """
+    head, head_set = None, frozenset()
     for batch in batches:
-        a = batch.column("src_text").to_pylist()
-        b = batch.column("dst_text").to_pylist()
-        values = [text_jaccard(x, y, ngram, shingle, max_shingles) for x, y in zip(a, b, strict=True)]
-        yield pa.RecordBatch.from_arrays(
-            [batch.column("src"), batch.column("dst"), pa.array(values, pa.float64())], schema=PAIR_SCHEMA)
+        src, dst, values = [], [], []
+        cols = batch.to_pydict()
+        for h, role, doc, text in zip(cols["head"], cols["role"], cols["doc_id"], cols["text"], strict=True):
+            if role == 0:
+                head, head_set = h, shingle_set(text, ngram, shingle, max_shingles)
+                continue
+            if h != head:
+                raise ValueError(f"star {h}: members arrived without their head; rows must be sorted by (head, role)")
+            src.append(doc)
+            dst.append(h)
+            values.append(jaccard(shingle_set(text, ngram, shingle, max_shingles), head_set))
+        yield pa.RecordBatch.from_arrays([pa.array(src, pa.int64()), pa.array(dst, pa.int64()),
+                                          pa.array(values, pa.float64())], schema=PAIR_SCHEMA)

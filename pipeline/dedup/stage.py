@@ -11,7 +11,7 @@ from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
 from pipeline.config import DedupConfig
 from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams, doc_features, pair_jaccards
+from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.components import connected_components
 from pipeline.dedup.report import build_report
@@ -52,16 +52,18 @@ def candidate_edges(band_df: DataFrame) -> DataFrame:
 
 
 def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams) -> DataFrame:
-    """(src, dst, exact Jaccard of their shingle sets) for every candidate edge.
+    """(src, dst, exact Jaccard of their shingle sets) for every candidate (star) edge.
 
-    Only the texts of documents that are in an edge are shuffled (a semi-join first).
+    Each text is shuffled once: endpoint roles are semi-joined to the documents (the edge list is
+    small next to the corpus, so Spark broadcasts it), then rows travel to their star's head,
+    sorted so the head comes first and its shingle set is computed once per star.
     """
-    ends = edges.select(F.col("src").alias("doc_id")).union(edges.select(F.col("dst").alias("doc_id"))).distinct()
-    texts = docs.select("doc_id", "text").join(ends, "doc_id", "left_semi")
-    a = texts.select(F.col("doc_id").alias("src"), F.col("text").alias("src_text"))
-    b = texts.select(F.col("doc_id").alias("dst"), F.col("text").alias("dst_text"))
-    pairs = edges.join(a, "src").join(b, "dst").select("src", "dst", "src_text", "dst_text")
-    return pairs.mapInArrow(lambda it: pair_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
+    members = edges.select(F.col("dst").alias("head"), F.lit(1).alias("role"), F.col("src").alias("doc_id"))
+    heads = edges.select(F.col("dst").alias("head"), F.lit(0).alias("role"), F.col("dst").alias("doc_id")).distinct()
+    roles = members.unionByName(heads)
+    rows = roles.join(docs.select("doc_id", "text"), "doc_id").select("head", "role", "doc_id", "text")
+    stars = rows.repartition("head").sortWithinPartitions("head", "role")
+    return stars.mapInArrow(lambda it: star_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
 
 
 FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
