@@ -7,6 +7,7 @@ import json
 import sys
 import time
 
+from pipeline.accounting import AccountingError
 from pipeline.config import ConfigError, PipelineConfig, load_config
 from pipeline.stages import STAGE_NAMES, StageError, run_stages
 
@@ -19,9 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--config", required=True, help="YAML config: local path, gs:// or s3://")
         p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                        help="override a config value, e.g. --set dedup.threshold=0.8 (repeatable)")
-        if name == "run":
-            p.add_argument("--force", metavar="STAGE", choices=STAGE_NAMES,
-                           help="recompute this stage and every stage after it")
+        p.add_argument("--force", metavar="STAGE", choices=STAGE_NAMES,
+                       help="recompute this stage and every stage after it (finished stages are reused)")
     p = sub.add_parser("inspect", help="counts, token histogram and decoded samples of a dataset prefix")
     p.add_argument("prefix", help="IndexedDataset prefix (without .bin/.idx)")
     p.add_argument("--tokenizer", help="directory with vocab.json and merges.txt to decode samples")
@@ -59,10 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ctx = RunContext(config)
     started = time.time()
     try:
-        ctx.manifest.start(config)
         only = None if args.command == "run" else args.command
         results = run_stages(ctx, only=only, force=getattr(args, "force", None))
-    except StageError as exc:
+    except (StageError, AccountingError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if only is not None:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 
 from pipeline import storage
 from pipeline.accounting import account
+from pipeline.config import PipelineConfig
 from pipeline.context import RunContext
 from pipeline.manifest import fingerprint, marker_path
 from pipeline.run_report import summary_text, write_html
@@ -18,12 +19,25 @@ class StageError(RuntimeError):
     """A stage cannot run or cannot be reused; the message says why and what to do."""
 
 
+def _ingest_inputs(cfg: PipelineConfig) -> dict:
+    keys = ("name", "paths", "format", "text_field", "keep_fields", "text_unit")
+    return {"sources": [{k: getattr(s, k) for k in keys} for s in cfg.sources], "ingest": asdict(cfg.ingest)}
+
+
+def _dedup_inputs(cfg: PipelineConfig) -> dict:
+    return {"dedup": asdict(cfg.dedup), "priorities": {s.name: s.priority for s in cfg.sources}}
+
+
+def _blend_inputs(cfg: PipelineConfig) -> dict:
+    return {"blend": asdict(cfg.blend), "weights": {s.name: s.weight for s in cfg.sources}}
+
+
 @dataclass(frozen=True)
 class Stage:
-    """A named step, the config sections its output depends on, and where its code lives."""
+    """A named step, the config its output depends on, and where its code lives."""
 
     name: str
-    sections: tuple[str, ...]
+    inputs: Callable[[PipelineConfig], dict]  # the config values that shape this stage's output
     target: str  # "module:function", imported only when the stage runs
 
     def function(self) -> Callable[[RunContext], dict]:
@@ -35,11 +49,13 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("ingest", ("sources", "ingest"), "pipeline.ingest.stage:run_ingest"),
-    Stage("dedup", ("dedup",), "pipeline.dedup.stage:run_dedup"),
-    Stage("train-tokenizer", ("tokenizer",), "pipeline.tokenizer.stage:run_train_tokenizer"),
-    Stage("tokenize", ("tokenizer", "tokenize"), "pipeline.megatron.stage:run_tokenize"),
-    Stage("merge-blend", ("blend",), "pipeline.blend.stage:run_merge_blend"),
+    Stage("ingest", _ingest_inputs, "pipeline.ingest.stage:run_ingest"),
+    Stage("dedup", _dedup_inputs, "pipeline.dedup.stage:run_dedup"),
+    Stage("train-tokenizer", lambda c: {"tokenizer": asdict(c.tokenizer)},
+          "pipeline.tokenizer.stage:run_train_tokenizer"),
+    Stage("tokenize", lambda c: {"tokenizer": asdict(c.tokenizer), "tokenize": asdict(c.tokenize)},
+          "pipeline.megatron.stage:run_tokenize"),
+    Stage("merge-blend", _blend_inputs, "pipeline.blend.stage:run_merge_blend"),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 
@@ -48,20 +64,14 @@ def _applies(stage: Stage, ctx: RunContext) -> bool:
     return stage.name != "train-tokenizer" or ctx.config.tokenizer.train
 
 
-def _sections(stage: Stage, ctx: RunContext) -> dict:
-    cfg = asdict(ctx.config)
-    return {name: cfg[name] for name in stage.sections}
-
-
-def _changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
-    keys = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            keys += _changed_keys(a, b, f"{prefix}{key}.")
-        elif a != b:
-            keys.append(f"{prefix}{key}")
-    return keys
+def _changed_keys(old, new, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two nested dict/list structures."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [k for key in sorted(set(old) | set(new))
+                for k in _changed_keys(old.get(key), new.get(key), f"{prefix}{key}.")]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [k for i, (a, b) in enumerate(zip(old, new, strict=True)) for k in _changed_keys(a, b, f"{prefix}{i}.")]
+    return [] if old == new else [prefix.rstrip(".")]
 
 
 def _read_marker(ctx: RunContext, stage: str) -> dict | None:
@@ -69,63 +79,82 @@ def _read_marker(ctx: RunContext, stage: str) -> dict | None:
     return storage.read_json(path) if storage.exists(path) else None
 
 
-def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None, log=print) -> dict:
-    """Run every stage in order (``only`` runs one, recomputing it); returns counts per stage.
+def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: str,
+            forced: bool, wanted: bool) -> str:
+    """'run', 'reuse', or raise: a finished stage is reused unless forced; a changed one is refused."""
+    if forced:
+        return "run"
+    if marker is None:
+        if wanted:
+            return "run"
+        raise StageError(f"stage '{stage.name}' has not finished in {run_dir}; run it first")
+    if marker["fingerprint"] == fp:
+        return "reuse"
+    changed = _changed_keys(marker.get("inputs", {}), inputs) or ["an upstream stage's config"]
+    raise StageError(
+        f"stage '{stage.name}' in {run_dir} finished with a different config (changed: {', '.join(changed)}); "
+        f"rerun with --force {stage.name} to recompute it and everything after it, or use a new output directory")
 
-    A finished stage whose config sections (or an upstream stage's) are unchanged is skipped; one
-    whose config changed is refused unless ``force`` names it or an earlier stage.
+
+def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None, log=print) -> dict:
+    """Run the stages in order (``only``: up to and including that one); returns counts per stage.
+
+    A finished stage whose config (and upstream stages') is unchanged is reused; one whose config
+    changed is refused. ``force`` recomputes that stage and every later one. When the last stage's
+    counts are known, the accounting equation is checked and the run report written.
     """
     if force is not None and force not in STAGE_NAMES:
         raise StageError(f"--force {force!r}: not a stage ({', '.join(STAGE_NAMES)})")
+    last = STAGE_NAMES.index(only) if only else len(STAGES) - 1
     forced_from = STAGE_NAMES.index(force) if force else len(STAGES)
     _precheck(ctx, only)
-    upstream, results, recomputed = "", {}, False
-    for index, stage in enumerate(STAGES):
+    upstream, results, recomputed, started_manifest = "", {}, False, False
+    for index, stage in enumerate(STAGES[: last + 1]):
         if not _applies(stage, ctx):
             continue
-        sections = _sections(stage, ctx)
-        print_name = f"[{stage.name}]"
-        fp = fingerprint({"upstream": upstream, **sections})
+        inputs = stage.inputs(ctx.config)
+        fp = fingerprint({"upstream": upstream, **inputs})
         marker = _read_marker(ctx, stage.name)
-        wanted = only is None or only == stage.name
-        if only is not None and STAGE_NAMES.index(only) < index:
-            break
-        must_run = wanted and (recomputed or index >= forced_from or only == stage.name or marker is None)
-        if not must_run and marker is not None and marker["fingerprint"] != fp:
-            changed = _changed_keys(marker.get("sections", {}), sections) or ["an upstream stage"]
-            raise StageError(
-                f"stage '{stage.name}' in {ctx.run_dir} finished with a different config "
-                f"(changed: {', '.join(changed)}); rerun with --force {stage.name} to recompute it "
-                "and everything after it, or use a new output directory")
-        if not must_run:
-            if marker is None:
-                raise StageError(f"stage '{stage.name}' has not finished in {ctx.run_dir}; run it first")
-            log(f"{print_name} already finished, reusing its outputs")
-            results[stage.name] = marker.get("counts", {})
-            upstream = fp
+        action = _decide(stage, marker, fp, inputs, ctx.run_dir, recomputed or index >= forced_from,
+                         wanted=only is None or index == last)
+        if action == "reuse":
+            log(f"[{stage.name}] already finished, reusing its outputs")
+            results[stage.name], upstream = marker.get("counts", {}), fp
             continue
-        func = stage.function()
-        _invalidate_from(ctx, index)
-        log(f"{print_name} running")
-        started = time.time()
-        counts = func(ctx)
-        ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
-        seconds = round(time.time() - started, 3)
-        info = {"fingerprint": fp, "sections": sections, "counts": counts, "seconds": seconds,
-                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        storage.write_json(marker_path(ctx.run_dir, stage.name), info)
-        ctx.manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
-        log(f"{print_name} done in {seconds:.1f} s")
-        results[stage.name] = counts
+        if not started_manifest:  # the manifest describes the config of the outputs being written
+            ctx.manifest.start(ctx.config)
+            started_manifest = True
+        results[stage.name] = _run_one(ctx, index, stage, fp, inputs, log)
         upstream, recomputed = fp, True
-    if only is None:
-        table = account(results)
-        ctx.manifest.data["accounting"] = table
-        ctx.manifest.save()
-        log("[accounting] every document read is rejected, removed as a duplicate, or written")
-        log(f"[report] {write_html(ctx)}")
-        log(summary_text(ctx.manifest.data))
+    if {"ingest", "dedup", "merge-blend"} <= set(results):
+        _finish_run(ctx, results, log)
     return results
+
+
+def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, log) -> dict:
+    """Run one stage, then record its marker (after its tables reached the run directory)."""
+    func = stage.function()
+    _invalidate_from(ctx, index)
+    log(f"[{stage.name}] running")
+    started = time.time()
+    counts = func(ctx)
+    ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
+    seconds = round(time.time() - started, 3)
+    info = {"fingerprint": fp, "inputs": inputs, "counts": counts, "seconds": seconds,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    storage.write_json(marker_path(ctx.run_dir, stage.name), info)
+    ctx.manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
+    log(f"[{stage.name}] done in {seconds:.1f} s")
+    return counts
+
+
+def _finish_run(ctx: RunContext, results: dict, log) -> None:
+    """Check the accounting equation (raises AccountingError), then write the report and summary."""
+    ctx.manifest.data["accounting"] = account(results)
+    ctx.manifest.save()
+    log("[accounting] every document read is rejected, removed as a duplicate, or written")
+    log(f"[report] {write_html(ctx)}")
+    log(summary_text(ctx.manifest.data))
 
 
 def _precheck(ctx: RunContext, only: str | None) -> None:

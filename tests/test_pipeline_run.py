@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 
 from pipeline.config import load_config_text
 from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.stages import StageError, run_stages
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -110,11 +111,11 @@ def test_driver_killed_during_dedup_then_rerun_gives_identical_files(reference, 
     assert file_digests(out) == file_digests(reference[0])
 
 
-def test_changed_config_is_refused_until_forced(reference, tmp_path, capsys):
+def test_changed_config_is_refused_and_leaves_the_run_untouched(reference, tmp_path, capsys):
     from pipeline.cli import main
 
     out, _ = reference
-    before = file_digests(out)
+    before, manifest = file_digests(out), (out / "manifest.json").read_bytes()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(REPO)
         code = main(["run", "--config", "conf/local.yaml", "--set", f"output={out}", "--set",
@@ -123,3 +124,27 @@ def test_changed_config_is_refused_until_forced(reference, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "dedup.threshold" in err and "--force dedup" in err
     assert file_digests(out) == before
+    assert (out / "manifest.json").read_bytes() == manifest
+
+
+def test_one_stage_job_reuses_finished_stages_and_still_checks_accounting(spark, reference, tmp_path):
+    """What a per-stage cluster workflow does: each job names one stage; a retry resumes."""
+    run = tmp_path / "run"
+    shutil.copytree(reference[0], run)
+    base = ["ingest.partitions=2", "tokenize.partitions=2"]
+    messages: list[str] = []
+    ctx = RunContext(_config(run, base), spark=spark)
+    results = run_stages(ctx, only="tokenize", log=messages.append)
+    assert all("already finished" in m for m in messages if m.startswith("[")), messages
+    assert set(results) == {"ingest", "dedup", "train-tokenizer", "tokenize"}
+    reweighted = RunContext(_config(run, [*base, "sources.web.weight=0.7"]), spark=spark)
+    with pytest.raises(StageError, match=r"merge-blend.*weights\.web.*--force merge-blend"):
+        run_stages(reweighted, only="merge-blend", log=messages.append)
+    (run / "manifest.json").unlink()
+    messages.clear()
+    results = run_stages(reweighted, only="merge-blend", force="merge-blend", log=messages.append)
+    assert [m for m in messages if m.endswith("running")] == ["[merge-blend] running"]
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["accounting"]["web"]["written"] == results["merge-blend"]["merge"]["sources"]["web"]["documents"]
+    assert json.loads((run / "blend" / "blend.json").read_text())["weights"][0] != \
+        json.loads((reference[0] / "blend" / "blend.json").read_text())["weights"][0]
