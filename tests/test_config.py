@@ -45,6 +45,10 @@ def test_defaults_and_types(base):
     ("tokenizer.train=false", "tokenizer.vocab"),
     ("tokenizer.eod_token=<eos>", "tokenizer.eod_token"),
     ("spark.settings=[1, 2]", "spark.settings"),
+    ("dedup.threshold=1.0", "dedup.threshold"),
+    ("blend.weights=30 web 70 nowhere", "blend.weights"),
+    ("blend.weights=web wiki forum", "blend.weights"),
+    ("blend.weights=-3 web", "blend.weights"),
 ])
 def test_bad_values_name_the_key(base, override, key):
     with pytest.raises(ConfigError) as err:
@@ -91,3 +95,14 @@ def test_load_config_from_file(tmp_path, base):
     path = tmp_path / "c.yaml"
     path.write_text(base)
     assert load_config(path, ["output=/tmp/other"]).output == "/tmp/other"
+
+
+def test_blend_weights_in_megatron_mode_need_every_source(tmp_path):
+    data = tmp_path / "a.jsonl"
+    data.write_text('{"text": "x"}\n')
+    two = (f"output: /tmp/run\ntokenizer: {{train: true}}\nsources:\n  - {{name: web, paths: [{data}], weight: 1}}\n"
+           f"  - {{name: wiki, paths: [{data}], weight: 1}}\n")
+    assert load_config_text(two, ["blend.weights=30 web 70 wiki"]).blend.weights == "30 web 70 wiki"
+    with pytest.raises(ConfigError) as err:
+        load_config_text(two, ["blend.weights=30 web", "blend.mode=megatron"])
+    assert err.value.key == "blend.weights" and "wiki" in str(err.value)

@@ -98,6 +98,8 @@ def test_survivors_equal_the_oracle_and_accounting_holds(spark, tmp_path):
     components = spark.read.parquet(str(tmp_path / "run" / "dedup" / "components")).toPandas()
     assert (components.groupby("component").doc_id.min() == components.groupby("component").component.first()).all()
     assert set(components.survivor) <= expected
+    checkpoints = Path(spark.sparkContext.getCheckpointDir().removeprefix("file:"))
+    assert not list(checkpoints.iterdir()), "dedup must not leave checkpoint files behind"
 
 
 def test_survivors_do_not_depend_on_partitioning(spark, tmp_path):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.blend.indices import build_blending_indices
+from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
 from pipeline.blend.megatron_args import parse_blend
 from pipeline.context import RunContext
@@ -54,9 +54,15 @@ def run_merge_blend(ctx: RunContext) -> dict:
     sizes = [merged["sources"][n]["documents"] for n in names]
     weights = blend_weights(ctx, names, sizes)
     size = ctx.config.blend.size or sum(sizes)
-    dataset_index, sample_index = build_blending_indices(
-        weights, size, sizes=sizes, mode=ctx.config.blend.mode, oversample=ctx.config.blend.oversample,
-        names=names)
+    try:
+        dataset_index, sample_index = build_blending_indices(
+            weights, size, sizes=sizes, mode=ctx.config.blend.mode, oversample=ctx.config.blend.oversample,
+            names=names)
+    except OversampleError as exc:
+        total = sum(weights)
+        largest = min(int(n * total / w) for n, w in zip(sizes, weights, strict=True) if w > 0)
+        raise OversampleError(f"{exc} In the config: blend.oversample: wrap, or blend.size of at most about "
+                              f"{largest} (S is now {size}).") from None
     relative = [f"megatron/{n}" for n in names]
     doc = write_blend(ctx.path("blend"), dataset_index, sample_index, sources=names, prefixes=relative,
                       weights=weights, sizes=sizes, mode=ctx.config.blend.mode,

@@ -165,6 +165,15 @@ def _check_whole(config: PipelineConfig) -> None:
         raise ConfigError("dedup.bands" if d.bands is None else "dedup.rows", "set bands and rows together")
     if d.bands is not None and d.bands * d.rows > d.num_perm:
         raise ConfigError("dedup.bands", f"bands*rows = {d.bands * d.rows} exceeds num_perm = {d.num_perm}")
+    if d.bands is None:
+        from pipeline.dedup.bands import optimal_bands
+
+        try:
+            optimal_bands(d.threshold, d.num_perm)
+        except ValueError as exc:
+            raise ConfigError("dedup.threshold",
+                              f"no bands/rows for it ({exc}); set dedup.bands and dedup.rows") from None
+    _check_blend_weights(config)
     t = config.tokenizer
     if not t.train and not (t.vocab and t.merges):
         raise ConfigError("tokenizer.vocab", "give vocab and merges files, or set tokenizer.train: true")
@@ -172,6 +181,26 @@ def _check_whole(config: PipelineConfig) -> None:
         raise ConfigError("tokenizer.eod_token", f"{t.eod_token!r} must be one of tokenizer.special_tokens")
     if not config.output.strip():
         raise ConfigError("output", "must name a run directory")
+
+
+def _check_blend_weights(config: PipelineConfig) -> None:
+    """``blend.weights`` ("30 web 70 wiki") names known sources with positive weights."""
+    if not config.blend.weights:
+        return
+    from pipeline.blend.megatron_args import parse_blend
+
+    try:
+        weights, names = parse_blend(config.blend.weights)
+    except ValueError as exc:
+        raise ConfigError("blend.weights", str(exc)) from None
+    if weights is None:
+        raise ConfigError("blend.weights", "must alternate weights and source names, e.g. '30 web 70 wiki'")
+    unknown = sorted(set(names) - {s.name for s in config.sources})
+    if unknown:
+        raise ConfigError("blend.weights", f"names unknown sources {unknown}")
+    if config.blend.mode == "megatron" and len(set(names)) < len(config.sources):
+        missing = sorted({s.name for s in config.sources} - set(names))
+        raise ConfigError("blend.weights", f"mode megatron needs a positive weight for every source; missing {missing}")
 
 
 def _join(prefix: str, name: str) -> str:

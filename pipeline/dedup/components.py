@@ -244,6 +244,29 @@ def checkpoint_dir(df: DataFrame) -> str | None:
         return None
 
 
+def clear_checkpoints(spark) -> int:
+    """Delete the files under the SparkContext's checkpoint directory; returns how many entries went.
+
+    Call it once the checkpointed DataFrames are no longer needed (after dedup's outputs are written),
+    so reliable checkpoints do not pile up in the run directory run after run.
+    """
+    try:
+        directory = spark.sparkContext.getCheckpointDir()
+    except NotImplementedError:  # Spark Connect
+        return 0
+    if not directory:
+        return 0
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(directory)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    if not fs.exists(path):
+        return 0
+    entries = fs.listStatus(path)
+    for status in entries:
+        fs.delete(status.getPath(), True)
+    return len(entries)
+
+
 def _unsettled() -> Column:
     """True for a node that keeps the edges from being a star forest."""
     return (F.col("outdeg") > 1) | ((F.col("outdeg") > 0) & (F.col("indeg") > 0))

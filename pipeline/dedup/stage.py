@@ -13,7 +13,7 @@ from pipeline.config import DedupConfig
 from pipeline.context import RunContext
 from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
 from pipeline.dedup.bands import optimal_bands
-from pipeline.dedup.components import connected_components
+from pipeline.dedup.components import clear_checkpoints, connected_components
 from pipeline.dedup.report import build_report
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
@@ -111,7 +111,9 @@ def run_dedup(ctx: RunContext) -> dict:
              "short_documents": short_documents, "exact_duplicate_groups": _count_groups(groups),
              "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
     result = _finish(ctx, docs, groups, near, p, timer, stats)
-    features.unpersist()
+    for frame in (features, near, edges, *([groups] if groups is not None else [])):
+        frame.unpersist()
+    clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
     return result
 
 
