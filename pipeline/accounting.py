@@ -29,6 +29,9 @@ def account(stages: dict[str, dict]) -> dict[str, dict]:
                             f"removed {row['duplicates_removed']} + survivors {row['survivors']}")
         if row["survivors"] != row["written"]:
             problems.append(f"{name}: {row['survivors']} survivors but {row['written']} documents in megatron/")
+        if dedup[name]["documents"] != dedup[name]["duplicates_removed"] + dedup[name]["survivors"]:
+            problems.append(f"{name}: dedup read {dedup[name]['documents']} != removed "
+                            f"{dedup[name]['duplicates_removed']} + survivors {dedup[name]['survivors']}")
         if read["documents"] != dedup[name]["documents"]:
             problems.append(f"{name}: ingest wrote {read['documents']} documents, "
                             f"dedup read {dedup[name]['documents']}")

@@ -39,7 +39,32 @@ def _decoder(tokenizer_dir: str):
     return tok.decode
 
 
-def _print_report(info: dict, out) -> None:
+def trace_documents(prefix: str, indices: list[int]) -> dict[int, dict]:
+    """Where documents ``indices`` of ``<run>/megatron/<source>`` came from: doc_id, file, position.
+
+    The tokenize stage writes a source's survivors in doc_id order, so document k is the k-th
+    smallest doc_id of that source in ``<run>/dedup/survivors``. Returns {} when the prefix is not
+    inside a run directory.
+    """
+    import posixpath
+
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    parent, source = posixpath.split(prefix.replace("\\", "/").rstrip("/"))
+    run, folder = posixpath.split(parent)
+    survivors = storage.join(run, "dedup", "survivors")
+    if folder != "megatron" or not indices or not storage.exists(survivors):
+        return {}
+    fs, path = storage.filesystem(survivors)
+    dataset = ds.dataset(path, filesystem=fs, format="parquet", exclude_invalid_files=True)
+    columns = [c for c in ("doc_id", "file", "position") if c in dataset.schema.names]
+    table = dataset.to_table(columns=columns, filter=pc.field("source") == source)
+    table = table.sort_by("doc_id")
+    return {k: table.slice(k, 1).to_pylist()[0] for k in indices if k < table.num_rows}
+
+
+def _print_report(info: dict, out, origins: dict[int, dict] | None = None) -> None:
     print(f"dataset   {info['prefix']}", file=out)
     print(f"dtype     {info['dtype']}", file=out)
     print(f"documents {info['documents']:,}", file=out)
@@ -58,7 +83,11 @@ def _print_report(info: dict, out) -> None:
             print(f"  [{b['min']:>8,}, {b['max_exclusive']:>8,})  {b['count']:>10,}  {bar}", file=out)
     for s in info["samples"]:
         more = ", first tokens shown" if s["truncated"] else ""
-        print(f"--- document {s['document']} ({s['num_tokens']:,} tokens{more}) ---", file=out)
+        origin = (origins or {}).get(s["document"])
+        where = f", doc_id {origin['doc_id']}" if origin else ""
+        if origin and "file" in origin:
+            where += f" from {origin['file']} at {origin['position']}"
+        print(f"--- document {s['document']} ({s['num_tokens']:,} tokens{more}{where}) ---", file=out)
         print(s["text"] if "text" in s else f"token ids: {s['tokens']}", file=out)
 
 
@@ -85,5 +114,5 @@ def inspect_main(prefix: str, tokenizer_dir: str | None = None, n_samples: int =
     info = describe_dataset(prefix, decode=decode, n_samples=n_samples)
     print(f"valid: {report.documents:,} documents, {report.tokens:,} tokens, {report.bin_bytes:,} bytes",
           file=sys.stdout)
-    _print_report(info, sys.stdout)
+    _print_report(info, sys.stdout, trace_documents(prefix, [s["document"] for s in info["samples"]]))
     return 0

@@ -148,3 +148,19 @@ def test_one_stage_job_reuses_finished_stages_and_still_checks_accounting(spark,
     assert manifest["accounting"]["web"]["written"] == results["merge-blend"]["merge"]["sources"]["web"]["documents"]
     assert json.loads((run / "blend" / "blend.json").read_text())["weights"][0] != \
         json.loads((reference[0] / "blend" / "blend.json").read_text())["weights"][0]
+
+
+def test_inspect_traces_decoded_samples_to_their_raw_record(reference, capsys):
+    import re
+
+    from pipeline.inspect import inspect_main
+
+    out, _ = reference
+    assert inspect_main(str(out / "megatron" / "web"), str(out / "tokenizer"), 1) == 0
+    printed = capsys.readouterr().out
+    match = re.search(r"--- document 0 \(.*doc_id (-?\d+) from (\S+) at (\d+)\) ---\n(.*)", printed)
+    assert match, printed[-500:]
+    _, rel, position, first_line = match.groups()
+    raw = (REPO / "pipeline" / "sample" / "web" / rel).read_bytes()
+    record = json.loads(raw[int(position):].split(b"\n", 1)[0])
+    assert record["text"].startswith(first_line)

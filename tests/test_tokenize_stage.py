@@ -22,10 +22,6 @@ from pipeline.tokenizer.stage import load_tokenizer, run_train_tokenizer
 
 pytestmark = pytest.mark.spark
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    mc = pytest.importorskip("megatron.core.datasets.indexed_dataset")
-torch = pytest.importorskip("torch")
 
 EOT = "<|endoftext|>"
 WORDS = ("the", "data", "pipeline", "tokenizer", "merges", "Spark", "café", "naïve", "日本語", "don't",
@@ -120,6 +116,10 @@ def _files(run: Path, sub: str) -> dict[str, bytes]:
 
 
 def test_megatron_core_reads_our_tokens_in_doc_id_order(runs, survivors, tok, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mc = pytest.importorskip("megatron.core.datasets.indexed_dataset", reason="megatron-core (test extra)")
+    torch = pytest.importorskip("torch", reason="torch (test extra, needed by megatron-core)")
     run, counts, merged = runs(3)
     eod = tok.token_id(EOT)
     assert counts["dtype"] == np.dtype(mc.DType.optimal_dtype(tok.vocab_size)).name

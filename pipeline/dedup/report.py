@@ -24,8 +24,9 @@ def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: di
     removed = components.where("doc_id != survivor")
     for row in removed.groupBy("source").count().collect():
         per_source[row["source"]]["duplicates_removed"] = row["count"]
-    for entry in per_source.values():
-        entry["survivors"] = entry["documents"] - entry["duplicates_removed"]
+    # survivors counted from the written table, so documents = removed + survivors is a real check
+    for row in ctx.spark.read.parquet(ctx.table("dedup", "survivors")).groupBy("source").count().collect():
+        per_source[row["source"]]["survivors"] = row["count"]
     sizes = components.groupBy("component").count()
     histogram = {str(r["count"]): r["n"] for r in
                  sizes.groupBy("count").agg(F.count("*").alias("n")).orderBy("count").collect()}
@@ -36,10 +37,8 @@ def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: di
                .orderBy("doc_id").limit(EXAMPLES).collect())
         examples.append({"component": row["component"], "size": row["count"],
                          "example_doc_ids": [r["doc_id"] for r in ids]})
-    total_in = sum(e["documents"] for e in per_source.values())
-    total_removed = sum(e["duplicates_removed"] for e in per_source.values())
-    counts = {"sources": per_source, "documents": total_in, "duplicates_removed": total_removed,
-              "survivors": total_in - total_removed, **stats}
+    total = {k: sum(e[k] for e in per_source.values()) for k in ("documents", "duplicates_removed", "survivors")}
+    counts = {"sources": per_source, **total, **stats}
     report = {
         "counts": counts,
         "cluster_size_histogram": histogram,

@@ -51,16 +51,20 @@ def candidate_edges(band_df: DataFrame) -> DataFrame:
     return edges.select(F.col("doc_id").alias("src"), F.col("head").alias("dst")).distinct()
 
 
-def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams) -> DataFrame:
+BROADCAST_EDGES = 2_000_000  # below this many candidate edges, their roles are broadcast to the documents
+
+
+def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams, candidates: int) -> DataFrame:
     """(src, dst, exact Jaccard of their shingle sets) for every candidate (star) edge.
 
-    Each text is shuffled once: endpoint roles are semi-joined to the documents (the edge list is
-    small next to the corpus, so Spark broadcasts it), then rows travel to their star's head,
-    sorted so the head comes first and its shingle set is computed once per star.
+    With fewer than ``BROADCAST_EDGES`` candidates each text is shuffled once: the endpoint roles are
+    broadcast to the documents, then rows travel to their star's head, sorted so the head comes
+    first and its shingle set is computed once per star. Above it the roles join is a shuffle too.
     """
     members = edges.select(F.col("dst").alias("head"), F.lit(1).alias("role"), F.col("src").alias("doc_id"))
     heads = edges.select(F.col("dst").alias("head"), F.lit(0).alias("role"), F.col("dst").alias("doc_id")).distinct()
     roles = members.unionByName(heads)
+    roles = F.broadcast(roles) if candidates < BROADCAST_EDGES else roles
     rows = roles.join(docs.select("doc_id", "text"), "doc_id").select("head", "role", "doc_id", "text")
     stars = rows.repartition("head").sortWithinPartitions("head", "role")
     return stars.mapInArrow(lambda it: star_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
@@ -96,7 +100,7 @@ def run_dedup(ctx: RunContext) -> dict:
     candidates = edges.count()
     timer.lap("buckets")
     if cfg.verify:
-        edges = verify_edges(edges, docs, p).persist()
+        edges = verify_edges(edges, docs, p, candidates).persist()
         edges.count()
         timer.lap("verify")
         kept = edges.where(F.col("jaccard") >= cfg.threshold)

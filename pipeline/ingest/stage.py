@@ -87,9 +87,24 @@ def run_ingest(ctx: RunContext) -> dict:
     for want, columns, out in (("documents", DOCUMENT_COLUMNS, "documents"), ("rejects", REJECT_COLUMNS, "rejects")):
         records = split_df.mapInArrow(lambda it, w=want: _records_to_batches(it, rules, units, w), schema)
         records.select(*columns).write.mode("overwrite").parquet(ctx.table(out))
+    _check_unique_ids(spark.read.parquet(ctx.table("documents")))
     written = spark.read.parquet(ctx.table("documents")).select("source", F.lit(None).cast("string").alias("reason"))
     written = written.unionByName(spark.read.parquet(ctx.table("rejects")).select("source", "reason"))
     return {"sources": _count(written, [s.name for s in config.sources]), "splits": len(splits)}
+
+
+class DocIdCollisionError(RuntimeError):
+    """Two records hashed to the same 64-bit doc_id (about 2.7% likely at 10^9 documents)."""
+
+
+def _check_unique_ids(docs) -> None:
+    """Fail loudly, naming the records, if any doc_id repeats: joins would silently duplicate rows."""
+    repeated = docs.groupBy("doc_id").count().where("count > 1")
+    clashes = repeated.join(docs.select("doc_id", "source", "file", "position"), "doc_id").limit(10).collect()
+    if clashes:
+        where = "; ".join(f"{r['doc_id']}: {r['source']}/{r['file']}@{r['position']}" for r in clashes)
+        raise DocIdCollisionError(f"doc_id collision between distinct records ({where}); "
+                                  "rename a source or file to change their ids")
 
 
 def _count(records, names: list[str]) -> dict:
