@@ -61,9 +61,6 @@ class Manifest:
         self.data["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.save()
 
-    def stage(self, stage: str) -> dict[str, Any] | None:
-        return self.data["stages"].get(stage)
-
     def save(self) -> None:
         storage.write_json(self.path, self.data)
 
