@@ -29,7 +29,7 @@ from corpus import jsonl_of_size  # noqa: E402
 
 from pipeline.config import load_config_text  # noqa: E402
 from pipeline.context import RunContext  # noqa: E402
-from pipeline.megatron.stage import run_tokenize  # noqa: E402
+from pipeline.megatron.tokenize_stage import run_tokenize  # noqa: E402
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens  # noqa: E402
 
 EOT = "<|endoftext|>"

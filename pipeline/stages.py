@@ -54,7 +54,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("train-tokenizer", lambda c: {"tokenizer": asdict(c.tokenizer)},
           "pipeline.tokenizer.stage:run_train_tokenizer"),
     Stage("tokenize", lambda c: {"tokenizer": asdict(c.tokenizer), "tokenize": asdict(c.tokenize)},
-          "pipeline.megatron.stage:run_tokenize"),
+          "pipeline.megatron.tokenize_stage:run_tokenize"),
     Stage("merge-blend", _blend_inputs, "pipeline.blend.stage:run_merge_blend"),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)

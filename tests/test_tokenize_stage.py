@@ -16,7 +16,7 @@ from pipeline.config import load_config_text
 from pipeline.context import RunContext
 from pipeline.inspect import inspect_main
 from pipeline.megatron.merge_stage import merge_sources
-from pipeline.megatron.stage import INJECT_PROPERTY, run_tokenize
+from pipeline.megatron.tokenize_stage import INJECT_PROPERTY, run_tokenize
 from pipeline.tokenizer import BPETokenizer, count_pretokens
 from pipeline.tokenizer.stage import load_tokenizer, run_train_tokenizer
 

@@ -15,7 +15,7 @@ from pipeline.context import RunContext
 from pipeline.manifest import marker_path
 from pipeline.megatron import _fs
 from pipeline.megatron.merge import merge_indexed_datasets
-from pipeline.megatron.stage import list_shards, shard_dir, shard_name
+from pipeline.megatron.shards import list_shards, shard_dir, shard_name
 from pipeline.megatron.validate import validate
 
 

@@ -35,8 +35,6 @@ temporary files behind as a killed worker would.
 
 from __future__ import annotations
 
-import posixpath
-import re
 import time
 from collections.abc import Iterator
 
@@ -47,10 +45,10 @@ from pipeline import storage
 from pipeline.context import RunContext
 from pipeline.megatron.format import dtype_for_vocab
 from pipeline.megatron.reader import read_index
+from pipeline.megatron.shards import list_shards, shard_dir, shard_name, tmp_dir
 from pipeline.megatron.writer import IndexedDatasetWriter, publish
 
 INJECT_PROPERTY = "pipeline.inject_failure"
-SHARD_RE = re.compile(r"^part-(\d{5})\.(bin|idx)$")
 SUMMARY_SCHEMA = pa.schema([
     ("partition", pa.int32()), ("attempt", pa.int32()), ("documents", pa.int64()),
     ("tokens", pa.int64()), ("special_text_documents", pa.int64()), ("written", pa.string()),
@@ -60,21 +58,6 @@ _SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
 
 class InjectedFailure(RuntimeError):
     """The deliberate mid-write failure of a first task attempt (failure-injection tests)."""
-
-
-def shard_dir(ctx: RunContext, source: str) -> str:
-    """``<run>/shards/<source>``."""
-    return ctx.path("shards", source)
-
-
-def tmp_dir(ctx: RunContext, source: str) -> str:
-    """``<run>/shards/_tmp/<source>``: where task attempts write before publishing."""
-    return ctx.path("shards", "_tmp", source)
-
-
-def shard_name(partition: int) -> str:
-    """Zero-padded shard name of a partition (lexicographic order = partition order)."""
-    return f"part-{partition:05d}"
 
 
 def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str, tmp: str,
@@ -137,25 +120,6 @@ def publish_winners(rows, out: str) -> None:
             final = storage.join(out, shard_name(row["partition"]))
             copy_object(f"{row['written']}.bin", f"{final}.bin")
             copy_object(f"{row['written']}.idx", f"{final}.idx")
-
-
-def list_shards(directory: str) -> tuple[list[int], list[str]]:
-    """Partition numbers with a complete ``.bin``/``.idx`` pair, sorted; and every other file name."""
-    fs, path = storage.filesystem(directory)
-    if not fs.exists(path):
-        return [], []
-    names = sorted(posixpath.basename(p.rstrip("/")) for p in fs.ls(path, detail=False))
-    found: dict[int, set[str]] = {}
-    stray = []
-    for n in names:
-        m = SHARD_RE.match(n)
-        if m:
-            found.setdefault(int(m.group(1)), set()).add(m.group(2))
-        else:
-            stray.append(n)
-    pairs = sorted(p for p, exts in found.items() if exts == {"bin", "idx"})
-    stray += [f"{shard_name(p)}.{e}" for p, exts in sorted(found.items()) if exts != {"bin", "idx"} for e in exts]
-    return pairs, stray
 
 
 def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.dtype,
