@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from pipeline.numba_backend import NumbaSwitch
+from pipeline.tokenizer.train import merge_word
 
 Pair = tuple[int, int]
 MergeTable = dict[Pair, tuple[int, int]]  # (left id, right id) -> (rank, merged id)
@@ -44,17 +45,7 @@ def bpe_ids(data: bytes, byte_ids: Sequence[int], table: MergeTable) -> list[int
                 best = pair
         if best is None:
             break
-        a, b = best
-        out: list[int] = []
-        i, n = 0, len(ids)
-        while i < n:
-            if i + 1 < n and ids[i] == a and ids[i + 1] == b:
-                out.append(merged)
-                i += 2
-            else:
-                out.append(ids[i])
-                i += 1
-        ids = out
+        ids = merge_word(ids, best[0], best[1], merged)
     return ids
 
 

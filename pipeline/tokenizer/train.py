@@ -42,7 +42,7 @@ def _pairs(word: list[int]) -> dict[Pair, int]:
     return out
 
 
-def _merge_word(word: list[int], a: int, b: int, new: int) -> list[int]:
+def merge_word(word: list[int], a: int, b: int, new: int) -> list[int]:
     """Replace every non-overlapping (a, b), scanning left to right, with ``new``."""
     out: list[int] = []
     i, n = 0, len(word)
@@ -95,7 +95,7 @@ def train_merges(counts: Mapping[bytes, int], num_merges: int, progress: bool = 
         changed: set[Pair] = set()
         for idx in where.pop(pair, ()):
             word = words[idx]
-            merged = _merge_word(word, a, b, new)
+            merged = merge_word(word, a, b, new)
             if len(merged) == len(word):
                 continue
             before, after = _pairs(word), _pairs(merged)
