@@ -82,6 +82,15 @@ def _dated_keys(raw: Any) -> bool:
     return isinstance(raw, str) and PLACEHOLDER in raw
 
 
+def job_file(command: str) -> str:
+    """The spark-submit entry point of a stage (``run``: the whole pipeline), relative to the repository.
+
+    The ``job_`` prefix keeps every entry point from shadowing a module of the standard library
+    (``tokenize``) or the ``pipeline`` package when the job's directory goes first on ``sys.path``.
+    """
+    return f"jobs/job_{'pipeline' if command == 'run' else command.replace('-', '_')}.py"
+
+
 def cli_argv(command: str, argv: list[str]) -> list[str]:
     """Arguments for :func:`pipeline.cli.main` from a job's ``--config C [--date D] [--set k=v] ...``.
 
@@ -92,7 +101,7 @@ def cli_argv(command: str, argv: list[str]) -> list[str]:
 
     from pipeline.storage import read_text
 
-    parser = argparse.ArgumentParser(prog=f"jobs/{command.replace('-', '_')}.py", add_help=True)
+    parser = argparse.ArgumentParser(prog=job_file(command), add_help=True)
     parser.add_argument("--config", required=True, help="YAML config: local path, gs:// or s3://")
     parser.add_argument("--date", help="run date: YYYY-MM-DD, 'today' or 'yesterday' (UTC); fills {date}")
     args, rest = parser.parse_known_args(argv)
@@ -112,7 +121,7 @@ def cli_argv(command: str, argv: list[str]) -> list[str]:
 
 
 def job_main(command: str, argv: list[str] | None = None) -> int:
-    """What ``jobs/<stage>.py`` runs: resolve ``--date`` and hand over to :func:`pipeline.cli.main`."""
+    """What ``jobs/job_<stage>.py`` runs: resolve ``--date`` and hand over to :func:`pipeline.cli.main`."""
     import sys
 
     from pipeline.cli import main

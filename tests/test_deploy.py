@@ -16,7 +16,7 @@ import yaml
 
 from pipeline.config import load_config_text
 from pipeline.packaging import REQUIREMENTS_NAME, ZIP_NAME
-from pipeline.schedule import dated_overrides
+from pipeline.schedule import dated_overrides, job_file
 from pipeline.stages import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ BUILT = {f"dist/{ZIP_NAME}", f"dist/{REQUIREMENTS_NAME}", "dist/env.tar.gz"}
 
 
 def _job_file(stage: str) -> str:
-    return f"jobs/{stage.replace('-', '_')}.py"
+    return job_file(stage)
 
 
 def _artifact_refs(text: str, scheme: str) -> set[str]:
@@ -47,9 +47,8 @@ def _run(*args: str) -> str:
 
 
 def test_every_stage_has_a_job_file():
-    for stage in (*STAGE_NAMES,):
+    for stage in (*STAGE_NAMES, "run"):
         assert (REPO / _job_file(stage)).is_file(), stage
-    assert (REPO / "jobs" / "pipeline.py").is_file()
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None,
@@ -149,8 +148,7 @@ def test_create_cluster_sizes_from_the_machine_type(tmp_path):
 def test_serverless_dry_run_submits_each_stage_once_with_one_date():
     out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "yesterday", "--dry-run")
     lines = [line for line in out.splitlines() if "batches submit pyspark" in line]
-    assert [re.search(r"jobs/(\w+)\.py", line).group(1) for line in lines] == \
-        [s.replace("-", "_") for s in STAGE_NAMES]
+    assert [re.search(r"(jobs/\w+\.py)", line).group(1) for line in lines] == [job_file(s) for s in STAGE_NAMES]
     dates = {re.search(r"--date (\S+)", line).group(1) for line in lines}
     assert len(dates) == 1 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", dates.pop())
     assert all("_2.13-0.10.1.jar" in line and "spark.jars=" not in line for line in lines)
@@ -194,3 +192,12 @@ def test_airflow_dag_imports():
     for task in dag.tasks:
         args = task.job["pyspark_job"]["args"]
         assert args[args.index("--date") + 1] == "{{ ds }}"
+
+
+def test_job_files_shadow_no_module():
+    """Staged alone, a job's directory goes first on sys.path: no job may share a module's name."""
+    jobs = sorted(p.stem for p in (REPO / "jobs").glob("*.py"))
+    assert jobs == sorted(Path(job_file(s)).stem for s in (*STAGE_NAMES, "run"))
+    top_level = set(sys.stdlib_module_names) | {"pipeline", "tests", "bench"}
+    top_level |= {m.name for m in __import__("pkgutil").iter_modules()}
+    assert not [j for j in jobs if j in top_level]

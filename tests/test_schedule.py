@@ -74,10 +74,10 @@ def _tree_hashes(root: Path) -> dict[str, str]:
 
 
 def _run_job(config: Path, date: str, monkeypatch) -> int:
-    """``jobs/pipeline.py --config C --date D`` in this process (its Spark session is the shared one)."""
-    monkeypatch.setattr(sys, "argv", ["jobs/pipeline.py", "--config", str(config), "--date", date])
+    """``jobs/job_pipeline.py --config C --date D`` in this process (its Spark session is the shared one)."""
+    monkeypatch.setattr(sys, "argv", ["jobs/job_pipeline.py", "--config", str(config), "--date", date])
     with pytest.raises(SystemExit) as exc:
-        runpy.run_path(str(REPO / "jobs" / "pipeline.py"), run_name="__main__")
+        runpy.run_path(str(REPO / "jobs" / "job_pipeline.py"), run_name="__main__")
     return exc.value.code
 
 

@@ -36,13 +36,13 @@ def test_zip_holds_the_package_and_shadows_other_installs(tmp_path):
 @pytest.mark.spark
 @pytest.mark.skipif(not SPARK_SUBMIT.exists(), reason=f"pyspark's spark-submit not found at {SPARK_SUBMIT}")
 def test_spark_submit_runs_the_whole_pipeline(tmp_path):
-    """``spark-submit --py-files <zip> jobs/pipeline.py --config conf/local.yaml`` finishes locally."""
+    """``spark-submit --py-files <zip> jobs/job_pipeline.py --config conf/local.yaml`` finishes locally."""
     zpath = _build_zip(tmp_path / "dist")
     out = tmp_path / "run"
     cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--driver-memory", "2g",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
            "--conf", "spark.default.parallelism=2", "--conf", "spark.ui.showConsoleProgress=false",
-           "--py-files", str(zpath), "jobs/pipeline.py", "--config", "conf/local.yaml",
+           "--py-files", str(zpath), "jobs/job_pipeline.py", "--config", "conf/local.yaml",
            "--set", f"output={out}", "--set", "tokenize.partitions=2", "--set", "tokenizer.vocab_size=300",
            "--set", "ingest.partitions=2"]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}

@@ -27,7 +27,7 @@ def pyspark_job(stage: str) -> dict:
         "reference": {"project_id": "{{ var.value.pretrain_project }}"},
         "placement": {"cluster_name": "{{ var.value.pretrain_cluster }}"},
         "pyspark_job": {
-            "main_python_file_uri": f"{ARTIFACTS}/jobs/{stage.replace('-', '_')}.py",
+            "main_python_file_uri": f"{ARTIFACTS}/jobs/job_{stage.replace('-', '_')}.py",
             "python_file_uris": [f"{ARTIFACTS}/dist/pretrain_pipeline.zip"],
             "args": ["--config", CONFIG, "--date", "{{ ds }}"],
         },

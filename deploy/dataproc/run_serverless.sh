@@ -94,7 +94,7 @@ common=(--region "$REGION" --version "$VERSION" --deps-bucket "gs://$BUCKET"
 suffix="$(date -u +%Y%m%d%H%M%S)"
 IFS=',' read -r -a stage_list <<< "$STAGES"
 for stage in "${stage_list[@]}"; do
-  job="${stage//-/_}"
+  job="job_${stage//-/_}"
   [[ -f "$ROOT/jobs/$job.py" ]] || { echo "no job for stage '$stage' (jobs/$job.py)" >&2; exit 2; }
   batch="pretrain-${stage}-${suffix}"
   run gcloud dataproc batches submit pyspark "$ARTIFACTS/jobs/$job.py" --batch "$batch" "${common[@]}" \

@@ -1,6 +1,6 @@
 """spark-submit entry point for the ingest stage (SPEC §8); all logic lives in the `pipeline` package.
 
-    spark-submit --py-files pretrain_pipeline.zip jobs/ingest.py --config CONFIG
+    spark-submit --py-files pretrain_pipeline.zip jobs/job_ingest.py --config CONFIG
         [--date YYYY-MM-DD] [--set k=v ...]
 """
 

@@ -1,6 +1,6 @@
 """spark-submit entry point for the tokenize stage (SPEC §8); all logic lives in the `pipeline` package.
 
-    spark-submit --py-files pretrain_pipeline.zip jobs/tokenize.py --config CONFIG
+    spark-submit --py-files pretrain_pipeline.zip jobs/job_tokenize.py --config CONFIG
         [--date YYYY-MM-DD] [--set k=v ...]
 """
 
