@@ -1,0 +1,171 @@
+"""Ingest + dedup here vs the BigCode / text-dedup MinHash Spark script, same corpus, P, T, K and Spark.
+
+Both run as separate processes on the same master (default ``local[2]``) with the same shuffle
+partitions, timed from process start to exit (JVM start-up included for both). The peer script is run
+from ``../shared/peers/`` (see its README), never copied; without it this benchmark says so and stops.
+
+    python bench/bench_vs_bigcode.py --mb 200          # corpus from bench/corpus.py, cached under DATA
+    python bench/bench_vs_bigcode.py --mb 1000 --driver-memory 8g
+
+Prints both times, the ratio, both survivor counts, our seconds per dedup step and the peak memory of
+each driver (Python and JVM, sampled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pyarrow as pa
+import pyarrow.parquet as pq
+from harness import DATA, corpus
+
+REPO = Path(__file__).resolve().parents[1]
+PEERS = REPO.parent / "shared" / "peers"
+PEER_SCRIPT = "text_dedup_minhash_spark_6bb8e89.py"
+
+
+class TreePeakMemory:
+    """Peak RSS of a child process tree, split into its Python processes and its JVM, sampled every 50 ms."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.python = 0
+        self.jvm = 0
+        self._root = psutil.Process(proc.pid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                procs = [self._root, *self._root.children(recursive=True)]
+                jvm = sum(p.memory_info().rss for p in procs if "java" in p.name())
+                # the driver is the root (ours) or the spark-submit child (peer); workers are also Python
+                python = max((p.memory_info().rss for p in procs if "python" in p.name()), default=0)
+            except psutil.Error:
+                jvm = python = 0
+            self.jvm, self.python = max(self.jvm, jvm), max(self.python, python)
+            time.sleep(0.05)
+
+    def __enter__(self) -> TreePeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, TreePeakMemory]:
+    """Run ``cmd`` to completion with its output in ``log``; wall seconds and peak memory, or exit on failure."""
+    started = time.time()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        with TreePeakMemory(proc) as peak:
+            code = proc.wait()
+    seconds = time.time() - started
+    if code != 0:
+        sys.exit(f"{cmd[0]} ... failed with exit {code}; see {log}")
+    return seconds, peak
+
+
+def parquet_copy(jsonl: Path, column: str) -> Path:
+    """The corpus as Parquet with its text in ``column`` (the peer's input format), made once."""
+    out = jsonl.with_suffix(".parquet.d")
+    if not out.exists():
+        tmp = out.with_suffix(".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        with open(jsonl, encoding="utf-8") as f:
+            texts = [json.loads(line)["text"] for line in f]
+        chunk = max(1, len(texts) // 8)
+        for i in range(0, len(texts), chunk):
+            pq.write_table(pa.table({column: texts[i:i + chunk]}), tmp / f"part-{i // chunk:05d}.parquet")
+        tmp.rename(out)
+    return out
+
+
+def ours_child(config_path: str, overrides: list[str]) -> None:
+    """Ingest then dedup in this one process and one SparkSession, as ``python -m pipeline run`` would."""
+    from pipeline.cli import prepare
+    from pipeline.context import RunContext
+    from pipeline.stages import run_stages
+
+    ctx = RunContext(prepare(config_path, overrides))
+    for stage in ("ingest", "dedup"):
+        run_stages(ctx, only=stage, log=lambda *_: None)
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--ours-child"]:
+        return ours_child(sys.argv[2], sys.argv[3:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=200, help="corpus size in MB of text (bench/corpus.py)")
+    parser.add_argument("--num-perm", type=int, default=256)
+    parser.add_argument("--threshold", type=float, default=0.7)
+    parser.add_argument("--ngram", type=int, default=5)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--shuffle-partitions", type=int, default=8)
+    parser.add_argument("--driver-memory", default="8g")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], help="override for ours: KEY=VALUE")
+    args = parser.parse_args()
+    if not (PEERS / PEER_SCRIPT).is_file():
+        sys.exit(f"skipped: the BigCode peer script is not at {PEERS / PEER_SCRIPT} (../shared/peers/)")
+
+    raw = corpus(args.mb)
+    text_mb = sum(len(json.loads(line)["text"].encode()) for line in open(raw, "rb")) / 1e6
+    documents = sum(1 for _ in open(raw, "rb"))
+    parquet = parquet_copy(raw, "content")
+    work = DATA / "vs-bigcode"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    env.pop("SPARK_HOME", None)
+    spark_conf = {"spark.sql.shuffle.partitions": str(args.shuffle_partitions),
+                  "spark.default.parallelism": str(args.shuffle_partitions),
+                  "spark.driver.memory": args.driver_memory, "spark.ui.enabled": "false",
+                  "spark.ui.showConsoleProgress": "false"}
+
+    peer_cmd = [str(Path(sys.executable).parent / "spark-submit"), "--master", args.master,
+                *[a for k, v in spark_conf.items() for a in ("--conf", f"{k}={v}")],
+                PEER_SCRIPT, "--input", str(parquet), "--output", str(work / "peer-out"), "--column", "content",
+                "--threshold", str(args.threshold), "--ngram_size", str(args.ngram), "--num_perm", str(args.num_perm)]
+    peer_seconds, peer_peak = run_timed(peer_cmd, PEERS, env, work / "peer.log")
+    # the peer partitions its output by ``__pid__``, a directory name Arrow's discovery would skip
+    peer_survivors = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "peer-out").rglob("*.parquet"))
+
+    config = work / "ours.yaml"
+    config.write_text(json.dumps({
+        "output": str(work / "ours-run"),
+        "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}],
+        "spark": {"master": args.master, "settings": spark_conf},
+        "dedup": {"num_perm": args.num_perm, "threshold": args.threshold, "ngram": args.ngram},
+        "tokenizer": {"train": True, "vocab_size": 2000},  # required by the config; not run by `dedup`
+    }))
+    ours_cmd = [sys.executable, __file__, "--ours-child", str(config), *args.overrides]
+    ours_env = {**env, "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")}
+    ours_seconds, ours_peak = run_timed(ours_cmd, REPO, ours_env, work / "ours.log")
+    report = json.loads((work / "ours-run" / "dedup" / "report.json").read_text())
+    ours_survivors = report["counts"]["survivors"]
+
+    print(f"corpus: {text_mb:.0f} MB of text, {documents} documents; P={args.num_perm} T={args.threshold} "
+          f"K={args.ngram} on {args.master}, {args.shuffle_partitions} shuffle partitions, pyspark "
+          f"{__import__('pyspark').__version__}")
+    print(f"{'':28}{'seconds':>9}{'survivors':>11}{'py MiB':>8}{'JVM MiB':>9}")
+    for name, secs, kept, peak in (("BigCode script", peer_seconds, peer_survivors, peer_peak),
+                                   ("ingest + dedup (here)", ours_seconds, ours_survivors, ours_peak)):
+        print(f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}")
+    print(f"speed-up: {peer_seconds / ours_seconds:.2f}x (BigCode time / ours)")
+    print("our dedup seconds per step:", report.get("seconds"))
+
+
+if __name__ == "__main__":
+    main()
