@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from deploy.build_artifacts import REQUIREMENTS_NAME, ZIP_NAME
 from pipeline.config import load_config_text
-from pipeline.packaging import REQUIREMENTS_NAME, ZIP_NAME
 from pipeline.schedule import dated_overrides, job_file
 from pipeline.stages import STAGE_NAMES
 
@@ -101,9 +101,11 @@ def test_emr_steps_run_the_stages_in_order_and_reference_existing_files():
     steps = json.loads(path.read_text())
     assert len(steps) == len(STAGE_NAMES)
     for stage, step in zip(STAGE_NAMES, steps, strict=True):
-        args = step["HadoopJarStep"]["Args"]
-        assert step["HadoopJarStep"]["Jar"] == "command-runner.jar" and args[0] == "spark-submit"
-        assert f"s3://ARTIFACTS/{_job_file(stage)}" in args
+        # The AWS CLI's --steps shape (not the API's HadoopJarStep): the CLI adds spark-submit.
+        assert set(step) == {"Type", "Name", "ActionOnFailure", "Args"}
+        args = step["Args"]
+        assert step["Type"] == "Spark" and "spark-submit" not in args
+        assert args[args.index("--py-files") + 2] == f"s3://ARTIFACTS/{_job_file(stage)}"
         assert args[args.index("--py-files") + 1] == f"s3://ARTIFACTS/dist/{ZIP_NAME}"
         assert args[args.index("--date") + 1] == "RUN_DATE"
         assert step["ActionOnFailure"] == "CANCEL_AND_WAIT"
@@ -162,9 +164,10 @@ def test_workflow_and_emr_dry_runs():
     assert "workflowTemplates/pretrain-pipeline:instantiate" in out and "yesterday" in out
     out = _run("deploy/emr/run.sh", "steps", "--bucket", "b", "--cluster-id", "j-1", "--date", "2026-11-22",
                "--dry-run")
-    payload = json.loads(out[: out.index("\n+ aws emr add-steps")])
-    assert payload["JobFlowId"] == "j-1" and len(payload["Steps"]) == len(STAGE_NAMES)
-    assert "ARTIFACTS" not in json.dumps(payload) and "RUN_DATE" not in json.dumps(payload)
+    steps = json.loads(out[: out.index("\n+ aws emr add-steps")])
+    assert len(steps) == len(STAGE_NAMES)
+    assert "ARTIFACTS" not in json.dumps(steps) and "RUN_DATE" not in json.dumps(steps)
+    assert "--cluster-id j-1 --steps file://" in out
     out = _run("deploy/emr/run.sh", "create", "--bucket", "b", "--dry-run")
     assert "PYSPARK_PYTHON" in out and "s3://b/pretrain/deploy/emr/bootstrap.sh" in out
 
