@@ -3,7 +3,6 @@ exists, dry runs print the expected commands, the configs validate, the Airflow 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -179,22 +178,6 @@ def test_upload_dry_run_stages_every_job_and_config():
     for ref in ("conf/dataproc.yaml", f"dist/{ZIP_NAME}", "deploy/dataproc/init_install_deps.sh",
                 "jars/graphframes-spark3_2.12-0.10.1.jar", "jars/graphframes-graphx-spark3_2.12-0.10.1.jar"):
         assert f"gs://b/pretrain/{ref}" in out, ref
-
-
-def test_airflow_dag_imports():
-    if importlib.util.find_spec("airflow") is None:
-        pytest.skip("Apache Airflow is not installed (the DAG is for Cloud Composer)")
-    if importlib.util.find_spec("airflow.providers.google") is None:
-        pytest.skip("apache-airflow-providers-google is not installed")
-    spec = importlib.util.spec_from_file_location("airflow_dag", DEPLOY / "dataproc" / "airflow_dag.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["airflow_dag"] = module
-    spec.loader.exec_module(module)
-    dag = module.dag
-    assert [t.task_id for t in dag.topological_sort()] == [s.replace("-", "_") for s in STAGE_NAMES]
-    for task in dag.tasks:
-        args = task.job["pyspark_job"]["args"]
-        assert args[args.index("--date") + 1] == "{{ ds }}"
 
 
 def test_job_files_shadow_no_module():
