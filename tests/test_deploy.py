@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
 SCRIPTS = sorted(DEPLOY.rglob("*.sh"))
 # Files the packaging script builds into dist/ (not in the repository).
-BUILT = {f"dist/{ZIP_NAME}", f"dist/{REQUIREMENTS_NAME}", "dist/env.tar.gz"}
+BUILT = {"dist", f"dist/{ZIP_NAME}", f"dist/{REQUIREMENTS_NAME}", "dist/env.tar.gz"}
 
 
 def _job_file(stage: str) -> str:
