@@ -6,7 +6,8 @@
 #   <out>/wheelhouse/                  every dependency as a wheel for the cluster's Python/platform
 #                                      (--platform and every older manylinux tag), installed by the
 #                                      init action / bootstrap with --no-index
-#   <out>/env.tar.gz                   a packed virtualenv for spark.archives=env.tar.gz#environment
+#   <out>/env-py<X.Y>.tar.gz           a packed virtualenv of --python (X.Y: its version) for
+#                                      spark.archives=...#environment (3.11: Dataproc, 3.12: Serverless 2.2)
 #
 # Usage: deploy/build_artifacts.sh [--out dist] [--python python3] [--zip-only] [--no-isolation]
 #          [--wheelhouse] [--target-python 3.11] [--platform manylinux_2_28_x86_64]
@@ -72,7 +73,8 @@ if [[ "$PACK_ENV" == 1 ]]; then
   run "$ENV_DIR/bin/pip" install --quiet venv-pack
   run "$ENV_DIR/bin/pip" install --quiet -r "$OUT/requirements-cluster.txt"
   run "$ENV_DIR/bin/pip" install --quiet --no-deps "$OUT"/spark_pretrain_pipeline-*.whl
-  run "$ENV_DIR/bin/venv-pack" -p "$ENV_DIR" -o "$OUT/env.tar.gz" --force
+  PY_XY="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  run "$ENV_DIR/bin/venv-pack" -p "$ENV_DIR" -o "$OUT/env-py$PY_XY.tar.gz" --force
 fi
 
 echo "artifacts in $OUT"

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
 SCRIPTS = sorted(DEPLOY.rglob("*.sh"))
 # Files the packaging script builds into dist/ (not in the repository).
-BUILT = {"dist", f"dist/{ZIP_NAME}", f"dist/{REQUIREMENTS_NAME}", "dist/env.tar.gz"}
+BUILT = {"dist", f"dist/{ZIP_NAME}", f"dist/{REQUIREMENTS_NAME}", "dist/env-py3.11.tar.gz"}
 
 
 def _job_file(stage: str) -> str:
@@ -193,13 +193,25 @@ def test_create_cluster_sizes_executors_that_fit_yarn(tmp_path, machine, vcpus, 
     assert _executors_per_node(vcpus, yarn_mb, cores, memory, overhead) == vcpus // cores
 
 
-def test_serverless_dry_run_submits_each_stage_once_with_one_date():
-    out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "yesterday", "--dry-run")
+def test_serverless_dry_run_submits_each_stage_once_with_one_date(tmp_path):
+    out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "yesterday", "--env-archive",
+               "--dry-run")
     lines = [line for line in out.splitlines() if "batches submit pyspark" in line]
     assert [re.search(r"(jobs/\w+\.py)", line).group(1) for line in lines] == [job_file(s) for s in STAGE_NAMES]
     dates = {re.search(r"--date (\S+)", line).group(1) for line in lines}
     assert len(dates) == 1 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", dates.pop())
+    # Runtime 2.2 is Python 3.12; engine star: no GraphFrames jars (the quick start never uploads them).
+    assert all("dist/env-py3.12.tar.gz#environment" in line for line in lines)
+    assert all(".jar" not in line for line in lines)
+    graphframes = tmp_path / "gf.yaml"
+    graphframes.write_text((REPO / "conf" / "dataproc.yaml").read_text().replace("engine: star", "engine: graphframes"))
+    out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "2026-11-22", "--container-image",
+               "img", "--local-config", str(graphframes), "--dry-run")
+    lines = [line for line in out.splitlines() if "batches submit pyspark" in line]
     assert all("_2.13-0.10.1.jar" in line and "spark.jars=" not in line for line in lines)
+    done = subprocess.run(["bash", "deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "2026-11-22",
+                           "--dry-run"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2 and "--container-image" in done.stderr
 
 
 def test_workflow_and_emr_dry_runs():

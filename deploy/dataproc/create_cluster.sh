@@ -15,7 +15,7 @@
 #                    build_artifacts.sh --wheelhouse)
 # --deps pip         init action pip-installs requirements from PyPI or --pip-index-url: needs Cloud
 #                    NAT or a mirror (Dataproc 2.2+ nodes have internal IPs only by default)
-# --deps env         packed virtualenv: spark.archives=dist/env.tar.gz#environment for executors,
+# --deps env         packed virtualenv: spark.archives=dist/env-py3.11.tar.gz#environment for executors,
 #                    unpacked on the master for the driver (no internet)
 # --deps image       a custom image (--image) that already has the dependencies (no init action)
 # Spark settings: computed from the worker shape, then the config's spark.settings (which win),
@@ -112,7 +112,7 @@ case "$DEPS" in
   pip|wheelhouse|image) ;;
   env)
     defaults+=(
-      --default "spark.archives=$ARTIFACTS/dist/env.tar.gz#environment"
+      --default "spark.archives=$ARTIFACTS/dist/env-py3.11.tar.gz#environment"
       --default "spark.pyspark.python=./environment/bin/python"
       --default "spark.pyspark.driver.python=/opt/pretrain-env/bin/python"
     ) ;;
