@@ -28,11 +28,16 @@ class ScheduleError(ValueError):
     """A bad ``--date`` value, or a config and ``--date`` that do not go together."""
 
 
+def utc_now() -> dt.datetime:
+    """The clock ``today`` and ``yesterday`` are read from (one place, so a test can set it)."""
+    return dt.datetime.now(dt.timezone.utc)
+
+
 def resolve_date(value: str, now: dt.datetime | None = None) -> str:
     """``YYYY-MM-DD`` for an ISO date, ``today`` or ``yesterday`` (UTC)."""
     text = value.strip().lower()
     if text in _RELATIVE:
-        now = now or dt.datetime.now(dt.timezone.utc)
+        now = now or utc_now()
         return (now.date() + dt.timedelta(days=_RELATIVE[text])).isoformat()
     try:
         return dt.date.fromisoformat(text).isoformat()

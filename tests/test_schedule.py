@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import runpy
 import sys
 from pathlib import Path
@@ -82,7 +83,11 @@ def _run_job(config: Path, date: str, monkeypatch) -> int:
 
 
 @pytest.mark.spark
-def test_a_new_date_makes_a_new_run_and_leaves_earlier_runs_untouched(tmp_path, spark, monkeypatch):
+def test_two_scheduled_days_each_read_the_previous_day_and_leave_earlier_runs_untouched(tmp_path, spark, monkeypatch):
+    """Two consecutive scheduled runs through the schedule code that Cloud Scheduler / the workflow
+    template use (``--date yesterday``, resolved by the job when it starts) at 03:00 UTC on two days."""
+    from pipeline import schedule
+
     lines = SAMPLE.read_text().splitlines(keepends=True)
     for date, chunk in (("2026-11-21", lines[:30]), ("2026-11-22", lines[30:60])):
         part = tmp_path / "raw" / "web" / f"dt={date}"
@@ -101,14 +106,19 @@ def test_a_new_date_makes_a_new_run_and_leaves_earlier_runs_untouched(tmp_path, 
     }))
     runs = tmp_path / "runs"
 
-    assert _run_job(config, "2026-11-21", monkeypatch) == 0
+    monkeypatch.setattr(schedule, "utc_now", lambda: dt.datetime(2026, 11, 22, 3, 0, tzinfo=dt.timezone.utc))
+    assert _run_job(config, "yesterday", monkeypatch) == 0
     assert sorted(p.name for p in runs.iterdir()) == ["2026-11-21"]
     first = _tree_hashes(runs / "2026-11-21")
     assert "megatron/web.bin" in first and "blend/blend.json" in first
 
-    assert _run_job(config, "2026-11-22", monkeypatch) == 0
+    monkeypatch.setattr(schedule, "utc_now", lambda: dt.datetime(2026, 11, 23, 3, 0, tzinfo=dt.timezone.utc))
+    assert _run_job(config, "yesterday", monkeypatch) == 0
     assert sorted(p.name for p in runs.iterdir()) == ["2026-11-21", "2026-11-22"]
     second = _tree_hashes(runs / "2026-11-22")
     assert "megatron/web.bin" in second and "blend/blend.json" in second
+    for date in ("2026-11-21", "2026-11-22"):  # each read its own (previous) day's partition
+        manifest = json.loads((runs / date / "manifest.json").read_text())
+        assert f"dt={date}/" in json.dumps(manifest["config"]["sources"]), date
     assert second["megatron/web.bin"] != first["megatron/web.bin"]  # it read its own date's input
     assert _tree_hashes(runs / "2026-11-21") == first               # byte-for-byte untouched

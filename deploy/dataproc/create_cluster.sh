@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Create a Dataproc cluster sized from a few parameters, with the pipeline's dependencies, labelled
-# so that the workflow template (workflow.sh) runs on it. With --managed-template NAME, the same
-# cluster shape becomes NAME's managed cluster instead (created per run, deleted after it).
+# pretrain-pipeline=ready, for ad-hoc runs (the workflow template brings its own managed cluster).
+# With --managed-template NAME, this shape replaces NAME's managed cluster (created per run, deleted
+# after it).
 #
 # Usage: deploy/dataproc/create_cluster.sh --bucket BUCKET [--prefix pretrain] [--project P]
 #   [--region us-central1] [--cluster pretrain] [--workers 4] [--worker-type n2-highmem-8]
 #   [--master-type n2-standard-8] [--disk-gb 500] [--image-version 2.2-debian12]
-#   [--deps pip|wheelhouse|env|image] [--pip-index-url URL] [--image IMAGE_URI]
+#   [--deps wheelhouse|pip|env|image] [--pip-index-url URL] [--image IMAGE_URI]
 #   [--config conf/dataproc.yaml] [--max-idle 2h] [--subnet SUBNET] [--properties 'spark:K=V|spark:K=V']
 #   [--managed-template NAME] [--dry-run]
 #
+# --deps wheelhouse  (default) init action installs from dist/wheelhouse in GCS (no internet needed;
+#                    build_artifacts.sh --wheelhouse)
 # --deps pip         init action pip-installs requirements from PyPI or --pip-index-url: needs Cloud
-#                    NAT or a mirror (Dataproc 2.2+ has no internet by default)
-# --deps wheelhouse  init action installs from dist/wheelhouse in GCS (no internet)
-# --deps env         packed virtualenv: spark.archives=dist/env.tar.gz#environment for executors,
+#                    NAT or a mirror (Dataproc 2.2+ nodes have internal IPs only by default)
+# --deps env         packed virtualenv: spark.archives=dist/env-py3.11.tar.gz#environment for executors,
 #                    unpacked on the master for the driver (no internet)
 # --deps image       a custom image (--image) that already has the dependencies (no init action)
 # Spark settings: computed from the worker shape, then the config's spark.settings (which win),
@@ -31,7 +33,7 @@ WORKER_TYPE="${WORKER_TYPE:-n2-highmem-8}"
 MASTER_TYPE="${MASTER_TYPE:-n2-standard-8}"
 DISK_GB="${DISK_GB:-500}"
 IMAGE_VERSION="${IMAGE_VERSION:-2.2-debian12}"
-DEPS="${DEPS:-pip}"
+DEPS="${DEPS:-wheelhouse}"
 PIP_INDEX_URL="${PIP_INDEX_URL:-}"
 IMAGE=""
 CONFIG="$ROOT/conf/dataproc.yaml"
@@ -91,8 +93,10 @@ case "$WORKER_TYPE" in
 esac
 EXEC_CORES=$(( VCPUS >= 4 ? 4 : VCPUS ))
 EXECS_PER_WORKER=$(( VCPUS / EXEC_CORES ))
-# YARN gets ~80% of the machine; 1/8 of each executor's share goes to memoryOverhead (Python workers).
-EXEC_SHARE_GB=$(( VCPUS * GB_PER_VCPU * 8 / 10 / EXECS_PER_WORKER ))
+# YARN gets roughly 75% of a Dataproc worker's memory (yarn.nodemanager.resource.memory-mb); 2 GiB of
+# it stay free for the application master; 1/8 of each executor's share goes to memoryOverhead.
+YARN_GB=$(( VCPUS * GB_PER_VCPU * 75 / 100 ))
+EXEC_SHARE_GB=$(( (YARN_GB - 2) / EXECS_PER_WORKER ))
 EXEC_MEM_GB=$(( EXEC_SHARE_GB * 7 / 8 ))
 OVERHEAD_GB=$(( EXEC_SHARE_GB - EXEC_MEM_GB ))
 (( EXEC_MEM_GB >= 1 && OVERHEAD_GB >= 1 )) || { echo "--worker-type $WORKER_TYPE is too small" >&2; exit 2; }
@@ -108,7 +112,7 @@ case "$DEPS" in
   pip|wheelhouse|image) ;;
   env)
     defaults+=(
-      --default "spark.archives=$ARTIFACTS/dist/env.tar.gz#environment"
+      --default "spark.archives=$ARTIFACTS/dist/env-py3.11.tar.gz#environment"
       --default "spark.pyspark.python=./environment/bin/python"
       --default "spark.pyspark.driver.python=/opt/pretrain-env/bin/python"
     ) ;;

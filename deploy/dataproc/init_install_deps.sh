@@ -2,11 +2,11 @@
 # Dataproc initialization action: install the pipeline's Python dependencies on every node.
 # pyspark is NOT installed: the cluster provides it. Set by create_cluster.sh as instance metadata:
 #   PIPELINE_DIST       gs://.../dist with the wheel and requirements-cluster.txt (required)
-#   PIPELINE_DEPS       pip (default): from PyPI or PIP_INDEX_URL -- needs Cloud NAT or a mirror;
+#   PIPELINE_DEPS       wheelhouse (default), pip: from PyPI or PIP_INDEX_URL -- needs Cloud NAT or a mirror;
 #                       Dataproc 2.2+ clusters have no internet by default (SPEC §11)
 #                       wheelhouse: from PIPELINE_DIST/wheelhouse/ (built by build_artifacts.sh
 #                       --wheelhouse) with --no-index: no internet needed
-#                       env: unpack PIPELINE_DIST/env.tar.gz to /opt/pretrain-env on the master, for
+#                       env: unpack PIPELINE_DIST/env-py3.11.tar.gz to /opt/pretrain-env on the master, for
 #                       the driver (executors get it via spark.archives)
 #   PIP_INDEX_URL       optional mirror (Artifact Registry PyPI remote repository, ...)
 #   PIPELINE_PYTHON     interpreter to install into (default: Dataproc's /opt/conda/default/bin/python)
@@ -18,7 +18,7 @@ meta() {
 
 DIST="$(meta PIPELINE_DIST)"
 DEPS="$(meta PIPELINE_DEPS)"
-DEPS="${DEPS:-pip}"
+DEPS="${DEPS:-wheelhouse}"
 INDEX_URL="$(meta PIP_INDEX_URL)"
 PYTHON="$(meta PIPELINE_PYTHON)"
 PYTHON="${PYTHON:-/opt/conda/default/bin/python}"
@@ -49,7 +49,7 @@ case "$DEPS" in
     ;;
   env)
     if [[ "$ROLE" == "Master" ]]; then
-      gcloud storage cp "$DIST/env.tar.gz" "$WORK/env.tar.gz"
+      gcloud storage cp "$DIST/env-py3.11.tar.gz" "$WORK/env.tar.gz"
       mkdir -p /opt/pretrain-env
       tar -xzf "$WORK/env.tar.gz" -C /opt/pretrain-env
     fi

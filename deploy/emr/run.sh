@@ -2,14 +2,19 @@
 # The pipeline on AWS EMR 7.x (Spark 3.5, Scala 2.12, Java 17).
 #
 # Usage: deploy/emr/run.sh create --bucket B [--prefix pretrain] [--region us-east-1]
-#          [--release emr-7.5.0] [--workers 4] [--instance-type r6i.2xlarge] [--subnet subnet-...]
-#          [--wheelhouse] [--log-uri s3://B/emr-logs/] [--idle-timeout 3600] [--dry-run]
+#          [--release emr-7.13.0] [--workers 4] [--instance-type r6i.2xlarge] [--subnet subnet-...]
+#          [--service-role EMR_DefaultRole] [--instance-profile EMR_EC2_DefaultRole]
+#          [--create-default-roles] [--wheelhouse] [--log-uri s3://B/emr-logs/]
+#          [--idle-timeout 3600] [--dry-run]
 #        deploy/emr/run.sh steps --cluster-id j-XXXX --bucket B --date YYYY-MM-DD [--dry-run]
 #
 # create: a cluster with the bootstrap action (deploy/emr/bootstrap.sh), Spark pointed at
 #         python3.11, and conf/emr.yaml's spark.settings as spark-defaults; it stops after
-#         --idle-timeout seconds without work.
-# steps:  adds deploy/emr/steps.json (one spark-submit step per stage, in order) for one date.
+#         --idle-timeout seconds without work. The service role and EC2 instance profile are named
+#         explicitly and checked first: if they do not exist, it stops and says so, or with
+#         --create-default-roles runs `aws emr create-default-roles` (once per account) first.
+# steps:  adds deploy/emr/steps.json (the CLI's --steps shape: one Spark step per stage, in order)
+#         for one date. The AWS CLI honours AWS_ENDPOINT_URL, AWS_PROFILE and friends as usual.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -18,10 +23,13 @@ ACTION="${1:-}"
 BUCKET="${BUCKET:-}"
 PREFIX="${PREFIX:-pretrain}"
 REGION="${REGION:-us-east-1}"
-RELEASE="${RELEASE:-emr-7.5.0}"
+RELEASE="${RELEASE:-emr-7.13.0}"   # Spark 3.5, Scala 2.12; standard support to 2028-04-21
 WORKERS="${WORKERS:-4}"
 INSTANCE_TYPE="${INSTANCE_TYPE:-r6i.2xlarge}"
 SUBNET=""
+SERVICE_ROLE="${SERVICE_ROLE:-EMR_DefaultRole}"
+INSTANCE_PROFILE="${INSTANCE_PROFILE:-EMR_EC2_DefaultRole}"
+CREATE_ROLES=0
 WHEELHOUSE=0
 LOG_URI=""
 IDLE_TIMEOUT="${IDLE_TIMEOUT:-3600}"
@@ -30,7 +38,7 @@ RUN_DATE=""
 PYTHON="/usr/bin/python3.11"
 DRY_RUN=0
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -41,6 +49,9 @@ while [[ $# -gt 0 ]]; do
     --workers) WORKERS="$2"; shift 2 ;;
     --instance-type) INSTANCE_TYPE="$2"; shift 2 ;;
     --subnet) SUBNET="$2"; shift 2 ;;
+    --service-role) SERVICE_ROLE="$2"; shift 2 ;;
+    --instance-profile) INSTANCE_PROFILE="$2"; shift 2 ;;
+    --create-default-roles) CREATE_ROLES=1; shift ;;
     --wheelhouse) WHEELHOUSE=1; shift ;;
     --log-uri) LOG_URI="$2"; shift 2 ;;
     --idle-timeout) IDLE_TIMEOUT="$2"; shift 2 ;;
@@ -75,19 +86,39 @@ text = open(defaults).read().strip()
 config = json.loads(text) if text else []
 env = {"Classification": "export", "Properties": {"PYSPARK_PYTHON": python}}
 config.append({"Classification": "spark-env", "Properties": {}, "Configurations": [env]})
-json.dump(config, open(out, "w"), indent=2)
+open(out, "w").write(json.dumps(config, indent=2) + "\n")
 PY
+    if [[ "$DRY_RUN" == 0 ]]; then
+      # --use-default-roles fails in an account where create-default-roles never ran: check instead.
+      roles_exist() {
+        aws iam get-role --role-name "$SERVICE_ROLE" >/dev/null 2>&1 &&
+          aws iam get-instance-profile --instance-profile-name "$INSTANCE_PROFILE" >/dev/null 2>&1
+      }
+      if ! roles_exist; then
+        if [[ "$CREATE_ROLES" == 1 ]]; then
+          aws emr create-default-roles --region "$REGION" >/dev/null
+        fi
+        roles_exist || {
+          echo "IAM role '$SERVICE_ROLE' or instance profile '$INSTANCE_PROFILE' not found: run" \
+               "'aws emr create-default-roles' once in this account (or pass --create-default-roles)," \
+               "or name existing ones with --service-role / --instance-profile" >&2
+          exit 1
+        }
+      fi
+    fi
     bootstrap_args="--dist,$ARTIFACTS/dist"
     [[ "$WHEELHOUSE" == 1 ]] && bootstrap_args="$bootstrap_args,--wheelhouse"
     args=(--name pretrain-pipeline --release-label "$RELEASE" --applications Name=Spark
-          --region "$REGION" --use-default-roles
+          --region "$REGION" --service-role "$SERVICE_ROLE"
           --instance-groups "InstanceGroupType=MASTER,InstanceCount=1,InstanceType=$INSTANCE_TYPE"
                             "InstanceGroupType=CORE,InstanceCount=$WORKERS,InstanceType=$INSTANCE_TYPE"
           --bootstrap-actions "Path=$ARTIFACTS/deploy/emr/bootstrap.sh,Name=pretrain-deps,Args=[$bootstrap_args]"
           --configurations "file://$TMP/configurations.json"
           --auto-termination-policy "IdleTimeout=$IDLE_TIMEOUT"
           --log-uri "${LOG_URI:-s3://$BUCKET/emr-logs/}")
-    [[ -n "$SUBNET" ]] && args+=(--ec2-attributes "SubnetId=$SUBNET")
+    ec2="InstanceProfile=$INSTANCE_PROFILE"
+    [[ -n "$SUBNET" ]] && ec2="$ec2,SubnetId=$SUBNET"
+    args+=(--ec2-attributes "$ec2")
     [[ "$DRY_RUN" == 1 ]] && cat "$TMP/configurations.json"
     run aws emr create-cluster "${args[@]}"
     ;;
@@ -100,13 +131,11 @@ PY
         RUN_DATE="$(python3 -c 'import datetime as d, sys; n = d.datetime.now(d.timezone.utc).date()
 print(n - d.timedelta(days=1) if sys.argv[1] == "yesterday" else n)' "$RUN_DATE")" ;;
     esac
-    {
-      printf '{"JobFlowId": "%s", "Steps": ' "$CLUSTER_ID"
-      sed -e "s#s3://ARTIFACTS#$ARTIFACTS#g" -e "s#RUN_DATE#$RUN_DATE#g" "$ROOT/deploy/emr/steps.json"
-      printf '}\n'
-    } > "$TMP/steps.json"
+    [[ "$RUN_DATE" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || { echo "--date $RUN_DATE: expected YYYY-MM-DD" >&2; exit 2; }
+    sed -e "s#s3://ARTIFACTS#$ARTIFACTS#g" -e "s#RUN_DATE#$RUN_DATE#g" "$ROOT/deploy/emr/steps.json" \
+      > "$TMP/steps.json"
     [[ "$DRY_RUN" == 1 ]] && cat "$TMP/steps.json"
-    run aws emr add-steps --region "$REGION" --cli-input-json "file://$TMP/steps.json"
+    run aws emr add-steps --region "$REGION" --cluster-id "$CLUSTER_ID" --steps "file://$TMP/steps.json"
     ;;
   *)
     usage >&2

@@ -1,0 +1,219 @@
+"""Build what a cluster needs from this checkout (run by ``deploy/build_artifacts.sh``).
+
+Writes into ``--out`` (default ``dist/``)::
+
+    pretrain_pipeline.zip                      the pure-Python ``pipeline`` package (SPEC §11: --py-files)
+    spark_pretrain_pipeline-<v>-py3-none-any.whl   built by PyPA ``build`` (``python -m build``)
+    requirements-cluster.txt                   the wheel's dependencies minus what the cluster provides
+    wheelhouse/                                with ``--wheelhouse``: every dependency as a wheel
+
+This module is build tooling: it lives outside the ``pipeline`` package, so it never ships in the zip.
+Only the project's own sources go into the zip (no ``__pycache__``, numba caches or editor files), with
+fixed timestamps, so the zip is the same bytes from a fresh clone and from a working tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import email.parser
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ZIP_NAME = "pretrain_pipeline.zip"
+REQUIREMENTS_NAME = "requirements-cluster.txt"
+WHEELHOUSE_NAME = "wheelhouse"
+# Provided by the cluster (Dataproc, EMR, Serverless): never installed there.
+CLUSTER_PROVIDED = frozenset({"pyspark", "py4j"})
+# glibc versions that have a manylinux tag (PEP 600), oldest first, and the legacy aliases of some.
+MANYLINUX_GLIBC_MINORS = (5, 12, 17, 24, 26, 27, 28, 31, 34, 35, 39)
+LEGACY_MANYLINUX = {5: "manylinux1", 12: "manylinux2010", 17: "manylinux2014"}
+_SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache"})
+_SKIP_SUFFIXES = (".pyc", ".pyo", ".nbi", ".nbc", ".so.tmp", "~", ".swp")
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+class BuildError(RuntimeError):
+    """A build step that cannot run here, with what to do about it."""
+
+
+def package_files(root: Path = ROOT) -> list[Path]:
+    """Files of the ``pipeline`` package to ship, sorted, relative to ``root``."""
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root / "pipeline"):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith(".") or name.endswith(_SKIP_SUFFIXES):
+                continue
+            files.append((Path(dirpath) / name).relative_to(root))
+    return sorted(files)
+
+
+def build_zip(out_dir: str | Path, root: Path = ROOT) -> Path:
+    """Write ``pretrain_pipeline.zip`` (``pipeline/...`` at the top level) and return its path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / ZIP_NAME
+    tmp = target.with_suffix(".zip.tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for rel in package_files(root):
+            info = zipfile.ZipInfo(rel.as_posix(), date_time=_ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, (root / rel).read_bytes())
+    os.replace(tmp, target)
+    return target
+
+
+def build_wheel(out_dir: str | Path, root: Path = ROOT, python: str = sys.executable,
+                isolation: bool = True) -> Path:
+    """Build the wheel with ``python -m build --wheel`` from a clean copy of the sources.
+
+    The copy keeps ``build/`` and ``*.egg-info`` out of the working tree. With ``isolation`` (the
+    default) ``build`` installs the build backend named in pyproject.toml into a fresh environment,
+    so the interpreter needs only ``build`` itself, not setuptools.
+    """
+    check = subprocess.run([python, "-c", "import build, packaging"], capture_output=True, text=True)
+    if check.returncode != 0:
+        raise BuildError(f"{python} cannot import PyPA 'build' (and 'packaging'): "
+                         f"run `{python} -m pip install build`")
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pipeline-wheel-") as tmp:
+        src, wheels = Path(tmp) / "src", Path(tmp) / "wheels"
+        src.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(root / name, src / name)
+        for rel in package_files(root):
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, src / rel)
+        cmd = [python, "-m", "build", "--wheel", "--outdir", str(wheels), str(src)]
+        if not isolation:
+            cmd.insert(4, "--no-isolation")
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BuildError(f"wheel build failed ({' '.join(cmd)}):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+        (wheel,) = wheels.glob("*.whl")
+        target = out / wheel.name
+        shutil.move(str(wheel), target)
+    return target
+
+
+def wheel_requirements(wheel: str | Path) -> list[str]:
+    """``Requires-Dist`` of a wheel, without extras-only entries and cluster-provided packages."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    with zipfile.ZipFile(wheel) as zf:
+        meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        meta = email.parser.Parser().parsestr(zf.read(meta_name).decode("utf-8"))
+    keep = []
+    for text in meta.get_all("Requires-Dist") or []:
+        req = Requirement(text)
+        if req.marker is not None and "extra" in str(req.marker):
+            continue  # only with an extra (test, bench): never on a cluster
+        if canonicalize_name(req.name) in CLUSTER_PROVIDED:
+            continue
+        keep.append(str(req))
+    return keep
+
+
+def manylinux_platforms(newest: str) -> list[str]:
+    """Every manylinux tag a machine with ``newest``'s glibc accepts, newest first.
+
+    ``pip download --platform`` matches only the tags it is given (it does not add older ones as an
+    install does), and many packages publish only ``manylinux2014`` / ``manylinux_2_17`` wheels.
+    """
+    m = re.fullmatch(r"manylinux_2_(\d+)_(\w+)", newest)
+    if not m:
+        raise BuildError(f"--platform {newest!r}: expected manylinux_2_<glibc minor>_<arch>, "
+                         "e.g. manylinux_2_28_x86_64")
+    glibc, arch = int(m.group(1)), m.group(2)
+    tags = []
+    for minor in sorted((v for v in MANYLINUX_GLIBC_MINORS if v <= glibc), reverse=True):
+        tags.append(f"manylinux_2_{minor}_{arch}")
+        if minor in LEGACY_MANYLINUX:
+            tags.append(f"{LEGACY_MANYLINUX[minor]}_{arch}")
+    if f"manylinux_2_{glibc}_{arch}" not in tags:
+        tags.insert(0, f"manylinux_2_{glibc}_{arch}")
+    return tags
+
+
+def pip_download_command(requirements: Path, dest: Path, target_python: str, platform: str,
+                         python: str = sys.executable) -> list[str]:
+    """``pip download`` of binary wheels only, for another interpreter and platform."""
+    cmd = [python, "-m", "pip", "download", "--only-binary=:all:", "--implementation", "cp",
+           "--python-version", target_python, "--dest", str(dest), "-r", str(requirements)]
+    for tag in manylinux_platforms(platform):
+        cmd += ["--platform", tag]
+    return cmd
+
+
+def build_wheelhouse(out_dir: Path, target_python: str, platform: str, python: str = sys.executable) -> Path:
+    """Download every requirement as a wheel into ``<out>/wheelhouse`` beside the project's wheel."""
+    dest = out_dir / WHEELHOUSE_NAME
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = pip_download_command(out_dir / REQUIREMENTS_NAME, dest, target_python, platform, python)
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"wheelhouse for Python {target_python} / {platform} incomplete:\n{done.stderr[-4000:]}")
+    for wheel in out_dir.glob("spark_pretrain_pipeline-*.whl"):
+        shutil.copy2(wheel, dest / wheel.name)
+    return dest
+
+
+def build_all(out_dir: str | Path, zip_only: bool = False, isolation: bool = True) -> dict[str, Path]:
+    """Zip, and unless ``zip_only`` the wheel and ``requirements-cluster.txt``; returns their paths."""
+    built = {"zip": build_zip(out_dir)}
+    if not zip_only:
+        for old in Path(out_dir).glob("spark_pretrain_pipeline-*.whl"):
+            old.unlink()
+        wheel = build_wheel(out_dir, isolation=isolation)
+        req = Path(out_dir) / REQUIREMENTS_NAME
+        req.write_text("# The wheel's dependencies minus what the cluster provides (pyspark).\n"
+                       + "\n".join(wheel_requirements(wheel)) + "\n")
+        built.update(wheel=wheel, requirements=req)
+    return built
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``python deploy/build_artifacts.py [--out dist] [--zip-only] [--wheelhouse ...]``."""
+    parser = argparse.ArgumentParser(prog="deploy/build_artifacts.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "dist"), help="output directory (default: dist/)")
+    parser.add_argument("--zip-only", action="store_true", help="only the --py-files zip")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="build the wheel with this interpreter's setuptools (no index access)")
+    parser.add_argument("--wheelhouse", action="store_true", help="also download every dependency as a wheel")
+    parser.add_argument("--target-python", default="3.11", help="the cluster's Python (default 3.11)")
+    parser.add_argument("--platform", default="manylinux_2_28_x86_64",
+                        help="the cluster's newest manylinux tag; older ones are added (default glibc 2.28)")
+    parser.add_argument("--print-pip-command", action="store_true", help="print the pip download command only")
+    args = parser.parse_args(argv)
+    out = Path(args.out).resolve()
+    try:
+        if args.print_pip_command:
+            cmd = pip_download_command(out / REQUIREMENTS_NAME, out / WHEELHOUSE_NAME, args.target_python,
+                                       args.platform)
+            print(" ".join(cmd))
+            return 0
+        if args.wheelhouse and args.zip_only:
+            raise BuildError("--wheelhouse needs the wheel and requirements: drop --zip-only")
+        for kind, path in build_all(out, args.zip_only, not args.no_isolation).items():
+            print(f"{kind}: {path}")
+        if args.wheelhouse:
+            dest = build_wheelhouse(out, args.target_python, args.platform)
+            print(f"wheelhouse: {dest} ({len(list(dest.glob('*.whl')))} wheels for Python {args.target_python})")
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
