@@ -20,11 +20,13 @@ import datetime as dt
 import json
 from typing import Any
 
+from pipeline.errors import UsageError
+
 PLACEHOLDER = "{date}"
 _RELATIVE = {"today": 0, "yesterday": -1}
 
 
-class ScheduleError(ValueError):
+class ScheduleError(UsageError, ValueError):
     """A bad ``--date`` value, or a config and ``--date`` that do not go together."""
 
 
