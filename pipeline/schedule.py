@@ -133,4 +133,7 @@ def job_main(command: str, argv: list[str] | None = None) -> int:
     except ScheduleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the config cannot be read: one line, like every other config error
+        print(f"error: --config: cannot read it: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     return main(cli_args)

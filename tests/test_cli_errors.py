@@ -151,3 +151,13 @@ def test_debug_prints_the_traceback(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cli, "run_stages", fail)
     assert main(["run", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}", "--debug"]) == 1
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_job_entry_point_with_an_unreadable_config_is_one_line(tmp_path, capsys):
+    from pipeline.schedule import job_main
+
+    missing = tmp_path / "missing.yaml"
+    code = job_main("run", ["--config", str(missing)])
+    lines = _error_lines(capsys.readouterr().err)
+    assert code == 2 and len(lines) == 1
+    assert "--config" in lines[0] and str(missing) in lines[0]
