@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pipeline.errors import PipelineError
 
-class AccountingError(RuntimeError):
+
+class AccountingError(PipelineError, RuntimeError):
     """Some documents are unaccounted for; the message lists the sources and figures."""
 
 

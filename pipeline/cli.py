@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+import traceback
 
-from pipeline.accounting import AccountingError
 from pipeline.config import ConfigError, PipelineConfig, load_config
-from pipeline.stages import STAGE_NAMES, StageError, run_stages
+from pipeline.errors import PipelineError, missing_dependency, one_line
+from pipeline.stages import STAGE_NAMES, run_stages
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="override a config value, e.g. --set dedup.threshold=0.8 (repeatable)")
         p.add_argument("--force", metavar="STAGE", choices=STAGE_NAMES,
                        help="recompute this stage and every stage after it (finished stages are reused)")
+        p.add_argument("--break-lock", action="store_true",
+                       help="take over the output's run lock on gs:// or s3:// even if its holder looks alive")
+        p.add_argument("--debug", action="store_true", help="print the traceback of an error (or PIPELINE_DEBUG=1)")
     p = sub.add_parser("inspect", help="counts, token histogram and decoded samples of a dataset prefix")
     p.add_argument("prefix", help="IndexedDataset prefix (without .bin/.idx)")
     p.add_argument("--tokenizer", help="directory with vocab.json and merges.txt to decode samples")
@@ -44,26 +49,49 @@ def prepare(config_path: str, overrides: list[str]) -> PipelineConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; an error that stops it is one line on stderr and exit code 2 (usage, config) or 1."""
     args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False) or os.environ.get("PIPELINE_DEBUG", "") not in ("", "0")
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - every error ends here, as one line
+        if debug:
+            traceback.print_exc()
+        line, code = describe(exc)
+        hint = "" if debug or isinstance(exc, PipelineError) else " (--debug or PIPELINE_DEBUG=1 prints the traceback)"
+        print(f"error: {line}{hint}", file=sys.stderr)
+        return code
+
+
+def describe(exc: BaseException) -> tuple[str, int]:
+    """One line naming the cause, and the exit code, for any exception that stopped a run."""
+    if isinstance(exc, ImportError):
+        exc = missing_dependency(exc) or exc
+    if isinstance(exc, PipelineError):
+        return one_line(exc), exc.exit_code
+    return f"{type(exc).__name__}: {one_line(exc)}", 1
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "inspect":
         from pipeline.inspect import inspect_main
 
         return inspect_main(args.prefix, args.tokenizer, args.samples)
-    try:
-        config = prepare(args.config, args.overrides)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    config = prepare(args.config, args.overrides)
     from pipeline.context import RunContext
+    from pipeline.runlock import RunLock
 
-    ctx = RunContext(config)
     started = time.time()
-    try:
-        only = None if args.command == "run" else args.command
-        results = run_stages(ctx, only=only, force=getattr(args, "force", None))
-    except (StageError, AccountingError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    only = None if args.command == "run" else args.command
+    lock = RunLock(config.output, args.command)
+    lock.acquire(break_lock=args.break_lock)
+    try:  # released on success and on failure; a killed process's lock is handled by the next run
+        results = run_stages(RunContext(config), only=only, force=getattr(args, "force", None))
+    finally:
+        lock.release()
     if only is not None:
         print(json.dumps(results.get(only, {}), indent=2, sort_keys=True, default=str))
     print(f"finished in {time.time() - started:.1f} s; outputs in {config.output}")

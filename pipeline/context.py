@@ -39,10 +39,10 @@ class RunContext:
     @property
     def spark(self):
         if self._spark is None:
-            from pipeline.spark_session import build_session
+            from pipeline.spark_session import start_session
 
             cfg = self.config.spark
-            self._spark = build_session(cfg.app_name, cfg.master, cfg.settings)
+            self._spark = start_session(cfg.app_name, cfg.master, cfg.settings)
             self._spark.sparkContext.setLogLevel(cfg.log_level)
             checkpoints = cfg.checkpoint_dir or self.path("_checkpoints")
             self._spark.sparkContext.setCheckpointDir(self.tables.checkpoint_dir(checkpoints))

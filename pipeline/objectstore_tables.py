@@ -28,6 +28,7 @@ import shutil
 import tempfile
 
 from pipeline import storage
+from pipeline.errors import PipelineError
 
 log = logging.getLogger("pipeline.tables")
 
@@ -78,7 +79,7 @@ class TableStore:
             if self._mode == "staged":
                 master = spark.sparkContext.master
                 if not master.startswith("local"):
-                    raise RuntimeError(
+                    raise PipelineError(
                         f"Spark's Hadoop has no FileSystem for {self.run_dir.split('://')[0]}:// on master "
                         f"{master}; install the cluster's connector (GCS connector, EMRFS or hadoop-aws)")
                 log.warning("tables: staged (no Hadoop FileSystem for %s; Spark writes Parquet to %s "

@@ -20,11 +20,13 @@ import datetime as dt
 import json
 from typing import Any
 
+from pipeline.errors import UsageError
+
 PLACEHOLDER = "{date}"
 _RELATIVE = {"today": 0, "yesterday": -1}
 
 
-class ScheduleError(ValueError):
+class ScheduleError(UsageError, ValueError):
     """A bad ``--date`` value, or a config and ``--date`` that do not go together."""
 
 
@@ -135,5 +137,8 @@ def job_main(command: str, argv: list[str] | None = None) -> int:
         cli_args = cli_argv(command, sys.argv[1:] if argv is None else argv)
     except ScheduleError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the config cannot be read: one line, like every other config error
+        print(f"error: --config: cannot read it: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     return main(cli_args)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
+from pipeline.errors import PipelineError
+
 LOCAL_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "true",
@@ -20,7 +22,11 @@ LOCAL_DEFAULTS: dict[str, str] = {
 }
 
 
-class JavaMissingError(RuntimeError):
+# the forms spark-submit accepts (it refuses anything else before SparkContext can say why)
+_MASTER_URL = re.compile(r"^(local(\[[^\]]*\])?|local-cluster\[[^\]]*\]|yarn|(spark|k8s|mesos)://.+)$")
+
+
+class JavaMissingError(PipelineError, RuntimeError):
     """Spark needs Java 17 (or newer); raised before Spark tries to start without it."""
 
 
@@ -82,3 +88,39 @@ def build_session(
     for key, value in merged.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def java_cause(exc: BaseException) -> str:
+    """The innermost cause of a Spark start-up failure: the JVM's root exception when there is one."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            while java.getCause() is not None:
+                java = java.getCause()
+            return str(java.toString())
+        except Exception:  # noqa: BLE001 - the gateway may be gone; fall back to the Python text
+            pass
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def start_session(app_name: str, master: str | None, settings: Mapping[str, str] | None):
+    """:func:`build_session` for the CLI: a failure to start is one ConfigError naming the key and the cause."""
+    from pipeline.config import ConfigError
+    from pipeline.errors import missing_dependency
+
+    if master and not _MASTER_URL.match(master) and not _launched_by_spark_submit():
+        raise ConfigError("spark.master", f"{master!r} is not a Spark master URL: expected local, local[N], local[*], "
+                          "local[N,MAX_FAILURES], spark://HOST:PORT, yarn or k8s://URL")
+    try:
+        return build_session(app_name, master, settings)
+    except PipelineError:
+        raise
+    except ImportError as exc:
+        raise (missing_dependency(exc) or exc) from None
+    except Exception as exc:  # noqa: BLE001 - Py4JJavaError, RuntimeError from the launcher, ...
+        cause = " ".join(java_cause(exc).split())[:400]
+        named = [k for k in (settings or {}) if k in cause]  # a setting Spark refused, else the master
+        key = f"spark.settings.{named[0]}" if named else "spark.master"
+        raise ConfigError(key, f"Spark did not start (master {master or 'local[*]'!r}): {cause}") from None

@@ -11,11 +11,14 @@ from pipeline import storage
 from pipeline.accounting import account
 from pipeline.config import PipelineConfig
 from pipeline.context import RunContext
+from pipeline.errors import PipelineError, missing_dependency
 from pipeline.manifest import fingerprint, marker_path
 from pipeline.run_report import summary_text, write_html
+from pipeline.stage_outputs import record as record_outputs
+from pipeline.stage_outputs import verify as verify_outputs
 
 
-class StageError(RuntimeError):
+class StageError(PipelineError, RuntimeError):
     """A stage cannot run or cannot be reused; the message says why and what to do."""
 
 
@@ -44,7 +47,12 @@ class Stage:
         module, func = self.target.split(":")
         try:
             return getattr(importlib.import_module(module), func)
-        except (ImportError, AttributeError):
+        except ImportError as exc:
+            missing = missing_dependency(exc)  # a third-party package, not this stage's own code
+            if missing is not None:
+                raise missing from None
+            raise StageError(f"stage '{self.name}' is not built yet ({self.target} is missing)") from None
+        except AttributeError:
             raise StageError(f"stage '{self.name}' is not built yet ({self.target} is missing)") from None
 
 
@@ -118,14 +126,18 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
         action = _decide(stage, marker, fp, inputs, ctx.run_dir, recomputed or index >= forced_from,
                          wanted=only is None or index == last)
         if action == "reuse":
+            action = _check_reused(ctx, stage, marker, log)
+        if action == "reuse":
             log(f"[{stage.name}] already finished, reusing its outputs")
             results[stage.name], upstream = marker.get("counts", {}), fp
+            _stop_if_nothing_left(stage.name, results[stage.name], index < last)
             continue
         if not started_manifest:  # the manifest describes the config of the outputs being written
             ctx.manifest.start(ctx.config)
             started_manifest = True
         results[stage.name] = _run_one(ctx, index, stage, fp, inputs, log)
         upstream, recomputed = fp, True
+        _stop_if_nothing_left(stage.name, results[stage.name], index < last)
     if {"ingest", "dedup", "merge-blend"} <= set(results):
         _finish_run(ctx, results, log)
     return results
@@ -141,11 +153,40 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
     ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
     seconds = round(time.time() - started, 3)
     info = {"fingerprint": fp, "inputs": inputs, "counts": counts, "seconds": seconds,
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "outputs": record_outputs(ctx.run_dir, stage.name)}
     storage.write_json(marker_path(ctx.run_dir, stage.name), info)
     ctx.manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
     log(f"[{stage.name}] done in {seconds:.1f} s")
     return counts
+
+
+def _check_reused(ctx: RunContext, stage: Stage, marker: dict, log) -> str:
+    """'reuse' when the stage's files still match its marker; else 'run' (logged, naming the files)."""
+    if "outputs" not in marker:
+        log(f"[{stage.name}] WARNING: its marker records no file list (written by an older version): "
+            "reused without verification")
+        return "reuse"
+    problems = verify_outputs(ctx.run_dir, stage.name, marker["outputs"])
+    if not problems:
+        return "reuse"
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    log(f"[{stage.name}] WARNING: its outputs changed since it finished: {'; '.join(problems[:3])}{more}; "
+        "recomputing it and every later stage")
+    return "run"
+
+
+def _stop_if_nothing_left(stage: str, counts: dict, more_stages: bool) -> None:
+    """Stop before later stages (a tokenizer trained on nothing) when ingest or dedup left no document."""
+    if stage not in ("ingest", "dedup") or not more_stages:
+        return
+    sources = counts.get("sources", {})
+    key = "documents" if stage == "ingest" else "survivors"
+    if sources and all(int(row.get(key, 0)) == 0 for row in sources.values()):
+        read = sum(int(row.get("documents_read", row.get("documents", 0))) for row in sources.values())
+        raise StageError(f"no documents left after {stage} ({read} read; see rejects/ and manifest.json): "
+                         "nothing to train a tokenizer on or to write; check the sources' paths, format and "
+                         "text_field")
 
 
 def _finish_run(ctx: RunContext, results: dict, log) -> None:

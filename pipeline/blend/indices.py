@@ -27,13 +27,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from pipeline.blend import _kernel
+from pipeline.errors import UsageError
 
 MODES = ("fixed", "megatron")
 OVERSAMPLE = ("error", "wrap")
 MEGATRON_MAX_DATASETS = 32766  # megatron-core asserts len(datasets) < 32767
 
 
-class OversampleError(ValueError):
+class OversampleError(UsageError, ValueError):
     """A dataset would be asked for more samples than it holds (``oversample="error"``)."""
 
 

@@ -13,6 +13,7 @@ from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
 from pipeline.blend.megatron_args import parse_blend
 from pipeline.context import RunContext
+from pipeline.errors import PipelineError
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
 from pipeline.megatron.merge_stage import merge_sources
 
@@ -50,7 +51,7 @@ def run_merge_blend(ctx: RunContext) -> dict:
     merged = merge_sources(ctx)
     names = [n for n, c in merged["sources"].items() if c["published"]]
     if not names:
-        raise RuntimeError("no source has any document left to blend; see the manifest's counts")
+        raise PipelineError("no source has any document left to blend; see the manifest's counts")
     sizes = [merged["sources"][n]["documents"] for n in names]
     weights = blend_weights(ctx, names, sizes)
     size = ctx.config.blend.size or sum(sizes)

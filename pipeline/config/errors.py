@@ -1,7 +1,9 @@
 """The one error type for bad configuration: always names the offending key."""
 
+from pipeline.errors import UsageError
 
-class ConfigError(ValueError):
+
+class ConfigError(UsageError, ValueError):
     """A config value is unknown, of the wrong type or impossible; ``key`` is its dotted path."""
 
     def __init__(self, key: str, message: str) -> None:

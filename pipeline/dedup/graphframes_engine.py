@@ -20,6 +20,7 @@ from pipeline.dedup.components import (
     hub_split_join,
     normalize_edges,
 )
+from pipeline.errors import PipelineError
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ GRAPHFRAMES_CLASS = "org.graphframes.GraphFramePythonAPI"
 MIN_VERSION = (0, 10, 1)
 
 
-class GraphFramesUnavailableError(RuntimeError):
+class GraphFramesUnavailableError(PipelineError, RuntimeError):
     """The GraphFrames JVM package is missing or too old for ``engine="graphframes"``."""
 
 

@@ -8,6 +8,7 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 
 from pipeline.context import RunContext
+from pipeline.errors import PipelineError
 from pipeline.ingest.doc_id import doc_id
 from pipeline.ingest.readers import read_split
 from pipeline.ingest.records import RecordRules, RejectReason, excerpt
@@ -93,7 +94,7 @@ def run_ingest(ctx: RunContext) -> dict:
     return {"sources": _count(written, [s.name for s in config.sources]), "splits": len(splits)}
 
 
-class DocIdCollisionError(RuntimeError):
+class DocIdCollisionError(PipelineError, RuntimeError):
     """Two records hashed to the same 64-bit doc_id (about 2.7% likely at 10^9 documents)."""
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.errors import PipelineError
+
 MAGIC = b"MMIDIDX\x00\x00"
 VERSION = 1
 HEADER_SIZE = len(MAGIC) + 8 + 1 + 8 + 8  # 34 bytes
@@ -45,7 +47,7 @@ CODE_DTYPES: dict[int, str] = {code: name for name, code in DTYPE_CODES.items()}
 UINT16_VOCAB_LIMIT = 65500
 
 
-class IndexedDatasetError(ValueError):
+class IndexedDatasetError(PipelineError, ValueError):
     """A ``.bin``/``.idx`` pair that is malformed or inconsistent; the message names the file."""
 
 

@@ -12,6 +12,7 @@ import time
 
 from pipeline import storage
 from pipeline.context import RunContext
+from pipeline.errors import PipelineError
 from pipeline.manifest import marker_path
 from pipeline.megatron import _fs
 from pipeline.megatron.merge import merge_indexed_datasets
@@ -38,7 +39,7 @@ def merge_source(ctx: RunContext, source: str) -> dict:
     directory = shard_dir(ctx, source)
     pairs, stray = list_shards(directory)
     if stray:
-        raise RuntimeError(f"{directory}: holds files that are not complete shard pairs: {stray[:5]}; "
+        raise PipelineError(f"{directory}: holds files that are not complete shard pairs: {stray[:5]}; "
                            "re-run the tokenize stage")
     prefixes = [storage.join(directory, shard_name(p)) for p in pairs]
     out = megatron_prefix(ctx, source)
@@ -52,7 +53,7 @@ def merge_source(ctx: RunContext, source: str) -> dict:
     result = merge_indexed_datasets(prefixes, out, progress=True)
     report = validate(out)
     if (report.documents, report.tokens) != (result.documents, result.tokens):
-        raise RuntimeError(f"{out}: validation counts {report} differ from the merge's {result}")
+        raise PipelineError(f"{out}: validation counts {report} differ from the merge's {result}")
     return {"published": True, "prefix": out, "documents": report.documents, "tokens": report.tokens,
             "bytes": report.bin_bytes, "idx_bytes": _size(_fs.idx_path(out)), "dtype": report.dtype,
             "shards": len(prefixes), "seconds": round(time.time() - started, 3)}
@@ -81,7 +82,7 @@ def merge_sources(ctx: RunContext) -> dict:
         counts = merge_source(ctx, src.name)
         want = expected.get(src.name)
         if want is not None and (want["documents"], want["tokens"]) != (counts["documents"], counts["tokens"]):
-            raise RuntimeError(
+            raise PipelineError(
                 f"source {src.name!r}: merged {counts['documents']} documents / {counts['tokens']} tokens, "
                 f"tokenize wrote {want['documents']} / {want['tokens']}")
         sources[src.name] = counts

@@ -43,6 +43,7 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.context import RunContext
+from pipeline.errors import PipelineError
 from pipeline.megatron.format import dtype_for_vocab
 from pipeline.megatron.reader import read_index
 from pipeline.megatron.shards import list_shards, shard_dir, shard_name, tmp_dir
@@ -56,7 +57,7 @@ SUMMARY_SCHEMA = pa.schema([
 _SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
 
 
-class InjectedFailure(RuntimeError):
+class InjectedFailure(PipelineError, RuntimeError):
     """The deliberate mid-write failure of a first task attempt (failure-injection tests)."""
 
 
@@ -145,12 +146,12 @@ def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.
     written = sorted(r["partition"] for r in rows if r["documents"] > 0)
     pairs, stray = list_shards(out)
     if pairs != written or stray:
-        raise RuntimeError(f"{out}: expected shards {written}, found pairs {pairs} and other files {stray}")
+        raise PipelineError(f"{out}: expected shards {written}, found pairs {pairs} and other files {stray}")
     for row in rows:
         if row["documents"] > 0:
             header = read_index(storage.join(out, shard_name(row["partition"])), mmap=False)[0]
             if header.document_count != row["documents"] or header.dtype != dtype:
-                raise RuntimeError(f"{out}/{shard_name(row['partition'])}: index disagrees with its task")
+                raise PipelineError(f"{out}/{shard_name(row['partition'])}: index disagrees with its task")
     return {
         "documents": sum(r["documents"] for r in rows),
         "tokens": sum(r["tokens"] for r in rows),

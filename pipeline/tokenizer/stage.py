@@ -13,6 +13,7 @@ the text while counting and get their own ids after the last merge.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -21,7 +22,9 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from pipeline import storage
+from pipeline.config import ConfigError
 from pipeline.context import RunContext
+from pipeline.errors import PipelineError
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.pretokenize import count_pretokens
 
@@ -133,10 +136,17 @@ def _local_copy(url: str, directory: str, name: str) -> str:
     return path
 
 
+def _file_error(trained: bool, which: str, message: str) -> PipelineError:
+    """A config error naming ``tokenizer.<which>`` for the user's files; a stage error for the trained ones."""
+    if trained:
+        return PipelineError(f"{message}; rerun with --force train-tokenizer")
+    return ConfigError(f"tokenizer.{which}", message)
+
+
 def load_tokenizer(ctx: RunContext) -> BPETokenizer:
     """The run's tokenizer: trained in ``<run>/tokenizer/`` or ``tokenizer.vocab`` + ``tokenizer.merges``.
 
-    Raises ``ValueError`` naming the missing files or a missing end-of-document token.
+    Raises ConfigError (``tokenizer.vocab``/``merges``) or PipelineError naming a missing or garbled file.
     """
     cfg = ctx.config.tokenizer
     if cfg.train:
@@ -146,9 +156,21 @@ def load_tokenizer(ctx: RunContext) -> BPETokenizer:
         vocab, merges = cfg.vocab, cfg.merges
         where = "set tokenizer.vocab and tokenizer.merges (or tokenizer.train: true)"
     if not vocab or not merges or not storage.exists(vocab) or not storage.exists(merges):
-        raise ValueError(f"tokenizer files not found (vocab={vocab!r}, merges={merges!r}); {where}")
+        raise _file_error(cfg.train, "vocab" if not vocab or not storage.exists(vocab) else "merges",
+                          f"tokenizer files not found (vocab={vocab!r}, merges={merges!r}); {where}")
     with tempfile.TemporaryDirectory(prefix="tokenizer-") as tmp:
-        tok = BPETokenizer.from_files(
-            _local_copy(vocab, tmp, "vocab.json"), _local_copy(merges, tmp, "merges.txt"), special_tokens(ctx))
+        local_vocab, local_merges = _local_copy(vocab, tmp, "vocab.json"), _local_copy(merges, tmp, "merges.txt")
+        try:
+            with open(local_vocab, encoding="utf-8") as f:
+                encoder = json.load(f)
+            if not isinstance(encoder, dict) or not all(isinstance(i, int) for i in encoder.values()):
+                raise ValueError("not a JSON object of token -> integer id")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _file_error(cfg.train, "vocab", f"{vocab!r} is not a GPT-2 vocab.json: {exc}") from None
+        try:
+            tok = BPETokenizer.from_files(local_vocab, local_merges, special_tokens(ctx))
+        except (ValueError, KeyError, UnicodeDecodeError) as exc:
+            raise _file_error(cfg.train, "merges", f"{merges!r} is not a GPT-2 merges.txt matching the vocab: "
+                              f"{type(exc).__name__}: {exc}") from None
     tok.token_id(cfg.eod_token)  # present: special_tokens() always includes it
     return tok

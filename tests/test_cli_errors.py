@@ -1,0 +1,163 @@
+"""An error that stops a run is one line on stderr naming the cause and the key or path, with exit code 2
+for usage/config errors and 1 otherwise; every error class derives from PipelineError (issue 14, item 10)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pipeline
+from pipeline.cli import main
+from pipeline.errors import PipelineError, UsageError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.strip()]
+
+
+def _run_main(argv: list[str], capsys) -> tuple[int, str]:
+    code = main(argv)
+    err = capsys.readouterr().err
+    lines = _error_lines(err)
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    return code, lines[0]
+
+
+def test_every_error_class_in_the_package_derives_from_pipeline_error():
+    found = {}
+    for info in pkgutil.walk_packages(pipeline.__path__, "pipeline."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in inspect.getmembers(module, inspect.isclass):
+            if issubclass(obj, BaseException) and obj.__module__ == info.name:
+                found[f"{info.name}.{name}"] = obj
+    assert "pipeline.ingest.stage.DocIdCollisionError" in found and len(found) >= 10, sorted(found)
+    strays = [name for name, cls in found.items() if not issubclass(cls, PipelineError)]
+    assert strays == []
+    for usage in ("pipeline.config.errors.ConfigError", "pipeline.blend.indices.OversampleError",
+                  "pipeline.schedule.ScheduleError"):
+        assert issubclass(found[usage], UsageError) and found[usage].exit_code == 2
+
+
+def test_output_that_is_an_existing_file_is_a_config_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    target = tmp_path / "not-a-dir"
+    target.write_text("x")
+    code, line = _run_main(["ingest", "--config", "conf/local.yaml", "--set", f"output={target}"], capsys)
+    assert code == 2
+    assert "'output'" in line and str(target) in line and "existing file" in line
+    assert target.read_text() == "x"
+
+
+def test_unwritable_output_directory_is_a_config_error(tmp_path, monkeypatch, capsys):
+    """Root may write anywhere on a disk, so as root the output is under /sys (mkdir refused even for root)."""
+    monkeypatch.chdir(REPO)
+    if os.geteuid() == 0:
+        out = Path("/sys/pipeline-test-run")
+    else:
+        (tmp_path / "ro").mkdir(mode=0o555)
+        out = tmp_path / "ro" / "run"
+    code, line = _run_main(["ingest", "--config", "conf/local.yaml", "--set", f"output={out}"], capsys)
+    assert code == 2
+    assert "'output'" in line and "cannot write" in line and str(out) in line
+    assert not out.exists()
+
+
+def test_bad_spark_master_is_refused_before_spark_starts(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    code, line = _run_main(["ingest", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}",
+                            "--set", "spark.master=nonsense-master"], capsys)
+    assert code == 2 and "'spark.master'" in line and "'nonsense-master' is not a Spark master URL" in line
+
+
+def test_spark_s_own_reason_for_refusing_a_master_is_the_error_line(tmp_path):
+    """A fresh process (the test session's SparkSession would be reused otherwise). Spark's JVM logs its
+    own stack trace; the CLI's error line names the key and the JVM's root cause."""
+    done = subprocess.run([sys.executable, "-m", "pipeline", "ingest", "--config", "conf/local.yaml",
+                           "--set", f"output={tmp_path / 'run'}", "--set", "spark.master=local[0]"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    lines = [line for line in _error_lines(done.stderr) if line.startswith("error:")]
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert len(lines) == 1 and "Traceback (most recent call last)" not in done.stderr, done.stderr[-3000:]
+    assert "'spark.master'" in lines[0] and "Asked to run locally with 0 threads" in lines[0]
+
+
+def test_missing_pyspark_is_reported_by_package_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    for name in list(sys.modules):
+        if name == "pyspark" or name.startswith("pyspark.") or name in ("pipeline.ingest.stage",):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # "import pyspark" now raises ModuleNotFoundError
+    code, line = _run_main(["ingest", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}"], capsys)
+    assert code == 1
+    assert "pyspark is not installed: pip install pyspark" in line and "not built yet" not in line
+    assert not (tmp_path / "run" / "_run.lock").exists()  # the lock was released
+
+
+def test_missing_java_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    empty = tmp_path / "jdk"
+    (empty / "bin").mkdir(parents=True)
+    monkeypatch.setenv("JAVA_HOME", str(empty))
+    for name in ("SPARK_SUBMIT_OPTS", "SPARK_ENV_LOADED", "PYSPARK_GATEWAY_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    code, line = _run_main(["ingest", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}"], capsys)
+    assert code == 1 and "Java was not found" in line and "openjdk-17" in line
+
+
+@pytest.mark.parametrize("make, code, words", [
+    (lambda: __import__("pipeline.ingest.stage", fromlist=["x"]).DocIdCollisionError("doc_id collision in web"),
+     1, "doc_id collision in web"),
+    (lambda: __import__("pipeline.blend.indices", fromlist=["x"]).OversampleError("blend.size: too large"),
+     2, "blend.size: too large"),
+    (lambda: __import__("pipeline.megatron.format", fromlist=["x"]).IndexedDatasetError("shards/web/x.idx: bad"),
+     1, "shards/web/x.idx: bad"),
+    (lambda: __import__("pipeline.accounting", fromlist=["x"]).AccountingError("web: read 3 != 2"), 1, "read 3"),
+    (lambda: RuntimeError("an unexpected\nmulti-line failure"), 1, "RuntimeError: an unexpected multi-line"),
+])
+def test_errors_raised_by_stages_are_one_line_with_their_exit_code(make, code, words, tmp_path, monkeypatch,
+                                                                   capsys):
+    import pipeline.cli as cli
+
+    def fail(*_args, **_kwargs):
+        raise make()
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(cli, "run_stages", fail)
+    got, line = _run_main(["run", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}"], capsys)
+    assert got == code and words in line
+    assert not (tmp_path / "run" / "_run.lock").exists()  # released on failure
+
+
+def test_debug_prints_the_traceback(tmp_path, monkeypatch, capsys):
+    import pipeline.cli as cli
+
+    def fail(*_args, **_kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(cli, "run_stages", fail)
+    assert main(["run", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}", "--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_job_entry_point_with_an_unreadable_config_is_one_line(tmp_path, capsys):
+    from pipeline.schedule import job_main
+
+    missing = tmp_path / "missing.yaml"
+    code = job_main("run", ["--config", str(missing)])
+    lines = _error_lines(capsys.readouterr().err)
+    assert code == 2 and len(lines) == 1
+    assert "--config" in lines[0] and str(missing) in lines[0]
