@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from pipeline.dedup import graphframes_engine
@@ -155,6 +157,7 @@ def test_aqe_is_off_while_graphframes_runs_and_restored_after(graphframes_spark,
     assert len(engine_plans) >= 5, "GraphFrames ran too few SQL queries to be the real algorithm"
     adaptive = [plan.splitlines()[1] for plan in engine_plans if "AdaptiveSparkPlan" in plan]
     assert adaptive == [], f"{len(adaptive)} of the engine's queries were planned with AQE on"
+    assert "graphframes" not in sys.modules, "the engine must not need the graphframes Python package"
 
 
 @pytest.mark.parametrize("before", [None, "true", "false"])
