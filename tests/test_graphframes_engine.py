@@ -152,11 +152,11 @@ def test_aqe_is_off_while_graphframes_runs_and_restored_after(graphframes_spark,
         assert _shuffle_query_is_adaptive(spark), "AQE was not restored after the engine"
     finally:
         spark.conf.unset(AQE_KEY)
-    assert seen_by_jvm_call == ["false"]
     assert {r.doc_id: r.component for r in labels.collect()} == {1: 1, 2: 1, 3: 1, 4: 1, 10: 10, 11: 10, 12: 12}
     assert len(engine_plans) >= 5, "GraphFrames ran too few SQL queries to be the real algorithm"
     adaptive = [plan.splitlines()[1] for plan in engine_plans if "AdaptiveSparkPlan" in plan]
     assert adaptive == [], f"{len(adaptive)} of the engine's queries were planned with AQE on"
+    assert seen_by_jvm_call == ["false"]
     assert "graphframes" not in sys.modules, "the engine must not need the graphframes Python package"
 
 
