@@ -158,16 +158,20 @@ def graphframes_components(
             .distinct()
             .persist()
         )
-        links = clean.filter(F.col("src") != F.col("dst"))
-        found = run_jvm_connected_components(vertices, links, checkpoint_interval)
-        found = found.select(F.col("id").alias("doc_id"), "component")
-        # GraphFrames' component ids are its own; relabel each component by its smallest doc_id. The
-        # join is keyed by component, so a giant component would land on one task: split it off.
-        smallest = found.groupBy("component").agg(F.min("doc_id").alias("label"), F.count(F.lit(1)).alias("size"))
-        labelled = hub_split_join(found, "component", smallest, ["label"], F.col("size") >= hub_threshold)
-        result = cut_lineage(labelled.select("doc_id", F.col("label").alias("component")))
-        vertices.unpersist()
-        clean.unpersist()
+        found = None
+        try:
+            links = clean.filter(F.col("src") != F.col("dst"))
+            found = run_jvm_connected_components(vertices, links, checkpoint_interval)
+            found = found.select(F.col("id").alias("doc_id"), "component").persist()
+            # GraphFrames' component ids are its own; relabel each component by its smallest doc_id. The
+            # join is keyed by component, so a giant component would land on one task: split it off.
+            smallest = found.groupBy("component").agg(F.min("doc_id").alias("label"), F.count(F.lit(1)).alias("size"))
+            labelled = hub_split_join(found, "component", smallest, ["label"], F.col("size") >= hub_threshold)
+            result = cut_lineage(labelled.select("doc_id", F.col("label").alias("component")))
+        finally:
+            for frame in (found, vertices, clean):
+                if frame is not None:
+                    frame.unpersist()
     log.info("graphframes components done (%s %s from %s)", jar.lineage, jar.version or "", jar.location)
     return result
 
