@@ -10,6 +10,33 @@ from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+GRAPHFRAMES_JAR = REPO_ROOT.parent / "shared" / "jars" / "graphframes-0.8.2-spark3.0-s_2.12.jar"
+
+
+def pyspark_scala_version() -> str | None:
+    """The Scala binary version of the installed pyspark, from its bundled scala-library jar."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    for jar in jars.glob("scala-library-*.jar"):
+        return ".".join(jar.stem.removeprefix("scala-library-").split(".")[:2])
+    return None
+
+
+def graphframes_jar_status() -> tuple[Path | None, str]:
+    """``(jar, "")`` when the shared GraphFrames jar fits this pyspark, else ``(None, why not)``."""
+    import pyspark
+
+    if not GRAPHFRAMES_JAR.is_file():
+        return None, f"GraphFrames jar not found at {GRAPHFRAMES_JAR} (../shared/jars is only beside a CI clone)"
+    major = pyspark.__version__.split(".")[0]
+    if major != "3":
+        return None, (f"the shared GraphFrames jar is for Spark 3 / Scala 2.12; this is pyspark {pyspark.__version__} "
+                      "(Spark 4 needs io.graphframes:graphframes-spark4_2.13, not available here)")
+    scala = pyspark_scala_version()
+    if scala != "2.12":
+        return None, f"the shared GraphFrames jar is built for Scala 2.12; this pyspark bundles Scala {scala}"
+    return GRAPHFRAMES_JAR, ""
 
 
 @pytest.fixture(scope="session")
@@ -22,22 +49,35 @@ def shared_fixtures() -> Path:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    """One local[2,3] SparkSession for every Spark test: 2 threads, up to 3 attempts per task (failure injection)."""
+    """One local[2,3] SparkSession for every Spark test: 2 threads, up to 3 attempts per task (failure injection).
+
+    When ../shared/jars holds the GraphFrames jar and this pyspark is Spark 3 with Scala 2.12, the jar
+    is on the session's class path (``spark.jars``), so the GraphFrames tests run in this session.
+    """
     from pipeline.spark_session import build_session
 
     checkpoints = tmp_path_factory.mktemp("spark-checkpoints")
-    session = build_session(
-        "pipeline-tests",
-        master="local[2,3]",
-        settings={
-            "spark.sql.shuffle.partitions": "4",
-            "spark.default.parallelism": "2",
-            "spark.driver.memory": "2g",
-            "spark.ui.enabled": "false",
-            "spark.ui.showConsoleProgress": "false",
-        },
-    )
+    settings = {
+        "spark.sql.shuffle.partitions": "4",
+        "spark.default.parallelism": "2",
+        "spark.driver.memory": "2g",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+    }
+    jar, _ = graphframes_jar_status()
+    if jar is not None:
+        settings["spark.jars"] = str(jar)
+    session = build_session("pipeline-tests", master="local[2,3]", settings=settings)
     session.sparkContext.setCheckpointDir(str(checkpoints))
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture()
+def graphframes_spark(spark):
+    """The shared session when it has the GraphFrames jar on its class path; skips with the reason otherwise."""
+    jar, reason = graphframes_jar_status()
+    if jar is None:
+        pytest.skip(reason)
+    return spark

@@ -136,15 +136,34 @@ def test_short_documents_are_kept_and_counted(spark, tmp_path):
     assert counts["survivors"] == 9 - 2 + 2
 
 
-def test_graphframes_engine_says_what_is_missing(spark, tmp_path):
-    from pipeline.dedup.graphframes_engine import GraphFramesUnavailableError, require_graphframes
-
-    try:
-        require_graphframes(spark)
-    except GraphFramesUnavailableError as exc:
-        with pytest.raises(GraphFramesUnavailableError, match="graphframes"):
-            _run(spark, tmp_path / "run", ["dedup.engine=graphframes"])
-        pytest.skip(f"GraphFrames JVM package absent, stage refused with: {str(exc)[:120]}")
-    counts = _run(spark, tmp_path / "gf", ["dedup.engine=graphframes"])
+def test_graphframes_engine_keeps_the_same_survivors_as_the_star_engine(graphframes_spark, tmp_path):
+    spark = graphframes_spark
     star = _run(spark, tmp_path / "star")
-    assert counts["sources"] == star["sources"]
+    graphframes = _run(spark, tmp_path / "gf", ["dedup.engine=graphframes"])
+    read = lambda run, table: spark.read.parquet(str(tmp_path / run / "dedup" / table)).toPandas()  # noqa: E731
+    star_survivors, gf_survivors = read("star", "survivors"), read("gf", "survivors")
+    documents = spark.read.parquet(str(tmp_path / "star" / "documents")).count()
+    assert len(star_survivors) < documents, "the sample has duplicates, or this comparison is vacuous"
+    assert sorted(gf_survivors.doc_id) == sorted(star_survivors.doc_id)
+    key = ["doc_id", "component"]
+    star_components = read("star", "components")[key].sort_values("doc_id").reset_index(drop=True)
+    gf_components = read("gf", "components")[key].sort_values("doc_id").reset_index(drop=True)
+    assert len(star_components) > 0 and gf_components.equals(star_components)
+    assert graphframes["sources"] == star["sources"]
+
+
+def test_stage_refuses_a_missing_graphframes_jar_before_any_job(spark, tmp_path, monkeypatch):
+    from pipeline.dedup import graphframes_engine
+
+    ctx = RunContext(load_config_text(_config(tmp_path / "run"), ["dedup.engine=graphframes"]), spark=spark)
+    run_stages(ctx, only="ingest")
+    monkeypatch.setattr(graphframes_engine, "GRAPHFRAMES_CLASS", "org.graphframes.NoSuchGraphFrame")
+    sc = spark.sparkContext
+    sc.setJobGroup("graphframes-stage-check", "must stay empty")
+    try:
+        with pytest.raises(graphframes_engine.GraphFramesUnavailableError, match="graphframes-spark3_2.12"):
+            run_stages(ctx, only="dedup")
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    assert list(sc.statusTracker().getJobIdsForGroup("graphframes-stage-check")) == []
+    assert not (tmp_path / "run" / "dedup").exists()
