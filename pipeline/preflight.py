@@ -16,10 +16,9 @@ import threading
 
 from pipeline import storage
 from pipeline.config import ConfigError, PipelineConfig
+from pipeline.secrets import is_secret_setting
 
 PROBE_TIMEOUT = 30.0  # seconds to wait for one storage location to answer
-_SECRET_KEY = re.compile(r"secret|password|passwd|token|credential|keyfile|access[._-]?key|private[._-]?key",
-                         re.IGNORECASE)
 
 
 def check_paths(config: PipelineConfig) -> None:
@@ -45,9 +44,9 @@ def check_paths(config: PipelineConfig) -> None:
 
 
 def check_no_secrets(config: PipelineConfig) -> None:
-    """Refuse credential-like keys in ``spark.settings`` (the value is never echoed)."""
-    for key in (config.spark.settings or {}):
-        if _SECRET_KEY.search(str(key)):
+    """Refuse credentials in ``spark.settings`` (:func:`pipeline.secrets.is_secret_setting`; never echoed)."""
+    for key, value in (config.spark.settings or {}).items():
+        if is_secret_setting(key, value):
             raise ConfigError(f"spark.settings.{key}", "credentials do not belong in the config; the pipeline "
                               "uses the platform's (application default credentials, instance role)")
 
