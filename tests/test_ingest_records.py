@@ -167,3 +167,19 @@ def test_one_corrupt_row_group_is_one_reject_and_the_others_are_read(tmp_path):
     bad = [r for r in rows if r["reason"] is not None]
     assert [(r["reason"], r["position"]) for r in bad] == [("unreadable_file", 100)]
     assert "row group 1" in bad[0]["detail"] and "100 rows" in bad[0]["detail"]
+
+
+def test_a_reject_detail_with_a_lone_surrogate_does_not_break_the_batch(tmp_path, monkeypatch):
+    import pipeline.ingest.records as records
+
+    real = records.parse_json_line
+
+    def echoing(raw, rules):
+        if b"echo" in raw:
+            raise ValueError("bad value '\ud800' in record")
+        return real(raw, rules)
+
+    monkeypatch.setattr(records, "parse_json_line", echoing)
+    rows = _run(_jsonl_split(tmp_path, [b'{"text": "echo"}', _good(1)]))
+    assert _outcomes(rows) == ["unparseable_record", None]
+    assert "ValueError" in rows[0]["detail"]
