@@ -24,10 +24,6 @@ def _check(predicate, why: str) -> dict[str, Any]:
     return {"check": predicate, "why": why}
 
 
-def _positive(x) -> bool:
-    return x is not None and x > 0
-
-
 def _int_in(low: int, high: int, optional: bool = False) -> dict[str, Any]:
     """An integer in [low, high] (or None when ``optional``)."""
     return _check(lambda v: (optional and v is None) or (v is not None and low <= v <= high),
