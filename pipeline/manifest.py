@@ -12,6 +12,7 @@ from typing import Any
 
 from pipeline import __version__, storage
 from pipeline.config import PipelineConfig
+from pipeline.secrets import redact_data, redact_settings
 
 
 def versions() -> dict[str, str]:
@@ -29,8 +30,10 @@ def versions() -> dict[str, str]:
 
 
 def config_dict(config: PipelineConfig) -> dict[str, Any]:
-    """The config as plain data (what the manifest records)."""
-    return dataclasses.asdict(config)
+    """The config as plain data (what the manifest records): secret settings and URL passwords redacted."""
+    data = redact_data(dataclasses.asdict(config))
+    data["spark"]["settings"] = redact_settings(config.spark.settings or {})
+    return data
 
 
 def fingerprint(parts: dict[str, Any]) -> str:

@@ -9,20 +9,22 @@ the instance role on AWS) through gcsfs/s3fs's own chains; the config holds none
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 import threading
 
 from pipeline import storage
 from pipeline.config import ConfigError, PipelineConfig
+from pipeline.secrets import is_secret_setting
 
 PROBE_TIMEOUT = 30.0  # seconds to wait for one storage location to answer
-_SECRET_KEY = re.compile(r"secret|password|passwd|token|credential|keyfile|access[._-]?key|private[._-]?key",
-                         re.IGNORECASE)
 
 
 def check_paths(config: PipelineConfig) -> None:
     """No credentials in the config; every remote location answers; tokenizer files exist when given."""
     check_no_secrets(config)
+    check_output_apart_from_sources(config)
     probes = [("output", config.output)]
     for i, src in enumerate(config.sources):
         probes += [(f"sources.{i}.paths.{j}", p) for j, p in enumerate(src.paths)]
@@ -42,11 +44,43 @@ def check_paths(config: PipelineConfig) -> None:
 
 
 def check_no_secrets(config: PipelineConfig) -> None:
-    """Refuse credential-like keys in ``spark.settings`` (the value is never echoed)."""
-    for key in (config.spark.settings or {}):
-        if _SECRET_KEY.search(str(key)):
+    """Refuse credentials in ``spark.settings`` (:func:`pipeline.secrets.is_secret_setting`; never echoed)."""
+    for key, value in (config.spark.settings or {}).items():
+        if is_secret_setting(key, value):
             raise ConfigError(f"spark.settings.{key}", "credentials do not belong in the config; the pipeline "
                               "uses the platform's (application default credentials, instance role)")
+
+
+def check_output_apart_from_sources(config: PipelineConfig) -> None:
+    """Refuse an output directory inside (or equal to) a source's input directory or glob, or a source
+    path inside the output: a run would read its own files as input. For a glob, its directory part
+    before the first wildcard counts."""
+    output = _normalized(config.output)
+    for i, src in enumerate(config.sources):
+        for j, pattern in enumerate(src.paths):
+            base = _normalized(_fixed_part(pattern))
+            if _nested(output, base) or _nested(base, output):
+                raise ConfigError("output", f"{config.output!r} overlaps sources.{i}.paths.{j} = {pattern!r}: "
+                                  "a run would read its own outputs; put the output directory elsewhere")
+
+
+def _fixed_part(pattern: str) -> str:
+    """The directory part of a glob before its first wildcard (the pattern itself when it has none)."""
+    cut = min((pattern.find(c) for c in "*?[{" if c in pattern), default=-1)
+    return pattern if cut < 0 else pattern[:cut].rsplit("/", 1)[0] or "/"
+
+
+def _normalized(path: str) -> str:
+    """Absolute, ``..``-free path (local: symlinks resolved) or ``scheme://bucket/key`` without a trailing '/'."""
+    if storage.is_local(path):
+        return os.path.realpath(os.path.abspath(path.removeprefix("file://")))
+    scheme, rest = path.split("://", 1)
+    return f"{scheme.replace('gcs', 'gs').replace('s3a', 's3')}://{posixpath.normpath('/' + rest).lstrip('/')}"
+
+
+def _nested(inner: str, outer: str) -> bool:
+    """True when ``inner`` equals ``outer`` or lies below it."""
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
 
 
 def _location(path: str) -> str:

@@ -106,3 +106,91 @@ def test_blend_weights_in_megatron_mode_need_every_source(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config_text(two, ["blend.weights=30 web", "blend.mode=megatron"])
     assert err.value.key == "blend.weights" and "wiki" in str(err.value)
+
+
+THREE = """
+output: /tmp/run
+tokenizer: {{train: true}}
+sources:
+  - {{name: web, paths: ["{p}"]}}
+  - {{name: wiki, paths: ["{p}"]}}
+  - {{name: code, paths: ["{p}"]}}
+"""
+
+
+@pytest.mark.parametrize("name", ["web\n", "web\r", "we b", "-web", "web/x", ""])
+def test_source_names_must_match_entirely(base, name):
+    with pytest.raises(ConfigError) as err:
+        load_config_text(base.replace("name: web", f"name: {name!r}".replace("'", '"').replace("\\n", "\\n")))
+    assert err.value.key == "sources.0.name"
+
+
+def test_source_name_with_trailing_newline_via_override(base):
+    with pytest.raises(ConfigError) as err:
+        load_config_text(base, ['sources.0.name="web\\n"'])
+    assert err.value.key == "sources.0.name"
+
+
+@pytest.mark.parametrize("override, key", [
+    ("dedup.seed=-1", "dedup.seed"),
+    ("dedup.seed=4294967296", "dedup.seed"),
+    ("dedup.num_perm=1", "dedup.num_perm"),
+    ("dedup.num_perm=5000", "dedup.num_perm"),
+    ("dedup.ngram=0", "dedup.ngram"),
+    ("dedup.ngram=99999999999", "dedup.ngram"),
+    ("dedup.bands=-2", "dedup.bands"),
+    ("dedup.rows=0", "dedup.rows"),
+    ("dedup.min_tokens=-1", "dedup.min_tokens"),
+    ("dedup.min_tokens=99999999999", "dedup.min_tokens"),
+    ("dedup.max_shingles=0", "dedup.max_shingles"),
+    ("dedup.checkpoint_interval=0", "dedup.checkpoint_interval"),
+    ("ingest.partitions=0", "ingest.partitions"),
+    ("ingest.partitions=-4", "ingest.partitions"),
+    ("ingest.split_bytes=0", "ingest.split_bytes"),
+    ("ingest.split_bytes=99999999999999999999", "ingest.split_bytes"),
+    ("ingest.max_text_bytes=0", "ingest.max_text_bytes"),
+    ("ingest.max_text_bytes=4294967296", "ingest.max_text_bytes"),
+    ("ingest.excerpt_chars=-1", "ingest.excerpt_chars"),
+    ("tokenizer.vocab_size=256", "tokenizer.vocab_size"),
+    ("tokenizer.vocab_size=4294967296", "tokenizer.vocab_size"),
+    ("tokenizer.min_pretoken_count=0", "tokenizer.min_pretoken_count"),
+    ("tokenizer.max_distinct_pretokens=0", "tokenizer.max_distinct_pretokens"),
+    ("tokenize.partitions=0", "tokenize.partitions"),
+    ("tokenize.partitions=100001", "tokenize.partitions"),
+    ("blend.size=0", "blend.size"),
+    ("blend.size=-5", "blend.size"),
+    ("blend.size=99999999999999999999", "blend.size"),
+    ("sources.0.priority=99999999999999999999", "sources.0.priority"),
+    ("sources.0.weight=.inf", "sources.0.weight"),
+    ("sources.0.weight=.nan", "sources.0.weight"),
+])
+def test_every_numeric_key_has_a_range(base, override, key):
+    with pytest.raises(ConfigError) as err:
+        load_config_text(base, [override])
+    assert err.value.key == key
+
+
+@pytest.mark.parametrize("override", ["dedup.seed=0", "dedup.seed=4294967295", "tokenize.partitions=100000",
+                                      "dedup.min_tokens=0", "sources.0.priority=-3", "ingest.excerpt_chars=0"])
+def test_range_edges_that_are_allowed(base, override):
+    load_config_text(base, [override])
+
+
+def test_override_reaches_a_spark_setting_whose_name_has_dots(base):
+    config = load_config_text(base, ["spark.settings.spark.sql.shuffle.partitions=4",
+                                     "spark.settings.spark.driver.memory=2g"])
+    assert config.spark.settings == {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"}
+    with_setting = base.replace("tokenizer:", "spark: {settings: {spark.sql.shuffle.partitions: 8}}\ntokenizer:")
+    again = load_config_text(with_setting, ["spark.settings.spark.sql.shuffle.partitions=4"])
+    assert again.spark.settings == {"spark.sql.shuffle.partitions": "4"}
+
+
+def test_partial_blend_weights_name_the_missing_sources(tmp_path):
+    data = tmp_path / "a.jsonl"
+    data.write_text('{"text": "x"}\n')
+    with pytest.raises(ConfigError) as err:
+        load_config_text(THREE.format(p=data), ["blend.weights=30 web 70 wiki"])
+    assert err.value.key == "blend.weights" and "code" in str(err.value)
+    assert "web" not in str(err.value).split("missing", 1)[1]
+    full = load_config_text(THREE.format(p=data), ["blend.weights=30 web 70 wiki 5 code"])
+    assert full.blend.weights == "30 web 70 wiki 5 code"

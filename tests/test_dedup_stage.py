@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import struct
 from collections import defaultdict
@@ -58,14 +59,14 @@ def oracle_survivors(docs: dict[int, str], k=5, num_perm=256, bands=25, rows=10,
     """SPEC §4 written independently: exact pre-pass, datasketch signatures, star edges, verify, components."""
     graph = nx.Graph()
     graph.add_nodes_from(docs)
-    eligible = {d: t for d, t in docs.items() if len([x for x in re.split(r"\W+", t.lower()) if x]) >= min_tokens}
-    by_text = defaultdict(list)
-    for d, t in eligible.items():
+    by_text = defaultdict(list)  # the exact pre-pass covers every document, short ones too (issue 14)
+    for d, t in docs.items():
         by_text[t].append(d)
     pool = {}
     for ids in by_text.values():
         rep = min(ids)
-        pool[rep] = docs[rep]
+        if len([x for x in re.split(r"\W+", docs[rep].lower()) if x]) >= min_tokens:
+            pool[rep] = docs[rep]
         graph.add_edges_from((d, rep) for d in ids if d != rep)
     shingles = {d: _shingles(t, k) for d, t in pool.items()}
     buckets = defaultdict(list)
@@ -132,8 +133,32 @@ def test_short_documents_are_kept_and_counted(spark, tmp_path):
     pq.write_table(pa.table({"body": ["x y z"]}), raw / "forum" / "forum.parquet")
     counts = _run(spark, tmp_path / "run", raw=raw)
     assert counts["short_documents"] == 8
-    assert counts["duplicates_removed"] == 2  # only the long exact copies
-    assert counts["survivors"] == 9 - 2 + 2
+    assert counts["duplicates_removed"] == 3 + 2  # exact copies: 3 of "hello there" (short), 2 of the long text
+    assert counts["short_exact_duplicates_removed"] == 3
+    assert counts["survivors"] == 11 - 5
+    survivors = spark.read.parquet(str(tmp_path / "run" / "dedup" / "survivors")).toPandas()
+    assert sorted(survivors.text) == sorted(["hello there", "short one", "tiny", long_text, "a b", "x y z"])
+
+
+def test_identical_one_line_files_are_exact_duplicates(spark, tmp_path):
+    raw = tmp_path / "raw"
+    for package in ("alpha", "beta", "gamma"):
+        (raw / package).mkdir(parents=True)
+        (raw / package / "__init__.py").write_text("from . import core\n")
+    (raw / "alpha" / "core.py").write_text("VERSION = 1\n")
+    (raw / "beta" / "core.py").write_text("VERSION = 2\n")
+    ctx = RunContext(load_config_text(f"""
+output: {tmp_path / "run"}
+tokenizer: {{train: true}}
+sources: [{{name: code, paths: ["{raw}/*/*.py"], format: text, text_unit: file}}]
+"""), spark=spark)
+    run_stages(ctx, only="ingest")
+    counts = run_stages(ctx, only="dedup")["dedup"]
+    assert counts["short_documents"] == 5
+    assert counts["exact_duplicates_removed"] == counts["short_exact_duplicates_removed"] == 2
+    assert counts["sources"]["code"] == {"documents": 5, "duplicates_removed": 2, "survivors": 3}
+    report = json.loads((tmp_path / "run" / "dedup" / "report.json").read_text())
+    assert report["counts"]["short_exact_duplicates_removed"] == 2
 
 
 def test_graphframes_engine_keeps_the_same_survivors_as_the_star_engine(graphframes_spark, tmp_path):

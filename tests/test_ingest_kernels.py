@@ -18,7 +18,7 @@ RULES = RecordRules(text_field="text", keep_fields=("url",), max_text_bytes=50, 
 
 @pytest.mark.parametrize("line, reason", [
     (b'{"text": "unterminated', RejectReason.MALFORMED_JSON),
-    (b"", RejectReason.MALFORMED_JSON),
+    (b"", RejectReason.EMPTY_LINE),
     (b'[1, 2]', RejectReason.NOT_AN_OBJECT),
     (b'{"body": "x"}', RejectReason.MISSING_TEXT_FIELD),
     (b'{"text": null}', RejectReason.MISSING_TEXT_FIELD),

@@ -7,11 +7,14 @@ runs of the same data in different directories write byte-identical ``blend/`` f
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
 from pipeline.blend.megatron_args import parse_blend
+from pipeline.config import PipelineConfig
 from pipeline.context import RunContext
 from pipeline.errors import PipelineError
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
@@ -33,6 +36,23 @@ def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[f
     if all(s.weight is not None for s in cfg.sources):
         return [float(cfg.source(n).weight) for n in names]
     return [float(s) for s in sizes]
+
+
+def left_out_sources(config: PipelineConfig, unpublished: list[str]) -> list[dict]:
+    """One entry (and a logged warning) per source left out of the blend because no document survived."""
+    given: dict[str, float] = {}
+    if config.blend.weights:
+        weights, names = parse_blend(config.blend.weights)
+        given = dict(zip(names, weights or [], strict=False))
+    entries = []
+    for name in unpublished:
+        weight = given.get(name, config.source(name).weight)
+        entries.append({"source": name, "weight": None if weight is None else float(weight),
+                        "why": "no documents survived"})
+        logging.getLogger("pipeline").warning("source %r (weight %s) has no documents left: it is left out of "
+                                              "the blend, and the other sources' weights are renormalised",
+                                              name, weight)
+    return entries
 
 
 def materialize(ctx: RunContext, prefixes: list[str], dataset_index: np.ndarray,
@@ -68,7 +88,7 @@ def run_merge_blend(ctx: RunContext) -> dict:
     doc = write_blend(ctx.path("blend"), dataset_index, sample_index, sources=names, prefixes=relative,
                       weights=weights, sizes=sizes, mode=ctx.config.blend.mode,
                       oversample=ctx.config.blend.oversample)
-    result = {"merge": merged, "blend": doc, "left_out": merged["unpublished"]}
+    result = {"merge": merged, "blend": doc, "left_out": left_out_sources(ctx.config, merged["unpublished"])}
     if ctx.config.blend.materialize:
         dtype = np.dtype(merged["sources"][names[0]]["dtype"])
         result["materialized"] = materialize(ctx, [ctx.path("megatron", n) for n in names],

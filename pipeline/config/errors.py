@@ -8,4 +8,6 @@ class ConfigError(UsageError, ValueError):
 
     def __init__(self, key: str, message: str) -> None:
         self.key = key
-        super().__init__(f"config key '{key}': {message}")
+        from pipeline.secrets import redact_text  # a URL's password never reaches a message
+
+        super().__init__(redact_text(f"config key '{key}': {message}"))

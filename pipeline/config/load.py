@@ -42,7 +42,7 @@ def apply_overrides(raw: dict, overrides) -> dict:
         if "=" not in item:
             raise ConfigError(item, "an override must look like key.sub=value")
         key, value_text = item.split("=", 1)
-        parts = [p for p in key.strip().split(".") if p]
+        parts = _schema_parts([p for p in key.strip().split(".") if p])
         if not parts:
             raise ConfigError(key, "empty key in override")
         value = yaml.safe_load(value_text) if value_text.strip() else None
@@ -57,6 +57,34 @@ def apply_overrides(raw: dict, overrides) -> dict:
         else:
             raise ConfigError(key, "cannot set a key below a plain value")
     return raw
+
+
+def _schema_parts(parts: list[str]) -> list[str]:
+    """Re-join the dotted tail below a free-form mapping (``spark.settings``) into one key, by the schema.
+
+    ``spark.settings.spark.sql.shuffle.partitions`` -> ``["spark", "settings", "spark.sql.shuffle.partitions"]``.
+    """
+    tp: Any = PipelineConfig
+    for i, part in enumerate(parts):
+        tp = _unwrap_optional(tp)
+        if typing.get_origin(tp) is dict:
+            return parts[:i] + [".".join(parts[i:])]
+        if typing.get_origin(tp) is list:
+            tp = typing.get_args(tp)[0]
+        elif dataclasses.is_dataclass(tp):
+            tp = typing.get_type_hints(tp).get(part)
+            if tp is None:  # an unknown key: the schema check names it
+                return parts
+        else:
+            return parts
+    return parts
+
+
+def _unwrap_optional(tp: Any) -> Any:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return inner[0] if len(inner) == 1 else tp
+    return tp
 
 
 def _index(node: list, part: str, key: str) -> int:
@@ -144,8 +172,9 @@ def _check_field(fld: dataclasses.Field, value: Any, key: str) -> None:
     meta = fld.metadata
     if "choices" in meta and value not in meta["choices"]:
         raise ConfigError(key, f"must be one of {', '.join(meta['choices'])}; got {value!r}")
-    if "pattern" in meta and not re.match(meta["pattern"], str(value)):
-        raise ConfigError(key, f"{value!r} is not a valid name (letters, digits, '_', '.', '-')")
+    if "pattern" in meta and not re.fullmatch(meta["pattern"], str(value)):
+        raise ConfigError(key, f"{value!r} is not a valid name (a letter or digit, then letters, digits, '_', '.', "
+                          "'-'; no spaces or line breaks)")
     if "check" in meta and not meta["check"](value):
         raise ConfigError(key, f"{meta['why']}; got {value!r}")
 
@@ -198,9 +227,13 @@ def _check_blend_weights(config: PipelineConfig) -> None:
     unknown = sorted(set(names) - {s.name for s in config.sources})
     if unknown:
         raise ConfigError("blend.weights", f"names unknown sources {unknown}")
-    if config.blend.mode == "megatron" and len(set(names)) < len(config.sources):
-        missing = sorted({s.name for s in config.sources} - set(names))
-        raise ConfigError("blend.weights", f"mode megatron needs a positive weight for every source; missing {missing}")
+    missing = [s.name for s in config.sources if s.name not in names]
+    if missing:
+        raise ConfigError("blend.weights", f"needs a positive weight for every source; missing {missing} "
+                          "(remove a source from sources to leave it out)")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError("blend.weights", f"names a source more than once: {repeated}")
 
 
 def _join(prefix: str, name: str) -> str:

@@ -6,10 +6,14 @@ loader in :mod:`pipeline.config.load` enforces them and names the key on failure
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+_NAME_RE = r"[A-Za-z0-9][A-Za-z0-9_.-]*"  # matched with re.fullmatch: no trailing newline slips through
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+MAX_SHARDS = 100_000  # shard files are part-NNNNN: five digits
 
 
 def _choices(*values: str) -> dict[str, Any]:
@@ -20,8 +24,10 @@ def _check(predicate, why: str) -> dict[str, Any]:
     return {"check": predicate, "why": why}
 
 
-def _positive(x) -> bool:
-    return x is not None and x > 0
+def _int_in(low: int, high: int, optional: bool = False) -> dict[str, Any]:
+    """An integer in [low, high] (or None when ``optional``)."""
+    return _check(lambda v: (optional and v is None) or (v is not None and low <= v <= high),
+                  f"must be an integer in [{low}, {high}]")
 
 
 @dataclass
@@ -34,9 +40,10 @@ class SourceConfig:
     text_field: str = "text"
     keep_fields: list[str] = field(default_factory=list)
     weight: float | None = field(default=None, metadata=_check(
-        lambda v: v is None or v > 0, "must be > 0 (or omitted: proportional to size)"))
+        lambda v: v is None or (math.isfinite(v) and v > 0),
+        "must be finite and > 0 (or omitted: proportional to size)"))
     text_unit: str = field(default="line", metadata=_choices("line", "file"))
-    priority: int = 0
+    priority: int = field(default=0, metadata=_int_in(-2**62, 2**62))
 
 
 @dataclass
@@ -54,10 +61,9 @@ class SparkConfig:
 class IngestConfig:
     """Reading raw files: split size, size limits, reject excerpts."""
 
-    partitions: int | None = field(default=None, metadata=_check(
-        lambda v: v is None or v > 0, "must be a positive number of splits"))
-    split_bytes: int = field(default=64 * 1024 * 1024, metadata=_check(_positive, "must be > 0"))
-    max_text_bytes: int = field(default=10 * 1024 * 1024, metadata=_check(_positive, "must be > 0"))
+    partitions: int | None = field(default=None, metadata=_int_in(1, INT32_MAX, optional=True))
+    split_bytes: int = field(default=64 * 1024 * 1024, metadata=_int_in(1, INT64_MAX))
+    max_text_bytes: int = field(default=10 * 1024 * 1024, metadata=_int_in(1, INT32_MAX))  # one Arrow string
     excerpt_chars: int = field(default=200, metadata=_check(lambda v: 0 <= v <= 10_000, "must be in [0, 10000]"))
 
 
@@ -68,20 +74,19 @@ class DedupConfig:
     enabled: bool = True
     num_perm: int = field(default=256, metadata=_check(lambda v: 2 <= v <= 4096, "must be in [2, 4096]"))
     threshold: float = field(default=0.7, metadata=_check(lambda v: 0 < v <= 1, "must be in (0, 1]"))
-    ngram: int = field(default=5, metadata=_check(_positive, "must be > 0"))
+    ngram: int = field(default=5, metadata=_int_in(1, INT32_MAX))
     shingle: str = field(default="word", metadata=_choices("word", "char"))
-    bands: int | None = field(default=None, metadata=_check(lambda v: v is None or v > 0, "must be > 0"))
-    rows: int | None = field(default=None, metadata=_check(lambda v: v is None or v > 0, "must be > 0"))
-    seed: int = 1
+    bands: int | None = field(default=None, metadata=_int_in(1, 4096, optional=True))
+    rows: int | None = field(default=None, metadata=_int_in(1, 4096, optional=True))
+    seed: int = field(default=1, metadata=_int_in(0, 2**32 - 1))  # numpy.random.RandomState's range
     scheme: str = field(default="affine32", metadata=_choices("affine32", "legacy"))
     hash: str = field(default="sha1", metadata=_choices("sha1", "xxhash"))
-    min_tokens: int = field(default=5, metadata=_check(lambda v: v >= 0, "must be >= 0"))
-    max_shingles: int | None = field(default=100_000, metadata=_check(
-        lambda v: v is None or v > 0, "must be > 0"))
+    min_tokens: int = field(default=5, metadata=_int_in(0, INT32_MAX))
+    max_shingles: int | None = field(default=100_000, metadata=_int_in(1, INT32_MAX, optional=True))
     exact_prepass: bool = True
     verify: bool = True
     engine: str = field(default="star", metadata=_choices("star", "graphframes"))
-    checkpoint_interval: int = field(default=3, metadata=_check(_positive, "must be > 0"))
+    checkpoint_interval: int = field(default=3, metadata=_int_in(1, 1_000_000))
     survivor: str = field(default="min_id", metadata=_choices("min_id", "priority", "longest"))
 
 
@@ -92,26 +97,26 @@ class TokenizerConfig:
     train: bool = False
     vocab: str | None = None
     merges: str | None = None
-    vocab_size: int = field(default=8000, metadata=_check(lambda v: v > 256, "must be > 256"))
+    vocab_size: int = field(default=8000, metadata=_int_in(257, INT32_MAX))
     special_tokens: list[str] = field(default_factory=lambda: ["<|endoftext|>"])
     eod_token: str = "<|endoftext|>"
     sample_fraction: float = field(default=1.0, metadata=_check(lambda v: 0 < v <= 1, "must be in (0, 1]"))
-    min_pretoken_count: int = field(default=1, metadata=_check(_positive, "must be > 0"))
-    max_distinct_pretokens: int = field(default=2_000_000, metadata=_check(_positive, "must be > 0"))
+    min_pretoken_count: int = field(default=1, metadata=_int_in(1, INT64_MAX))
+    max_distinct_pretokens: int = field(default=2_000_000, metadata=_int_in(1, INT64_MAX))
 
 
 @dataclass
 class TokenizeConfig:
     """Tokenize stage: how many shards (Spark partitions) per source."""
 
-    partitions: int = field(default=8, metadata=_check(_positive, "must be > 0"))
+    partitions: int = field(default=8, metadata=_int_in(1, MAX_SHARDS))
 
 
 @dataclass
 class BlendConfig:
     """Blend stage (SPEC §7)."""
 
-    size: int | None = field(default=None, metadata=_check(lambda v: v is None or v > 0, "must be > 0"))
+    size: int | None = field(default=None, metadata=_int_in(1, INT64_MAX, optional=True))
     mode: str = field(default="fixed", metadata=_choices("fixed", "megatron"))
     oversample: str = field(default="error", metadata=_choices("error", "wrap"))
     weights: str | None = None

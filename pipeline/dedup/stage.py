@@ -89,11 +89,12 @@ def run_dedup(ctx: RunContext) -> dict:
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
     timer.lap("features")
-    groups, pool = None, eligible
-    if cfg.exact_prepass:
-        groups = exact_groups(eligible).persist()
-        pool = eligible.join(groups.where("doc_id != rep").select("doc_id"), "doc_id", "left_anti")
-        groups.count()
+    groups, pool, short_exact = None, eligible, 0
+    if cfg.exact_prepass:  # over every document: exact copies of short documents are removed too
+        groups = exact_groups(features).persist()
+        copies = groups.where("doc_id != rep").select("doc_id")
+        pool = eligible.join(copies, "doc_id", "left_anti")
+        short_exact = copies.join(features.where(F.col("keys").isNull()).select("doc_id"), "doc_id").count()
         timer.lap("exact_prepass")
     bands = pool.select("doc_id", F.posexplode("keys").alias("band", "key"))
     edges = candidate_edges(bands).persist()
@@ -112,7 +113,8 @@ def run_dedup(ctx: RunContext) -> dict:
     near.count()
     timer.lap("components")
     stats = {"candidate_edges": candidates, "verified_edges": kept.count(), "bands": p.bands, "rows": p.rows,
-             "short_documents": short_documents, "exact_duplicate_groups": _count_groups(groups),
+             "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
+             "exact_duplicate_groups": _count_groups(groups),
              "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
     result = _finish(ctx, docs, groups, near, p, timer, stats)
     for frame in (features, near, edges, *([groups] if groups is not None else [])):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from enum import Enum
 
@@ -17,7 +18,13 @@ class RejectReason(str, Enum):
     INVALID_UTF8 = "invalid_utf8"
     EMPTY_TEXT = "empty_text"
     TEXT_TOO_LARGE = "text_too_large"
+    EMPTY_LINE = "empty_line"
+    UNPARSEABLE_RECORD = "unparseable_record"
     UNREADABLE_FILE = "unreadable_file"
+
+
+BOM = "\ufeff"
+BOM_BYTES = BOM.encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -61,14 +68,20 @@ def check_text(text: str, rules: RecordRules) -> Parsed | None:
 
 
 def parse_json_line(line: bytes, rules: RecordRules) -> Parsed:
-    """Parse one JSONL line (bytes, newline stripped)."""
+    """Parse one JSONL line (bytes, newline stripped); a leading BOM is ignored, a blank line is ``empty_line``."""
+    if line.startswith(BOM_BYTES):
+        line = line[len(BOM_BYTES):]
+    if not line.strip():
+        return Parsed(reason=RejectReason.EMPTY_LINE)
     try:
         decoded = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Parsed(reason=RejectReason.INVALID_UTF8, detail=f"byte {exc.start}: {exc.reason}")
     try:
         obj = json.loads(decoded)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except RecursionError:
+        return Parsed(reason=RejectReason.MALFORMED_JSON, detail="nested too deeply to parse")
+    except ValueError as exc:  # JSONDecodeError, and Python's int-string limit (a number of > 4300 digits)
         return Parsed(reason=RejectReason.MALFORMED_JSON, detail=str(exc)[:200])
     if not isinstance(obj, dict):
         return Parsed(reason=RejectReason.NOT_AN_OBJECT, detail=type(obj).__name__)
@@ -85,12 +98,37 @@ def parse_mapping(obj: dict, rules: RecordRules) -> Parsed:
     bad = check_text(text, rules)
     if bad is not None:
         return bad
-    meta = {k: obj[k] for k in rules.keep_fields if k in obj}
-    return Parsed(text=text, meta=json.dumps(meta, sort_keys=True, ensure_ascii=False, default=str))
+    meta = {}
+    for key in rules.keep_fields:
+        if key in obj:
+            value = _finite(obj[key])
+            try:
+                json.dumps(value, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return Parsed(reason=RejectReason.INVALID_UTF8,
+                              detail=f"kept field '{key}': unencodable character (lone surrogate) at {exc.start}")
+            except (ValueError, RecursionError) as exc:
+                return Parsed(reason=RejectReason.UNPARSEABLE_RECORD,
+                              detail=f"kept field '{key}': {type(exc).__name__}: {exc}"[:200])
+            meta[key] = value
+    return Parsed(text=text, meta=json.dumps(meta, sort_keys=True, ensure_ascii=False, allow_nan=False, default=str))
 
 
-def parse_text(raw: bytes, rules: RecordRules) -> Parsed:
-    """A plain-text record (a line or a whole file)."""
+def _finite(value):
+    """``value`` with every NaN or infinite float replaced by None (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def parse_text(raw: bytes, rules: RecordRules, strip_bom: bool = False) -> Parsed:
+    """A plain-text record (a line or a whole file); ``strip_bom`` drops a leading U+FEFF (start of a file)."""
+    if strip_bom and raw.startswith(BOM_BYTES):
+        raw = raw[len(BOM_BYTES):]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

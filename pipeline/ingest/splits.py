@@ -87,12 +87,19 @@ def _file_splits(src: SourceConfig, url: str, rel: str, size: int, split_bytes: 
 
 
 def _parquet_splits(src: SourceConfig, url: str, rel: str, split_bytes: int) -> list[Split]:
-    """Group consecutive row groups into splits of about ``split_bytes``; start/end are row-group numbers."""
+    """Group consecutive row groups into splits of about ``split_bytes``; start/end are row-group numbers.
+
+    A file whose footer cannot be read (not Parquet, truncated) is one whole-file split: reading it
+    again on an executor fails there and becomes one ``unreadable_file`` reject naming the file.
+    """
     import pyarrow.parquet as pq
 
     fs, path = filesystem(url)
-    with fs.open(path, "rb") as f:
-        meta = pq.ParquetFile(f).metadata
+    try:
+        with fs.open(path, "rb") as f:
+            meta = pq.ParquetFile(f).metadata
+    except Exception:  # noqa: BLE001 - ArrowInvalid, OSError: reported per file by the ingest stage
+        return [Split(src.name, "parquet", url, rel, 0, -1, None)]
     splits, first, acc = [], 0, 0
     for g in range(meta.num_row_groups):
         acc += meta.row_group(g).total_byte_size

@@ -59,16 +59,21 @@ def _records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict,
                         if keep_docs:
                             add(split, position, parsed.text, parsed.meta, None, None, None)
                     elif keep_rejects:
-                        add(split, position, None, None, parsed.reason.value, parsed.detail,
+                        add(split, position, None, None, parsed.reason.value, _printable(parsed.detail),
                             excerpt(raw, rules.excerpt_chars))
                     if len(columns["doc_id"]) >= BATCH_ROWS:
                         yield flush()
             except Exception as exc:  # corrupt archive, truncated file: the rest of the split is a reject
                 if keep_rejects:
                     add(split, last + 1, None, None, RejectReason.UNREADABLE_FILE.value,
-                        f"{type(exc).__name__}: {exc}"[:500], "")
+                        _printable(f"{type(exc).__name__}: {exc}"[:500]), "")
     if columns["doc_id"]:
         yield flush()
+
+
+def _printable(detail: str) -> str:
+    """A reject's detail as valid UTF-8 (an exception message may echo a lone surrogate)."""
+    return detail.encode("utf-8", errors="replace").decode("utf-8")
 
 
 def run_ingest(ctx: RunContext) -> dict:
