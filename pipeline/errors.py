@@ -7,6 +7,8 @@ command or the config) and 1 for everything else that stops a run.
 
 from __future__ import annotations
 
+from pipeline.secrets import redact_text
+
 # import name -> what to pip install, for the dependencies whose names differ or matter most
 PIP_NAMES: dict[str, str] = {
     "yaml": "pyyaml",
@@ -54,6 +56,6 @@ def missing_dependency(exc: ImportError) -> MissingDependencyError | None:
 
 
 def one_line(exc: BaseException, limit: int = 600) -> str:
-    """``exc``'s message on one line (newlines folded), at most ``limit`` characters."""
-    text = " ".join(str(exc).split())
+    """``exc``'s message on one line (newlines folded, URL passwords redacted), at most ``limit`` characters."""
+    text = redact_text(" ".join(str(exc).split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -14,6 +14,7 @@ from pipeline.context import RunContext
 from pipeline.errors import PipelineError, missing_dependency
 from pipeline.manifest import fingerprint, marker_path
 from pipeline.run_report import summary_text, write_html
+from pipeline.secrets import redact_data
 from pipeline.stage_outputs import record as record_outputs
 from pipeline.stage_outputs import verify as verify_outputs
 
@@ -82,6 +83,11 @@ def _changed_keys(old, new, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix.rstrip(".")]
 
 
+def stage_inputs(stage: Stage, config: PipelineConfig) -> dict:
+    """The config values that shape ``stage``'s output, as its marker records them (URL passwords redacted)."""
+    return redact_data(stage.inputs(config))
+
+
 def _read_marker(ctx: RunContext, stage: str) -> dict | None:
     path = marker_path(ctx.run_dir, stage)
     return storage.read_json(path) if storage.exists(path) else None
@@ -120,7 +126,7 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
     for index, stage in enumerate(STAGES[: last + 1]):
         if not _applies(stage, ctx):
             continue
-        inputs = stage.inputs(ctx.config)
+        inputs = stage_inputs(stage, ctx.config)
         fp = fingerprint({"upstream": upstream, **inputs})
         marker = _read_marker(ctx, stage.name)
         action = _decide(stage, marker, fp, inputs, ctx.run_dir, recomputed or index >= forced_from,

@@ -88,3 +88,15 @@ def test_url_passwords_and_signatures_are_redacted(text, secret):
 def test_config_errors_never_echo_a_url_password():
     err = ConfigError("sources.0.paths.0", "no input files match 'ftp://bob:pa55word@host/x/*.jsonl'")
     assert "pa55word" not in str(err) and "ftp://bob:<redacted>@host/x/*.jsonl" in str(err)
+
+
+def test_stage_markers_and_error_lines_never_hold_a_url_password(tmp_path):
+    from pipeline.errors import PipelineError, one_line
+    from pipeline.stages import STAGES, stage_inputs
+
+    config = _config(tmp_path, {})
+    config.sources[0].paths.append("https://alice:hunter2@example.com/data/*.jsonl")
+    recorded = json.dumps([stage_inputs(stage, config) for stage in STAGES])
+    assert "hunter2" not in recorded and "alice:<redacted>@example.com" in recorded
+    line = one_line(PipelineError("cannot write 's3://k:hunter2@bucket/run': denied"))
+    assert "hunter2" not in line and "s3://k:<redacted>@bucket/run" in line
