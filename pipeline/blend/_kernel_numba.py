@@ -92,9 +92,9 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
     and its computed deficit never decreases while ``t`` grows (rounding is monotone), so the maximum
     stays ``>= L``. A dataset with ``d_i + w_i * (t_end - t0) + margin < L`` therefore cannot win
     before ``t_end`` (``margin`` bounds the rounding of two evaluations, whose operands never exceed
-    ``w_max * t + max count``). The block runs
-    ``min(k, block)`` steps over the others (in index order, so ties still go to the smaller
-    index); ``L`` sits a distance below the maximum that adapts so that ``k`` is about ``block``.
+    ``w_max * t + max count``). The block runs ``min(k, block)`` steps over the others (in index
+    order, so ties still go to the smaller index); ``L`` sits a distance below the maximum that
+    adapts so that ``k`` is a little above ``block``.
     """
     n = w.shape[0]
     countf = counts.astype(np.float64)
