@@ -68,12 +68,15 @@ def test_fixed_mode_differs_from_megatron_quirk():
     assert mega.tolist() == [1, 0, 1, 1, 0, 1, 1, 0, 1, 1]
 
 
-def test_python_fallback_equals_compiled(monkeypatch):
+def test_python_fallback_equals_compiled():
     rng = np.random.default_rng(7)
     cases = [(random_weights(rng, int(rng.integers(2, 300))), int(rng.integers(1, 3000))) for _ in range(20)]
     compiled = [build_blending_indices(w, s, mode=m) for w, s in cases for m in ("fixed", "megatron")]
-    monkeypatch.setattr(_kernel, "HAVE_NUMBA", False)
-    fallback = [build_blending_indices(w, s, mode=m) for w, s in cases for m in ("fixed", "megatron")]
+    previous = _kernel.set_numba(False)
+    try:
+        fallback = [build_blending_indices(w, s, mode=m) for w, s in cases for m in ("fixed", "megatron")]
+    finally:
+        _kernel.set_numba(previous)
     for (a, b), (c, d) in zip(compiled, fallback, strict=True):
         np.testing.assert_array_equal(a, c)
         np.testing.assert_array_equal(b, d)

@@ -6,31 +6,32 @@ increments ``C_k``. Every deficit is computed as the IEEE double expression ``w[
 (multiply, round, subtract, round; no fused multiply-add), which is what megatron-core's C++ helper
 does, so the choices agree bit for bit.
 
-The rule is a smooth weighted round robin: the winner at a step depends on every earlier step, and no
-ordering of (dataset, count) events by a fixed key reproduces it for more than two datasets (checked
-against the reference on random cases), so the work is inherently O(S * n) comparisons. It runs as a
-compiled loop when ``numba`` imports (about as fast as megatron-core's C++ helper; faster for few
-datasets because the argmax is done as a vectorisable max-then-find), and otherwise as a Python loop
-over steps with numpy over datasets (O(S) interpreter iterations: fine for S up to ~10^6).
+The rule is a smooth weighted round robin: the winner at a step depends on every earlier step, so the
+steps run in order. With numba (:mod:`pipeline.blend._kernel_numba`) up to 4 datasets live in
+registers; up to ``_FEW_DATASETS`` every step scans all datasets (vectorised maximum, then its first
+index); beyond that the steps run in blocks that scan only the datasets able to win within the block
+(about ``4 * sqrt(n)`` per step instead of ``n``). Without numba, or with ``PIPELINE_BLEND_NUMBA=0``
+(or :func:`set_numba`), a Python loop over steps with numpy over datasets gives identical output
+(O(S) interpreter iterations: fine for S up to ~10^6).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-try:  # numba is optional: it makes the loop compiled
-    import numba as _numba
-except Exception:  # pragma: no cover - exercised only where numba is missing or broken
-    _numba = None
+from pipeline.numba_backend import NumbaSwitch
 
-HAVE_NUMBA = _numba is not None
+_switch = NumbaSwitch("PIPELINE_BLEND_NUMBA")
+numba_enabled = _switch.enabled
+set_numba = _switch.set
 
-# Datasets at or below this count use the two-pass (max, then first index) argmax.
-_TWO_PASS_MAX_DATASETS = 64
+_FEW_DATASETS = 64  # up to this many datasets, every step scans them all
 
 
-def _fill_py(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001
-    """Same contract as the compiled kernel; a per-step Python loop vectorised over datasets."""
+def _fill_numpy(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001
+    """Same contract as the compiled kernels; a per-step Python loop vectorised over datasets."""
     countf = counts.astype(np.float64)
     deficit = np.empty_like(w)
     for j in range(start, stop):
@@ -45,65 +46,9 @@ def _fill_py(w, counts, start, stop, fixed, out_index, out_sample, write):  # no
         countf[k] += 1.0
 
 
-def _fill_nb_scalar(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001
-    """Compiled single-pass scan, as in megatron-core: keep the first strictly larger deficit."""
-    n = w.shape[0]
-    countf = np.empty(n, np.float64)
-    for i in range(n):
-        countf[i] = float(counts[i])
-    for j in range(start, stop):
-        t = float(j + 1) if fixed else max(float(j), 1.0)
-        best = w[0] * t - countf[0]
-        k = 0
-        for i in range(1, n):
-            e = w[i] * t - countf[i]
-            if e > best:
-                best = e
-                k = i
-        if write:
-            out_index[j - start] = k
-            out_sample[j - start] = counts[k]
-        counts[k] += 1
-        countf[k] += 1.0
-
-
-def _max_deficit(w, countf, t, deficit):  # noqa: ANN001
-    """Fill ``deficit`` and return its maximum (compiled with no-NaN flags so it vectorises)."""
-    n = w.shape[0]
-    for i in range(n):
-        deficit[i] = w[i] * t - countf[i]
-    m = deficit[0]
-    for i in range(1, n):
-        m = max(m, deficit[i])
-    return m
-
-
-def _fill_nb_two_pass(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001
-    """Compiled two-pass argmax: the maximum (exact in any order), then its first index."""
-    n = w.shape[0]
-    countf = np.empty(n, np.float64)
-    deficit = np.empty(n, np.float64)
-    for i in range(n):
-        countf[i] = float(counts[i])
-    for j in range(start, stop):
-        t = float(j + 1) if fixed else max(float(j), 1.0)
-        m = _max_deficit_nb(w, countf, t, deficit)
-        k = 0
-        while deficit[k] != m:
-            k += 1
-        if write:
-            out_index[j - start] = k
-            out_sample[j - start] = counts[k]
-        counts[k] += 1
-        countf[k] += 1.0
-
-
-if HAVE_NUMBA:
-    # Only the reduction gets relaxed flags: "contract" (FMA) is deliberately absent, so each
-    # deficit is rounded exactly like the C++ helper's, and max() of finite values is exact.
-    _max_deficit_nb = _numba.njit(fastmath={"nnan", "ninf", "nsz"}, cache=True)(_max_deficit)
-    _fill_scalar = _numba.njit(cache=True)(_fill_nb_scalar)
-    _fill_two_pass = _numba.njit(cache=True)(_fill_nb_two_pass)
+def block_length(num_datasets: int) -> int:
+    """Steps per block of the many-dataset kernel: ~sqrt(n) balances the O(n) block set-up."""
+    return max(8, math.isqrt(num_datasets))
 
 
 def fill(
@@ -117,16 +62,25 @@ def fill(
 ) -> None:
     """Run steps ``start..stop-1`` from per-dataset ``counts`` (int64, updated in place).
 
-    ``out_index``/``out_sample`` receive steps ``start..stop-1`` (length ``stop - start``); pass
-    ``None`` for both to only advance ``counts`` (used to get exact per-dataset demand cheaply).
+    ``w`` is float64 with entries in [0, 1]. ``out_index``/``out_sample`` (int64) receive steps
+    ``start..stop-1`` (length ``stop - start``); pass ``None`` for both to only advance ``counts``
+    (used to get exact per-dataset demand cheaply).
     """
     write = out_index is not None
     if not write:
         out_index = np.empty(0, np.int16)
         out_sample = np.empty(0, np.int64)
-    if not HAVE_NUMBA:
-        _fill_py(w, counts, start, stop, fixed, out_index, out_sample, write)
-    elif w.shape[0] <= _TWO_PASS_MAX_DATASETS:
-        _fill_two_pass(w, counts, start, stop, fixed, out_index, out_sample, write)
+    if stop <= start:
+        return
+    n = w.shape[0]
+    if not numba_enabled():
+        _fill_numpy(w, counts, start, stop, fixed, out_index, out_sample, write)
+        return
+    from pipeline.blend import _kernel_numba as nb
+
+    if n <= 4:
+        nb.fill_upto4(w, counts, start, stop, fixed, out_index, out_sample, write)
+    elif n <= _FEW_DATASETS:
+        nb.fill_few(w, counts, start, stop, fixed, out_index, out_sample, write)
     else:
-        _fill_scalar(w, counts, start, stop, fixed, out_index, out_sample, write)
+        nb.fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, block_length(n))

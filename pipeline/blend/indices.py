@@ -13,11 +13,12 @@ Modes:
 * ``"megatron"``: megatron-core 0.16.1's ``helpers.build_blending_indices`` bit for bit, including
   ``t = max(j, 1)`` (the first two steps share t = 1); int16 dataset index, at most 32766 datasets.
 
-Complexity: equal weights are round robin, O(S) vectorised numpy with no loop. Otherwise O(S * n)
-comparisons in a compiled loop (numba) and O(n) extra memory beyond the two output arrays
-(``S * (itemsize + 8)`` bytes); see :mod:`pipeline.blend._kernel` for why no cheaper exact order
-exists and for the fallback used when numba is missing. Oversample checks cost O(n) when the demand
-is clear-cut and one extra counting pass (no arrays) when it is within ``n`` samples of a size.
+Complexity: equal weights are round robin, O(S) vectorised numpy with no loop. Otherwise a compiled
+loop (numba) over the S steps, each scanning all n datasets up to 64 and about ``4 * sqrt(n)`` beyond,
+with O(n) extra memory beyond the two output arrays (``S * (itemsize + 8)`` bytes), written in their
+final dtypes; see :mod:`pipeline.blend._kernel` for the kernels and the numpy fallback
+(``PIPELINE_BLEND_NUMBA=0`` or no numba). Oversample checks cost O(n) when the demand is clear-cut
+and one extra counting pass (no arrays) when it is within ``n`` samples of a size.
 """
 
 from __future__ import annotations

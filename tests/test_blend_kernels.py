@@ -1,0 +1,152 @@
+"""The blend kernels: numpy fallback == every numba kernel == megatron-core's C++ helper.
+
+Each compiled kernel (registers for <= 4 datasets, full scan, blocks of candidates) is called directly
+on every input, whatever the dataset count it is normally chosen for, so a bug in one cannot hide
+behind the dispatch. The numpy fallback is the plain per-step rule; megatron-core is the oracle.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pipeline.blend import _kernel, build_blending_indices, normalize_weights
+
+nb = pytest.importorskip("pipeline.blend._kernel_numba", reason="numba (core dependency) not importable")
+
+KERNELS = {
+    "upto4": lambda w, c, a, b, f, i, s, wr: nb.fill_upto4(w, c, a, b, f, i, s, wr),
+    "few": lambda w, c, a, b, f, i, s, wr: nb.fill_few(w, c, a, b, f, i, s, wr),
+    "blocks": lambda w, c, a, b, f, i, s, wr: nb.fill_blocks(w, c, a, b, f, i, s, wr, _kernel.block_length(len(w))),
+    "blocks-short": lambda w, c, a, b, f, i, s, wr: nb.fill_blocks(w, c, a, b, f, i, s, wr, 2),
+}
+
+
+def weights_of_kind(rng: np.random.Generator, n: int, kind: int) -> np.ndarray:
+    """Normalised weights: uniform, very skewed, small integers (exact ties), decimals, with zeros."""
+    if kind == 0:
+        w = rng.random(n) + 1e-3
+    elif kind == 1:
+        w = rng.exponential(size=n) ** 4 + 1e-9
+    elif kind == 2:
+        w = rng.integers(1, 5, size=n).astype(np.float64)
+    elif kind == 3:
+        w = np.round(rng.dirichlet(np.ones(n)), 3) + 0.001
+    else:  # some zero weights (fixed mode only: Megatron asserts every weight > 0)
+        w = rng.random(n) * (rng.random(n) < 0.6)
+        w[rng.integers(n)] = 1.0
+    return w / w.sum()
+
+
+def numpy_fill(w, size, fixed, start_counts=None):  # noqa: ANN001
+    """The numpy fallback over ``size`` steps, into int64 arrays; returns (index, sample, counts)."""
+    counts = np.zeros(len(w), np.int64) if start_counts is None else start_counts.copy()
+    index, sample = np.empty(size, np.int64), np.empty(size, np.int64)
+    _kernel._fill_numpy(w, counts, 0, size, fixed, index, sample, True)
+    return index, sample, counts
+
+
+def run_kernel(name, w, size, fixed, dtype=np.int32):  # noqa: ANN001
+    counts = np.zeros(len(w), np.int64)
+    index, sample = np.empty(size, dtype), np.empty(size, np.int64)
+    KERNELS[name](w, counts, 0, size, fixed, index, sample, True)
+    return index, sample, counts
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_every_kernel_equals_the_numpy_fallback(name, fixed):
+    rng = np.random.default_rng(99 + 7 * fixed + len(name))
+    sizes = [1, 2, 3, 4] if name == "upto4" else [1, 2, 3, 5, 9, 40, 65, 300]
+    for case in range(120):
+        n = int(rng.choice(sizes))
+        kind = int(rng.integers(5 if fixed else 4))
+        w = weights_of_kind(rng, n, kind)
+        size = int(rng.integers(0, 20_000 // n + 2))
+        expected = numpy_fill(w, size, fixed)
+        got = run_kernel(name, w, size, fixed)
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"case {case}: {name} n={n} kind={kind} S={size}")
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_kernels_resume_from_counts_and_count_without_writing(name):
+    """Two calls (start..mid, mid..stop) equal one; write=False only advances the counts."""
+    rng = np.random.default_rng(5)
+    n = 3 if name == "upto4" else 90
+    w = weights_of_kind(rng, n, 0)
+    for fixed in (True, False):
+        index, sample, counts = run_kernel(name, w, 5000, fixed)
+        c = np.zeros(n, np.int64)
+        first_i, first_s = np.empty(1234, np.int64), np.empty(1234, np.int64)
+        second_i, second_s = np.empty(5000 - 1234, np.int64), np.empty(5000 - 1234, np.int64)
+        KERNELS[name](w, c, 0, 1234, fixed, first_i, first_s, True)
+        KERNELS[name](w, c, 1234, 5000, fixed, second_i, second_s, True)
+        np.testing.assert_array_equal(np.concatenate([first_i, second_i]), index)
+        np.testing.assert_array_equal(np.concatenate([first_s, second_s]), sample)
+        np.testing.assert_array_equal(c, counts)
+        only = np.zeros(n, np.int64)
+        KERNELS[name](w, only, 0, 5000, fixed, np.empty(0, np.int16), np.empty(0, np.int64), False)
+        np.testing.assert_array_equal(only, np.bincount(index, minlength=n))
+
+
+def test_fallback_numba_and_megatron_core_agree_on_random_weights():
+    """Megatron mode through the public API, both backends, against the C++ helper (the oracle)."""
+    helpers_cpp = pytest.importorskip("megatron.core.datasets.helpers_cpp")
+    rng = np.random.default_rng(424242)
+    for case in range(150):
+        n = int(rng.choice([2, 3, 4, 5, 17, 64, 65, 128, 300, 700]))
+        w = weights_of_kind(rng, n, int(rng.integers(4)))
+        size = int(min(10 ** rng.uniform(0, 5), 200_000 // n + 1))
+        ref_index, ref_sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
+        helpers_cpp.build_blending_indices(ref_index, ref_sample, normalize_weights(w), n, size, False)
+        compiled = build_blending_indices(w, size, mode="megatron")
+        previous = _kernel.set_numba(False)
+        try:
+            fallback = build_blending_indices(w, size, mode="megatron")
+        finally:
+            _kernel.set_numba(previous)
+        for got in (compiled, fallback):
+            assert np.array_equal(got[0], ref_index) and np.array_equal(got[1], ref_sample), f"case {case}: n={n}"
+
+
+@pytest.mark.parametrize("n", [3, 300])
+def test_large_blend_equals_megatron_core(n):
+    """Millions of steps (t up to 2e6), where rounding of the deficits is coarsest."""
+    helpers_cpp = pytest.importorskip("megatron.core.datasets.helpers_cpp")
+    size = 4_000_000 if n == 3 else 1_000_000
+    rng = np.random.default_rng(n)
+    for kind in (1, 2, 3):
+        w = weights_of_kind(rng, n, kind)
+        ref_index, ref_sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
+        helpers_cpp.build_blending_indices(ref_index, ref_sample, normalize_weights(w), n, size, False)
+        index, sample = build_blending_indices(w, size, mode="megatron")
+        assert np.array_equal(index, ref_index) and np.array_equal(sample, ref_sample), f"kind {kind}"
+
+
+def test_switch_off_skips_numba_and_gives_the_same_blend():
+    """PIPELINE_BLEND_NUMBA=0 uses the numpy loop and never imports numba; the arrays are equal."""
+    code = (
+        "import sys, hashlib, numpy as np\n"
+        "from pipeline.blend import build_blending_indices\n"
+        "before = 'numba' in sys.modules\n"
+        "h = hashlib.sha256()\n"
+        "for n in (3, 20, 150):\n"
+        "    w = np.random.default_rng(n).random(n) + 0.01\n"
+        "    for mode in ('fixed', 'megatron'):\n"
+        "        for a in build_blending_indices(w, 3000, mode=mode):\n"
+        "            h.update(a.tobytes())\n"
+        "print(before, 'numba' in sys.modules, h.hexdigest())\n"
+    )
+    outs = {}
+    for flag in ("0", "1"):
+        env = {**os.environ, "PIPELINE_BLEND_NUMBA": flag}
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+        outs[flag] = run.stdout.split()
+    assert outs["0"][:2] == ["False", "False"]
+    assert outs["1"][:2] == ["False", "True"]
+    assert outs["0"][2] == outs["1"][2]
