@@ -131,3 +131,14 @@ def test_parse_blend_forms_and_errors():
         parse_blend("0 a 1 b")
     with pytest.raises(ValueError, match="empty"):
         parse_blend("  ")
+
+
+def test_left_out_sources_are_listed_only_when_there_are_some(tmp_path):
+    index, sample = build_blending_indices([0.5, 0.5], 10, sizes=[10, 10])
+    common = dict(sources=["web", "code"], prefixes=["megatron/web", "megatron/code"], weights=[1, 1], sizes=[10, 10])
+    complete = write_blend(str(tmp_path / "a"), index, sample, **common)
+    assert "left_out" not in complete and "left_out" not in (tmp_path / "a" / "blend.json").read_text()
+    gone = [{"source": "books", "weight": 0.2, "why": "no documents survived"}]
+    write_blend(str(tmp_path / "b"), index, sample, left_out=gone, **common)
+    assert read_blend(str(tmp_path / "b"))[2]["left_out"] == gone
+    assert blend_json_errors({**complete, "left_out": [{"source": "books"}]})

@@ -32,8 +32,13 @@ def blend_document(
     sizes: Sequence[int] | None,
     mode: str,
     oversample: str,
+    left_out: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The ``blend.json`` document for a built blend (validated before it is returned)."""
+    """The ``blend.json`` document for a built blend (validated before it is returned).
+
+    ``left_out`` lists configured sources with no document to blend; the key is written only when
+    there is one, so a complete blend's ``blend.json`` keeps its bytes.
+    """
     n = len(sources)
     w = normalize_weights(weights)
     counts = dataset_counts(dataset_index, n)
@@ -53,6 +58,8 @@ def blend_document(
         "files": {"dataset_index": DATASET_INDEX_FILE, "dataset_sample_index": DATASET_SAMPLE_INDEX_FILE},
         "data_path": megatron_data_path(w, list(prefixes)),
     }
+    if left_out:
+        doc["left_out"] = [dict(entry) for entry in left_out]
     validate_blend_json(doc)
     return doc
 
@@ -68,6 +75,7 @@ def write_blend(
     sizes: Sequence[int] | None = None,
     mode: str = "fixed",
     oversample: str = "error",
+    left_out: Sequence[dict[str, Any]] = (),
     storage_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write ``dataset_index.npy``, ``dataset_sample_index.npy`` and ``blend.json`` under ``output``.
@@ -78,7 +86,7 @@ def write_blend(
     if len(dataset_index) != len(dataset_sample_index):
         raise ValueError("dataset_index and dataset_sample_index differ in length")
     doc = blend_document(dataset_index, sources=sources, prefixes=prefixes, weights=weights,
-                         sizes=sizes, mode=mode, oversample=oversample)
+                         sizes=sizes, mode=mode, oversample=oversample, left_out=left_out)
     fs, root = fsspec.core.url_to_fs(output, **(storage_options or {}))
     fs.makedirs(root, exist_ok=True)
     for name, array in ((DATASET_INDEX_FILE, dataset_index), (DATASET_SAMPLE_INDEX_FILE, dataset_sample_index)):

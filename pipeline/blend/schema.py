@@ -49,6 +49,17 @@ BLEND_JSON_SCHEMA: dict[str, Any] = {
         },
         "data_path": {"type": "string", "minLength": 1,
                       "description": "Megatron --data-path value: 'w1 prefix1 w2 prefix2 ...'"},
+        "left_out": {
+            "type": "array",
+            "description": "present only when a configured source had no document left to blend",
+            "items": {
+                "type": "object",
+                "required": ["source", "weight", "why"],
+                "additionalProperties": False,
+                "properties": {"source": {"type": "string"}, "weight": {"type": ["number", "null"]},
+                               "why": {"type": "string"}},
+            },
+        },
     },
 }
 

@@ -85,10 +85,11 @@ def run_merge_blend(ctx: RunContext) -> dict:
         raise OversampleError(f"{exc} In the config: blend.oversample: wrap, or blend.size of at most about "
                               f"{largest} (S is now {size}).") from None
     relative = [f"megatron/{n}" for n in names]
+    left_out = left_out_sources(ctx.config, merged["unpublished"])
     doc = write_blend(ctx.path("blend"), dataset_index, sample_index, sources=names, prefixes=relative,
                       weights=weights, sizes=sizes, mode=ctx.config.blend.mode,
-                      oversample=ctx.config.blend.oversample)
-    result = {"merge": merged, "blend": doc, "left_out": left_out_sources(ctx.config, merged["unpublished"])}
+                      oversample=ctx.config.blend.oversample, left_out=left_out)
+    result = {"merge": merged, "blend": doc, "left_out": left_out}
     if ctx.config.blend.materialize:
         dtype = np.dtype(merged["sources"][names[0]]["dtype"])
         result["materialized"] = materialize(ctx, [ctx.path("megatron", n) for n in names],
