@@ -11,12 +11,13 @@ mostly these lookups):
 
 * merge table ``pairs[slot] = (left << 32 | right, rank << 32 | merged id)``, open addressing,
   ``EMPTY`` marks a free slot;
-* word cache ``slots[slot, 0:8]`` (64 bytes): hash (0 = free), the word's first 16 bytes packed
-  little-endian in two words, ``length | id count << 32``, offset of the bytes beyond 16 in the
-  byte pool, offset of the ids in the id pool (when more than 4), then up to 4 ids inline. The
-  bytes are compared on a hit, so a hash collision can never change the ids. When the cache holds
-  ``max_entries`` (at most half the slots) or a pool is full, it is cleared: its memory is fixed
-  when it is created.
+* word cache: an open-addressing ``index`` (0 = free, else the hash's high 32 bits and entry + 1)
+  of dense ``entries[e, 0:8]`` (64 bytes, in insertion order, so the frequent early words share
+  few pages): hash, the word's first 16 bytes packed little-endian in two words,
+  ``length | id count << 32``, offset of the bytes beyond 16 in the byte pool, offset of the ids
+  in the id pool (when more than 4), then up to 4 ids inline. The bytes are compared on a hit, so a
+  hash collision can never change the ids. When the cache holds ``max_entries`` (at most half the
+  index slots) or a pool is full, it is cleared: its memory is fixed when it is created.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MUL = np.uint64(0x9E3779B97F4A7C15)
 _MUL2 = np.uint64(0xC2B2AE3D27D4EB4F)
 _LOW = np.uint64(0xFFFFFFFF)
+_HIGH = np.uint64(0xFFFFFFFF00000000)
 _NO_RANK = np.int64(0x7FFFFFFF)
 INLINE_IDS = 4
 # cache state slots
@@ -104,7 +106,7 @@ def _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, 
     return pos + m
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _word_key(data, start, n):
     """(hash, first 8 bytes, bytes 8..15) of the word ``data[start:start+n]``; the hash is never 0."""
     k0 = np.uint64(0)
@@ -126,88 +128,86 @@ def _word_key(data, start, n):
     return h, k0, k1
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _cache_get(slots, pool_b, pool_i, data, start, n, h, k0, k1, c_mask, out, pos):
-    """Copy the cached ids of the word into ``out[pos:]``: (new end, slot); end -1 on a miss, with
-    the free slot where the word belongs."""
+@njit(cache=True, nogil=True)
+def _cache_find(index, entries, pool_b, data, start, n, h, k0, k1, c_mask):
+    """(entry of the word ``data[start:start+n]`` or -1, its index slot or the free slot where it
+    belongs)."""
     s = h & c_mask
-    while slots[s, 0] != np.uint64(0):
-        if slots[s, 0] == h and slots[s, 1] == k0 and slots[s, 2] == k1:
-            meta = slots[s, 3]
-            if np.int64(meta & _LOW) == n:
+    tag = h & _HIGH
+    while True:
+        v = index[s]
+        if v == 0:
+            return -1, s
+        if v & _HIGH == tag:
+            e = np.int64(v & _LOW) - 1
+            if (entries[e, 0] == h and entries[e, 1] == k0 and entries[e, 2] == k1
+                    and np.int64(entries[e, 3] & _LOW) == n):
                 same = True
-                off = np.int64(slots[s, 4])
+                off = np.int64(entries[e, 4]) - 16
                 for i in range(16, n):
-                    if pool_b[off + i - 16] != data[start + i]:
+                    if pool_b[off + i] != data[start + i]:
                         same = False
                         break
                 if same:
-                    k = np.int64(meta >> np.uint64(32))
-                    if k <= INLINE_IDS:
-                        for i in range(k):
-                            v = slots[s, 6 + (i >> 1)]
-                            out[pos + i] = np.int32((v >> np.uint64(32 * (i & 1))) & _LOW)
-                    else:
-                        off = np.int64(slots[s, 5])
-                        for i in range(k):
-                            out[pos + i] = pool_i[off + i]
-                    return pos + k, s
+                    return e, s
         s = (s + np.uint64(1)) & c_mask
-    return -1, s
 
 
 @njit(cache=True, nogil=True)
-def _cache_put(slots, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask, out, pos, k):
-    """Store the word's ids ``out[pos:pos+k]`` in free slot ``s`` (clearing a full cache first)."""
+def _cache_put(index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask, out, pos, k):
+    """Store the word's ids ``out[pos:pos+k]`` as a new entry at free index slot ``s`` (clearing a
+    full cache first)."""
     extra_b = n - 16 if n > 16 else 0
     extra_i = k if k > INLINE_IDS else 0
     if extra_b > pool_b.shape[0] or extra_i > pool_i.shape[0]:
         return
-    if (state[_ENTRIES] >= state[_MAX] or state[_BYTES] + extra_b > pool_b.shape[0]
+    if (state[_ENTRIES] >= entries.shape[0] or state[_BYTES] + extra_b > pool_b.shape[0]
             or state[_IDS] + extra_i > pool_i.shape[0]):
-        slots[:, 0] = 0  # full: start again (fixed memory)
+        index[:] = 0  # full: start again (fixed memory)
         state[_ENTRIES] = state[_BYTES] = state[_IDS] = 0
         s = h & c_mask
-    slots[s, 1] = k0
-    slots[s, 2] = k1
-    slots[s, 3] = np.uint64(n) | (np.uint64(k) << np.uint64(32))
-    slots[s, 4] = np.uint64(state[_BYTES])
+    e = state[_ENTRIES]
+    entries[e, 0] = h
+    entries[e, 1] = k0
+    entries[e, 2] = k1
+    entries[e, 3] = np.uint64(n) | (np.uint64(k) << np.uint64(32))
+    entries[e, 4] = np.uint64(state[_BYTES])
     for i in range(extra_b):
         pool_b[state[_BYTES] + i] = data[start + 16 + i]
     state[_BYTES] += extra_b
     if extra_i:
-        slots[s, 5] = np.uint64(state[_IDS])
+        entries[e, 5] = np.uint64(state[_IDS])
         for i in range(k):
             pool_i[state[_IDS] + i] = out[pos + i]
         state[_IDS] += k
     else:
-        slots[s, 6] = 0
-        slots[s, 7] = 0
+        entries[e, 6] = 0
+        entries[e, 7] = 0
         for i in range(k):
-            slots[s, 6 + (i >> 1)] |= np.uint64(np.uint32(out[pos + i])) << np.uint64(32 * (i & 1))
-    slots[s, 0] = h
-    state[_ENTRIES] += 1
+            entries[e, 6 + (i >> 1)] |= np.uint64(np.uint32(out[pos + i])) << np.uint64(32 * (i & 1))
+    index[s] = (h & _HIGH) | np.uint64(e + 1)
+    state[_ENTRIES] = e + 1
 
 
 @njit(cache=True, nogil=True)
-def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, slots, pool_b, pool_i, state):
+def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, index, entries, pool_b, pool_i, state):
     """Token ids of the texts ``data[offsets[d]:offsets[d + 1]]`` and the end of each text's ids.
 
     ``data`` is valid UTF-8, ``classes`` the code-point classes of :mod:`pretokenize_numba`.
     ``append_id >= 0`` is written after every text's ids (e.g. the end-of-document id). Uses and
-    fills the word cache (``slots``, pools, ``state``; 0 slots = no cache).
+    fills the word cache (``index``, ``entries``, pools, ``state``; 0 slots = no cache).
     """
     n_docs = offsets.shape[0] - 1
     extra = n_docs if append_id >= 0 else 0
-    out = np.empty(offsets[n_docs] - offsets[0] + extra, dtype=np.int32)
+    out = np.empty(offsets[n_docs] - offsets[0] + extra + INLINE_IDS, dtype=np.int32)
     ends = np.empty(n_docs, dtype=np.int64)
     bits = 0
     while (1 << bits) < pairs.shape[0]:
         bits += 1
     shift = np.uint64(64 - bits)
     mask = np.uint64(pairs.shape[0] - 1)
-    use_cache = slots.shape[0] > 0
-    c_mask = np.uint64(slots.shape[0] - 1) if use_cache else np.uint64(0)
+    use_cache = index.shape[0] > 0
+    c_mask = np.uint64(index.shape[0] - 1) if use_cache else np.uint64(0)
     scratch = 64
     tok = np.empty(scratch, dtype=np.int32)
     rk = np.empty(scratch, dtype=np.int64)
@@ -226,9 +226,21 @@ def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, slots, pool_
                 continue
             if use_cache:
                 h, k0, k1 = _word_key(data, start, n)
-                end, s = _cache_get(slots, pool_b, pool_i, data, start, n, h, k0, k1, c_mask, out, pos)
-                if end >= 0:
-                    pos = end
+                e, s = _cache_find(index, entries, pool_b, data, start, n, h, k0, k1, c_mask)
+                if e >= 0:
+                    k = np.int64(entries[e, 3] >> np.uint64(32))
+                    if k <= INLINE_IDS:  # out has room for 4 past any position
+                        w = entries[e, 6]
+                        out[pos] = np.int32(w & _LOW)
+                        out[pos + 1] = np.int32(w >> np.uint64(32))
+                        w = entries[e, 7]
+                        out[pos + 2] = np.int32(w & _LOW)
+                        out[pos + 3] = np.int32(w >> np.uint64(32))
+                    else:
+                        off = np.int64(entries[e, 5])
+                        for i in range(k):
+                            out[pos + i] = pool_i[off + i]
+                    pos += k
                     continue
             if n > scratch:
                 scratch = 2 * n
@@ -237,7 +249,8 @@ def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, slots, pool_
                 mg = np.empty(scratch, dtype=np.int32)
             end = _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, pos)
             if use_cache:
-                _cache_put(slots, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask, out, pos, end - pos)
+                _cache_put(index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask,
+                           out, pos, end - pos)
             pos = end
         if append_id >= 0:
             out[pos] = append_id

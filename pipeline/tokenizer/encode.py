@@ -72,10 +72,10 @@ set_numba = _switch.set  # force the backend of tokenizers built from now on (No
 
 
 class WordCache:
-    """The numba kernels' pre-token cache: fixed-size arrays, about 140 bytes per entry.
+    """The numba kernels' pre-token cache: fixed-size arrays, about 112 bytes per entry.
 
-    Holds at most ``max_entries`` pre-tokens in 64-byte slots (half of them free), plus pools for
-    the bytes beyond 16 (8 per entry on average) and for more than 4 ids (8 per entry on average).
+    Holds at most ``max_entries`` pre-tokens: 64-byte entries, an index of 16 bytes per entry, and
+    pools for the bytes beyond 16 (8 per entry on average) and more than 4 ids (4 per entry).
     It is cleared when full, so its memory is fixed when it is created. ``max_entries=0`` disables it.
     """
 
@@ -84,9 +84,10 @@ class WordCache:
             raise ValueError(f"cache entries {max_entries} not in [0, 2**26)")
         self.max_entries = max_entries
         n_slots = 1 << (2 * max_entries - 1).bit_length() if max_entries > 0 else 0
-        self.slots = np.zeros((n_slots, 8), dtype=np.uint64)
+        self.index = np.zeros(n_slots, dtype=np.uint64)
+        self.entries = np.zeros((max_entries, 8), dtype=np.uint64)
         self.bytes_pool = np.zeros(8 * max_entries, dtype=np.uint8)
-        self.ids_pool = np.zeros(8 * max_entries, dtype=np.int32)
+        self.ids_pool = np.zeros(4 * max_entries, dtype=np.int32)
         self.state = np.array([0, 0, 0, max_entries], dtype=np.int64)  # entries, bytes, ids used; max
 
     def __len__(self) -> int:
@@ -98,11 +99,11 @@ class WordCache:
         return sum(a.nbytes for a in self.args())
 
     def clear(self) -> None:
-        self.slots[:, 0] = 0
+        self.index[:] = 0
         self.state[:3] = 0
 
     def args(self) -> tuple[np.ndarray, ...]:
-        return (self.slots, self.bytes_pool, self.ids_pool, self.state)
+        return (self.index, self.entries, self.bytes_pool, self.ids_pool, self.state)
 
 
 def char_classes() -> np.ndarray:
