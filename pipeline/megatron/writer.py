@@ -131,11 +131,15 @@ class IndexedDatasetWriter:
                     f"token id {bad} does not fit {self.dtype.name} [{self._lo}, {self._hi}] "
                     f"(document {doc} of {self.write_prefix}); use a wider dtype, e.g. dtype_for_vocab(vocab_size)"
                 )
-        data = ids.astype(self.dtype, copy=False).tobytes()
+        data = np.ascontiguousarray(ids.astype(self.dtype, copy=False))
         self._lengths.frombytes(lengths.astype(np.int32).tobytes())
         self._num_tokens += ids.size
-        self._pending.append(data)
-        self._pending_size += len(data)
+        if data.nbytes >= self._buffer_bytes:  # large: straight to the file, no copy
+            self._flush()
+            self._bin.write(memoryview(data).cast("B"))
+            return
+        self._pending.append(data.tobytes())
+        self._pending_size += data.nbytes
         if self._pending_size >= self._buffer_bytes:
             self._flush()
 
