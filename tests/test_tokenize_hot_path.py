@@ -91,3 +91,7 @@ def test_count_special_text_matches_python() -> None:
     for specials in ((EOT,), (EOT, "<|pad|>"), ()):
         expected = sum(1 for t in texts if t and any(s in t for s in specials))
         assert count_special_text(column, specials) == expected
+        data, offsets = utf8_buffers(column)
+        assert count_special_text(column, specials, data[offsets[0]:offsets[-1]].tobytes()) == expected
+    plain = pa.array(["no special", "here <|endoftext", None])
+    assert count_special_text(plain, (EOT,), b"no specialhere <|endoftext") == 0
