@@ -1,13 +1,15 @@
 """Benchmark of the BPE kernel: training time, training vs HF tokenizers, encoding vs tiktoken, memory.
 
-    python bench/bench_bpe.py [--mb 20] [--encode-mb 5] [--fixtures ../shared/fixtures]
+    python bench/bench_bpe.py [--mb 20] [--encode-mb 5] [--encode-only] [--fixtures ../shared/fixtures]
 
 Prints, in one run:
 1. training time on corpus.en at vocab 500 (best of 3; target < 0.5 s);
 2. training on a generated ~N MB corpus at vocab 10,000: ours vs HF ``tokenizers`` BpeTrainer;
-3. encoding throughput (CPU time) vs tiktoken with GPT-2's vocabulary on generated text, the
-   fixture texts and bench/corpus.py prose; cold = empty pre-token cache (identical ids asserted;
-   target >= 0.5x);
+3. encoding throughput (CPU time, one thread) of ours vs the installed tiktoken (use the latest:
+   ``pip index versions tiktoken``) and HF ``tokenizers`` with GPT-2's vocabulary, as ratios: each
+   fixture text repeated ``--times``, a Python source corpus (installed packages, ``--code-mb``),
+   generated text and bench/corpus.py prose; warm and cold pre-token cache (ids equal to tiktoken's
+   asserted, HF's reported; target >= 1.0x tiktoken);
 4. ``encode_iterable`` peak traced memory above baseline on a 5 MB file (target < 1 MB) and rate.
 """
 
@@ -24,6 +26,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread, like the others
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer  # noqa: E402
@@ -134,35 +138,64 @@ def cpu_best_of(n: int, fn) -> float:
     return min(times)
 
 
-def bench_encode(fixtures: Path, text: str, label: str) -> None:
-    from pipeline.tokenizer.encode import WordCache, numba_enabled
+def code_corpus(megabytes: float) -> str:
+    """Python source of installed packages (site-packages of this interpreter, sorted paths), concatenated."""
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["purelib"])
+    parts, size = [], 0
+    for package in ("pyspark", "numpy", "pandas", "pyarrow"):
+        for path in sorted((root / package).rglob("*.py")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            parts.append(text)
+            size += len(text.encode("utf-8"))
+            if size >= megabytes * 1e6:
+                return "".join(parts)
+    return "".join(parts)
+
+
+def bench_encode_table(fixtures: Path, corpora: dict[str, str], repeat: int) -> None:
+    """[3] ours vs tiktoken vs HF tokenizers, GPT-2 vocabulary, one thread, CPU time, best of ``repeat``."""
+    from importlib.metadata import version
+
+    from tokenizers import Tokenizer
+
+    from pipeline.tokenizer.encode import numba_enabled
 
     tok, enc = gpt2_pair(fixtures)
-    mb = len(text.encode("utf-8")) / 1e6
+    with tempfile.TemporaryDirectory() as tmp:
+        tok.save(tmp)  # HF loads the tokenizer.json we write
+        hf = Tokenizer.from_file(str(Path(tmp) / "tokenizer.json"))
     t = time.process_time()
     tok.encode("warm up the kernels: load them from numba's cache (or compile) once")
     t_load = time.process_time() - t
-    tok._cache.clear()
-    t = time.process_time()
-    ours_cold = tok.encode(text)
-    t_cold = time.process_time() - t
-    t_ours = cpu_best_of(3, lambda: tok.encode(text))
-    t_tik = cpu_best_of(3, lambda: enc.encode(text, allowed_special="all"))
-    assert ours_cold == enc.encode(text, allowed_special="all"), "ids differ from tiktoken"
-    no_cache = ""
-    if tok._numba is not None:
-        cache, tok._cache = tok._cache, WordCache(0)
-        t_none = cpu_best_of(1, lambda: tok.encode(text))
-        tok._cache = cache
-        no_cache = f", {t_tik / t_none:.2f}x with no pre-token cache"
     backend = "numba" if numba_enabled() else "pure Python"
-    print(
-        f"[3] encode {label} {mb:.1f} MB, GPT-2 vocab, 1 thread, CPU time, backend {backend}: "
-        f"ours {mb / t_ours:.2f} MB/s warm cache ({mb / t_cold:.2f} MB/s cold), tiktoken {mb / t_tik:.2f} MB/s; "
-        f"ours/tiktoken = {t_tik / t_ours:.2f}x warm, {t_tik / t_cold:.2f}x cold{no_cache} (target >= 0.5x); "
-        f"ids identical; kernel load {t_load:.2f} s; cache {len(tok._cache)} entries, "
-        f"{getattr(tok._cache, 'nbytes', 0) / 1e6:.1f} MB arrays"
-    )
+    print(f"[3] encode, GPT-2 vocab, 1 thread, CPU time (best of {repeat}, HF best of 2); backend {backend}, "
+          f"kernel load {t_load:.2f} s; tiktoken {version('tiktoken')}, tokenizers {version('tokenizers')}.")
+    print("    ours = BPETokenizer.encode(text, split_special=False); tiktoken = encode_ordinary; HF = encode().ids")
+    print("    warm = pre-token cache filled by an earlier call; cold = cache cleared before the call")
+    head = f"    {'text':<26}{'MB':>6}{'ours warm':>11}{'ours cold':>11}{'tiktoken':>10}{'HF':>8}" \
+           f"{'warm/tik':>10}{'cold/tik':>10}{'warm/HF':>9}  ids"
+    print(head)
+    for label, text in corpora.items():
+        mb = len(text.encode("utf-8")) / 1e6
+        expected = enc.encode_ordinary(text)
+        tok._cache.clear()
+        assert tok.encode(text, split_special=False) == expected, f"ids differ from tiktoken on {label}"
+        same_hf = hf.encode(text, add_special_tokens=False).ids == tok.encode(text)
+
+        def cold(text: str = text) -> None:
+            tok._cache.clear()
+            tok.encode(text, split_special=False)
+
+        t_cold = cpu_best_of(repeat, cold)
+        t_warm = cpu_best_of(repeat, lambda: tok.encode(text, split_special=False))  # noqa: B023
+        t_tik = cpu_best_of(repeat, lambda: enc.encode_ordinary(text))  # noqa: B023
+        t_hf = cpu_best_of(min(repeat, 2), lambda: hf.encode(text, add_special_tokens=False))  # noqa: B023
+        print(f"    {label:<26}{mb:6.2f}{mb / t_warm:11.1f}{mb / t_cold:11.1f}{mb / t_tik:10.1f}{mb / t_hf:8.1f}"
+              f"{t_tik / t_warm:9.2f}x{t_tik / t_cold:9.2f}x{t_hf / t_warm:8.2f}x  "
+              f"= tiktoken{', = HF' if same_hf else ', HF DIFFERS'}")
+    print("    MB/s columns are MB of UTF-8 text per CPU second; target: ours >= 1.0x tiktoken (issue 19)")
 
 
 def bench_memory(fixtures: Path, path: Path) -> None:
@@ -202,6 +235,9 @@ def main() -> None:
     parser.add_argument("--encode-mb", type=float, default=5.0, help="size of the encode/memory file")
     parser.add_argument("--fixtures", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "fixtures")
     parser.add_argument("--encode-only", action="store_true", help="skip the training benchmarks [1], [2]")
+    parser.add_argument("--code-mb", type=float, default=4.0, help="size of the Python source corpus")
+    parser.add_argument("--times", type=int, default=10, help="repetitions of each fixture text")
+    parser.add_argument("--repeat", type=int, default=5, help="best of this many timed calls")
     args = parser.parse_args()
     if not args.encode_only:
         bench_small(args.fixtures)
@@ -213,14 +249,15 @@ def main() -> None:
         make_corpus(small, args.fixtures, args.encode_mb, seed=1)
         if not args.encode_only:
             bench_train_big(corpus, args.vocab)
-        bench_encode(args.fixtures, small.read_text(encoding="utf-8"), "generated")
-        texts = [(args.fixtures / n).read_text(encoding="utf-8") for n in TEXTS]
-        bench_encode(args.fixtures, "\n".join(texts), "fixtures")
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from corpus import documents
 
-        prose = "\n\n".join(itertools.islice(documents(2000, seed=3), 2000))
-        bench_encode(args.fixtures, prose, "bench/corpus.py")
+        corpora = {f"{n} x{args.times}": (args.fixtures / n).read_text(encoding="utf-8") * args.times
+                   for n in TEXTS}
+        corpora[f"code ({args.code_mb:g} MB .py)"] = code_corpus(args.code_mb)
+        corpora["generated (make_corpus)"] = small.read_text(encoding="utf-8")
+        corpora["bench/corpus.py prose"] = "\n\n".join(itertools.islice(documents(2000, seed=3), 2000))
+        bench_encode_table(args.fixtures, corpora, args.repeat)
         bench_memory(args.fixtures, small)
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
 

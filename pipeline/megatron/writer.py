@@ -103,6 +103,46 @@ class IndexedDatasetWriter:
         if self._pending_size >= self._buffer_bytes:
             self._flush()
 
+    def add_documents(self, token_ids: np.ndarray, ends: np.ndarray) -> None:
+        """Append several documents at once: ``token_ids`` (1-D integers) holds them back to back,
+        ``ends[i]`` is the end of document i in it (the last end must be ``len(token_ids)``).
+        Writes the same bytes as :meth:`add_document` called once per document."""
+        if self._closed:
+            raise ValueError(f"{self.write_prefix}: writer is closed")
+        ids = np.asarray(token_ids).reshape(-1)
+        ends = np.asarray(ends, dtype=np.int64).reshape(-1)
+        if ends.size == 0:
+            if ids.size:
+                raise ValueError("token ids given without document ends")
+            return
+        lengths = np.diff(ends, prepend=0)
+        if ends[-1] != ids.size or (lengths < 0).any():
+            raise ValueError(f"document ends must rise to len(token_ids) = {ids.size}, got last {int(ends[-1])}")
+        if (lengths > _INT32_MAX).any():
+            raise ValueError(f"a document exceeds {_INT32_MAX} tokens, the int32 length field")
+        if ids.size and self.dtype.kind in "iu":
+            if ids.dtype.kind not in "iub":
+                raise ValueError(f"token ids must be integers, got dtype {ids.dtype}")
+            lo, hi = int(ids.min()), int(ids.max())
+            if lo < self._lo or hi > self._hi:
+                bad = lo if lo < self._lo else hi
+                doc = len(self._lengths) + int(np.searchsorted(ends, int(np.flatnonzero(ids == bad)[0]), "right"))
+                raise ValueError(
+                    f"token id {bad} does not fit {self.dtype.name} [{self._lo}, {self._hi}] "
+                    f"(document {doc} of {self.write_prefix}); use a wider dtype, e.g. dtype_for_vocab(vocab_size)"
+                )
+        data = np.ascontiguousarray(ids.astype(self.dtype, copy=False))
+        self._lengths.frombytes(lengths.astype(np.int32).tobytes())
+        self._num_tokens += ids.size
+        if data.nbytes >= self._buffer_bytes:  # large: straight to the file, no copy
+            self._flush()
+            self._bin.write(memoryview(data).cast("B"))
+            return
+        self._pending.append(data.tobytes())
+        self._pending_size += data.nbytes
+        if self._pending_size >= self._buffer_bytes:
+            self._flush()
+
     def _flush(self) -> None:
         if self._pending:
             self._bin.write(b"".join(self._pending))

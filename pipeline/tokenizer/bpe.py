@@ -23,6 +23,7 @@ from pipeline.tokenizer.encode import (
     bpe_ids,
     build_merge_table,
     numba_enabled,
+    scrub_surrogates,
 )
 from pipeline.tokenizer.files import (
     read_vocab_merges,
@@ -204,13 +205,31 @@ class BPETokenizer:
         """Ids of text without special-token handling, with the given pre-token cache."""
         if self._numba is not None:
             return self._numba.encode((text,), cache)[0].tolist()
-        return list(chain.from_iterable([cache[w] for w in PRETOKEN_RE.findall(text)]))
+        try:
+            return list(chain.from_iterable([cache[w] for w in PRETOKEN_RE.findall(text)]))
+        except UnicodeEncodeError:  # surrogates: resolved as tiktoken does
+            return self._ordinary(scrub_surrogates(text), cache)
 
     def _encode(self, text: str, split_special: bool, cache: WordCache | PretokenCache) -> list[int]:
         if not split_special or not self.special_ids:
             return self._ordinary(text, cache)
-        out: list[int] = []
-        for piece, special in self._splitter.split(text):
+        pieces = list(self._splitter.split(text))
+        if self._numba is not None and len(pieces) > 1:  # one kernel call for all ordinary pieces
+            ordinary = [piece for piece, special in pieces if not special]
+            if ordinary:
+                flat, ends = self._numba.encode(ordinary, cache)
+                ids, bounds = flat.tolist(), [0, *ends.tolist()]
+            out: list[int] = []
+            k = 0
+            for piece, special in pieces:
+                if special:
+                    out.append(self.special_ids[piece])
+                else:
+                    out.extend(ids[bounds[k]:bounds[k + 1]])
+                    k += 1
+            return out
+        out = []
+        for piece, special in pieces:
             if special:
                 out.append(self.special_ids[piece])
             else:
@@ -218,7 +237,10 @@ class BPETokenizer:
         return out
 
     def encode(self, text: str, *, split_special: bool = True) -> list[int]:
-        """Token ids of ``text``. With ``split_special=False`` special-token strings are plain text."""
+        """Token ids of ``text``. With ``split_special=False`` special-token strings are plain text.
+
+        Surrogate code points are resolved first as tiktoken does (a UTF-16 pair becomes its
+        character, a lone surrogate U+FFFD)."""
         return self._encode(text, split_special, self._cache)
 
     def encode_batch(self, texts: Iterable[str]) -> list[list[int]]:
@@ -230,11 +252,29 @@ class BPETokenizer:
         text's ids). One kernel call for the whole batch when numba is in use."""
         if self._numba is None:
             parts = [self._ordinary(t, self._cache) for t in texts]
-            ends = np.cumsum([len(p) for p in parts], dtype=np.int64)
-            return np.fromiter(chain.from_iterable(parts), dtype=np.int32, count=int(ends[-1]) if parts else 0), ends
+            return _flatten(parts)
         if not texts:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
         return self._numba.encode(texts, self._cache)
+
+    def encode_utf8_batch(self, data: np.ndarray, offsets: np.ndarray,
+                          append_id: int = -1) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of the texts ``data[offsets[i]:offsets[i+1]]`` (uint8 array of valid UTF-8, e.g. an
+        Arrow string column's data buffer; int64 offsets), special-token strings as plain text.
+
+        Returns (all ids as int32, end of each text's ids); ``append_id >= 0`` follows every text's
+        ids (the end-of-document id in the tokenize stage). No Python string is made on the numba path.
+        """
+        offsets = np.asarray(offsets, dtype=np.int64)
+        if offsets.size < 2:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
+        if self._numba is not None:
+            return self._numba.encode_utf8(np.asarray(data, dtype=np.uint8), offsets, self._cache, append_id)
+        raw = np.asarray(data, dtype=np.uint8).tobytes()
+        tail = [append_id] if append_id >= 0 else []
+        parts = [self._ordinary(raw[a:b].decode("utf-8"), self._cache) + tail
+                 for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
+        return _flatten(parts)
 
     def encode_iterable(self, file_obj: IO[str] | Iterable[str], chunk_chars: int = 1 << 13,
                         cache_entries: int = 2048) -> Iterator[int]:
@@ -257,3 +297,10 @@ class BPETokenizer:
     def decode(self, ids: Iterable[int]) -> str:
         """Text of the tokens; invalid UTF-8 becomes U+FFFD."""
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+
+def _flatten(parts: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(concatenated ids as int32, end of each part) of lists of ids."""
+    ends = np.cumsum([len(p) for p in parts], dtype=np.int64)
+    total = int(ends[-1]) if parts else 0
+    return np.fromiter(chain.from_iterable(parts), dtype=np.int32, count=total), ends

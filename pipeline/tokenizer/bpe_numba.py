@@ -1,15 +1,23 @@
 """numba kernels of byte-level BPE encoding: a merge table and a word cache in flat numpy arrays.
 
-Imported lazily (see :mod:`pipeline.tokenizer.encode`). Texts arrive as their UTF-8 bytes and are
-pre-tokenized here too (:mod:`pretokenize_numba`), in one call per text or batch of texts. Merging
-follows tiktoken: repeatedly merge the adjacent pair of lowest rank, leftmost first; the
-pure-Python :func:`~pipeline.tokenizer.encode.bpe_ids` gives the same ids.
+Imported lazily (see :mod:`pipeline.tokenizer.encode`). Texts arrive as UTF-8 bytes with offsets
+(e.g. an Arrow string column's buffers, or ``str.encode`` of a batch) and are pre-tokenized here
+too (:mod:`pretokenize_numba`), in one call per batch. Merging follows tiktoken: repeatedly merge
+the adjacent pair of lowest rank, leftmost first; the pure-Python
+:func:`~pipeline.tokenizer.encode.bpe_ids` gives the same ids.
 
-Merge table: open addressing on ``(left << 32) | right`` (``EMPTY`` marks a free slot) -> rank,
-merged id. Word cache: open addressing on a 64-bit hash of the word's bytes, each slot pointing at
-the word's bytes and ids in two pools; the bytes are compared on a hit, so a hash collision can
-never change the ids. When the cache holds ``max_entries`` (at most half the slots) or a pool is
-full, it is cleared: its memory is fixed when it is created.
+Both tables are laid out so that one lookup touches one cache line (the time of a warm encode is
+mostly these lookups):
+
+* merge table ``pairs[slot] = (left << 32 | right, rank << 32 | merged id)``, open addressing,
+  ``EMPTY`` marks a free slot;
+* word cache: an open-addressing ``index`` (0 = free, else the hash's high 32 bits and entry + 1)
+  of dense ``entries[e, 0:8]`` (64 bytes, in insertion order, so the frequent early words share
+  few pages): hash, the word's first 16 bytes packed little-endian in two words,
+  ``length | id count << 32``, offset of the bytes beyond 16 in the byte pool, offset of the ids
+  in the id pool (when more than 4), then up to 4 ids inline. The bytes are compared on a hit, so a
+  hash collision can never change the ids. When the cache holds ``max_entries`` (at most half the
+  index slots) or a pool is full, it is cleared: its memory is fixed when it is created.
 """
 
 from __future__ import annotations
@@ -21,7 +29,11 @@ from pipeline.tokenizer.pretokenize_numba import pretoken_end
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MUL = np.uint64(0x9E3779B97F4A7C15)
-_NO_RANK = np.int32(0x7FFFFFFF)
+_MUL2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_LOW = np.uint64(0xFFFFFFFF)
+_HIGH = np.uint64(0xFFFFFFFF00000000)
+_NO_RANK = np.int64(0x7FFFFFFF)
+INLINE_IDS = 4
 # cache state slots
 _ENTRIES, _BYTES, _IDS, _MAX = 0, 1, 2, 3
 
@@ -30,44 +42,44 @@ _ENTRIES, _BYTES, _IDS, _MAX = 0, 1, 2, 3
 def build_pair_table(left: np.ndarray, right: np.ndarray, rank: np.ndarray, merged: np.ndarray, bits: int):
     """Open-addressing table of the merges (the first of duplicate pairs wins)."""
     size = 1 << bits
-    keys = np.full(size, EMPTY, dtype=np.uint64)
-    ranks = np.empty(size, dtype=np.int32)
-    ids = np.empty(size, dtype=np.int32)
+    table = np.empty((size, 2), dtype=np.uint64)
+    table[:, 0] = EMPTY
     mask = np.uint64(size - 1)
     shift = np.uint64(64 - bits)
     for r in range(left.shape[0]):
         key = (np.uint64(left[r]) << np.uint64(32)) | np.uint64(right[r])
         h = (key * _MUL) >> shift
-        while keys[h] != EMPTY and keys[h] != key:
+        while table[h, 0] != EMPTY and table[h, 0] != key:
             h = (h + np.uint64(1)) & mask
-        if keys[h] == EMPTY:
-            keys[h] = key
-            ranks[h] = rank[r]
-            ids[h] = merged[r]
-    return keys, ranks, ids
+        if table[h, 0] == EMPTY:
+            table[h, 0] = key
+            table[h, 1] = (np.uint64(rank[r]) << np.uint64(32)) | np.uint64(merged[r])
+    return table
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lookup(keys, ranks, ids, shift, mask, a, b):
+def _lookup(pairs, shift, mask, a, b):
+    """(rank, merged id) of the pair (a, b), or (_NO_RANK, -1)."""
     key = (np.uint64(a) << np.uint64(32)) | np.uint64(b)
     h = (key * _MUL) >> shift
     while True:
-        k = keys[h]
+        k = pairs[h, 0]
         if k == key:
-            return ranks[h], ids[h]
+            v = pairs[h, 1]
+            return np.int64(v >> np.uint64(32)), np.int32(v & _LOW)
         if k == EMPTY:
             return _NO_RANK, np.int32(-1)
         h = (h + np.uint64(1)) & mask
 
 
 @njit(cache=True, nogil=True)
-def _merge_word(data, start, n, byte_ids, keys, ranks, ids, shift, mask, tok, rk, mg, out, pos):
+def _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, pos):
     """BPE of ``data[start:start+n]`` into ``out[pos:]``; returns the new end position."""
     for i in range(n):
         tok[i] = byte_ids[data[start + i]]
     m = n
     for i in range(m - 1):
-        rk[i], mg[i] = _lookup(keys, ranks, ids, shift, mask, tok[i], tok[i + 1])
+        rk[i], mg[i] = _lookup(pairs, shift, mask, tok[i], tok[i + 1])
     while m > 1:
         best = _NO_RANK
         at = -1
@@ -84,106 +96,164 @@ def _merge_word(data, start, n, byte_ids, keys, ranks, ids, shift, mask, tok, rk
             mg[i] = mg[i + 1]
         m -= 1
         if at + 1 < m:
-            rk[at], mg[at] = _lookup(keys, ranks, ids, shift, mask, tok[at], tok[at + 1])
+            rk[at], mg[at] = _lookup(pairs, shift, mask, tok[at], tok[at + 1])
         else:
             rk[at] = _NO_RANK
         if at > 0:
-            rk[at - 1], mg[at - 1] = _lookup(keys, ranks, ids, shift, mask, tok[at - 1], tok[at])
+            rk[at - 1], mg[at - 1] = _lookup(pairs, shift, mask, tok[at - 1], tok[at])
     for i in range(m):
         out[pos + i] = tok[i]
     return pos + m
 
 
 @njit(cache=True, nogil=True)
-def encode_texts(data, doc_ends, classes, byte_ids, keys, ranks, ids,
-                 c_hash, c_byte, c_blen, c_id, c_nid, pool_b, pool_i, state):
-    """Token ids of consecutive texts, and the end of each text's ids.
-
-    ``data`` is the texts' UTF-8 bytes, ``doc_ends`` the end of each text in it (pre-tokens never
-    cross a text's end), ``classes`` the code-point classes of :mod:`pretokenize_numba`. Uses and
-    fills the word cache (``c_*``, pools, ``state``; 0 slots = no cache).
-    """
-    out = np.empty(data.shape[0], dtype=np.int32)
-    ends = np.empty(doc_ends.shape[0], dtype=np.int64)
-    bits = 0
-    while (1 << bits) < keys.shape[0]:
-        bits += 1
-    shift = np.uint64(64 - bits)
-    mask = np.uint64(keys.shape[0] - 1)
-    c_mask = np.uint64(c_hash.shape[0] - 1) if c_hash.shape[0] > 0 else np.uint64(0)
-    scratch = 64
-    tok = np.empty(scratch, dtype=np.int32)
-    rk = np.empty(scratch, dtype=np.int32)
-    mg = np.empty(scratch, dtype=np.int32)
-    pos = 0
-    p = 0
-    for d in range(doc_ends.shape[0]):
-        doc_end = doc_ends[d]
-        while p < doc_end:
-            start = p
-            p = pretoken_end(data, start, doc_end, classes)
-            if p - start > scratch:
-                scratch = 2 * (p - start)
-                tok = np.empty(scratch, dtype=np.int32)
-                rk = np.empty(scratch, dtype=np.int32)
-                mg = np.empty(scratch, dtype=np.int32)
-            pos = _encode_word(data, start, p - start, byte_ids, keys, ranks, ids, shift, mask, tok, rk, mg,
-                               out, pos, c_hash, c_byte, c_blen, c_id, c_nid, pool_b, pool_i, state, c_mask)
-        ends[d] = pos
-    return out[:pos], ends
+def _word_key(data, start, n):
+    """(hash, first 8 bytes, bytes 8..15) of the word ``data[start:start+n]``; the hash is never 0."""
+    k0 = np.uint64(0)
+    k1 = np.uint64(0)
+    head = n if n < 16 else 16
+    for i in range(head):
+        b = np.uint64(data[start + i])
+        if i < 8:
+            k0 |= b << np.uint64(8 * i)
+        else:
+            k1 |= b << np.uint64(8 * (i - 8))
+    h = (k0 ^ (np.uint64(n) * _MUL2)) * _MUL
+    h = ((h ^ (h >> np.uint64(31))) ^ k1) * _MUL2
+    for i in range(16, n):
+        h = (h ^ np.uint64(data[start + i])) * _MUL
+    h ^= h >> np.uint64(29)
+    if h == np.uint64(0):
+        h = np.uint64(1)
+    return h, k0, k1
 
 
 @njit(cache=True, nogil=True)
-def _encode_word(data, start, n, byte_ids, keys, ranks, ids, shift, mask, tok, rk, mg, out, pos,
-                 c_hash, c_byte, c_blen, c_id, c_nid, pool_b, pool_i, state, c_mask):
-    """Ids of the pre-token ``data[start:start+n]`` into ``out[pos:]`` (from the cache or merged);
-    returns the new end. ``tok``, ``rk``, ``mg`` are scratch of at least ``n`` entries."""
-    if n == 1:
-        out[pos] = byte_ids[data[start]]
-        return pos + 1
-    n_slots = c_hash.shape[0]
-    h = np.uint64(n)
-    s = np.uint64(0)
-    if n_slots > 0:
-        for i in range(n):
-            h = (h ^ np.uint64(data[start + i])) * _MUL
-        h = h ^ (h >> np.uint64(29))
-        if h == np.uint64(0):
-            h = np.uint64(1)
-        s = h & c_mask
-        while c_hash[s] != np.uint64(0):
-            if c_hash[s] == h and c_blen[s] == n:
-                off = c_byte[s]
+def _cache_find(index, entries, pool_b, data, start, n, h, k0, k1, c_mask):
+    """(entry of the word ``data[start:start+n]`` or -1, its index slot or the free slot where it
+    belongs)."""
+    s = h & c_mask
+    tag = h & _HIGH
+    while True:
+        v = index[s]
+        if v == 0:
+            return -1, s
+        if v & _HIGH == tag:
+            e = np.int64(v & _LOW) - 1
+            if (entries[e, 0] == h and entries[e, 1] == k0 and entries[e, 2] == k1
+                    and np.int64(entries[e, 3] & _LOW) == n):
                 same = True
-                for i in range(n):
+                off = np.int64(entries[e, 4]) - 16
+                for i in range(16, n):
                     if pool_b[off + i] != data[start + i]:
                         same = False
                         break
                 if same:
-                    k = c_nid[s]
-                    off = c_id[s]
-                    for i in range(k):
-                        out[pos + i] = pool_i[off + i]
-                    return pos + k
-            s = (s + np.uint64(1)) & c_mask
-    end = _merge_word(data, start, n, byte_ids, keys, ranks, ids, shift, mask, tok, rk, mg, out, pos)
-    k = end - pos
-    if n_slots > 0 and n <= pool_b.shape[0] and k <= pool_i.shape[0]:
-        if (state[_ENTRIES] >= state[_MAX] or state[_BYTES] + n > pool_b.shape[0]
-                or state[_IDS] + k > pool_i.shape[0]):
-            c_hash[:] = 0  # full: start again (fixed memory)
-            state[_ENTRIES] = state[_BYTES] = state[_IDS] = 0
-            s = h & c_mask
-        c_hash[s] = h
-        c_blen[s] = n
-        c_byte[s] = state[_BYTES]
-        c_nid[s] = k
-        c_id[s] = state[_IDS]
-        for i in range(n):
-            pool_b[state[_BYTES] + i] = data[start + i]
+                    return e, s
+        s = (s + np.uint64(1)) & c_mask
+
+
+@njit(cache=True, nogil=True)
+def _cache_put(index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask, out, pos, k):
+    """Store the word's ids ``out[pos:pos+k]`` as a new entry at free index slot ``s`` (clearing a
+    full cache first)."""
+    extra_b = n - 16 if n > 16 else 0
+    extra_i = k if k > INLINE_IDS else 0
+    if extra_b > pool_b.shape[0] or extra_i > pool_i.shape[0]:
+        return
+    if (state[_ENTRIES] >= entries.shape[0] or state[_BYTES] + extra_b > pool_b.shape[0]
+            or state[_IDS] + extra_i > pool_i.shape[0]):
+        index[:] = 0  # full: start again (fixed memory)
+        state[_ENTRIES] = state[_BYTES] = state[_IDS] = 0
+        s = h & c_mask
+    e = state[_ENTRIES]
+    entries[e, 0] = h
+    entries[e, 1] = k0
+    entries[e, 2] = k1
+    entries[e, 3] = np.uint64(n) | (np.uint64(k) << np.uint64(32))
+    entries[e, 4] = np.uint64(state[_BYTES])
+    for i in range(extra_b):
+        pool_b[state[_BYTES] + i] = data[start + 16 + i]
+    state[_BYTES] += extra_b
+    if extra_i:
+        entries[e, 5] = np.uint64(state[_IDS])
         for i in range(k):
             pool_i[state[_IDS] + i] = out[pos + i]
-        state[_BYTES] += n
         state[_IDS] += k
-        state[_ENTRIES] += 1
-    return end
+    else:
+        entries[e, 6] = 0
+        entries[e, 7] = 0
+        for i in range(k):
+            entries[e, 6 + (i >> 1)] |= np.uint64(np.uint32(out[pos + i])) << np.uint64(32 * (i & 1))
+    index[s] = (h & _HIGH) | np.uint64(e + 1)
+    state[_ENTRIES] = e + 1
+
+
+@njit(cache=True, nogil=True)
+def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, index, entries, pool_b, pool_i, state):
+    """Token ids of the texts ``data[offsets[d]:offsets[d + 1]]`` and the end of each text's ids.
+
+    ``data`` is valid UTF-8, ``classes`` the code-point classes of :mod:`pretokenize_numba`.
+    ``append_id >= 0`` is written after every text's ids (e.g. the end-of-document id). Uses and
+    fills the word cache (``index``, ``entries``, pools, ``state``; 0 slots = no cache).
+    """
+    n_docs = offsets.shape[0] - 1
+    extra = n_docs if append_id >= 0 else 0
+    out = np.empty(offsets[n_docs] - offsets[0] + extra + INLINE_IDS, dtype=np.int32)
+    ends = np.empty(n_docs, dtype=np.int64)
+    bits = 0
+    while (1 << bits) < pairs.shape[0]:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    mask = np.uint64(pairs.shape[0] - 1)
+    use_cache = index.shape[0] > 0
+    c_mask = np.uint64(index.shape[0] - 1) if use_cache else np.uint64(0)
+    scratch = 64
+    tok = np.empty(scratch, dtype=np.int32)
+    rk = np.empty(scratch, dtype=np.int64)
+    mg = np.empty(scratch, dtype=np.int32)
+    pos = 0
+    for d in range(n_docs):
+        p = offsets[d]
+        doc_end = offsets[d + 1]
+        while p < doc_end:
+            start = p
+            p = pretoken_end(data, start, doc_end, classes)
+            n = p - start
+            if n == 1:
+                out[pos] = byte_ids[data[start]]
+                pos += 1
+                continue
+            if use_cache:
+                h, k0, k1 = _word_key(data, start, n)
+                e, s = _cache_find(index, entries, pool_b, data, start, n, h, k0, k1, c_mask)
+                if e >= 0:
+                    k = np.int64(entries[e, 3] >> np.uint64(32))
+                    if k <= INLINE_IDS:  # out has room for 4 past any position
+                        w = entries[e, 6]
+                        out[pos] = np.int32(w & _LOW)
+                        out[pos + 1] = np.int32(w >> np.uint64(32))
+                        w = entries[e, 7]
+                        out[pos + 2] = np.int32(w & _LOW)
+                        out[pos + 3] = np.int32(w >> np.uint64(32))
+                    else:
+                        off = np.int64(entries[e, 5])
+                        for i in range(k):
+                            out[pos + i] = pool_i[off + i]
+                    pos += k
+                    continue
+            if n > scratch:
+                scratch = 2 * n
+                tok = np.empty(scratch, dtype=np.int32)
+                rk = np.empty(scratch, dtype=np.int64)
+                mg = np.empty(scratch, dtype=np.int32)
+            end = _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, pos)
+            if use_cache:
+                _cache_put(index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask,
+                           out, pos, end - pos)
+            pos = end
+        if append_id >= 0:
+            out[pos] = append_id
+            pos += 1
+        ends[d] = pos
+    return out[:pos], ends

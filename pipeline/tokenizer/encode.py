@@ -72,24 +72,22 @@ set_numba = _switch.set  # force the backend of tokenizers built from now on (No
 
 
 class WordCache:
-    """The numba kernels' pre-token cache: fixed-size arrays, about 90 bytes per entry.
+    """The numba kernels' pre-token cache: fixed-size arrays, about 112 bytes per entry.
 
-    Holds at most ``max_entries`` pre-tokens (and 16 bytes / 8 ids per entry on average); it is
-    cleared when full, so its memory is fixed when it is created. ``max_entries=0`` disables it.
+    Holds at most ``max_entries`` pre-tokens: 64-byte entries, an index of 16 bytes per entry, and
+    pools for the bytes beyond 16 (8 per entry on average) and more than 4 ids (4 per entry).
+    It is cleared when full, so its memory is fixed when it is created. ``max_entries=0`` disables it.
     """
 
     def __init__(self, max_entries: int) -> None:
         if not 0 <= max_entries < 1 << 26:
             raise ValueError(f"cache entries {max_entries} not in [0, 2**26)")
         self.max_entries = max_entries
-        slots = 1 << (2 * max_entries - 1).bit_length() if max_entries > 0 else 0
-        self.hash = np.zeros(slots, dtype=np.uint64)
-        self.byte_off = np.zeros(slots, dtype=np.int32)
-        self.byte_len = np.zeros(slots, dtype=np.int32)
-        self.id_off = np.zeros(slots, dtype=np.int32)
-        self.id_len = np.zeros(slots, dtype=np.int32)
-        self.bytes_pool = np.zeros(16 * max_entries, dtype=np.uint8)
-        self.ids_pool = np.zeros(8 * max_entries, dtype=np.int32)
+        n_slots = 1 << (2 * max_entries - 1).bit_length() if max_entries > 0 else 0
+        self.index = np.zeros(n_slots, dtype=np.uint64)
+        self.entries = np.zeros((max_entries, 8), dtype=np.uint64)
+        self.bytes_pool = np.zeros(8 * max_entries, dtype=np.uint8)
+        self.ids_pool = np.zeros(4 * max_entries, dtype=np.int32)
         self.state = np.array([0, 0, 0, max_entries], dtype=np.int64)  # entries, bytes, ids used; max
 
     def __len__(self) -> int:
@@ -98,17 +96,14 @@ class WordCache:
     @property
     def nbytes(self) -> int:
         """Memory held by the cache's arrays."""
-        arrays = (self.hash, self.byte_off, self.byte_len, self.id_off, self.id_len,
-                  self.bytes_pool, self.ids_pool, self.state)
-        return sum(a.nbytes for a in arrays)
+        return sum(a.nbytes for a in self.args())
 
     def clear(self) -> None:
-        self.hash[:] = 0
+        self.index[:] = 0
         self.state[:3] = 0
 
     def args(self) -> tuple[np.ndarray, ...]:
-        return (self.hash, self.byte_off, self.byte_len, self.id_off, self.id_len,
-                self.bytes_pool, self.ids_pool, self.state)
+        return (self.index, self.entries, self.bytes_pool, self.ids_pool, self.state)
 
 
 def char_classes() -> np.ndarray:
@@ -138,7 +133,7 @@ class NumbaBPE:
     def __init__(self, table: MergeTable, byte_ids: Sequence[int]) -> None:
         from pipeline.tokenizer import bpe_numba
 
-        self._kernel = bpe_numba.encode_texts
+        self._kernel = bpe_numba.encode_utf8
         items = sorted(table.items(), key=lambda kv: kv[1][0])
         pairs = np.array([p for p, _ in items], dtype=np.int64).reshape(-1, 2)
         merged = np.array([v[1] for _, v in items], dtype=np.int32)
@@ -146,17 +141,38 @@ class NumbaBPE:
         if pairs.size and (pairs.max() >= 1 << 31 or merged.max() >= 1 << 31):
             raise ValueError("token ids must fit in int32")
         bits = max(4, (2 * len(items)).bit_length())
-        keys, slot_rank, slot_id = bpe_numba.build_pair_table(
+        pair_table = bpe_numba.build_pair_table(
             np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), ranks, merged, bits)
-        self.tables = (char_classes(), np.asarray(byte_ids, dtype=np.int32), keys, slot_rank, slot_id)
+        self.tables = (char_classes(), np.asarray(byte_ids, dtype=np.int32), pair_table)
 
-    def encode(self, texts: Sequence[str], cache: WordCache) -> tuple[np.ndarray, np.ndarray]:
+    def encode_utf8(self, data: np.ndarray, offsets: np.ndarray, cache: WordCache,
+                    append_id: int = -1) -> tuple[np.ndarray, np.ndarray]:
+        """int32 ids of the valid UTF-8 texts ``data[offsets[i]:offsets[i+1]]`` and the end of each
+        text's ids; ``append_id >= 0`` is added after each text."""
+        return self._kernel(data, offsets, append_id, *self.tables, *cache.args())
+
+    def encode(self, texts: Sequence[str], cache: WordCache, append_id: int = -1) -> tuple[np.ndarray, np.ndarray]:
         """int32 ids of ``texts`` (special-token strings as plain text) and the end of each text's ids."""
         if len(texts) == 1:
-            data = texts[0].encode("utf-8")
-            ends = np.array([len(data)], dtype=np.int64)
+            data = utf8(texts[0])
+            offsets = np.array([0, len(data)], dtype=np.int64)
         else:
-            parts = [t.encode("utf-8") for t in texts]
+            parts = [utf8(t) for t in texts]
             data = b"".join(parts)
-            ends = np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
-        return self._kernel(np.frombuffer(data, dtype=np.uint8), ends, *self.tables, *cache.args())
+            offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=offsets[1:])
+        return self.encode_utf8(np.frombuffer(data, dtype=np.uint8), offsets, cache, append_id)
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` with surrogate code points resolved as tiktoken does: a high + low pair becomes the
+    character it encodes in UTF-16, a lone surrogate becomes U+FFFD."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def utf8(text: str) -> bytes:
+    """UTF-8 bytes of ``text`` after :func:`scrub_surrogates` (only when it holds surrogates)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return scrub_surrogates(text).encode("utf-8")
