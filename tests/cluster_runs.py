@@ -39,11 +39,12 @@ def build_cluster_zip(out: Path) -> Path:
     return out / "pretrain_pipeline.zip"
 
 
-def write_standalone_config(directory: Path) -> Path:
-    """``conf/local.yaml`` made independent of the checkout: sources at the sample's absolute paths."""
+def write_standalone_config(directory: Path, sample_root: Path | str = REPO / "pipeline") -> Path:
+    """``conf/local.yaml`` made independent of the checkout: the sample's paths under ``sample_root``
+    (absolute by default; a relative root makes the paths relative to where the job starts)."""
     raw = yaml.safe_load((REPO / "conf" / "local.yaml").read_text())
     for source in raw["sources"]:
-        source["paths"] = [str(REPO / p) for p in source["paths"]]
+        source["paths"] = [str(Path(sample_root) / Path(p).relative_to("pipeline")) for p in source["paths"]]
     raw["spark"]["settings"] = {**raw["spark"].get("settings", {}), **SUBMIT_CONF, "spark.driver.memory": "1g"}
     raw["output"] = str(directory / "unused-default-output")  # every run passes --set output=...
     directory.mkdir(parents=True, exist_ok=True)
@@ -72,11 +73,13 @@ def child_env(tmp: Path) -> dict[str, str]:
 
 
 def submit_job(stage: str, zip_path: Path, config: Path, output: Path, tmp: Path, master: str = "local[2]",
-               extra_args: tuple[str, ...] = (), timeout: float = 900) -> subprocess.CompletedProcess:
+               extra_args: tuple[str, ...] = (), workdir: Path | None = None,
+               timeout: float = 900) -> subprocess.CompletedProcess:
     """``spark-submit --py-files <zip> job_<stage>.py`` with the job file copied alone into an empty directory.
 
-    The working directory is another empty directory, so neither the checkout nor the job's neighbours are
-    importable. Fails the test with the tail of the logs when the job does not exit 0.
+    The working directory (``workdir``, by default a new empty directory) holds no ``pipeline`` package,
+    so neither the checkout nor the job's neighbours are importable. A relative ``output`` is relative to
+    it. Fails the test with the tail of the logs when the job does not exit 0.
     """
     from pipeline.schedule import job_file
 
@@ -84,8 +87,9 @@ def submit_job(stage: str, zip_path: Path, config: Path, output: Path, tmp: Path
     job_dir = tmp / f"staged-{job_src.stem}"
     job_dir.mkdir(parents=True)
     shutil.copy2(job_src, job_dir / job_src.name)
-    workdir = tmp / f"cwd-{job_src.stem}"
-    workdir.mkdir(parents=True)
+    workdir = workdir or tmp / f"cwd-{job_src.stem}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    assert not (workdir / "pipeline").exists()
     cmd = [str(SPARK_SUBMIT), "--master", master, "--driver-memory", "1g", *extra_args]
     for key, value in SUBMIT_CONF.items():
         cmd += ["--conf", f"{key}={value}"]

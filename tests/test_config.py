@@ -106,3 +106,22 @@ def test_blend_weights_in_megatron_mode_need_every_source(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config_text(two, ["blend.weights=30 web", "blend.mode=megatron"])
     assert err.value.key == "blend.weights" and "wiki" in str(err.value)
+
+
+def test_relative_local_paths_are_anchored_where_the_run_starts(tmp_path, monkeypatch):
+    """Executors on a cluster have other working directories: relative paths become absolute at load."""
+    monkeypatch.chdir(tmp_path)
+    text = """
+output: runs/day
+sources:
+  - {name: web, paths: [raw/web, "raw/*.jsonl", gs://b/raw/x.jsonl, /data/y.jsonl]}
+spark: {checkpoint_dir: ckpt}
+tokenizer: {train: false, vocab: tok/vocab.json, merges: s3://b/merges.txt}
+"""
+    config = load_config_text(text)
+    assert config.output == str(tmp_path / "runs" / "day")
+    assert config.sources[0].paths == [str(tmp_path / "raw" / "web"), str(tmp_path / "raw" / "*.jsonl"),
+                                       "gs://b/raw/x.jsonl", "/data/y.jsonl"]
+    assert config.spark.checkpoint_dir == str(tmp_path / "ckpt")
+    assert config.tokenizer.vocab == str(tmp_path / "tok" / "vocab.json")
+    assert config.tokenizer.merges == "s3://b/merges.txt"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,7 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster_runs import SPARK_BIN, child_env, file_digests, package_origin, require_spark_submit, submit_job
+from tests.cluster_runs import (
+    REPO,
+    SPARK_BIN,
+    child_env,
+    file_digests,
+    package_origin,
+    require_spark_submit,
+    submit_job,
+    write_standalone_config,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 SPARK_CLASS = SPARK_BIN / "spark-class"
@@ -125,13 +135,21 @@ def standalone_cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
 
 
 def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
-    standalone_cluster: StandaloneCluster, cluster_zip: Path, standalone_config: Path, local_reference_run: Path,
-    tmp_path: Path,
+    standalone_cluster: StandaloneCluster, cluster_zip: Path, local_reference_run: Path, tmp_path: Path
 ) -> None:
     """``spark-submit --master spark://127.0.0.1:P --py-files <zip> job_pipeline.py``: executors on both
-    workers, megatron/ and blend/ byte-identical to the local run."""
-    out = tmp_path / "run"
-    done = submit_job("run", cluster_zip, standalone_config, out, tmp_path / "submit", master=standalone_cluster.url,
+    workers, megatron/ and blend/ byte-identical to the local run.
+
+    The config's input paths and the output are relative to the directory the job starts from, as in
+    ``conf/local.yaml``: executors run elsewhere (``<work-dir>/<app>/<executor>/``), so this only works
+    when the driver anchors them (pipeline.config.load).
+    """
+    workdir = tmp_path / "user-dir"
+    shutil.copytree(REPO / "pipeline" / "sample", workdir / "sample")
+    relative_config = write_standalone_config(tmp_path / "conf", sample_root="sample")
+    out = workdir / "run"
+    done = submit_job("run", cluster_zip, relative_config, Path("run"), tmp_path / "submit",
+                      master=standalone_cluster.url, workdir=workdir,
                       extra_args=("--executor-memory", "512m", "--total-executor-cores", "2",
                                   "--conf", "spark.executor.cores=1", "--conf", "spark.driver.host=127.0.0.1"))
     assert package_origin(done).startswith(str(cluster_zip) + os.sep)
