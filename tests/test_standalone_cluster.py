@@ -61,6 +61,7 @@ class StandaloneCluster:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
         self.webui_port = _free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
@@ -125,7 +126,6 @@ def standalone_cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
     if not SPARK_CLASS.exists():
         pytest.skip(f"pyspark's spark-class not found at {SPARK_CLASS}")
     cluster = StandaloneCluster(tmp_path / "cluster")
-    cluster.root.mkdir()
     try:
         cluster.start(workers=2)
         yield cluster
@@ -146,7 +146,7 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
     """
     workdir = tmp_path / "user-dir"
     shutil.copytree(REPO / "pipeline" / "sample", workdir / "sample")
-    relative_config = write_standalone_config(tmp_path / "conf", sample_root="sample")
+    relative_config = write_standalone_config(tmp_path / "conf", sample_root=".")
     out = workdir / "run"
     done = submit_job("run", cluster_zip, relative_config, Path("run"), tmp_path / "submit",
                       master=standalone_cluster.url, workdir=workdir,
