@@ -131,8 +131,11 @@ def job_main(command: str, argv: list[str] | None = None) -> int:
     """What ``jobs/job_<stage>.py`` runs: resolve ``--date`` and hand over to :func:`pipeline.cli.main`."""
     import sys
 
+    import pipeline
     from pipeline.cli import main
 
+    # Which copy of the package runs (the --py-files zip, a wheel...): the first thing to check on a cluster.
+    print(f"{command}: pipeline package from {pipeline.__file__}", file=sys.stderr, flush=True)
     try:
         cli_args = cli_argv(command, sys.argv[1:] if argv is None else argv)
     except ScheduleError as exc:

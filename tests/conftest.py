@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cluster_runs import cluster_zip, local_reference_run, standalone_config  # noqa: F401  (spark-submit)
 from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:// and s3:// emulators)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -81,3 +83,28 @@ def graphframes_spark(spark):
     if jar is None:
         pytest.skip(reason)
     return spark
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Every test that uses the ``spark`` fixture (directly or through another fixture) is marked ``spark``,
+    so ``-m spark`` selects all Spark-touching tests (CI runs them on Spark 4 too)."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(autouse=True)
+def _unmarked_tests_start_no_spark(request):
+    """Fail a test that starts a SparkContext in this process without the ``spark`` marker."""
+    before = _active_spark_context()
+    yield
+    if request.node.get_closest_marker("spark") is None and before is None and _active_spark_context() is not None:
+        pytest.fail("this test started Spark but is not marked `spark` (use the `spark` fixture or the marker)")
+
+
+def _active_spark_context():
+    if "pyspark" not in sys.modules:
+        return None
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context

@@ -194,3 +194,22 @@ def test_partial_blend_weights_name_the_missing_sources(tmp_path):
     assert "web" not in str(err.value).split("missing", 1)[1]
     full = load_config_text(THREE.format(p=data), ["blend.weights=30 web 70 wiki 5 code"])
     assert full.blend.weights == "30 web 70 wiki 5 code"
+
+
+def test_relative_local_paths_are_anchored_where_the_run_starts(tmp_path, monkeypatch):
+    """Executors on a cluster have other working directories: relative paths become absolute at load."""
+    monkeypatch.chdir(tmp_path)
+    text = """
+output: runs/day
+sources:
+  - {name: web, paths: [raw/web, "raw/*.jsonl", gs://b/raw/x.jsonl, /data/y.jsonl]}
+spark: {checkpoint_dir: ckpt}
+tokenizer: {train: false, vocab: tok/vocab.json, merges: s3://b/merges.txt}
+"""
+    config = load_config_text(text)
+    assert config.output == str(tmp_path / "runs" / "day")
+    assert config.sources[0].paths == [str(tmp_path / "raw" / "web"), str(tmp_path / "raw" / "*.jsonl"),
+                                       "gs://b/raw/x.jsonl", "/data/y.jsonl"]
+    assert config.spark.checkpoint_dir == str(tmp_path / "ckpt")
+    assert config.tokenizer.vocab == str(tmp_path / "tok" / "vocab.json")
+    assert config.tokenizer.merges == "s3://b/merges.txt"

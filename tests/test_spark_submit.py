@@ -1,4 +1,5 @@
-"""The whole pipeline through pyspark's own ``spark-submit`` with the built ``--py-files`` zip."""
+"""Every ``jobs/`` file through pyspark's own ``spark-submit`` as Dataproc and EMR stage it: the job file
+alone in a directory, the package only from the zip that ``deploy/build_artifacts.sh`` builds (SPEC §8)."""
 
 from __future__ import annotations
 
@@ -10,48 +11,42 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
+from pipeline.stages import STAGE_NAMES
+from tests.cluster_runs import file_digests, package_origin, require_spark_submit, submit_job
 
 
-def _build_zip(out: Path) -> Path:
-    """Build the artifacts exactly as users do, from the checkout (no pre-built files)."""
-    subprocess.run(["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only",
-                    "--python", sys.executable], cwd=REPO, check=True, capture_output=True, text=True)
-    return out / "pretrain_pipeline.zip"
-
-
-def test_zip_holds_the_package_and_shadows_other_installs(tmp_path):
+def test_zip_holds_the_package_and_shadows_other_installs(cluster_zip: Path, tmp_path: Path) -> None:
     """The zip is importable on its own and wins over an installed copy (as on a cluster)."""
-    zpath = _build_zip(tmp_path / "dist")
-    names = zipfile.ZipFile(zpath).namelist()
+    names = zipfile.ZipFile(cluster_zip).namelist()
     assert "pipeline/cli.py" in names and "pipeline/schedule.py" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
     probe = subprocess.run([sys.executable, "-c", "import pipeline.cli, pipeline; print(pipeline.__file__)"],
-                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(zpath)},
+                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(cluster_zip)},
                            capture_output=True, text=True, check=True)
-    assert probe.stdout.strip().startswith(str(zpath)), probe.stdout
+    assert probe.stdout.strip().startswith(str(cluster_zip)), probe.stdout
 
 
 @pytest.mark.spark
-@pytest.mark.skipif(not SPARK_SUBMIT.exists(), reason=f"pyspark's spark-submit not found at {SPARK_SUBMIT}")
-def test_spark_submit_runs_the_whole_pipeline(tmp_path):
-    """``spark-submit --py-files <zip> jobs/job_pipeline.py --config conf/local.yaml`` finishes locally."""
-    zpath = _build_zip(tmp_path / "dist")
-    out = tmp_path / "run"
-    cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--driver-memory", "2g",
-           "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-           "--conf", "spark.default.parallelism=2", "--conf", "spark.ui.showConsoleProgress=false",
-           "--py-files", str(zpath), "jobs/job_pipeline.py", "--config", "conf/local.yaml",
-           "--set", f"output={out}", "--set", "tokenize.partitions=2", "--set", "tokenizer.vocab_size=300",
-           "--set", "ingest.partitions=2"]
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    env.pop("SPARK_HOME", None)  # pyspark's own spark-submit, whatever else is installed
-    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=1500)
-    assert done.returncode == 0, f"spark-submit failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
-    assert f"outputs in {out}" in done.stdout
-    megatron = sorted(p.name for p in (out / "megatron").iterdir())
-    for source in ("web", "wiki", "forum"):
-        assert f"{source}.bin" in megatron and f"{source}.idx" in megatron, megatron
-    blend = out / "blend"
-    assert (blend / "blend.json").is_file() and any(p.suffix == ".npy" for p in blend.iterdir())
+@pytest.mark.slow
+def test_each_stage_job_then_the_whole_run_job_match_a_local_run(
+    cluster_zip: Path, standalone_config: Path, local_reference_run: Path, tmp_path: Path
+) -> None:
+    """ingest, dedup, train-tokenizer, tokenize, merge-blend submitted one after the other into one run
+    directory, then ``job_pipeline.py`` into another: megatron/ and blend/ byte-identical to the local run."""
+    require_spark_submit()
+    reference = file_digests(local_reference_run)
+    assert any(name.startswith("megatron/") for name in reference) and "blend/blend.json" in reference
+
+    staged = tmp_path / "stage-by-stage"
+    for i, stage in enumerate(STAGE_NAMES):
+        done = submit_job(stage, cluster_zip, standalone_config, staged, tmp_path / stage)
+        assert package_origin(done).startswith(str(cluster_zip) + os.sep), package_origin(done)
+        finished = {p.name for p in (staged / "_stages").iterdir() if (p / "_SUCCESS").is_file()}
+        assert finished == set(STAGE_NAMES[: i + 1]), f"after the {stage} job: {sorted(finished)}"
+    assert file_digests(staged) == reference
+
+    whole = tmp_path / "whole-run"
+    done = submit_job("run", cluster_zip, standalone_config, whole, tmp_path / "run")
+    assert package_origin(done).startswith(str(cluster_zip) + os.sep), package_origin(done)
+    assert f"outputs in {whole}" in done.stdout
+    assert file_digests(whole) == reference

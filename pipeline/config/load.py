@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import types
 import typing
@@ -33,7 +34,29 @@ def load_config_text(text: str, overrides=(), origin: str = "<config>") -> Pipel
     raw = apply_overrides(raw, overrides)
     config = _build(PipelineConfig, raw, "")
     _check_whole(config)
+    _anchor_relative_paths(config)
     return config
+
+
+def _anchor_relative_paths(config: PipelineConfig) -> None:
+    """Make relative local paths absolute against the directory the run starts from.
+
+    On a cluster, executors run in their own working directories (a standalone worker's
+    ``work/<app>/<executor>/``, a YARN container), so a relative ``output`` would send the files that
+    executors write (tokenize shards) somewhere else than the driver looks for them.
+    """
+    config.output = _anchored(config.output)
+    config.spark.checkpoint_dir = _anchored(config.spark.checkpoint_dir)
+    config.tokenizer.vocab = _anchored(config.tokenizer.vocab)
+    config.tokenizer.merges = _anchored(config.tokenizer.merges)
+    for source in config.sources:
+        source.paths = [_anchored(p) for p in source.paths]
+
+
+def _anchored(path: str | None) -> str | None:
+    if path is None or "://" in path or os.path.isabs(path):
+        return path
+    return os.path.abspath(path)
 
 
 def apply_overrides(raw: dict, overrides) -> dict:

@@ -1,0 +1,168 @@
+"""The whole run on a real multi-process Spark cluster: a standalone master and two one-core workers from
+the pyspark distribution, all on 127.0.0.1, the job submitted with ``--master spark://...`` and the zip.
+
+Executors here are separate JVMs with their own working directories, started by the workers, so whatever
+assumes the driver and the executors share a process, a working directory or memory breaks here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cluster_runs import (
+    REPO,
+    SPARK_BIN,
+    child_env,
+    file_digests,
+    package_origin,
+    require_spark_submit,
+    submit_job,
+    write_standalone_config,
+)
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+SPARK_CLASS = SPARK_BIN / "spark-class"
+START_TIMEOUT_S = 240
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to the daemon's process group, SIGKILL if it does not end."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    except ProcessLookupError:
+        pass
+
+
+class StandaloneCluster:
+    """A Spark standalone master and its workers, each a ``spark-class`` daemon in its own process group."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.port = _free_port()
+        self.webui_port = _free_port()
+        self.url = f"spark://127.0.0.1:{self.port}"
+        self.procs: list[tuple[str, subprocess.Popen, Path]] = []
+        self.env = child_env(root)
+        self.env["SPARK_DAEMON_MEMORY"] = "384m"
+
+    def _start(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
+        log = self.root / f"{name}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen([str(SPARK_CLASS), *args], cwd=self.root, env={**self.env, **(extra_env or {})},
+                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append((name, proc, log))
+
+    def start(self, workers: int) -> None:
+        self._start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                               "--port", str(self.port), "--webui-port", str(self.webui_port)])
+        self._wait(lambda state: state is not None, "the master's web UI")
+        for i in range(workers):
+            work_dir = self.root / f"worker{i}"
+            work_dir.mkdir()
+            self._start(f"worker{i}", ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
+                                       "--cores", "1", "--memory", "1g", "--webui-port", "0",
+                                       "--work-dir", str(work_dir)],
+                        {"SPARK_WORKER_DIR": str(work_dir)})
+        self._wait(lambda state: state is not None and self.alive_workers(state) == workers,
+                   f"{workers} registered workers")
+
+    def state(self) -> dict | None:
+        """The master's JSON status, or None while it is not serving."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.webui_port}/json/", timeout=5) as response:
+                return json.load(response)
+        except OSError:
+            return None
+
+    @staticmethod
+    def alive_workers(state: dict) -> int:
+        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+
+    def _wait(self, ready, what: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            for name, proc, log in self.procs:
+                if proc.poll() is not None:
+                    pytest.fail(f"{name} exited with {proc.returncode} before {what}:\n{log.read_text()[-3000:]}")
+            if ready(self.state()):
+                return
+            time.sleep(1)
+        logs = "\n".join(f"--- {name}\n{log.read_text()[-1500:]}" for name, _, log in self.procs)
+        pytest.fail(f"no {what} after {START_TIMEOUT_S} s:\n{logs}")
+
+    def stop(self) -> None:
+        for _, proc, _ in reversed(self.procs):
+            _stop(proc)
+
+
+@pytest.fixture
+def standalone_cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
+    """A master and two workers (1 core, 1g each) on 127.0.0.1, always stopped afterwards."""
+    require_spark_submit()
+    if not SPARK_CLASS.exists():
+        pytest.skip(f"pyspark's spark-class not found at {SPARK_CLASS}")
+    cluster = StandaloneCluster(tmp_path / "cluster")
+    try:
+        cluster.start(workers=2)
+        yield cluster
+    finally:
+        cluster.stop()
+    assert all(proc.poll() is not None for _, proc, _ in cluster.procs)
+
+
+def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
+    standalone_cluster: StandaloneCluster, cluster_zip: Path, local_reference_run: Path, tmp_path: Path
+) -> None:
+    """``spark-submit --master spark://127.0.0.1:P --py-files <zip> job_pipeline.py``: executors on both
+    workers, megatron/ and blend/ byte-identical to the local run.
+
+    The config's input paths and the output are relative to the directory the job starts from, as in
+    ``conf/local.yaml``: executors run elsewhere (``<work-dir>/<app>/<executor>/``), so this only works
+    when the driver anchors them (pipeline.config.load).
+    """
+    workdir = tmp_path / "user-dir"
+    shutil.copytree(REPO / "pipeline" / "sample", workdir / "sample")
+    relative_config = write_standalone_config(tmp_path / "conf", sample_root=".")
+    out = workdir / "run"
+    done = submit_job("run", cluster_zip, relative_config, Path("run"), tmp_path / "submit",
+                      master=standalone_cluster.url, workdir=workdir,
+                      extra_args=("--executor-memory", "512m", "--total-executor-cores", "2",
+                                  "--conf", "spark.executor.cores=1", "--conf", "spark.driver.host=127.0.0.1"))
+    assert package_origin(done).startswith(str(cluster_zip) + os.sep)
+    assert f"outputs in {out}" in done.stdout
+
+    state = standalone_cluster.state()
+    assert state is not None
+    apps = state.get("completedapps", []) + state.get("activeapps", [])
+    assert len(apps) == 1, apps
+    # Each worker started an executor for the application: <work-dir>/<app-id>/<executor-id>/.
+    app_id = apps[0]["id"]
+    for i in range(2):
+        executors = list((standalone_cluster.root / f"worker{i}" / app_id).iterdir())
+        assert executors, f"worker{i} ran no executor for {app_id}"
+
+    assert file_digests(out) == file_digests(local_reference_run)
