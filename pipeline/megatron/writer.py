@@ -77,31 +77,8 @@ class IndexedDatasetWriter:
 
     def add_document(self, token_ids: Any) -> None:
         """Append one document (a sequence of token ids: list, array or tensor-like)."""
-        if self._closed:
-            raise ValueError(f"{self.write_prefix}: writer is closed")
-        ids = np.asarray(token_ids)
-        if ids.ndim != 1:
-            ids = ids.reshape(-1)
-        if ids.size and self.dtype.kind in "iu":
-            if ids.dtype.kind not in "iub":
-                raise ValueError(f"token ids must be integers, got dtype {ids.dtype}")
-            lo, hi = int(ids.min()), int(ids.max())
-            if lo < self._lo or hi > self._hi:
-                bad = lo if lo < self._lo else hi
-                raise ValueError(
-                    f"token id {bad} does not fit {self.dtype.name} [{self._lo}, {self._hi}] "
-                    f"(document {len(self._lengths)} of {self.write_prefix}); use a wider dtype, "
-                    "e.g. dtype_for_vocab(vocab_size)"
-                )
-        if ids.size > _INT32_MAX:
-            raise ValueError(f"document of {ids.size} tokens exceeds the int32 length field")
-        data = ids.astype(self.dtype, copy=False).tobytes()
-        self._lengths.append(ids.size)
-        self._num_tokens += ids.size
-        self._pending.append(data)
-        self._pending_size += len(data)
-        if self._pending_size >= self._buffer_bytes:
-            self._flush()
+        ids = np.asarray(token_ids).reshape(-1)
+        self.add_documents(ids, np.array([ids.size], dtype=np.int64))
 
     def add_documents(self, token_ids: np.ndarray, ends: np.ndarray) -> None:
         """Append several documents at once: ``token_ids`` (1-D integers) holds them back to back,
