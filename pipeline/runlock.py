@@ -231,14 +231,7 @@ def _create(url: str, data: bytes) -> str:
     if scheme in ("gs", "gcs"):
         return _gcs_upload(fs, bucket, key, data, "0")
     if scheme in ("s3", "s3a"):
-        try:
-            out = fs.call_s3("put_object", Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
-        except OSError as exc:
-            if "pre-condition" in str(exc) or "PreconditionFailed" in str(exc) or isinstance(exc, FileExistsError):
-                raise FileExistsError(url) from None
-            raise
-        fs.invalidate_cache()
-        return out["ETag"]
+        return _s3_put_if(fs, url, bucket, key, data, FileExistsError, IfNoneMatch="*")
     raise ConfigError("output", f"{url.split('://', 1)[0]}:// has no conditional write; use a local path, "
                       "gs:// or s3:// for the run directory")
 
@@ -248,10 +241,18 @@ def _replace(url: str, data: bytes, version: str | None) -> str:
     scheme, fs, bucket, key = _split(url)
     if scheme in ("gs", "gcs"):
         return _gcs_upload(fs, bucket, key, data, str(version))
+    return _s3_put_if(fs, url, bucket, key, data, FileNotFoundError, IfMatch=version)
+
+
+def _s3_put_if(fs: Any, url: str, bucket: str, key: str, data: bytes, lost: type[OSError], **condition: str) -> str:
+    """S3 PUT under ``condition`` (If-None-Match / If-Match); FileExistsError when the precondition fails.
+
+    ``lost`` is the error s3fs raises for the same outcome (the object exists / is gone).
+    """
     try:
-        out = fs.call_s3("put_object", Bucket=bucket, Key=key, Body=data, IfMatch=version)
+        out = fs.call_s3("put_object", Bucket=bucket, Key=key, Body=data, **condition)
     except OSError as exc:
-        if "pre-condition" in str(exc) or "PreconditionFailed" in str(exc) or isinstance(exc, FileNotFoundError):
+        if "pre-condition" in str(exc) or "PreconditionFailed" in str(exc) or isinstance(exc, lost):
             raise FileExistsError(url) from None
         raise
     fs.invalidate_cache()
