@@ -135,7 +135,7 @@ def job_main(command: str, argv: list[str] | None = None) -> int:
     from pipeline.cli import main
 
     # Which copy of the package runs (the --py-files zip, a wheel...): the first thing to check on a cluster.
-    print(f"{command}: pipeline package from {pipeline.__file__}", file=sys.stderr, flush=True)
+    print(f"{command}: pipeline package from {pipeline.__file__}", flush=True)
     try:
         cli_args = cli_argv(command, sys.argv[1:] if argv is None else argv)
     except ScheduleError as exc:
