@@ -3,7 +3,6 @@ files do not depend on partitioning, task failures or a killed driver (SPEC §3,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -19,6 +18,7 @@ import pytest
 from pipeline.config import load_config_text
 from pipeline.context import RunContext
 from pipeline.stages import StageError, run_stages
+from tests.cluster_runs import file_digests
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -27,16 +27,6 @@ REPO = Path(__file__).resolve().parents[1]
 def _config(out: Path, overrides=()):
     text = (REPO / "conf" / "local.yaml").read_text()
     return load_config_text(text, [f"output={out}", "spark.master=local[2]", *overrides])
-
-
-def file_digests(run: Path) -> dict[str, str]:
-    """sha256 of every file under megatron/ and blend/ (what the trainer reads)."""
-    found = {}
-    for sub in ("megatron", "blend"):
-        for path in sorted((run / sub).rglob("*")):
-            if path.is_file():
-                found[str(path.relative_to(run))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
 
 
 @pytest.fixture(scope="module")
