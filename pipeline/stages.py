@@ -29,7 +29,13 @@ def _ingest_inputs(cfg: PipelineConfig) -> dict:
 
 
 def _dedup_inputs(cfg: PipelineConfig) -> dict:
-    return {"dedup": asdict(cfg.dedup), "priorities": {s.name: s.priority for s in cfg.sources}}
+    dedup = asdict(cfg.dedup)
+    if dedup["index"] is None:  # off: the fingerprint stays that of runs made before the key existed
+        del dedup["index"]
+    inputs = {"dedup": dedup, "priorities": {s.name: s.priority for s in cfg.sources}}
+    if cfg.decontaminate.references:
+        inputs["decontaminate"] = asdict(cfg.decontaminate)
+    return inputs
 
 
 def _blend_inputs(cfg: PipelineConfig) -> dict:
