@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pipeline.errors import PipelineError
 
+# removals that only some runs have (issue #17): a term of the equation when the dedup stage counts it
+OPTIONAL_REMOVALS = ("contaminated", "duplicates_of_earlier_runs")
+
 
 class AccountingError(PipelineError, RuntimeError):
     """Some documents are unaccounted for; the message lists the sources and figures."""
@@ -11,6 +14,8 @@ class AccountingError(PipelineError, RuntimeError):
 
 def account(stages: dict[str, dict]) -> dict[str, dict]:
     """Per source: read, rejected, duplicates removed, survivors, written; raises if they don't add up.
+
+    Runs with decontamination or a dedup index also have ``contaminated`` and ``duplicates_of_earlier_runs``.
 
     ``stages`` maps stage names to their recorded counts (the manifest's ``stages.*.counts``).
     """
@@ -23,17 +28,21 @@ def account(stages: dict[str, dict]) -> dict[str, dict]:
             "documents_read": read["documents_read"],
             "rejected": read["rejected"],
             "duplicates_removed": dedup[name]["duplicates_removed"],
+            **{key: dedup[name][key] for key in OPTIONAL_REMOVALS if key in dedup[name]},
             "survivors": dedup[name]["survivors"],
             "written": merged[name]["documents"] if merged[name]["published"] else 0,
         }
-        if row["documents_read"] != row["rejected"] + row["duplicates_removed"] + row["survivors"]:
+        others = {key: row[key] for key in OPTIONAL_REMOVALS if key in row}
+        terms = "".join(f" + {key} {value}" for key, value in others.items())
+        removed = row["duplicates_removed"] + sum(others.values())
+        if row["documents_read"] != row["rejected"] + removed + row["survivors"]:
             problems.append(f"{name}: read {row['documents_read']} != rejected {row['rejected']} + "
-                            f"removed {row['duplicates_removed']} + survivors {row['survivors']}")
+                            f"removed {row['duplicates_removed']}{terms} + survivors {row['survivors']}")
         if row["survivors"] != row["written"]:
             problems.append(f"{name}: {row['survivors']} survivors but {row['written']} documents in megatron/")
-        if dedup[name]["documents"] != dedup[name]["duplicates_removed"] + dedup[name]["survivors"]:
+        if dedup[name]["documents"] != removed + dedup[name]["survivors"]:
             problems.append(f"{name}: dedup read {dedup[name]['documents']} != removed "
-                            f"{dedup[name]['duplicates_removed']} + survivors {dedup[name]['survivors']}")
+                            f"{dedup[name]['duplicates_removed']}{terms} + survivors {dedup[name]['survivors']}")
         if read["documents"] != dedup[name]["documents"]:
             problems.append(f"{name}: ingest wrote {read['documents']} documents, "
                             f"dedup read {dedup[name]['documents']}")

@@ -152,7 +152,18 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
         _stop_if_nothing_left(stage.name, results[stage.name], index < last)
     if {"ingest", "dedup", "merge-blend"} <= set(results):
         _finish_run(ctx, results, log)
+        if ctx.config.dedup.index:  # the run is complete and accounted for: its survivors join the index
+            _commit_index(ctx, log)
     return results
+
+
+def _commit_index(ctx: RunContext, log) -> None:
+    from pipeline.dedup_index.commit import commit_run
+
+    done = commit_run(ctx)
+    ctx.manifest.data["dedup_index"] = done
+    ctx.manifest.save()
+    log(f"[index] {done['documents']} documents committed to {done['index']} (generation {done['generation']})")
 
 
 def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, log) -> dict:
@@ -216,6 +227,11 @@ def _precheck(ctx: RunContext, only: str | None) -> None:
         from pipeline.dedup.graphframes_engine import require_graphframes
 
         require_graphframes(ctx.spark)
+    if ctx.config.dedup.index and only in (None, "dedup"):  # other MinHash parameters: refused before any work
+        from pipeline.dedup.stage import lsh_params
+        from pipeline.dedup_index.lookup import require_index_usable
+
+        require_index_usable(ctx.config.dedup.index, lsh_params(ctx.config.dedup))
 
 
 def _invalidate_from(ctx: RunContext, index: int) -> None:

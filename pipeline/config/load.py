@@ -249,6 +249,8 @@ def _check_references(config: PipelineConfig) -> None:
                           "by every scheduled run)")
     if index and index.rstrip("/") == config.output.rstrip("/"):
         raise ConfigError("dedup.index", "must not be the run directory itself")
+    if index and not config.dedup.enabled:
+        raise ConfigError("dedup.index", "needs dedup.enabled: true (the index holds MinHash band keys)")
 
 
 def _check_blend_weights(config: PipelineConfig) -> None:

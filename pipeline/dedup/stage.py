@@ -14,6 +14,7 @@ from pipeline.context import RunContext
 from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.components import clear_checkpoints, connected_components
+from pipeline.dedup.extra_removals import ExtraRemovals
 from pipeline.dedup.report import build_report
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
@@ -80,8 +81,10 @@ def run_dedup(ctx: RunContext) -> dict:
     priorities = {s.name: s.priority for s in ctx.config.sources}
     docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(cfg, priorities))
     p = lsh_params(cfg)
+    extra = ExtraRemovals(ctx, p)  # decontamination and the dedup index (issue #17); no-ops when not configured
+    docs = extra.before_clustering(docs)
     if not cfg.enabled:
-        return _finish(ctx, docs, None, None, p, timer)
+        return _finish(ctx, docs, None, None, p, timer, extra=extra)
     # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
     features = docs.select("doc_id", "text").mapInArrow(
         lambda it: doc_features(it, p, cfg.min_tokens), FEATURE_TYPE)
@@ -89,6 +92,7 @@ def run_dedup(ctx: RunContext) -> dict:
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
     timer.lap("features")
+    extra.match_index(features, docs)
     groups, pool, short_exact = None, eligible, 0
     if cfg.exact_prepass:  # over every document: exact copies of short documents are removed too
         groups = exact_groups(features).persist()
@@ -116,14 +120,15 @@ def run_dedup(ctx: RunContext) -> dict:
              "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
              "exact_duplicate_groups": _count_groups(groups),
              "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
-    result = _finish(ctx, docs, groups, near, p, timer, stats)
+    result = _finish(ctx, docs, groups, near, p, timer, stats, extra)
     for frame in (features, near, edges, *([groups] if groups is not None else [])):
         frame.unpersist()
     clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
     return result
 
 
-def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None) -> dict:
+def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None,
+            extra: ExtraRemovals | None = None) -> dict:
     """Merge exact groups and near components, choose survivors, write outputs and the report."""
     spark: SparkSession = ctx.spark
     members = _cluster_members(spark, groups, near)
@@ -136,9 +141,13 @@ def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | N
     components = spark.read.parquet(ctx.table("dedup", "components"))
     removed = components.where("doc_id != survivor")
     survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
+    survivors = extra.final_survivors(survivors, components) if extra else survivors
     survivors.write.mode("overwrite").parquet(ctx.table("dedup", "survivors"))
+    if extra:
+        extra.after_survivors(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
-    report = build_report(ctx, components, p, timer.times, stats or {})
+    report = build_report(ctx, components, p, timer.times, stats or {}, *((extra.removed, extra.sections)
+                                                                          if extra else ()))
     return report["counts"]
 
 

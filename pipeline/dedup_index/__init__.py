@@ -1,0 +1,12 @@
+"""The dedup index (issue #17): every document kept by earlier runs, so scheduled runs dedup across runs.
+
+Layout under the index path (local directory, ``gs://`` or ``s3://``)::
+
+    HEAD.json                       parameters, and which generation holds each run's documents
+    generations/<id>/bands/         Parquet: band, key, run, doc_id (one row per band of a kept document)
+    generations/<id>/docs/          Parquet: run, doc_id, source, h1, h2, text (text: exact verification)
+
+A generation is written aside first; it becomes part of the index only when ``HEAD.json`` is
+replaced by one conditional write (:mod:`.head`). Readers take only the rows of runs that HEAD maps
+to that generation, so a rerun's new generation supersedes its old rows without rewriting anything.
+"""
