@@ -78,6 +78,7 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
     else:
         lookup = "join"
         found = _joined_matches(docs, distinct, cfg.min_matches, n)
+    found = found.select("doc_id", "source", F.lit("contaminated").alias("reason"), "reference", "matches", "ngram")
     found.write.mode("overwrite").parquet(ctx.table("dedup", "contaminated"))
     ngrams.unpersist()
     found = spark.read.parquet(ctx.table("dedup", "contaminated"))
