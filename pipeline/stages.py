@@ -163,7 +163,8 @@ def _commit_index(ctx: RunContext, log) -> None:
     done = commit_run(ctx)
     ctx.manifest.data["dedup_index"] = done
     ctx.manifest.save()
-    log(f"[index] {done['documents']} documents committed to {done['index']} (generation {done['generation']})")
+    log(f"[index] {done['documents']} documents ({done['kept']} kept) committed to {done['index']} "
+        f"(generation {done['generation']})")
 
 
 def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, log) -> dict:

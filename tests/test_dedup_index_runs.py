@@ -62,7 +62,7 @@ def test_day2_removes_and_counts_what_day1_kept(days):
     row = manifest["accounting"]["web"]
     assert row["duplicates_of_earlier_runs"] == 20 and row["written"] == 40
     assert row["documents_read"] == row["rejected"] + row["duplicates_removed"] + 20 + row["survivors"]
-    assert manifest["dedup_index"]["documents"] == 40
+    assert (manifest["dedup_index"]["documents"], manifest["dedup_index"]["kept"]) == (61, 40)
     report = json.loads((run2 / "dedup" / "report.json").read_text())
     assert report["counts"]["sources"]["web"]["duplicates_of_earlier_runs"] == 20
     examples = report["earlier_runs"]["examples"]
@@ -75,9 +75,10 @@ def test_day2_removes_and_counts_what_day1_kept(days):
 def test_day1_outputs_are_untouched_and_the_index_holds_both_days(days):
     assert tree_digests(days["root"] / "run-day1") == days["day1_files"]
     head, _ = read_head(str(days["index"]))
-    assert {k.rsplit("/", 1)[-1]: v["documents"] for k, v in head.runs.items()} == {"run-day1": 60, "run-day2": 40}
+    runs = {k.rsplit("/", 1)[-1]: (v["documents"], v["kept"]) for k, v in head.runs.items()}
+    assert runs == {"run-day1": (60, 60), "run-day2": (61, 40)}  # every deduplicated document, removed ones too
     text = describe(str(days["index"]))
-    assert "2 run(s), 100 documents" in text and "run-day2: 40 documents" in text
+    assert "2 run(s), 121 documents" in text and "run-day2: 61 documents (40 kept)" in text
 
 
 def test_rerun_of_day2_gives_the_same_outputs_and_the_same_index(spark, days):

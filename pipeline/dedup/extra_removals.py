@@ -3,6 +3,7 @@
 * **contaminated**: documents sharing word n-grams with a benchmark (``decontaminate.references``),
   taken out before clustering (:mod:`pipeline.decontaminate.step`); listed in ``dedup/contaminated/``.
 * **duplicates_of_earlier_runs**: with ``dedup.index``, a document matching an indexed document
+  (every document of the earlier runs' dedup, kept or removed)
   (:mod:`pipeline.dedup_index.lookup`) takes its whole within-run cluster with it, as one run over
   both days would have: the cluster's survivor is removed too (its other members were already
   removed as within-run duplicates). Listed in ``dedup/earlier_runs/`` with the match that decided it.
@@ -82,9 +83,14 @@ class ExtraRemovals:
         return survivors.join(earlier.select("doc_id"), "doc_id", "left_anti")
 
     def after_survivors(self, survivors_path: str) -> None:
-        """Keep what the index commit needs for the final survivors: ``dedup/index_entries/`` (doc_id, h1, h2, keys)."""
+        """Keep what the index commit needs: ``dedup/index_entries/`` (doc_id, h1, h2, keys, kept).
+
+        Every document the dedup saw goes into the index, the removed duplicates too: a later
+        document near one of them is a duplicate of earlier content even when it is not near that
+        cluster's survivor, as in one run over both days.
+        """
         if not self.ctx.config.dedup.index:
             return
-        kept = self.ctx.spark.read.parquet(survivors_path).select("doc_id")
-        entries = self.features.join(kept, "doc_id")
+        kept = self.ctx.spark.read.parquet(survivors_path).select("doc_id", F.lit(True).alias("kept"))
+        entries = self.features.join(kept, "doc_id", "left").withColumn("kept", F.coalesce("kept", F.lit(False)))
         entries.write.mode("overwrite").parquet(self.ctx.table("dedup", "index_entries"))

@@ -1,4 +1,4 @@
-"""Adding a run's survivors to the dedup index, compacting generations, describing an index.
+"""Adding a run's documents to the dedup index, compacting generations, describing an index.
 
 A commit writes the run's generation aside (``generations/<new id>/``), then publishes it by one
 conditional write of HEAD mapping the run to it. A HEAD changed by another committer in between
@@ -37,27 +37,29 @@ def new_generation_id() -> str:
 
 
 def commit_run(ctx: RunContext) -> dict:
-    """Add the run's survivors to ``dedup.index``; what was committed (index, run, generation, documents)."""
+    """Add the run's deduplicated documents to ``dedup.index``; what was committed (index, run, generation, counts)."""
     from pipeline.dedup.stage import lsh_params
 
     index, spark, run = ctx.config.dedup.index, ctx.spark, run_key(ctx)
     params = index_parameters(lsh_params(ctx.config.dedup))
     entries = spark.read.parquet(ctx.table("dedup", "index_entries"))
-    survivors = spark.read.parquet(ctx.table("dedup", "survivors")).select("doc_id", "source", "text")
-    rows = entries.join(survivors, "doc_id").withColumn("run", F.lit(run))
+    texts = spark.read.parquet(ctx.table("documents")).select("doc_id", "source", "text")
+    rows = entries.join(texts, "doc_id").withColumn("run", F.lit(run))
     generation = new_generation_id()
     write_table(spark, rows.select(F.posexplode("keys").alias("band", "key"), "run", "doc_id"),
                 generation_path(index, generation, "bands"))
     write_table(spark, rows.select(*[c.split()[0] for c in DOCS_DDL.split(", ")]),
                 generation_path(index, generation, "docs"))
-    documents = spark.read.parquet(ctx.table("dedup", "index_entries")).count()
+    counted = entries.groupBy("kept").count().collect()
+    documents = sum(r["count"] for r in counted)
+    kept = sum(r["count"] for r in counted if r["kept"])
     size = tree_bytes(generation_path(index, generation))
-    replaced = publish(index, params, {run: {"generation": generation, "documents": documents,
+    replaced = publish(index, params, {run: {"generation": generation, "documents": documents, "kept": kept,
                                              "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}},
                        {generation: {"documents": documents, "bytes": size}})
     for old in replaced:
         storage.remove(generation_path(index, old))
-    return {"index": index, "run": run, "generation": generation, "documents": documents}
+    return {"index": index, "run": run, "generation": generation, "documents": documents, "kept": kept}
 
 
 def publish(index: str, params: dict, runs: dict[str, dict], generations: dict[str, dict],
@@ -152,7 +154,8 @@ def describe(index: str) -> str:
     lines.append(f"{len(head.runs)} run(s), {sum(e['documents'] for e in head.runs.values())} documents, "
                  f"{len(head.generations)} generation(s), {sum(g['bytes'] for g in head.generations.values())} bytes")
     for run, entry in sorted(head.runs.items()):
-        lines.append(f"  {run}: {entry['documents']} documents, committed {entry['committed']}, "
+        lines.append(f"  {run}: {entry['documents']} documents ({entry.get('kept', '?')} kept), "
+                     f"committed {entry['committed']}, "
                      f"generation {entry['generation']}")
     orphans = [g for g in _generation_dirs(index) if g not in head.generations]
     if orphans:

@@ -20,7 +20,7 @@ from pipeline.dedup_index.head import Head
 from pipeline.objectstore_tables import _download, _upload, hadoop_supports
 
 BANDS_DDL = "band int, key long, run string, doc_id long"
-DOCS_DDL = "run string, doc_id long, source string, h1 long, h2 long, text string"
+DOCS_DDL = "run string, doc_id long, source string, kept boolean, h1 long, h2 long, text string"
 
 
 def generation_path(index: str, generation: str, table: str = "") -> str:
