@@ -105,3 +105,19 @@ def test_two_runs_with_the_index_in_a_bucket_then_compacted(spark, s3_emulator, 
         restore_worker_env(spark, old)
     earlier = pq.read_table(tmp_path / "day2" / "dedup" / "earlier_runs").to_pylist()
     assert {r["index_run"] for r in earlier} == {str(tmp_path / "day1")}
+
+
+def test_index_cli_describes_runs_and_refuses_a_missing_index(tmp_path, capsys):
+    from pipeline.cli import main
+
+    index = tmp_path / "index"
+    (index / "generations" / "g1" / "docs").mkdir(parents=True)
+    (index / "generations" / "g1" / "docs" / "part-0.parquet").write_bytes(b"x" * 100)
+    publish(str(index), PARAMS, {"runs/2026-01-01": {"generation": "g1", "documents": 7, "kept": 5, "committed": "t"}},
+            {"g1": {"documents": 7, "bytes": 100}})
+    assert main(["index", "describe", str(index)]) == 0
+    out = capsys.readouterr().out
+    assert "1 run(s), 7 documents, 1 generation(s), 100 bytes" in out
+    assert "runs/2026-01-01: 7 documents (5 kept)" in out and "num_perm=256" in out
+    assert main(["index", "describe", str(tmp_path / "nothing")]) == 1
+    assert "holds no dedup index" in capsys.readouterr().err
