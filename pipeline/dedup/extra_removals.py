@@ -32,10 +32,21 @@ class ExtraRemovals:
         self.sections: dict[str, dict] = {}  # extra report sections
         self.matches: DataFrame | None = None
         self.features: DataFrame | None = None
+        self._remove_stale_tables()
         if ctx.config.dedup.index:
             from pipeline.dedup_index.lookup import require_index_usable
 
             require_index_usable(ctx.config.dedup.index, p)
+
+    def _remove_stale_tables(self) -> None:
+        """Drop this module's tables left by an earlier run of the stage with another config."""
+        from pipeline import storage
+
+        cfg = self.ctx.config
+        stale = ([] if cfg.decontaminate.references else ["contaminated"]) + (
+            [] if cfg.dedup.index else ["earlier_matches", "earlier_runs", "index_entries"])
+        for name in stale:
+            storage.remove(self.ctx.path("dedup", name))
 
     def before_clustering(self, docs: DataFrame) -> DataFrame:
         """``docs`` without the contaminated documents (unchanged when no reference is configured)."""

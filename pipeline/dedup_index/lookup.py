@@ -57,7 +57,8 @@ def match_index(ctx: RunContext, features: DataFrame, docs: DataFrame, p: LshPar
     if cfg.verify:
         texts = idx_docs.select(F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"),
                                 F.col("text").alias("index_text"))
-        pairs = candidates.join(docs.select("doc_id", "text"), "doc_id").join(texts, ["index_run", "index_doc_id"])
+        pairs = candidates.join(docs.select("doc_id", "text"), "doc_id").join(texts.hint("merge"),
+                                                                                ["index_run", "index_doc_id"])
         near = pairs.select("doc_id", "text", "index_run", "index_doc_id", "index_text").mapInArrow(
             lambda it: pair_jaccards(it, p.ngram, p.shingle, p.max_shingles, cfg.threshold), MATCH_DDL)
     else:
