@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import networkx as nx
 import pytest
 
 from pipeline.dedup.components import (
@@ -15,8 +14,10 @@ from pipeline.dedup.components import (
     small_star,
     star_components,
 )
+from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark
+nx = require_oracle("networkx")
 
 Edge = tuple[int, int]
 

@@ -9,13 +9,15 @@ import struct
 from collections import defaultdict
 from pathlib import Path
 
-import networkx as nx
 import pytest
-from datasketch import MinHash
 
 from pipeline.config import load_config_text
 from pipeline.context import RunContext
 from pipeline.stages import run_stages
+from tests.oracles import require_oracle
+
+nx = require_oracle("networkx")
+MinHash = require_oracle("datasketch").MinHash
 
 pytestmark = pytest.mark.spark
 SAMPLE = Path(__file__).resolve().parents[1] / "pipeline" / "sample"

@@ -12,9 +12,10 @@ import re
 import numpy as np
 import pytest
 
-datasketch = pytest.importorskip("datasketch")
+from pipeline.dedup import _kernels, minhash_signatures, shingle_hashes, shingle_set, tokens
+from tests.oracles import require_oracle
 
-from pipeline.dedup import _kernels, minhash_signatures, shingle_hashes, shingle_set, tokens  # noqa: E402
+datasketch = require_oracle("datasketch")
 
 
 def ref_shingles(text: str, k: int = 5, char: bool = False) -> list[bytes]:
@@ -137,7 +138,7 @@ def test_shingle_sets_match_reference(shared_fixtures):
 def backend(request):
     """Run a test once with the numba kernels and once with the pure-numpy paths."""
     if request.param == "numba":
-        pytest.importorskip("numba")
+        require_oracle("numba")
     previous = _kernels.set_numba(request.param == "numba")
     assert _kernels.numba_enabled() == (request.param == "numba")
     yield request.param
@@ -163,7 +164,7 @@ def tricky_documents() -> list[str]:
 
 
 def test_code_point_tokeniser_equals_re():
-    pytest.importorskip("numba")
+    require_oracle("numba")
     from pipeline.dedup.units_numba import utf8_units, word_table
 
     table = word_table()
@@ -185,7 +186,7 @@ def test_code_point_tokeniser_equals_re():
 
 
 def test_sha1_kernel_equals_hashlib():
-    pytest.importorskip("numba")
+    require_oracle("numba")
     import hashlib
     import struct
 
@@ -214,7 +215,7 @@ def test_backends_bit_identical_to_datasketch(backend, scheme):
 
 @pytest.mark.parametrize("shingle,ngram,cap", [("word", 5, None), ("word", 2, 9), ("char", 4, None)])
 def test_fast_hash_same_on_both_backends(shingle, ngram, cap):
-    pytest.importorskip("numba")
+    require_oracle("numba")
     docs = tricky_documents() + edge_documents()[:-1] + [" ".join(f"w{i % 40}" for i in range(500))]
     results = {}
     for use in (True, False):

@@ -19,6 +19,7 @@ from pipeline.config import load_config_text
 from pipeline.context import RunContext
 from pipeline.stages import StageError, run_stages
 from tests.cluster_runs import file_digests
+from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +42,7 @@ def reference(spark, tmp_path_factory):
 
 
 def test_outputs_open_in_megatron_core_and_accounting_holds(reference):
-    from megatron.core.datasets.indexed_dataset import IndexedDataset as MegatronDataset
+    MegatronDataset = require_oracle("megatron.core.datasets.indexed_dataset").IndexedDataset
 
     out, results = reference
     manifest = json.loads((out / "manifest.json").read_text())

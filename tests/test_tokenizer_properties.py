@@ -9,13 +9,15 @@ import warnings
 
 import numpy as np
 import pytest
-import tiktoken  # noqa: F401 - the oracle: a missing install fails here, it is not skipped
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tokenizer_encode import EOT, tiktoken_from_vocab
 
 from pipeline.tokenizer import BPETokenizer
 from pipeline.tokenizer.encode import numba_enabled, scrub_surrogates, set_numba
+from tests.oracles import require_oracle
+
+require_oracle("tiktoken")
 
 SCRIPTS = "abcXYZ ДжщЯ αβΩ 中文字 日本語 ひらがな 한국어 🙂👍🏽🚀🇩🇪 é\u0301 \u200d\ufe0f ١٢٣ ४५६ ½ Ⅻ ß'"
 PIECES = st.one_of(
