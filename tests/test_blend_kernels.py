@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from pipeline.blend import _kernel, build_blending_indices, normalize_weights
+from tests.backends import numba_backend
 from tests.oracles import require_oracle
 
 require_oracle("numba")
@@ -106,12 +107,10 @@ def test_fallback_numba_and_megatron_core_agree_on_random_weights():
         size = int(min(10 ** rng.uniform(0, 5), 200_000 // n + 1))
         ref_index, ref_sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
         helpers_cpp.build_blending_indices(ref_index, ref_sample, normalize_weights(w), n, size, False)
-        compiled = build_blending_indices(w, size, mode="megatron")
-        previous = _kernel.set_numba(False)
-        try:
+        with numba_backend(_kernel, True):
+            compiled = build_blending_indices(w, size, mode="megatron")
+        with numba_backend(_kernel, False):
             fallback = build_blending_indices(w, size, mode="megatron")
-        finally:
-            _kernel.set_numba(previous)
         for got in (compiled, fallback):
             assert np.array_equal(got[0], ref_index) and np.array_equal(got[1], ref_sample), f"case {case}: n={n}"
 
