@@ -14,8 +14,8 @@ import pytest
 from datasketch import MinHash
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark
 SAMPLE = Path(__file__).resolve().parents[1] / "pipeline" / "sample"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schedule import cli_argv
+from pipeline.cli.schedule import cli_argv
 
 REPO = Path(__file__).resolve().parents[1]
 DAG_FILE = REPO / "deploy" / "dataproc" / "airflow_dag.py"
