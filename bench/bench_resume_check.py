@@ -21,8 +21,8 @@ import numpy as np
 import xxhash
 
 from pipeline import storage
-from pipeline.manifest import marker_path
-from pipeline.stage_outputs import STAGE_OUTPUTS, list_files, record, verify
+from pipeline.run.manifest import marker_path
+from pipeline.run.stage_outputs import STAGE_OUTPUTS, list_files, record, verify
 
 
 def full_read_seconds(run_dir: str, files: dict[str, int]) -> float:

@@ -4,7 +4,7 @@
         [--date YYYY-MM-DD] [--set k=v ...]
 """
 
-from pipeline.schedule import job_main
+from pipeline.cli.schedule import job_main
 
 if __name__ == "__main__":
     raise SystemExit(job_main("tokenize"))

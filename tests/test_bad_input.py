@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark
 WORDS = ("river stone market light paper window garden letter silver morning engine harbor valley "

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schedule import cli_argv
+from pipeline.cli.schedule import cli_argv
 from tests.oracles import missing_oracle
 
 REPO = Path(__file__).resolve().parents[1]

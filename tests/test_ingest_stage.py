@@ -11,8 +11,8 @@ import pytest
 import zstandard
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from pipeline.cli import prepare
+from pipeline.cli.commands import prepare
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 from tests.storage_fixtures import GCS_ENV, S3_ENV, list_objects, new_bucket, restore_worker_env, spark_worker_env
 
 pytestmark = pytest.mark.spark

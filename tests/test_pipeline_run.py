@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import StageError, run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import StageError, run_stages
 from tests.cluster_runs import file_digests
 from tests.oracles import require_oracle
 
@@ -103,7 +103,7 @@ def test_driver_killed_during_dedup_then_rerun_gives_identical_files(reference, 
 
 
 def test_changed_config_is_refused_and_leaves_the_run_untouched(reference, tmp_path, capsys):
-    from pipeline.cli import main
+    from pipeline.cli.commands import main
 
     out, _ = reference
     before, manifest = file_digests(out), (out / "manifest.json").read_bytes()
@@ -144,7 +144,7 @@ def test_one_stage_job_reuses_finished_stages_and_still_checks_accounting(spark,
 def test_inspect_traces_decoded_samples_to_their_raw_record(reference, capsys):
     import re
 
-    from pipeline.inspect import inspect_main
+    from pipeline.cli.inspect import inspect_main
 
     out, _ = reference
     assert inspect_main(str(out / "megatron" / "web"), str(out / "tokenizer"), 1) == 0

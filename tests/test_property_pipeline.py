@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
 from pipeline.megatron import IndexedDataset
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli.commands import main
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]

@@ -11,11 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.cli.inspect import inspect_main
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.inspect import inspect_main
-from pipeline.megatron.merge_stage import merge_sources
-from pipeline.megatron.tokenize_stage import INJECT_PROPERTY, run_tokenize
+from pipeline.merge_blend.stage import merge_sources
+from pipeline.run.context import RunContext
+from pipeline.tokenize.stage import INJECT_PROPERTY, run_tokenize
 from pipeline.tokenizer import BPETokenizer, count_pretokens
 from pipeline.tokenizer.stage import load_tokenizer, run_train_tokenizer
 from tests.oracles import require_oracle

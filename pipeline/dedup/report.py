@@ -8,8 +8,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline import storage
-from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams
+from pipeline.dedup.batches import LshParams
+from pipeline.run.context import RunContext
 
 LARGEST = 5
 EXAMPLES = 5

@@ -10,11 +10,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
 from pipeline.config import DedupConfig
-from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
 from pipeline.dedup.bands import optimal_bands
+from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
 from pipeline.dedup.components import clear_checkpoints, connected_components
 from pipeline.dedup.report import build_report
+from pipeline.run.context import RunContext
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
                         StructField("jaccard", DoubleType())])

@@ -21,7 +21,7 @@ def publish(tmp_prefix: str, final_prefix: str) -> None:
     commit point. Locally each move is an atomic ``os.replace``; on object stores it is copy +
     delete (no atomic rename on GCS), so a Spark task attempt must never call it there: the
     tokenize stage leaves attempt pairs in place and the driver copies the winning attempt's pair
-    to the final name after the job (``pipeline.megatron.tokenize_stage.publish_winners``).
+    to the final name after the job (``pipeline.tokenize.stage.publish_winners``).
     """
     _fs.move(_fs.bin_path(tmp_prefix), _fs.bin_path(final_prefix))
     _fs.move(_fs.idx_path(tmp_prefix), _fs.idx_path(final_prefix))

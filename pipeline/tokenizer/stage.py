@@ -23,8 +23,8 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.config import ConfigError
-from pipeline.context import RunContext
 from pipeline.errors import PipelineError
+from pipeline.run.context import RunContext
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.pretokenize import count_pretokens
 

@@ -7,12 +7,12 @@ import html
 import io
 
 from pipeline import storage
-from pipeline.context import RunContext
+from pipeline.run.context import RunContext
 
 
 def summary_text(data: dict) -> str:
     """A few lines a person reads at the end of a run: per-stage times, per-source accounting, blend."""
-    from pipeline.stages import STAGE_NAMES
+    from pipeline.run.runner import STAGE_NAMES
 
     lines = ["stage             seconds"]
     stages = data.get("stages", {})

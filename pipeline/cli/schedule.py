@@ -99,7 +99,7 @@ def job_file(command: str) -> str:
 
 
 def cli_argv(command: str, argv: list[str]) -> list[str]:
-    """Arguments for :func:`pipeline.cli.main` from a job's ``--config C [--date D] [--set k=v] ...``.
+    """Arguments for :func:`pipeline.cli.commands.main` from a job's ``--config C [--date D] [--set k=v] ...``.
 
     ``--date`` becomes overrides placed before the user's own ``--set`` (which therefore win).
     A config with ``{date}`` placeholders and no ``--date`` is refused.
@@ -128,11 +128,11 @@ def cli_argv(command: str, argv: list[str]) -> list[str]:
 
 
 def job_main(command: str, argv: list[str] | None = None) -> int:
-    """What ``jobs/job_<stage>.py`` runs: resolve ``--date`` and hand over to :func:`pipeline.cli.main`."""
+    """What ``jobs/job_<stage>.py`` runs: resolve ``--date`` and hand over to :func:`pipeline.cli.commands.main`."""
     import sys
 
     import pipeline
-    from pipeline.cli import main
+    from pipeline.cli.commands import main
 
     # Which copy of the package runs (the --py-files zip, a wheel...): the first thing to check on a cluster.
     print(f"{command}: pipeline package from {pipeline.__file__}", flush=True)

@@ -11,7 +11,7 @@ import traceback
 
 from pipeline.config import ConfigError, PipelineConfig, load_config
 from pipeline.errors import PipelineError, missing_dependency, one_line
-from pipeline.stages import STAGE_NAMES, run_stages
+from pipeline.run.runner import STAGE_NAMES, run_stages
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 def prepare(config_path: str, overrides: list[str]) -> PipelineConfig:
     """Load, validate and check the inputs of a config; everything here happens before Spark starts."""
     from pipeline.ingest.splits import source_files
-    from pipeline.preflight import check_paths
+    from pipeline.run.preflight import check_paths
 
     try:
         config = load_config(config_path, overrides)
@@ -77,12 +77,12 @@ def describe(exc: BaseException) -> tuple[str, int]:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "inspect":
-        from pipeline.inspect import inspect_main
+        from pipeline.cli.inspect import inspect_main
 
         return inspect_main(args.prefix, args.tokenizer, args.samples)
     config = prepare(args.config, args.overrides)
-    from pipeline.context import RunContext
-    from pipeline.runlock import RunLock
+    from pipeline.run.context import RunContext
+    from pipeline.run.runlock import RunLock
 
     started = time.time()
     only = None if args.command == "run" else args.command

@@ -9,7 +9,7 @@ import posixpath
 import re
 
 from pipeline import storage
-from pipeline.context import RunContext
+from pipeline.run.context import RunContext
 
 SHARD_RE = re.compile(r"^part-(\d{5})\.(bin|idx)$")
 

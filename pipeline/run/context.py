@@ -6,7 +6,7 @@ from functools import cached_property
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
-from pipeline.manifest import Manifest
+from pipeline.run.manifest import Manifest
 
 
 class RunContext:
@@ -23,8 +23,8 @@ class RunContext:
 
     @cached_property
     def tables(self):
-        """Where Spark reads and writes Parquet tables (see :mod:`pipeline.objectstore_tables`)."""
-        from pipeline.objectstore_tables import TableStore
+        """Where Spark reads and writes Parquet tables (see :mod:`pipeline.spark.tables`)."""
+        from pipeline.spark.tables import TableStore
 
         return TableStore(self.run_dir, lambda: self.spark)
 
@@ -39,7 +39,7 @@ class RunContext:
     @property
     def spark(self):
         if self._spark is None:
-            from pipeline.spark_session import start_session
+            from pipeline.spark.session import start_session
 
             cfg = self.config.spark
             self._spark = start_session(cfg.app_name, cfg.master, cfg.settings)

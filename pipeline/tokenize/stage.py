@@ -36,121 +36,30 @@ temporary files behind as a killed worker would.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from pipeline import storage
-from pipeline.context import RunContext
 from pipeline.errors import PipelineError
 from pipeline.megatron.format import dtype_for_vocab
 from pipeline.megatron.reader import read_index
-from pipeline.megatron.shards import list_shards, shard_dir, shard_name, tmp_dir
-from pipeline.megatron.writer import IndexedDatasetWriter, publish
+from pipeline.run.context import RunContext
+from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
+from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 
 INJECT_PROPERTY = "pipeline.inject_failure"
-SUMMARY_SCHEMA = pa.schema([
-    ("partition", pa.int32()), ("attempt", pa.int32()), ("documents", pa.int64()),
-    ("tokens", pa.int64()), ("special_text_documents", pa.int64()), ("written", pa.string()),
-])
 _SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
 
 
-class InjectedFailure(PipelineError, RuntimeError):
-    """The deliberate mid-write failure of a first task attempt (failure-injection tests)."""
-
-
-def utf8_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(UTF-8 bytes as uint8, int64 offsets of each text in them) of an Arrow string column,
-    without copying the text; a null text is empty. Raises ``ValueError`` on invalid UTF-8."""
-    import pyarrow.compute as pc
-
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if column.null_count:
-        column = pc.fill_null(column, "")  # null slots may hold any bytes: rebuilt as empty
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-        raise ValueError(f"text column must be a string column, got {column.type}")
-    try:
-        column.validate(full=True)  # checks the UTF-8: the kernel trusts it
-    except pa.ArrowInvalid as exc:
-        raise ValueError(f"text column holds invalid UTF-8: {exc}") from exc
-    _, offset_buf, data_buf = column.buffers()
-    width = np.int64 if pa.types.is_large_string(column.type) else np.int32
-    offsets = np.frombuffer(offset_buf, dtype=width)[column.offset:column.offset + len(column) + 1]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    return data, offsets.astype(np.int64)
-
-
-def count_special_text(column: pa.Array, specials: tuple[str, ...], utf8: bytes | None = None) -> int:
-    """Number of texts holding at least one of the ``specials`` strings (nulls hold none).
-
-    ``utf8``, the column's text bytes back to back, lets a batch without any special string skip
-    the per-text search (one ``bytes.find`` per special instead)."""
-    import pyarrow.compute as pc
-
-    if not specials or len(column) == 0:
-        return 0
-    if utf8 is not None and not any(s.encode("utf-8") in utf8 for s in specials):
-        return 0
-    hit = pc.match_substring(column, specials[0])
-    for s in specials[1:]:
-        hit = pc.or_kleene(hit, pc.match_substring(column, s))
-    return int(pc.sum(hit.cast(pa.int64())).as_py() or 0)
-
-
-def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str, tmp: str,
-                        dtype_name: str, eod: int, specials: tuple[str, ...]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: encode one partition's texts, write and publish its shard, yield a summary.
-
-    Per Arrow batch: the column's UTF-8 buffer goes to the encoder as is, and its flat ids (each
-    document followed by ``eod``) go to the writer in one call: no Python object per document."""
+def _task_attempt() -> TaskAttempt:
+    """The running Spark task's partition and attempt (called inside the task)."""
     from pyspark import TaskContext
 
     task = TaskContext.get()
     part, attempt = task.partitionId(), task.attemptNumber()
     inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
-    name = shard_name(part)
-    tmp_prefix = storage.join(tmp, f"{name}.attempt-{attempt}-{task.taskAttemptId()}")
-    encode = tok_bc.value.encode_utf8_batch  # special-token strings as plain text
-    writer: IndexedDatasetWriter | None = None
-    docs = tokens = special_docs = 0
-    try:
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            if writer is None:
-                writer = IndexedDatasetWriter(tmp_prefix, dtype=np.dtype(dtype_name),
-                                              buffer_bytes=1 if inject else 4 << 20)
-            column = batch.column("text")
-            data, offsets = utf8_buffers(column)
-            ids, ends = encode(data, offsets, append_id=eod)  # one call per Arrow batch
-            if inject:
-                half = batch.num_rows // 2
-                writer.add_documents(ids[:ends[half - 1] if half else 0], ends[:half])
-                writer._flush()
-                writer._bin.close()  # a torn attempt object on object stores, a partial file locally
-                raise InjectedFailure(f"injected failure in {name} attempt {attempt}")
-            writer.add_documents(ids, ends)
-            tokens += int(ids.size)
-            special_docs += count_special_text(column, specials, data[offsets[0]:offsets[-1]].tobytes())
-            docs += batch.num_rows
-        if writer is not None:
-            writer.close()
-            if storage.is_local(out_dir):
-                publish(tmp_prefix, storage.join(out_dir, name))
-                tmp_prefix = storage.join(out_dir, name)
-    except InjectedFailure:
-        raise  # like a killed worker: no cleanup here, the driver removes _tmp/
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
-    yield pa.RecordBatch.from_pylist(
-        [{"partition": part, "attempt": attempt, "documents": docs, "tokens": tokens,
-          "special_text_documents": special_docs, "written": tmp_prefix if writer is not None else None}],
-        schema=SUMMARY_SCHEMA)
+    return TaskAttempt(part, attempt, task.taskAttemptId(), inject)
 
 
 def publish_winners(rows, out: str) -> None:
@@ -179,7 +88,7 @@ def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.
     schema = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SUMMARY_SCHEMA)
     dtype_name = dtype.name
     rows = docs.mapInArrow(
-        lambda it: _tokenize_partition(it, tok_bc, out, tmp, dtype_name, eod, specials), schema
+        lambda it: tokenize_partition(it, _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials), schema
     ).collect()
     if not storage.is_local(out):
         publish_winners(rows, out)

@@ -8,15 +8,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from pipeline import storage
-from pipeline.accounting import account
 from pipeline.config import PipelineConfig
-from pipeline.context import RunContext
 from pipeline.errors import PipelineError, missing_dependency
-from pipeline.manifest import fingerprint, marker_path
-from pipeline.run_report import summary_text, write_html
+from pipeline.run.accounting import account
+from pipeline.run.context import RunContext
+from pipeline.run.manifest import fingerprint, marker_path
+from pipeline.run.report import summary_text, write_html
+from pipeline.run.stage_outputs import record as record_outputs
+from pipeline.run.stage_outputs import verify as verify_outputs
 from pipeline.secrets import redact_data
-from pipeline.stage_outputs import record as record_outputs
-from pipeline.stage_outputs import verify as verify_outputs
 
 
 class StageError(PipelineError, RuntimeError):
@@ -63,8 +63,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("train-tokenizer", lambda c: {"tokenizer": asdict(c.tokenizer)},
           "pipeline.tokenizer.stage:run_train_tokenizer"),
     Stage("tokenize", lambda c: {"tokenizer": asdict(c.tokenizer), "tokenize": asdict(c.tokenize)},
-          "pipeline.megatron.tokenize_stage:run_tokenize"),
-    Stage("merge-blend", _blend_inputs, "pipeline.blend.stage:run_merge_blend"),
+          "pipeline.tokenize.stage:run_tokenize"),
+    Stage("merge-blend", _blend_inputs, "pipeline.merge_blend.stage:run_merge_blend"),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 
