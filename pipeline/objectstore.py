@@ -93,7 +93,7 @@ def s3_concat(sources: Sequence[str], dest: str, *, on_bytes: Callable[[int], No
     parts: list[dict] = []
     buf = bytearray()
 
-    def put(data: bytes) -> None:
+    def put(data: bytes | bytearray) -> None:
         r = fs.call_s3("upload_part", Bucket=bucket, Key=key, UploadId=upload_id,
                        PartNumber=len(parts) + 1, Body=bytes(data))
         parts.append({"PartNumber": len(parts) + 1, "ETag": r["ETag"]})

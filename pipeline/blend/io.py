@@ -56,7 +56,7 @@ def blend_document(
         "achieved_ratios": [float(c / size) if size else 0.0 for c in counts],
         "dataset_index_dtype": str(np.asarray(dataset_index).dtype),
         "files": {"dataset_index": DATASET_INDEX_FILE, "dataset_sample_index": DATASET_SAMPLE_INDEX_FILE},
-        "data_path": megatron_data_path(w, list(prefixes)),
+        "data_path": megatron_data_path([float(x) for x in w], list(prefixes)),
     }
     if left_out:
         doc["left_out"] = [dict(entry) for entry in left_out]

@@ -35,7 +35,7 @@ def _decoder(tokenizer_dir: str):
             with open(local, "wb") as f:
                 f.write(storage.read_bytes(url))
             paths.append(local)
-        tok = BPETokenizer.from_files(*paths)
+        tok = BPETokenizer.from_files(paths[0], paths[1])
     return tok.decode
 
 

@@ -80,7 +80,8 @@ def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
     Each star arrives as its head (role 0) followed by its members (role 1), possibly across batch
     boundaries; the head's shingle set is computed once per star.
     """
-    head, head_set = None, frozenset()
+    head: int | None = None
+    head_set: frozenset[bytes] = frozenset()
     for batch in batches:
         src, dst, values = [], [], []
         cols = batch.to_pydict()

@@ -104,6 +104,7 @@ def star_components(
             F.sum(_unsettled().cast("long")).alias("unsettled"),
             F.max("indeg").alias("max_indeg"),
         ).first()
+        assert stats is not None  # an aggregate always has one row
         _release(behind)
         behind = [f for f in (frozen, nodes) if f is not None]
         if not stats["unsettled"]:
@@ -117,7 +118,9 @@ def star_components(
         rounds += 1
         large, large_frozen = freeze(large_star(current, nodes, _hubs(stats["max_indeg"], hub_threshold)))
         large_nodes = node_table(large).persist()
-        max_out = large_nodes.agg(F.max("outdeg")).first()[0]
+        max_row = large_nodes.agg(F.max("outdeg")).first()
+        assert max_row is not None  # an aggregate always has one row
+        max_out = max_row[0]
         _release(behind)
         behind = [large_frozen, large_nodes]
         small = small_star(large, large_nodes, _hubs(max_out, hub_threshold))

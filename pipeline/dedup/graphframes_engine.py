@@ -40,7 +40,9 @@ COMPONENTS_CLASS = "org.graphframes.lib.ConnectedComponents"
 # A setter of the io.graphframes releases (which graphframes-py >= 0.10 calls); the legacy jars lack it.
 IO_GRAPHFRAMES_METHOD = "setUseLabelsAsComponents"
 RECOMMENDED_VERSION = "0.10.1"
-BROKEN_VERSIONS = {(0, 10, 0): "0.10.0 can silently return wrong components after a failed checkpoint write"}
+BROKEN_VERSIONS: dict[tuple[int, ...], str] = {
+    (0, 10, 0): "0.10.0 can silently return wrong components after a failed checkpoint write",
+}
 AQE_KEY = "spark.sql.adaptive.enabled"
 
 
@@ -181,6 +183,7 @@ def run_jvm_connected_components(vertices: DataFrame, links: DataFrame, checkpoi
     """``GraphFrame(vertices, links).connectedComponents()`` through the JVM API: ``(id, component)``."""
     spark = vertices.sparkSession
     jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a classic (non-Connect) session, checked by require_graphframes
     jgraph = jvm.org.graphframes.GraphFrame.apply(vertices._jdf, links._jdf)
     jresult = (
         jgraph.connectedComponents()
@@ -216,10 +219,10 @@ def ensure_checkpoint_dir(spark: SparkSession) -> str:
     if current is not None:
         return current
     path = tempfile.mkdtemp(prefix="graphframes-checkpoints-")
-    if not sc.master.startswith("local"):
+    if not (sc.master or "").startswith("local"):
         log.warning("no checkpoint directory set; using driver-local %s, which executors may not see", path)
     sc.setCheckpointDir(path)
-    return sc.getCheckpointDir()
+    return sc.getCheckpointDir() or path
 
 
 def version_from_jar_name(location: str | None) -> str | None:
@@ -243,7 +246,7 @@ def parse_version(text: str) -> tuple[int, ...]:
     """``"0.10.1"`` -> ``(0, 10, 1)``; missing or non-numeric parts count as 0."""
     parts = []
     for piece in text.split("-")[0].split(".")[:3]:
-        digits = re.match(r"\d*", piece).group(0)
+        digits = re.match(r"\d*", piece).group(0)  # type: ignore[union-attr]  # \d* always matches
         parts.append(int(digits) if digits else 0)
     return tuple(parts + [0] * (3 - len(parts)))
 

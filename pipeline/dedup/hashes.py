@@ -41,7 +41,8 @@ def fmix64(x: np.ndarray) -> np.ndarray:
     x = x * m1
     x = x ^ (x >> s)
     x = x * m2
-    return x ^ (x >> s)
+    mixed: np.ndarray = x ^ (x >> s)
+    return mixed
 
 
 def _offsets(lengths: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -114,7 +115,8 @@ def _window_hashes(unit_h: np.ndarray, starts: np.ndarray, width: int | np.ndarr
             live = j < width
             stepped = acc * _POLY + unit_h[np.where(live, starts + j, 0)]
             acc = np.where(live, stepped, acc)
-    return (fmix64(acc) >> _U64(32)).astype(np.uint32)
+    high: np.ndarray = (fmix64(acc) >> _U64(32)).astype(np.uint32)
+    return high
 
 
 def _cap_distinct(h: np.ndarray, offsets: np.ndarray, cap: int | None) -> tuple[np.ndarray, np.ndarray]:

@@ -52,7 +52,8 @@ def fmix32(h: np.ndarray) -> np.ndarray:
     h = h * m1
     h = h ^ (h >> s2)
     h = h * m2
-    return h ^ (h >> s1)
+    mixed: np.ndarray = h ^ (h >> s1)
+    return mixed
 
 
 @lru_cache(maxsize=32)
@@ -110,7 +111,7 @@ class _Permuter:
         """Permuted values of the (pre-mixed) hashes ``h``: a view of shape ``(len(h), num_perm)``."""
         size = len(h) * self.num_perm
         out = self.buf[:size].reshape(len(h), self.num_perm)
-        if self.scheme == "legacy":
+        if self.tmp is not None:  # the legacy scheme's 64-bit products
             _permute_legacy(h, self.a, self.b, out, self.tmp[:size].reshape(out.shape))
         else:
             _permute_affine32(h, self.a, self.b, out)

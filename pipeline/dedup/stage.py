@@ -22,7 +22,7 @@ PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongT
 
 def lsh_params(cfg: DedupConfig) -> LshParams:
     """Band/row counts from the config, or datasketch's optimum for (threshold, num_perm)."""
-    bands, rows = (cfg.bands, cfg.rows) if cfg.bands else optimal_bands(cfg.threshold, cfg.num_perm)
+    bands, rows = (cfg.bands, cfg.rows) if cfg.bands and cfg.rows else optimal_bands(cfg.threshold, cfg.num_perm)
     return LshParams(cfg.num_perm, cfg.seed, cfg.ngram, cfg.scheme, cfg.hash, cfg.shingle,
                      cfg.max_shingles, bands, rows)
 
@@ -67,7 +67,7 @@ def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams, candidates: in
     roles = F.broadcast(roles) if candidates < BROADCAST_EDGES else roles
     rows = roles.join(docs.select("doc_id", "text"), "doc_id").select("head", "role", "doc_id", "text")
     stars = rows.repartition("head").sortWithinPartitions("head", "role")
-    return stars.mapInArrow(lambda it: star_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
+    return stars.mapInArrow(lambda it: star_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
 
 
 FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 from pyspark.sql import functions as F
 
@@ -55,8 +57,8 @@ def _check_unique_ids(docs) -> None:
 
 def _count(records, names: list[str]) -> dict:
     """documents_read = documents + rejected per source, with rejects broken down by reason."""
-    per_source = {name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}}
-                  for name in names}
+    per_source: dict[str, dict[str, Any]] = {
+        name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}} for name in names}
     for row in records.groupBy("source", "reason").count().collect():
         entry = per_source[row["source"]]
         entry["documents_read"] += row["count"]

@@ -63,7 +63,8 @@ def normalize_dtype(dtype: object) -> np.dtype:
     dt = np.dtype(dtype)  # type: ignore[call-overload]
     if dt.name not in DTYPE_CODES:
         raise ValueError(f"unsupported token dtype {dt}; Megatron knows {sorted(DTYPE_CODES)}")
-    return dt.newbyteorder("<")
+    little: np.dtype = dt.newbyteorder("<")
+    return little
 
 
 def code_for_dtype(dtype: object) -> int:
@@ -75,7 +76,8 @@ def dtype_for_code(code: int) -> np.dtype:
     """The little-endian numpy dtype for a Megatron dtype code."""
     if code not in CODE_DTYPES:
         raise ValueError(f"unknown Megatron dtype code {code}")
-    return np.dtype(CODE_DTYPES[code]).newbyteorder("<")
+    little: np.dtype = np.dtype(CODE_DTYPES[code]).newbyteorder("<")
+    return little
 
 
 @dataclass(frozen=True)

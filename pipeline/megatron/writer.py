@@ -113,7 +113,7 @@ class IndexedDatasetWriter:
         self._num_tokens += ids.size
         if data.nbytes >= self._buffer_bytes:  # large: straight to the file, no copy
             self._flush()
-            self._bin.write(memoryview(data).cast("B"))
+            self._bin.write(memoryview(data).cast("B"))  # type: ignore[arg-type]  # ndarray is a Buffer
             return
         self._pending.append(data.tobytes())
         self._pending_size += data.nbytes

@@ -113,7 +113,7 @@ def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[f
             raise ValueError(f"blend.weights names unknown sources {unknown}")
         return [float(given.get(n, 0.0)) for n in names]
     if all(s.weight is not None for s in cfg.sources):
-        return [float(cfg.source(n).weight) for n in names]
+        return [float(cfg.source(n).weight or 0.0) for n in names]
     return [float(s) for s in sizes]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections.abc import Mapping, Sequence
 
 from pipeline import storage
 from pipeline.run.context import RunContext
@@ -42,7 +43,7 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _bar(title: str, labels: list[str], series: dict[str, list[float]], xlabel: str = "") -> str:
+def _bar(title: str, labels: list[str], series: Mapping[str, Sequence[float]], xlabel: str = "") -> str:
     import matplotlib
 
     matplotlib.use("Agg")

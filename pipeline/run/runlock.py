@@ -241,7 +241,7 @@ def _replace(url: str, data: bytes, version: str | None) -> str:
     scheme, fs, bucket, key = _split(url)
     if scheme in ("gs", "gcs"):
         return _gcs_upload(fs, bucket, key, data, str(version))
-    return _s3_put_if(fs, url, bucket, key, data, FileNotFoundError, IfMatch=version)
+    return _s3_put_if(fs, url, bucket, key, data, FileNotFoundError, IfMatch=str(version))
 
 
 def _s3_put_if(fs: Any, url: str, bucket: str, key: str, data: bytes, lost: type[OSError], **condition: str) -> str:

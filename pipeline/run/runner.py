@@ -132,8 +132,9 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
         action = _decide(stage, marker, fp, inputs, ctx.run_dir, recomputed or index >= forced_from,
                          wanted=only is None or index == last)
         if action == "reuse":
+            assert marker is not None  # reuse is only decided from a marker
             action = _check_reused(ctx, stage, marker, log)
-        if action == "reuse":
+        if action == "reuse" and marker is not None:
             log(f"[{stage.name}] already finished, reusing its outputs")
             results[stage.name], upstream = marker.get("counts", {}), fp
             _stop_if_nothing_left(stage.name, results[stage.name], index < last)

@@ -57,6 +57,7 @@ def _task_attempt() -> TaskAttempt:
     from pyspark import TaskContext
 
     task = TaskContext.get()
+    assert task is not None, "called outside a Spark task"
     part, attempt = task.partitionId(), task.attemptNumber()
     inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
     return TaskAttempt(part, attempt, task.taskAttemptId(), inject)

@@ -149,6 +149,8 @@ def load_tokenizer(ctx: RunContext) -> BPETokenizer:
     Raises ConfigError (``tokenizer.vocab``/``merges``) or PipelineError naming a missing or garbled file.
     """
     cfg = ctx.config.tokenizer
+    vocab: str | None
+    merges: str | None
     if cfg.train:
         vocab, merges = ctx.path("tokenizer", "vocab.json"), ctx.path("tokenizer", "merges.txt")
         where = "run train-tokenizer first"
