@@ -1,4 +1,5 @@
-"""spark-submit entry point for the whole run, every stage in order (SPEC §8); logic lives in `pipeline`.
+"""spark-submit entry point for the whole run, every stage in order (docs/running.md, On a cluster); logic lives in
+`pipeline`.
 
     spark-submit --py-files pretrain_pipeline.zip jobs/job_pipeline.py --config CONFIG [--date YYYY-MM-DD]
         [--set k=v ...] [--force STAGE]

@@ -1,7 +1,7 @@
 """One storage layer for every stage: local paths and fsspec URLs (gs://, s3://, memory://).
 
 File-system objects are created where they are used (inside each task), never shipped from the
-driver: fsspec file systems are not fork-safe (SPEC §11).
+driver: fsspec file systems are not fork-safe (docs/running.md, Cluster and storage).
 """
 
 from __future__ import annotations

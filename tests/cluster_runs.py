@@ -1,5 +1,5 @@
 """Running the jobs as a cluster does: the built zip, a job file alone in a directory, pyspark's own
-``spark-submit``, no access to the checkout; and the local reference run they must match (SPEC §3, §8).
+``spark-submit``, no access to the checkout; and the local reference run they must match (docs/stages.md, Determinism).
 
 The fixtures here are session-scoped and imported by ``tests/conftest.py``, so the zip is built once and
 the reference computed once for both ``test_spark_submit.py`` and ``test_standalone_cluster.py``.
@@ -133,7 +133,8 @@ def local_reference_run(spark, standalone_config, tmp_path_factory) -> Path:
     """``python -m pipeline run`` of the same config in this process (the test session's Spark).
 
     The shared session has other partition counts (local[2,3], 4 shuffle partitions) than the submitted
-    jobs: SPEC §3 says the files do not depend on partitioning, so they must still be byte-identical.
+    jobs: docs/stages.md, Determinism says the files do not depend on partitioning, so they must still be
+    byte-identical.
     """
     from pipeline.cli.commands import prepare
     from pipeline.run.context import RunContext

@@ -1,4 +1,5 @@
-"""A corpus with every bad case of SPEC §9 runs to the end; each bad record is a reject with its reason."""
+"""A corpus with every bad case of docs/bad_input.md, Records runs to the end; each bad record is a reject with its
+reason."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Unit tests of pipeline.blend.build_blending_indices against a plain reference of SPEC §7's rule."""
+"""Unit tests of pipeline.blend.build_blending_indices against a plain reference of the rule
+(docs/blending.md, The rule)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.backends import numba_backend
 
 
 def reference(weights, size, megatron=False):
-    """SPEC §7 written out literally: Python floats (IEEE doubles), scan with strict '>'."""
+    """docs/blending.md, The rule written out literally: Python floats (IEEE doubles), scan with strict '>'."""
     total = float(np.sum(np.asarray(weights, dtype=np.float64)))
     w = [float(x) / total for x in np.asarray(weights, dtype=np.float64)]
     counts = [0] * len(w)

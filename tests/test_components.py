@@ -1,4 +1,4 @@
-"""Connected components (SPEC §4 step 5): both engines against networkx on the same edges."""
+"""Connected components (docs/dedup.md, Connected components): both engines against networkx on the same edges."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dedup on local Spark against an in-process oracle (datasketch + networkx) built from SPEC §4."""
+"""Dedup on local Spark against an in-process oracle (datasketch + networkx) built from docs/dedup.md."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def _sha1_32(b: bytes) -> int:
 
 def oracle_survivors(docs: dict[int, str], k=5, num_perm=256, bands=25, rows=10, threshold=0.7,
                      min_tokens=5) -> set[int]:
-    """SPEC §4 written independently: exact pre-pass, datasketch signatures, star edges, verify, components."""
+    """docs/dedup.md written independently: exact pre-pass, datasketch signatures, star edges, verify, components."""
     graph = nx.Graph()
     graph.add_nodes_from(docs)
     by_text = defaultdict(list)  # the exact pre-pass covers every document, short ones too (issue 14)

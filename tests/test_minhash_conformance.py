@@ -1,6 +1,6 @@
-"""Conformance: our signatures are bit-identical to datasketch 2.x MinHash (SPEC §4.2), both schemes.
+"""Conformance: our signatures are bit-identical to datasketch 2.x MinHash (docs/dedup.md, Signatures), both schemes.
 
-The reference shingler below is written from SPEC §4.1 independently of ``pipeline.dedup.shingles``;
+The reference shingler below is written from docs/dedup.md, Shingles independently of ``pipeline.dedup.shingles``;
 datasketch is fed its shingles with its default hash (``sha1_hash32``).
 """
 
@@ -20,7 +20,7 @@ datasketch = require_oracle("datasketch")
 
 
 def ref_shingles(text: str, k: int = 5, char: bool = False) -> list[bytes]:
-    """SPEC §4.1, literally: distinct K-grams in first-occurrence order, UTF-8 encoded."""
+    """docs/dedup.md, Shingles, literally: distinct K-grams in first-occurrence order, UTF-8 encoded."""
     toks = [t for t in re.split(r"\W", text.lower()) if t]
     units = list(" ".join(toks)) if char else toks
     if not units:

@@ -1,6 +1,6 @@
 """Whole runs of the bundled sample with inputs, config and run directory on gs:// and s3:// (emulators):
 the megatron/ and blend/ files equal a local run's, byte for byte; a first tokenize attempt that dies
-while writing to gs:// leaves nothing behind (SPEC §3, §9, §11)."""
+while writing to gs:// leaves nothing behind (docs/stages.md, Determinism; docs/running.md, Cluster and storage)."""
 
 from __future__ import annotations
 

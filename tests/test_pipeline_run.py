@@ -1,5 +1,6 @@
 """Whole runs on the bundled sample: megatron-core reads the outputs, accounting holds, and the
-files do not depend on partitioning, task failures or a killed driver (SPEC §3, §9)."""
+files do not depend on partitioning, task failures or a killed driver (docs/stages.md, Determinism;
+docs/bad_input.md, Faults and re-runs)."""
 
 from __future__ import annotations
 

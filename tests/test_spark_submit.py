@@ -1,5 +1,6 @@
 """Every ``jobs/`` file through pyspark's own ``spark-submit`` as Dataproc and EMR stage it: the job file
-alone in a directory, the package only from the zip that ``deploy/build_artifacts.sh`` builds (SPEC §8)."""
+alone in a directory, the package only from the zip that ``deploy/build_artifacts.sh`` builds
+(docs/running.md, On a cluster)."""
 
 from __future__ import annotations
 

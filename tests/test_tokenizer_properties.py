@@ -63,7 +63,7 @@ def oracle(shared_fixtures):
 
 def tiktoken_comparable(text: str) -> bool:
     """Whether tiktoken is an oracle for ``text``: every code point is assigned in this Python's
-    Unicode database. Pre-token classes come from the ``regex`` module (SPEC §5), whose Unicode
+    Unicode database. Pre-token classes come from the ``regex`` module (docs/tokenizer.md, Pre-tokenizer), whose Unicode
     tables may be newer than tiktoken's: a code point assigned since (e.g. U+18E00, a letter for
     ``regex`` 2026) is classed differently there. The numba path must equal the reference anyway."""
     return all(unicodedata.category(c) != "Cn" for c in scrub_surrogates(text))

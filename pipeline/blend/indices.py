@@ -1,4 +1,4 @@
-"""Blending indices (SPEC §7): which dataset, and which sample of it, fills each blended slot.
+"""Blending indices (docs/blending.md, The rule): which dataset, and which sample of it, fills each blended slot.
 
 ``build_blending_indices(weights, size)`` returns ``(dataset_index, dataset_sample_index)`` of length
 ``S = size``: at step ``j`` pick ``k = argmax_i (w_i * (j + 1) - C_i)`` (ties to the smaller ``i``),

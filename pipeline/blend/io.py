@@ -1,8 +1,9 @@
 """Write and read the ``blend/`` index files: two plain ``.npy`` arrays and ``blend.json``.
 
 Paths may be local directories or fsspec URLs (``gs://``, ``s3://``, ``memory://``); a file system is
-created inside each call (fsspec objects are not fork-safe, SPEC §11). Files are written under their
-final names, arrays first and ``blend.json`` last, so a readable ``blend.json`` means a complete set.
+created inside each call (fsspec objects are not fork-safe: docs/running.md, Cluster and storage).
+Files are written under their final names, arrays first and ``blend.json`` last, so a readable
+``blend.json`` means a complete set.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""LSH banding (SPEC §4.3): choosing (B, R) from the S-curve, and 64-bit band keys."""
+"""LSH banding (docs/dedup.md, Banding): choosing (B, R) from the S-curve, and 64-bit band keys."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: in
     """(doc_id, text) -> (doc_id, token count, content hash, band keys); one pass over each text.
 
     Documents with fewer than ``min_tokens`` tokens get no band keys (null): they are never hashed
-    together (SPEC §4.1). The text itself never goes back to the JVM.
+    together (docs/dedup.md, Shingles). The text itself never goes back to the JVM.
     """
     for batch in batches:
         if batch.num_rows == 0:

@@ -1,4 +1,4 @@
-"""Connected components of the duplicate graph on Spark DataFrames (SPEC §4 step 5, §11).
+"""Connected components of the duplicate graph on Spark DataFrames (docs/dedup.md, Connected components).
 
 Engine ``"star"``: the alternating large-star / small-star algorithm of Kiveris et al.,
 "Connected Components in MapReduce and Beyond" (SoCC 2014), written with DataFrame operators only
@@ -21,7 +21,7 @@ node has edges both to a smaller and from a larger node. (If some ``(a, b)`` had
 smaller node, large-star would rewrite it; if some ``v`` had two smaller neighbours, small-star
 would link the larger one to the smaller.) Both conditions are sums over the node table that the
 next large-star needs anyway, so one aggregate row per round reaches the driver, never an edge
-(SPEC §11). At that point ``m`` is the component minimum for every node: the labels.
+(docs/dedup.md, Connected components). At that point ``m`` is the component minimum for every node: the labels.
 
 Lineage. Each step's output is persisted and re-rooted as a one-node plan (:func:`freeze`; a step
 joins the edges with an aggregate of themselves, so plans would otherwise grow exponentially), and

@@ -1,4 +1,4 @@
-"""GraphFrames as the second connected-components engine (SPEC §4 step 5, §11).
+"""GraphFrames as the second connected-components engine (docs/dedup.md, Connected components).
 
 GraphFrames is driven through its JVM API over py4j (``GraphFrame`` built from the DataFrames' Java
 handles, then ``connectedComponents().setAlgorithm("graphframes").setCheckpointInterval(n).run()``),
@@ -7,10 +7,10 @@ legacy jars lack, and the legacy jars' Python module does not know the newer JVM
 artifact lineages therefore work: the legacy ``graphframes:graphframes:0.8.x-spark3.x-s_2.12`` and
 ``io.graphframes:graphframes-spark3_2.12`` (with its ``graphframes-graphx`` companion) >= 0.10.1.
 
-Safety (SPEC §11): :func:`require_graphframes` runs before any Spark job and refuses a missing jar,
-a jar built for another Scala version, and GraphFrames 0.10.0 (silent wrong results after a failed
-checkpoint write), naming the artifact to add. While the engine runs, AQE is off (older releases
-gave wrong components with it on) and a checkpoint directory is set; AQE is restored afterwards.
+Safety (docs/dedup.md, Connected components): :func:`require_graphframes` runs before any Spark job and
+refuses a missing jar, a jar built for another Scala version, and GraphFrames 0.10.0 (silent wrong results
+after a failed checkpoint write), naming the artifact to add. While the engine runs, AQE is off (older
+releases gave wrong components with it on) and a checkpoint directory is set; AQE is restored afterwards.
 """
 
 from __future__ import annotations

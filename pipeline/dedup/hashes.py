@@ -1,6 +1,6 @@
 """32-bit shingle hashes for a batch of documents, as one flat array plus per-document offsets.
 
-Two hashes (SPEC §4.2):
+Two hashes (docs/dedup.md, Signatures):
 
 * ``"sha1"``: the first 4 bytes of SHA-1 of the shingle, little-endian (datasketch's ``sha1_hash32``).
 * ``"xxhash"`` (the config name of the fast hash): each unit (token or char) is hashed from its code

@@ -1,4 +1,4 @@
-"""Exact and estimated Jaccard similarity (exact is used to verify candidate edges, SPEC §4.6)."""
+"""Exact and estimated Jaccard similarity (exact is used to verify candidate edges, docs/dedup.md, Verification)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Vectorised MinHash signatures, bit-identical to ``datasketch.MinHash`` 2.x (SPEC §4.2).
+"""Vectorised MinHash signatures, bit-identical to ``datasketch.MinHash`` 2.x (docs/dedup.md, Signatures).
 
 Permutation parameters are drawn from ``numpy.random.RandomState(seed)`` in the order datasketch
 draws them, and cached per (num_perm, seed, scheme):

@@ -1,4 +1,5 @@
-"""``dedup/report.json`` (SPEC §4.7): counts, cluster-size histogram, largest clusters, parameters, times."""
+"""``dedup/report.json`` (docs/dedup.md, Report): counts, cluster-size histogram, largest clusters, parameters,
+times."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Spark dedup stage (SPEC §4): exact pre-pass, MinHash LSH, verified star edges, components, survivors."""
+"""Spark dedup stage (docs/dedup.md): exact pre-pass, MinHash LSH, verified star edges, components, survivors."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def lsh_params(cfg: DedupConfig) -> LshParams:
 
 
 def _rank_key(cfg: DedupConfig, priorities: dict[str, int]):
-    """Column ordering members of a cluster: the smallest is the survivor (SPEC §4.6)."""
+    """Column ordering members of a cluster: the smallest is the survivor (docs/dedup.md, Survivors)."""
     if cfg.survivor == "priority":
         prio = F.coalesce(*[F.when(F.col("source") == s, F.lit(-p)) for s, p in priorities.items()], F.lit(0))
         return F.struct(prio.alias("r"), F.col("doc_id"))

@@ -1,4 +1,4 @@
-"""Megatron IndexedDataset kernel (SPEC §6): writer, reader, merge, validation, inspection.
+"""Megatron IndexedDataset kernel (docs/indexed_dataset.md): writer, reader, merge, validation, inspection.
 
 Pure numpy + fsspec; no Spark, torch or megatron import (the Spark stage is ``stage.py``).
 Byte-compatible with ``megatron.core.datasets.indexed_dataset`` (checked against 0.16.1).

@@ -1,5 +1,5 @@
 """Small fsspec helpers. File systems are resolved per call, never cached in module state
-(fsspec file systems are not fork-safe; SPEC §11)."""
+(fsspec file systems are not fork-safe; docs/running.md, Cluster and storage)."""
 
 from __future__ import annotations
 

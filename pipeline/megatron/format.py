@@ -1,4 +1,4 @@
-"""On-disk format of Megatron's IndexedDataset ``.idx`` file (SPEC §6).
+"""On-disk format of Megatron's IndexedDataset ``.idx`` file (docs/indexed_dataset.md, The .idx file).
 
 Layout (all little-endian), as written by ``megatron.core.datasets.indexed_dataset`` 0.16:
 

@@ -1,4 +1,4 @@
-"""Check every invariant of a ``.bin``/``.idx`` pair (SPEC §11: "a validation of every file")."""
+"""Check every invariant of a ``.bin``/``.idx`` pair (docs/indexed_dataset.md, Before training)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 Merge: per source, the shards that exist are merged in partition order (= doc_id order; empty
 partitions wrote none) with :func:`merge_indexed_datasets`, then the result is validated. A source
 with zero documents is not published: numpy cannot memory-map an empty ``.bin``, so Megatron's reader
-would fail on it (SPEC §11). Its entry says ``published: false`` so the blend leaves it out and says so.
+would fail on it (docs/indexed_dataset.md, Empty datasets). Its entry says ``published: false`` so the blend leaves it
+out and says so.
 
 Blend: sizes are the number of documents (one sequence each) in every merged dataset. Prefixes in
 ``blend.json`` and the Megatron ``--data-path`` string are relative to the run directory, so two
@@ -85,7 +86,7 @@ def merge_sources(ctx: RunContext) -> dict:
     """Merge every configured source; per-source counts and the list of sources left unpublished.
 
     When the tokenize stage's counts are in the run directory, each merged source must hold the
-    documents and tokens tokenize reported, or this raises (accounting, SPEC §3).
+    documents and tokens tokenize reported, or this raises (docs/stages.md, Accounting).
     """
     expected = _tokenize_counts(ctx)
     sources = {}

@@ -1,4 +1,4 @@
-"""The run's accounting equation (SPEC §3): every document read is rejected, removed, or written."""
+"""The run's accounting equation (docs/stages.md, Accounting): every document read is rejected, removed, or written."""
 
 from __future__ import annotations
 

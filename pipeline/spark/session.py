@@ -68,7 +68,8 @@ def build_session(
     """
     from pyspark.sql import SparkSession
 
-    # Workers must run the driver's interpreter, or they miss the virtualenv's packages (SPEC §2).
+    # Workers must run the driver's interpreter, or they miss the virtualenv's packages
+    # (docs/running.md, Dependencies and versions).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)

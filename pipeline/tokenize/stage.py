@@ -1,4 +1,4 @@
-"""Spark tokenize stage: survivors -> ``shards/<source>/part-NNNNN.{bin,idx}`` (SPEC §3, §6, §11).
+"""Spark tokenize stage: survivors -> ``shards/<source>/part-NNNNN.{bin,idx}`` (docs/indexed_dataset.md, Shards).
 
 Per source, the survivors are range-partitioned by ``doc_id`` into ``tokenize.partitions``
 partitions and sorted within each, so reading the partitions in order gives doc_id order whatever
@@ -20,7 +20,7 @@ Outcomes this stage defines:
   and ``.idx`` (the commit point) last, each move an atomic rename; two successful attempts of one
   partition (a speculative copy) publish byte-identical files, because a partition's content and
   order are fixed by the range partitioning and the sort on the unique doc_id. On object stores
-  (no atomic rename, SPEC §11) an attempt never touches a final name: it reports its attempt
+  (no atomic rename, docs/running.md, Cluster and storage) an attempt never touches a final name: it reports its attempt
   prefix in its result row, and after the job the driver copies the pair of the attempt Spark
   kept (the one whose row ``collect`` returned; one per partition) to the final name, server side,
   ``.bin`` then ``.idx``. A failed, killed or losing attempt leaves at most files under ``_tmp/``,

@@ -38,7 +38,7 @@ _UNPICKLED: dict[tuple[object, ...], BPETokenizer] = {}  # the last tokenizer un
 
 
 class BPETokenizer:
-    """Byte-level BPE with GPT-2 pre-tokenization and special tokens (SPEC §5).
+    """Byte-level BPE with GPT-2 pre-tokenization and special tokens (docs/tokenizer.md).
 
     Pickles as (vocab, merges, special tokens) only; lookup tables and the per-pre-token encode
     cache are rebuilt lazily on the receiving side (e.g. a Spark executor).

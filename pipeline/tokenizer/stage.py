@@ -1,4 +1,4 @@
-"""Spark train-tokenizer stage: pre-token counts on executors, BPE merges on the driver (SPEC §5).
+"""Spark train-tokenizer stage: pre-token counts on executors, BPE merges on the driver (docs/tokenizer.md, Training).
 
 Reads ``dedup/survivors/`` (doc_id, source, text), keeps a deterministic sample (a document is in
 the sample when ``xxhash64(doc_id, seed)`` falls below ``sample_fraction`` of the hash range, so the
