@@ -14,7 +14,8 @@ import pytest
 
 datasketch = pytest.importorskip("datasketch")
 
-from pipeline.dedup import _kernels, minhash_signatures, shingle_hashes, shingle_set, tokens  # noqa: E402
+from pipeline.dedup import minhash_signatures, shingle_hashes, shingle_set, tokens  # noqa: E402
+from pipeline.numba_backend import DEDUP  # noqa: E402
 
 
 def ref_shingles(text: str, k: int = 5, char: bool = False) -> list[bytes]:
@@ -138,10 +139,10 @@ def backend(request):
     """Run a test once with the numba kernels and once with the pure-numpy paths."""
     if request.param == "numba":
         pytest.importorskip("numba")
-    previous = _kernels.set_numba(request.param == "numba")
-    assert _kernels.numba_enabled() == (request.param == "numba")
+    previous = DEDUP.set(request.param == "numba")
+    assert DEDUP.enabled() == (request.param == "numba")
     yield request.param
-    _kernels.set_numba(previous)
+    DEDUP.set(previous)
 
 
 def tricky_documents() -> list[str]:
@@ -218,13 +219,13 @@ def test_fast_hash_same_on_both_backends(shingle, ngram, cap):
     docs = tricky_documents() + edge_documents()[:-1] + [" ".join(f"w{i % 40}" for i in range(500))]
     results = {}
     for use in (True, False):
-        previous = _kernels.set_numba(use)
+        previous = DEDUP.set(use)
         try:
             h, off = shingle_hashes(docs, ngram, shingle, cap, hash="xxhash")
             sigs = minhash_signatures(docs, num_perm=64, ngram=ngram, shingle=shingle, max_shingles=cap,
                                       hash="xxhash", scheme="legacy")
         finally:
-            _kernels.set_numba(previous)
+            DEDUP.set(previous)
         results[use] = (h, off, sigs)
     for a, b in zip(results[True], results[False], strict=True):
         assert np.array_equal(a, b)
