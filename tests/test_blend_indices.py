@@ -14,6 +14,7 @@ from pipeline.blend import (
     dataset_counts,
     index_dtype,
 )
+from pipeline.numba_backend import BLEND
 from tests.backends import numba_backend
 
 
@@ -76,7 +77,7 @@ def _on_both_backends(seed: int = 7) -> tuple[list, list]:
     cases = [(random_weights(rng, int(rng.integers(2, 300))), int(rng.integers(1, 3000))) for _ in range(20)]
     runs = {}
     for numba in (True, False):
-        with numba_backend(_kernel, numba):
+        with numba_backend(BLEND, numba):
             runs[numba] = [build_blending_indices(w, s, mode=m) for w, s in cases for m in ("fixed", "megatron")]
     return runs[True], runs[False]
 

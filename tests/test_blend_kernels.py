@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from pipeline.blend import _kernel, build_blending_indices, normalize_weights
+from pipeline.numba_backend import BLEND
 from tests.backends import numba_backend
 from tests.oracles import require_oracle
 
@@ -107,9 +108,9 @@ def test_fallback_numba_and_megatron_core_agree_on_random_weights():
         size = int(min(10 ** rng.uniform(0, 5), 200_000 // n + 1))
         ref_index, ref_sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
         helpers_cpp.build_blending_indices(ref_index, ref_sample, normalize_weights(w), n, size, False)
-        with numba_backend(_kernel, True):
+        with numba_backend(BLEND, True):
             compiled = build_blending_indices(w, size, mode="megatron")
-        with numba_backend(_kernel, False):
+        with numba_backend(BLEND, False):
             fallback = build_blending_indices(w, size, mode="megatron")
         for got in (compiled, fallback):
             assert np.array_equal(got[0], ref_index) and np.array_equal(got[1], ref_sample), f"case {case}: n={n}"

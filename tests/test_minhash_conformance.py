@@ -12,7 +12,8 @@ import re
 import numpy as np
 import pytest
 
-from pipeline.dedup import _kernels, minhash_signatures, shingle_hashes, shingle_set, tokens
+from pipeline.dedup import minhash_signatures, shingle_hashes, shingle_set, tokens
+from pipeline.numba_backend import DEDUP
 from tests.backends import numba_backend
 from tests.oracles import require_oracle
 
@@ -138,7 +139,7 @@ def test_shingle_sets_match_reference(shared_fixtures):
 @pytest.fixture(params=["numba", "numpy"])
 def backend(request):
     """Run a test once with the numba kernels and once with the pure-numpy paths."""
-    with numba_backend(_kernels, request.param == "numba"):
+    with numba_backend(DEDUP, request.param == "numba"):
         yield request.param
 
 
@@ -215,7 +216,7 @@ def _fast_hash_on_both_backends(shingle: str, ngram: int, cap: int | None) -> tu
     docs = tricky_documents() + edge_documents()[:-1] + [" ".join(f"w{i % 40}" for i in range(500))]
     results = {}
     for use in (True, False):
-        with numba_backend(_kernels, use):
+        with numba_backend(DEDUP, use):
             h, off = shingle_hashes(docs, ngram, shingle, cap, hash="xxhash")
             sigs = minhash_signatures(docs, num_perm=64, ngram=ngram, shingle=shingle, max_shingles=cap,
                                       hash="xxhash", scheme="legacy")

@@ -21,11 +21,10 @@ import math
 
 import numpy as np
 
-from pipeline.numba_backend import NumbaSwitch
+from pipeline.numba_backend import BLEND
 
-_switch = NumbaSwitch("PIPELINE_BLEND_NUMBA")
-numba_enabled = _switch.enabled
-set_numba = _switch.set
+numba_enabled = BLEND.enabled
+set_numba = BLEND.set
 
 _FEW_DATASETS = 64  # up to this many datasets, every step scans them all
 

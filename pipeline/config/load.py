@@ -243,8 +243,16 @@ def _check_whole(config: PipelineConfig) -> None:
 
 def _check_blend_weights(config: PipelineConfig) -> None:
     """``blend.weights`` ("30 web 70 wiki") names known sources with positive weights."""
+    blend_weights_by_source(config)
+
+
+def blend_weights_by_source(config: PipelineConfig) -> dict[str, float] | None:
+    """The weight of every source given by ``blend.weights`` ("30 web 70 wiki"), or None when unset.
+
+    Raises :class:`ConfigError` unless it names every configured source once, with a weight > 0.
+    """
     if not config.blend.weights:
-        return
+        return None
     from pipeline.blend.megatron_args import parse_blend
 
     try:
@@ -263,6 +271,7 @@ def _check_blend_weights(config: PipelineConfig) -> None:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ConfigError("blend.weights", f"names a source more than once: {repeated}")
+    return dict(zip(names, weights, strict=True))
 
 
 def _join(prefix: str, name: str) -> str:

@@ -6,9 +6,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .hashes import fmix64
-
-_BAND_SALT = np.uint64(0x2545F4914F6CDD1D)
+from pipeline.dedup.mixing import BAND_SALT as _BAND_SALT
+from pipeline.dedup.mixing import fmix64
 
 
 def candidate_probability(s: float | np.ndarray, bands: int, rows: int) -> float | np.ndarray:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline.dedup.components import (
+from pipeline.dedup.edge_tables import (
     DEFAULT_HUB_THRESHOLD,
     cut_lineage,
     hub_split_join,

@@ -12,7 +12,8 @@ from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 from pipeline.config import DedupConfig
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
-from pipeline.dedup.components import clear_checkpoints, connected_components
+from pipeline.dedup.components import connected_components
+from pipeline.dedup.edge_tables import clear_checkpoints
 from pipeline.dedup.report import build_report
 from pipeline.run.context import RunContext
 

@@ -21,8 +21,7 @@ import numpy as np
 from pipeline import storage
 from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
-from pipeline.blend.megatron_args import parse_blend
-from pipeline.config import PipelineConfig
+from pipeline.config import PipelineConfig, blend_weights_by_source
 from pipeline.errors import PipelineError
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter, _fs
 from pipeline.megatron.merge import merge_indexed_datasets
@@ -104,14 +103,8 @@ def merge_sources(ctx: RunContext) -> dict:
 def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[float]:
     """Weights for ``names``: ``blend.weights`` ("30 web 70 wiki"), else the sources' weights, else sizes."""
     cfg = ctx.config
-    if cfg.blend.weights:
-        weights, prefixes = parse_blend(cfg.blend.weights)
-        if weights is None:
-            raise ValueError("blend.weights must alternate weights and source names, e.g. '30 web 70 wiki'")
-        given = dict(zip(prefixes, weights, strict=True))
-        unknown = sorted(set(given) - {s.name for s in cfg.sources})
-        if unknown:
-            raise ValueError(f"blend.weights names unknown sources {unknown}")
+    given = blend_weights_by_source(cfg)
+    if given is not None:
         return [float(given.get(n, 0.0)) for n in names]
     if all(s.weight is not None for s in cfg.sources):
         return [float(cfg.source(n).weight or 0.0) for n in names]
@@ -120,10 +113,7 @@ def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[f
 
 def left_out_sources(config: PipelineConfig, unpublished: list[str]) -> list[dict]:
     """One entry (and a logged warning) per source left out of the blend because no document survived."""
-    given: dict[str, float] = {}
-    if config.blend.weights:
-        weights, names = parse_blend(config.blend.weights)
-        given = dict(zip(names, weights or [], strict=False))
+    given = blend_weights_by_source(config) or {}
     entries = []
     for name in unpublished:
         weight = given.get(name, config.source(name).weight)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from pipeline.numba_backend import NumbaSwitch
+from pipeline.numba_backend import TOKENIZER
 from pipeline.tokenizer.train import merge_word
 
 Pair = tuple[int, int]
@@ -66,9 +66,8 @@ class PretokenCache(dict[str, list[int]]):
 
 
 # ----------------------------------------------------------------- numba backend
-_switch = NumbaSwitch("PIPELINE_TOKENIZER_NUMBA")
-numba_enabled = _switch.enabled  # whether new tokenizers encode with the numba kernels
-set_numba = _switch.set  # force the backend of tokenizers built from now on (None = auto-detect)
+numba_enabled = TOKENIZER.enabled  # whether new tokenizers encode with the numba kernels
+set_numba = TOKENIZER.set  # force the backend of tokenizers built from now on (None = auto-detect)
 
 
 class WordCache:
