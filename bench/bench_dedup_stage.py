@@ -49,7 +49,7 @@ def main() -> None:
     run_stages(ctx, only="ingest", log=lambda *_: None)
     with PeakMemory() as peak:
         started = time.time()
-        counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"]
+        counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"].counts
         seconds = time.time() - started
     report = json.loads((out / "dedup" / "report.json").read_text())
     single = kernel_rate(raw)

@@ -14,7 +14,8 @@ from harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
 from pipeline.run.context import RunContext
-from pipeline.run.runner import STAGE_NAMES, run_stages
+from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.runner import run_stages
 
 
 def run_once(spark, megabytes: float, overrides: list[str]) -> dict[str, float]:

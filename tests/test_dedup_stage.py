@@ -40,7 +40,7 @@ def _run(spark, out: Path, overrides=(), extra: str = "", raw: Path = SAMPLE):
     ctx = RunContext(load_config_text(_config(out, extra, raw), list(overrides)), spark=spark)
     if not (out / "_stages" / "ingest").exists():
         run_stages(ctx, only="ingest")
-    return run_stages(ctx, only="dedup")["dedup"]
+    return run_stages(ctx, only="dedup")["dedup"].counts
 
 
 def _shingles(text: str, k: int) -> set[bytes]:
@@ -155,7 +155,7 @@ tokenizer: {{train: true}}
 sources: [{{name: code, paths: ["{raw}/*/*.py"], format: text, text_unit: file}}]
 """), spark=spark)
     run_stages(ctx, only="ingest")
-    counts = run_stages(ctx, only="dedup")["dedup"]
+    counts = run_stages(ctx, only="dedup")["dedup"].counts
     assert counts["short_documents"] == 5
     assert counts["exact_duplicates_removed"] == counts["short_exact_duplicates_removed"] == 2
     assert counts["sources"]["code"] == {"documents": 5, "duplicates_removed": 2, "survivors": 3}

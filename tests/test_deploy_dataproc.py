@@ -13,7 +13,7 @@ import yaml
 
 from pipeline.cli.schedule import job_file
 from pipeline.config import load_config_text
-from pipeline.run.runner import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli.schedule import job_file
-from pipeline.run.runner import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_SH = REPO / "deploy" / "emr" / "run.sh"

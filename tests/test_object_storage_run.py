@@ -78,7 +78,7 @@ def _remote_run(spark, scheme: str, env: tuple[str, ...], inject: bool) -> tuple
 def test_sample_on_gcs_with_a_failed_first_tokenize_attempt_equals_a_local_run(spark, gcs_emulator, local_run):
     started = time.time()
     run, files, results = _remote_run(spark, "gs", GCS_ENV, inject=True)
-    assert sum(s["retried_tasks"] for s in results["tokenize"]["sources"].values()) >= 1
+    assert sum(s["retried_tasks"] for s in results["tokenize"].counts["sources"].values()) >= 1
     assert _digests(files) == _digests(local_run) != {}
     names = set(files)
     assert not [n for n in names if "_tmp" in n or "attempt" in n or ".compose-" in n], sorted(names)

@@ -51,7 +51,7 @@ def test_outputs_open_in_megatron_core_and_accounting_holds(reference):
         assert row["documents_read"] == row["rejected"] + row["duplicates_removed"] + row["survivors"]
         ds = MegatronDataset(str(out / "megatron" / source))
         assert len(ds) == row["survivors"] == row["written"] > 0
-        eod = results["tokenize"]["eod_id"]
+        eod = results["tokenize"].counts["eod_id"]
         assert all(int(ds[i][-1]) == eod for i in range(len(ds)))
     index = np.load(out / "blend" / "dataset_index.npy", allow_pickle=False)
     sample = np.load(out / "blend" / "dataset_sample_index.npy", allow_pickle=False)
@@ -72,7 +72,7 @@ def test_partition_counts_and_an_injected_task_failure_change_no_byte(spark, ref
     finally:
         spark.sparkContext.setLocalProperty("pipeline.inject_failure", None)
         spark.conf.set("spark.sql.shuffle.partitions", "4")
-    assert sum(s["retried_tasks"] for s in results["tokenize"]["sources"].values()) >= 1
+    assert sum(s["retried_tasks"] for s in results["tokenize"].counts["sources"].values()) >= 1
     assert file_digests(out) == file_digests(reference[0])
 
 
@@ -137,7 +137,8 @@ def test_one_stage_job_reuses_finished_stages_and_still_checks_accounting(spark,
     results = run_stages(reweighted, only="merge-blend", force="merge-blend", log=messages.append)
     assert [m for m in messages if m.endswith("running")] == ["[merge-blend] running"]
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["accounting"]["web"]["written"] == results["merge-blend"]["merge"]["sources"]["web"]["documents"]
+    merged = results["merge-blend"].counts["merge"]["sources"]
+    assert manifest["accounting"]["web"]["written"] == merged["web"]["documents"]
     assert json.loads((run / "blend" / "blend.json").read_text())["weights"][0] != \
         json.loads((reference[0] / "blend" / "blend.json").read_text())["weights"][0]
 

@@ -92,7 +92,8 @@ def test_config_errors_never_echo_a_url_password():
 
 def test_stage_markers_and_error_lines_never_hold_a_url_password(tmp_path):
     from pipeline.errors import PipelineError, one_line
-    from pipeline.run.runner import STAGES, stage_inputs
+    from pipeline.run.registry import STAGES
+    from pipeline.run.runner import stage_inputs
 
     config = _config(tmp_path, {})
     config.sources[0].paths.append("https://alice:hunter2@example.com/data/*.jsonl")

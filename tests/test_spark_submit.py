@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.run.runner import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES
 from tests.cluster_runs import file_digests, package_origin, require_spark_submit, submit_job
 
 

@@ -11,7 +11,8 @@ import traceback
 
 from pipeline.config import ConfigError, PipelineConfig, load_config
 from pipeline.errors import PipelineError, missing_dependency, one_line
-from pipeline.run.runner import STAGE_NAMES, run_stages
+from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.runner import run_stages
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,6 +94,6 @@ def _dispatch(args: argparse.Namespace) -> int:
     finally:
         lock.release()
     if only is not None:
-        print(json.dumps(results.get(only, {}), indent=2, sort_keys=True, default=str))
+        print(json.dumps(results[only].counts if only in results else {}, indent=2, sort_keys=True, default=str))
     print(f"finished in {time.time() - started:.1f} s; outputs in {config.output}")
     return 0

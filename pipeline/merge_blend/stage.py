@@ -47,7 +47,7 @@ def _tokenize_counts(ctx: RunContext) -> dict:
 def merge_source(ctx: RunContext, source: str) -> dict:
     """Merge one source's shards, validate the result; its counts (``published`` says if it exists)."""
     started = time.time()
-    directory = shard_dir(ctx, source)
+    directory = shard_dir(ctx.run_dir, source)
     pairs, stray = list_shards(directory)
     if stray:
         raise PipelineError(f"{directory}: holds files that are not complete shard pairs: {stray[:5]}; "

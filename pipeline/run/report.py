@@ -9,12 +9,11 @@ from collections.abc import Mapping, Sequence
 
 from pipeline import storage
 from pipeline.run.context import RunContext
+from pipeline.run.registry import STAGE_NAMES
 
 
 def summary_text(data: dict) -> str:
     """A few lines a person reads at the end of a run: per-stage times, per-source accounting, blend."""
-    from pipeline.run.runner import STAGE_NAMES
-
     lines = ["stage             seconds"]
     stages = data.get("stages", {})
     for name in [n for n in STAGE_NAMES if n in stages]:

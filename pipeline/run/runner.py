@@ -1,19 +1,18 @@
-"""The stage registry and the runner: order, resume, forced recomputation, config-change refusal."""
+"""The runner: stage order, resume, forced recomputation, config-change refusal, end-of-run checks."""
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
-from pipeline.errors import PipelineError, missing_dependency
+from pipeline.errors import PipelineError
 from pipeline.run.accounting import account
 from pipeline.run.context import RunContext
 from pipeline.run.manifest import fingerprint, marker_path
+from pipeline.run.registry import STAGE_NAMES, STAGES
 from pipeline.run.report import summary_text, write_html
+from pipeline.run.stage import Stage, StageResult
 from pipeline.run.stage_outputs import record as record_outputs
 from pipeline.run.stage_outputs import verify as verify_outputs
 from pipeline.secrets import redact_data
@@ -21,56 +20,6 @@ from pipeline.secrets import redact_data
 
 class StageError(PipelineError, RuntimeError):
     """A stage cannot run or cannot be reused; the message says why and what to do."""
-
-
-def _ingest_inputs(cfg: PipelineConfig) -> dict:
-    keys = ("name", "paths", "format", "text_field", "keep_fields", "text_unit")
-    return {"sources": [{k: getattr(s, k) for k in keys} for s in cfg.sources], "ingest": asdict(cfg.ingest)}
-
-
-def _dedup_inputs(cfg: PipelineConfig) -> dict:
-    return {"dedup": asdict(cfg.dedup), "priorities": {s.name: s.priority for s in cfg.sources}}
-
-
-def _blend_inputs(cfg: PipelineConfig) -> dict:
-    return {"blend": asdict(cfg.blend), "weights": {s.name: s.weight for s in cfg.sources}}
-
-
-@dataclass(frozen=True)
-class Stage:
-    """A named step, the config its output depends on, and where its code lives."""
-
-    name: str
-    inputs: Callable[[PipelineConfig], dict]  # the config values that shape this stage's output
-    target: str  # "module:function", imported only when the stage runs
-
-    def function(self) -> Callable[[RunContext], dict]:
-        module, func = self.target.split(":")
-        try:
-            return getattr(importlib.import_module(module), func)
-        except ImportError as exc:
-            missing = missing_dependency(exc)  # a third-party package, not this stage's own code
-            if missing is not None:
-                raise missing from None
-            raise StageError(f"stage '{self.name}' is not built yet ({self.target} is missing)") from None
-        except AttributeError:
-            raise StageError(f"stage '{self.name}' is not built yet ({self.target} is missing)") from None
-
-
-STAGES: tuple[Stage, ...] = (
-    Stage("ingest", _ingest_inputs, "pipeline.ingest.stage:run_ingest"),
-    Stage("dedup", _dedup_inputs, "pipeline.dedup.stage:run_dedup"),
-    Stage("train-tokenizer", lambda c: {"tokenizer": asdict(c.tokenizer)},
-          "pipeline.tokenizer.stage:run_train_tokenizer"),
-    Stage("tokenize", lambda c: {"tokenizer": asdict(c.tokenizer), "tokenize": asdict(c.tokenize)},
-          "pipeline.tokenize.stage:run_tokenize"),
-    Stage("merge-blend", _blend_inputs, "pipeline.merge_blend.stage:run_merge_blend"),
-)
-STAGE_NAMES = tuple(s.name for s in STAGES)
-
-
-def _applies(stage: Stage, ctx: RunContext) -> bool:
-    return stage.name != "train-tokenizer" or ctx.config.tokenizer.train
 
 
 def _changed_keys(old, new, prefix: str = "") -> list[str]:
@@ -110,8 +59,9 @@ def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: s
         f"rerun with --force {stage.name} to recompute it and everything after it, or use a new output directory")
 
 
-def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None, log=print) -> dict:
-    """Run the stages in order (``only``: up to and including that one); returns counts per stage.
+def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None,
+               log=print) -> dict[str, StageResult]:
+    """Run the stages in order (``only``: up to and including that one); returns each stage's result.
 
     A finished stage whose config (and upstream stages') is unchanged is reused; one whose config
     changed is refused. ``force`` recomputes that stage and every later one. When the last stage's
@@ -122,9 +72,10 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
     last = STAGE_NAMES.index(only) if only else len(STAGES) - 1
     forced_from = STAGE_NAMES.index(force) if force else len(STAGES)
     _precheck(ctx, only)
-    upstream, results, recomputed, started_manifest = "", {}, False, False
+    upstream, recomputed, started_manifest = "", False, False
+    results: dict[str, StageResult] = {}
     for index, stage in enumerate(STAGES[: last + 1]):
-        if not _applies(stage, ctx):
+        if not stage.applies(ctx.config):
             continue
         inputs = stage_inputs(stage, ctx.config)
         fp = fingerprint({"upstream": upstream, **inputs})
@@ -136,36 +87,35 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
             action = _check_reused(ctx, stage, marker, log)
         if action == "reuse" and marker is not None:
             log(f"[{stage.name}] already finished, reusing its outputs")
-            results[stage.name], upstream = marker.get("counts", {}), fp
-            _stop_if_nothing_left(stage.name, results[stage.name], index < last)
+            results[stage.name], upstream = stage.result(marker.get("counts", {})), fp
+            _stop_if_nothing_left(results[stage.name], index < last)
             continue
         if not started_manifest:  # the manifest describes the config of the outputs being written
             ctx.manifest.start(ctx.config)
             started_manifest = True
         results[stage.name] = _run_one(ctx, index, stage, fp, inputs, log)
         upstream, recomputed = fp, True
-        _stop_if_nothing_left(stage.name, results[stage.name], index < last)
+        _stop_if_nothing_left(results[stage.name], index < last)
     if {"ingest", "dedup", "merge-blend"} <= set(results):
         _finish_run(ctx, results, log)
     return results
 
 
-def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, log) -> dict:
+def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, log) -> StageResult:
     """Run one stage, then record its marker (after its tables reached the run directory)."""
-    func = stage.function()
     _invalidate_from(ctx, index)
     log(f"[{stage.name}] running")
     started = time.time()
-    counts = func(ctx)
+    result = stage.run(ctx)
     ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
     seconds = round(time.time() - started, 3)
-    info = {"fingerprint": fp, "inputs": inputs, "counts": counts, "seconds": seconds,
+    info = {"fingerprint": fp, "inputs": inputs, "counts": result.counts, "seconds": seconds,
             "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "outputs": record_outputs(ctx.run_dir, stage.name)}
     storage.write_json(marker_path(ctx.run_dir, stage.name), info)
     ctx.manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
     log(f"[{stage.name}] done in {seconds:.1f} s")
-    return counts
+    return result
 
 
 def _check_reused(ctx: RunContext, stage: Stage, marker: dict, log) -> str:
@@ -183,22 +133,20 @@ def _check_reused(ctx: RunContext, stage: Stage, marker: dict, log) -> str:
     return "run"
 
 
-def _stop_if_nothing_left(stage: str, counts: dict, more_stages: bool) -> None:
+def _stop_if_nothing_left(result: StageResult, more_stages: bool) -> None:
     """Stop before later stages (a tokenizer trained on nothing) when ingest or dedup left no document."""
-    if stage not in ("ingest", "dedup") or not more_stages:
+    if result.stage not in ("ingest", "dedup") or not more_stages:
         return
-    sources = counts.get("sources", {})
-    key = "documents" if stage == "ingest" else "survivors"
-    if sources and all(int(row.get(key, 0)) == 0 for row in sources.values()):
-        read = sum(int(row.get("documents_read", row.get("documents", 0))) for row in sources.values())
-        raise StageError(f"no documents left after {stage} ({read} read; see rejects/ and manifest.json): "
+    if result.nothing_left():
+        read = result.documents_read()
+        raise StageError(f"no documents left after {result.stage} ({read} read; see rejects/ and manifest.json): "
                          "nothing to train a tokenizer on or to write; check the sources' paths, format and "
                          "text_field")
 
 
-def _finish_run(ctx: RunContext, results: dict, log) -> None:
+def _finish_run(ctx: RunContext, results: dict[str, StageResult], log) -> None:
     """Check the accounting equation (raises AccountingError), then write the report and summary."""
-    ctx.manifest.data["accounting"] = account(results)
+    ctx.manifest.data["accounting"] = account(results["ingest"], results["dedup"], results["merge-blend"])
     ctx.manifest.save()
     log("[accounting] every document read is rejected, removed as a duplicate, or written")
     log(f"[report] {write_html(ctx)}")

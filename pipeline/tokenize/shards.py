@@ -9,19 +9,18 @@ import posixpath
 import re
 
 from pipeline import storage
-from pipeline.run.context import RunContext
 
 SHARD_RE = re.compile(r"^part-(\d{5})\.(bin|idx)$")
 
 
-def shard_dir(ctx: RunContext, source: str) -> str:
+def shard_dir(run_dir: str, source: str) -> str:
     """``<run>/shards/<source>``."""
-    return ctx.path("shards", source)
+    return storage.join(run_dir, "shards", source)
 
 
-def tmp_dir(ctx: RunContext, source: str) -> str:
+def tmp_dir(run_dir: str, source: str) -> str:
     """``<run>/shards/_tmp/<source>``: where task attempts write before publishing."""
-    return ctx.path("shards", "_tmp", source)
+    return storage.join(run_dir, "shards", "_tmp", source)
 
 
 def shard_name(partition: int) -> str:

@@ -80,7 +80,7 @@ def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.
     from pyspark.sql import functions as F
 
     parts = ctx.config.tokenize.partitions
-    out, tmp = shard_dir(ctx, source), tmp_dir(ctx, source)
+    out, tmp = shard_dir(ctx.run_dir, source), tmp_dir(ctx.run_dir, source)
     storage.remove(out)
     storage.remove(tmp)
     storage.makedirs(out)
