@@ -10,9 +10,9 @@ import fsspec
 import numpy as np
 import pytest
 
-from pipeline import objectstore
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter, merge_indexed_datasets
 from pipeline.run import preflight
+from pipeline.storage import objectstore
 from tests.storage_fixtures import list_objects, new_bucket
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -56,7 +56,7 @@ def trace_documents(prefix: str, indices: list[int]) -> dict[int, dict]:
     survivors = storage.join(run, "dedup", "survivors")
     if folder != "megatron" or not indices or not storage.exists(survivors):
         return {}
-    fs, path = storage.filesystem(survivors)
+    fs, path = storage.resolve(survivors)
     dataset = ds.dataset(path, filesystem=fs, format="parquet", exclude_invalid_files=True)
     columns = [c for c in ("doc_id", "file", "position") if c in dataset.schema.names]
     table = dataset.to_table(columns=columns, filter=pc.field("source") == source)

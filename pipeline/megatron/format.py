@@ -43,6 +43,16 @@ DTYPE_CODES: dict[str, int] = {
 }
 CODE_DTYPES: dict[int, str] = {code: name for name, code in DTYPE_CODES.items()}
 
+
+def bin_path(prefix: str) -> str:
+    """``prefix + ".bin"``: the token data of a dataset."""
+    return f"{prefix}.bin"
+
+
+def idx_path(prefix: str) -> str:
+    """``prefix + ".idx"``: the index of a dataset (written last: its presence means a complete pair)."""
+    return f"{prefix}.idx"
+
 #: preprocess_data.py's threshold: vocabularies below this size use uint16 tokens.
 UINT16_VOCAB_LIMIT = 65500
 

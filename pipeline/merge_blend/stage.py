@@ -23,7 +23,8 @@ from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
 from pipeline.config import PipelineConfig, blend_weights_by_source
 from pipeline.errors import PipelineError
-from pipeline.megatron import IndexedDataset, IndexedDatasetWriter, _fs
+from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
+from pipeline.megatron.format import bin_path, idx_path
 from pipeline.megatron.merge import merge_indexed_datasets
 from pipeline.megatron.validate import validate
 from pipeline.run.context import RunContext
@@ -54,8 +55,8 @@ def merge_source(ctx: RunContext, source: str) -> dict:
                            "re-run the tokenize stage")
     prefixes = [storage.join(directory, shard_name(p)) for p in pairs]
     out = megatron_prefix(ctx, source)
-    _fs.remove_quietly(_fs.idx_path(out))  # .idx first: a half-removed pair is never "present"
-    _fs.remove_quietly(_fs.bin_path(out))
+    storage.remove(idx_path(out), best_effort=True)  # .idx first: a half-removed pair is never "present"
+    storage.remove(bin_path(out), best_effort=True)
     documents = sum(_documents(p) for p in prefixes)
     if documents == 0:
         return {"published": False, "reason": "no documents (an empty .bin cannot be memory-mapped)",
@@ -66,7 +67,7 @@ def merge_source(ctx: RunContext, source: str) -> dict:
     if (report.documents, report.tokens) != (result.documents, result.tokens):
         raise PipelineError(f"{out}: validation counts {report} differ from the merge's {result}")
     return {"published": True, "prefix": out, "documents": report.documents, "tokens": report.tokens,
-            "bytes": report.bin_bytes, "idx_bytes": _size(_fs.idx_path(out)), "dtype": report.dtype,
+            "bytes": report.bin_bytes, "idx_bytes": storage.size(idx_path(out)), "dtype": report.dtype,
             "shards": len(prefixes), "seconds": round(time.time() - started, 3)}
 
 
@@ -74,11 +75,6 @@ def _documents(prefix: str) -> int:
     from pipeline.megatron.reader import read_index
 
     return read_index(prefix, mmap=False)[0].document_count
-
-
-def _size(path: str) -> int:
-    fs, inner = _fs.resolve(path)
-    return int(fs.size(inner))
 
 
 def merge_sources(ctx: RunContext) -> dict:

@@ -29,7 +29,9 @@ class RunContext:
         return TableStore(self.run_dir, lambda: self.spark)
 
     def table(self, *parts: str) -> str:
-        """The Hadoop-visible location of a Parquet table of the run (``documents``, ``dedup/edges``...)."""
+        """The Hadoop-visible location of a Parquet table of the run (``documents``, ``dedup/edges``...).
+
+        No I/O: a table an earlier process wrote is fetched by the runner (``Stage.reads``)."""
         return self.tables.path(*parts)
 
     @cached_property

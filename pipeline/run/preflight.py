@@ -122,7 +122,7 @@ def probe(key: str, path: str, timeout: float | None = None) -> None:
 
 def _list_one(path: str) -> None:
     """One listing request of at most one key below ``path`` on gs:// and s3:// (raises on a missing bucket)."""
-    fs, inner = storage.filesystem(path)
+    fs, inner = storage.resolve(path)
     bucket, _, prefix = inner.partition("/")
     prefix = prefix.split("*", 1)[0].split("?", 1)[0].split("[", 1)[0]
     scheme = path.split("://", 1)[0]

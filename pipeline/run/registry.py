@@ -87,10 +87,11 @@ STAGES: tuple[Stage, ...] = (
     Stage("ingest", ("sources[].name", "sources[].paths", "sources[].format", "sources[].text_field",
                      "sources[].keep_fields", "sources[].text_unit", "ingest"),
           _ingest_inputs, _run_ingest, _ingest_tally),
-    Stage("dedup", ("dedup", "sources[].priority"), _dedup_inputs, _run_dedup, _dedup_tally),
+    Stage("dedup", ("dedup", "sources[].priority"), _dedup_inputs, _run_dedup, _dedup_tally,
+          reads=("documents",)),
     Stage("train-tokenizer", ("tokenizer",), _train_tokenizer_inputs, _run_train_tokenizer,
-          applies=lambda config: config.tokenizer.train),
-    Stage("tokenize", ("tokenizer", "tokenize"), _tokenize_inputs, _run_tokenize),
+          applies=lambda config: config.tokenizer.train, reads=("dedup/survivors",)),
+    Stage("tokenize", ("tokenizer", "tokenize"), _tokenize_inputs, _run_tokenize, reads=("dedup/survivors",)),
     Stage("merge-blend", ("blend", "sources[].weight"), _blend_inputs, _run_merge_blend, _merge_tally),
 )
 STAGE_NAMES: tuple[str, ...] = tuple(s.name for s in STAGES)

@@ -69,7 +69,7 @@ def _edge_similarities(ctx: RunContext) -> list[float]:
     path = ctx.path("dedup", "edges")
     if not storage.exists(path):
         return []
-    fs, inner = storage.filesystem(path)
+    fs, inner = storage.resolve(path)
     values = pq.read_table(inner, columns=["jaccard"], filesystem=fs).column("jaccard").to_pylist()
     return [v for v in values if v is not None]
 

@@ -99,7 +99,7 @@ class RunLock:
             if self._beat is not None:
                 self._beat.join()
             if not self.lost:
-                fs, inner = storage.filesystem(self.path)
+                fs, inner = storage.resolve(self.path)
                 try:
                     fs.rm_file(inner)
                 except FileNotFoundError:
@@ -208,7 +208,7 @@ def _parse(data: bytes) -> dict[str, Any]:
 
 
 def _split(url: str) -> tuple[str, Any, str, str]:
-    fs, inner = storage.filesystem(url)
+    fs, inner = storage.resolve(url)
     bucket, _, key = inner.partition("/")
     return url.split("://", 1)[0], fs, bucket, key
 

@@ -57,10 +57,13 @@ class Stage:
     inputs: Callable[[PipelineConfig], dict]  # those values, as the stage's marker records them
     body: Callable[[RunContext], dict[str, Any]]  # runs the stage; returns its counts
     tally: Callable[[dict[str, Any]], dict[str, SourceTally]] = no_tally
+    reads: tuple[str, ...] = ()  # the run's Parquet tables it reads ("documents", "dedup/survivors")
     applies: Callable[[PipelineConfig], bool] = lambda config: True  # noqa: E731 - False: skipped
 
     def run(self, ctx: RunContext) -> StageResult:
-        """Run the stage on ``ctx``; a missing third-party package raises its ``ImportError`` as is."""
+        """Fetch the tables it reads, run it; a missing third-party package raises its ``ImportError`` as is."""
+        for table in self.reads:
+            ctx.tables.fetch(*table.split("/"))
         return self.result(self.body(ctx))
 
     def result(self, counts: dict[str, Any]) -> StageResult:

@@ -36,7 +36,7 @@ SAMPLE_BYTES = 1 << 20  # the .bin's head and tail hashed
 def list_files(run_dir: str, stage: str) -> dict[str, int]:
     """``{path relative to the run directory: size}`` of the files ``stage`` wrote (hidden files left out)."""
     found: dict[str, int] = {}
-    fs, root = storage.filesystem(run_dir)
+    fs, root = storage.resolve(run_dir)
     root = root.rstrip("/")
     if hasattr(fs, "invalidate_cache"):
         fs.invalidate_cache()
@@ -71,7 +71,7 @@ def _pairs(files: dict[str, int]) -> list[str]:
 def record(run_dir: str, stage: str) -> dict[str, Any]:
     """What to store in the marker: the files with sizes and the checksums of each ``.bin``/``.idx`` pair."""
     files = list_files(run_dir, stage)
-    fs, root = storage.filesystem(run_dir)
+    fs, root = storage.resolve(run_dir)
     root = root.rstrip("/")
     checksums = {}
     for prefix in _pairs(files):
@@ -105,7 +105,7 @@ def verify(run_dir: str, stage: str, recorded: dict[str, Any] | None) -> list[st
     problems += [f"{p}: {now[p]} bytes, {want[p]} when the stage finished"
                  for p in sorted(set(want) & set(now)) if now[p] != want[p]]
     problems += [f"{p}: not written by the stage" for p in sorted(set(now) - set(want))]
-    fs, root = storage.filesystem(run_dir)
+    fs, root = storage.resolve(run_dir)
     root = root.rstrip("/")
     for prefix in _pairs(want):
         idx_rel, bin_rel = prefix + ".idx", prefix + ".bin"

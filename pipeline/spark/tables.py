@@ -10,8 +10,10 @@ file systems. One mechanism, chosen once per run and logged (logger ``pipeline.t
 * **staged**: no Hadoop FileSystem for the scheme (a laptop or the emulator tests writing to
   ``gs://``/``s3://``). ``ctx.table(...)`` is a local working directory; after every stage the
   runner calls :meth:`TableStore.sync`, which uploads each changed table (its files, without
-  Hadoop's ``.crc`` side files) to the run directory through fsspec, replacing the old copy. A table
-  that is not in the working directory (a resumed run in a new process) is downloaded on first use.
+  Hadoop's ``.crc`` side files) to the run directory through fsspec, replacing the old copy. Before a
+  stage runs, the runner calls :meth:`TableStore.fetch` for each table the stage reads (its
+  ``Stage.reads``): a table not in the working directory (a resumed run in a new process) is
+  downloaded then, never as a side effect of asking for its path.
   Staged tables need the driver and the executors to share a disk, so they are refused on a
   non-local master: install the cluster's connector instead.
 
@@ -97,17 +99,26 @@ class TableStore:
         return self._work
 
     def path(self, *parts: str) -> str:
-        """The Hadoop-visible location of the table ``parts`` (downloaded first when staged and absent)."""
+        """The Hadoop-visible location of the table ``parts`` (no I/O; see :meth:`fetch`)."""
         remote = storage.join(self.run_dir, *parts)
         if self.mode == "native":
             return remote
+        local = os.path.join(self.work, *parts)
+        self._synced.setdefault("/".join(parts), _signature(local) if os.path.isdir(local) else ())
+        return local
+
+    def fetch(self, *parts: str) -> None:
+        """Make the run directory's table ``parts`` readable at :meth:`path`: when staged, download it
+        unless this process already holds it (written or fetched here). Native tables need nothing."""
+        if self.mode == "native":
+            return
         key = "/".join(parts)
+        remote = storage.join(self.run_dir, *parts)
         local = os.path.join(self.work, *parts)
         if key not in self._synced and storage.exists(remote):
             shutil.rmtree(local, ignore_errors=True)
             _download(remote, local)
         self._synced.setdefault(key, _signature(local) if os.path.isdir(local) else ())
-        return local
 
     def checkpoint_dir(self, wanted: str) -> str:
         """``wanted`` when Hadoop can write there, else a local directory (logged)."""
@@ -135,7 +146,7 @@ class TableStore:
 def _upload(local: str, remote: str) -> None:
     """Replace ``remote`` with the files of ``local`` (Hadoop's hidden ``.crc`` files left out)."""
     storage.remove(remote)
-    fs, root = storage.filesystem(remote)
+    fs, root = storage.resolve(remote)
     src, dst = [], []
     for base, _, files in os.walk(local):
         for name in sorted(files):
@@ -150,7 +161,7 @@ def _upload(local: str, remote: str) -> None:
 
 def _download(remote: str, local: str) -> None:
     """Copy every file below ``remote`` into ``local``."""
-    fs, root = storage.filesystem(remote)
+    fs, root = storage.resolve(remote)
     root = root.rstrip("/")
     files = [p for p in fs.find(root)]
     dst = [os.path.join(local, *p[len(root) + 1:].split("/")) for p in files]

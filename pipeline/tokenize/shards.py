@@ -30,7 +30,7 @@ def shard_name(partition: int) -> str:
 
 def list_shards(directory: str) -> tuple[list[int], list[str]]:
     """Partition numbers with a complete ``.bin``/``.idx`` pair, sorted; and every other file name."""
-    fs, path = storage.filesystem(directory)
+    fs, path = storage.resolve(directory)
     if not fs.exists(path):
         return [], []
     names = sorted(posixpath.basename(p.rstrip("/")) for p in fs.ls(path, detail=False))

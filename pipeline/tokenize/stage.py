@@ -42,7 +42,7 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.errors import PipelineError
-from pipeline.megatron.format import dtype_for_vocab
+from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
 from pipeline.megatron.reader import read_index
 from pipeline.run.context import RunContext
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
@@ -65,13 +65,11 @@ def _task_attempt() -> TaskAttempt:
 
 def publish_winners(rows, out: str) -> None:
     """Driver side, object stores: copy each winning attempt's pair to its final name (``.idx`` last)."""
-    from pipeline.objectstore import copy_object
-
     for row in rows:
         if row["documents"] > 0:
             final = storage.join(out, shard_name(row["partition"]))
-            copy_object(f"{row['written']}.bin", f"{final}.bin")
-            copy_object(f"{row['written']}.idx", f"{final}.idx")
+            won = row["written"]  # the attempt's files stay in _tmp/, removed with it after the job
+            storage.commit([(bin_path(won), bin_path(final)), (idx_path(won), idx_path(final))], keep_staged=True)
 
 
 def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.dtype,

@@ -6,7 +6,7 @@
 * ``s3://``: :func:`s3_concat` builds a multipart upload. A source (or the rest of one) of at least
   5 MiB becomes ``UploadPartCopy`` parts (server side); smaller pieces are read and uploaded as one
   part once 5 MiB are buffered (every part but the last is >= 5 MiB, as S3 requires).
-* Anything else streams (see :func:`pipeline.megatron.merge.concat_bin_files`).
+* Anything else streams (see :func:`pipeline.storage.concat`, which picks one of these itself).
 
 File systems are resolved per call (never cached in module state; fsspec objects are not fork-safe).
 """
@@ -16,20 +16,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 
-from pipeline import storage
+from pipeline.storage.paths import resolve, scheme
 
 COMPOSE_MAX = 32
 S3_MIN_PART = 5 << 20
 S3_MAX_COPY_PART = 5 << 30
 
 
-def scheme(path: str) -> str:
-    """``gs``, ``s3``, ``memory``... or ``file`` for local paths."""
-    return path.split("://", 1)[0] if "://" in path else "file"
-
-
 def _inner_all(paths: Sequence[str]) -> list[str]:
-    return [storage.filesystem(p)[1] for p in paths]
+    return [resolve(p)[1] for p in paths]
 
 
 def _bucket(inner: str) -> str:
@@ -38,7 +33,7 @@ def _bucket(inner: str) -> str:
 
 def compose_tree(sources: Sequence[str], dest: str, *, on_bytes: Callable[[int], None] | None = None) -> int:
     """Concatenate ``gs://`` ``sources`` into ``dest`` by composition (<= 32 sources per call); bytes."""
-    fs, out = storage.filesystem(dest)
+    fs, out = resolve(dest)
     inners = _inner_all(sources)
     sizes = [int(fs.size(p)) for p in inners]
     if not inners:
@@ -76,7 +71,7 @@ def compose_tree(sources: Sequence[str], dest: str, *, on_bytes: Callable[[int],
 
 def s3_concat(sources: Sequence[str], dest: str, *, on_bytes: Callable[[int], None] | None = None) -> int:
     """Concatenate ``s3://`` ``sources`` into ``dest`` with a multipart upload (copy parts where allowed)."""
-    fs, out = storage.filesystem(dest)
+    fs, out = resolve(dest)
     inners = _inner_all(sources)
     sizes = [int(fs.size(p)) for p in inners]
     total = sum(sizes)
@@ -142,14 +137,7 @@ def server_side_concat(sources: Sequence[str], dest: str) -> Callable[..., int] 
     kind = scheme(dest)
     if kind not in ("gs", "s3") or any(scheme(s) != kind for s in sources):
         return None
-    bucket = _bucket(storage.filesystem(dest)[1])
+    bucket = _bucket(resolve(dest)[1])
     if any(_bucket(p) != bucket for p in _inner_all(sources)):
         return None
     return compose_tree if kind == "gs" else s3_concat
-
-
-def copy_object(src: str, dest: str) -> None:
-    """Server-side copy of one object (or a local file copy)."""
-    fs, s = storage.filesystem(src)
-    _, d = storage.filesystem(dest)
-    fs.copy(s, d)
