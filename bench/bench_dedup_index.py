@@ -16,9 +16,9 @@ import time
 from harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
 from pipeline.dedup_index.commit import commit_run, describe
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 
 def split_corpus(raw, history, today) -> tuple[int, int]:
@@ -37,7 +37,7 @@ def dedup_seconds(spark, raw, out, index=None) -> tuple[float, dict, RunContext]
     ctx = RunContext(load_config_text(config_text(raw, out), overrides), spark=spark)
     run_stages(ctx, only="ingest", log=lambda *_: None)
     started = time.time()
-    counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"]
+    counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"].counts
     return time.time() - started, counts, ctx
 
 

@@ -1,6 +1,6 @@
 """Helpers of the dedup-index and decontamination tests (issue #17): corpora, runs, an exact-Jaccard oracle.
 
-The oracle restates SPEC §4.1 on its own (lower-case, split on ``\\W``, word K-grams as sets) so the
+The oracle restates docs/dedup.md, Shingles on its own (lower-case, split on ``\\W``, word K-grams as sets) so the
 tests do not judge the pipeline with the pipeline's own shingler.
 """
 
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
+from pipeline.run.context import RunContext
 
 CONFIG = """
 output: {out}
@@ -60,7 +60,7 @@ def config(out: Path, paths: Path | str, index: Path | str, overrides=()):
 
 
 def run(spark, out: Path, paths, index, overrides=(), only: str | None = None) -> tuple[RunContext, dict]:
-    from pipeline.stages import run_stages
+    from pipeline.run.runner import run_stages
 
     ctx = RunContext(config(out, paths, index, overrides), spark=spark)
     return ctx, run_stages(ctx, only=only, log=lambda *_: None)

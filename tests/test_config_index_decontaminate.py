@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.config import ConfigError, load_config_text
-from pipeline.stages import STAGES, stage_inputs
+from pipeline.run.registry import STAGES
+from pipeline.run.runner import stage_inputs
 
 BASE = """
 output: /tmp/run-17

@@ -13,8 +13,9 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.accounting import AccountingError, account
 from pipeline.decontaminate.ngrams import ReferenceTable, contamination, ngram_hashes, word_ngrams
+from pipeline.run.accounting import AccountingError, account
+from pipeline.run.registry import stage
 from tests.index_corpus import random_doc, write_jsonl
 
 
@@ -50,15 +51,19 @@ def test_reference_table_lookup_matches_plain_set_intersection(refs, doc, min_ma
 
 
 def test_accounting_counts_contaminated_and_earlier_run_duplicates():
-    ingest = {"ingest": {"sources": {"web": {"documents_read": 10, "rejected": 1, "documents": 9}}}}
+    """The dedup stage's recorded counts, read back through its registered tally, enter the equation."""
+    ingest = stage("ingest").result({"sources": {"web": {"documents_read": 10, "rejected": 1, "documents": 9}}})
     dedup = {"web": {"documents": 9, "duplicates_removed": 2, "contaminated": 3, "duplicates_of_earlier_runs": 1,
                      "survivors": 3}}
-    merged = {"merge-blend": {"merge": {"sources": {"web": {"documents": 3, "published": True}}}}}
-    table = account({**ingest, "dedup": {"sources": dedup}, **merged})
+    merged = stage("merge-blend").result({"merge": {"sources": {"web": {"documents": 3, "published": True}}}})
+    table = account(ingest, stage("dedup").result({"sources": dedup}), merged)
     assert table["web"]["contaminated"] == 3 and table["web"]["duplicates_of_earlier_runs"] == 1
     dedup["web"]["contaminated"] = 2
     with pytest.raises(AccountingError, match="contaminated 2"):
-        account({**ingest, "dedup": {"sources": dedup}, **merged})
+        account(ingest, stage("dedup").result({"sources": dedup}), merged)
+    del dedup["web"]["contaminated"], dedup["web"]["duplicates_of_earlier_runs"]  # a run without them: old equation
+    with pytest.raises(AccountingError, match=r"removed 2 \+ survivors 3"):
+        account(ingest, stage("dedup").result({"sources": dedup}), merged)
 
 
 BENCH_A = ("Which of the following best describes the primary function of mitochondria in a eukaryotic "
@@ -97,8 +102,8 @@ def planted(tmp_path_factory):
 
 def _run_dedup(spark, root, out_name, overrides=()):
     from pipeline.config import load_config_text
-    from pipeline.context import RunContext
-    from pipeline.stages import run_stages
+    from pipeline.run.context import RunContext
+    from pipeline.run.runner import run_stages
 
     text = f"""
 output: {root / out_name}
@@ -117,7 +122,7 @@ tokenizer:
 """
     ctx = RunContext(load_config_text(text, list(overrides)), spark=spark)
     run_stages(ctx, only="ingest", log=lambda *_: None)
-    return run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"]
+    return run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"].counts
 
 
 @pytest.mark.spark

@@ -8,9 +8,9 @@ import pytest
 
 from bench.corpus import documents
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
 from pipeline.dedup_index.commit import commit_run
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 from tests.index_corpus import dedup_quality, true_clusters, write_jsonl
 
 pytestmark = pytest.mark.spark

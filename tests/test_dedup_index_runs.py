@@ -53,7 +53,7 @@ def days(spark, tmp_path_factory):
 
 def test_day2_removes_and_counts_what_day1_kept(days):
     assert all(exact_jaccard(e, o) >= 0.7 for e, o in zip(days["edits"], days["day1"][10:20], strict=True))
-    counts = days["results"]["dedup"]
+    counts = days["results"]["dedup"].counts
     assert counts["duplicates_of_earlier_runs"] == 20  # 10 repeats + 10 edited (one cluster of two edits)
     assert counts["duplicates_removed"] == 1  # the second edit of day1[10], a duplicate within day 2
     assert counts["survivors"] == 40
@@ -86,7 +86,7 @@ def test_rerun_of_day2_gives_the_same_outputs_and_the_same_index(spark, days):
     before_files = tree_digests(root / "run-day2" / "megatron") | tree_digests(root / "run-day2" / "blend")
     before_rows = index_rows(index)
     ctx, results = run(spark, root / "run-day2", root / "in" / "day2.jsonl", index)  # resumed: stages reused
-    from pipeline.stages import run_stages
+    from pipeline.run.runner import run_stages
 
     run_stages(ctx, force="dedup", log=lambda *_: None)  # and recomputed from dedup on
     after_files = tree_digests(root / "run-day2" / "megatron") | tree_digests(root / "run-day2" / "blend")

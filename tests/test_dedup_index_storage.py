@@ -68,9 +68,9 @@ def test_concurrent_commits_both_land_and_other_parameters_are_refused(index_url
 @pytest.mark.spark
 def test_two_runs_with_the_index_in_a_bucket_then_compacted(spark, s3_emulator, tmp_path):
     from pipeline.config import load_config_text
-    from pipeline.context import RunContext
     from pipeline.dedup_index.commit import commit_run
-    from pipeline.stages import run_stages
+    from pipeline.run.context import RunContext
+    from pipeline.run.runner import run_stages
     from tests.storage_fixtures import S3_ENV, new_bucket, restore_worker_env, spark_worker_env
 
     index = f"{new_bucket('s3')}/dedup-index"
@@ -87,7 +87,7 @@ def test_two_runs_with_the_index_in_a_bucket_then_compacted(spark, s3_emulator, 
                     f"dedup:\n  index: {index}\ntokenizer:\n  train: true\n")
             ctx = RunContext(load_config_text(text), spark=spark)
             run_stages(ctx, only="ingest", log=lambda *_: None)
-            counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"]
+            counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"].counts
             commit_run(ctx)
             contexts.append(ctx)
         assert counts["duplicates_of_earlier_runs"] == 2 and counts["survivors"] == 10
@@ -99,7 +99,7 @@ def test_two_runs_with_the_index_in_a_bucket_then_compacted(spark, s3_emulator, 
         assert len(head.generations) == 1 and len(head.runs) == 2
         assert "2 run(s), 42 documents" in describe(index)
         # day 2 again against the compacted index (its own rows are left out): the same two matches
-        counts = run_stages(contexts[1], only="dedup", force="dedup", log=lambda *_: None)["dedup"]
+        counts = run_stages(contexts[1], only="dedup", force="dedup", log=lambda *_: None)["dedup"].counts
         assert counts["duplicates_of_earlier_runs"] == 2
     finally:
         restore_worker_env(spark, old)
@@ -108,7 +108,7 @@ def test_two_runs_with_the_index_in_a_bucket_then_compacted(spark, s3_emulator, 
 
 
 def test_index_cli_describes_runs_and_refuses_a_missing_index(tmp_path, capsys):
-    from pipeline.cli import main
+    from pipeline.cli.commands import main
 
     index = tmp_path / "index"
     (index / "generations" / "g1" / "docs").mkdir(parents=True)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from pipeline.config import load_config_text
-from pipeline.stages import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 

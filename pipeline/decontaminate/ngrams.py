@@ -1,6 +1,6 @@
 """Word n-grams of a text and their 64-bit hashes (pure: numpy and xxhash, no Spark).
 
-Words are the dedup shingler's tokens (SPEC §4.1): lower-cased, split on Unicode ``\\W``, empties
+Words are the dedup shingler's tokens (docs/dedup.md, Shingles): lower-cased, split on Unicode ``\\W``, empties
 dropped. An n-gram is ``n`` consecutive words joined by one space; its hash is xxh3-64 of the UTF-8
 bytes. A text with fewer than ``n`` words has no n-gram (it cannot be checked; callers count it).
 """

@@ -1,4 +1,4 @@
-"""Spark step of decontamination, run by the dedup stage before clustering (issue #17).
+"""Spark step of decontamination, run by the dedup stage before clustering (docs/dedup_index.md, Decontamination).
 
 Reference texts are read like sources (same reader, same record rules), cut into word n-grams and
 hashed. When the distinct (reference, n-gram) pairs number at most :data:`BROADCAST_NGRAMS` they are
@@ -19,9 +19,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from pipeline.config import ConfigError, PipelineConfig
-from pipeline.context import RunContext
-from pipeline.decontaminate.arrow_steps import contaminated_docs, doc_ngrams, reference_ngrams
+from pipeline.decontaminate.batches import contaminated_docs, doc_ngrams, reference_ngrams
 from pipeline.decontaminate.ngrams import ReferenceTable
+from pipeline.ingest.batches import RECORD_SCHEMA, records_to_batches
+from pipeline.ingest.records import RecordRules
+from pipeline.ingest.splits import plan_splits, source_files
+from pipeline.ingest.stage import SPLIT_SCHEMA, spark_schema
+from pipeline.run.context import RunContext
 
 BROADCAST_NGRAMS = 5_000_000  # ~60 MB of sorted hashes and reference indices per executor
 EXAMPLES = 3
@@ -30,10 +34,6 @@ MATCH_DDL = "doc_id long, source string, reference string, matches long, ngram s
 
 def read_references(ctx: RunContext) -> tuple[DataFrame, dict[str, dict]]:
     """(source=reference name, text) of every reference text, and per reference its texts and rejects."""
-    from pipeline.ingest.records import RecordRules
-    from pipeline.ingest.splits import plan_splits, source_files
-    from pipeline.ingest.stage import RECORD_SCHEMA, SPLIT_SCHEMA, _records_to_batches, _spark_schema
-
     cfg = ctx.config
     shadow: PipelineConfig = dataclasses.replace(cfg, sources=cfg.decontaminate.references)
     try:
@@ -46,7 +46,7 @@ def read_references(ctx: RunContext) -> tuple[DataFrame, dict[str, dict]]:
              for r in shadow.sources}
     units = {r.name: r.text_unit for r in shadow.sources}
     split_df = ctx.spark.createDataFrame([s.as_row() for s in splits], SPLIT_SCHEMA).repartition(len(splits))
-    records = split_df.mapInArrow(lambda it: _records_to_batches(it, rules, units, "all"), _spark_schema(RECORD_SCHEMA))
+    records = split_df.mapInArrow(lambda it: records_to_batches(it, rules, units, "all"), spark_schema(RECORD_SCHEMA))
     records = records.select("source", "text", "reason").persist()
     stats = {r.name: {"texts": 0, "rejected": 0} for r in shadow.sources}
     for row in records.groupBy("source", F.col("reason").isNull().alias("ok")).count().collect():
@@ -59,7 +59,7 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
     cfg = ctx.config.decontaminate
     n, spark = cfg.ngram, ctx.spark
     refs, stats = read_references(ctx)
-    ngrams = refs.mapInArrow(lambda it: reference_ngrams(it, n), "reference string, hash long, ngram string")
+    ngrams = refs.mapInArrow(lambda it: reference_ngrams(iter(it), n), "reference string, hash long, ngram string")
     ngrams = ngrams.persist()
     for row in ngrams.where("hash IS NULL").groupBy("reference").count().collect():
         stats[row["reference"]]["short_texts"] = row["count"]
@@ -74,7 +74,7 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
                                np.array([index[r["reference"]] for r in rows], np.int32), names)
         shared = spark.sparkContext.broadcast(table)
         found = docs.select("doc_id", "source", "text").mapInArrow(
-            lambda it: contaminated_docs(it, shared.value, n, cfg.min_matches), MATCH_DDL)
+            lambda it: contaminated_docs(iter(it), shared.value, n, cfg.min_matches), MATCH_DDL)
     else:
         lookup = "join"
         found = _joined_matches(docs, distinct, cfg.min_matches, n)
@@ -87,7 +87,7 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
 
 def _joined_matches(docs: DataFrame, ref_ngrams: DataFrame, min_matches: int, n: int) -> DataFrame:
     """The shuffle path: doc n-gram hashes joined with the reference table, counted per (doc, reference)."""
-    doc_hashes = docs.select("doc_id", "text").mapInArrow(lambda it: doc_ngrams(it, n), "doc_id long, hash long")
+    doc_hashes = docs.select("doc_id", "text").mapInArrow(lambda it: doc_ngrams(iter(it), n), "doc_id long, hash long")
     pairs = doc_hashes.join(ref_ngrams.select("reference", "hash", "ngram"), "hash")
     per_ref = pairs.groupBy("doc_id", "reference").agg(F.count("*").alias("matches"),
                                                        F.min(F.struct("hash", "ngram")).alias("first"))

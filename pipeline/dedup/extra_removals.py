@@ -1,4 +1,4 @@
-"""What the dedup stage removes besides within-run duplicates (issue #17), behind one small interface.
+"""What the dedup stage removes besides within-run duplicates (docs/dedup_index.md), behind one small interface.
 
 * **contaminated**: documents sharing word n-grams with a benchmark (``decontaminate.references``),
   taken out before clustering (:mod:`pipeline.decontaminate.step`); listed in ``dedup/contaminated/``.
@@ -13,11 +13,14 @@ With neither key set nothing here runs and the stage's outputs are unchanged.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams
+from pipeline import storage
+from pipeline.dedup.plan import DedupPlan
+from pipeline.run.context import RunContext
 
 EXAMPLES = 5
 
@@ -25,26 +28,23 @@ EXAMPLES = 5
 class ExtraRemovals:
     """Decontamination and the dedup index, as seen from the dedup stage."""
 
-    def __init__(self, ctx: RunContext, p: LshParams) -> None:
+    def __init__(self, ctx: RunContext, plan: DedupPlan) -> None:
         self.ctx = ctx
-        self.p = p
+        self.plan = plan
         self.removed: dict[str, DataFrame] = {}  # report count key -> (doc_id, source) removed for that reason
-        self.sections: dict[str, dict] = {}  # extra report sections
+        self.sections: dict[str, dict[str, Any]] = {}  # extra report sections
         self.matches: DataFrame | None = None
         self.features: DataFrame | None = None
         self._remove_stale_tables()
-        if ctx.config.dedup.index:
+        if plan.index:
             from pipeline.dedup_index.lookup import require_index_usable
 
-            require_index_usable(ctx.config.dedup.index, p)
+            require_index_usable(plan.index, plan.lsh)
 
     def _remove_stale_tables(self) -> None:
         """Drop this module's tables left by an earlier run of the stage with another config."""
-        from pipeline import storage
-
-        cfg = self.ctx.config
-        stale = ([] if cfg.decontaminate.references else ["contaminated"]) + (
-            [] if cfg.dedup.index else ["earlier_matches", "earlier_runs", "index_entries"])
+        stale = ([] if self.ctx.config.decontaminate.references else ["contaminated"]) + (
+            [] if self.plan.index else ["earlier_matches", "earlier_runs", "index_entries"])
         for name in stale:
             storage.remove(self.ctx.path("dedup", name))
 
@@ -61,16 +61,16 @@ class ExtraRemovals:
 
     def match_index(self, features: DataFrame, docs: DataFrame) -> None:
         """Find this run's matches in the dedup index (needs the stage's features: doc_id, h1, h2, keys)."""
-        if not self.ctx.config.dedup.index:
+        if not self.plan.index:
             return
         from pipeline.dedup_index.lookup import match_index
 
-        self.matches = match_index(self.ctx, features, docs, self.p)
+        self.matches = match_index(self.ctx, features, docs, self.plan)
         self.features = features.select("doc_id", "h1", "h2", "keys")
 
     def final_survivors(self, survivors: DataFrame, components: DataFrame) -> DataFrame:
         """Survivors of the within-run dedup minus those whose cluster matched an earlier run."""
-        if not self.ctx.config.dedup.index:
+        if not self.plan.index:
             return survivors
         spark = self.ctx.spark
         if self.matches is None:
@@ -89,7 +89,7 @@ class ExtraRemovals:
         earlier = spark.read.parquet(self.ctx.table("dedup", "earlier_runs"))
         self.removed["duplicates_of_earlier_runs"] = earlier.select("doc_id", "source")
         examples = earlier.orderBy("doc_id").limit(EXAMPLES).collect()
-        self.sections["earlier_runs"] = {"index": self.ctx.config.dedup.index,
+        self.sections["earlier_runs"] = {"index": self.plan.index,
                                          "examples": [r.asDict() for r in examples]}
         return survivors.join(earlier.select("doc_id"), "doc_id", "left_anti")
 
@@ -100,7 +100,7 @@ class ExtraRemovals:
         document near one of them is a duplicate of earlier content even when it is not near that
         cluster's survivor, as in one run over both days.
         """
-        if not self.ctx.config.dedup.index:
+        if not self.plan.index or self.features is None:
             return
         kept = self.ctx.spark.read.parquet(survivors_path).select("doc_id", F.lit(True).alias("kept"))
         entries = self.features.join(kept, "doc_id", "left").withColumn("kept", F.coalesce("kept", F.lit(False)))

@@ -1,21 +1,20 @@
-"""``dedup/report.json`` (SPEC §4.7): counts, cluster-size histogram, largest clusters, parameters, times."""
+"""``dedup/report.json`` (docs/dedup.md, Report): counts, cluster-size histogram, largest clusters, parameters,
+times."""
 
 from __future__ import annotations
-
-from dataclasses import asdict
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline import storage
-from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams
+from pipeline.dedup.plan import DedupPlan
+from pipeline.run.context import RunContext
 
 LARGEST = 5
 EXAMPLES = 5
 
 
-def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: dict, stats: dict,
+def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times: dict, stats: dict,
                  removed_for: dict[str, DataFrame] | None = None, sections: dict | None = None) -> dict:
     """Write the report and return it; ``report["counts"]`` goes into the manifest.
 
@@ -25,7 +24,7 @@ def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: di
     removed_for = removed_for or {}
     docs = ctx.spark.read.parquet(ctx.table("documents"))
     keys = ("documents", "duplicates_removed", *removed_for, "survivors")
-    per_source = {s.name: {k: 0 for k in keys} for s in ctx.config.sources}
+    per_source = {name: {k: 0 for k in keys} for name in plan.sources}
     for row in docs.groupBy("source").count().collect():
         per_source[row["source"]]["documents"] = row["count"]
     removed = components.where("doc_id != survivor")
@@ -53,9 +52,7 @@ def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: di
         "counts": counts,
         "cluster_size_histogram": histogram,
         "largest_clusters": examples,
-        "parameters": {**asdict(p), "threshold": ctx.config.dedup.threshold,
-                       "verify": ctx.config.dedup.verify, "exact_prepass": ctx.config.dedup.exact_prepass,
-                       "engine": ctx.config.dedup.engine, "survivor": ctx.config.dedup.survivor},
+        "parameters": plan.report_parameters(),
         "seconds": times,
         **(sections or {}),
     }

@@ -1,4 +1,5 @@
-"""The dedup index (issue #17): every document earlier runs deduplicated, so scheduled runs dedup across runs.
+"""The dedup index (docs/dedup_index.md, Index): every document earlier runs deduplicated, so scheduled runs
+dedup across runs.
 
 Removed duplicates are kept in the index too (``kept`` false): a new document near one of them is
 a duplicate of earlier content even when it is below the threshold from that cluster's survivor,

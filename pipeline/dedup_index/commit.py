@@ -1,4 +1,5 @@
-"""Adding a run's documents to the dedup index, compacting generations, describing an index.
+"""Adding a run's documents to the dedup index, compacting generations, describing an index
+(docs/dedup_index.md, Commit).
 
 A commit writes the run's generation aside (``generations/<new id>/``), then publishes it by one
 conditional write of HEAD mapping the run to it. A HEAD changed by another committer in between
@@ -16,39 +17,37 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from pipeline import storage
-from pipeline.context import RunContext
+from pipeline.dedup.plan import DedupPlan
 from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head, write_head
 from pipeline.dedup_index.lookup import index_parameters, run_key
-from pipeline.dedup_index.tables import (
-    DOCS_DDL,
-    generation_path,
-    live_tables,
-    read_table,
-    tree_bytes,
-    write_table,
-)
+from pipeline.dedup_index.tables import DOCS_DDL, generation_path, live_tables, tree_bytes
+from pipeline.run.context import RunContext
+from pipeline.spark.tables import read_table_at, write_table_at
 
 COMMIT_ATTEMPTS = 20
 ORPHAN_SECONDS = 24 * 3600  # compact deletes unpublished generations older than this (a commit in flight is younger)
 
 
 def new_generation_id() -> str:
+    """A new generation's name: UTC time (compaction reads the age from it) and a random part."""
     return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:12]}"
 
 
 def commit_run(ctx: RunContext) -> dict:
     """Add the run's deduplicated documents to ``dedup.index``; what was committed (index, run, generation, counts)."""
-    from pipeline.dedup.stage import lsh_params
-
     index, spark, run = ctx.config.dedup.index, ctx.spark, run_key(ctx)
-    params = index_parameters(lsh_params(ctx.config.dedup))
+    if index is None:
+        raise DedupIndexError("commit_run needs dedup.index")
+    params = index_parameters(DedupPlan.from_config(ctx.config).lsh)
+    for table in (("dedup", "index_entries"), ("documents",)):  # a resumed run may hold them only remotely
+        ctx.tables.fetch(*table)
     entries = spark.read.parquet(ctx.table("dedup", "index_entries"))
     texts = spark.read.parquet(ctx.table("documents")).select("doc_id", "source", "text")
     rows = entries.join(texts, "doc_id").withColumn("run", F.lit(run))
     generation = new_generation_id()
-    write_table(spark, rows.select(F.posexplode("keys").alias("band", "key"), "run", "doc_id"),
+    write_table_at(spark, rows.select(F.posexplode("keys").alias("band", "key"), "run", "doc_id"),
                 generation_path(index, generation, "bands"))
-    write_table(spark, rows.select(*[c.split()[0] for c in DOCS_DDL.split(", ")]),
+    write_table_at(spark, rows.select(*[c.split()[0] for c in DOCS_DDL.split(", ")]),
                 generation_path(index, generation, "docs"))
     counted = entries.groupBy("kept").count().collect()
     documents = sum(r["count"] for r in counted)
@@ -105,10 +104,10 @@ def compact(spark: SparkSession, index: str) -> str:
     bands, docs = live_tables(spark, index, head, None)
     generation = new_generation_id()
     files = max(1, spark.sparkContext.defaultParallelism)
-    write_table(spark, bands.repartition(files, "band", "key").sortWithinPartitions("band", "key"),
+    write_table_at(spark, bands.repartition(files, "band", "key").sortWithinPartitions("band", "key"),
                 generation_path(index, generation, "bands"))
-    write_table(spark, docs.repartition(files, "run", "doc_id"), generation_path(index, generation, "docs"))
-    documents = read_table(spark, generation_path(index, generation, "docs"), DOCS_DDL).count()
+    write_table_at(spark, docs.repartition(files, "run", "doc_id"), generation_path(index, generation, "docs"))
+    documents = read_table_at(spark, generation_path(index, generation, "docs"), DOCS_DDL).count()
     size = tree_bytes(generation_path(index, generation))
     runs = {run: {**entry, "generation": generation} for run, entry in head.runs.items()
             if entry["generation"] in old}
@@ -121,7 +120,7 @@ def compact(spark: SparkSession, index: str) -> str:
 
 
 def _generation_dirs(index: str) -> list[str]:
-    fs, root = storage.filesystem(storage.join(index, "generations"))
+    fs, root = storage.resolve(storage.join(index, "generations"))
     fs.invalidate_cache()
     if not fs.exists(root):
         return []

@@ -1,9 +1,10 @@
 """``HEAD.json`` of a dedup index: read it, check parameters, replace it by one conditional write.
 
-The conditional write is the run lock's (:mod:`pipeline.runlock`): GCS ``ifGenerationMatch``, S3
-``If-None-Match``/``If-Match``. Locally, an ``flock`` on ``HEAD.lock`` guards a compare of the
-``serial`` field and an atomic rename. Every write states the version it read; a write over a HEAD
-changed since raises :class:`FileExistsError`, and the caller re-reads and retries.
+On object stores the conditional write is :mod:`pipeline.storage.conditional`'s (the run lock's too):
+GCS ``ifGenerationMatch``, S3 ``If-None-Match``/``If-Match`` (docs/dedup_index.md, Commit). Locally, an
+``flock`` on ``HEAD.lock`` guards a compare of the ``serial`` field and an atomic rename. Every write
+states the version it read; a write over a HEAD changed since raises :class:`FileExistsError`, and the
+caller re-reads and retries.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from pipeline import storage
 from pipeline.errors import PipelineError
+from pipeline.storage.conditional import create_if_absent, read_versioned, replace_if_version
 
 HEAD_NAME = "HEAD.json"
 FORMAT = "pipeline-dedup-index/1"
@@ -80,22 +82,16 @@ def read_head(index: str) -> tuple[Head | None, str | None]:
     """HEAD and its version (None, None when the index has no HEAD yet)."""
     path = head_path(index)
     if storage.is_local(path):
-        local = _local(path)
+        local = storage.local_path(path)
         if not os.path.exists(local):
             return None, None
         with open(local, "rb") as f:
             head = Head.from_bytes(f.read(), path)
         return head, str(head.serial)
-    from pipeline.runlock import _split
-
-    scheme, fs, bucket, key = _split(path)
-    fs.invalidate_cache()
     try:
-        info = fs.info(f"{bucket}/{key}")
-        data = fs.cat_file(f"{bucket}/{key}")
+        data, version = read_versioned(path)
     except FileNotFoundError:
         return None, None
-    version = str(info["generation"]) if scheme in ("gs", "gcs") else info["ETag"]
     return Head.from_bytes(data, path), version
 
 
@@ -107,22 +103,16 @@ def write_head(index: str, head: Head, version: str | None) -> None:
     if storage.is_local(path):
         _write_local(path, data, version)
         return
-    from pipeline.runlock import _create, _replace
-
     if version is None:
-        _create(path, data)
+        create_if_absent(path, data)
     else:
-        _replace(path, data, version)
-
-
-def _local(path: str) -> str:
-    return path[len("file://"):] if path.startswith("file://") else path
+        replace_if_version(path, data, version)
 
 
 def _write_local(path: str, data: bytes, version: str | None) -> None:
     import fcntl
 
-    local = _local(path)
+    local = storage.local_path(path)
     os.makedirs(os.path.dirname(os.path.abspath(local)), exist_ok=True)
     fd = os.open(local[: -len(HEAD_NAME)] + "HEAD.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -138,7 +128,7 @@ def _write_local(path: str, data: bytes, version: str | None) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, local)
+        storage.commit([(tmp, local)])
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)

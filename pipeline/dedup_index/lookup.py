@@ -1,4 +1,4 @@
-"""Which of this run's documents are near duplicates of documents kept by earlier runs (Spark joins).
+"""Which of this run's documents are near duplicates of indexed documents (docs/dedup_index.md, Lookup).
 
 Candidates share a band key with an indexed document: a join on (band, key) between this run's band
 rows and the index's, planned as a sort-merge join so the index is never collected to the driver.
@@ -12,12 +12,12 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.config import DedupConfig
-from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams
+from pipeline.dedup.batches import LshParams
+from pipeline.dedup.plan import DedupPlan
+from pipeline.dedup_index.batches import MATCH_DDL, pair_jaccards
 from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head
-from pipeline.dedup_index.pairs import MATCH_DDL, pair_jaccards
 from pipeline.dedup_index.tables import live_tables
+from pipeline.run.context import RunContext
 
 
 def index_parameters(p: LshParams) -> dict:
@@ -39,32 +39,34 @@ def open_index(index: str, p: LshParams) -> Head | None:
     return head
 
 
-def match_index(ctx: RunContext, features: DataFrame, docs: DataFrame, p: LshParams) -> DataFrame | None:
+def match_index(ctx: RunContext, features: DataFrame, docs: DataFrame, plan: DedupPlan) -> DataFrame | None:
     """Write ``dedup/earlier_matches/`` (doc_id, index_run, index_doc_id, jaccard); None when the index is empty.
 
     ``features``: (doc_id, h1, h2, keys) of this run's documents; ``docs``: (doc_id, text).
     """
-    cfg: DedupConfig = ctx.config.dedup
-    head = open_index(cfg.index, p)
+    index, p = plan.index, plan.lsh
+    if index is None:
+        return None
+    head = open_index(index, p)
     if head is None or not head.live_generations(run_key(ctx)):
         return None
     spark = ctx.spark
-    idx_bands, idx_docs = live_tables(spark, cfg.index, head, run_key(ctx))
+    idx_bands, idx_docs = live_tables(spark, index, head, run_key(ctx))
     mine = features.where(F.col("keys").isNotNull()).select("doc_id", F.posexplode("keys").alias("band", "key"))
     theirs = idx_bands.select("band", "key", F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"))
     candidates = mine.join(theirs.hint("merge"), ["band", "key"]).select(
         "doc_id", "index_run", "index_doc_id").distinct()
-    if cfg.verify:
+    if plan.verify:
         texts = idx_docs.select(F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"),
                                 F.col("text").alias("index_text"))
         pairs = candidates.join(docs.select("doc_id", "text"), "doc_id").join(texts.hint("merge"),
                                                                                 ["index_run", "index_doc_id"])
         near = pairs.select("doc_id", "text", "index_run", "index_doc_id", "index_text").mapInArrow(
-            lambda it: pair_jaccards(it, p.ngram, p.shingle, p.max_shingles, cfg.threshold), MATCH_DDL)
+            lambda it: pair_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles, plan.threshold), MATCH_DDL)
     else:
         near = candidates.withColumn("jaccard", F.lit(None).cast("double"))
     matches = near
-    if cfg.exact_prepass:
+    if plan.exact_prepass:
         same = features.select("doc_id", "h1", "h2").join(
             idx_docs.select(F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"), "h1", "h2")
             .hint("merge"), ["h1", "h2"])
