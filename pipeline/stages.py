@@ -12,8 +12,9 @@ from pipeline.accounting import account
 from pipeline.config import PipelineConfig
 from pipeline.context import RunContext
 from pipeline.errors import PipelineError, missing_dependency
+from pipeline.logs import format_counts, run_progress, stage_jobs
 from pipeline.manifest import fingerprint, marker_path
-from pipeline.run_report import summary_text, write_html
+from pipeline.run_report import write_html
 from pipeline.secrets import redact_data
 from pipeline.stage_outputs import record as record_outputs
 from pipeline.stage_outputs import verify as verify_outputs
@@ -110,13 +111,15 @@ def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: s
         f"rerun with --force {stage.name} to recompute it and everything after it, or use a new output directory")
 
 
-def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None, log=print) -> dict:
+def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None, log=None) -> dict:
     """Run the stages in order (``only``: up to and including that one); returns counts per stage.
 
     A finished stage whose config (and upstream stages') is unchanged is reused; one whose config
     changed is refused. ``force`` recomputes that stage and every later one. When the last stage's
-    counts are known, the accounting equation is checked and the run report written.
+    counts are known, the accounting equation is checked and the run report written. Progress goes to
+    ``log`` (by default the ``pipeline.run`` logger at INFO).
     """
+    log = log or run_progress
     if force is not None and force not in STAGE_NAMES:
         raise StageError(f"--force {force!r}: not a stage ({', '.join(STAGE_NAMES)})")
     last = STAGE_NAMES.index(only) if only else len(STAGES) - 1
@@ -155,7 +158,8 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
     _invalidate_from(ctx, index)
     log(f"[{stage.name}] running")
     started = time.time()
-    counts = func(ctx)
+    with stage_jobs(ctx, stage.name):
+        counts = func(ctx)
     ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
     seconds = round(time.time() - started, 3)
     info = {"fingerprint": fp, "inputs": inputs, "counts": counts, "seconds": seconds,
@@ -163,7 +167,8 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
             "outputs": record_outputs(ctx.run_dir, stage.name)}
     storage.write_json(marker_path(ctx.run_dir, stage.name), info)
     ctx.manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
-    log(f"[{stage.name}] done in {seconds:.1f} s")
+    detail = format_counts(counts) if isinstance(counts, dict) else ""
+    log(f"[{stage.name}] done in {seconds:.1f} s" + (f" ({detail})" if detail else ""))
     return counts
 
 
@@ -201,7 +206,6 @@ def _finish_run(ctx: RunContext, results: dict, log) -> None:
     ctx.manifest.save()
     log("[accounting] every document read is rejected, removed as a duplicate, or written")
     log(f"[report] {write_html(ctx)}")
-    log(summary_text(ctx.manifest.data))
 
 
 def _precheck(ctx: RunContext, only: str | None) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -13,8 +11,10 @@ from pipeline.config import DedupConfig
 from pipeline.context import RunContext
 from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
 from pipeline.dedup.bands import optimal_bands
+from pipeline.dedup.candidate_histogram import candidate_jaccard_histogram
 from pipeline.dedup.components import clear_checkpoints, connected_components
 from pipeline.dedup.report import build_report
+from pipeline.logs import StepLog
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
                         StructField("jaccard", DoubleType())])
@@ -76,46 +76,52 @@ FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
 def run_dedup(ctx: RunContext) -> dict:
     """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
     cfg, spark = ctx.config.dedup, ctx.spark
-    timer = Timer()
+    timer = StepLog("dedup", spark)
     priorities = {s.name: s.priority for s in ctx.config.sources}
     docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(cfg, priorities))
     p = lsh_params(cfg)
     if not cfg.enabled:
         return _finish(ctx, docs, None, None, p, timer)
+    timer.begin("features")
     # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
     features = docs.select("doc_id", "text").mapInArrow(
         lambda it: doc_features(it, p, cfg.min_tokens), FEATURE_TYPE)
     features = features.join(docs.select("doc_id", "rank"), "doc_id").persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
-    timer.lap("features")
+    timer.lap("features", documents=short_documents + eligible.count(), short_documents=short_documents)
     groups, pool, short_exact = None, eligible, 0
     if cfg.exact_prepass:  # over every document: exact copies of short documents are removed too
+        timer.begin("exact_prepass")
         groups = exact_groups(features).persist()
         copies = groups.where("doc_id != rep").select("doc_id")
         pool = eligible.join(copies, "doc_id", "left_anti")
         short_exact = copies.join(features.where(F.col("keys").isNull()).select("doc_id"), "doc_id").count()
-        timer.lap("exact_prepass")
+        timer.lap("exact_prepass", short_exact_duplicates=short_exact)
+    timer.begin("buckets")
     bands = pool.select("doc_id", F.posexplode("keys").alias("band", "key"))
     edges = candidate_edges(bands).persist()
     candidates = edges.count()
-    timer.lap("buckets")
+    timer.lap("buckets", candidate_edges=candidates)
     if cfg.verify:
+        timer.begin("verify")
         edges = verify_edges(edges, docs, p, candidates).persist()
         edges.count()
-        timer.lap("verify")
+        timer.lap("verify", verified_edges=edges.where(F.col("jaccard") >= cfg.threshold).count())
+        candidate_jaccards = candidate_jaccard_histogram(edges)
         kept = edges.where(F.col("jaccard") >= cfg.threshold)
     else:
-        kept = edges.withColumn("jaccard", F.lit(None).cast("double"))
+        kept, candidate_jaccards = edges.withColumn("jaccard", F.lit(None).cast("double")), []
+    timer.begin("components")
     kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
     kept = spark.read.parquet(ctx.table("dedup", "edges"))
     near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval).persist()
-    near.count()
-    timer.lap("components")
+    timer.lap("components", documents_in_components=near.count())
     stats = {"candidate_edges": candidates, "verified_edges": kept.count(), "bands": p.bands, "rows": p.rows,
              "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
              "exact_duplicate_groups": _count_groups(groups),
-             "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
+             "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count(),
+             "candidate_jaccard_histogram": candidate_jaccards}
     result = _finish(ctx, docs, groups, near, p, timer, stats)
     for frame in (features, near, edges, *([groups] if groups is not None else [])):
         frame.unpersist()
@@ -123,9 +129,10 @@ def run_dedup(ctx: RunContext) -> dict:
     return result
 
 
-def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None) -> dict:
+def _finish(ctx, docs, groups, near, p: LshParams, timer: StepLog, stats: dict | None = None) -> dict:
     """Merge exact groups and near components, choose survivors, write outputs and the report."""
     spark: SparkSession = ctx.spark
+    timer.begin("survivors")
     members = _cluster_members(spark, groups, near)
     ranked = docs.select("doc_id", "source", "rank")
     components = members.join(ranked, "doc_id")
@@ -138,7 +145,9 @@ def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | N
     survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
     survivors.write.mode("overwrite").parquet(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
+    timer.begin("report")
     report = build_report(ctx, components, p, timer.times, stats or {})
+    timer.close()
     return report["counts"]
 
 
@@ -161,15 +170,3 @@ def _cluster_members(spark: SparkSession, groups, near) -> DataFrame:
 def _count_groups(groups) -> int:
     return 0 if groups is None else groups.select("rep").distinct().count()
 
-
-class Timer:
-    """Seconds per step, measured between calls to :meth:`lap` (after each step's Spark action)."""
-
-    def __init__(self) -> None:
-        self.times: dict[str, float] = {}
-        self._last = time.time()
-
-    def lap(self, name: str) -> None:
-        now = time.time()
-        self.times[name] = round(now - self._last, 3)
-        self._last = now

@@ -94,7 +94,7 @@ def _progress(total: int, enabled: bool, desc: str) -> Any:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc)
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=None)  # terminal only
 
 
 def merge_indexed_datasets(

@@ -83,7 +83,8 @@ def train_merges(counts: Mapping[bytes, int], num_merges: int, progress: bool = 
     heap = [entry(p, c) for p, c in pair_counts.items() if c > 0]
     heapq.heapify(heap)
     merges: list[tuple[bytes, bytes]] = []
-    bar = tqdm(total=num_merges, desc="bpe merges", unit="merge", disable=not progress)
+    # progress=True shows the bar on a terminal only (disable=None), never in a log file
+    bar = tqdm(total=num_merges, desc="bpe merges", unit="merge", disable=None if progress else True)
     while len(merges) < num_merges and heap:
         neg, _, _, pair = heapq.heappop(heap)
         if pair_counts.get(pair, 0) != -neg or neg == 0:
