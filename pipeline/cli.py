@@ -12,6 +12,9 @@ import traceback
 from pipeline.config import ConfigError, PipelineConfig, load_config
 from pipeline.errors import PipelineError, missing_dependency, one_line
 from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
+from pipeline.report.commands import COMMANDS as REPORT_COMMANDS
+from pipeline.report.commands import add_commands as add_report_commands
+from pipeline.report.commands import run_command as run_report_command
 from pipeline.run_report import summary_text
 from pipeline.stages import STAGE_NAMES, run_stages
 
@@ -34,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("prefix", help="IndexedDataset prefix (without .bin/.idx)")
     p.add_argument("--tokenizer", help="directory with vocab.json and merges.txt to decode samples")
     p.add_argument("-n", "--samples", type=int, default=3)
+    add_report_commands(sub, add_log_level)
     return parser
 
 
@@ -90,6 +94,8 @@ def describe(exc: BaseException) -> tuple[str, int]:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in REPORT_COMMANDS:
+        return run_report_command(args)
     if args.command == "inspect":
         from pipeline.inspect import inspect_main
 

@@ -14,7 +14,7 @@ from pipeline.context import RunContext
 from pipeline.errors import PipelineError, missing_dependency
 from pipeline.logs import format_counts, run_progress, stage_jobs
 from pipeline.manifest import fingerprint, marker_path
-from pipeline.run_report import write_html
+from pipeline.report.publish import write_reports
 from pipeline.secrets import redact_data
 from pipeline.stage_outputs import record as record_outputs
 from pipeline.stage_outputs import verify as verify_outputs
@@ -205,7 +205,7 @@ def _finish_run(ctx: RunContext, results: dict, log) -> None:
     ctx.manifest.data["accounting"] = account(results)
     ctx.manifest.save()
     log("[accounting] every document read is rejected, removed as a duplicate, or written")
-    log(f"[report] {write_html(ctx)}")
+    log("[report] {} and {}".format(*write_reports(ctx.run_dir)))
 
 
 def _precheck(ctx: RunContext, only: str | None) -> None:
