@@ -20,11 +20,11 @@ body{font-family:system-ui,sans-serif;margin:0 auto;padding:1em;max-width:72em;c
 h1{font-size:1.5em;overflow-wrap:anywhere}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;border:1px solid #ccc;text-align:left;
-vertical-align:top;overflow-wrap:anywhere}td.n{text-align:right;font-variant-numeric:tabular-nums}
+vertical-align:top;overflow-wrap:break-word}td{overflow-wrap:anywhere}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .chart{width:100%;max-width:640px;height:auto;display:block;margin:.5em 0}
 .chart text{font-size:11px;fill:#333}.chart .title{font-size:13px;font-weight:600}
 .chart .axis{stroke:#666}.chart .grid{stroke:#eee}
-.charts{display:flex;flex-wrap:wrap;gap:1em}.charts>.chart{flex:1 1 300px}
+.charts{display:flex;flex-wrap:wrap;gap:1em}.charts>.chart{flex:1 1 480px}
 .pair{display:flex;flex-wrap:wrap;gap:1em;margin:.5em 0 1.5em}
 .doc{flex:1 1 320px;min-width:0;border:1px solid #ccc;border-radius:4px;padding:.5em;background:#fafafa}
 .doc pre,pre.excerpt{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;max-height:18em;overflow-y:auto;
@@ -120,7 +120,7 @@ def _overview(data: dict) -> list[str]:
                          "survivor ratio"], rows))
     reasons = sorted({k for r in data["sources"].values() for k in r["rejects_by_reason"]})
     if reasons:
-        parts += ["<h3>Reject reasons</h3>", _table(["source", *reasons], [
+        parts += ["<h3>Reject reasons</h3>", _table(["source", *[k.replace("_", " ") for k in reasons]], [
             [n, *[r["rejects_by_reason"].get(k, 0) for k in reasons]] for n, r in data["sources"].items()])]
     return parts
 

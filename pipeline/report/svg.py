@@ -39,7 +39,8 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def _frame(title: str, body: list[str], xlabel: str, ylabel: str, legend: Sequence[tuple[str, str]] = ()) -> str:
+def _frame(title: str, body: list[str], xlabel: str, ylabel: str, legend: Sequence[tuple[str, str]] = (),
+           legend_x: float = WIDTH - RIGHT - 150) -> str:
     parts = [f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{_esc(title)}" '
              'xmlns="http://www.w3.org/2000/svg">',
              f'<title>{_esc(title)}</title>',
@@ -51,8 +52,7 @@ def _frame(title: str, body: list[str], xlabel: str, ylabel: str, legend: Sequen
         parts.append(f'<text transform="translate(12 {(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
                      f'text-anchor="middle">{_esc(ylabel)}</text>')
     for i, (name, color) in enumerate(legend):
-        x = WIDTH - RIGHT - 150
-        y = TOP + 4 + 16 * i
+        x, y = legend_x, TOP + 4 + 16 * i
         parts.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{color}"/>'
                      f'<text x="{x + 14}" y="{y + 9}">{_esc(name)}</text>')
     parts.append("</svg>")
@@ -120,7 +120,7 @@ def s_curve_chart(points: Sequence[tuple[float, float]], threshold: float | None
     body += _x_labels([f"{t:.1f}" for t in ticks], [LEFT + plot_w * t for t in ticks])
     legend = [(f"P(candidate), b={bands} r={rows}", COLORS[0]), ("candidate pairs (measured)", COLORS[1])]
     return _frame("LSH S-curve and the candidate pairs' exact Jaccard", body, "Jaccard similarity",
-                  "probability / share", legend)
+                  "probability / share", legend, legend_x=LEFT + 10)
 
 
 def timeline_chart(rows: Sequence[tuple[str, float, float]], title: str) -> str:
