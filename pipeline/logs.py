@@ -63,10 +63,21 @@ def run_progress(message: str) -> None:
     (log.warning if "WARNING:" in message else log.info)(message)
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def format_counts(counts: dict[str, Any]) -> str:
-    """``a=1, b=2`` for the scalar counts of a step (nested tables are left to the report)."""
-    return ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, (int, float, str)) and not isinstance(
-        v, bool))
+    """``a=1, b=2`` for the numeric counts of a step, plus totals over its per-source table (``sources``);
+    text, flags, timings and other nested tables are left to the manifest and the report."""
+    shown = {k: v for k, v in counts.items() if _number(v) and not k.startswith("seconds")}
+    sources = counts.get("sources")
+    if isinstance(sources, dict) and all(isinstance(row, dict) for row in sources.values()):
+        for row in sources.values():
+            for key, value in row.items():
+                if _number(value) and key not in counts and not key.startswith("seconds"):
+                    shown[key] = shown.get(key, 0) + value
+    return ", ".join(f"{k}={v}" for k, v in shown.items())
 
 
 def _spark_context(spark: Any) -> Any:
