@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pipeline import storage
+from pipeline.errors import PipelineError
 
 DOCUMENTS = "documents"
 REJECTS = "rejects"
@@ -17,7 +18,7 @@ COMPONENTS = "dedup/components"
 SURVIVORS = "dedup/survivors"
 
 
-class RunNotFoundError(FileNotFoundError):
+class RunNotFoundError(PipelineError, FileNotFoundError):
     """The directory holds no finished stage output the command needs."""
 
 
