@@ -5,11 +5,20 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from pipeline.report.tables import COMPONENTS, DOCUMENTS, REJECTS, excerpt, has_table, read_rows, rows_by_doc_id
+from pipeline.report.tables import (
+    COMPONENTS,
+    DOCUMENTS,
+    REJECTS,
+    excerpt,
+    has_table,
+    iter_rows,
+    read_rows,
+    rows_by_doc_id,
+)
 
 PER_SOURCE = 3  # examples of each kind per source (and per reject reason)
 EXCERPT_CHARS = 1500  # of each document shown side by side
-COMPONENTS_LOOKED_AT = 200  # the largest clusters whose texts are read for examples
+CLUSTERS_PER_SOURCE = 4 * PER_SOURCE  # clusters looked at per source (some yield no near pair, only copies)
 MEMBERS_LOOKED_AT = 20  # of each such cluster
 DOC_COLUMNS = ["doc_id", "source", "file", "position", "text"]
 
@@ -28,22 +37,40 @@ def exact_jaccard(text_a: str, text_b: str, params: dict) -> float:
                         params.get("max_shingles"))
 
 
-def _clusters(run: str) -> list[tuple[int, list[dict]]]:
-    """The largest clusters first: ``(component, member rows)`` with at most MEMBERS_LOOKED_AT members each."""
+def _clusters(run: str, sources: list[str]) -> list[tuple[int, list[dict]]]:
+    """Clusters to draw examples from, largest first: ``(component, member rows, survivor first)``.
+
+    The components table is scanned in batches only until every source has CLUSTERS_PER_SOURCE
+    clusters with a removed member of that source; then only those clusters' members are read.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chosen: dict[str, set[int]] = {s: set() for s in sources}
+    for rows in iter_rows(run, COMPONENTS, ["doc_id", "source", "component", "survivor"]):
+        for row in rows:
+            picked = chosen.setdefault(row["source"], set())
+            if row["doc_id"] != row["survivor"] and len(picked) < CLUSTERS_PER_SOURCE:
+                picked.add(row["component"])
+        if all(len(p) >= CLUSTERS_PER_SOURCE for p in chosen.values()):
+            break
+    wanted = pa.array(sorted(set().union(*chosen.values())), pa.int64())
     by_component: dict[int, list[dict]] = defaultdict(list)
-    for row in read_rows(run, COMPONENTS, ["doc_id", "source", "component", "survivor"]):
-        by_component[row["component"]].append(row)
-    ordered = sorted(by_component.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:COMPONENTS_LOOKED_AT]
+    if len(wanted):
+        for row in read_rows(run, COMPONENTS, ["doc_id", "source", "component", "survivor"],
+                             pc.field("component").isin(wanted)):
+            by_component[row["component"]].append(row)
+    ordered = sorted(by_component.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     return [(c, sorted(rows, key=lambda r: (r["doc_id"] != r["survivor"], r["doc_id"]))) for c, rows in ordered]
 
 
 def duplicate_examples(run: str, sources: list[str], params: dict, per_source: int = PER_SOURCE) -> dict[str, dict]:
     """Per source: ``near_duplicates`` (survivor and a removed member, their exact Jaccard) and
-    ``exact_duplicates`` (groups of identical texts with their size), from the largest clusters."""
+    ``exact_duplicates`` (groups of identical texts with their size), largest of the clusters looked at first."""
     out: dict[str, dict[str, list]] = {s: {"near_duplicates": [], "exact_duplicates": []} for s in sources}
     if not has_table(run, COMPONENTS):
         return out
-    clusters = _clusters(run)
+    clusters = _clusters(run, sources)
     ids = {r["doc_id"] for _, rows in clusters for r in rows[:MEMBERS_LOOKED_AT]}
     texts = rows_by_doc_id(run, DOCUMENTS, ids, DOC_COLUMNS)
     for component, rows in clusters:
@@ -83,9 +110,12 @@ def reject_examples(run: str, per_source: int = PER_SOURCE) -> dict[str, dict[st
     out: dict[str, dict[str, list]] = {}
     if not has_table(run, REJECTS):
         return out
-    rows = read_rows(run, REJECTS, ["source", "file", "position", "reason", "detail", "excerpt"])
-    for row in sorted(rows, key=lambda r: (r["source"], r["reason"], r["file"], r["position"])):
-        slot = out.setdefault(row["source"], {}).setdefault(row["reason"], [])
-        if len(slot) < per_source:
-            slot.append({k: row[k] for k in ("file", "position", "detail", "excerpt")})
-    return out
+    for rows in iter_rows(run, REJECTS, ["source", "file", "position", "reason", "detail", "excerpt"]):
+        for row in rows:
+            slot = out.setdefault(row["source"], {}).setdefault(row["reason"], [])
+            if len(slot) < per_source:
+                slot.append({k: row[k] for k in ("file", "position", "detail", "excerpt")})
+    for reasons in out.values():
+        for slot in reasons.values():
+            slot.sort(key=lambda r: (r["file"], r["position"]))
+    return {s: dict(sorted(r.items())) for s, r in sorted(out.items())}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from pipeline import storage
@@ -22,6 +23,7 @@ from pipeline.report.tables import (
     edges_touching,
     excerpt,
     has_table,
+    iter_rows,
     read_rows,
     rows_by_doc_id,
 )
@@ -87,10 +89,27 @@ def _find_reject(run: str, doc_id: int) -> dict | None:
     """The rejected record whose (source, file, position) has this doc_id, if any."""
     if not has_table(run, REJECTS):
         return None
-    for row in read_rows(run, REJECTS):
-        if compute_doc_id(row["source"], row["file"], row["position"]) == doc_id:
-            return row
+    for rows in iter_rows(run, REJECTS, ["source", "file", "position", "reason", "detail", "excerpt"]):
+        for row in rows:
+            if compute_doc_id(row["source"], row["file"], row["position"]) == doc_id:
+                return row
     return None
+
+
+def reservoir(batches: Iterable[list[Any]], n: int, rng: random.Random) -> list[Any]:
+    """``n`` items drawn uniformly from a stream of batches in one pass, holding only ``n`` (algorithm R)."""
+    picked: list[Any] = []
+    seen = 0
+    for batch in batches:
+        for item in batch:
+            seen += 1
+            if len(picked) < n:
+                picked.append(item)
+            else:
+                slot = rng.randrange(seen)
+                if slot < n:
+                    picked[slot] = item
+    return picked
 
 
 def explain(run: str, doc_id: int) -> dict[str, Any]:
@@ -180,18 +199,18 @@ def sample(run: str, kind: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` random removed, kept (survivors) or rejected records with where they come from."""
     rng = random.Random(seed)
     if kind == "rejected":
-        rows = sorted(read_rows(run, REJECTS), key=lambda r: (r["source"], r["file"], r["position"]))
-        picked = rng.sample(rows, min(n, len(rows)))
+        picked = reservoir(iter_rows(run, REJECTS, ["source", "file", "position", "reason", "detail", "excerpt"]), n,
+                           rng)
         return [{"kind": kind, "doc_id": compute_doc_id(r["source"], r["file"], r["position"]),
                  **{k: r[k] for k in ("source", "file", "position", "reason", "detail", "excerpt")}} for r in picked]
     if kind == "removed":
-        pool = sorted((r["doc_id"], r["survivor"]) for r in read_rows(run, COMPONENTS, ["doc_id", "survivor"])
-                      if r["doc_id"] != r["survivor"])
+        pool = ([(r["doc_id"], r["survivor"]) for r in rows if r["doc_id"] != r["survivor"]]
+                for rows in iter_rows(run, COMPONENTS, ["doc_id", "survivor"]))
     elif kind == "kept":
-        pool = sorted((r["doc_id"], None) for r in read_rows(run, SURVIVORS, ["doc_id"]))
+        pool = ([(r["doc_id"], None) for r in rows] for rows in iter_rows(run, SURVIVORS, ["doc_id"]))
     else:
         raise ValueError(f"kind {kind!r}: one of {', '.join(SAMPLE_KINDS)}")
-    picked = rng.sample(pool, min(n, len(pool)))
+    picked = reservoir(pool, n, rng)
     docs = rows_by_doc_id(run, DOCUMENTS, [i for i, _ in picked], DOC_COLUMNS)
     return [{"kind": kind, "doc_id": i, **({"survivor": s} if s is not None else {}),
              **{k: docs[i][k] for k in ("source", "file", "position")}, "excerpt": excerpt(docs[i]["text"], 160)}

@@ -6,7 +6,7 @@ documents table is large: it is only read with a ``doc_id`` filter, for the few 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from pipeline import storage
 from pipeline.errors import PipelineError
@@ -45,17 +45,36 @@ def read_rows(run: str, table: str, columns: list[str] | None = None, where=None
     return dataset.to_table(columns=wanted, filter=where).to_pylist()
 
 
+def iter_rows(run: str, table: str, columns: list[str]) -> Iterator[list[dict]]:
+    """The rows of a table batch by batch, files in name order (memory stays bounded on large runs)."""
+    dataset = _dataset(run, table)
+    for fragment in sorted(dataset.get_fragments(), key=lambda f: f.path):
+        for batch in fragment.to_batches(columns=columns):
+            yield batch.to_pylist()
+
+
 def rows_by_doc_id(run: str, table: str, doc_ids: Iterable[int], columns: list[str] | None = None) -> dict[int, dict]:
-    """``{doc_id: row}`` for the given ids (absent ids are missing from the result)."""
+    """``{doc_id: row}`` for the given ids (absent ids are missing from the result).
+
+    Two passes per row group: its ``doc_id`` column first, the other columns (the texts) only of the
+    row groups that hold a wanted id, so a few texts never mean reading every text of a large run.
+    """
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    ids = sorted({int(i) for i in doc_ids})
-    if not ids:
+    ids = pa.array(sorted({int(i) for i in doc_ids}), pa.int64())
+    if len(ids) == 0:
         return {}
-    import pyarrow as pa
-
-    rows = read_rows(run, table, columns, pc.field("doc_id").isin(pa.array(ids, pa.int64())))
-    return {row["doc_id"]: row for row in rows}
+    dataset = _dataset(run, table)
+    wanted = None if columns is None else [c for c in columns if c in dataset.schema.names]
+    found: dict[int, dict] = {}
+    for fragment in dataset.get_fragments():
+        for group in fragment.split_by_row_group():
+            if not pc.any(pc.is_in(group.to_table(columns=["doc_id"]).column("doc_id"), value_set=ids)).as_py():
+                continue
+            for row in group.to_table(columns=wanted, filter=pc.field("doc_id").isin(ids)).to_pylist():
+                found[row["doc_id"]] = row
+    return found
 
 
 def edges_touching(run: str, doc_ids: Iterable[int]) -> list[dict]:
