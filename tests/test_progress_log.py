@@ -157,3 +157,15 @@ def test_a_run_without_a_terminal_logs_one_clean_line_per_step(tmp_path):
     # stdout keeps its contract: the summary table and the last line
     assert out.splitlines()[-1].startswith("finished in ") and "source        read" in out
     assert not LOGGER_LINE.search(out)
+
+
+def test_progress_bars_only_on_a_terminal(capsys):
+    """progress=None (what the stages pass) draws nothing when stderr is not a terminal; True always draws."""
+    from pipeline.tokenizer.train import train_merges
+
+    counts = {b"abab": 5, b"abc": 3, b"bcd": 2}
+    assert train_merges(counts, 3, progress=None) == train_merges(counts, 3, progress=True)
+    err = capsys.readouterr().err
+    assert err.count("bpe merges") >= 1  # the forced bar only
+    train_merges(counts, 3, progress=None)
+    assert capsys.readouterr().err == ""

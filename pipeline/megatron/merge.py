@@ -89,12 +89,14 @@ def concat_bin_files(
     return total
 
 
-def _progress(total: int, enabled: bool, desc: str) -> Any:
-    if not enabled:
+def _progress(total: int, enabled: bool | None, desc: str) -> Any:
+    """A tqdm bar of bytes: ``None`` on a terminal only (tqdm's ``disable=None``), ``True`` always, ``False`` none."""
+    if enabled is False:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=None)  # terminal only
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc,
+                disable=None if enabled is None else False)
 
 
 def merge_indexed_datasets(
@@ -102,7 +104,7 @@ def merge_indexed_datasets(
     out_prefix: str,
     *,
     dtype: object | None = None,
-    progress: bool = False,
+    progress: bool | None = False,
     chunk_size: int = DEFAULT_CHUNK,
     concat: Callable[..., int] = concat_bin_files,
 ) -> MergeResult:
@@ -111,7 +113,8 @@ def merge_indexed_datasets(
     All inputs must share one dtype (``dtype``, if given, must match too; it is required when
     ``prefixes`` is empty). Zero-document inputs are accepted. Each input's ``.bin`` size is
     checked against its index before any byte is copied. ``.bin`` is written first and ``.idx``
-    last; on failure both partial outputs are removed. ``progress=True`` shows a tqdm bar of bytes.
+    last; on failure both partial outputs are removed. ``progress=True`` shows a tqdm bar of bytes
+    (``None``: only on a terminal).
     """
     prefixes = [str(p) for p in prefixes]
     want = normalize_dtype(dtype) if dtype is not None else None
