@@ -11,9 +11,8 @@ from pipeline.config import DedupConfig
 from pipeline.context import RunContext
 from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
 from pipeline.dedup.bands import optimal_bands
-from pipeline.dedup.candidate_histogram import candidate_jaccard_histogram
 from pipeline.dedup.components import clear_checkpoints, connected_components
-from pipeline.dedup.report import build_report
+from pipeline.dedup.report import build_report, candidate_jaccard_histogram
 from pipeline.logs import StepLog
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),

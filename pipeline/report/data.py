@@ -64,12 +64,8 @@ def _sources(manifest: dict) -> tuple[dict[str, dict], dict[str, int]]:
 
 def _timeline(manifest: dict, dedup: dict) -> dict[str, Any]:
     """Stages in run order with start/end (seconds since the first start) and the dedup steps inside dedup."""
-    from pipeline.stages import STAGE_NAMES
-
-    stages = manifest.get("stages", {})
     rows = []
-    for name in [n for n in STAGE_NAMES if n in stages]:
-        info = stages[name]
+    for name, info in manifest.get("stages", {}).items():
         end = calendar.timegm(time.strptime(info["finished"], "%Y-%m-%dT%H:%M:%SZ")) if info.get("finished") else None
         rows.append({"stage": name, "seconds": info.get("seconds", 0), "finished": info.get("finished"), "_end": end})
     known = [r for r in rows if r["_end"] is not None]
@@ -77,6 +73,7 @@ def _timeline(manifest: dict, dedup: dict) -> dict[str, Any]:
     for row in rows:
         end = row.pop("_end")
         row["start"] = round(end - row["seconds"] - origin, 3) if end is not None else None
+    rows.sort(key=lambda r: (r["start"] is None, r["start"] or 0.0))  # the order they ran in
     seconds = dedup.get("seconds") or {}
     order = [s for s in DEDUP_STEPS if s in seconds] + sorted(set(seconds) - set(DEDUP_STEPS))
     steps = [{"step": k, "seconds": seconds[k]} for k in order]
