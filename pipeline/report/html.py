@@ -54,8 +54,8 @@ def highlight_differences(text: str, other: str) -> str:
     words, others = re.split(r"(\s+)", text), re.split(r"(\s+)", other)
     out: list[str] = []
     for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, words, others, autojunk=False).get_opcodes():
-        chunk = _esc("".join(words[i1:i2]))
-        out.append(chunk if tag == "equal" or not chunk.strip() else f"<mark>{chunk}</mark>")
+        for word in words[i1:i2]:  # spaces stay unmarked, each differing word is marked
+            out.append(_esc(word) if tag == "equal" or not word.strip() else f"<mark>{_esc(word)}</mark>")
     return "".join(out)
 
 

@@ -118,9 +118,10 @@ def s_curve_chart(points: Sequence[tuple[float, float]], threshold: float | None
                     f'stroke-dasharray="4 3"/><text x="{x + 4:.1f}" y="{TOP + 12}">threshold {threshold:g}</text>')
     ticks = [i / 10 for i in range(11)]
     body += _x_labels([f"{t:.1f}" for t in ticks], [LEFT + plot_w * t for t in ticks])
-    legend = [(f"P(candidate), b={bands} r={rows}", COLORS[0]), ("candidate pairs (measured)", COLORS[1])]
+    legend = [(f"P(candidate), b={bands} r={rows}", COLORS[0]),
+              (f"candidate pairs measured (tallest bin: {max(bins, default=0)})", COLORS[1])]
     return _frame("LSH S-curve and the candidate pairs' exact Jaccard", body, "Jaccard similarity",
-                  "probability / share", legend, legend_x=LEFT + 10)
+                  "P(candidate); pairs (scaled)", legend, legend_x=LEFT + 10)
 
 
 def timeline_chart(rows: Sequence[tuple[str, float, float]], title: str) -> str:
