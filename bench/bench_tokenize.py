@@ -47,8 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from corpus import documents  # noqa: E402
 
 from pipeline.config import load_config_text  # noqa: E402
-from pipeline.context import RunContext  # noqa: E402
-from pipeline.megatron.tokenize_stage import run_tokenize, utf8_buffers  # noqa: E402
+from pipeline.run.context import RunContext  # noqa: E402
+from pipeline.tokenize.batches import utf8_buffers  # noqa: E402
+from pipeline.tokenize.stage import run_tokenize  # noqa: E402
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens  # noqa: E402
 
 EOT = "<|endoftext|>"

@@ -11,7 +11,7 @@ import pyarrow.dataset as ds
 import pytest
 import xxhash
 
-from pipeline.cli import main
+from pipeline.cli.commands import main
 
 pytestmark = pytest.mark.spark
 SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"

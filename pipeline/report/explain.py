@@ -49,7 +49,7 @@ def shared_bands(text: str, others: dict[int, str], params: dict, min_tokens: in
     """For each other document: the band indices whose LSH keys equal those of ``text``."""
     import pyarrow as pa
 
-    from pipeline.dedup.arrow_steps import LshParams, doc_features
+    from pipeline.dedup.batches import LshParams, doc_features
 
     fields = ("num_perm", "seed", "ngram", "scheme", "hash", "shingle", "max_shingles", "bands", "rows")
     if any(f not in params for f in fields) or not params.get("bands"):

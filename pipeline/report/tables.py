@@ -28,7 +28,7 @@ def _dataset(run: str, table: str):
     path = storage.join(run, *table.split("/"))
     if not storage.exists(path):
         raise RunNotFoundError(f"{path} not found: is {run!r} a run directory whose stages finished?")
-    fs, inner = storage.filesystem(path)
+    fs, inner = storage.resolve(path)
     return ds.dataset(inner, filesystem=fs, format="parquet", exclude_invalid_files=True)
 
 
