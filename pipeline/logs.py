@@ -29,7 +29,7 @@ class _StderrHandler(logging.StreamHandler):
         super().__init__()
 
     @property
-    def stream(self):  # type: ignore[override]
+    def stream(self):
         return sys.stderr
 
     @stream.setter

@@ -6,6 +6,8 @@ is rendered from this dictionary only, so the HTML shows nothing the JSON lacks.
 
 from __future__ import annotations
 
+import numpy as np
+
 import calendar
 import time
 from typing import Any
@@ -88,7 +90,7 @@ def _lsh(dedup: dict) -> dict[str, Any] | None:
     if not bands or not rows:
         return None
     xs = [i / (S_CURVE_POINTS - 1) for i in range(S_CURVE_POINTS)]
-    probabilities = candidate_probability(xs, bands, rows).tolist()
+    probabilities = np.asarray(candidate_probability(np.asarray(xs), bands, rows)).tolist()
     histogram = dedup.get("counts", {}).get("candidate_jaccard_histogram") or []
     return {"bands": bands, "rows": rows, "num_perm": params.get("num_perm"), "threshold": params.get("threshold"),
             "s_curve": [{"jaccard": x, "probability": round(p, 6)} for x, p in zip(xs, probabilities, strict=True)],
