@@ -6,11 +6,11 @@ is rendered from this dictionary only, so the HTML shows nothing the JSON lacks.
 
 from __future__ import annotations
 
-import numpy as np
-
 import calendar
 import time
 from typing import Any
+
+import numpy as np
 
 from pipeline import storage
 from pipeline.report import examples
