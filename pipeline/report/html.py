@@ -165,8 +165,10 @@ def _tokens_and_blend(data: dict) -> list[str]:
     if hist:
         edges = sorted({(b["min"], b["max_exclusive"]) for buckets in hist.values() for b in buckets})
         labels = [f"{lo:,}-{hi:,}" if hi - lo > 1 else f"{lo}" for lo, hi in edges]
-        series: dict[str, Sequence[float]] = {src: [next((b["count"] for b in buckets if (b["min"], b["max_exclusive"]) == e), 0) for e in edges]
-                  for src, buckets in hist.items()}
+        series: dict[str, Sequence[float]] = {
+            src: [next((b["count"] for b in buckets if (b["min"], b["max_exclusive"]) == e), 0) for e in edges]
+            for src, buckets in hist.items()
+        }
         charts.append(svg.bar_chart("token-length distribution", labels, series, "tokens per document", "documents"))
     blend = data["blend"]
     if blend:
