@@ -50,6 +50,7 @@ from pipeline.megatron.format import dtype_for_vocab
 from pipeline.megatron.reader import read_index
 from pipeline.megatron.shards import list_shards, shard_dir, shard_name, tmp_dir
 from pipeline.megatron.writer import IndexedDatasetWriter, publish
+from pipeline.worker_imports import skip_unchanged_zip_rescans
 
 INJECT_PROPERTY = "pipeline.inject_failure"
 SUMMARY_SCHEMA = pa.schema([
@@ -118,6 +119,7 @@ def _tokenize_partition(batches: Iterator[pa.RecordBatch], tok_bc, out_dir: str,
     document followed by ``eod``) go to the writer in one call: no Python object per document."""
     from pyspark import TaskContext
 
+    skip_unchanged_zip_rescans()  # later tasks in this reused worker start ~0.1 CPU s sooner (CPython 3.10/3.11)
     task = TaskContext.get()
     part, attempt = task.partitionId(), task.attemptNumber()
     inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
