@@ -25,7 +25,7 @@ Printed, all from one run on one machine:
 Also printed: the Python-worker CPU of a no-op ``mapInArrow`` over the stage's exact input plan
 (Spark's own cost of feeding Python), and the stage's rate with that floor taken out. It runs in
 the stage's reused workers, so it includes the stage's per-task zip re-read fix
-(:mod:`pipeline.worker_imports`; without it each task costs ~0.1 CPU s more on CPython 3.10/3.11).
+(:mod:`pipeline.spark.worker_imports`; without it each task costs ~0.1 CPU s more on CPython 3.10/3.11).
 
 Target (issue 19): the stage's Python workers >= 0.8x the bare encoder's MB per CPU second.
 """
@@ -50,8 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from corpus import documents  # noqa: E402
 
 from pipeline.config import load_config_text  # noqa: E402
-from pipeline.context import RunContext  # noqa: E402
-from pipeline.megatron.tokenize_stage import run_tokenize, utf8_buffers  # noqa: E402
+from pipeline.run.context import RunContext  # noqa: E402
+from pipeline.tokenize.batches import utf8_buffers  # noqa: E402
+from pipeline.tokenize.stage import run_tokenize  # noqa: E402
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens  # noqa: E402
 
 EOT = "<|endoftext|>"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import pipeline
-from pipeline.cli import main
+from pipeline.cli.commands import main
 from pipeline.errors import PipelineError, UsageError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def test_every_error_class_in_the_package_derives_from_pipeline_error():
     strays = [name for name, cls in found.items() if not issubclass(cls, PipelineError)]
     assert strays == []
     for usage in ("pipeline.config.errors.ConfigError", "pipeline.blend.indices.OversampleError",
-                  "pipeline.schedule.ScheduleError"):
+                  "pipeline.cli.schedule.ScheduleError"):
         assert issubclass(found[usage], UsageError) and found[usage].exit_code == 2
 
 
@@ -124,12 +124,12 @@ def test_missing_java_is_one_line(tmp_path, monkeypatch, capsys):
      2, "blend.size: too large"),
     (lambda: __import__("pipeline.megatron.format", fromlist=["x"]).IndexedDatasetError("shards/web/x.idx: bad"),
      1, "shards/web/x.idx: bad"),
-    (lambda: __import__("pipeline.accounting", fromlist=["x"]).AccountingError("web: read 3 != 2"), 1, "read 3"),
+    (lambda: __import__("pipeline.run.accounting", fromlist=["x"]).AccountingError("web: read 3 != 2"), 1, "read 3"),
     (lambda: RuntimeError("an unexpected\nmulti-line failure"), 1, "RuntimeError: an unexpected multi-line"),
 ])
 def test_errors_raised_by_stages_are_one_line_with_their_exit_code(make, code, words, tmp_path, monkeypatch,
                                                                    capsys):
-    import pipeline.cli as cli
+    import pipeline.cli.commands as cli
 
     def fail(*_args, **_kwargs):
         raise make()
@@ -142,7 +142,7 @@ def test_errors_raised_by_stages_are_one_line_with_their_exit_code(make, code, w
 
 
 def test_debug_prints_the_traceback(tmp_path, monkeypatch, capsys):
-    import pipeline.cli as cli
+    import pipeline.cli.commands as cli
 
     def fail(*_args, **_kwargs):
         raise RuntimeError("boom")
@@ -154,7 +154,7 @@ def test_debug_prints_the_traceback(tmp_path, monkeypatch, capsys):
 
 
 def test_job_entry_point_with_an_unreadable_config_is_one_line(tmp_path, capsys):
-    from pipeline.schedule import job_main
+    from pipeline.cli.schedule import job_main
 
     missing = tmp_path / "missing.yaml"
     code = job_main("run", ["--config", str(missing)])

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
-from pipeline.megatron.tokenize_stage import count_special_text, utf8_buffers
+from pipeline.tokenize.batches import count_special_text, utf8_buffers
 
 EOT = "<|endoftext|>"
 

@@ -11,9 +11,10 @@ import pytest
 
 from pipeline.tokenizer import BPETokenizer
 from pipeline.tokenizer.encode import WordCache, numba_enabled, set_numba
+from tests.oracles import require_oracle
 
-pytest.importorskip("numba")
-tiktoken = pytest.importorskip("tiktoken")
+require_oracle("numba")
+tiktoken = require_oracle("tiktoken")
 from test_tokenizer_encode import EOT, TEXTS, tiktoken_from_vocab  # noqa: E402
 
 

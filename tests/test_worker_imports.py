@@ -1,4 +1,4 @@
-"""The per-task zip re-read fix for Spark Python workers (pipeline.worker_imports).
+"""The per-task zip re-read fix for Spark Python workers (pipeline.spark.worker_imports).
 
 Run in a child interpreter: the fix patches ``zipimport`` process-wide."""
 
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.worker_imports import needs_fix
+from pipeline.spark.worker_imports import needs_fix
 
 REPO = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent('''
     import importlib, os, sys, time, zipfile, zipimport
-    from pipeline.worker_imports import skip_unchanged_zip_rescans
+    from pipeline.spark.worker_imports import skip_unchanged_zip_rescans
 
     archive = sys.argv[1]
     def write(names):

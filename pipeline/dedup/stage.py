@@ -1,4 +1,4 @@
-"""Spark dedup stage (SPEC §4): exact pre-pass, MinHash LSH, verified star edges, components, survivors."""
+"""Spark dedup stage (docs/dedup.md): exact pre-pass, MinHash LSH, verified star edges, components, survivors."""
 
 from __future__ import annotations
 
@@ -9,30 +9,23 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
-from pipeline.config import DedupConfig
-from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
-from pipeline.dedup.bands import optimal_bands
-from pipeline.dedup.components import clear_checkpoints, connected_components
+from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
+from pipeline.dedup.components import connected_components
+from pipeline.dedup.edge_tables import clear_checkpoints
+from pipeline.dedup.plan import DedupPlan
 from pipeline.dedup.report import build_report
+from pipeline.run.context import RunContext
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
                         StructField("jaccard", DoubleType())])
 
 
-def lsh_params(cfg: DedupConfig) -> LshParams:
-    """Band/row counts from the config, or datasketch's optimum for (threshold, num_perm)."""
-    bands, rows = (cfg.bands, cfg.rows) if cfg.bands else optimal_bands(cfg.threshold, cfg.num_perm)
-    return LshParams(cfg.num_perm, cfg.seed, cfg.ngram, cfg.scheme, cfg.hash, cfg.shingle,
-                     cfg.max_shingles, bands, rows)
-
-
-def _rank_key(cfg: DedupConfig, priorities: dict[str, int]):
-    """Column ordering members of a cluster: the smallest is the survivor (SPEC §4.6)."""
-    if cfg.survivor == "priority":
-        prio = F.coalesce(*[F.when(F.col("source") == s, F.lit(-p)) for s, p in priorities.items()], F.lit(0))
+def _rank_key(plan: DedupPlan):
+    """Column ordering members of a cluster: the smallest is the survivor (docs/dedup.md, Survivors)."""
+    if plan.survivor == "priority":
+        prio = F.coalesce(*[F.when(F.col("source") == s, F.lit(-p)) for s, p in plan.priorities.items()], F.lit(0))
         return F.struct(prio.alias("r"), F.col("doc_id"))
-    if cfg.survivor == "longest":
+    if plan.survivor == "longest":
         return F.struct((-F.length("text")).alias("r"), F.col("doc_id"))
     return F.struct(F.lit(0).alias("r"), F.col("doc_id"))
 
@@ -67,7 +60,7 @@ def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams, candidates: in
     roles = F.broadcast(roles) if candidates < BROADCAST_EDGES else roles
     rows = roles.join(docs.select("doc_id", "text"), "doc_id").select("head", "role", "doc_id", "text")
     stars = rows.repartition("head").sortWithinPartitions("head", "role")
-    return stars.mapInArrow(lambda it: star_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
+    return stars.mapInArrow(lambda it: star_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
 
 
 FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
@@ -75,22 +68,21 @@ FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
 
 def run_dedup(ctx: RunContext) -> dict:
     """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
-    cfg, spark = ctx.config.dedup, ctx.spark
+    plan, spark = DedupPlan.from_config(ctx.config), ctx.spark
     timer = Timer()
-    priorities = {s.name: s.priority for s in ctx.config.sources}
-    docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(cfg, priorities))
-    p = lsh_params(cfg)
-    if not cfg.enabled:
-        return _finish(ctx, docs, None, None, p, timer)
+    docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(plan))
+    p, min_tokens = plan.lsh, plan.min_tokens
+    if not plan.enabled:
+        return _finish(ctx, docs, None, None, plan, timer)
     # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
     features = docs.select("doc_id", "text").mapInArrow(
-        lambda it: doc_features(it, p, cfg.min_tokens), FEATURE_TYPE)
+        lambda it: doc_features(it, p, min_tokens), FEATURE_TYPE)
     features = features.join(docs.select("doc_id", "rank"), "doc_id").persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
     timer.lap("features")
     groups, pool, short_exact = None, eligible, 0
-    if cfg.exact_prepass:  # over every document: exact copies of short documents are removed too
+    if plan.exact_prepass:  # over every document: exact copies of short documents are removed too
         groups = exact_groups(features).persist()
         copies = groups.where("doc_id != rep").select("doc_id")
         pool = eligible.join(copies, "doc_id", "left_anti")
@@ -100,30 +92,30 @@ def run_dedup(ctx: RunContext) -> dict:
     edges = candidate_edges(bands).persist()
     candidates = edges.count()
     timer.lap("buckets")
-    if cfg.verify:
+    if plan.verify:
         edges = verify_edges(edges, docs, p, candidates).persist()
         edges.count()
         timer.lap("verify")
-        kept = edges.where(F.col("jaccard") >= cfg.threshold)
+        kept = edges.where(F.col("jaccard") >= plan.threshold)
     else:
         kept = edges.withColumn("jaccard", F.lit(None).cast("double"))
     kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
     kept = spark.read.parquet(ctx.table("dedup", "edges"))
-    near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval).persist()
+    near = connected_components(kept.select("src", "dst"), plan.engine, plan.checkpoint_interval).persist()
     near.count()
     timer.lap("components")
     stats = {"candidate_edges": candidates, "verified_edges": kept.count(), "bands": p.bands, "rows": p.rows,
              "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
              "exact_duplicate_groups": _count_groups(groups),
              "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
-    result = _finish(ctx, docs, groups, near, p, timer, stats)
+    result = _finish(ctx, docs, groups, near, plan, timer, stats)
     for frame in (features, near, edges, *([groups] if groups is not None else [])):
         frame.unpersist()
     clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
     return result
 
 
-def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None) -> dict:
+def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: Timer, stats: dict | None = None) -> dict:
     """Merge exact groups and near components, choose survivors, write outputs and the report."""
     spark: SparkSession = ctx.spark
     members = _cluster_members(spark, groups, near)
@@ -138,7 +130,7 @@ def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | N
     survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
     survivors.write.mode("overwrite").parquet(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
-    report = build_report(ctx, components, p, timer.times, stats or {})
+    report = build_report(ctx, components, plan, timer.times, stats or {})
     return report["counts"]
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from pipeline.numba_backend import NumbaSwitch
+from pipeline.numba_backend import TOKENIZER
 from pipeline.tokenizer.train import merge_word
 
 Pair = tuple[int, int]
@@ -49,7 +49,7 @@ def bpe_ids(data: bytes, byte_ids: Sequence[int], table: MergeTable) -> list[int
     return ids
 
 
-class PretokenCache(dict):
+class PretokenCache(dict[str, list[int]]):
     """dict pre-token (str) -> token ids that computes misses; cleared when it reaches ``max_entries``."""
 
     def __init__(self, compute: Callable[[str], list[int]], max_entries: int = 1 << 17) -> None:
@@ -66,9 +66,8 @@ class PretokenCache(dict):
 
 
 # ----------------------------------------------------------------- numba backend
-_switch = NumbaSwitch("PIPELINE_TOKENIZER_NUMBA")
-numba_enabled = _switch.enabled  # whether new tokenizers encode with the numba kernels
-set_numba = _switch.set  # force the backend of tokenizers built from now on (None = auto-detect)
+numba_enabled = TOKENIZER.enabled  # whether new tokenizers encode with the numba kernels
+set_numba = TOKENIZER.set  # force the backend of tokenizers built from now on (None = auto-detect)
 
 
 class WordCache:
@@ -150,7 +149,8 @@ class NumbaBPE:
                     append_id: int = -1) -> tuple[np.ndarray, np.ndarray]:
         """int32 ids of the valid UTF-8 texts ``data[offsets[i]:offsets[i+1]]`` and the end of each
         text's ids; ``append_id >= 0`` is added after each text."""
-        return self._kernel(data, offsets, append_id, *self.tables, *cache.args())
+        ids, ends = self._kernel(data, offsets, append_id, *self.tables, *cache.args())
+        return ids, ends
 
     def encode(self, texts: Sequence[str], cache: WordCache, append_id: int = -1) -> tuple[np.ndarray, np.ndarray]:
         """int32 ids of ``texts`` (special-token strings as plain text) and the end of each text's ids."""

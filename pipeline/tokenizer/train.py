@@ -65,9 +65,9 @@ def train_merges(counts: Mapping[bytes, int], num_merges: int, progress: bool = 
     token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
     words: list[list[int]] = []
     freqs: list[int] = []
-    for word, n in counts.items():
-        if len(word) >= 2 and n > 0:
-            words.append(list(word))
+    for pretoken, n in counts.items():
+        if len(pretoken) >= 2 and n > 0:
+            words.append(list(pretoken))
             freqs.append(n)
 
     pair_counts: dict[Pair, int] = defaultdict(int)

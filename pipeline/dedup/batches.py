@@ -1,0 +1,98 @@
+"""Arrow-batch bodies of the dedup stage's ``mapInArrow`` steps (no Spark import).
+
+Each function maps an iterator of ``pyarrow.RecordBatch`` to another, so Spark can run it on
+executors over whole batches: signatures are vectorised per batch, never per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import xxhash
+
+from pipeline.dedup.bands import band_keys
+from pipeline.dedup.hashes import shingle_hashes
+from pipeline.dedup.jaccard import jaccard
+from pipeline.dedup.minhash import signatures_from_hashes
+from pipeline.dedup.shingles import count_tokens, shingle_set
+
+PAIR_SCHEMA = pa.schema([("src", pa.int64()), ("dst", pa.int64()), ("jaccard", pa.float64())])
+
+
+@dataclass(frozen=True)
+class LshParams:
+    """Everything a task needs to turn texts into band keys."""
+
+    num_perm: int
+    seed: int
+    ngram: int
+    scheme: str
+    hash: str
+    shingle: str
+    max_shingles: int | None
+    bands: int
+    rows: int
+
+
+FEATURE_SCHEMA = pa.schema([("doc_id", pa.int64()), ("ntokens", pa.int64()), ("h1", pa.int64()),
+                            ("h2", pa.int64()), ("keys", pa.list_(pa.int64()))])
+
+
+def _content_hash(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """128-bit xxh3 of each text's UTF-8 bytes, as two signed 64-bit halves (exact-duplicate key)."""
+    digests = b"".join(xxhash.xxh3_128_digest(t.encode("utf-8", "surrogatepass")) for t in texts)
+    halves = np.frombuffer(digests, dtype="<i8").reshape(-1, 2) if texts else np.zeros((0, 2), np.int64)
+    return halves[:, 0], halves[:, 1]
+
+
+def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: int) -> Iterator[pa.RecordBatch]:
+    """(doc_id, text) -> (doc_id, token count, content hash, band keys); one pass over each text.
+
+    Documents with fewer than ``min_tokens`` tokens get no band keys (null): they are never hashed
+    together (docs/dedup.md, Shingles). The text itself never goes back to the JVM.
+    """
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        texts = batch.column("text").to_pylist()
+        ntok = np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
+        h1, h2 = _content_hash(texts)
+        eligible = np.flatnonzero(ntok >= max(min_tokens, 1))
+        keys: list[list[int] | None] = [None] * len(texts)
+        if len(eligible):
+            hashes, offsets = shingle_hashes([texts[i] for i in eligible], p.ngram, p.shingle, p.max_shingles, p.hash)
+            sigs = signatures_from_hashes(hashes, offsets, p.num_perm, p.seed, p.scheme)
+            band = band_keys(sigs, p.bands, p.rows).view(np.int64)
+            for row, i in enumerate(eligible.tolist()):
+                keys[i] = band[row].tolist()
+        yield pa.RecordBatch.from_arrays(
+            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), pa.array(keys, pa.list_(pa.int64()))],
+            schema=FEATURE_SCHEMA)
+
+
+def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
+                  max_shingles: int | None) -> Iterator[pa.RecordBatch]:
+    """(head, role, doc_id, text) rows sorted by (head, role) -> (src, dst=head, exact Jaccard).
+
+    Each star arrives as its head (role 0) followed by its members (role 1), possibly across batch
+    boundaries; the head's shingle set is computed once per star.
+    """
+    head: int | None = None
+    head_set: frozenset[bytes] = frozenset()
+    for batch in batches:
+        src, dst, values = [], [], []
+        cols = batch.to_pydict()
+        for h, role, doc, text in zip(cols["head"], cols["role"], cols["doc_id"], cols["text"], strict=True):
+            if role == 0:
+                head, head_set = h, shingle_set(text, ngram, shingle, max_shingles)
+                continue
+            if h != head:
+                raise ValueError(f"star {h}: members arrived without their head; rows must be sorted by (head, role)")
+            src.append(doc)
+            dst.append(h)
+            values.append(jaccard(shingle_set(text, ngram, shingle, max_shingles), head_set))
+        yield pa.RecordBatch.from_arrays([pa.array(src, pa.int64()), pa.array(dst, pa.int64()),
+                                          pa.array(values, pa.float64())], schema=PAIR_SCHEMA)
