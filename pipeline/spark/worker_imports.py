@@ -61,5 +61,5 @@ def skip_unchanged_zip_rescans() -> bool:
             if isinstance(importer, zipimport.zipimporter):
                 setattr(importer, _STAMP, _stamp(importer.archive))
         _original = zipimport.zipimporter.invalidate_caches
-        zipimport.zipimporter.invalidate_caches = _invalidate_if_changed  # type: ignore[method-assign]
+        zipimport.zipimporter.invalidate_caches = _invalidate_if_changed  # type: ignore[method-assign,assignment]
     return True

@@ -74,7 +74,7 @@ def count_special_text(column: pa.Array, specials: tuple[str, ...],
 
     if not specials or len(column) == 0:
         return 0
-    if utf8 is not None and not any(_literal(s).search(utf8) for s in specials):
+    if utf8 is not None and not any(_literal(s).search(utf8) for s in specials):  # type: ignore[arg-type]
         return 0
     hit = pc.match_substring(column, specials[0])
     for s in specials[1:]:
