@@ -7,6 +7,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +19,12 @@ from pipeline.cli.commands import main
 from pipeline.errors import PipelineError, UsageError
 
 REPO = Path(__file__).resolve().parents[1]
+LOGGER_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (DEBUG|INFO|WARNING) pipeline(\.[\w]+)*: ")
 
 
 def _error_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if line.strip()]
+    """stderr without the ``pipeline`` logger's progress lines (time level name: message)."""
+    return [line for line in err.splitlines() if line.strip() and not LOGGER_LINE.match(line)]
 
 
 def _run_main(argv: list[str], capsys) -> tuple[int, str]:

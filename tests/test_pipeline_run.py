@@ -99,7 +99,7 @@ def test_driver_killed_during_dedup_then_rerun_gives_identical_files(reference, 
     assert (out / "_stages" / "ingest" / "_SUCCESS").exists()
     rerun = subprocess.run(_cli(out), cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
     assert rerun.returncode == 0, rerun.stdout[-2000:] + rerun.stderr[-2000:]
-    assert "[ingest] already finished" in rerun.stdout
+    assert "[ingest] already finished" in rerun.stderr  # progress is logged on stderr
     assert file_digests(out) == file_digests(reference[0])
 
 

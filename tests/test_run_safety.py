@@ -62,8 +62,8 @@ def test_truncated_bin_and_garbage_idx_are_recomputed_not_reused(finished, copy,
     web_bin.write_bytes(web_bin.read_bytes()[:-64])
     wiki_idx.write_bytes(b"\x00garbage" * (wiki_idx.stat().st_size // 8))
     assert main(_argv("run", copy)) == 0
-    printed = capsys.readouterr().out
-    warning = next(line for line in printed.splitlines() if line.startswith("[merge-blend] WARNING"))
+    printed = capsys.readouterr().err  # progress is logged on stderr
+    warning = next(line for line in printed.splitlines() if "[merge-blend] WARNING" in line)
     assert "megatron/web.bin" in warning and "megatron/wiki.idx" in warning
     assert "[ingest] already finished" in printed and "[tokenize] already finished" in printed
     assert "[merge-blend] running" in printed

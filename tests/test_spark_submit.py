@@ -5,6 +5,7 @@ alone in a directory, the package only from the zip that ``deploy/build_artifact
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -50,4 +51,7 @@ def test_each_stage_job_then_the_whole_run_job_match_a_local_run(
     done = submit_job("run", cluster_zip, standalone_config, whole, tmp_path / "run")
     assert package_origin(done).startswith(str(cluster_zip) + os.sep), package_origin(done)
     assert f"outputs in {whole}" in done.stdout
+    driver_log = done.stdout + done.stderr  # no terminal: logger lines, no redrawn progress bars
+    assert "\r" not in driver_log and "[Stage " not in driver_log
+    assert re.search(r" INFO pipeline\.dedup: dedup: verify done in [0-9.]+ s \(verified_edges=\d+\)", driver_log)
     assert file_digests(whole) == reference

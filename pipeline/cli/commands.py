@@ -11,7 +11,12 @@ import traceback
 
 from pipeline.config import ConfigError, PipelineConfig, load_config
 from pipeline.errors import PipelineError, missing_dependency, one_line
+from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
+from pipeline.report.commands import COMMANDS as REPORT_COMMANDS
+from pipeline.report.commands import add_commands as add_report_commands
+from pipeline.report.commands import run_command as run_report_command
 from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.report import summary_text
 from pipeline.run.runner import run_stages
 
 
@@ -28,15 +33,25 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--break-lock", action="store_true",
                        help="take over the output's run lock on gs:// or s3:// even if its holder looks alive")
         p.add_argument("--debug", action="store_true", help="print the traceback of an error (or PIPELINE_DEBUG=1)")
+        add_log_level(p)
     p = sub.add_parser("inspect", help="counts, token histogram and decoded samples of a dataset prefix")
     p.add_argument("prefix", help="IndexedDataset prefix (without .bin/.idx)")
     p.add_argument("--tokenizer", help="directory with vocab.json and merges.txt to decode samples")
     p.add_argument("-n", "--samples", type=int, default=3)
+    add_report_commands(sub, add_log_level)
     p = sub.add_parser("index", help="a dedup index: describe it, or compact its generations into few files")
     p.add_argument("action", choices=("describe", "compact"))
     p.add_argument("path", help="the index (dedup.index): local path, gs:// or s3://")
     p.add_argument("--debug", action="store_true", help="print the traceback of an error (or PIPELINE_DEBUG=1)")
+    add_log_level(p)
     return parser
+
+
+def add_log_level(parser: argparse.ArgumentParser) -> None:
+    """``--log-level``: what the ``pipeline`` logger writes to stderr (default INFO, or $PIPELINE_LOG_LEVEL)."""
+    parser.add_argument("--log-level", type=str.upper, choices=LEVELS,
+                        help="progress and warnings on stderr: DEBUG, INFO (default), WARNING or ERROR; "
+                             "or PIPELINE_LOG_LEVEL")
 
 
 def prepare(config_path: str, overrides: list[str]) -> PipelineConfig:
@@ -58,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False) or os.environ.get("PIPELINE_DEBUG", "") not in ("", "0")
     try:
+        try:
+            configure_logging(getattr(args, "log_level", None))
+        except ValueError as exc:  # a bad PIPELINE_LOG_LEVEL is a one-line usage error like any other
+            raise ConfigError(LOG_LEVEL_ENV, str(exc)) from None
         return _dispatch(args)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
@@ -81,6 +100,8 @@ def describe(exc: BaseException) -> tuple[str, int]:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in REPORT_COMMANDS:
+        return run_report_command(args)
     if args.command == "inspect":
         from pipeline.cli.inspect import inspect_main
 
@@ -98,9 +119,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     lock = RunLock(config.output, args.command)
     lock.acquire(break_lock=args.break_lock)
     try:  # released on success and on failure; a killed process's lock is handled by the next run
-        results = run_stages(RunContext(config), only=only, force=getattr(args, "force", None))
+        ctx = RunContext(config)
+        results = run_stages(ctx, only=only, force=getattr(args, "force", None))
     finally:
         lock.release()
+    if only in (None, STAGE_NAMES[-1]) and "accounting" in ctx.manifest.data:  # the run is complete
+        print(summary_text(ctx.manifest.data))
     if only is not None:
         print(json.dumps(results[only].counts if only in results else {}, indent=2, sort_keys=True, default=str))
     print(f"finished in {time.time() - started:.1f} s; outputs in {config.output}")

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from pipeline import storage
 from pipeline.dedup.plan import DedupPlan
+from pipeline.logs import StepLog
 from pipeline.run.context import RunContext
 
 EXAMPLES = 5
@@ -28,9 +29,10 @@ EXAMPLES = 5
 class ExtraRemovals:
     """Decontamination and the dedup index, as seen from the dedup stage."""
 
-    def __init__(self, ctx: RunContext, plan: DedupPlan) -> None:
+    def __init__(self, ctx: RunContext, plan: DedupPlan, steps: StepLog) -> None:
         self.ctx = ctx
         self.plan = plan
+        self.steps = steps  # the stage's step log: these steps are timed and logged like its own
         self.removed: dict[str, DataFrame] = {}  # report count key -> (doc_id, source) removed for that reason
         self.sections: dict[str, dict[str, Any]] = {}  # extra report sections
         self.matches: DataFrame | None = None
@@ -54,7 +56,10 @@ class ExtraRemovals:
             return docs
         from pipeline.decontaminate.step import find_contaminated
 
+        self.steps.begin("decontaminate")
         found, section = find_contaminated(self.ctx, docs)
+        removed = sum(r["documents_removed"] for r in section["references"].values())
+        self.steps.lap("decontaminate", contaminated=removed)
         self.removed["contaminated"] = found.select("doc_id", "source")
         self.sections["decontamination"] = section
         return docs.join(found.select("doc_id"), "doc_id", "left_anti")
@@ -65,7 +70,9 @@ class ExtraRemovals:
             return
         from pipeline.dedup_index.lookup import match_index
 
+        self.steps.begin("index_lookup")
         self.matches = match_index(self.ctx, features, docs, self.plan)
+        self.steps.lap("index_lookup")
         self.features = features.select("doc_id", "h1", "h2", "keys")
 
     def final_survivors(self, survivors: DataFrame, components: DataFrame) -> DataFrame:

@@ -58,3 +58,18 @@ def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times:
     }
     storage.write_json(ctx.path("dedup", "report.json"), report)
     return report
+
+
+CANDIDATE_BINS = 20  # Jaccard bins of width 1/20 over [0, 1]; exactly 1.0 counts in the last bin
+
+
+def candidate_jaccard_histogram(edges: DataFrame) -> list[int]:
+    """Candidate pairs per exact-Jaccard bin ``[i/CANDIDATE_BINS, (i+1)/CANDIDATE_BINS)``, before the threshold.
+
+    What the LSH S-curve let through, for the report (``report.json`` ``dedup.lsh``)."""
+    binned = edges.where(F.col("jaccard").isNotNull()).select(
+        F.least(F.floor(F.col("jaccard") * CANDIDATE_BINS), F.lit(CANDIDATE_BINS - 1)).cast("int").alias("bin"))
+    counts = [0] * CANDIDATE_BINS
+    for row in binned.groupBy("bin").count().collect():
+        counts[row["bin"]] = row["count"]
+    return counts

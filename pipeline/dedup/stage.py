@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -14,7 +12,8 @@ from pipeline.dedup.components import connected_components
 from pipeline.dedup.edge_tables import clear_checkpoints
 from pipeline.dedup.extra_removals import ExtraRemovals
 from pipeline.dedup.plan import DedupPlan
-from pipeline.dedup.report import build_report
+from pipeline.dedup.report import build_report, candidate_jaccard_histogram
+from pipeline.logs import StepLog
 from pipeline.run.context import RunContext
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
@@ -70,48 +69,54 @@ FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
 def run_dedup(ctx: RunContext) -> dict:
     """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
     plan, spark = DedupPlan.from_config(ctx.config), ctx.spark
-    timer = Timer()
+    timer = StepLog("dedup", spark)
     docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(plan))
     p, min_tokens = plan.lsh, plan.min_tokens
-    extra = ExtraRemovals(ctx, plan)  # decontamination and the dedup index (issue #17); no-ops when not configured
+    extra = ExtraRemovals(ctx, plan, timer)  # decontamination, dedup index (docs/dedup_index.md); no-ops when off
     docs = extra.before_clustering(docs)
     if not plan.enabled:
         return _finish(ctx, docs, None, None, plan, timer, extra=extra)
+    timer.begin("features")
     # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
     features = docs.select("doc_id", "text").mapInArrow(
         lambda it: doc_features(iter(it), p, min_tokens), FEATURE_TYPE)
     features = features.join(docs.select("doc_id", "rank"), "doc_id").persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
-    timer.lap("features")
+    timer.lap("features", documents=short_documents + eligible.count(), short_documents=short_documents)
     extra.match_index(features, docs)
     groups, pool, short_exact = None, eligible, 0
     if plan.exact_prepass:  # over every document: exact copies of short documents are removed too
+        timer.begin("exact_prepass")
         groups = exact_groups(features).persist()
         copies = groups.where("doc_id != rep").select("doc_id")
         pool = eligible.join(copies, "doc_id", "left_anti")
         short_exact = copies.join(features.where(F.col("keys").isNull()).select("doc_id"), "doc_id").count()
-        timer.lap("exact_prepass")
+        timer.lap("exact_prepass", short_exact_duplicates=short_exact)
+    timer.begin("buckets")
     bands = pool.select("doc_id", F.posexplode("keys").alias("band", "key"))
     edges = candidate_edges(bands).persist()
     candidates = edges.count()
-    timer.lap("buckets")
+    timer.lap("buckets", candidate_edges=candidates)
     if plan.verify:
+        timer.begin("verify")
         edges = verify_edges(edges, docs, p, candidates).persist()
         edges.count()
-        timer.lap("verify")
+        timer.lap("verify", verified_edges=edges.where(F.col("jaccard") >= plan.threshold).count())
+        candidate_jaccards = candidate_jaccard_histogram(edges)
         kept = edges.where(F.col("jaccard") >= plan.threshold)
     else:
-        kept = edges.withColumn("jaccard", F.lit(None).cast("double"))
+        kept, candidate_jaccards = edges.withColumn("jaccard", F.lit(None).cast("double")), []
+    timer.begin("components")
     kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
     kept = spark.read.parquet(ctx.table("dedup", "edges"))
     near = connected_components(kept.select("src", "dst"), plan.engine, plan.checkpoint_interval).persist()
-    near.count()
-    timer.lap("components")
+    timer.lap("components", documents_in_components=near.count())
     stats = {"candidate_edges": candidates, "verified_edges": kept.count(), "bands": p.bands, "rows": p.rows,
              "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
              "exact_duplicate_groups": _count_groups(groups),
-             "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
+             "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count(),
+             "candidate_jaccard_histogram": candidate_jaccards}
     result = _finish(ctx, docs, groups, near, plan, timer, stats, extra)
     for frame in (features, near, edges, *([groups] if groups is not None else [])):
         frame.unpersist()
@@ -119,10 +124,11 @@ def run_dedup(ctx: RunContext) -> dict:
     return result
 
 
-def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: Timer, stats: dict | None = None,
+def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: StepLog, stats: dict | None = None,
             extra: ExtraRemovals | None = None) -> dict:
     """Merge exact groups and near components, choose survivors, write outputs and the report."""
     spark: SparkSession = ctx.spark
+    timer.begin("survivors")
     members = _cluster_members(spark, groups, near)
     ranked = docs.select("doc_id", "source", "rank")
     components = members.join(ranked, "doc_id")
@@ -138,8 +144,10 @@ def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: Timer, stats: dict 
     if extra:
         extra.after_survivors(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
+    timer.begin("report")
     report = build_report(ctx, components, plan, timer.times, stats or {}, *((extra.removed, extra.sections)
                                                                              if extra else ()))
+    timer.close()
     return report["counts"]
 
 
@@ -162,15 +170,3 @@ def _cluster_members(spark: SparkSession, groups, near) -> DataFrame:
 def _count_groups(groups) -> int:
     return 0 if groups is None else groups.select("rep").distinct().count()
 
-
-class Timer:
-    """Seconds per step, measured between calls to :meth:`lap` (after each step's Spark action)."""
-
-    def __init__(self) -> None:
-        self.times: dict[str, float] = {}
-        self._last = time.time()
-
-    def lap(self, name: str) -> None:
-        now = time.time()
-        self.times[name] = round(now - self._last, 3)
-        self._last = now

@@ -40,12 +40,14 @@ class MergeResult:
     bin_bytes: int
 
 
-def _progress(total: int, enabled: bool, desc: str) -> Any:
-    if not enabled:
+def _progress(total: int, enabled: bool | None, desc: str) -> Any:
+    """A tqdm bar of bytes: ``None`` on a terminal only (tqdm's ``disable=None``), ``True`` always, ``False`` none."""
+    if enabled is False:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc)
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc,
+                disable=None if enabled is None else False)
 
 
 def merge_indexed_datasets(
@@ -53,7 +55,7 @@ def merge_indexed_datasets(
     out_prefix: str,
     *,
     dtype: object | None = None,
-    progress: bool = False,
+    progress: bool | None = False,
     chunk_size: int = DEFAULT_CHUNK,
     concat: Callable[..., int] = storage.concat,
 ) -> MergeResult:

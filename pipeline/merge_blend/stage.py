@@ -62,7 +62,7 @@ def merge_source(ctx: RunContext, source: str) -> dict:
         return {"published": False, "reason": "no documents (an empty .bin cannot be memory-mapped)",
                 "documents": 0, "tokens": 0, "bytes": 0, "shards": len(prefixes),
                 "seconds": round(time.time() - started, 3)}
-    result = merge_indexed_datasets(prefixes, out, progress=True)
+    result = merge_indexed_datasets(prefixes, out, progress=None)
     report = validate(out)
     if (report.documents, report.tokens) != (result.documents, result.tokens):
         raise PipelineError(f"{out}: validation counts {report} differ from the merge's {result}")

@@ -16,6 +16,7 @@ class RunContext:
         self.config = config
         self.run_dir = config.output
         self._spark = spark
+        self.job_description: str | None = None  # what the Spark UI calls the jobs of the running stage
 
     def path(self, *parts: str) -> str:
         """A path inside the run directory."""
@@ -48,4 +49,6 @@ class RunContext:
             self._spark.sparkContext.setLogLevel(cfg.log_level)
             checkpoints = cfg.checkpoint_dir or self.path("_checkpoints")
             self._spark.sparkContext.setCheckpointDir(self.tables.checkpoint_dir(checkpoints))
+            if self.job_description:  # the stage that started Spark names its jobs (pipeline.logs.stage_jobs)
+                self._spark.sparkContext.setJobDescription(self.job_description)
         return self._spark

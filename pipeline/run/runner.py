@@ -7,11 +7,12 @@ import time
 from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineError
+from pipeline.logs import format_counts, run_progress, stage_jobs
+from pipeline.report.publish import write_reports
 from pipeline.run.accounting import account
 from pipeline.run.context import RunContext
 from pipeline.run.manifest import fingerprint, marker_path
 from pipeline.run.registry import STAGE_NAMES, STAGES
-from pipeline.run.report import summary_text, write_html
 from pipeline.run.stage import Stage, StageResult
 from pipeline.run.stage_outputs import record as record_outputs
 from pipeline.run.stage_outputs import verify as verify_outputs
@@ -60,13 +61,15 @@ def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: s
 
 
 def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None,
-               log=print) -> dict[str, StageResult]:
+               log=None) -> dict[str, StageResult]:
     """Run the stages in order (``only``: up to and including that one); returns each stage's result.
 
     A finished stage whose config (and upstream stages') is unchanged is reused; one whose config
     changed is refused. ``force`` recomputes that stage and every later one. When the last stage's
-    counts are known, the accounting equation is checked and the run report written.
+    counts are known, the accounting equation is checked and the run report written. Progress goes to
+    ``log`` (by default the ``pipeline.run`` logger at INFO).
     """
+    log = log or run_progress
     if force is not None and force not in STAGE_NAMES:
         raise StageError(f"--force {force!r}: not a stage ({', '.join(STAGE_NAMES)})")
     last = STAGE_NAMES.index(only) if only else len(STAGES) - 1
@@ -119,7 +122,8 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
     _invalidate_from(ctx, index)
     log(f"[{stage.name}] running")
     started = time.time()
-    result = stage.run(ctx)
+    with stage_jobs(ctx, stage.name):
+        result = stage.run(ctx)
     ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
     seconds = round(time.time() - started, 3)
     info = {"fingerprint": fp, "inputs": inputs, "counts": result.counts, "seconds": seconds,
@@ -127,7 +131,8 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
             "outputs": record_outputs(ctx.run_dir, stage.name)}
     storage.write_json(marker_path(ctx.run_dir, stage.name), info)
     ctx.manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
-    log(f"[{stage.name}] done in {seconds:.1f} s")
+    detail = format_counts(result.counts) if isinstance(result.counts, dict) else ""
+    log(f"[{stage.name}] done in {seconds:.1f} s" + (f" ({detail})" if detail else ""))
     return result
 
 
@@ -162,8 +167,7 @@ def _finish_run(ctx: RunContext, results: dict[str, StageResult], log) -> None:
     ctx.manifest.data["accounting"] = account(results["ingest"], results["dedup"], results["merge-blend"])
     ctx.manifest.save()
     log("[accounting] every document read is rejected, removed as a duplicate, or written")
-    log(f"[report] {write_html(ctx)}")
-    log(summary_text(ctx.manifest.data))
+    log("[report] {} and {}".format(*write_reports(ctx.run_dir)))
 
 
 def _precheck(ctx: RunContext, only: str | None) -> None:

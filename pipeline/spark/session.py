@@ -13,7 +13,7 @@ from pipeline.errors import PipelineError
 
 LOCAL_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "true",
+    "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",  # no bars in log files
     "spark.sql.shuffle.partitions": "8",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.driver.memory": "4g",

@@ -7,6 +7,8 @@ tested on plain Arrow batches.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -61,21 +63,29 @@ def utf8_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return data, offsets.astype(np.int64)
 
 
-def count_special_text(column: pa.Array, specials: tuple[str, ...], utf8: bytes | None = None) -> int:
+def count_special_text(column: pa.Array, specials: tuple[str, ...],
+                       utf8: bytes | memoryview | np.ndarray | None = None) -> int:
     """Number of texts holding at least one of the ``specials`` strings (nulls hold none).
 
-    ``utf8``, the column's text bytes back to back, lets a batch without any special string skip
-    the per-text search (one ``bytes.find`` per special instead)."""
+    ``utf8``, the column's text bytes back to back (any buffer: bytes, or the uint8 view of the
+    Arrow data buffer, searched in place without a copy), lets a batch without any special string
+    skip the per-text search."""
     import pyarrow.compute as pc
 
     if not specials or len(column) == 0:
         return 0
-    if utf8 is not None and not any(s.encode("utf-8") in utf8 for s in specials):
+    if utf8 is not None and not any(_literal(s).search(utf8) for s in specials):  # type: ignore[arg-type]
         return 0
     hit = pc.match_substring(column, specials[0])
     for s in specials[1:]:
         hit = pc.or_kleene(hit, pc.match_substring(column, s))
     return int(pc.sum(hit.cast(pa.int64())).as_py() or 0)
+
+
+@functools.lru_cache(maxsize=64)
+def _literal(text: str) -> re.Pattern[bytes]:
+    """Compiled search for the UTF-8 bytes of ``text`` (``re`` searches any buffer without copying it)."""
+    return re.compile(re.escape(text.encode("utf-8")))
 
 
 def tokenize_partition(batches: Iterator[pa.RecordBatch], task: TaskAttempt, tokenizer: BPETokenizer,
@@ -109,7 +119,7 @@ def tokenize_partition(batches: Iterator[pa.RecordBatch], task: TaskAttempt, tok
                 raise InjectedFailure(f"injected failure in {name} attempt {attempt}")
             writer.add_documents(ids, ends)
             tokens += int(ids.size)
-            special_docs += count_special_text(column, specials, data[offsets[0]:offsets[-1]].tobytes())
+            special_docs += count_special_text(column, specials, data[offsets[0]:offsets[-1]])
             docs += batch.num_rows
         if writer is not None:
             writer.close()

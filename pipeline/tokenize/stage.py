@@ -45,6 +45,7 @@ from pipeline.errors import PipelineError
 from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
 from pipeline.megatron.reader import read_index
 from pipeline.run.context import RunContext
+from pipeline.spark.worker_imports import skip_unchanged_zip_rescans
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 
@@ -56,6 +57,7 @@ def _task_attempt() -> TaskAttempt:
     """The running Spark task's partition and attempt (called inside the task)."""
     from pyspark import TaskContext
 
+    skip_unchanged_zip_rescans()  # later tasks in this reused worker start ~0.1 CPU s sooner (CPython 3.10/3.11)
     task = TaskContext.get()
     assert task is not None, "called outside a Spark task"
     part, attempt = task.partitionId(), task.attemptNumber()

@@ -115,7 +115,7 @@ class BPETokenizer:
         counts: Mapping[bytes, int],
         vocab_size: int,
         special_tokens: Sequence[str] = (),
-        progress: bool = False,
+        progress: bool | None = False,
     ) -> BPETokenizer:
         """Learn merges from pre-token byte counts (see :func:`count_pretokens`) up to ``vocab_size``."""
         specials = list(dict.fromkeys(special_tokens))
@@ -138,7 +138,7 @@ class BPETokenizer:
         input_path: str | os.PathLike[str],
         vocab_size: int,
         special_tokens: Sequence[str] = (),
-        progress: bool = False,
+        progress: bool | None = False,
     ) -> BPETokenizer:
         """Train on a UTF-8 text file (streamed): count pre-tokens, then :meth:`train_from_counts`."""
         splitter = SpecialSplitter(special_tokens)

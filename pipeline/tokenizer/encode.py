@@ -106,19 +106,20 @@ class WordCache:
 
 
 def char_classes() -> np.ndarray:
-    """Class of every code point as the ``regex`` module sees it (0 other, 1 \\p{L}, 2 \\p{N}, 3 \\s)."""
+    """Class of every code point as the ``regex`` module sees it (0 other, 1 \\p{L}, 2 \\p{N}, 3 \\s).
+
+    Built once per process from the runs of each class in the string of all code points (one
+    ``finditer`` per class: ~0.01 s, so a fresh Spark Python worker starts encoding sooner)."""
     if "classes" not in _classes:
         import regex
 
         every = "".join(map(chr, range(0x110000)))
         out = np.zeros(0x110000, dtype=np.uint8)
-        for cls, pattern in ((1, r"\p{L}"), (2, r"\p{N}"), (3, r"\s")):
-            marked = regex.sub(pattern, "\x00", every)  # one character per match: positions kept
-            hit = np.frombuffer(marked.encode("utf-32-le", "surrogatepass"), dtype=np.uint32) == 0
-            hit[0] = regex.fullmatch(pattern, "\x00") is not None
-            if out[hit].any():
-                raise RuntimeError(f"code point classes overlap at {pattern}")
-            out[hit] = cls
+        for cls, pattern in ((1, r"\p{L}+"), (2, r"\p{N}+"), (3, r"\s+")):
+            for run in regex.finditer(pattern, every):
+                if out[run.start():run.end()].any():
+                    raise RuntimeError(f"code point classes overlap at {pattern}")
+                out[run.start():run.end()] = cls
         _classes["classes"] = out
     return _classes["classes"]
 

@@ -91,7 +91,7 @@ def run_train_tokenizer(ctx: RunContext) -> dict:
     started = time.time()
     table, info = count_table(ctx)
     counted = time.time()
-    tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx), progress=True)
+    tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx), progress=None)
     trained = time.time()
     out = ctx.path("tokenizer")
     storage.remove(out)
