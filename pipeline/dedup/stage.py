@@ -14,6 +14,7 @@ from pipeline.context import RunContext
 from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.components import clear_checkpoints, connected_components
+from pipeline.dedup.driver_components import driver_components
 from pipeline.dedup.report import build_report
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
@@ -109,10 +110,14 @@ def run_dedup(ctx: RunContext) -> dict:
         kept = edges.withColumn("jaccard", F.lit(None).cast("double"))
     kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
     kept = spark.read.parquet(ctx.table("dedup", "edges"))
-    near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval).persist()
+    verified = kept.count()
+    if verified <= cfg.local_components_max_edges:  # small graph: one collect, union-find on the driver
+        near = driver_components(kept).persist()
+    else:
+        near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval).persist()
     near.count()
     timer.lap("components")
-    stats = {"candidate_edges": candidates, "verified_edges": kept.count(), "bands": p.bands, "rows": p.rows,
+    stats = {"candidate_edges": candidates, "verified_edges": verified, "bands": p.bands, "rows": p.rows,
              "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
              "exact_duplicate_groups": _count_groups(groups),
              "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
