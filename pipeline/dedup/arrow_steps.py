@@ -48,11 +48,13 @@ def _content_hash(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return halves[:, 0], halves[:, 1]
 
 
-def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: int) -> Iterator[pa.RecordBatch]:
-    """(doc_id, text) -> (doc_id, token count, content hash, band keys); one pass over each text.
+def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: int,
+                 carry: tuple[str, ...] = ()) -> Iterator[pa.RecordBatch]:
+    """(doc_id, text, *carry) -> (doc_id, token count, content hash, band keys, *carry); one pass over each text.
 
     Documents with fewer than ``min_tokens`` tokens get no band keys (null): they are never hashed
-    together (SPEC §4.1). The text itself never goes back to the JVM.
+    together (SPEC §4.1). The text itself never goes back to the JVM; the ``carry`` columns are passed
+    through unchanged (so no join has to bring them back).
     """
     for batch in batches:
         if batch.num_rows == 0:
@@ -68,9 +70,11 @@ def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: in
             band = band_keys(sigs, p.bands, p.rows).view(np.int64)
             for row, i in enumerate(eligible.tolist()):
                 keys[i] = band[row].tolist()
+        carried = [batch.schema.field(name) for name in carry]
         yield pa.RecordBatch.from_arrays(
-            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), pa.array(keys, pa.list_(pa.int64()))],
-            schema=FEATURE_SCHEMA)
+            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), pa.array(keys, pa.list_(pa.int64())),
+             *[batch.column(name) for name in carry]],
+            schema=pa.schema([*FEATURE_SCHEMA, *carried]) if carried else FEATURE_SCHEMA)
 
 
 def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,

@@ -39,16 +39,21 @@ def _rank_key(cfg: DedupConfig, priorities: dict[str, int]):
 
 
 def exact_groups(features: DataFrame) -> DataFrame:
-    """(doc_id, rep) for every document whose text occurs more than once; rep = best-ranked copy."""
+    """(doc_id, rep, short) for every document whose text occurs more than once; rep = best-ranked copy,
+    short = the document has no band keys (fewer than ``min_tokens`` tokens)."""
     reps = features.groupBy("h1", "h2").agg(F.min("rank").alias("best"), F.count("*").alias("n")).where("n > 1")
-    return features.join(reps, ["h1", "h2"]).select("doc_id", F.col("best.doc_id").alias("rep"))
+    return features.join(reps, ["h1", "h2"]).select("doc_id", F.col("best.doc_id").alias("rep"),
+                                                     F.col("keys").isNull().alias("short"))
 
 
 def candidate_edges(band_df: DataFrame) -> DataFrame:
-    """Star edges: every member of a bucket to the bucket's smallest doc_id (distinct, no self loops)."""
-    heads = band_df.groupBy("band", "key").agg(F.min("doc_id").alias("head"), F.count("*").alias("n"))
-    heads = heads.where("n > 1").drop("n")
-    edges = band_df.join(heads, ["band", "key"]).where(F.col("doc_id") != F.col("head"))
+    """Star edges: every member of a bucket to the bucket's smallest doc_id (distinct, no self loops).
+
+    One shuffle: each bucket is gathered with its minimum, and only buckets of two or more are exploded.
+    """
+    buckets = band_df.groupBy("band", "key").agg(F.min("doc_id").alias("head"), F.collect_list("doc_id").alias("ids"))
+    members = buckets.where(F.size("ids") > 1).select("head", F.explode("ids").alias("doc_id"))
+    edges = members.where(F.col("doc_id") != F.col("head"))
     return edges.select(F.col("doc_id").alias("src"), F.col("head").alias("dst")).distinct()
 
 
@@ -84,18 +89,23 @@ def run_dedup(ctx: RunContext) -> dict:
     if not cfg.enabled:
         return _finish(ctx, docs, None, None, p, timer)
     # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
-    features = docs.select("doc_id", "text").mapInArrow(
-        lambda it: doc_features(it, p, cfg.min_tokens), FEATURE_TYPE)
-    features = features.join(docs.select("doc_id", "rank"), "doc_id").persist(StorageLevel.MEMORY_AND_DISK)
+    carry = ("rank", "source")  # passed through the Python step: no join brings them back
+    feature_type = StructType([*_parse(spark, FEATURE_TYPE).fields, *(docs.schema[c] for c in carry)])
+    features = docs.select("doc_id", "text", *carry).mapInArrow(
+        lambda it: doc_features(it, p, cfg.min_tokens, carry), feature_type)
+    features = features.persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
     timer.lap("features")
     groups, pool, short_exact = None, eligible, 0
     if cfg.exact_prepass:  # over every document: exact copies of short documents are removed too
         groups = exact_groups(features).persist()
-        copies = groups.where("doc_id != rep").select("doc_id")
-        pool = eligible.join(copies, "doc_id", "left_anti")
-        short_exact = copies.join(features.where(F.col("keys").isNull()).select("doc_id"), "doc_id").count()
+        copy = F.col("doc_id") != F.col("rep")
+        group_stats = groups.agg(F.count(F.when(copy & F.col("short"), 1)).alias("short_exact"),
+                                 F.count(F.when(copy, 1)).alias("removed"),
+                                 F.countDistinct("rep").alias("groups")).first()
+        short_exact = group_stats["short_exact"]
+        pool = eligible.join(groups.where(copy).select("doc_id"), "doc_id", "left_anti")
         timer.lap("exact_prepass")
     bands = pool.select("doc_id", F.posexplode("keys").alias("band", "key"))
     edges = candidate_edges(bands).persist()
@@ -119,20 +129,23 @@ def run_dedup(ctx: RunContext) -> dict:
     timer.lap("components")
     stats = {"candidate_edges": candidates, "verified_edges": verified, "bands": p.bands, "rows": p.rows,
              "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
-             "exact_duplicate_groups": _count_groups(groups),
-             "exact_duplicates_removed": 0 if groups is None else groups.where("doc_id != rep").count()}
-    result = _finish(ctx, docs, groups, near, p, timer, stats)
+             "exact_duplicate_groups": 0 if groups is None else group_stats["groups"],
+             "exact_duplicates_removed": 0 if groups is None else group_stats["removed"]}
+    result = _finish(ctx, docs, groups, near, p, timer, stats, ranked=features.select("doc_id", "source", "rank"))
     for frame in (features, near, edges, *([groups] if groups is not None else [])):
         frame.unpersist()
     clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
     return result
 
 
-def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None) -> dict:
-    """Merge exact groups and near components, choose survivors, write outputs and the report."""
+def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None,
+            ranked: DataFrame | None = None) -> dict:
+    """Merge exact groups and near components, choose survivors, write outputs and the report.
+
+    ``ranked`` (doc_id, source, rank) defaults to reading them from ``docs``."""
     spark: SparkSession = ctx.spark
     members = _cluster_members(spark, groups, near)
-    ranked = docs.select("doc_id", "source", "rank")
+    ranked = docs.select("doc_id", "source", "rank") if ranked is None else ranked
     components = members.join(ranked, "doc_id")
     best = components.groupBy("cluster").agg(F.min("doc_id").alias("component"), F.min("rank").alias("best"))
     components = components.join(best, "cluster").select(
@@ -163,8 +176,9 @@ def _cluster_members(spark: SparkSession, groups, near) -> DataFrame:
     return exact.unionByName(only_near.select("doc_id", F.col("component").alias("cluster")))
 
 
-def _count_groups(groups) -> int:
-    return 0 if groups is None else groups.select("rep").distinct().count()
+def _parse(spark: SparkSession, ddl: str) -> StructType:
+    """The StructType of a DDL schema string."""
+    return spark.createDataFrame([], ddl).schema
 
 
 class Timer:
