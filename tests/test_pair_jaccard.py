@@ -119,3 +119,12 @@ def test_star_jaccards_refuses_members_without_their_head():
     rows = [(1, 0, 1, "a b c"), (1, 1, 2, "a b c"), (3, 1, 4, "a b")]
     with pytest.raises(ValueError, match="star 3: members arrived without their head"):
         list(star_jaccards(iter(_star_batches(rows, 10)), 5, "word", None))
+
+
+def test_token_counts_equal_regex_tokens(backend):
+    from pipeline.dedup.token_counts import token_counts
+
+    texts = random_texts(random.Random(9), 200) + ["ΣΑΣ σίσυφος", "a_b c--d", "e\u0301 x", "İstanbul ǅ"]
+    expected = [len([t for t in re.split(r"\W+", x.lower()) if t]) for x in texts]
+    assert token_counts(texts).tolist() == expected
+    assert token_counts([]).tolist() == []

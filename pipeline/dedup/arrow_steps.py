@@ -17,7 +17,7 @@ from pipeline.dedup.bands import band_keys
 from pipeline.dedup.hashes import shingle_hashes
 from pipeline.dedup.minhash import signatures_from_hashes
 from pipeline.dedup.pair_jaccard import pair_jaccards
-from pipeline.dedup.shingles import count_tokens
+from pipeline.dedup.token_counts import token_counts
 
 PAIR_SCHEMA = pa.schema([("src", pa.int64()), ("dst", pa.int64()), ("jaccard", pa.float64())])
 
@@ -60,21 +60,32 @@ def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: in
         if batch.num_rows == 0:
             continue
         texts = batch.column("text").to_pylist()
-        ntok = np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
+        ntok = token_counts(texts)
         h1, h2 = _content_hash(texts)
         eligible = np.flatnonzero(ntok >= max(min_tokens, 1))
-        keys: list[list[int] | None] = [None] * len(texts)
+        band = np.zeros((0, p.bands), dtype=np.int64)
         if len(eligible):
             hashes, offsets = shingle_hashes([texts[i] for i in eligible], p.ngram, p.shingle, p.max_shingles, p.hash)
             sigs = signatures_from_hashes(hashes, offsets, p.num_perm, p.seed, p.scheme)
             band = band_keys(sigs, p.bands, p.rows).view(np.int64)
-            for row, i in enumerate(eligible.tolist()):
-                keys[i] = band[row].tolist()
+        keys = _key_lists(band, eligible, len(texts))
         carried = [batch.schema.field(name) for name in carry]
         yield pa.RecordBatch.from_arrays(
-            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), pa.array(keys, pa.list_(pa.int64())),
+            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), keys,
              *[batch.column(name) for name in carry]],
             schema=pa.schema([*FEATURE_SCHEMA, *carried]) if carried else FEATURE_SCHEMA)
+
+
+def _key_lists(band: np.ndarray, rows: np.ndarray, n: int) -> pa.ListArray:
+    """list<int64> column of ``n`` rows: ``band[i]`` at row ``rows[i]``, null elsewhere (no Python loop)."""
+    lengths = np.zeros(n, dtype=np.int32)
+    lengths[rows] = band.shape[1]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    present = np.zeros(n, dtype=bool)
+    present[rows] = True
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(band.reshape(-1), pa.int64()),
+                                    mask=pa.array(~present))
 
 
 def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
