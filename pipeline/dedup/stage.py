@@ -14,8 +14,8 @@ from pipeline.context import RunContext
 from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.components import clear_checkpoints, connected_components
-from pipeline.dedup.driver_components import driver_components
 from pipeline.dedup.report import build_report
+from pipeline.dedup.single_task_components import single_task_components
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
                         StructField("jaccard", DoubleType())])
@@ -121,8 +121,8 @@ def run_dedup(ctx: RunContext) -> dict:
     kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
     kept = spark.read.parquet(ctx.table("dedup", "edges"))
     verified = kept.count()
-    if verified <= cfg.local_components_max_edges:  # small graph: one collect, union-find on the driver
-        near = driver_components(kept).persist()
+    if verified <= cfg.local_components_max_edges:  # small graph: union-find in one task
+        near = single_task_components(kept).persist()
     else:
         near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval).persist()
     near.count()

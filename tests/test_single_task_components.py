@@ -1,4 +1,4 @@
-"""Small-graph components on the driver (issue #16): union-find vs networkx, and vs the distributed engine."""
+"""Small-graph components in one task (issue #16): union-find vs networkx, and vs the distributed engine."""
 
 from __future__ import annotations
 
@@ -71,25 +71,25 @@ def test_union_find_rejects_mismatched_ends():
 
 @pytest.mark.spark
 @pytest.mark.parametrize("seed", range(2))
-def test_driver_and_distributed_paths_give_identical_labels(spark, seed):
+def test_single_task_and_distributed_paths_give_identical_labels(spark, seed):
     from pipeline.dedup.components import connected_components
-    from pipeline.dedup.driver_components import driver_components
+    from pipeline.dedup.single_task_components import single_task_components
 
     rng = random.Random(100 + seed)
     edges = random_graph(rng, 300, 280, 10**12)
     edges.append((None, 5))  # null ends are ignored by both paths
     frame = spark.createDataFrame(edges, "src long, dst long")
-    driver = driver_components(frame).toPandas().sort_values("doc_id").reset_index(drop=True)
+    one_task = single_task_components(frame).toPandas().sort_values("doc_id").reset_index(drop=True)
     distributed = connected_components(frame).toPandas().sort_values("doc_id").reset_index(drop=True)
-    assert len(driver) > 100
-    assert driver.equals(distributed)
+    assert len(one_task) > 100
+    assert one_task.equals(distributed)
     expected = networkx_labels([e for e in edges if None not in e])
-    assert dict(zip(driver.doc_id, driver.component, strict=True)) == expected
+    assert dict(zip(one_task.doc_id, one_task.component, strict=True)) == expected
 
 
 @pytest.mark.spark
-def test_driver_components_of_an_empty_edge_table(spark):
-    from pipeline.dedup.driver_components import driver_components
+def test_single_task_components_of_an_empty_edge_table(spark):
+    from pipeline.dedup.single_task_components import single_task_components
 
-    labels = driver_components(spark.createDataFrame([], "src long, dst long"))
+    labels = single_task_components(spark.createDataFrame([], "src long, dst long"))
     assert labels.count() == 0 and labels.columns == ["doc_id", "component"]
