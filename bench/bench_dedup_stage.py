@@ -14,9 +14,9 @@ import time
 from harness import DATA, PeakMemory, config_text, corpus, session
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
 from pipeline.dedup import minhash_signatures
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 
 def kernel_rate(raw, megabytes: float = 20) -> float:
@@ -64,7 +64,7 @@ def main() -> None:
     run_stages(ctx, only="ingest", log=lambda *_: None)
     with PeakMemory() as peak:
         started = time.time()
-        counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"]
+        counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"].counts
         seconds = time.time() - started
     report = json.loads((out / "dedup" / "report.json").read_text())
     check = verification_check(spark, out)

@@ -13,8 +13,8 @@ import time
 from harness import DATA, corpus, session
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 
 def baseline(path) -> float:
@@ -38,7 +38,7 @@ def main() -> None:
     ctx = RunContext(load_config_text(f"output: {out}\ntokenizer: {{train: true}}\n"
                                       f"sources: [{{name: bench, paths: ['{raw}']}}]\n"), spark=spark)
     started = time.time()
-    counts = run_stages(ctx, only="ingest", log=lambda *_: None)["ingest"]
+    counts = run_stages(ctx, only="ingest", log=lambda *_: None)["ingest"].counts
     seconds = time.time() - started
     base = baseline(raw)
     print(f"file: {raw} ({size_mb:.0f} MB, {counts['sources']['bench']['documents_read']} records, "

@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from datasketch import MinHash  # noqa: E402
 
-from pipeline.dedup import _kernels, minhash_signatures, shingles  # noqa: E402
+from pipeline.dedup import minhash_signatures, shingles  # noqa: E402
+from pipeline.numba_backend import DEDUP  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "fixtures" / "corpus.en"
 
@@ -117,8 +118,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=2, help="timing repeats for ours (best is kept)")
     ap.add_argument("--no-numba", action="store_true", help="time the pure-numpy fallback paths")
     args = ap.parse_args(argv)
-    _kernels.set_numba(not args.no_numba)
-    backend = "numba" if _kernels.numba_enabled() else "numpy"
+    DEDUP.set(not args.no_numba)
+    backend = "numba" if DEDUP.enabled() else "numpy"
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, pid {os.getpid()}, single process, "
           f"backend {backend}")
     t0 = time.perf_counter()

@@ -13,8 +13,9 @@ import time
 from harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import STAGE_NAMES, run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.runner import run_stages
 
 
 def run_once(spark, megabytes: float, overrides: list[str]) -> dict[str, float]:

@@ -21,13 +21,13 @@ import numpy as np
 import xxhash
 
 from pipeline import storage
-from pipeline.manifest import marker_path
-from pipeline.stage_outputs import STAGE_OUTPUTS, list_files, record, verify
+from pipeline.run.manifest import marker_path
+from pipeline.run.stage_outputs import STAGE_OUTPUTS, list_files, record, verify
 
 
 def full_read_seconds(run_dir: str, files: dict[str, int]) -> float:
     """Seconds to hash every byte of ``files`` with xxh3-64 in 8 MiB blocks."""
-    fs, root = storage.filesystem(run_dir)
+    fs, root = storage.resolve(run_dir)
     started = time.perf_counter()
     for rel in files:
         digest = xxhash.xxh3_64()

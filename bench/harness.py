@@ -21,7 +21,7 @@ def corpus(megabytes: float, seed: int = 0) -> Path:
 
 def session(master: str = "local[2]"):
     """A local SparkSession like the tests' (UI off), with quiet logs."""
-    from pipeline.spark_session import build_session
+    from pipeline.spark.session import build_session
 
     spark = build_session("pipeline-bench", master=master, settings={
         "spark.sql.shuffle.partitions": "8", "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "4g"})

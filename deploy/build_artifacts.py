@@ -2,7 +2,8 @@
 
 Writes into ``--out`` (default ``dist/``)::
 
-    pretrain_pipeline.zip                      the pure-Python ``pipeline`` package (SPEC §11: --py-files)
+    pretrain_pipeline.zip                      the pure-Python ``pipeline`` package for ``--py-files``
+                                               (docs/running.md, Cluster and storage)
     spark_pretrain_pipeline-<v>-py3-none-any.whl   built by PyPA ``build`` (``python -m build``)
     requirements-cluster.txt                   the wheel's dependencies minus what the cluster provides
     wheelhouse/                                with ``--wheelhouse``: every dependency as a wheel

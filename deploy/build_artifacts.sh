@@ -2,7 +2,7 @@
 # Build what a cluster needs from this checkout:
 #   <out>/pretrain_pipeline.zip        the pipeline package for spark-submit --py-files
 #   <out>/spark_pretrain_pipeline-*.whl and <out>/requirements-cluster.txt (deps minus pyspark)
-# and, optionally, for clusters without internet (SPEC §11):
+# and, optionally, for clusters without internet (docs/running.md, Cluster and storage):
 #   <out>/wheelhouse/                  every dependency as a wheel for the cluster's Python/platform
 #                                      (--platform and every older manylinux tag), installed by the
 #                                      init action / bootstrap with --no-index

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print a config's ``spark.settings`` as cluster/job properties for gcloud, aws or spark-submit.
 
-Under spark-submit the cluster's settings win (pipeline/spark_session.py), and static settings such
+Under spark-submit the cluster's settings win (pipeline/spark/session.py), and static settings such
 as ``spark.executor.memory`` or ``spark.jars`` cannot change once the driver runs. So the deploy
 scripts hand the config's settings to the cluster (or job) when they create it, through this script:
 

@@ -1,10 +1,11 @@
-"""spark-submit entry point for the merge-blend stage (SPEC §8); all logic lives in the `pipeline` package.
+"""spark-submit entry point for the merge-blend stage (docs/running.md, On a cluster); all logic lives in the
+`pipeline` package.
 
     spark-submit --py-files pretrain_pipeline.zip jobs/job_merge_blend.py --config CONFIG
         [--date YYYY-MM-DD] [--set k=v ...]
 """
 
-from pipeline.schedule import job_main
+from pipeline.cli.schedule import job_main
 
 if __name__ == "__main__":
     raise SystemExit(job_main("merge-blend"))

@@ -1,7 +1,7 @@
-"""``python -m pipeline``: see :mod:`pipeline.cli`."""
+"""``python -m pipeline``: see :mod:`pipeline.cli.commands`."""
 
 import sys
 
-from pipeline.cli import main
+from pipeline.cli.commands import main
 
 sys.exit(main())

@@ -1,7 +1,8 @@
 """One on/off switch per kernel family for the optional numba backend.
 
-Each family (dedup, tokenizer) has its own environment variable; ``VAR=0`` forces the pure
-Python/numpy path, which gives identical results. numba is imported on first use only.
+Each family (:data:`DEDUP`, :data:`TOKENIZER`, :data:`BLEND`) has its own environment variable;
+``VAR=0`` (or ``SWITCH.set(False)``) forces the pure Python/numpy path, which gives identical results.
+numba is imported on first use only.
 """
 
 from __future__ import annotations
@@ -40,3 +41,8 @@ class NumbaSwitch:
         previous = self._enabled
         self._enabled = (enabled and self.importable()) if enabled is not None else None
         return previous
+
+
+DEDUP = NumbaSwitch("PIPELINE_DEDUP_NUMBA")  # MinHash signatures, shingle hashing (pipeline.dedup)
+TOKENIZER = NumbaSwitch("PIPELINE_TOKENIZER_NUMBA")  # BPE encoding (pipeline.tokenizer)
+BLEND = NumbaSwitch("PIPELINE_BLEND_NUMBA")  # the blending-index loop (pipeline.blend)

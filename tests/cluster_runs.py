@@ -1,5 +1,5 @@
 """Running the jobs as a cluster does: the built zip, a job file alone in a directory, pyspark's own
-``spark-submit``, no access to the checkout; and the local reference run they must match (SPEC §3, §8).
+``spark-submit``, no access to the checkout; and the local reference run they must match (docs/stages.md, Determinism).
 
 The fixtures here are session-scoped and imported by ``tests/conftest.py``, so the zip is built once and
 the reference computed once for both ``test_spark_submit.py`` and ``test_standalone_cluster.py``.
@@ -28,7 +28,7 @@ SUBMIT_CONF = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
 }
-ORIGIN_LINE = "pipeline package from "  # what pipeline.schedule.job_main logs before a job starts
+ORIGIN_LINE = "pipeline package from "  # what pipeline.cli.schedule.job_main logs before a job starts
 
 
 def build_cluster_zip(out: Path) -> Path:
@@ -81,7 +81,7 @@ def submit_job(stage: str, zip_path: Path, config: Path, output: Path, tmp: Path
     so neither the checkout nor the job's neighbours are importable. A relative ``output`` is relative to
     it. Fails the test with the tail of the logs when the job does not exit 0.
     """
-    from pipeline.schedule import job_file
+    from pipeline.cli.schedule import job_file
 
     job_src = REPO / job_file(stage)
     job_dir = tmp / f"staged-{job_src.stem}"
@@ -133,11 +133,12 @@ def local_reference_run(spark, standalone_config, tmp_path_factory) -> Path:
     """``python -m pipeline run`` of the same config in this process (the test session's Spark).
 
     The shared session has other partition counts (local[2,3], 4 shuffle partitions) than the submitted
-    jobs: SPEC §3 says the files do not depend on partitioning, so they must still be byte-identical.
+    jobs: docs/stages.md, Determinism says the files do not depend on partitioning, so they must still be
+    byte-identical.
     """
-    from pipeline.cli import prepare
-    from pipeline.context import RunContext
-    from pipeline.stages import run_stages
+    from pipeline.cli.commands import prepare
+    from pipeline.run.context import RunContext
+    from pipeline.run.runner import run_stages
 
     out = tmp_path_factory.mktemp("local-reference") / "run"
     config = prepare(str(standalone_config), [f"output={out}", *SMALL_OVERRIDES])

@@ -56,7 +56,7 @@ def spark(tmp_path_factory):
     When ../shared/jars holds the GraphFrames jar and this pyspark is Spark 3 with Scala 2.12, the jar
     is on the session's class path (``spark.jars``), so the GraphFrames tests run in this session.
     """
-    from pipeline.spark_session import build_session
+    from pipeline.spark.session import build_session
 
     checkpoints = tmp_path_factory.mktemp("spark-checkpoints")
     settings = {

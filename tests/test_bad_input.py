@@ -1,4 +1,5 @@
-"""A corpus with every bad case of SPEC §9 runs to the end; each bad record is a reject with its reason."""
+"""A corpus with every bad case of docs/bad_input.md, Records runs to the end; each bad record is a reject with its
+reason."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from collections import Counter
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark
 WORDS = ("river stone market light paper window garden letter silver morning engine harbor valley "
@@ -67,7 +68,7 @@ tokenizer: {{train: true, vocab_size: 400}}
 tokenize: {{partitions: 2}}
 """)
     results = run_stages(RunContext(config, spark=spark), log=lambda *_: None)
-    ingest = results["ingest"]["sources"]["mixed"]
+    ingest = results["ingest"].counts["sources"]["mixed"]
     assert ingest["rejects_by_reason"] == dict(planted)
     assert ingest["rejected"] == sum(planted.values())
     rejects = spark.read.parquet(str(tmp_path / "run" / "rejects")).toPandas()
@@ -75,7 +76,7 @@ tokenize: {{partitions: 2}}
     assert (rejects.excerpt.str.len() <= 200).all()
     good_lines = 3000 - sum(v for k, v in planted.items() if k != "unreadable_file")
     assert ingest["documents"] >= good_lines  # plus whatever the truncated archive yielded before the cut
-    assert results["tokenize"]["sources"]["mixed"]["documents_with_special_token_text"] >= 1
+    assert results["tokenize"].counts["sources"]["mixed"]["documents_with_special_token_text"] >= 1
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     row = manifest["accounting"]["mixed"]
     assert row["documents_read"] == row["rejected"] + row["duplicates_removed"] + row["survivors"]

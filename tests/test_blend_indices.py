@@ -1,4 +1,5 @@
-"""Unit tests of pipeline.blend.build_blending_indices against a plain reference of SPEC §7's rule."""
+"""Unit tests of pipeline.blend.build_blending_indices against a plain reference of the rule
+(docs/blending.md, The rule)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from pipeline.blend import (
     dataset_counts,
     index_dtype,
 )
+from pipeline.numba_backend import BLEND
+from tests.backends import numba_backend
 
 
 def reference(weights, size, megatron=False):
-    """SPEC §7 written out literally: Python floats (IEEE doubles), scan with strict '>'."""
+    """docs/blending.md, The rule written out literally: Python floats (IEEE doubles), scan with strict '>'."""
     total = float(np.sum(np.asarray(weights, dtype=np.float64)))
     w = [float(x) / total for x in np.asarray(weights, dtype=np.float64)]
     counts = [0] * len(w)
@@ -68,18 +71,36 @@ def test_fixed_mode_differs_from_megatron_quirk():
     assert mega.tolist() == [1, 0, 1, 1, 0, 1, 1, 0, 1, 1]
 
 
-def test_python_fallback_equals_compiled():
-    rng = np.random.default_rng(7)
+def _on_both_backends(seed: int = 7) -> tuple[list, list]:
+    """The same blends built by the numba kernels and by the numpy fallback, each forced and checked."""
+    rng = np.random.default_rng(seed)
     cases = [(random_weights(rng, int(rng.integers(2, 300))), int(rng.integers(1, 3000))) for _ in range(20)]
-    compiled = [build_blending_indices(w, s, mode=m) for w, s in cases for m in ("fixed", "megatron")]
-    previous = _kernel.set_numba(False)
-    try:
-        fallback = [build_blending_indices(w, s, mode=m) for w, s in cases for m in ("fixed", "megatron")]
-    finally:
-        _kernel.set_numba(previous)
+    runs = {}
+    for numba in (True, False):
+        with numba_backend(BLEND, numba):
+            runs[numba] = [build_blending_indices(w, s, mode=m) for w, s in cases for m in ("fixed", "megatron")]
+    return runs[True], runs[False]
+
+
+def test_python_fallback_equals_compiled():
+    compiled, fallback = _on_both_backends()
     for (a, b), (c, d) in zip(compiled, fallback, strict=True):
         np.testing.assert_array_equal(a, c)
         np.testing.assert_array_equal(b, d)
+
+
+def test_backend_comparison_sees_a_fallback_that_differs(monkeypatch):
+    """The comparison above really runs two backends: a fallback off by one step is noticed."""
+    fill_numpy = _kernel._fill_numpy
+
+    def off_by_one(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001
+        fill_numpy(w, counts, start, stop, fixed, out_index, out_sample, write)
+        if write and stop > start:
+            out_index[0] = (out_index[0] + 1) % len(w)
+
+    monkeypatch.setattr(_kernel, "_fill_numpy", off_by_one)
+    compiled, fallback = _on_both_backends()
+    assert any(not np.array_equal(a, c) for (a, _), (c, _) in zip(compiled, fallback, strict=True))
 
 
 @pytest.mark.parametrize("mode", ["fixed", "megatron"])

@@ -15,8 +15,12 @@ import numpy as np
 import pytest
 
 from pipeline.blend import _kernel, build_blending_indices, normalize_weights
+from pipeline.numba_backend import BLEND
+from tests.backends import numba_backend
+from tests.oracles import require_oracle
 
-nb = pytest.importorskip("pipeline.blend._kernel_numba", reason="numba (core dependency) not importable")
+require_oracle("numba")
+from pipeline.blend import _kernel_numba as nb  # noqa: E402
 
 KERNELS = {
     "upto4": lambda w, c, a, b, f, i, s, wr: nb.fill_upto4(w, c, a, b, f, i, s, wr),
@@ -96,7 +100,7 @@ def test_kernels_resume_from_counts_and_count_without_writing(name):
 
 def test_fallback_numba_and_megatron_core_agree_on_random_weights():
     """Megatron mode through the public API, both backends, against the C++ helper (the oracle)."""
-    helpers_cpp = pytest.importorskip("megatron.core.datasets.helpers_cpp")
+    helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
     rng = np.random.default_rng(424242)
     for case in range(150):
         n = int(rng.choice([2, 3, 4, 5, 17, 64, 65, 128, 300, 700]))
@@ -104,12 +108,10 @@ def test_fallback_numba_and_megatron_core_agree_on_random_weights():
         size = int(min(10 ** rng.uniform(0, 5), 200_000 // n + 1))
         ref_index, ref_sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
         helpers_cpp.build_blending_indices(ref_index, ref_sample, normalize_weights(w), n, size, False)
-        compiled = build_blending_indices(w, size, mode="megatron")
-        previous = _kernel.set_numba(False)
-        try:
+        with numba_backend(BLEND, True):
+            compiled = build_blending_indices(w, size, mode="megatron")
+        with numba_backend(BLEND, False):
             fallback = build_blending_indices(w, size, mode="megatron")
-        finally:
-            _kernel.set_numba(previous)
         for got in (compiled, fallback):
             assert np.array_equal(got[0], ref_index) and np.array_equal(got[1], ref_sample), f"case {case}: n={n}"
 
@@ -117,7 +119,7 @@ def test_fallback_numba_and_megatron_core_agree_on_random_weights():
 @pytest.mark.parametrize("n", [3, 300])
 def test_large_blend_equals_megatron_core(n):
     """Millions of steps (t up to 2e6), where rounding of the deficits is coarsest."""
-    helpers_cpp = pytest.importorskip("megatron.core.datasets.helpers_cpp")
+    helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
     size = 4_000_000 if n == 3 else 1_000_000
     rng = np.random.default_rng(n)
     for kind in (1, 2, 3):

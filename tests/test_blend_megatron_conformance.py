@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from pipeline.blend import build_blending_indices, parse_blend
+from tests.oracles import require_oracle
 
-helpers_cpp = pytest.importorskip("megatron.core.datasets.helpers_cpp")
-mcore_utils = pytest.importorskip("megatron.core.datasets.utils")
+helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
+mcore_utils = require_oracle("megatron.core.datasets.utils")
 
 
 def megatron_indices(weights, size):

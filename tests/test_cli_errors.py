@@ -7,6 +7,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,14 +15,16 @@ from pathlib import Path
 import pytest
 
 import pipeline
-from pipeline.cli import main
+from pipeline.cli.commands import main
 from pipeline.errors import PipelineError, UsageError
 
 REPO = Path(__file__).resolve().parents[1]
+LOGGER_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (DEBUG|INFO|WARNING) pipeline(\.[\w]+)*: ")
 
 
 def _error_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if line.strip()]
+    """stderr without the ``pipeline`` logger's progress lines (time level name: message)."""
+    return [line for line in err.splitlines() if line.strip() and not LOGGER_LINE.match(line)]
 
 
 def _run_main(argv: list[str], capsys) -> tuple[int, str]:
@@ -46,7 +49,7 @@ def test_every_error_class_in_the_package_derives_from_pipeline_error():
     strays = [name for name, cls in found.items() if not issubclass(cls, PipelineError)]
     assert strays == []
     for usage in ("pipeline.config.errors.ConfigError", "pipeline.blend.indices.OversampleError",
-                  "pipeline.schedule.ScheduleError"):
+                  "pipeline.cli.schedule.ScheduleError"):
         assert issubclass(found[usage], UsageError) and found[usage].exit_code == 2
 
 
@@ -124,12 +127,12 @@ def test_missing_java_is_one_line(tmp_path, monkeypatch, capsys):
      2, "blend.size: too large"),
     (lambda: __import__("pipeline.megatron.format", fromlist=["x"]).IndexedDatasetError("shards/web/x.idx: bad"),
      1, "shards/web/x.idx: bad"),
-    (lambda: __import__("pipeline.accounting", fromlist=["x"]).AccountingError("web: read 3 != 2"), 1, "read 3"),
+    (lambda: __import__("pipeline.run.accounting", fromlist=["x"]).AccountingError("web: read 3 != 2"), 1, "read 3"),
     (lambda: RuntimeError("an unexpected\nmulti-line failure"), 1, "RuntimeError: an unexpected multi-line"),
 ])
 def test_errors_raised_by_stages_are_one_line_with_their_exit_code(make, code, words, tmp_path, monkeypatch,
                                                                    capsys):
-    import pipeline.cli as cli
+    import pipeline.cli.commands as cli
 
     def fail(*_args, **_kwargs):
         raise make()
@@ -142,7 +145,7 @@ def test_errors_raised_by_stages_are_one_line_with_their_exit_code(make, code, w
 
 
 def test_debug_prints_the_traceback(tmp_path, monkeypatch, capsys):
-    import pipeline.cli as cli
+    import pipeline.cli.commands as cli
 
     def fail(*_args, **_kwargs):
         raise RuntimeError("boom")
@@ -154,7 +157,7 @@ def test_debug_prints_the_traceback(tmp_path, monkeypatch, capsys):
 
 
 def test_job_entry_point_with_an_unreadable_config_is_one_line(tmp_path, capsys):
-    from pipeline.schedule import job_main
+    from pipeline.cli.schedule import job_main
 
     missing = tmp_path / "missing.yaml"
     code = job_main("run", ["--config", str(missing)])

@@ -1,10 +1,9 @@
-"""Connected components (SPEC §4 step 5): both engines against networkx on the same edges."""
+"""Connected components (docs/dedup.md, Connected components): both engines against networkx on the same edges."""
 
 from __future__ import annotations
 
 import random
 
-import networkx as nx
 import pytest
 
 from pipeline.dedup.components import (
@@ -15,8 +14,10 @@ from pipeline.dedup.components import (
     small_star,
     star_components,
 )
+from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark
+nx = require_oracle("networkx")
 
 Edge = tuple[int, int]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.cli import main as cli_main
+from pipeline.cli.commands import main as cli_main
 from pipeline.config import ConfigError, load_config, load_config_text
 
 BASE = """
@@ -86,7 +86,7 @@ def test_missing_source_path_fails_before_spark(tmp_path, capsys, monkeypatch):
     def no_spark(*args, **kwargs):
         raise AssertionError("Spark must not start for a bad config")
 
-    monkeypatch.setattr("pipeline.spark_session.build_session", no_spark)
+    monkeypatch.setattr("pipeline.spark.session.build_session", no_spark)
     assert cli_main(["ingest", "--config", str(config)]) == 2
     assert "sources.0.paths.0" in capsys.readouterr().err
 

@@ -24,6 +24,7 @@ from pipeline.dedup import (
     text_jaccard,
     tokens,
 )
+from tests.oracles import require_oracle
 
 
 def test_import_does_not_pull_pyspark():
@@ -182,7 +183,7 @@ def test_optimal_bands_spec_default():
 
 
 def test_optimal_bands_equal_datasketch():
-    lsh = pytest.importorskip("datasketch.lsh")
+    lsh = require_oracle("datasketch.lsh")
     cases = [(0.7, 256), (0.5, 128), (0.8, 64), (0.3, 32), (0.9, 100), (0.85, 128), (0.6, 250)]
     for t, p in cases:
         assert optimal_bands(t, p) == lsh._optimal_param(t, p, 0.5, 0.5), (t, p)

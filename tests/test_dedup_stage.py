@@ -1,4 +1,4 @@
-"""Dedup on local Spark against an in-process oracle (datasketch + networkx) built from SPEC §4."""
+"""Dedup on local Spark against an in-process oracle (datasketch + networkx) built from docs/dedup.md."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ import struct
 from collections import defaultdict
 from pathlib import Path
 
-import networkx as nx
 import pytest
-from datasketch import MinHash
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
+from tests.oracles import require_oracle
+
+nx = require_oracle("networkx")
+MinHash = require_oracle("datasketch").MinHash
 
 pytestmark = pytest.mark.spark
 SAMPLE = Path(__file__).resolve().parents[1] / "pipeline" / "sample"
@@ -38,7 +40,7 @@ def _run(spark, out: Path, overrides=(), extra: str = "", raw: Path = SAMPLE):
     ctx = RunContext(load_config_text(_config(out, extra, raw), list(overrides)), spark=spark)
     if not (out / "_stages" / "ingest").exists():
         run_stages(ctx, only="ingest")
-    return run_stages(ctx, only="dedup")["dedup"]
+    return run_stages(ctx, only="dedup")["dedup"].counts
 
 
 def _shingles(text: str, k: int) -> set[bytes]:
@@ -56,7 +58,7 @@ def _sha1_32(b: bytes) -> int:
 
 def oracle_survivors(docs: dict[int, str], k=5, num_perm=256, bands=25, rows=10, threshold=0.7,
                      min_tokens=5) -> set[int]:
-    """SPEC §4 written independently: exact pre-pass, datasketch signatures, star edges, verify, components."""
+    """docs/dedup.md written independently: exact pre-pass, datasketch signatures, star edges, verify, components."""
     graph = nx.Graph()
     graph.add_nodes_from(docs)
     by_text = defaultdict(list)  # the exact pre-pass covers every document, short ones too (issue 14)
@@ -153,7 +155,7 @@ tokenizer: {{train: true}}
 sources: [{{name: code, paths: ["{raw}/*/*.py"], format: text, text_unit: file}}]
 """), spark=spark)
     run_stages(ctx, only="ingest")
-    counts = run_stages(ctx, only="dedup")["dedup"]
+    counts = run_stages(ctx, only="dedup")["dedup"].counts
     assert counts["short_documents"] == 5
     assert counts["exact_duplicates_removed"] == counts["short_exact_duplicates_removed"] == 2
     assert counts["sources"]["code"] == {"documents": 5, "duplicates_removed": 2, "survivors": 3}

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from deploy.build_artifacts import REQUIREMENTS_NAME, ZIP_NAME
+from pipeline.cli.schedule import dated_overrides, job_file
 from pipeline.config import load_config_text
-from pipeline.schedule import dated_overrides, job_file
-from pipeline.stages import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"

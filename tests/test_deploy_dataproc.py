@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pipeline.cli.schedule import job_file
 from pipeline.config import load_config_text
-from pipeline.schedule import job_file
-from pipeline.stages import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schedule import job_file
-from pipeline.stages import STAGE_NAMES
+from pipeline.cli.schedule import job_file
+from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_SH = REPO / "deploy" / "emr" / "run.sh"

@@ -1,4 +1,5 @@
-"""The GraphFrames engine's guards (SPEC §11): start-up refusals, version checks, AQE off while it runs."""
+"""The GraphFrames engine's guards (docs/dedup.md, Connected components): start-up refusals, version checks, AQE off
+while it runs."""
 
 from __future__ import annotations
 

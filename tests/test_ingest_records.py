@@ -1,6 +1,6 @@
 """Records fail one at a time (issue 14): each bad record is a reject with its file, position and reason.
 
-These run the ingest stage's Arrow body (`_records_to_batches`) directly, without a SparkSession.
+These run the ingest stage's Arrow body (`records_to_batches`) directly, without a SparkSession.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.ingest.batches import records_to_batches
 from pipeline.ingest.records import RecordRules
 from pipeline.ingest.splits import Split
-from pipeline.ingest.stage import _records_to_batches
 
 RULES = RecordRules(text_field="text", keep_fields=("url", "score"), max_text_bytes=10_000, excerpt_chars=40)
 
@@ -23,7 +23,7 @@ def _run(split: Split, rules: RecordRules = RULES, unit: str = "line") -> list[d
     """Every output row (documents and rejects) for one split, in reading order."""
     batch = pa.RecordBatch.from_pylist([split.as_row()])
     rows: list[dict] = []
-    for out in _records_to_batches(iter([batch]), {split.source: rules}, {split.source: unit}):
+    for out in records_to_batches(iter([batch]), {split.source: rules}, {split.source: unit}):
         rows.extend(out.to_pylist())
     return rows
 

@@ -11,8 +11,8 @@ import pytest
 import zstandard
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark
 
@@ -62,7 +62,7 @@ sources:
 
 def test_rejects_documents_and_accounting(spark, corpus, tmp_path):
     ctx = RunContext(_config(corpus, tmp_path / "run"), spark=spark)
-    counts = run_stages(ctx, only="ingest")["ingest"]["sources"]
+    counts = run_stages(ctx, only="ingest")["ingest"].counts["sources"]
     rejects = spark.read.parquet(str(tmp_path / "run" / "rejects")).toPandas()
     docs = spark.read.parquet(str(tmp_path / "run" / "documents")).toPandas()
     web_rejects = rejects[rejects.source == "web"]
@@ -88,7 +88,7 @@ def test_doc_ids_do_not_depend_on_partitioning(spark, corpus, tmp_path):
     for parts in (1, 7):
         out = tmp_path / f"run{parts}"
         ctx = RunContext(_config(corpus, out, extra=f", partitions: {parts}"), spark=spark)
-        assert run_stages(ctx, only="ingest")["ingest"]["splits"] >= parts
+        assert run_stages(ctx, only="ingest")["ingest"].counts["splits"] >= parts
         frames.append(spark.read.parquet(str(out / "documents")).toPandas().sort_values("doc_id")
                       .reset_index(drop=True))
     assert frames[0][["doc_id", "text"]].equals(frames[1][["doc_id", "text"]])

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from pipeline.spark_session import JavaMissingError, build_session, check_java
+from pipeline.spark.session import JavaMissingError, build_session, check_java
 
 
 def test_missing_java_says_how_to_install_it(tmp_path, monkeypatch):

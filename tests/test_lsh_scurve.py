@@ -1,5 +1,5 @@
 """LSH S-curve: planted near-duplicate pairs of known exact Jaccard s become candidates (share a
-band key) with probability 1 - (1 - s^R)^B (SPEC §4.3), and recall/precision follow from it.
+band key) with probability 1 - (1 - s^R)^B (docs/dedup.md, Banding), and recall/precision follow from it.
 
 Tolerances: candidate counts are sums of independent Bernoulli(p_i), so each observed count is
 checked against its expectation within 4 standard deviations (+1 for discreteness).

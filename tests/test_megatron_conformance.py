@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +14,10 @@ from pipeline.megatron import (
     dtype_for_vocab,
     merge_indexed_datasets,
 )
+from tests.oracles import require_oracle
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    mc = pytest.importorskip("megatron.core.datasets.indexed_dataset")
-torch = pytest.importorskip("torch")
+mc = require_oracle("megatron.core.datasets.indexed_dataset")
+torch = require_oracle("torch")
 
 
 def _docs(rng: np.random.Generator, n: int, high: int, max_len: int = 40) -> list[list[int]]:

@@ -10,11 +10,11 @@ import fsspec
 import numpy as np
 import pytest
 
+from pipeline import storage
 from pipeline.megatron import (
     IndexedDataset,
     IndexedDatasetError,
     IndexedDatasetWriter,
-    concat_bin_files,
     describe_dataset,
     merge_indexed_datasets,
     publish,
@@ -105,14 +105,14 @@ def test_memory_fs_round_trip_merge_validate() -> None:
     assert IndexedDataset(b).num_documents == 0
 
 
-def test_concat_bin_files_mixed_sources(tmp_path: Path) -> None:
+def test_storage_concat_mixed_sources(tmp_path: Path) -> None:
     mem = f"memory://concat-{uuid.uuid4().hex}/m.bin"
     with fsspec.open(mem, "wb") as f:
         f.write(b"MEMORY")
     (tmp_path / "a.bin").write_bytes(b"abc" * 1000)
     (tmp_path / "e.bin").write_bytes(b"")
     srcs = [str(tmp_path / "a.bin"), mem, str(tmp_path / "e.bin"), str(tmp_path / "a.bin")]
-    n = concat_bin_files(srcs, str(tmp_path / "out.bin"), chunk_size=7)
+    n = storage.concat(srcs, str(tmp_path / "out.bin"), chunk_size=7)
     assert (tmp_path / "out.bin").read_bytes() == b"abc" * 1000 + b"MEMORY" + b"abc" * 1000 == b"".join(
         fsspec.open(s, "rb").open().read() for s in srcs
     )

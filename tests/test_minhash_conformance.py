@@ -1,6 +1,6 @@
-"""Conformance: our signatures are bit-identical to datasketch 2.x MinHash (SPEC §4.2), both schemes.
+"""Conformance: our signatures are bit-identical to datasketch 2.x MinHash (docs/dedup.md, Signatures), both schemes.
 
-The reference shingler below is written from SPEC §4.1 independently of ``pipeline.dedup.shingles``;
+The reference shingler below is written from docs/dedup.md, Shingles independently of ``pipeline.dedup.shingles``;
 datasketch is fed its shingles with its default hash (``sha1_hash32``).
 """
 
@@ -12,13 +12,16 @@ import re
 import numpy as np
 import pytest
 
-datasketch = pytest.importorskip("datasketch")
+from pipeline.dedup import minhash_signatures, shingle_hashes, shingle_set, tokens
+from pipeline.numba_backend import DEDUP
+from tests.backends import numba_backend
+from tests.oracles import require_oracle
 
-from pipeline.dedup import _kernels, minhash_signatures, shingle_hashes, shingle_set, tokens  # noqa: E402
+datasketch = require_oracle("datasketch")
 
 
 def ref_shingles(text: str, k: int = 5, char: bool = False) -> list[bytes]:
-    """SPEC §4.1, literally: distinct K-grams in first-occurrence order, UTF-8 encoded."""
+    """docs/dedup.md, Shingles, literally: distinct K-grams in first-occurrence order, UTF-8 encoded."""
     toks = [t for t in re.split(r"\W", text.lower()) if t]
     units = list(" ".join(toks)) if char else toks
     if not units:
@@ -136,12 +139,8 @@ def test_shingle_sets_match_reference(shared_fixtures):
 @pytest.fixture(params=["numba", "numpy"])
 def backend(request):
     """Run a test once with the numba kernels and once with the pure-numpy paths."""
-    if request.param == "numba":
-        pytest.importorskip("numba")
-    previous = _kernels.set_numba(request.param == "numba")
-    assert _kernels.numba_enabled() == (request.param == "numba")
-    yield request.param
-    _kernels.set_numba(previous)
+    with numba_backend(DEDUP, request.param == "numba"):
+        yield request.param
 
 
 def tricky_documents() -> list[str]:
@@ -163,7 +162,7 @@ def tricky_documents() -> list[str]:
 
 
 def test_code_point_tokeniser_equals_re():
-    pytest.importorskip("numba")
+    require_oracle("numba")
     from pipeline.dedup.units_numba import utf8_units, word_table
 
     table = word_table()
@@ -185,7 +184,7 @@ def test_code_point_tokeniser_equals_re():
 
 
 def test_sha1_kernel_equals_hashlib():
-    pytest.importorskip("numba")
+    require_oracle("numba")
     import hashlib
     import struct
 
@@ -212,23 +211,41 @@ def test_backends_bit_identical_to_datasketch(backend, scheme):
     assert np.array_equal(ours, ref_signatures(short, 64, 1, 2, scheme=scheme, cap=7))
 
 
-@pytest.mark.parametrize("shingle,ngram,cap", [("word", 5, None), ("word", 2, 9), ("char", 4, None)])
-def test_fast_hash_same_on_both_backends(shingle, ngram, cap):
-    pytest.importorskip("numba")
+def _fast_hash_on_both_backends(shingle: str, ngram: int, cap: int | None) -> tuple[list[str], dict]:
+    """Fast-hash shingle hashes and signatures of the same documents on numba and on numpy (forced, checked)."""
     docs = tricky_documents() + edge_documents()[:-1] + [" ".join(f"w{i % 40}" for i in range(500))]
     results = {}
     for use in (True, False):
-        previous = _kernels.set_numba(use)
-        try:
+        with numba_backend(DEDUP, use):
             h, off = shingle_hashes(docs, ngram, shingle, cap, hash="xxhash")
             sigs = minhash_signatures(docs, num_perm=64, ngram=ngram, shingle=shingle, max_shingles=cap,
                                       hash="xxhash", scheme="legacy")
-        finally:
-            _kernels.set_numba(previous)
         results[use] = (h, off, sigs)
+    return docs, results
+
+
+@pytest.mark.parametrize("shingle,ngram,cap", [("word", 5, None), ("word", 2, 9), ("char", 4, None)])
+def test_fast_hash_same_on_both_backends(shingle, ngram, cap):
+    docs, results = _fast_hash_on_both_backends(shingle, ngram, cap)
     for a, b in zip(results[True], results[False], strict=True):
         assert np.array_equal(a, b)
     h, off, _ = results[True]
     n_units = [len(tokens(d)) if shingle == "word" else len(" ".join(tokens(d))) for d in docs]
     expected = [min(cap or n, n - ngram + 1 if n >= ngram else min(n, 1)) for n in n_units]
     assert np.diff(off).tolist() == expected
+
+
+def test_backend_comparison_sees_a_fallback_that_differs(monkeypatch):
+    """The comparison above really runs two backends: numpy unit hashes off by one are noticed."""
+    from pipeline.dedup import hashes
+
+    horner = hashes._horner_unit_hashes
+
+    def off_by_one(texts, shingle):  # noqa: ANN001, ANN202
+        unit_h, unit_off = horner(texts, shingle)
+        return unit_h + np.uint64(1), unit_off
+
+    monkeypatch.setattr(hashes, "_horner_unit_hashes", off_by_one)
+    _, results = _fast_hash_on_both_backends("word", 5, None)
+    assert not np.array_equal(results[True][0], results[False][0])
+    assert not np.array_equal(results[True][2], results[False][2])

@@ -8,7 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
+from tests.oracles import require_oracle
 
 REPO = Path(__file__).resolve().parents[1]
 PROBE = "from pipeline.dedup.minhash import minhash_signatures; print(minhash_signatures(['a b c d e f'])[0][:2])"
@@ -29,7 +29,7 @@ def _run(tmp_path: Path, code: str, **env: str) -> subprocess.CompletedProcess:
 
 
 def test_unwritable_user_cache_moves_to_the_spark_local_dir(tmp_path):
-    pytest.importorskip("numba")
+    require_oracle("numba")
     local = tmp_path / "spark-local"
     done = _run(tmp_path, PROBE, XDG_CACHE_HOME="/dev/null/no-cache", SPARK_LOCAL_DIRS=f"{local},/elsewhere")
     assert done.returncode == 0, done.stderr[-2000:]

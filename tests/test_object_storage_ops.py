@@ -10,8 +10,9 @@ import fsspec
 import numpy as np
 import pytest
 
-from pipeline import objectstore, preflight
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter, merge_indexed_datasets
+from pipeline.run import preflight
+from pipeline.storage import objectstore
 from tests.storage_fixtures import list_objects, new_bucket
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -136,7 +137,7 @@ def test_merge_on_s3_is_byte_identical_to_local(s3_emulator, tmp_path):
 
 @pytest.fixture
 def no_spark(monkeypatch):
-    import pipeline.spark_session as ss
+    import pipeline.spark.session as ss
 
     def refuse(*_a, **_k):
         raise AssertionError("Spark must not start")
@@ -145,7 +146,7 @@ def no_spark(monkeypatch):
 
 
 def _run_cli(capsys, output: str, *extra: str) -> tuple[int, str]:
-    from pipeline.cli import main
+    from pipeline.cli.commands import main
 
     cwd = os.getcwd()
     os.chdir(REPO)

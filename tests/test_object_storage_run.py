@@ -1,6 +1,6 @@
 """Whole runs of the bundled sample with inputs, config and run directory on gs:// and s3:// (emulators):
 the megatron/ and blend/ files equal a local run's, byte for byte; a first tokenize attempt that dies
-while writing to gs:// leaves nothing behind (SPEC §3, §9, §11)."""
+while writing to gs:// leaves nothing behind (docs/stages.md, Determinism; docs/running.md, Cluster and storage)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from pipeline.cli import prepare
+from pipeline.cli.commands import prepare
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 from tests.storage_fixtures import GCS_ENV, S3_ENV, list_objects, new_bucket, restore_worker_env, spark_worker_env
 
 pytestmark = pytest.mark.spark
@@ -78,7 +78,7 @@ def _remote_run(spark, scheme: str, env: tuple[str, ...], inject: bool) -> tuple
 def test_sample_on_gcs_with_a_failed_first_tokenize_attempt_equals_a_local_run(spark, gcs_emulator, local_run):
     started = time.time()
     run, files, results = _remote_run(spark, "gs", GCS_ENV, inject=True)
-    assert sum(s["retried_tasks"] for s in results["tokenize"]["sources"].values()) >= 1
+    assert sum(s["retried_tasks"] for s in results["tokenize"].counts["sources"].values()) >= 1
     assert _digests(files) == _digests(local_run) != {}
     names = set(files)
     assert not [n for n in names if "_tmp" in n or "attempt" in n or ".compose-" in n], sorted(names)

@@ -9,15 +9,18 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.dedup._kernels import set_numba
-from pipeline.dedup.arrow_steps import star_jaccards
+from pipeline.dedup.batches import star_jaccards
 from pipeline.dedup.pair_jaccard import pair_jaccards
+from pipeline.numba_backend import DEDUP
+from tests.backends import numba_backend
+from tests.oracles import require_oracle
 
 VOCAB = ["alpha", "beta", "gamma", "Delta", "épée", "naïve", "日本語", "σίσυφος", "x", "42", "a_b", "ΣΑΣ"]
 
 
 def reference_shingles(text: str, k: int, kind: str = "word", cap: int | None = None) -> set[bytes]:
-    """SPEC §4.1 written out independently: lower-case, \\W split, K-grams joined, first ``cap`` distinct."""
+    """docs/dedup.md, Shingles, written out independently: lower-case, \\W split, K-grams joined,
+    first ``cap`` distinct."""
     toks = [t for t in re.split(r"\W+", text.lower()) if t]
     units = toks if kind == "word" else list(" ".join(toks))
     sep = " " if kind == "word" else ""
@@ -52,9 +55,8 @@ def random_texts(rng: random.Random, n: int) -> list[str]:
 
 @pytest.fixture(params=[True, False], ids=["numba", "python"])
 def backend(request):
-    previous = set_numba(request.param)
-    yield request.param
-    set_numba(previous)
+    with numba_backend(DEDUP, request.param):
+        yield request.param
 
 
 @pytest.mark.parametrize("k,kind,cap", [(5, "word", None), (2, "word", None), (1, "word", None),
@@ -72,7 +74,7 @@ def test_pair_jaccards_equal_reference_sets(backend, k, kind, cap):
 
 def test_equal_hashes_are_checked_byte_by_byte():
     """Force every shingle hash to collide: the compiled intersection must still count only equal bytes."""
-    pytest.importorskip("numba")
+    require_oracle("numba")
     from pipeline.dedup.hashes import _codepoints
     from pipeline.dedup.jaccard_numba import distinct_shingles
     from pipeline.dedup.jaccard_numba import pair_jaccards as compiled

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.config import ConfigError, load_config_text
-from pipeline.preflight import check_output_apart_from_sources
+from pipeline.run.preflight import check_output_apart_from_sources
 
 
 def _config(output: str, path: str):
@@ -51,7 +51,7 @@ def test_separate_output_and_source_are_fine(tmp_path, output, source):
 
 
 def test_the_cli_refuses_before_spark(tmp_path, monkeypatch, capsys):
-    from pipeline.cli import main as cli_main
+    from pipeline.cli.commands import main as cli_main
 
     raw = tmp_path / "raw"
     raw.mkdir()
@@ -62,7 +62,7 @@ def test_the_cli_refuses_before_spark(tmp_path, monkeypatch, capsys):
     def no_spark(*args, **kwargs):
         raise AssertionError("Spark must not start")
 
-    monkeypatch.setattr("pipeline.spark_session.build_session", no_spark)
+    monkeypatch.setattr("pipeline.spark.session.build_session", no_spark)
     assert cli_main(["ingest", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "output" in err and "sources.0.paths.0" in err

@@ -25,12 +25,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
 from pipeline.megatron import IndexedDataset
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
+from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark
-tokenizers = pytest.importorskip("tokenizers", reason="Hugging Face tokenizers is in the test extra")
+tokenizers = require_oracle("tokenizers")
 EOD = "<|endoftext|>"
 TRIED = Counter()  # records and runs tried, printed at the end of the test
 

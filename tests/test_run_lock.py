@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.runlock import LOCK_NAME, RunLock, RunLockedError, _read_remote, _replace
+from pipeline.run.runlock import LOCK_NAME, RunLock, RunLockedError, _read_remote, _replace
 from tests.storage_fixtures import new_bucket
 
 REPO = Path(__file__).resolve().parents[1]
-HOLD = ("import sys, time; from pipeline.runlock import RunLock; RunLock(sys.argv[1], 'run').acquire(); "
+HOLD = ("import sys, time; from pipeline.run.runlock import RunLock; RunLock(sys.argv[1], 'run').acquire(); "
         "print('held', flush=True); time.sleep(120)")
 
 
@@ -31,7 +31,7 @@ def _holder(out: Path) -> subprocess.Popen:
 
 
 def test_second_run_refuses_at_once_naming_the_holder_then_takes_over_after_a_kill(tmp_path, monkeypatch, capsys):
-    from pipeline.cli import main
+    from pipeline.cli.commands import main
 
     monkeypatch.chdir(REPO)
     out = tmp_path / "run"

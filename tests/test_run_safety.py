@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
+from pipeline.cli.commands import main
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.stages import run_stages
+from pipeline.run.context import RunContext
+from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -62,8 +62,8 @@ def test_truncated_bin_and_garbage_idx_are_recomputed_not_reused(finished, copy,
     web_bin.write_bytes(web_bin.read_bytes()[:-64])
     wiki_idx.write_bytes(b"\x00garbage" * (wiki_idx.stat().st_size // 8))
     assert main(_argv("run", copy)) == 0
-    printed = capsys.readouterr().out
-    warning = next(line for line in printed.splitlines() if line.startswith("[merge-blend] WARNING"))
+    printed = capsys.readouterr().err  # progress is logged on stderr
+    warning = next(line for line in printed.splitlines() if "[merge-blend] WARNING" in line)
     assert "megatron/web.bin" in warning and "megatron/wiki.idx" in warning
     assert "[ingest] already finished" in printed and "[tokenize] already finished" in printed
     assert "[merge-blend] running" in printed
@@ -82,7 +82,7 @@ def test_deleted_parquet_part_file_recomputes_that_stage(finished, copy, spark):
     assert not (copy / "_stages" / "dedup" / "_SUCCESS").exists()  # what follows will be recomputed
     original = spark.read.parquet(str(finished / "documents")).count()
     assert spark.read.parquet(str(copy / "documents")).count() == original
-    assert sum(s["documents"] for s in results["ingest"]["sources"].values()) == original
+    assert sum(s["documents"] for s in results["ingest"].counts["sources"].values()) == original
 
 
 def test_garbled_vocab_and_merges_files_are_one_line_config_errors(finished, copy, tmp_path, capsys):

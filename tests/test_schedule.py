@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.schedule import ScheduleError, cli_argv, dated_overrides, job_main, resolve_date
+from pipeline.cli.schedule import ScheduleError, cli_argv, dated_overrides, job_main, resolve_date
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "pipeline" / "sample" / "web" / "part-0000.jsonl"
@@ -86,7 +86,7 @@ def _run_job(config: Path, date: str, monkeypatch) -> int:
 def test_two_scheduled_days_each_read_the_previous_day_and_leave_earlier_runs_untouched(tmp_path, spark, monkeypatch):
     """Two consecutive scheduled runs through the schedule code that Cloud Scheduler / the workflow
     template use (``--date yesterday``, resolved by the job when it starts) at 03:00 UTC on two days."""
-    from pipeline import schedule
+    from pipeline.cli import schedule
 
     lines = SAMPLE.read_text().splitlines(keepends=True)
     for date, chunk in (("2026-11-21", lines[:30]), ("2026-11-22", lines[30:60])):

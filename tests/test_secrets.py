@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from pipeline import preflight
 from pipeline.config import ConfigError, load_config_text
-from pipeline.manifest import Manifest
+from pipeline.run import preflight
+from pipeline.run.manifest import Manifest
 from pipeline.secrets import is_secret_setting, redact_text
 
 CLASS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
@@ -92,7 +92,8 @@ def test_config_errors_never_echo_a_url_password():
 
 def test_stage_markers_and_error_lines_never_hold_a_url_password(tmp_path):
     from pipeline.errors import PipelineError, one_line
-    from pipeline.stages import STAGES, stage_inputs
+    from pipeline.run.registry import STAGES
+    from pipeline.run.runner import stage_inputs
 
     config = _config(tmp_path, {})
     config.sources[0].paths.append("https://alice:hunter2@example.com/data/*.jsonl")

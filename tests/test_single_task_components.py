@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import random
 
-import networkx as nx
 import numpy as np
 import pytest
 
 from pipeline.dedup.union_find import component_labels
+from tests.oracles import require_oracle
+
+nx = require_oracle("networkx")
 
 
 def networkx_labels(edges: list[tuple[int, int]]) -> dict[int, int]:

@@ -1,9 +1,11 @@
 """Every ``jobs/`` file through pyspark's own ``spark-submit`` as Dataproc and EMR stage it: the job file
-alone in a directory, the package only from the zip that ``deploy/build_artifacts.sh`` builds (SPEC §8)."""
+alone in a directory, the package only from the zip that ``deploy/build_artifacts.sh`` builds
+(docs/running.md, On a cluster)."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -11,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.stages import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES
 from tests.cluster_runs import file_digests, package_origin, require_spark_submit, submit_job
 
 
 def test_zip_holds_the_package_and_shadows_other_installs(cluster_zip: Path, tmp_path: Path) -> None:
     """The zip is importable on its own and wins over an installed copy (as on a cluster)."""
     names = zipfile.ZipFile(cluster_zip).namelist()
-    assert "pipeline/cli.py" in names and "pipeline/schedule.py" in names
+    assert "pipeline/cli/commands.py" in names and "pipeline/cli/schedule.py" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
-    probe = subprocess.run([sys.executable, "-c", "import pipeline.cli, pipeline; print(pipeline.__file__)"],
+    probe = subprocess.run([sys.executable, "-c", "import pipeline.cli.commands, pipeline; print(pipeline.__file__)"],
                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(cluster_zip)},
                            capture_output=True, text=True, check=True)
     assert probe.stdout.strip().startswith(str(cluster_zip)), probe.stdout
@@ -49,4 +51,7 @@ def test_each_stage_job_then_the_whole_run_job_match_a_local_run(
     done = submit_job("run", cluster_zip, standalone_config, whole, tmp_path / "run")
     assert package_origin(done).startswith(str(cluster_zip) + os.sep), package_origin(done)
     assert f"outputs in {whole}" in done.stdout
+    driver_log = done.stdout + done.stderr  # no terminal: logger lines, no redrawn progress bars
+    assert "\r" not in driver_log and "[Stage " not in driver_log
+    assert re.search(r" INFO pipeline\.dedup: dedup: verify done in [0-9.]+ s \(verified_edges=\d+\)", driver_log)
     assert file_digests(whole) == reference

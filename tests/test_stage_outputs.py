@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
-from pipeline.stage_outputs import record, verify
+from pipeline.run.stage_outputs import record, verify
 
 
 @pytest.fixture

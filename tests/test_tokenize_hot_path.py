@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
-from pipeline.megatron.tokenize_stage import count_special_text, utf8_buffers
+from pipeline.tokenize.batches import count_special_text, utf8_buffers
 
 EOT = "<|endoftext|>"
 
@@ -93,5 +93,8 @@ def test_count_special_text_matches_python() -> None:
         assert count_special_text(column, specials) == expected
         data, offsets = utf8_buffers(column)
         assert count_special_text(column, specials, data[offsets[0]:offsets[-1]].tobytes()) == expected
+        assert count_special_text(column, specials, data[offsets[0]:offsets[-1]]) == expected  # searched in place
     plain = pa.array(["no special", "here <|endoftext", None])
     assert count_special_text(plain, (EOT,), b"no specialhere <|endoftext") == 0
+    assert count_special_text(plain, (EOT,), np.frombuffer(b"no specialhere <|endoftext", np.uint8)) == 0
+    assert count_special_text(pa.array(["a.b", "a*b"]), ("a.b",), b"a.ba*b") == 1  # a literal, not a pattern

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -12,13 +11,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.cli.inspect import inspect_main
 from pipeline.config import load_config_text
-from pipeline.context import RunContext
-from pipeline.inspect import inspect_main
-from pipeline.megatron.merge_stage import merge_sources
-from pipeline.megatron.tokenize_stage import INJECT_PROPERTY, run_tokenize
+from pipeline.merge_blend.stage import merge_sources
+from pipeline.run.context import RunContext
+from pipeline.tokenize.stage import INJECT_PROPERTY, run_tokenize
 from pipeline.tokenizer import BPETokenizer, count_pretokens
 from pipeline.tokenizer.stage import load_tokenizer, run_train_tokenizer
+from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark
 
@@ -116,10 +116,8 @@ def _files(run: Path, sub: str) -> dict[str, bytes]:
 
 
 def test_megatron_core_reads_our_tokens_in_doc_id_order(runs, survivors, tok, tmp_path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        mc = pytest.importorskip("megatron.core.datasets.indexed_dataset", reason="megatron-core (test extra)")
-    torch = pytest.importorskip("torch", reason="torch (test extra, needed by megatron-core)")
+    mc = require_oracle("megatron.core.datasets.indexed_dataset")
+    torch = require_oracle("torch")
     run, counts, merged = runs(3)
     eod = tok.token_id(EOT)
     assert counts["dtype"] == np.dtype(mc.DType.optimal_dtype(tok.vocab_size)).name

@@ -11,9 +11,10 @@ import pytest
 
 from pipeline.tokenizer import BPETokenizer
 from pipeline.tokenizer.encode import WordCache, numba_enabled, set_numba
+from tests.oracles import require_oracle
 
-pytest.importorskip("numba")
-tiktoken = pytest.importorskip("tiktoken")
+require_oracle("numba")
+tiktoken = require_oracle("tiktoken")
 from test_tokenizer_encode import EOT, TEXTS, tiktoken_from_vocab  # noqa: E402
 
 
@@ -135,6 +136,21 @@ def test_encode_iterable_memory(backend, request, shared_fixtures):
     tracemalloc.stop()
     assert count == len(tok.encode(text))
     assert peak - base < 1_000_000
+
+
+def test_char_classes_equal_regex_per_code_point() -> None:
+    """The class table equals ``regex`` asked about each code point alone (0 other, 1 letter, 2 number, 3 space)."""
+    import regex
+
+    from pipeline.tokenizer.encode import char_classes
+
+    letter, number, space = (regex.compile(p).fullmatch for p in (r"\p{L}", r"\p{N}", r"\s"))
+    expected = np.array([1 if letter(c) else 2 if number(c) else 3 if space(c) else 0
+                         for c in map(chr, range(0x110000))], dtype=np.uint8)
+    classes = char_classes()
+    assert classes.dtype == np.uint8 and classes.shape == (0x110000,)
+    assert np.array_equal(classes, expected)
+    assert (expected == 1).sum() > 100_000 and (expected == 3).sum() > 20  # the oracle sees all three classes
 
 
 def test_numba_pretokens_equal_regex(shared_fixtures):

@@ -9,8 +9,9 @@ import pickle
 import pytest
 
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer
+from tests.oracles import require_oracle
 
-tiktoken = pytest.importorskip("tiktoken")
+tiktoken = require_oracle("tiktoken")
 
 EOT = "<|endoftext|>"
 DOUBLE = EOT + EOT

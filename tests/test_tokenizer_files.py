@@ -8,8 +8,9 @@ import pytest
 
 from pipeline.tokenizer import BPETokenizer
 from pipeline.tokenizer.files import bytes_to_unicode
+from tests.oracles import require_oracle
 
-tokenizers = pytest.importorskip("tokenizers")
+tokenizers = require_oracle("tokenizers")
 from test_tokenizer_encode import EOT, TEXTS, _gpt2_table, tiktoken_from_vocab  # noqa: E402
 
 

@@ -9,13 +9,15 @@ import warnings
 
 import numpy as np
 import pytest
-import tiktoken  # noqa: F401 - the oracle: a missing install fails here, it is not skipped
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tokenizer_encode import EOT, tiktoken_from_vocab
 
 from pipeline.tokenizer import BPETokenizer
 from pipeline.tokenizer.encode import numba_enabled, scrub_surrogates, set_numba
+from tests.oracles import require_oracle
+
+require_oracle("tiktoken")
 
 SCRIPTS = "abcXYZ ДжщЯ αβΩ 中文字 日本語 ひらがな 한국어 🙂👍🏽🚀🇩🇪 é\u0301 \u200d\ufe0f ١٢٣ ४५६ ½ Ⅻ ß'"
 PIECES = st.one_of(
@@ -61,7 +63,7 @@ def oracle(shared_fixtures):
 
 def tiktoken_comparable(text: str) -> bool:
     """Whether tiktoken is an oracle for ``text``: every code point is assigned in this Python's
-    Unicode database. Pre-token classes come from the ``regex`` module (SPEC §5), whose Unicode
+    Unicode database. Pre-token classes come from the ``regex`` module (docs/tokenizer.md, Pre-tokenizer), whose Unicode
     tables may be newer than tiktoken's: a code point assigned since (e.g. U+18E00, a letter for
     ``regex`` 2026) is classed differently there. The numba path must equal the reference anyway."""
     return all(unicodedata.category(c) != "Cn" for c in scrub_surrogates(text))

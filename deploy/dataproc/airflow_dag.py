@@ -47,6 +47,6 @@ with DAG(
         project_id="{{ var.value.pretrain_project }}",
         region="{{ var.value.pretrain_region }}",
         parameters={"CONFIG": CONFIG, "RUN_DATE": RUN_DATE},
-        # A rerun of the same date resumes: finished stages are skipped (SPEC: resume).
+        # A rerun of the same date resumes: finished stages are skipped (docs/running.md, Resume).
         execution_timeout=timedelta(hours=12),
     )

@@ -3,7 +3,7 @@
 # pyspark is NOT installed: the cluster provides it. Set by create_cluster.sh as instance metadata:
 #   PIPELINE_DIST       gs://.../dist with the wheel and requirements-cluster.txt (required)
 #   PIPELINE_DEPS       wheelhouse (default), pip: from PyPI or PIP_INDEX_URL -- needs Cloud NAT or a mirror;
-#                       Dataproc 2.2+ clusters have no internet by default (SPEC §11)
+#                       Dataproc 2.2+ clusters have no internet by default (docs/running.md, Cluster and storage)
 #                       wheelhouse: from PIPELINE_DIST/wheelhouse/ (built by build_artifacts.sh
 #                       --wheelhouse) with --no-index: no internet needed
 #                       env: unpack PIPELINE_DIST/env-py3.11.tar.gz to /opt/pretrain-env on the master, for

@@ -1,4 +1,4 @@
-"""Blending (SPEC §7): Megatron's BlendedDataset indices, exact and fast, plus their files.
+"""Blending (docs/blending.md): Megatron's BlendedDataset indices, exact and fast, plus their files.
 
 Pure numpy (optionally compiled with numba); no Spark, torch or Megatron import here.
 """

@@ -21,16 +21,24 @@ import math
 
 import numpy as np
 
-from pipeline.numba_backend import NumbaSwitch
+from pipeline.numba_backend import BLEND
 
-_switch = NumbaSwitch("PIPELINE_BLEND_NUMBA")
-numba_enabled = _switch.enabled
-set_numba = _switch.set
+numba_enabled = BLEND.enabled
+set_numba = BLEND.set
 
 _FEW_DATASETS = 64  # up to this many datasets, every step scans them all
 
 
-def _fill_numpy(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001
+def _fill_numpy(
+    w: np.ndarray,
+    counts: np.ndarray,
+    start: int,
+    stop: int,
+    fixed: bool,
+    out_index: np.ndarray,
+    out_sample: np.ndarray,
+    write: bool,
+) -> None:
     """Same contract as the compiled kernels; a per-step Python loop vectorised over datasets."""
     countf = counts.astype(np.float64)
     deficit = np.empty_like(w)
@@ -67,7 +75,7 @@ def fill(
     (used to get exact per-dataset demand cheaply).
     """
     write = out_index is not None
-    if not write:
+    if out_index is None or out_sample is None:
         out_index = np.empty(0, np.int16)
         out_sample = np.empty(0, np.int64)
     if stop <= start:

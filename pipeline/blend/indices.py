@@ -1,4 +1,4 @@
-"""Blending indices (SPEC §7): which dataset, and which sample of it, fills each blended slot.
+"""Blending indices (docs/blending.md, The rule): which dataset, and which sample of it, fills each blended slot.
 
 ``build_blending_indices(weights, size)`` returns ``(dataset_index, dataset_sample_index)`` of length
 ``S = size``: at step ``j`` pick ``k = argmax_i (w_i * (j + 1) - C_i)`` (ties to the smaller ``i``),
@@ -57,13 +57,15 @@ def normalize_weights(weights: Sequence[float] | np.ndarray) -> np.ndarray:
         raise ValueError(f"weights must be a non-empty 1-D sequence, got shape {w.shape}")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError(f"weights must be finite and >= 0, got {w.tolist()}")
-    total = w.sum()
+    total = float(w.sum())
     if total <= 0:
         raise ValueError("weights must not all be zero")
-    return w / total
+    normalized: np.ndarray = w / total
+    return normalized
 
 
-def _check_args(w: np.ndarray, size: int, sizes, mode: str, oversample: str) -> np.ndarray | None:  # noqa: ANN001
+def _check_args(w: np.ndarray, size: int, sizes: Sequence[int] | np.ndarray | None, mode: str,
+                oversample: str) -> np.ndarray | None:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if oversample not in OVERSAMPLE:
@@ -87,7 +89,8 @@ def _label(i: int, names: Sequence[str] | None) -> str:
     return f"dataset {i} ({names[i]!r})" if names is not None else f"dataset {i}"
 
 
-def _raise_oversample(over: dict[int, str], sizes: np.ndarray, size: int, w: np.ndarray, names) -> None:  # noqa: ANN001
+def _raise_oversample(over: dict[int, str], sizes: np.ndarray, size: int, w: np.ndarray,
+                      names: Sequence[str] | None) -> None:
     parts = [
         f"{_label(i, names)} has {sizes[i]} samples but a blend of S={size} at weight {w[i]:.6g} "
         f"asks it for {demand}"
@@ -99,7 +102,8 @@ def _raise_oversample(over: dict[int, str], sizes: np.ndarray, size: int, w: np.
     )
 
 
-def _check_demand(w: np.ndarray, size: int, sizes: np.ndarray, fixed: bool, names, wrap: bool) -> None:  # noqa: ANN001
+def _check_demand(w: np.ndarray, size: int, sizes: np.ndarray, fixed: bool, names: Sequence[str] | None,
+                  wrap: bool) -> None:
     """Fail before building when a dataset's demand exceeds its size (exact, see module doc).
 
     Bounds: a dataset is picked only when its deficit is the maximum, which is >= the mean >= 0,

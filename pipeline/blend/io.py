@@ -1,19 +1,21 @@
 """Write and read the ``blend/`` index files: two plain ``.npy`` arrays and ``blend.json``.
 
 Paths may be local directories or fsspec URLs (``gs://``, ``s3://``, ``memory://``); a file system is
-created inside each call (fsspec objects are not fork-safe, SPEC §11). Files are written under their
-final names, arrays first and ``blend.json`` last, so a readable ``blend.json`` means a complete set.
+created inside each call (fsspec objects are not fork-safe: docs/running.md, Cluster and storage).
+Each file is written atomically (:func:`pipeline.storage.open_atomic`), arrays first and ``blend.json``
+last, so a readable ``blend.json`` means a complete set.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
-import fsspec
 import numpy as np
 
+from pipeline import storage
 from pipeline.blend.indices import dataset_counts, normalize_weights
 from pipeline.blend.megatron_args import megatron_data_path
 from pipeline.blend.schema import FORMAT, validate_blend_json
@@ -56,7 +58,7 @@ def blend_document(
         "achieved_ratios": [float(c / size) if size else 0.0 for c in counts],
         "dataset_index_dtype": str(np.asarray(dataset_index).dtype),
         "files": {"dataset_index": DATASET_INDEX_FILE, "dataset_sample_index": DATASET_SAMPLE_INDEX_FILE},
-        "data_path": megatron_data_path(w, list(prefixes)),
+        "data_path": megatron_data_path([float(x) for x in w], list(prefixes)),
     }
     if left_out:
         doc["left_out"] = [dict(entry) for entry in left_out]
@@ -87,12 +89,13 @@ def write_blend(
         raise ValueError("dataset_index and dataset_sample_index differ in length")
     doc = blend_document(dataset_index, sources=sources, prefixes=prefixes, weights=weights,
                          sizes=sizes, mode=mode, oversample=oversample, left_out=left_out)
-    fs, root = fsspec.core.url_to_fs(output, **(storage_options or {}))
+    output, options = os.fspath(output), storage_options or {}
+    fs, root = storage.resolve(output, **options)
     fs.makedirs(root, exist_ok=True)
     for name, array in ((DATASET_INDEX_FILE, dataset_index), (DATASET_SAMPLE_INDEX_FILE, dataset_sample_index)):
-        with fs.open(f"{root.rstrip('/')}/{name}", "wb") as f:
+        with storage.open_atomic(storage.join(output, name), **options) as f:
             np.save(f, np.ascontiguousarray(array), allow_pickle=False)
-    with fs.open(f"{root.rstrip('/')}/{BLEND_JSON_FILE}", "wb") as f:
+    with storage.open_atomic(storage.join(output, BLEND_JSON_FILE), **options) as f:
         f.write((json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8"))
     return doc
 
@@ -101,7 +104,7 @@ def read_blend(
     output: str, storage_options: dict[str, Any] | None = None
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Read back ``(dataset_index, dataset_sample_index, blend.json)``, validating the document."""
-    fs, root = fsspec.core.url_to_fs(output, **(storage_options or {}))
+    fs, root = storage.resolve(output, **(storage_options or {}))
     root = root.rstrip("/")
     with fs.open(f"{root}/{BLEND_JSON_FILE}", "rb") as f:
         doc = json.loads(f.read().decode("utf-8"))

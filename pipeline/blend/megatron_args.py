@@ -31,9 +31,10 @@ def parse_blend(blend: str | Sequence[str | float]) -> tuple[list[float] | None,
     if any(x is None for x in weights):
         bad = [items[2 * i] for i, x in enumerate(weights) if x is None]
         raise ValueError(f"blend mixes weights and non-numeric items at weight positions: {bad}")
-    if not all(math.isfinite(x) and x > 0 for x in weights):
+    given = [x for x in weights if x is not None]  # all of them: a None was refused above
+    if not all(math.isfinite(x) and x > 0 for x in given):
         raise ValueError(f"blend weights must be finite and > 0, got {weights}")
-    return [float(x) for x in weights], [p.strip() for p in items[1::2]]
+    return [float(x) for x in given], [p.strip() for p in items[1::2]]
 
 
 def megatron_data_path(weights: Sequence[float], prefixes: Sequence[str], normalize: bool = True) -> str:

@@ -27,7 +27,7 @@ BLEND_JSON_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "format": {"const": FORMAT, "description": "schema identifier and version"},
-        "mode": {"enum": ["fixed", "megatron"], "description": "index algorithm (SPEC §7)"},
+        "mode": {"enum": ["fixed", "megatron"], "description": "index algorithm (docs/blending.md, The rule)"},
         "oversample": {"enum": ["error", "wrap"], "description": "policy when demand > size"},
         "size": {"type": "integer", "minimum": 0, "description": "S, the blend length in samples"},
         "sources": {**_STR_LIST, "description": "source names, in dataset-index order"},

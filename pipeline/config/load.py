@@ -53,6 +53,12 @@ def _anchor_relative_paths(config: PipelineConfig) -> None:
         source.paths = [_anchored(p) for p in source.paths]
 
 
+@typing.overload
+def _anchored(path: str) -> str: ...
+@typing.overload
+def _anchored(path: None) -> None: ...
+@typing.overload
+def _anchored(path: str | None) -> str | None: ...
 def _anchored(path: str | None) -> str | None:
     if path is None or "://" in path or os.path.isabs(path):
         return path
@@ -161,7 +167,7 @@ def _coerce(tp: Any, value: Any, key: str) -> Any:
         inner = [a for a in args if a is not type(None)]
         return _coerce(inner[0], value, key)
     if dataclasses.is_dataclass(tp):
-        return _build(tp, value, key)
+        return _build(typing.cast(type, tp), value, key)
     if origin is list:
         if isinstance(value, str) and args[0] is str:
             value = [value]
@@ -215,7 +221,7 @@ def _check_whole(config: PipelineConfig) -> None:
     d = config.dedup
     if (d.bands is None) != (d.rows is None):
         raise ConfigError("dedup.bands" if d.bands is None else "dedup.rows", "set bands and rows together")
-    if d.bands is not None and d.bands * d.rows > d.num_perm:
+    if d.bands is not None and d.rows is not None and d.bands * d.rows > d.num_perm:
         raise ConfigError("dedup.bands", f"bands*rows = {d.bands * d.rows} exceeds num_perm = {d.num_perm}")
     if d.bands is None:
         from pipeline.dedup.bands import optimal_bands
@@ -237,8 +243,16 @@ def _check_whole(config: PipelineConfig) -> None:
 
 def _check_blend_weights(config: PipelineConfig) -> None:
     """``blend.weights`` ("30 web 70 wiki") names known sources with positive weights."""
+    blend_weights_by_source(config)
+
+
+def blend_weights_by_source(config: PipelineConfig) -> dict[str, float] | None:
+    """The weight of every source given by ``blend.weights`` ("30 web 70 wiki"), or None when unset.
+
+    Raises :class:`ConfigError` unless it names every configured source once, with a weight > 0.
+    """
     if not config.blend.weights:
-        return
+        return None
     from pipeline.blend.megatron_args import parse_blend
 
     try:
@@ -257,6 +271,7 @@ def _check_blend_weights(config: PipelineConfig) -> None:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ConfigError("blend.weights", f"names a source more than once: {repeated}")
+    return dict(zip(names, weights, strict=True))
 
 
 def _join(prefix: str, name: str) -> str:

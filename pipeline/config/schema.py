@@ -69,7 +69,7 @@ class IngestConfig:
 
 @dataclass
 class DedupConfig:
-    """MinHash LSH near-deduplication parameters (SPEC §4)."""
+    """MinHash LSH near-deduplication parameters (docs/dedup.md, Parameters)."""
 
     enabled: bool = True
     num_perm: int = field(default=256, metadata=_check(lambda v: 2 <= v <= 4096, "must be in [2, 4096]"))
@@ -116,7 +116,7 @@ class TokenizeConfig:
 
 @dataclass
 class BlendConfig:
-    """Blend stage (SPEC §7)."""
+    """Blend stage (docs/blending.md)."""
 
     size: int | None = field(default=None, metadata=_int_in(1, INT64_MAX, optional=True))
     mode: str = field(default="fixed", metadata=_choices("fixed", "megatron"))

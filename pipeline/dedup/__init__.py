@@ -1,6 +1,6 @@
-"""MinHash LSH near-dedup kernels (SPEC §4): pure numpy, importable without Spark.
+"""MinHash LSH near-dedup kernels (docs/dedup.md): pure numpy, importable without Spark.
 
-Public API (SPEC §10)::
+Public API (docs/api.md, Dedup)::
 
     sigs = minhash_signatures(texts, num_perm=256, seed=1, ngram=5, scheme="affine32", hash="sha1")
     b, r = optimal_bands(threshold=0.7, num_perm=256)   # (25, 10)

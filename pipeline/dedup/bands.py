@@ -1,4 +1,4 @@
-"""LSH banding (SPEC §4.3): choosing (B, R) from the S-curve, and 64-bit band keys."""
+"""LSH banding (docs/dedup.md, Banding): choosing (B, R) from the S-curve, and 64-bit band keys."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .hashes import fmix64
-
-_BAND_SALT = np.uint64(0x2545F4914F6CDD1D)
+from pipeline.dedup.mixing import BAND_SALT as _BAND_SALT
+from pipeline.dedup.mixing import fmix64
 
 
 def candidate_probability(s: float | np.ndarray, bands: int, rows: int) -> float | np.ndarray:

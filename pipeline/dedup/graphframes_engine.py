@@ -1,4 +1,4 @@
-"""GraphFrames as the second connected-components engine (SPEC §4 step 5, §11).
+"""GraphFrames as the second connected-components engine (docs/dedup.md, Connected components).
 
 GraphFrames is driven through its JVM API over py4j (``GraphFrame`` built from the DataFrames' Java
 handles, then ``connectedComponents().setAlgorithm("graphframes").setCheckpointInterval(n).run()``),
@@ -7,10 +7,10 @@ legacy jars lack, and the legacy jars' Python module does not know the newer JVM
 artifact lineages therefore work: the legacy ``graphframes:graphframes:0.8.x-spark3.x-s_2.12`` and
 ``io.graphframes:graphframes-spark3_2.12`` (with its ``graphframes-graphx`` companion) >= 0.10.1.
 
-Safety (SPEC §11): :func:`require_graphframes` runs before any Spark job and refuses a missing jar,
-a jar built for another Scala version, and GraphFrames 0.10.0 (silent wrong results after a failed
-checkpoint write), naming the artifact to add. While the engine runs, AQE is off (older releases
-gave wrong components with it on) and a checkpoint directory is set; AQE is restored afterwards.
+Safety (docs/dedup.md, Connected components): :func:`require_graphframes` runs before any Spark job and
+refuses a missing jar, a jar built for another Scala version, and GraphFrames 0.10.0 (silent wrong results
+after a failed checkpoint write), naming the artifact to add. While the engine runs, AQE is off (older
+releases gave wrong components with it on) and a checkpoint directory is set; AQE is restored afterwards.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline.dedup.components import (
+from pipeline.dedup.edge_tables import (
     DEFAULT_HUB_THRESHOLD,
     cut_lineage,
     hub_split_join,
@@ -40,7 +40,9 @@ COMPONENTS_CLASS = "org.graphframes.lib.ConnectedComponents"
 # A setter of the io.graphframes releases (which graphframes-py >= 0.10 calls); the legacy jars lack it.
 IO_GRAPHFRAMES_METHOD = "setUseLabelsAsComponents"
 RECOMMENDED_VERSION = "0.10.1"
-BROKEN_VERSIONS = {(0, 10, 0): "0.10.0 can silently return wrong components after a failed checkpoint write"}
+BROKEN_VERSIONS: dict[tuple[int, ...], str] = {
+    (0, 10, 0): "0.10.0 can silently return wrong components after a failed checkpoint write",
+}
 AQE_KEY = "spark.sql.adaptive.enabled"
 
 
@@ -181,6 +183,7 @@ def run_jvm_connected_components(vertices: DataFrame, links: DataFrame, checkpoi
     """``GraphFrame(vertices, links).connectedComponents()`` through the JVM API: ``(id, component)``."""
     spark = vertices.sparkSession
     jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a classic (non-Connect) session, checked by require_graphframes
     jgraph = jvm.org.graphframes.GraphFrame.apply(vertices._jdf, links._jdf)
     jresult = (
         jgraph.connectedComponents()
@@ -216,10 +219,10 @@ def ensure_checkpoint_dir(spark: SparkSession) -> str:
     if current is not None:
         return current
     path = tempfile.mkdtemp(prefix="graphframes-checkpoints-")
-    if not sc.master.startswith("local"):
+    if not (sc.master or "").startswith("local"):
         log.warning("no checkpoint directory set; using driver-local %s, which executors may not see", path)
     sc.setCheckpointDir(path)
-    return sc.getCheckpointDir()
+    return sc.getCheckpointDir() or path
 
 
 def version_from_jar_name(location: str | None) -> str | None:
@@ -243,7 +246,7 @@ def parse_version(text: str) -> tuple[int, ...]:
     """``"0.10.1"`` -> ``(0, 10, 1)``; missing or non-numeric parts count as 0."""
     parts = []
     for piece in text.split("-")[0].split(".")[:3]:
-        digits = re.match(r"\d*", piece).group(0)
+        digits = re.match(r"\d*", piece).group(0)  # type: ignore[union-attr]  # \d* always matches
         parts.append(int(digits) if digits else 0)
     return tuple(parts + [0] * (3 - len(parts)))
 

@@ -1,6 +1,6 @@
 """32-bit shingle hashes for a batch of documents, as one flat array plus per-document offsets.
 
-Two hashes (SPEC §4.2):
+Two hashes (docs/dedup.md, Signatures):
 
 * ``"sha1"``: the first 4 bytes of SHA-1 of the shingle, little-endian (datasketch's ``sha1_hash32``).
 * ``"xxhash"`` (the config name of the fast hash): each unit (token or char) is hashed from its code
@@ -8,7 +8,7 @@ Two hashes (SPEC §4.2):
   over its ``n`` code points; the K unit hashes of a shingle are combined with a polynomial over
   uint64 and finalised with the MurmurHash3 64-bit mixer, keeping the high 32 bits.
 
-With numba (``_kernels.numba_enabled()``) the whole batch is tokenised and hashed in compiled
+With numba (``pipeline.numba_backend.DEDUP.enabled()``) the whole batch is tokenised and hashed in compiled
 kernels (``units_numba``, ``sha1_numba``, ``signatures_numba``); without it, the same values come
 from Python tokenising, ``hashlib`` and vectorised numpy.
 """
@@ -21,27 +21,17 @@ from itertools import chain
 
 import numpy as np
 
-from ._kernels import numba_enabled
+from pipeline.dedup.mixing import UNIT_LEN_SALT, UNIT_MUL, WINDOW_LEN_SALT, WINDOW_MUL, fmix64
+from pipeline.numba_backend import DEDUP
+
 from .shingles import check_shingle_params, shingles, units
 
 HASHES = ("sha1", "xxhash")
 
 _U64 = np.uint64
-_UNIT_MUL = 0xA0761D6478BD642F  # odd: Horner multiplier of a unit's code points
-_UNIT_LEN_SALT = _U64(0xE7037ED1A0B428DB)
-_POLY = _U64(0x9E3779B97F4A7C15)  # odd multiplier (golden ratio) for the unit-hash polynomial
-_LEN_SALT = _U64(0xD6E8FEB86659FD93)
-_FMIX64 = (_U64(33), _U64(0xFF51AFD7ED558CCD), _U64(0xC4CEB9FE1A85EC53))
-
-
-def fmix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer (an avalanching bijection), element-wise, uint64 wrap-around."""
-    s, m1, m2 = _FMIX64
-    x = x ^ (x >> s)
-    x = x * m1
-    x = x ^ (x >> s)
-    x = x * m2
-    return x ^ (x >> s)
+_UNIT_MUL = int(UNIT_MUL)  # a Python int: its inverse mod 2^64 is taken with pow()
+_POLY = WINDOW_MUL
+_LEN_SALT = WINDOW_LEN_SALT
 
 
 def _offsets(lengths: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -84,7 +74,7 @@ def sha1_shingle_hashes(
     again (same hash, so the same signature) except in documents cut by ``max_shingles``.
     """
     check_shingle_params(ngram, shingle, max_shingles)
-    if not numba_enabled():
+    if not DEDUP.enabled():
         lists = [shingles(t, ngram, shingle, max_shingles) for t in texts]
         hashes = sha1_hash32_many(list(chain.from_iterable(lists)))
         return hashes, _offsets([len(x) for x in lists])
@@ -114,7 +104,8 @@ def _window_hashes(unit_h: np.ndarray, starts: np.ndarray, width: int | np.ndarr
             live = j < width
             stepped = acc * _POLY + unit_h[np.where(live, starts + j, 0)]
             acc = np.where(live, stepped, acc)
-    return (fmix64(acc) >> _U64(32)).astype(np.uint32)
+    high: np.ndarray = (fmix64(acc) >> _U64(32)).astype(np.uint32)
+    return high
 
 
 def _cap_distinct(h: np.ndarray, offsets: np.ndarray, cap: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -155,7 +146,7 @@ def _horner_unit_hashes(texts: Sequence[str], shingle: str) -> tuple[np.ndarray,
     np.cumsum(cps * np.concatenate(([_U64(1)], inverse[:-1])), out=prefix[1:])
     last_power = np.concatenate(([_U64(1)], powers))[ends[1:] - 1]
     h = last_power * (prefix[ends[1:]] - prefix[ends[:-1]])
-    return fmix64(h + np.diff(ends).astype(np.uint64) * _UNIT_LEN_SALT), unit_off
+    return fmix64(h + np.diff(ends).astype(np.uint64) * UNIT_LEN_SALT), unit_off
 
 
 def xxhash_shingle_hashes(
@@ -164,7 +155,7 @@ def xxhash_shingle_hashes(
     """Fast shingle hashes: (uint32 hashes, int64 offsets). Duplicate shingles within a document
     may repeat (MinHash is insensitive to them) unless ``max_shingles`` forces distinctness."""
     check_shingle_params(ngram, shingle, max_shingles)
-    if numba_enabled():
+    if DEDUP.enabled():
         from .signatures_numba import window_hashes
         from .units_numba import unit_hashes, word_table
 

@@ -1,4 +1,4 @@
-"""Exact and estimated Jaccard similarity (exact is used to verify candidate edges, SPEC §4.6)."""
+"""Exact and estimated Jaccard similarity (exact is used to verify candidate edges, docs/dedup.md, Verification)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from .shingles import shingle_set
 
 
-def jaccard(a: Set, b: Set) -> float:
+def jaccard(a: Set[object], b: Set[object]) -> float:
     """Exact Jaccard |a & b| / |a | b| of two sets; two empty sets count as identical (1.0)."""
     if not a and not b:
         return 1.0
@@ -31,4 +31,5 @@ def estimate_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> float | np.ndarray
     sig_a, sig_b = np.asarray(sig_a), np.asarray(sig_b)
     if sig_a.shape[-1] != sig_b.shape[-1]:
         raise ValueError("signatures have different numbers of permutations")
-    return np.mean(sig_a == sig_b, axis=-1)
+    agreement: float | np.ndarray = np.mean(sig_a == sig_b, axis=-1)
+    return agreement

@@ -29,7 +29,7 @@ def _same_bytes(buf: np.ndarray, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> 
 
 @njit(cache=True, nogil=True)
 def _fnv1a(buf: np.ndarray, lo: int, hi: int) -> np.uint64:
-    h = _FNV_OFFSET
+    h: np.uint64 = _FNV_OFFSET
     for i in range(lo, hi):
         h = (h ^ np.uint64(buf[i])) * _FNV_PRIME
     return h

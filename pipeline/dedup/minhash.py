@@ -1,4 +1,4 @@
-"""Vectorised MinHash signatures, bit-identical to ``datasketch.MinHash`` 2.x (SPEC §4.2).
+"""Vectorised MinHash signatures, bit-identical to ``datasketch.MinHash`` 2.x (docs/dedup.md, Signatures).
 
 Permutation parameters are drawn from ``numpy.random.RandomState(seed)`` in the order datasketch
 draws them, and cached per (num_perm, seed, scheme):
@@ -20,14 +20,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._kernels import numba_enabled
+from pipeline.dedup.mixing import fmix32
+from pipeline.numba_backend import DEDUP
+
 from .hashes import shingle_hashes
 
 SCHEMES = ("affine32", "legacy")
 MERSENNE_61 = np.uint64((1 << 61) - 1)
 _MASK32 = np.uint64(0xFFFFFFFF)
 _SHIFT61 = np.uint64(61)
-_FMIX32 = (np.uint32(16), np.uint32(0x85EBCA6B), np.uint32(13), np.uint32(0xC2B2AE35))
 DEFAULT_CHUNK_ELEMENTS = 1 << 16
 
 
@@ -43,16 +44,6 @@ def output_dtype(scheme: str) -> type[np.unsignedinteger]:
     if scheme == "legacy":
         return np.uint64
     raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-
-
-def fmix32(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 32-bit finalizer, element-wise on uint32 with wrap-around."""
-    s1, m1, s2, m2 = _FMIX32
-    h = h ^ (h >> s1)
-    h = h * m1
-    h = h ^ (h >> s2)
-    h = h * m2
-    return h ^ (h >> s1)
 
 
 @lru_cache(maxsize=32)
@@ -110,7 +101,7 @@ class _Permuter:
         """Permuted values of the (pre-mixed) hashes ``h``: a view of shape ``(len(h), num_perm)``."""
         size = len(h) * self.num_perm
         out = self.buf[:size].reshape(len(h), self.num_perm)
-        if self.scheme == "legacy":
+        if self.tmp is not None:  # the legacy scheme's 64-bit products
             _permute_legacy(h, self.a, self.b, out, self.tmp[:size].reshape(out.shape))
         else:
             _permute_affine32(h, self.a, self.b, out)
@@ -140,7 +131,7 @@ def signatures_from_hashes(
     if offsets[-1] == 0:
         return out
     h = np.asarray(hashes, dtype=np.uint32)
-    if numba_enabled():
+    if DEDUP.enabled():
         from .signatures_numba import affine32_signatures, legacy_signatures
 
         a, b = permutations(num_perm, seed, scheme)

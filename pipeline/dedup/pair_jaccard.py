@@ -1,4 +1,4 @@
-"""Exact Jaccard of many document pairs of one batch (SPEC §4.6 verification), no Spark import.
+"""Exact Jaccard of many document pairs of one batch (docs/dedup.md, Verification), no Spark import.
 
 With numba the batch is tokenised once by the compiled tokeniser (:mod:`.units_numba`) and every
 pair is compared by :mod:`.jaccard_numba` (sorted 64-bit shingle hashes, byte comparison on equal
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._kernels import numba_enabled
+from pipeline.numba_backend import DEDUP
+
 from .hashes import _codepoints
 from .jaccard import jaccard
 from .shingles import check_shingle_params, shingle_set
@@ -29,7 +30,7 @@ def pair_jaccards(texts: Sequence[str], a: np.ndarray, b: np.ndarray, ngram: int
         raise ValueError(f"a and b must have one shape, got {a.shape} and {b.shape}")
     if not len(a):
         return np.zeros(0, dtype=np.float64)
-    if not numba_enabled():
+    if not DEDUP.enabled():
         return _python_pairs(texts, a, b, ngram, shingle, max_shingles, np.ones(len(a), dtype=bool))
     from .jaccard_numba import distinct_shingles
     from .jaccard_numba import pair_jaccards as compiled_pairs

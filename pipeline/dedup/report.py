@@ -1,24 +1,23 @@
-"""``dedup/report.json`` (SPEC §4.7): counts, cluster-size histogram, largest clusters, parameters, times."""
+"""``dedup/report.json`` (docs/dedup.md, Report): counts, cluster-size histogram, largest clusters, parameters,
+times."""
 
 from __future__ import annotations
-
-from dataclasses import asdict
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline import storage
-from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams
+from pipeline.dedup.plan import DedupPlan
+from pipeline.run.context import RunContext
 
 LARGEST = 5
 EXAMPLES = 5
 
 
-def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: dict, stats: dict) -> dict:
+def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times: dict, stats: dict) -> dict:
     """Write the report and return it; ``report["counts"]`` goes into the manifest."""
     docs = ctx.spark.read.parquet(ctx.table("documents"))
-    per_source = {s.name: {"documents": 0, "duplicates_removed": 0, "survivors": 0} for s in ctx.config.sources}
+    per_source = {name: {"documents": 0, "duplicates_removed": 0, "survivors": 0} for name in plan.sources}
     for row in docs.groupBy("source").count().collect():
         per_source[row["source"]]["documents"] = row["count"]
     removed = components.where("doc_id != survivor")
@@ -43,10 +42,23 @@ def build_report(ctx: RunContext, components: DataFrame, p: LshParams, times: di
         "counts": counts,
         "cluster_size_histogram": histogram,
         "largest_clusters": examples,
-        "parameters": {**asdict(p), "threshold": ctx.config.dedup.threshold,
-                       "verify": ctx.config.dedup.verify, "exact_prepass": ctx.config.dedup.exact_prepass,
-                       "engine": ctx.config.dedup.engine, "survivor": ctx.config.dedup.survivor},
+        "parameters": plan.report_parameters(),
         "seconds": times,
     }
     storage.write_json(ctx.path("dedup", "report.json"), report)
     return report
+
+
+CANDIDATE_BINS = 20  # Jaccard bins of width 1/20 over [0, 1]; exactly 1.0 counts in the last bin
+
+
+def candidate_jaccard_histogram(edges: DataFrame) -> list[int]:
+    """Candidate pairs per exact-Jaccard bin ``[i/CANDIDATE_BINS, (i+1)/CANDIDATE_BINS)``, before the threshold.
+
+    What the LSH S-curve let through, for the report (``report.json`` ``dedup.lsh``)."""
+    binned = edges.where(F.col("jaccard").isNotNull()).select(
+        F.least(F.floor(F.col("jaccard") * CANDIDATE_BINS), F.lit(CANDIDATE_BINS - 1)).cast("int").alias("bin"))
+    counts = [0] * CANDIDATE_BINS
+    for row in binned.groupBy("bin").count().collect():
+        counts[row["bin"]] = row["count"]
+    return counts

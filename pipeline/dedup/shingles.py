@@ -1,4 +1,4 @@
-"""Shingling for near-dedup (SPEC §4.1): lower-case, split on Unicode ``\\W``, word or char K-grams.
+"""Shingling for near-dedup (docs/dedup.md, Shingles): lower-case, split on Unicode ``\\W``, word or char K-grams.
 
 A document is reduced to a sequence of *units*: its word tokens (``shingle="word"``) or the
 characters of its tokens joined by single spaces (``shingle="char"``). A shingle is K consecutive

@@ -11,37 +11,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pipeline.dedup import mixing
+
 _U32 = np.uint32
 _U64 = np.uint64
 _M61 = np.uint64((1 << 61) - 1)
 _M32 = np.uint64(0xFFFFFFFF)
 _S61 = np.uint64(61)
 _S32 = np.uint64(32)
-_S33 = np.uint64(33)
-_F32 = (np.uint32(16), np.uint32(0x85EBCA6B), np.uint32(13), np.uint32(0xC2B2AE35))
-_F64 = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
-_POLY = np.uint64(0x9E3779B97F4A7C15)
-_LEN_SALT = np.uint64(0xD6E8FEB86659FD93)
+_POLY = mixing.WINDOW_MUL
+_LEN_SALT = mixing.WINDOW_LEN_SALT
 
-
-@njit(cache=True, nogil=True, inline="always")
-def fmix32(h: np.uint32) -> np.uint32:
-    """MurmurHash3's 32-bit finalizer with uint32 wrap-around."""
-    h = _U32(h ^ (h >> _F32[0]))
-    h = _U32(h * _F32[1])
-    h = _U32(h ^ (h >> _F32[2]))
-    h = _U32(h * _F32[3])
-    return _U32(h ^ (h >> _F32[0]))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def fmix64(x: np.uint64) -> np.uint64:
-    """MurmurHash3's 64-bit finalizer with uint64 wrap-around."""
-    x = x ^ (x >> _S33)
-    x = x * _F64[0]
-    x = x ^ (x >> _S33)
-    x = x * _F64[1]
-    return x ^ (x >> _S33)
+fmix32 = njit(cache=True, nogil=True, inline="always")(mixing.fmix32)  # the numpy kernels' own mixers
+fmix64 = njit(cache=True, nogil=True, inline="always")(mixing.fmix64)
 
 
 @njit(cache=True, nogil=True)

@@ -1,16 +1,17 @@
-"""Connected components of a small edge table in one Spark task (SPEC §4.5, issue #16).
+"""Connected components of a small edge table in one Spark task (docs/dedup.md, Connected components; issue #16).
 
 The distributed large/small-star engine costs a few Spark jobs per round whatever the graph's size
 (15 s for 405 edges). When the edge count is at most ``dedup.local_components_max_edges`` (default
 2,000,000: two int64 columns, 32 MB, a few hundred MB of numpy temporaries at the peak in one Python
 worker), all edges go to one partition and one task labels them with
-:func:`pipeline.dedup.union_find.component_labels`. Edges never reach the driver (SPEC §11). The labels
-are the distributed engine's: every node with the smallest doc_id of its component.
+:func:`pipeline.dedup.union_find.component_labels`. Edges never reach the driver
+(docs/running.md, Cluster and storage). The labels are the distributed engine's: every node with the
+smallest doc_id of its component.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +26,7 @@ _LABEL_ARROW = pa.schema([("doc_id", pa.int64()), ("component", pa.int64())])
 _OUT_ROWS = 1 << 20  # labels are returned in Arrow batches of at most this many rows
 
 
-def label_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def label_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """All (src, dst) batches of the task -> (doc_id, component) batches of the whole graph."""
     parts = [(b.column("src").to_numpy(zero_copy_only=False), b.column("dst").to_numpy(zero_copy_only=False))
              for b in batches if b.num_rows]

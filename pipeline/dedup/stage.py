@@ -1,39 +1,31 @@
-"""Spark dedup stage (SPEC §4): exact pre-pass, MinHash LSH, verified star edges, components, survivors."""
+"""Spark dedup stage (docs/dedup.md): exact pre-pass, MinHash LSH, verified star edges, components, survivors."""
 
 from __future__ import annotations
-
-import time
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
-from pipeline.config import DedupConfig
-from pipeline.context import RunContext
-from pipeline.dedup.arrow_steps import LshParams, doc_features, star_jaccards
-from pipeline.dedup.bands import optimal_bands
-from pipeline.dedup.components import clear_checkpoints, connected_components
-from pipeline.dedup.report import build_report
+from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
+from pipeline.dedup.components import connected_components
+from pipeline.dedup.edge_tables import clear_checkpoints
+from pipeline.dedup.plan import DedupPlan
+from pipeline.dedup.report import build_report, candidate_jaccard_histogram
 from pipeline.dedup.single_task_components import single_task_components
+from pipeline.logs import StepLog
+from pipeline.run.context import RunContext
 
 PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
                         StructField("jaccard", DoubleType())])
 
 
-def lsh_params(cfg: DedupConfig) -> LshParams:
-    """Band/row counts from the config, or datasketch's optimum for (threshold, num_perm)."""
-    bands, rows = (cfg.bands, cfg.rows) if cfg.bands else optimal_bands(cfg.threshold, cfg.num_perm)
-    return LshParams(cfg.num_perm, cfg.seed, cfg.ngram, cfg.scheme, cfg.hash, cfg.shingle,
-                     cfg.max_shingles, bands, rows)
-
-
-def _rank_key(cfg: DedupConfig, priorities: dict[str, int]):
-    """Column ordering members of a cluster: the smallest is the survivor (SPEC §4.6)."""
-    if cfg.survivor == "priority":
-        prio = F.coalesce(*[F.when(F.col("source") == s, F.lit(-p)) for s, p in priorities.items()], F.lit(0))
+def _rank_key(plan: DedupPlan):
+    """Column ordering members of a cluster: the smallest is the survivor (docs/dedup.md, Survivors)."""
+    if plan.survivor == "priority":
+        prio = F.coalesce(*[F.when(F.col("source") == s, F.lit(-p)) for s, p in plan.priorities.items()], F.lit(0))
         return F.struct(prio.alias("r"), F.col("doc_id"))
-    if cfg.survivor == "longest":
+    if plan.survivor == "longest":
         return F.struct((-F.length("text")).alias("r"), F.col("doc_id"))
     return F.struct(F.lit(0).alias("r"), F.col("doc_id"))
 
@@ -75,7 +67,7 @@ def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams, candidates: in
     roles = F.broadcast(roles) if candidates < BROADCAST_EDGES else roles
     rows = roles.join(docs.select("doc_id", "text"), "doc_id").select("head", "role", "doc_id", "text")
     stars = rows.repartition("head").sortWithinPartitions("head", "role")
-    return stars.mapInArrow(lambda it: star_jaccards(it, p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
+    return stars.mapInArrow(lambda it: star_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
 
 
 FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
@@ -83,69 +75,75 @@ FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
 
 def run_dedup(ctx: RunContext) -> dict:
     """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
-    cfg, spark = ctx.config.dedup, ctx.spark
-    timer = Timer()
-    priorities = {s.name: s.priority for s in ctx.config.sources}
-    docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(cfg, priorities))
-    p = lsh_params(cfg)
-    if not cfg.enabled:
-        return _finish(ctx, docs, None, None, p, timer)
+    plan, spark = DedupPlan.from_config(ctx.config), ctx.spark
+    timer = StepLog("dedup", spark)
+    docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(plan))
+    p, min_tokens = plan.lsh, plan.min_tokens
+    if not plan.enabled:
+        return _finish(ctx, docs, None, None, plan, timer)
+    timer.begin("features")
     # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
     carry = ("rank", "source")  # passed through the Python step: no join brings them back
     feature_type = StructType([*_parse(spark, FEATURE_TYPE).fields, *(docs.schema[c] for c in carry)])
     features = docs.select("doc_id", "text", *carry).mapInArrow(
-        lambda it: doc_features(it, p, cfg.min_tokens, carry), feature_type)
+        lambda it: doc_features(it, p, min_tokens, carry), feature_type)
     features = features.persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
-    timer.lap("features")
+    timer.lap("features", documents=short_documents + eligible.count(), short_documents=short_documents)
     groups, pool, short_exact = None, eligible, 0
-    if cfg.exact_prepass:  # over every document: exact copies of short documents are removed too
+    if plan.exact_prepass:  # over every document: exact copies of short documents are removed too
+        timer.begin("exact_prepass")
         groups = exact_groups(features).persist()
         copy = F.col("doc_id") != F.col("rep")
         group_stats = groups.agg(F.count(F.when(copy & F.col("short"), 1)).alias("short_exact"),
                                  F.count(F.when(copy, 1)).alias("removed"),
-                                 F.countDistinct("rep").alias("groups")).first()
+                                 F.countDistinct("rep").alias("groups")).collect()[0]  # a global aggregate: one row
         short_exact = group_stats["short_exact"]
         pool = eligible.join(groups.where(copy).select("doc_id"), "doc_id", "left_anti")
-        timer.lap("exact_prepass")
+        timer.lap("exact_prepass", short_exact_duplicates=short_exact)
+    timer.begin("buckets")
     bands = pool.select("doc_id", F.posexplode("keys").alias("band", "key"))
     edges = candidate_edges(bands).persist()
     candidates = edges.count()
-    timer.lap("buckets")
-    if cfg.verify:
+    timer.lap("buckets", candidate_edges=candidates)
+    if plan.verify:
+        timer.begin("verify")
         edges = verify_edges(edges, docs, p, candidates).persist()
         edges.count()
-        timer.lap("verify")
-        kept = edges.where(F.col("jaccard") >= cfg.threshold)
+        timer.lap("verify", verified_edges=edges.where(F.col("jaccard") >= plan.threshold).count())
+        candidate_jaccards = candidate_jaccard_histogram(edges)
+        kept = edges.where(F.col("jaccard") >= plan.threshold)
     else:
-        kept = edges.withColumn("jaccard", F.lit(None).cast("double"))
+        kept, candidate_jaccards = edges.withColumn("jaccard", F.lit(None).cast("double")), []
+    timer.begin("components")
     kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
     kept = spark.read.parquet(ctx.table("dedup", "edges"))
     verified = kept.count()
-    if verified <= cfg.local_components_max_edges:  # small graph: union-find in one task
+    if verified <= plan.local_components_max_edges:  # small graph: union-find in one task
         near = single_task_components(kept).persist()
     else:
-        near = connected_components(kept.select("src", "dst"), cfg.engine, cfg.checkpoint_interval).persist()
-    near.count()
-    timer.lap("components")
+        near = connected_components(kept.select("src", "dst"), plan.engine, plan.checkpoint_interval).persist()
+    timer.lap("components", documents_in_components=near.count())
     stats = {"candidate_edges": candidates, "verified_edges": verified, "bands": p.bands, "rows": p.rows,
              "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
              "exact_duplicate_groups": 0 if groups is None else group_stats["groups"],
-             "exact_duplicates_removed": 0 if groups is None else group_stats["removed"]}
-    result = _finish(ctx, docs, groups, near, p, timer, stats, ranked=features.select("doc_id", "source", "rank"))
+             "exact_duplicates_removed": 0 if groups is None else group_stats["removed"],
+             "candidate_jaccard_histogram": candidate_jaccards}
+    result = _finish(ctx, docs, groups, near, plan, timer, stats, ranked=features.select("doc_id", "source", "rank"))
     for frame in (features, near, edges, *([groups] if groups is not None else [])):
         frame.unpersist()
     clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
     return result
 
 
-def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | None = None,
+def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: StepLog, stats: dict | None = None,
             ranked: DataFrame | None = None) -> dict:
     """Merge exact groups and near components, choose survivors, write outputs and the report.
 
     ``ranked`` (doc_id, source, rank) defaults to reading them from ``docs``."""
     spark: SparkSession = ctx.spark
+    timer.begin("survivors")
     members = _cluster_members(spark, groups, near)
     ranked = docs.select("doc_id", "source", "rank") if ranked is None else ranked
     components = members.join(ranked, "doc_id")
@@ -158,7 +156,9 @@ def _finish(ctx, docs, groups, near, p: LshParams, timer: Timer, stats: dict | N
     survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
     survivors.write.mode("overwrite").parquet(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
-    report = build_report(ctx, components, p, timer.times, stats or {})
+    timer.begin("report")
+    report = build_report(ctx, components, plan, timer.times, stats or {})
+    timer.close()
     return report["counts"]
 
 
@@ -182,15 +182,3 @@ def _parse(spark: SparkSession, ddl: str) -> StructType:
     """The StructType of a DDL schema string."""
     return spark.createDataFrame([], ddl).schema
 
-
-class Timer:
-    """Seconds per step, measured between calls to :meth:`lap` (after each step's Spark action)."""
-
-    def __init__(self) -> None:
-        self.times: dict[str, float] = {}
-        self._last = time.time()
-
-    def lap(self, name: str) -> None:
-        now = time.time()
-        self.times[name] = round(now - self._last, 3)
-        self._last = now

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._kernels import numba_enabled
+from pipeline.numba_backend import DEDUP
+
 from .shingles import count_tokens
 
 
 def token_counts(texts: Sequence[str]) -> np.ndarray:
     """int64 number of word tokens of every text."""
-    if not numba_enabled() or not len(texts):
+    if not DEDUP.enabled() or not len(texts):
         return np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
     from .hashes import _codepoints
     from .units_numba import utf8_units, word_table

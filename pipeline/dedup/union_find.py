@@ -1,7 +1,8 @@
 """Connected components of an edge list in one process, vectorised with numpy (no Spark import).
 
-Used by the dedup stage when the verified edges are few enough to collect (SPEC §4.5): the labels
-are the same as the distributed large/small-star engine's, the smallest node id of each component.
+Used by the dedup stage when the verified edges are few enough for one task
+(docs/dedup.md, Connected components): the labels are the same as the distributed large/small-star
+engine's, the smallest node id of each component.
 
 Method: hook-and-compress over dense node indices. Node ids are mapped to ``0..n-1`` in increasing
 order, so the smallest index of a component is its smallest id. Every node starts as its own root;

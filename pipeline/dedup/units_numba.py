@@ -15,11 +15,10 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from .signatures_numba import fmix64
+from pipeline.dedup.mixing import UNIT_LEN_SALT, UNIT_MUL
+from pipeline.dedup.signatures_numba import fmix64
 
 _SPACE = 0x20
-UNIT_MUL = np.uint64(0xA0761D6478BD642F)  # odd: Horner multiplier of the fast unit hash
-UNIT_LEN_SALT = np.uint64(0xE7037ED1A0B428DB)
 
 
 @lru_cache(maxsize=1)

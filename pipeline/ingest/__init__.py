@@ -1,4 +1,5 @@
-"""Ingest: raw files of each source -> ``documents/`` and ``rejects/`` (SPEC §3, §9).
+"""Ingest: raw files of each source -> ``documents/`` and ``rejects/`` (docs/stages.md, Stages;
+docs/bad_input.md, Records).
 
 The kernels here (split planning, record parsing, doc ids) have no Spark import; the Spark stage
 is :mod:`pipeline.ingest.stage`.

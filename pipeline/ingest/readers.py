@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pipeline.ingest import records
 from pipeline.ingest.records import Parsed, RecordRules, RejectReason, parse_mapping
 from pipeline.ingest.splits import Split
-from pipeline.storage import filesystem
+from pipeline.storage import resolve
 
 Record = tuple[int, Parsed, bytes]
 
@@ -43,7 +43,7 @@ def _parse_one(fmt: str, raw: bytes, rules: RecordRules, file_start: bool) -> Pa
 
 
 def _open(split: Split):
-    fs, path = filesystem(split.url)
+    fs, path = resolve(split.url)
     raw = fs.open(path, "rb", block_size=4 * 1024 * 1024)
     if split.compression == "gzip":
         import gzip
@@ -89,7 +89,7 @@ def _parquet_records(split: Split, rules: RecordRules) -> Iterator[Record]:
     reject at its first row, and reading goes on with the next row group."""
     import pyarrow.parquet as pq
 
-    fs, path = filesystem(split.url)
+    fs, path = resolve(split.url)
     with fs.open(path, "rb") as f:
         pf = pq.ParquetFile(f)
         end = pf.metadata.num_row_groups if split.end == -1 else split.end

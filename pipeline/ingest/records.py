@@ -1,4 +1,4 @@
-"""Turning one raw record into a document or a reject with a reason (SPEC §9)."""
+"""Turning one raw record into a document or a reject with a reason (docs/bad_input.md, Records)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import posixpath
 from dataclasses import asdict, dataclass
 
 from pipeline.config import ConfigError, PipelineConfig, SourceConfig
-from pipeline.storage import expand, filesystem
+from pipeline.storage import expand, resolve
 
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 
@@ -61,7 +61,7 @@ def _base_dir(urls: list[str]) -> str:
 
 def plan_splits(config: PipelineConfig, files: dict[str, list[str]]) -> list[Split]:
     """Cut every input file into splits of about ``split_bytes`` (or ``partitions`` splits in all)."""
-    sizes = {url: filesystem(url)[0].size(filesystem(url)[1]) for urls in files.values() for url in urls}
+    sizes = {url: resolve(url)[0].size(resolve(url)[1]) for urls in files.values() for url in urls}
     split_bytes = config.ingest.split_bytes
     if config.ingest.partitions:
         split_bytes = max(1, math.ceil(sum(sizes.values()) / config.ingest.partitions))
@@ -94,7 +94,7 @@ def _parquet_splits(src: SourceConfig, url: str, rel: str, split_bytes: int) -> 
     """
     import pyarrow.parquet as pq
 
-    fs, path = filesystem(url)
+    fs, path = resolve(url)
     try:
         with fs.open(path, "rb") as f:
             meta = pq.ParquetFile(f).metadata

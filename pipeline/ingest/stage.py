@@ -2,78 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import functions as F
 
-from pipeline.context import RunContext
 from pipeline.errors import PipelineError
-from pipeline.ingest.doc_id import doc_id
-from pipeline.ingest.readers import read_split
-from pipeline.ingest.records import RecordRules, RejectReason, excerpt
-from pipeline.ingest.splits import Split, plan_splits, source_files
+from pipeline.ingest.batches import RECORD_SCHEMA, records_to_batches
+from pipeline.ingest.records import RecordRules
+from pipeline.ingest.splits import plan_splits, source_files
+from pipeline.run.context import RunContext
 
-RECORD_SCHEMA = pa.schema([
-    ("doc_id", pa.int64()), ("source", pa.string()), ("file", pa.string()), ("position", pa.int64()),
-    ("text", pa.string()), ("meta", pa.string()),
-    ("reason", pa.string()), ("detail", pa.string()), ("excerpt", pa.string()),
-])
 SPLIT_SCHEMA = "source string, format string, url string, rel_path string, start long, end long, compression string"
-BATCH_ROWS = 4096
 DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
 REJECT_COLUMNS = ["source", "file", "position", "reason", "detail", "excerpt"]
-
-
-def _records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict, units: dict,
-                        want: str = "all"):
-    """mapInArrow body: read every split of the incoming batches, emit record batches.
-
-    ``want`` is "documents", "rejects" or "all": re-parsing the input is cheaper than persisting it,
-    so each output is written by its own pass that ships only its own rows to the JVM.
-    """
-    keep_docs, keep_rejects = want in ("all", "documents"), want in ("all", "rejects")
-    columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA.names}
-
-    def add(split: Split, position: int, text, meta, reason, detail, raw_excerpt) -> None:
-        for key, value in zip(RECORD_SCHEMA.names, (
-                doc_id(split.source, split.rel_path, position), split.source, split.rel_path, position,
-                text, meta, reason, detail, raw_excerpt), strict=True):
-            columns[key].append(value)
-
-    def flush() -> pa.RecordBatch:
-        batch = pa.RecordBatch.from_pydict(columns, schema=RECORD_SCHEMA)
-        for values in columns.values():
-            values.clear()
-        return batch
-
-    for batch in splits:
-        for row in batch.to_pylist():
-            split = Split(**row)
-            rules = rules_by_source[split.source]
-            last = -1
-            try:
-                for position, parsed, raw in read_split(split, rules, units[split.source]):
-                    last = position
-                    if parsed.reason is None:
-                        if keep_docs:
-                            add(split, position, parsed.text, parsed.meta, None, None, None)
-                    elif keep_rejects:
-                        add(split, position, None, None, parsed.reason.value, _printable(parsed.detail),
-                            excerpt(raw, rules.excerpt_chars))
-                    if len(columns["doc_id"]) >= BATCH_ROWS:
-                        yield flush()
-            except Exception as exc:  # corrupt archive, truncated file: the rest of the split is a reject
-                if keep_rejects:
-                    add(split, last + 1, None, None, RejectReason.UNREADABLE_FILE.value,
-                        _printable(f"{type(exc).__name__}: {exc}"[:500]), "")
-    if columns["doc_id"]:
-        yield flush()
-
-
-def _printable(detail: str) -> str:
-    """A reject's detail as valid UTF-8 (an exception message may echo a lone surrogate)."""
-    return detail.encode("utf-8", errors="replace").decode("utf-8")
 
 
 def run_ingest(ctx: RunContext) -> dict:
@@ -91,7 +33,7 @@ def run_ingest(ctx: RunContext) -> dict:
     split_df = split_df.repartition(len(splits))
     schema = _spark_schema(RECORD_SCHEMA)
     for want, columns, out in (("documents", DOCUMENT_COLUMNS, "documents"), ("rejects", REJECT_COLUMNS, "rejects")):
-        records = split_df.mapInArrow(lambda it, w=want: _records_to_batches(it, rules, units, w), schema)
+        records = split_df.mapInArrow(lambda it, w=want: records_to_batches(it, rules, units, w), schema)
         records.select(*columns).write.mode("overwrite").parquet(ctx.table(out))
     _check_unique_ids(spark.read.parquet(ctx.table("documents")))
     written = spark.read.parquet(ctx.table("documents")).select("source", F.lit(None).cast("string").alias("reason"))
@@ -115,8 +57,8 @@ def _check_unique_ids(docs) -> None:
 
 def _count(records, names: list[str]) -> dict:
     """documents_read = documents + rejected per source, with rejects broken down by reason."""
-    per_source = {name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}}
-                  for name in names}
+    per_source: dict[str, dict[str, Any]] = {
+        name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}} for name in names}
     for row in records.groupBy("source", "reason").count().collect():
         entry = per_source[row["source"]]
         entry["documents_read"] += row["count"]

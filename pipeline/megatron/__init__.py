@@ -1,4 +1,4 @@
-"""Megatron IndexedDataset kernel (SPEC §6): writer, reader, merge, validation, inspection.
+"""Megatron IndexedDataset kernel (docs/indexed_dataset.md): writer, reader, merge, validation, inspection.
 
 Pure numpy + fsspec; no Spark, torch or megatron import (the Spark stage is ``stage.py``).
 Byte-compatible with ``megatron.core.datasets.indexed_dataset`` (checked against 0.16.1).
@@ -20,7 +20,7 @@ from pipeline.megatron.format import (
     dtype_for_code,
     dtype_for_vocab,
 )
-from pipeline.megatron.merge import MergeResult, concat_bin_files, merge_indexed_datasets
+from pipeline.megatron.merge import MergeResult, merge_indexed_datasets
 from pipeline.megatron.reader import IndexedDataset, read_index
 from pipeline.megatron.validate import ValidationReport, validate
 from pipeline.megatron.writer import IndexedDatasetWriter, publish
@@ -35,7 +35,6 @@ __all__ = [
     "MergeResult",
     "ValidationReport",
     "code_for_dtype",
-    "concat_bin_files",
     "describe_dataset",
     "document_lengths",
     "dtype_for_code",

@@ -1,4 +1,4 @@
-"""On-disk format of Megatron's IndexedDataset ``.idx`` file (SPEC §6).
+"""On-disk format of Megatron's IndexedDataset ``.idx`` file (docs/indexed_dataset.md, The .idx file).
 
 Layout (all little-endian), as written by ``megatron.core.datasets.indexed_dataset`` 0.16:
 
@@ -43,6 +43,16 @@ DTYPE_CODES: dict[str, int] = {
 }
 CODE_DTYPES: dict[int, str] = {code: name for name, code in DTYPE_CODES.items()}
 
+
+def bin_path(prefix: str) -> str:
+    """``prefix + ".bin"``: the token data of a dataset."""
+    return f"{prefix}.bin"
+
+
+def idx_path(prefix: str) -> str:
+    """``prefix + ".idx"``: the index of a dataset (written last: its presence means a complete pair)."""
+    return f"{prefix}.idx"
+
 #: preprocess_data.py's threshold: vocabularies below this size use uint16 tokens.
 UINT16_VOCAB_LIMIT = 65500
 
@@ -63,7 +73,8 @@ def normalize_dtype(dtype: object) -> np.dtype:
     dt = np.dtype(dtype)  # type: ignore[call-overload]
     if dt.name not in DTYPE_CODES:
         raise ValueError(f"unsupported token dtype {dt}; Megatron knows {sorted(DTYPE_CODES)}")
-    return dt.newbyteorder("<")
+    little: np.dtype = dt.newbyteorder("<")
+    return little
 
 
 def code_for_dtype(dtype: object) -> int:
@@ -75,7 +86,8 @@ def dtype_for_code(code: int) -> np.dtype:
     """The little-endian numpy dtype for a Megatron dtype code."""
     if code not in CODE_DTYPES:
         raise ValueError(f"unknown Megatron dtype code {code}")
-    return np.dtype(CODE_DTYPES[code]).newbyteorder("<")
+    little: np.dtype = np.dtype(CODE_DTYPES[code]).newbyteorder("<")
+    return little
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,18 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.megatron import _fs
-from pipeline.megatron.format import IndexedDatasetError, IndexHeader, normalize_dtype, sequence_pointers
+from pipeline import storage
+from pipeline.megatron.format import (
+    IndexedDatasetError,
+    IndexHeader,
+    bin_path,
+    idx_path,
+    normalize_dtype,
+    sequence_pointers,
+)
 from pipeline.megatron.reader import read_index
 
-DEFAULT_CHUNK = 16 << 20
+DEFAULT_CHUNK = storage.DEFAULT_CHUNK
 
 
 @dataclass(frozen=True)
@@ -33,68 +40,14 @@ class MergeResult:
     bin_bytes: int
 
 
-def _copy_local(src: str, dst: Any, chunk_size: int, on_bytes: Callable[[int], None] | None) -> int:
-    """Kernel-side copy (``os.sendfile``) of a local file onto an open local file; chunked."""
-    total = 0
-    with open(src, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        while total < size:
-            sent = os.sendfile(dst.fileno(), f.fileno(), total, min(chunk_size, size - total))
-            if sent == 0:
-                break
-            total += sent
-            if on_bytes:
-                on_bytes(sent)
-    return total
-
-
-def concat_bin_files(
-    sources: Sequence[str],
-    dest: str,
-    *,
-    chunk_size: int = DEFAULT_CHUNK,
-    on_bytes: Callable[[int], None] | None = None,
-) -> int:
-    """Concatenate ``sources`` into ``dest`` in order with a chunked streaming copy; bytes written.
-
-    When ``dest`` and every source are in one ``gs://`` or ``s3://`` bucket the bytes never reach
-    this process: GCS composes objects in a tree (at most 32 sources per call), S3 builds a
-    multipart upload from copy parts (see :mod:`pipeline.objectstore`). Local-to-local uses
-    ``os.sendfile`` (no copy through Python); anything else goes through fsspec file objects
-    ``chunk_size`` bytes at a time.
-    """
-    from pipeline.objectstore import server_side_concat
-
-    server_side = server_side_concat(sources, dest)
-    if server_side is not None:
-        return server_side(sources, dest, on_bytes=on_bytes)
-    fs, inner = _fs.resolve(dest)
-    _fs.ensure_parent(fs, inner)
-    total = 0
-    all_local = _fs.is_local(fs) and hasattr(os, "sendfile")
-    with fs.open(inner, "wb") as out:
-        raw = getattr(out, "f", out)  # fsspec's LocalFileOpener wraps a real file as .f
-        for src in sources:
-            sfs, sinner = _fs.resolve(src)
-            if all_local and _fs.is_local(sfs) and hasattr(raw, "fileno"):
-                raw.flush()
-                total += _copy_local(sinner, raw, chunk_size, on_bytes)
-                continue
-            with sfs.open(sinner, "rb") as f:
-                while chunk := f.read(chunk_size):
-                    raw.write(chunk)
-                    total += len(chunk)
-                    if on_bytes:
-                        on_bytes(len(chunk))
-    return total
-
-
-def _progress(total: int, enabled: bool, desc: str) -> Any:
-    if not enabled:
+def _progress(total: int, enabled: bool | None, desc: str) -> Any:
+    """A tqdm bar of bytes: ``None`` on a terminal only (tqdm's ``disable=None``), ``True`` always, ``False`` none."""
+    if enabled is False:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc)
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc,
+                disable=None if enabled is None else False)
 
 
 def merge_indexed_datasets(
@@ -102,9 +55,9 @@ def merge_indexed_datasets(
     out_prefix: str,
     *,
     dtype: object | None = None,
-    progress: bool = False,
+    progress: bool | None = False,
     chunk_size: int = DEFAULT_CHUNK,
-    concat: Callable[..., int] = concat_bin_files,
+    concat: Callable[..., int] = storage.concat,
 ) -> MergeResult:
     """Concatenate the datasets at ``prefixes`` (in the given order) into ``out_prefix``.
 
@@ -127,18 +80,18 @@ def merge_indexed_datasets(
             want = header.dtype
         elif header.dtype != want:
             raise IndexedDatasetError(
-                f"{_fs.idx_path(prefix)}: dtype {header.dtype.name} differs from {want.name} "
+                f"{idx_path(prefix)}: dtype {header.dtype.name} differs from {want.name} "
                 f"(of {prefixes[0] if dtype is None else 'the dtype argument'}); "
                 "all inputs must share a dtype"
             )
         if len(doc_indices) == 0 or doc_indices[0] != 0 or doc_indices[-1] != len(lengths):
-            raise IndexedDatasetError(f"{_fs.idx_path(prefix)}: document indices do not span the sequences")
+            raise IndexedDatasetError(f"{idx_path(prefix)}: document indices do not span the sequences")
         expected = int(lengths.sum(dtype=np.int64)) * header.dtype.itemsize
-        bfs, binner = _fs.resolve(_fs.bin_path(prefix))
+        bfs, binner = storage.resolve(bin_path(prefix))
         actual = bfs.size(binner)
         if actual != expected:
             raise IndexedDatasetError(
-                f"{_fs.bin_path(prefix)}: {actual} bytes, its index says {expected}; truncated or mismatched"
+                f"{bin_path(prefix)}: {actual} bytes, its index says {expected}; truncated or mismatched"
             )
         lengths_list.append(np.array(lengths, dtype="<i4"))
         docs_list.append(np.array(doc_indices[1:], dtype="<i8"))
@@ -147,10 +100,10 @@ def merge_indexed_datasets(
 
     total_bytes = sum(bin_sizes)
     bar = _progress(total_bytes, progress, f"merge {os.path.basename(out_prefix)}")
-    out_bin, out_idx = _fs.bin_path(out_prefix), _fs.idx_path(out_prefix)
+    out_bin, out_idx = bin_path(out_prefix), idx_path(out_prefix)
     try:
         written = concat(
-            [_fs.bin_path(p) for p in prefixes],
+            [bin_path(p) for p in prefixes],
             out_bin,
             chunk_size=chunk_size,
             on_bytes=bar.update if bar is not None else None,
@@ -161,8 +114,8 @@ def merge_indexed_datasets(
         n_doc = sum(len(x) for x in docs_list)
         _write_index(out_idx, IndexHeader(want, n_seq, n_doc + 1), lengths_list, docs_list)
     except BaseException:
-        _fs.remove_quietly(out_bin)
-        _fs.remove_quietly(out_idx)
+        storage.remove(out_bin, best_effort=True)
+        storage.remove(out_idx, best_effort=True)
         raise
     finally:
         if bar is not None:
@@ -176,7 +129,7 @@ def _write_index(
     path: str, header: IndexHeader, lengths_list: list[np.ndarray], docs_list: list[np.ndarray]
 ) -> None:
     """Write the merged ``.idx`` section by section, one input at a time."""
-    fs, inner = _fs.resolve(path)
+    fs, inner = storage.resolve(path)
     itemsize = header.dtype.itemsize
     with fs.open(inner, "wb") as f:
         f.write(header.pack())
@@ -193,4 +146,4 @@ def _write_index(
             offset += len(lengths)
 
 
-__all__ = ["MergeResult", "concat_bin_files", "merge_indexed_datasets"]
+__all__ = ["MergeResult", "merge_indexed_datasets"]

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.megatron import _fs
-from pipeline.megatron.format import HEADER_SIZE, IndexedDatasetError, IndexHeader, parse_header
+from pipeline import storage
+from pipeline.megatron.format import HEADER_SIZE, IndexedDatasetError, IndexHeader, bin_path, idx_path, parse_header
 
 
 def read_index(prefix: str, *, mmap: bool = True) -> tuple[IndexHeader, np.ndarray, np.ndarray, np.ndarray]:
@@ -17,12 +17,12 @@ def read_index(prefix: str, *, mmap: bool = True) -> tuple[IndexHeader, np.ndarr
     12 bytes per sequence + 8 per document). Raises :class:`IndexedDatasetError` naming the file
     when the header is bad or the file is shorter than the header says.
     """
-    path = _fs.idx_path(prefix)
-    fs, inner = _fs.resolve(path)
+    path = idx_path(prefix)
+    fs, inner = storage.resolve(path)
     if not fs.exists(inner):
         raise FileNotFoundError(f"{path}: index file not found")
     buf: Any
-    if mmap and _fs.is_local(fs):
+    if mmap and storage.is_local(path):
         buf = np.memmap(inner, dtype=np.uint8, mode="r")
     else:
         buf = np.frombuffer(fs.cat_file(inner), dtype=np.uint8)
@@ -59,12 +59,12 @@ class IndexedDataset:
         )
         self.header = header
         self.dtype: np.dtype = header.dtype
-        self._bin_path = _fs.bin_path(self.prefix)
-        fs, inner = _fs.resolve(self._bin_path)
+        self._bin_path = bin_path(self.prefix)
+        fs, inner = storage.resolve(self._bin_path)
         if not fs.exists(inner):
             raise FileNotFoundError(f"{self._bin_path}: data file not found")
         self._bin: np.ndarray | None = None
-        if _fs.is_local(fs):
+        if storage.is_local(self._bin_path):
             if fs.size(inner) == 0:
                 self._bin = np.zeros(0, dtype=np.uint8)
             elif mmap:
@@ -90,7 +90,7 @@ class IndexedDataset:
         if self._bin is not None:
             data = self._bin[offset : offset + nbytes]
         else:
-            fs, inner = _fs.resolve(self._bin_path)
+            fs, inner = storage.resolve(self._bin_path)
             data = fs.cat_file(inner, start=offset, end=offset + nbytes)
         if len(data) != nbytes:
             raise IndexedDatasetError(

@@ -1,4 +1,4 @@
-"""Check every invariant of a ``.bin``/``.idx`` pair (SPEC §11: "a validation of every file")."""
+"""Check every invariant of a ``.bin``/``.idx`` pair (docs/indexed_dataset.md, Before training)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.megatron import _fs
-from pipeline.megatron.format import IndexedDatasetError, sequence_pointers
+from pipeline import storage
+from pipeline.megatron.format import IndexedDatasetError, bin_path, idx_path, sequence_pointers
 from pipeline.megatron.reader import read_index
 
 
@@ -31,9 +31,9 @@ def validate(prefix: str) -> ValidationReport:
     indices start at 0, never decrease and end at the sequence count; ``.bin`` size equals the
     total of the lengths times the item size.
     """
-    idx, bin_ = _fs.idx_path(prefix), _fs.bin_path(prefix)
+    idx, bin_ = idx_path(prefix), bin_path(prefix)
     header, lengths, pointers, docs = read_index(prefix, mmap=True)
-    ifs, iinner = _fs.resolve(idx)
+    ifs, iinner = storage.resolve(idx)
     idx_size = ifs.size(iinner)
     if idx_size != header.expected_idx_size():
         raise IndexedDatasetError(
@@ -63,7 +63,7 @@ def validate(prefix: str) -> ValidationReport:
             f"{idx}: last document index {int(docs[-1])} != sequence count {header.sequence_count}"
         )
     tokens = int(lengths.sum(dtype=np.int64))
-    bfs, binner = _fs.resolve(bin_)
+    bfs, binner = storage.resolve(bin_)
     if not bfs.exists(binner):
         raise IndexedDatasetError(f"{bin_}: data file missing")
     bin_size = bfs.size(binner)

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.megatron import _fs
-from pipeline.megatron.format import normalize_dtype, pack_index
+from pipeline import storage
+from pipeline.megatron.format import bin_path, idx_path, normalize_dtype, pack_index
 
 _INT32_MAX = 2**31 - 1
 
@@ -21,10 +21,9 @@ def publish(tmp_prefix: str, final_prefix: str) -> None:
     commit point. Locally each move is an atomic ``os.replace``; on object stores it is copy +
     delete (no atomic rename on GCS), so a Spark task attempt must never call it there: the
     tokenize stage leaves attempt pairs in place and the driver copies the winning attempt's pair
-    to the final name after the job (``pipeline.megatron.tokenize_stage.publish_winners``).
+    to the final name after the job (``pipeline.tokenize.stage.publish_winners``).
     """
-    _fs.move(_fs.bin_path(tmp_prefix), _fs.bin_path(final_prefix))
-    _fs.move(_fs.idx_path(tmp_prefix), _fs.idx_path(final_prefix))
+    storage.commit([(bin_path(tmp_prefix), bin_path(final_prefix)), (idx_path(tmp_prefix), idx_path(final_prefix))])
 
 
 class IndexedDatasetWriter:
@@ -61,8 +60,8 @@ class IndexedDatasetWriter:
         if self.dtype.kind in "iu":
             info = np.iinfo(self.dtype)
             self._lo, self._hi = int(info.min), int(info.max)
-        fs, inner = _fs.resolve(_fs.bin_path(self.write_prefix))
-        _fs.ensure_parent(fs, inner)
+        fs, inner = storage.resolve(bin_path(self.write_prefix))
+        storage.ensure_parent(bin_path(self.write_prefix))
         self._bin: Any = fs.open(inner, "wb")
 
     @property
@@ -113,7 +112,7 @@ class IndexedDatasetWriter:
         self._num_tokens += ids.size
         if data.nbytes >= self._buffer_bytes:  # large: straight to the file, no copy
             self._flush()
-            self._bin.write(memoryview(data).cast("B"))
+            self._bin.write(memoryview(data).cast("B"))  # type: ignore[arg-type]  # ndarray is a Buffer
             return
         self._pending.append(data.tobytes())
         self._pending_size += data.nbytes
@@ -135,7 +134,7 @@ class IndexedDatasetWriter:
             self._bin.close()
             lengths = np.frombuffer(self._lengths, dtype=np.int32) if self._lengths else np.zeros(0, np.int32)
             doc_indices = np.arange(len(lengths) + 1, dtype=np.int64)
-            fs, inner = _fs.resolve(_fs.idx_path(self.write_prefix))
+            fs, inner = storage.resolve(idx_path(self.write_prefix))
             with fs.open(inner, "wb") as f:
                 f.write(pack_index(self.dtype, lengths, doc_indices))
             self._closed = True
@@ -153,8 +152,8 @@ class IndexedDatasetWriter:
             self._bin.close()
         except Exception:  # noqa: BLE001 - already failing; the cleanup below matters more
             pass
-        _fs.remove_quietly(_fs.bin_path(self.write_prefix))
-        _fs.remove_quietly(_fs.idx_path(self.write_prefix))
+        storage.remove(bin_path(self.write_prefix), best_effort=True)
+        storage.remove(idx_path(self.write_prefix), best_effort=True)
 
     def __enter__(self) -> IndexedDatasetWriter:
         return self

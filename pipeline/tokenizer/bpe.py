@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -34,11 +34,11 @@ from pipeline.tokenizer.files import (
 from pipeline.tokenizer.pretokenize import PRETOKEN_RE, SpecialSplitter, count_pretokens, stream_pieces
 from pipeline.tokenizer.train import train_merges
 
-_UNPICKLED: dict[tuple, BPETokenizer] = {}  # the last tokenizer unpickled in this process
+_UNPICKLED: dict[tuple[object, ...], BPETokenizer] = {}  # the last tokenizer unpickled in this process
 
 
 class BPETokenizer:
-    """Byte-level BPE with GPT-2 pre-tokenization and special tokens (SPEC §5).
+    """Byte-level BPE with GPT-2 pre-tokenization and special tokens (docs/tokenizer.md).
 
     Pickles as (vocab, merges, special tokens) only; lookup tables and the per-pre-token encode
     cache are rebuilt lazily on the receiving side (e.g. a Spark executor).
@@ -115,7 +115,7 @@ class BPETokenizer:
         counts: Mapping[bytes, int],
         vocab_size: int,
         special_tokens: Sequence[str] = (),
-        progress: bool = False,
+        progress: bool | None = False,
     ) -> BPETokenizer:
         """Learn merges from pre-token byte counts (see :func:`count_pretokens`) up to ``vocab_size``."""
         specials = list(dict.fromkeys(special_tokens))
@@ -135,10 +135,10 @@ class BPETokenizer:
     @classmethod
     def train(
         cls,
-        input_path: str | os.PathLike,
+        input_path: str | os.PathLike[str],
         vocab_size: int,
         special_tokens: Sequence[str] = (),
-        progress: bool = False,
+        progress: bool | None = False,
     ) -> BPETokenizer:
         """Train on a UTF-8 text file (streamed): count pre-tokens, then :meth:`train_from_counts`."""
         splitter = SpecialSplitter(special_tokens)
@@ -149,8 +149,8 @@ class BPETokenizer:
     @classmethod
     def from_files(
         cls,
-        vocab_path: str | os.PathLike,
-        merges_path: str | os.PathLike,
+        vocab_path: str | os.PathLike[str],
+        merges_path: str | os.PathLike[str],
         special_tokens: Sequence[str] = (),
         cache_size: int = 1 << 16,
     ) -> BPETokenizer:
@@ -158,7 +158,7 @@ class BPETokenizer:
         vocab, merges, special_ids = read_vocab_merges(vocab_path, merges_path, special_tokens)
         return cls(vocab, merges, special_ids, cache_size=cache_size)
 
-    def save(self, directory: str | os.PathLike) -> None:
+    def save(self, directory: str | os.PathLike[str]) -> None:
         """Write vocab.json, merges.txt and a Hugging Face tokenizer.json into ``directory``."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
@@ -204,9 +204,11 @@ class BPETokenizer:
     def _ordinary(self, text: str, cache: WordCache | PretokenCache) -> list[int]:
         """Ids of text without special-token handling, with the given pre-token cache."""
         if self._numba is not None:
-            return self._numba.encode((text,), cache)[0].tolist()
+            ids: list[int] = self._numba.encode((text,), cast(WordCache, cache))[0].tolist()
+            return ids
+        words = cast(PretokenCache, cache)
         try:
-            return list(chain.from_iterable([cache[w] for w in PRETOKEN_RE.findall(text)]))
+            return list(chain.from_iterable([words[w] for w in PRETOKEN_RE.findall(text)]))
         except UnicodeEncodeError:  # surrogates: resolved as tiktoken does
             return self._ordinary(scrub_surrogates(text), cache)
 
@@ -217,7 +219,7 @@ class BPETokenizer:
         if self._numba is not None and len(pieces) > 1:  # one kernel call for all ordinary pieces
             ordinary = [piece for piece, special in pieces if not special]
             if ordinary:
-                flat, ends = self._numba.encode(ordinary, cache)
+                flat, ends = self._numba.encode(ordinary, cast(WordCache, cache))
                 ids, bounds = flat.tolist(), [0, *ends.tolist()]
             out: list[int] = []
             k = 0
@@ -255,7 +257,7 @@ class BPETokenizer:
             return _flatten(parts)
         if not texts:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
-        return self._numba.encode(texts, self._cache)
+        return self._numba.encode(texts, cast(WordCache, self._cache))
 
     def encode_utf8_batch(self, data: np.ndarray, offsets: np.ndarray,
                           append_id: int = -1) -> tuple[np.ndarray, np.ndarray]:
@@ -269,7 +271,8 @@ class BPETokenizer:
         if offsets.size < 2:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
         if self._numba is not None:
-            return self._numba.encode_utf8(np.asarray(data, dtype=np.uint8), offsets, self._cache, append_id)
+            return self._numba.encode_utf8(np.asarray(data, dtype=np.uint8), offsets, cast(WordCache, self._cache),
+                                           append_id)
         raw = np.asarray(data, dtype=np.uint8).tobytes()
         tail = [append_id] if append_id >= 0 else []
         parts = [self._ordinary(raw[a:b].decode("utf-8"), self._cache) + tail

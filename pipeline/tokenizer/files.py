@@ -50,7 +50,7 @@ def str_to_token(text: str) -> bytes:
 
 
 def read_vocab_merges(
-    vocab_path: str | os.PathLike, merges_path: str | os.PathLike, special_tokens: Sequence[str] = ()
+    vocab_path: str | os.PathLike[str], merges_path: str | os.PathLike[str], special_tokens: Sequence[str] = ()
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], dict[str, int]]:
     """Read GPT-2 style files -> (vocab id->bytes, merges in order, special token -> id).
 
@@ -87,21 +87,21 @@ def read_vocab_merges(
     return vocab, merges, specials
 
 
-def write_vocab_json(path: str | os.PathLike, vocab: Mapping[int, bytes], special_ids: Mapping[str, int]) -> None:
+def write_vocab_json(path: str | os.PathLike[str], vocab: Mapping[int, bytes], special_ids: Mapping[str, int]) -> None:
     """Write vocab.json (string -> id, ordered by id); special tokens verbatim."""
     special_by_id = {i: s for s, i in special_ids.items()}
     encoder = {(special_by_id[i] if i in special_by_id else token_to_str(vocab[i])): i for i in sorted(vocab)}
     Path(path).write_text(json.dumps(encoder, ensure_ascii=False), encoding="utf-8")
 
 
-def write_merges_txt(path: str | os.PathLike, merges: Sequence[tuple[bytes, bytes]]) -> None:
+def write_merges_txt(path: str | os.PathLike[str], merges: Sequence[tuple[bytes, bytes]]) -> None:
     """Write merges.txt with GPT-2's header line and a trailing newline (Megatron drops both ends)."""
     lines = [MERGES_HEADER] + [f"{token_to_str(a)} {token_to_str(b)}" for a, b in merges]
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def write_tokenizer_json(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     vocab: Mapping[int, bytes],
     merges: Sequence[tuple[bytes, bytes]],
     special_ids: Mapping[str, int],

@@ -47,7 +47,8 @@ class SpecialSplitter:
 
 def pretokens(text: str) -> list[str]:
     """GPT-2 pre-tokens of ordinary text (no special-token handling)."""
-    return PRETOKEN_RE.findall(text)
+    found: list[str] = PRETOKEN_RE.findall(text)
+    return found
 
 
 def count_pretokens(texts: Iterable[str], special_tokens: Sequence[str] = ()) -> Counter[bytes]:
@@ -87,7 +88,7 @@ def safe_cut(text: str, splitter: SpecialSplitter) -> int:
         m = _LAST_CUT_RE.search(text, 0, min(search_end, len(text)))
         if m is None:
             return best
-        p = m.end()
+        p: int = m.end()
         if p <= best:
             return best
         inside = [s for s, e in spans if s < p < e]

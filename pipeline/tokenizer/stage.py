@@ -1,4 +1,4 @@
-"""Spark train-tokenizer stage: pre-token counts on executors, BPE merges on the driver (SPEC §5).
+"""Spark train-tokenizer stage: pre-token counts on executors, BPE merges on the driver (docs/tokenizer.md, Training).
 
 Reads ``dedup/survivors/`` (doc_id, source, text), keeps a deterministic sample (a document is in
 the sample when ``xxhash64(doc_id, seed)`` falls below ``sample_fraction`` of the hash range, so the
@@ -17,38 +17,23 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
-
-import pyarrow as pa
 
 from pipeline import storage
 from pipeline.config import ConfigError
-from pipeline.context import RunContext
 from pipeline.errors import PipelineError
+from pipeline.run.context import RunContext
+from pipeline.tokenizer.batches import count_partition
 from pipeline.tokenizer.bpe import BPETokenizer
-from pipeline.tokenizer.pretokenize import count_pretokens
 
 TOKENIZER_FILES = ("vocab.json", "merges.txt", "tokenizer.json")
 SAMPLE_SEED = 20240917
 _HASH_RANGE = 1 << 62
-COUNT_SCHEMA = pa.schema([("pretoken", pa.binary()), ("count", pa.int64())])
 
 
 def special_tokens(ctx: RunContext) -> list[str]:
     """The configured special tokens, with the end-of-document token appended when missing."""
     cfg = ctx.config.tokenizer
     return list(dict.fromkeys([*cfg.special_tokens, cfg.eod_token]))
-
-
-def _count_partition(batches: Iterator[pa.RecordBatch], specials: list[str]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: one Counter of pre-token bytes per partition, emitted in bounded batches."""
-    counts = count_pretokens((t for b in batches for t in b.column("text").to_pylist() if t), specials)
-    items = list(counts.items())
-    for start in range(0, len(items), 65536):
-        chunk = items[start:start + 65536]
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([k for k, _ in chunk], pa.binary()), pa.array([v for _, v in chunk], pa.int64())],
-            schema=COUNT_SCHEMA)
 
 
 def sampled_survivors(ctx: RunContext):
@@ -73,7 +58,7 @@ def count_table(ctx: RunContext) -> tuple[dict[bytes, int], dict[str, int]]:
     specials = special_tokens(ctx)
     sample = sampled_survivors(ctx)
     schema = StructType([StructField("pretoken", BinaryType()), StructField("count", LongType())])
-    per_partition = sample.select("text").mapInArrow(lambda it: _count_partition(it, specials), schema)
+    per_partition = sample.select("text").mapInArrow(lambda it: count_partition(it, specials), schema)
     totals = per_partition.groupBy("pretoken").agg(F.sum("count").alias("count"))
     totals = totals.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -106,7 +91,7 @@ def run_train_tokenizer(ctx: RunContext) -> dict:
     started = time.time()
     table, info = count_table(ctx)
     counted = time.time()
-    tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx), progress=True)
+    tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx), progress=None)
     trained = time.time()
     out = ctx.path("tokenizer")
     storage.remove(out)
@@ -149,6 +134,8 @@ def load_tokenizer(ctx: RunContext) -> BPETokenizer:
     Raises ConfigError (``tokenizer.vocab``/``merges``) or PipelineError naming a missing or garbled file.
     """
     cfg = ctx.config.tokenizer
+    vocab: str | None
+    merges: str | None
     if cfg.train:
         vocab, merges = ctx.path("tokenizer", "vocab.json"), ctx.path("tokenizer", "merges.txt")
         where = "run train-tokenizer first"

@@ -56,7 +56,8 @@ def merge_word(word: list[int], a: int, b: int, new: int) -> list[int]:
     return out
 
 
-def train_merges(counts: Mapping[bytes, int], num_merges: int, progress: bool = False) -> list[tuple[bytes, bytes]]:
+def train_merges(counts: Mapping[bytes, int], num_merges: int,
+                 progress: bool | None = False) -> list[tuple[bytes, bytes]]:
     """Learn up to ``num_merges`` merges (fewer if no pair is left) from pre-token byte counts.
 
     Order: highest weighted pair count first; ties go to the greater (bytes of first, bytes of second).
@@ -65,9 +66,9 @@ def train_merges(counts: Mapping[bytes, int], num_merges: int, progress: bool = 
     token_bytes: list[bytes] = [bytes([i]) for i in range(256)]
     words: list[list[int]] = []
     freqs: list[int] = []
-    for word, n in counts.items():
-        if len(word) >= 2 and n > 0:
-            words.append(list(word))
+    for pretoken, n in counts.items():
+        if len(pretoken) >= 2 and n > 0:
+            words.append(list(pretoken))
             freqs.append(n)
 
     pair_counts: dict[Pair, int] = defaultdict(int)
@@ -83,7 +84,8 @@ def train_merges(counts: Mapping[bytes, int], num_merges: int, progress: bool = 
     heap = [entry(p, c) for p, c in pair_counts.items() if c > 0]
     heapq.heapify(heap)
     merges: list[tuple[bytes, bytes]] = []
-    bar = tqdm(total=num_merges, desc="bpe merges", unit="merge", disable=not progress)
+    # progress: False no bar, None a bar on a terminal only (tqdm's disable=None), True always
+    bar = tqdm(total=num_merges, desc="bpe merges", unit="merge", disable=None if progress is None else not progress)
     while len(merges) < num_merges and heap:
         neg, _, _, pair = heapq.heappop(heap)
         if pair_counts.get(pair, 0) != -neg or neg == 0:

@@ -1,0 +1,1 @@
+"""The command line (``python -m pipeline``), the scheduled jobs' entry (``--date``) and ``inspect``."""

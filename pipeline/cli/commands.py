@@ -1,0 +1,122 @@
+"""Command line: ``python -m pipeline <stage|run|inspect> --config conf/local.yaml [--set k=v ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+from pipeline.config import ConfigError, PipelineConfig, load_config
+from pipeline.errors import PipelineError, missing_dependency, one_line
+from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
+from pipeline.report.commands import COMMANDS as REPORT_COMMANDS
+from pipeline.report.commands import add_commands as add_report_commands
+from pipeline.report.commands import run_command as run_report_command
+from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.report import summary_text
+from pipeline.run.runner import run_stages
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("run", *STAGE_NAMES):
+        p = sub.add_parser(name, help="every stage in order" if name == "run" else f"only the {name} stage")
+        p.add_argument("--config", required=True, help="YAML config: local path, gs:// or s3://")
+        p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a config value, e.g. --set dedup.threshold=0.8 (repeatable)")
+        p.add_argument("--force", metavar="STAGE", choices=STAGE_NAMES,
+                       help="recompute this stage and every stage after it (finished stages are reused)")
+        p.add_argument("--break-lock", action="store_true",
+                       help="take over the output's run lock on gs:// or s3:// even if its holder looks alive")
+        p.add_argument("--debug", action="store_true", help="print the traceback of an error (or PIPELINE_DEBUG=1)")
+        add_log_level(p)
+    p = sub.add_parser("inspect", help="counts, token histogram and decoded samples of a dataset prefix")
+    p.add_argument("prefix", help="IndexedDataset prefix (without .bin/.idx)")
+    p.add_argument("--tokenizer", help="directory with vocab.json and merges.txt to decode samples")
+    p.add_argument("-n", "--samples", type=int, default=3)
+    add_report_commands(sub, add_log_level)
+    return parser
+
+
+def add_log_level(parser: argparse.ArgumentParser) -> None:
+    """``--log-level``: what the ``pipeline`` logger writes to stderr (default INFO, or $PIPELINE_LOG_LEVEL)."""
+    parser.add_argument("--log-level", type=str.upper, choices=LEVELS,
+                        help="progress and warnings on stderr: DEBUG, INFO (default), WARNING or ERROR; "
+                             "or PIPELINE_LOG_LEVEL")
+
+
+def prepare(config_path: str, overrides: list[str]) -> PipelineConfig:
+    """Load, validate and check the inputs of a config; everything here happens before Spark starts."""
+    from pipeline.ingest.splits import source_files
+    from pipeline.run.preflight import check_paths
+
+    try:
+        config = load_config(config_path, overrides)
+    except OSError as exc:  # missing, forbidden or unreachable config location
+        raise ConfigError("--config", f"cannot read {config_path!r}: {type(exc).__name__}: {exc}") from None
+    check_paths(config)  # storage answers (read-only probes) before any input is listed
+    source_files(config)
+    return config
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a command; an error that stops it is one line on stderr and exit code 2 (usage, config) or 1."""
+    args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False) or os.environ.get("PIPELINE_DEBUG", "") not in ("", "0")
+    try:
+        try:
+            configure_logging(getattr(args, "log_level", None))
+        except ValueError as exc:  # a bad PIPELINE_LOG_LEVEL is a one-line usage error like any other
+            raise ConfigError(LOG_LEVEL_ENV, str(exc)) from None
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - every error ends here, as one line
+        if debug:
+            traceback.print_exc()
+        line, code = describe(exc)
+        hint = "" if debug or isinstance(exc, PipelineError) else " (--debug or PIPELINE_DEBUG=1 prints the traceback)"
+        print(f"error: {line}{hint}", file=sys.stderr)
+        return code
+
+
+def describe(exc: BaseException) -> tuple[str, int]:
+    """One line naming the cause, and the exit code, for any exception that stopped a run."""
+    if isinstance(exc, ImportError):
+        exc = missing_dependency(exc) or exc
+    if isinstance(exc, PipelineError):
+        return one_line(exc), exc.exit_code
+    return f"{type(exc).__name__}: {one_line(exc)}", 1
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in REPORT_COMMANDS:
+        return run_report_command(args)
+    if args.command == "inspect":
+        from pipeline.cli.inspect import inspect_main
+
+        return inspect_main(args.prefix, args.tokenizer, args.samples)
+    config = prepare(args.config, args.overrides)
+    from pipeline.run.context import RunContext
+    from pipeline.run.runlock import RunLock
+
+    started = time.time()
+    only = None if args.command == "run" else args.command
+    lock = RunLock(config.output, args.command)
+    lock.acquire(break_lock=args.break_lock)
+    try:  # released on success and on failure; a killed process's lock is handled by the next run
+        ctx = RunContext(config)
+        results = run_stages(ctx, only=only, force=getattr(args, "force", None))
+    finally:
+        lock.release()
+    if only in (None, STAGE_NAMES[-1]) and "accounting" in ctx.manifest.data:  # the run is complete
+        print(summary_text(ctx.manifest.data))
+    if only is not None:
+        print(json.dumps(results[only].counts if only in results else {}, indent=2, sort_keys=True, default=str))
+    print(f"finished in {time.time() - started:.1f} s; outputs in {config.output}")
+    return 0

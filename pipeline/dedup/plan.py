@@ -1,0 +1,50 @@
+"""The dedup stage's plan: every parameter resolved once from the config (bands and rows included).
+
+The stage, its Arrow batch functions and ``dedup/report.json`` all read this one object; nothing
+after :meth:`DedupPlan.from_config` looks at the raw config again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pipeline.config.schema import PipelineConfig
+from pipeline.dedup.bands import optimal_bands
+from pipeline.dedup.batches import LshParams
+
+
+@dataclass(frozen=True)
+class DedupPlan:
+    """How one run deduplicates: LSH parameters for the tasks, plus the driver-side choices."""
+
+    enabled: bool
+    lsh: LshParams  # what each task needs to turn texts into band keys (shipped to executors)
+    threshold: float  # Jaccard similarity at or above which a verified pair is a duplicate
+    min_tokens: int  # shorter documents get no band keys
+    exact_prepass: bool
+    verify: bool
+    engine: str  # connected components: "star" or "graphframes"
+    checkpoint_interval: int
+    local_components_max_edges: int  # at most this many verified edges: union-find in one task
+    survivor: str  # "min_id", "priority" or "longest"
+    priorities: dict[str, int]  # per source, for survivor "priority"
+    sources: tuple[str, ...]  # configured source names, in config order
+
+    @classmethod
+    def from_config(cls, config: PipelineConfig) -> DedupPlan:
+        """Resolve the ``dedup`` section: bands/rows as given, else datasketch's optimum for the threshold."""
+        d = config.dedup
+        bands, rows = (d.bands, d.rows) if d.bands and d.rows else optimal_bands(d.threshold, d.num_perm)
+        lsh = LshParams(d.num_perm, d.seed, d.ngram, d.scheme, d.hash, d.shingle, d.max_shingles, bands, rows)
+        return cls(enabled=d.enabled, lsh=lsh, threshold=d.threshold, min_tokens=d.min_tokens,
+                   exact_prepass=d.exact_prepass, verify=d.verify, engine=d.engine,
+                   checkpoint_interval=d.checkpoint_interval,
+                   local_components_max_edges=d.local_components_max_edges, survivor=d.survivor,
+                   priorities={s.name: s.priority for s in config.sources},
+                   sources=tuple(s.name for s in config.sources))
+
+    def report_parameters(self) -> dict[str, Any]:
+        """The ``parameters`` object of ``dedup/report.json``."""
+        return {**asdict(self.lsh), "threshold": self.threshold, "verify": self.verify,
+                "exact_prepass": self.exact_prepass, "engine": self.engine, "survivor": self.survivor}

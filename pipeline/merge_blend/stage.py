@@ -1,0 +1,163 @@
+"""merge-blend stage: merge shards per source (``megatron/``), then blend the sources by weight (``blend/``).
+
+Merge: per source, the shards that exist are merged in partition order (= doc_id order; empty
+partitions wrote none) with :func:`merge_indexed_datasets`, then the result is validated. A source
+with zero documents is not published: numpy cannot memory-map an empty ``.bin``, so Megatron's reader
+would fail on it (docs/indexed_dataset.md, Empty datasets). Its entry says ``published: false`` so the blend leaves it
+out and says so.
+
+Blend: sizes are the number of documents (one sequence each) in every merged dataset. Prefixes in
+``blend.json`` and the Megatron ``--data-path`` string are relative to the run directory, so two
+runs of the same data in different directories write byte-identical ``blend/`` files.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from pipeline import storage
+from pipeline.blend.indices import OversampleError, build_blending_indices
+from pipeline.blend.io import write_blend
+from pipeline.config import PipelineConfig, blend_weights_by_source
+from pipeline.errors import PipelineError
+from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
+from pipeline.megatron.format import bin_path, idx_path
+from pipeline.megatron.merge import merge_indexed_datasets
+from pipeline.megatron.validate import validate
+from pipeline.run.context import RunContext
+from pipeline.run.manifest import marker_path
+from pipeline.tokenize.shards import list_shards, shard_dir, shard_name
+
+
+def megatron_prefix(ctx: RunContext, source: str) -> str:
+    """``<run>/megatron/<source>`` (the dataset prefix handed to Megatron)."""
+    return ctx.path("megatron", source)
+
+
+def _tokenize_counts(ctx: RunContext) -> dict:
+    """Per-source counts the tokenize stage recorded, or {} when its marker is absent."""
+    path = marker_path(ctx.run_dir, "tokenize")
+    if not storage.exists(path):
+        return {}
+    return storage.read_json(path).get("counts", {}).get("sources", {})
+
+
+def merge_source(ctx: RunContext, source: str) -> dict:
+    """Merge one source's shards, validate the result; its counts (``published`` says if it exists)."""
+    started = time.time()
+    directory = shard_dir(ctx.run_dir, source)
+    pairs, stray = list_shards(directory)
+    if stray:
+        raise PipelineError(f"{directory}: holds files that are not complete shard pairs: {stray[:5]}; "
+                           "re-run the tokenize stage")
+    prefixes = [storage.join(directory, shard_name(p)) for p in pairs]
+    out = megatron_prefix(ctx, source)
+    storage.remove(idx_path(out), best_effort=True)  # .idx first: a half-removed pair is never "present"
+    storage.remove(bin_path(out), best_effort=True)
+    documents = sum(_documents(p) for p in prefixes)
+    if documents == 0:
+        return {"published": False, "reason": "no documents (an empty .bin cannot be memory-mapped)",
+                "documents": 0, "tokens": 0, "bytes": 0, "shards": len(prefixes),
+                "seconds": round(time.time() - started, 3)}
+    result = merge_indexed_datasets(prefixes, out, progress=None)
+    report = validate(out)
+    if (report.documents, report.tokens) != (result.documents, result.tokens):
+        raise PipelineError(f"{out}: validation counts {report} differ from the merge's {result}")
+    return {"published": True, "prefix": out, "documents": report.documents, "tokens": report.tokens,
+            "bytes": report.bin_bytes, "idx_bytes": storage.size(idx_path(out)), "dtype": report.dtype,
+            "shards": len(prefixes), "seconds": round(time.time() - started, 3)}
+
+
+def _documents(prefix: str) -> int:
+    from pipeline.megatron.reader import read_index
+
+    return read_index(prefix, mmap=False)[0].document_count
+
+
+def merge_sources(ctx: RunContext) -> dict:
+    """Merge every configured source; per-source counts and the list of sources left unpublished.
+
+    When the tokenize stage's counts are in the run directory, each merged source must hold the
+    documents and tokens tokenize reported, or this raises (docs/stages.md, Accounting).
+    """
+    expected = _tokenize_counts(ctx)
+    sources = {}
+    for src in ctx.config.sources:
+        counts = merge_source(ctx, src.name)
+        want = expected.get(src.name)
+        if want is not None and (want["documents"], want["tokens"]) != (counts["documents"], counts["tokens"]):
+            raise PipelineError(
+                f"source {src.name!r}: merged {counts['documents']} documents / {counts['tokens']} tokens, "
+                f"tokenize wrote {want['documents']} / {want['tokens']}")
+        sources[src.name] = counts
+    return {"sources": sources, "unpublished": [n for n, c in sources.items() if not c["published"]]}
+
+
+def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[float]:
+    """Weights for ``names``: ``blend.weights`` ("30 web 70 wiki"), else the sources' weights, else sizes."""
+    cfg = ctx.config
+    given = blend_weights_by_source(cfg)
+    if given is not None:
+        return [float(given.get(n, 0.0)) for n in names]
+    if all(s.weight is not None for s in cfg.sources):
+        return [float(cfg.source(n).weight or 0.0) for n in names]
+    return [float(s) for s in sizes]
+
+
+def left_out_sources(config: PipelineConfig, unpublished: list[str]) -> list[dict]:
+    """One entry (and a logged warning) per source left out of the blend because no document survived."""
+    given = blend_weights_by_source(config) or {}
+    entries = []
+    for name in unpublished:
+        weight = given.get(name, config.source(name).weight)
+        entries.append({"source": name, "weight": None if weight is None else float(weight),
+                        "why": "no documents survived"})
+        logging.getLogger("pipeline").warning("source %r (weight %s) has no documents left: it is left out of "
+                                              "the blend, and the other sources' weights are renormalised",
+                                              name, weight)
+    return entries
+
+
+def materialize(ctx: RunContext, prefixes: list[str], dataset_index: np.ndarray,
+                sample_index: np.ndarray, dtype) -> dict:
+    """Write the blend as one IndexedDataset, ``blend/blended``, documents in blend order."""
+    readers = [IndexedDataset(p) for p in prefixes]
+    out = ctx.path("blend", "blended")
+    with IndexedDatasetWriter(out, dtype=dtype) as writer:
+        for k, i in zip(dataset_index.tolist(), sample_index.tolist(), strict=True):
+            writer.add_document(readers[k][i])
+    return {"prefix": out, "documents": int(len(dataset_index))}
+
+
+def run_merge_blend(ctx: RunContext) -> dict:
+    """Merge every source, then write ``blend/dataset_index.npy``, ``dataset_sample_index.npy``, ``blend.json``."""
+    merged = merge_sources(ctx)
+    names = [n for n, c in merged["sources"].items() if c["published"]]
+    if not names:
+        raise PipelineError("no source has any document left to blend; see the manifest's counts")
+    sizes = [merged["sources"][n]["documents"] for n in names]
+    weights = blend_weights(ctx, names, sizes)
+    size = ctx.config.blend.size or sum(sizes)
+    try:
+        dataset_index, sample_index = build_blending_indices(
+            weights, size, sizes=sizes, mode=ctx.config.blend.mode, oversample=ctx.config.blend.oversample,
+            names=names)
+    except OversampleError as exc:
+        total = sum(weights)
+        largest = min(int(n * total / w) for n, w in zip(sizes, weights, strict=True) if w > 0)
+        raise OversampleError(f"{exc} In the config: blend.oversample: wrap, or blend.size of at most about "
+                              f"{largest} (S is now {size}).") from None
+    relative = [f"megatron/{n}" for n in names]
+    left_out = left_out_sources(ctx.config, merged["unpublished"])
+    doc = write_blend(ctx.path("blend"), dataset_index, sample_index, sources=names, prefixes=relative,
+                      weights=weights, sizes=sizes, mode=ctx.config.blend.mode,
+                      oversample=ctx.config.blend.oversample, left_out=left_out)
+    result = {"merge": merged, "blend": doc, "left_out": left_out}
+    if ctx.config.blend.materialize:
+        dtype = np.dtype(merged["sources"][names[0]]["dtype"])
+        result["materialized"] = materialize(ctx, [ctx.path("megatron", n) for n in names],
+                                             dataset_index, sample_index, dtype)
+    return result

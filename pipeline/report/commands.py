@@ -1,0 +1,81 @@
+"""CLI commands on a finished run: ``report RUN [--json]``, ``explain RUN DOC_ID``, ``sample RUN --removed N``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pipeline import storage
+
+COMMANDS = ("report", "explain", "sample")
+
+
+def add_commands(sub, add_log_level) -> None:
+    """Register the three commands on the CLI's subparsers."""
+    p = sub.add_parser("report", help="write report.json and report.html of a finished run and print its summary")
+    p.add_argument("run", help="run directory (the config's output): local, gs:// or s3://")
+    p.add_argument("--json", action="store_true",
+                   help="print the machine-readable summary (totals, ratios, per source) as JSON; writes nothing")
+    add_log_level(p)
+    p = sub.add_parser("explain", help="why a document was kept, removed as a duplicate, or rejected")
+    p.add_argument("run", help="run directory")
+    p.add_argument("doc_id", type=int, help="the document's doc_id (a signed 64-bit integer)")
+    p.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    add_log_level(p)
+    p = sub.add_parser("sample", help="random removed, kept or rejected records with their source location")
+    p.add_argument("run", help="run directory")
+    kind = p.add_mutually_exclusive_group(required=True)
+    for name in ("removed", "kept", "rejected"):
+        kind.add_argument(f"--{name}", type=int, metavar="N", help=f"N random {name} records")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0: the same sample every time)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per line")
+    add_log_level(p)
+
+
+def machine_summary(data: dict) -> dict:
+    """What a scheduler alerts on: totals and ratios, per source too (a subset of report.json)."""
+    keys = ("documents_read", "rejected", "duplicates_removed", "survivors", "written", "survivor_ratio", "tokens")
+    return {"format": data["format"], "run": data["run"], "summary": data["summary"],
+            "sources": {n: {k: r.get(k) for k in keys} for n, r in data["sources"].items()}}
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run one of :data:`COMMANDS`; output on stdout, errors raised for the CLI's one-line error."""
+    from pipeline.report.explain import ExplainError
+
+    if not storage.exists(storage.join(args.run, "manifest.json")):
+        raise ExplainError(f"{args.run!r} is not a run directory (no manifest.json)")
+    if args.command == "report":
+        return _report(args)
+    if args.command == "explain":
+        from pipeline.report.explain import explain, format_explanation
+
+        info = explain(args.run, args.doc_id)
+        print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_explanation(info))
+        return 0
+    from pipeline.report.explain import format_sample, sample
+
+    kind = next(k for k in ("removed", "kept", "rejected") if getattr(args, k) is not None)
+    n = getattr(args, kind)
+    if n < 0:
+        raise ExplainError(f"--{kind} {n}: give a number of records >= 0")
+    for row in sample(args.run, kind, n, args.seed):
+        print(json.dumps(row, sort_keys=True) if args.json else format_sample(row))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pipeline.report.data import build_report_data
+    from pipeline.report.publish import write_reports
+    from pipeline.run.report import summary_text
+
+    if args.json:
+        path = storage.join(args.run, "report.json")
+        data = storage.read_json(path) if storage.exists(path) else build_report_data(args.run)
+        print(json.dumps(machine_summary(data), indent=2, sort_keys=True))
+        return 0
+    json_path, html_path = write_reports(args.run)
+    print(summary_text(storage.read_json(storage.join(args.run, "manifest.json"))))
+    print(f"report: {html_path} (figures: {json_path})", file=sys.stdout)
+    return 0

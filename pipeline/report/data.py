@@ -1,0 +1,153 @@
+"""``report.json``: every figure of the run report, built from the run directory alone (no Spark).
+
+The schema is ``pipeline/report/schema.json`` (documented in ``docs/report_schema.md``); ``report.html``
+is rendered from this dictionary only, so the HTML shows nothing the JSON lacks.
+"""
+
+from __future__ import annotations
+
+import calendar
+import time
+from typing import Any
+
+import numpy as np
+
+from pipeline import storage
+from pipeline.report import examples
+from pipeline.report.tables import DOCUMENTS
+
+FORMAT = "spark-pretrain-pipeline/report/1"
+S_CURVE_POINTS = 101
+DEDUP_STEPS = ("features", "exact_prepass", "buckets", "verify", "components", "survivors")  # run order
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 6) if whole else None
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    """Dotted keys of a nested config (lists of scalars stay one value; sources become ``sources.<name>.*``)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else str(key), item, out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
+        for item in value:
+            _flatten(f"{prefix}.{item['name']}", {k: v for k, v in item.items() if k != "name"}, out)
+    else:
+        out[prefix] = value
+
+
+def parameters(config: dict) -> list[dict[str, Any]]:
+    """The run's config as ``[{"key": "dedup.threshold", "value": 0.7}, ...]`` (a table, not a dict dump)."""
+    flat: dict[str, Any] = {}
+    _flatten("", config, flat)
+    return [{"key": k, "value": v} for k, v in flat.items()]
+
+
+def _sources(manifest: dict) -> tuple[dict[str, dict], dict[str, int]]:
+    stages = manifest.get("stages", {})
+    accounting = manifest.get("accounting") or {}
+    ingest = stages.get("ingest", {}).get("counts", {}).get("sources", {})
+    tokens = stages.get("tokenize", {}).get("counts", {}).get("sources", {})
+    order = [s["name"] for s in manifest.get("config", {}).get("sources", [])]
+    names = [n for n in order if n in accounting or n in ingest] + sorted(set(accounting) - set(order))
+    out: dict[str, dict] = {}
+    for name in names:
+        row = dict(accounting.get(name, {}))
+        row.setdefault("documents_read", ingest.get(name, {}).get("documents_read", 0))
+        row["survivor_ratio"] = _ratio(row.get("survivors", 0), row["documents_read"])
+        row["rejects_by_reason"] = ingest.get(name, {}).get("rejects_by_reason", {})
+        row["tokens"] = tokens.get(name, {}).get("tokens")
+        out[name] = row
+    keys = ("documents_read", "rejected", "duplicates_removed", "survivors", "written")
+    totals = {k: sum(int(r.get(k, 0) or 0) for r in out.values()) for k in keys}
+    return out, totals
+
+
+def _timeline(manifest: dict, dedup: dict) -> dict[str, Any]:
+    """Stages in run order with start/end (seconds since the first start) and the dedup steps inside dedup."""
+    rows = []
+    for name, info in manifest.get("stages", {}).items():
+        end = calendar.timegm(time.strptime(info["finished"], "%Y-%m-%dT%H:%M:%SZ")) if info.get("finished") else None
+        rows.append({"stage": name, "seconds": info.get("seconds", 0), "finished": info.get("finished"), "_end": end})
+    known = [r for r in rows if r["_end"] is not None]
+    origin = min((r["_end"] - r["seconds"] for r in known), default=0.0)
+    for row in rows:
+        end = row.pop("_end")
+        row["start"] = round(end - row["seconds"] - origin, 3) if end is not None else None
+    rows.sort(key=lambda r: (r["start"] is None, r["start"] or 0.0))  # the order they ran in
+    seconds = dedup.get("seconds") or {}
+    order = [s for s in DEDUP_STEPS if s in seconds] + sorted(set(seconds) - set(DEDUP_STEPS))
+    steps = [{"step": k, "seconds": seconds[k]} for k in order]
+    return {"stages": rows, "dedup_steps": steps}
+
+
+def _lsh(dedup: dict) -> dict[str, Any] | None:
+    from pipeline.dedup.bands import candidate_probability
+
+    params = dedup.get("parameters", {})
+    bands, rows = params.get("bands"), params.get("rows")
+    if not bands or not rows:
+        return None
+    xs = [i / (S_CURVE_POINTS - 1) for i in range(S_CURVE_POINTS)]
+    probabilities = np.asarray(candidate_probability(np.asarray(xs), bands, rows)).tolist()
+    histogram = dedup.get("counts", {}).get("candidate_jaccard_histogram") or []
+    return {"bands": bands, "rows": rows, "num_perm": params.get("num_perm"), "threshold": params.get("threshold"),
+            "s_curve": [{"jaccard": x, "probability": round(p, 6)} for x, p in zip(xs, probabilities, strict=True)],
+            "candidate_jaccard_histogram": {"bin_width": 1 / len(histogram) if histogram else None,
+                                            "counts": histogram}}
+
+
+def _tokens(run: str, names: list[str]) -> dict[str, Any]:
+    """Tokens per source and each source's token-length histogram, from ``megatron/<source>.idx``."""
+    from pipeline.megatron.describe import document_lengths, length_histogram
+    from pipeline.megatron.reader import IndexedDataset
+
+    histograms: dict[str, list] = {}
+    for name in names:
+        prefix = storage.join(run, "megatron", name)
+        if not storage.is_local(prefix) or not storage.exists(prefix + ".idx"):
+            continue  # remote or unpublished: the counts still come from the manifest
+        histograms[name] = length_histogram(document_lengths(IndexedDataset(prefix)))
+    return {"length_histogram": histograms}
+
+
+def build_report_data(run: str, per_source: int = examples.PER_SOURCE) -> dict[str, Any]:
+    """The whole ``report.json`` of the run directory ``run``."""
+    manifest = storage.read_json(storage.join(run, "manifest.json"))
+    dedup_path = storage.join(run, "dedup", "report.json")
+    dedup = storage.read_json(dedup_path) if storage.exists(dedup_path) else {}
+    sources, totals = _sources(manifest)
+    tokens = {n: r["tokens"] for n, r in sources.items() if r.get("tokens") is not None}
+    blend = manifest.get("stages", {}).get("merge-blend", {}).get("counts", {}).get("blend")
+    dedup_counts = {k: v for k, v in dedup.get("counts", {}).items() if isinstance(v, (int, float))}
+    has_documents = storage.exists(storage.join(run, DOCUMENTS))
+    return {
+        "format": FORMAT,
+        "run": run,
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "summary": {**totals, "survivor_ratio": _ratio(totals["survivors"], totals["documents_read"]),
+                    "rejected_ratio": _ratio(totals["rejected"], totals["documents_read"]),
+                    "duplicate_ratio": _ratio(totals["duplicates_removed"], totals["documents_read"]),
+                    "tokens": sum(tokens.values()) if tokens else None},
+        "sources": sources,
+        "timeline": _timeline(manifest, dedup),
+        "parameters": parameters(manifest.get("config", {})),
+        "dedup": {"counts": dedup_counts, "cluster_size_histogram": dedup.get("cluster_size_histogram", {}),
+                  "lsh": _lsh(dedup),
+                  "examples": examples.duplicate_examples(run, list(sources), dedup.get("parameters", {}), per_source)
+                  if has_documents and dedup else {}},
+        "rejects": {"examples": examples.reject_examples(run, per_source) if has_documents else {}},
+        "tokens": {"per_source": tokens, **_tokens(run, list(tokens))},
+        "blend": None if not blend else {"sources": blend["sources"], "weights": blend["weights"],
+                                         "achieved": blend["achieved_ratios"], "data_path": blend["data_path"],
+                                         "mode": blend["mode"], "size": blend["size"]},
+    }
+
+
+def write_report_json(run: str) -> tuple[str, dict]:
+    """Write ``<run>/report.json``; returns its path and the data."""
+    data = build_report_data(run)
+    path = storage.join(run, "report.json")
+    storage.write_json(path, data)
+    return path, data

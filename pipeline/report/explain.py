@@ -1,0 +1,225 @@
+"""``pipeline explain RUN DOC_ID`` and ``pipeline sample RUN``: why a document was kept, removed or rejected.
+
+Everything is read back from the run directory (tables with pyarrow, parameters from the manifest and
+``dedup/report.json``); band keys are recomputed from the texts with the run's MinHash parameters.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+from pipeline import storage
+from pipeline.errors import PipelineError
+from pipeline.ingest.doc_id import doc_id as compute_doc_id
+from pipeline.report.examples import DOC_COLUMNS, exact_jaccard
+from pipeline.report.tables import (
+    COMPONENTS,
+    DOCUMENTS,
+    REJECTS,
+    SURVIVORS,
+    edges_touching,
+    excerpt,
+    has_table,
+    iter_rows,
+    read_rows,
+    rows_by_doc_id,
+)
+
+MEMBERS_SHOWN = 50  # cluster members whose texts are read (and listed)
+EXCERPT = 300
+
+
+class ExplainError(PipelineError, LookupError):
+    """The document or the run asked about is not there."""
+
+
+def _run_parameters(run: str) -> tuple[dict, dict]:
+    """(dedup parameters from ``dedup/report.json``, the run's dedup config from ``manifest.json``)."""
+    report = storage.join(run, "dedup", "report.json")
+    if not storage.exists(report):
+        raise ExplainError(f"{report} not found: the dedup stage has not finished in {run}")
+    manifest = storage.read_json(storage.join(run, "manifest.json"))
+    return storage.read_json(report).get("parameters", {}), manifest.get("config", {}).get("dedup", {})
+
+
+def shared_bands(text: str, others: dict[int, str], params: dict, min_tokens: int) -> dict[int, list[int]]:
+    """For each other document: the band indices whose LSH keys equal those of ``text``."""
+    import pyarrow as pa
+
+    from pipeline.dedup.batches import LshParams, doc_features
+
+    fields = ("num_perm", "seed", "ngram", "scheme", "hash", "shingle", "max_shingles", "bands", "rows")
+    if any(f not in params for f in fields) or not params.get("bands"):
+        return {}
+    lsh = LshParams(**{f: params[f] for f in fields})
+    ids = [0, *others]
+    batch = pa.RecordBatch.from_pydict({"doc_id": pa.array(ids, pa.int64()), "text": [text, *others.values()]})
+    keys = {r["doc_id"]: r["keys"] for out in doc_features(iter([batch]), lsh, min_tokens) for r in out.to_pylist()}
+    mine = keys[0] or []
+    return {i: [b for b, (k, m) in enumerate(zip(keys[i] or [], mine, strict=False)) if k == m] for i in others}
+
+
+def _path_to(start: int, goal: int, links: dict[int, dict[int, str]]) -> list[tuple[int, str]]:
+    """Shortest chain of links from ``start`` to ``goal``: ``[(next doc, how linked), ...]``."""
+    previous: dict[int, tuple[int, str]] = {}
+    queue, seen = deque([start]), {start}
+    while queue:
+        node = queue.popleft()
+        if node == goal:
+            break
+        for other, how in sorted(links.get(node, {}).items()):
+            if other not in seen:
+                seen.add(other)
+                previous[other] = (node, how)
+                queue.append(other)
+    if goal not in seen:
+        return []
+    path, node = [], goal
+    while node != start:
+        before, how = previous[node]
+        path.append((node, how))
+        node = before
+    return path[::-1]
+
+
+def _find_reject(run: str, doc_id: int) -> dict | None:
+    """The rejected record whose (source, file, position) has this doc_id, if any."""
+    if not has_table(run, REJECTS):
+        return None
+    for rows in iter_rows(run, REJECTS, ["source", "file", "position", "reason", "detail", "excerpt"]):
+        for row in rows:
+            if compute_doc_id(row["source"], row["file"], row["position"]) == doc_id:
+                return row
+    return None
+
+
+def reservoir(batches: Iterable[list[Any]], n: int, rng: random.Random) -> list[Any]:
+    """``n`` items drawn uniformly from a stream of batches in one pass, holding only ``n`` (algorithm R)."""
+    picked: list[Any] = []
+    seen = 0
+    for batch in batches:
+        for item in batch:
+            seen += 1
+            if len(picked) < n:
+                picked.append(item)
+            else:
+                slot = rng.randrange(seen)
+                if slot < n:
+                    picked[slot] = item
+    return picked
+
+
+def explain(run: str, doc_id: int) -> dict[str, Any]:
+    """Why ``doc_id`` was kept, removed or rejected, with the evidence (cluster, edges, bands, reason)."""
+    doc = rows_by_doc_id(run, DOCUMENTS, [doc_id], DOC_COLUMNS).get(doc_id)
+    if doc is None:
+        reject = _find_reject(run, doc_id)
+        if reject is None:
+            raise ExplainError(f"doc_id {doc_id} is neither a document nor a rejected record of {run}")
+        return {"doc_id": doc_id, "status": "rejected", **{k: reject[k] for k in (
+            "source", "file", "position", "reason", "detail", "excerpt")}}
+    params, config = _run_parameters(run)
+    where = {"doc_id": doc_id, "source": doc["source"], "file": doc["file"], "position": doc["position"],
+             "excerpt": excerpt(doc["text"], EXCERPT)}
+    row = rows_by_doc_id(run, COMPONENTS, [doc_id]).get(doc_id)
+    if row is None:
+        from pipeline.dedup.shingles import count_tokens
+
+        tokens, min_tokens = count_tokens(doc["text"]), int(config.get("min_tokens", 0))
+        why = (f"too short for MinHash ({tokens} tokens < min_tokens {min_tokens}) and no exact copy"
+               if tokens < min_tokens else "no exact copy and no candidate pair at or above the threshold")
+        return {**where, "status": "kept", "cluster": None, "why": why}
+    import pyarrow.compute as pc
+
+    members = read_rows(run, COMPONENTS, None, pc.field("component") == row["component"])
+    shown = sorted(members, key=lambda m: (m["doc_id"] not in (doc_id, row["survivor"]), m["doc_id"]))[:MEMBERS_SHOWN]
+    texts = {k: v["text"] for k, v in rows_by_doc_id(run, DOCUMENTS, [m["doc_id"] for m in shown],
+                                                      DOC_COLUMNS).items()}
+    links: dict[int, dict[int, str]] = {}
+    edges = edges_touching(run, [m["doc_id"] for m in members])
+    for e in edges:
+        how = "verified edge" if e["jaccard"] is None else f"verified edge, Jaccard {e['jaccard']:.3f}"
+        links.setdefault(e["src"], {})[e["dst"]] = how
+        links.setdefault(e["dst"], {})[e["src"]] = how
+    copies = [i for i, t in texts.items() if i != doc_id and t == doc["text"]]
+    for a in texts:  # identical texts are linked by the exact pre-pass, not by edges
+        for b in texts:
+            if a != b and texts[a] == texts[b]:
+                links.setdefault(a, {})[b] = "identical text"
+    mine = [e for e in edges if doc_id in (e["src"], e["dst"])]
+    neighbours = {e["dst"] if e["src"] == doc_id else e["src"] for e in mine}
+    others = {i: texts[i] for i in neighbours if i in texts}
+    bands = shared_bands(doc["text"], others, params, int(config.get("min_tokens", 0)))
+    verified = [{"doc_id": other, "jaccard": e["jaccard"],
+                 "recomputed_jaccard": round(exact_jaccard(doc["text"], texts[other], params), 6)
+                 if other in texts else None, "shared_bands": bands.get(other, [])}
+                for e in mine for other in [e["dst"] if e["src"] == doc_id else e["src"]]]
+    survivor = row["survivor"]
+    return {**where, "status": "kept" if survivor == doc_id else "removed", "cluster": row["component"],
+            "cluster_size": len(members), "survivor": survivor, "survivor_rule": params.get("survivor"),
+            "threshold": params.get("threshold"), "exact_copies": sorted(copies),
+            "verified_edges": sorted(verified, key=lambda v: v["doc_id"]),
+            "path_to_survivor": [{"doc_id": d, "link": how} for d, how in _path_to(doc_id, survivor, links)],
+            "members": [{"doc_id": m["doc_id"], "source": m["source"]} for m in shown]}
+
+
+def format_explanation(info: dict[str, Any]) -> str:
+    """The explanation as lines a person reads."""
+    head = f"doc_id {info['doc_id']} ({info['source']}, {info['file']} at {info['position']})"
+    if info["status"] == "rejected":
+        return "\n".join([head, f"rejected by ingest: {info['reason']}" + (f" ({info['detail']})" if info["detail"]
+                                                                           else ""), f"record: {info['excerpt']}"])
+    lines = [head]
+    if info["cluster"] is None:
+        lines.append(f"kept: {info['why']}")
+    else:
+        rule = f"survivor rule: {info['survivor_rule']}" if info.get("survivor_rule") else ""
+        lines.append(f"{info['status']}: in cluster {info['cluster']} of {info['cluster_size']} documents, "
+                     f"survivor {info['survivor']}" + (f" ({rule})" if rule else ""))
+        if info["path_to_survivor"]:
+            lines.append("  path to the survivor: " + " -> ".join(
+                f"{step['doc_id']} [{step['link']}]" for step in info["path_to_survivor"]))
+        if info["exact_copies"]:
+            lines.append("  identical copies: " + ", ".join(map(str, info["exact_copies"])))
+        for e in info["verified_edges"]:
+            jac = "n/a (verify off)" if e["jaccard"] is None else f"{e['jaccard']:.4f}"
+            lines.append(f"  edge to {e['doc_id']}: Jaccard {jac} (threshold {info['threshold']}), "
+                         f"shared bands {e['shared_bands'] or 'none'}")
+    lines.append(f"text: {info['excerpt']}")
+    return "\n".join(lines)
+
+
+SAMPLE_KINDS = ("removed", "kept", "rejected")
+
+
+def sample(run: str, kind: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` random removed, kept (survivors) or rejected records with where they come from."""
+    rng = random.Random(seed)
+    if kind == "rejected":
+        picked = reservoir(iter_rows(run, REJECTS, ["source", "file", "position", "reason", "detail", "excerpt"]), n,
+                           rng)
+        return [{"kind": kind, "doc_id": compute_doc_id(r["source"], r["file"], r["position"]),
+                 **{k: r[k] for k in ("source", "file", "position", "reason", "detail", "excerpt")}} for r in picked]
+    if kind == "removed":
+        pool = ([(r["doc_id"], r["survivor"]) for r in rows if r["doc_id"] != r["survivor"]]
+                for rows in iter_rows(run, COMPONENTS, ["doc_id", "survivor"]))
+    elif kind == "kept":
+        pool = ([(r["doc_id"], None) for r in rows] for rows in iter_rows(run, SURVIVORS, ["doc_id"]))
+    else:
+        raise ValueError(f"kind {kind!r}: one of {', '.join(SAMPLE_KINDS)}")
+    picked = reservoir(pool, n, rng)
+    docs = rows_by_doc_id(run, DOCUMENTS, [i for i, _ in picked], DOC_COLUMNS)
+    return [{"kind": kind, "doc_id": i, **({"survivor": s} if s is not None else {}),
+             **{k: docs[i][k] for k in ("source", "file", "position")}, "excerpt": excerpt(docs[i]["text"], 160)}
+            for i, s in picked]
+
+
+def format_sample(row: dict[str, Any]) -> str:
+    """One sampled record: kind, doc_id, source location, why, and the start of its text."""
+    why = f" duplicate of {row['survivor']}" if "survivor" in row else ""
+    why = f" {row['reason']}" + (f" ({row['detail']})" if row.get("detail") else "") if "reason" in row else why
+    text = " ".join(str(row["excerpt"]).split())
+    return f"{row['kind']:<8} {row['doc_id']:>20}  {row['source']} {row['file']} at {row['position']}{why}\n    {text}"

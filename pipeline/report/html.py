@@ -1,0 +1,199 @@
+"""``report.html``: one self-contained page rendered from ``report.json`` (no server, no script, no fetch).
+
+Every piece of document text is HTML-escaped; near-duplicate pairs are shown side by side with the
+words that differ highlighted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pipeline.report import svg
+
+STYLE = """
+*{box-sizing:border-box}
+body{font-family:system-ui,sans-serif;margin:0 auto;padding:1em;max-width:72em;color:#222;line-height:1.4}
+h1{font-size:1.5em;overflow-wrap:anywhere}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;border:1px solid #ccc;text-align:left;
+vertical-align:top;overflow-wrap:break-word}td{overflow-wrap:anywhere}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.chart{width:100%;max-width:640px;height:auto;display:block;margin:.5em 0}
+.chart text{font-size:11px;fill:#333}.chart .title{font-size:13px;font-weight:600}
+.chart .axis{stroke:#666}.chart .grid{stroke:#eee}
+.charts{display:flex;flex-wrap:wrap;gap:1em}.charts>.chart{flex:1 1 480px}
+.pair{display:flex;flex-wrap:wrap;gap:1em;margin:.5em 0 1.5em}
+.doc{flex:1 1 320px;min-width:0;border:1px solid #ccc;border-radius:4px;padding:.5em;background:#fafafa}
+.doc pre,pre.excerpt{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;max-height:18em;overflow-y:auto;
+margin:.3em 0 0}
+mark{background:#ffd54f}.meta{font-size:.85em;color:#555;overflow-wrap:anywhere}
+.kpi{display:flex;flex-wrap:wrap;gap:1em}.kpi div{border:1px solid #ddd;border-radius:4px;padding:.4em .8em}
+.kpi b{display:block;font-size:1.3em}
+"""
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    def cell(value: Any) -> str:
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return f'<td class="n">{_esc(f"{value:,}" if isinstance(value, int) else value)}</td>' if numeric \
+            else f"<td>{_esc(value)}</td>"
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(cell(c) for c in r) + "</tr>" for r in rows)
+    return f'<div class="scroll"><table><tr>{head}</tr>{body}</table></div>'
+
+
+def highlight_differences(text: str, other: str) -> str:
+    """``text`` escaped, with the words that are not in the aligned ``other`` wrapped in ``<mark>``."""
+    words, others = re.split(r"(\s+)", text), re.split(r"(\s+)", other)
+    out: list[str] = []
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, words, others, autojunk=False).get_opcodes():
+        for word in words[i1:i2]:  # spaces stay unmarked, each differing word is marked
+            out.append(_esc(word) if tag == "equal" or not word.strip() else f"<mark>{_esc(word)}</mark>")
+    return "".join(out)
+
+
+def _where(doc: dict) -> str:
+    return (f'<div class="meta">doc_id {_esc(doc["doc_id"])} · {_esc(doc["source"])} · {_esc(doc["file"])} '
+            f'at {_esc(doc["position"])} · {doc["characters"]:,} characters</div>')
+
+
+def _near_pair(example: dict) -> str:
+    survivor, removed = example["survivor"], example["removed"]
+    return (f'<p>cluster of {example["cluster_size"]} · exact Jaccard <b>{example["jaccard"]:.3f}</b></p>'
+            '<div class="pair">'
+            f'<div class="doc"><b>kept (survivor)</b>{_where(survivor)}'
+            f'<pre>{highlight_differences(survivor["excerpt"], removed["excerpt"])}</pre></div>'
+            f'<div class="doc"><b>removed</b>{_where(removed)}'
+            f'<pre>{highlight_differences(removed["excerpt"], survivor["excerpt"])}</pre></div></div>')
+
+
+def _exact_group(example: dict) -> str:
+    copies = ", ".join(f'{_esc(c["source"])}:{_esc(c["file"])}@{_esc(c["position"])}' for c in example["copies"])
+    return (f'<div class="doc"><b>{example["size"]} identical copies</b> (cluster of {example["cluster_size"]})'
+            f'<div class="meta">{copies}</div><pre>{_esc(example["document"]["excerpt"])}</pre></div>')
+
+
+def _examples(data: dict) -> list[str]:
+    parts = ["<h2>What dedup removed, per source</h2>"]
+    for source, found in data["dedup"]["examples"].items():
+        parts.append(f"<h3>{_esc(source)}</h3>")
+        if not found["near_duplicates"] and not found["exact_duplicates"]:
+            parts.append("<p>No duplicate removed.</p>")
+        if found["near_duplicates"]:
+            parts.append("<h4>Near-duplicates (differing words highlighted)</h4>")
+            parts += [_near_pair(e) for e in found["near_duplicates"]]
+        if found["exact_duplicates"]:
+            parts.append("<h4>Exact duplicates</h4>")
+            parts += [_exact_group(e) for e in found["exact_duplicates"]]
+    rejects = data["rejects"]["examples"]
+    if rejects:
+        parts.append("<h2>What ingest rejected, per reason</h2>")
+        for source, reasons in rejects.items():
+            for reason, rows in reasons.items():
+                parts.append(f"<h4>{_esc(source)}: {_esc(reason)}</h4>")
+                parts += [f'<div class="meta">{_esc(r["file"])} at byte/row {_esc(r["position"])}'
+                          f'{" · " + _esc(r["detail"]) if r["detail"] else ""}</div>'
+                          f'<pre class="excerpt">{_esc(r["excerpt"])}</pre>' for r in rows]
+    return parts
+
+
+def _overview(data: dict) -> list[str]:
+    s = data["summary"]
+    ratio = "n/a" if s["survivor_ratio"] is None else f"{100 * s['survivor_ratio']:.1f} %"
+    kpis = [("documents read", f"{s['documents_read']:,}"), ("rejected", f"{s['rejected']:,}"),
+            ("duplicates removed", f"{s['duplicates_removed']:,}"), ("written", f"{s['written']:,}"),
+            ("survivor ratio", ratio), ("tokens", "n/a" if s["tokens"] is None else f"{s['tokens']:,}")]
+    parts = ['<div class="kpi">' + "".join(f"<div>{_esc(k)}<b>{_esc(v)}</b></div>" for k, v in kpis) + "</div>",
+             "<h2>Documents per source</h2>"]
+    rows = [[n, r.get("documents_read", 0), r.get("rejected", 0), r.get("duplicates_removed", 0),
+             r.get("survivors", 0), r.get("written", 0),
+             "" if r["survivor_ratio"] is None else f"{100 * r['survivor_ratio']:.1f} %"]
+            for n, r in data["sources"].items()]
+    parts.append(_table(["source", "read", "rejected", "duplicates removed", "survivors", "written",
+                         "survivor ratio"], rows))
+    reasons = sorted({k for r in data["sources"].values() for k in r["rejects_by_reason"]})
+    if reasons:
+        parts += ["<h3>Reject reasons</h3>", _table(["source", *[k.replace("_", " ") for k in reasons]], [
+            [n, *[r["rejects_by_reason"].get(k, 0) for k in reasons]] for n, r in data["sources"].items()])]
+    return parts
+
+
+def _dedup(data: dict) -> list[str]:
+    dedup, charts = data["dedup"], []
+    hist = dedup["cluster_size_histogram"]
+    if hist:
+        charts.append(svg.bar_chart("duplicate clusters by size", list(hist), {"clusters": list(hist.values())},
+                                    "documents in the cluster", "clusters"))
+    lsh = dedup["lsh"]
+    if lsh:
+        charts.append(svg.s_curve_chart([(p["jaccard"], p["probability"]) for p in lsh["s_curve"]], lsh["threshold"],
+                                        lsh["candidate_jaccard_histogram"]["counts"], lsh["bands"], lsh["rows"]))
+    counts = [[k, v] for k, v in dedup["counts"].items()]
+    return ["<h2>Dedup</h2>", '<div class="charts">', *charts, "</div>", _table(["count", "value"], counts)]
+
+
+def _timeline(data: dict) -> list[str]:
+    stages = [(r["stage"], r["start"] or 0.0, r["seconds"]) for r in data["timeline"]["stages"]]
+    steps, start = [], 0.0
+    for r in data["timeline"]["dedup_steps"]:
+        steps.append((f"dedup: {r['step']}", start, r["seconds"]))
+        start += r["seconds"]
+    parts = ["<h2>Timeline</h2>"]
+    if stages:
+        parts.append(svg.timeline_chart(stages, "stages (seconds from the start of the run)"))
+    if steps:
+        parts.append(svg.timeline_chart(steps, "dedup steps (seconds from the start of dedup)"))
+    rows = [[n, f"{d:.1f}"] for n, _, d in stages + steps]
+    return [*parts, _table(["stage or step", "seconds"], rows)]
+
+
+def _tokens_and_blend(data: dict) -> list[str]:
+    parts, charts = ["<h2>Tokens and blend</h2>"], []
+    per_source = data["tokens"]["per_source"]
+    if per_source:
+        charts.append(svg.bar_chart("tokens per source", list(per_source), {"tokens": list(per_source.values())},
+                                    "", "tokens"))
+    hist = data["tokens"]["length_histogram"]
+    if hist:
+        edges = sorted({(b["min"], b["max_exclusive"]) for buckets in hist.values() for b in buckets})
+        labels = [f"{lo:,}-{hi:,}" if hi - lo > 1 else f"{lo}" for lo, hi in edges]
+        series: dict[str, Sequence[float]] = {
+            src: [next((b["count"] for b in buckets if (b["min"], b["max_exclusive"]) == e), 0) for e in edges]
+            for src, buckets in hist.items()
+        }
+        charts.append(svg.bar_chart("token-length distribution", labels, series, "tokens per document", "documents"))
+    blend = data["blend"]
+    if blend:
+        charts.append(svg.bar_chart("blend: weights and achieved shares", blend["sources"],
+                                    {"weight": _shares(blend["weights"]), "achieved": blend["achieved"]}, "", "share"))
+    parts += ['<div class="charts">', *charts, "</div>"]
+    if blend:
+        parts.append(f'<p class="meta">{_esc(blend["mode"])}, {blend["size"]:,} samples: '
+                     f'<code>--data-path {_esc(blend["data_path"])}</code></p>')
+    return parts
+
+
+def _shares(weights: list[float]) -> list[float]:
+    total = sum(weights)
+    return [w / total if total else 0.0 for w in weights]
+
+
+def render_html(data: dict) -> str:
+    """The whole page for the ``report.json`` dictionary ``data``."""
+    params = [[p["key"], json.dumps(p["value"]) if not isinstance(p["value"], str) else p["value"]]
+              for p in data["parameters"]]
+    body = [f"<h1>Run report: {_esc(data['run'])}</h1>", f'<p class="meta">generated {_esc(data["generated"])}</p>',
+            *_overview(data), *_dedup(data), *_examples(data), *_tokens_and_blend(data), *_timeline(data),
+            "<h2>Parameters</h2>", _table(["key", "value"], params)]
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>Run report: {_esc(data['run'])}</title><style>{STYLE}</style></head>"
+            f"<body>{''.join(body)}</body></html>")

@@ -1,0 +1,1 @@
+"""Running stages: the runner (order, resume, force), run context, manifest, accounting, report, run lock."""

@@ -1,0 +1,1 @@
+"""Spark plumbing: starting a session, and where the run's Parquet tables live for Hadoop."""

@@ -1,0 +1,127 @@
+"""SparkSession factory: a laptop-friendly local session, or whatever spark-submit configured."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+
+from pipeline.errors import PipelineError
+
+LOCAL_DEFAULTS: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",  # no bars in log files
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.driver.memory": "4g",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.cleaner.referenceTracking.cleanCheckpoints": "true",
+}
+
+
+# the forms spark-submit accepts (it refuses anything else before SparkContext can say why)
+_MASTER_URL = re.compile(r"^(local(\[[^\]]*\])?|local-cluster\[[^\]]*\]|yarn|(spark|k8s|mesos)://.+)$")
+
+
+class JavaMissingError(PipelineError, RuntimeError):
+    """Spark needs Java 17 (or newer); raised before Spark tries to start without it."""
+
+
+def check_java(minimum: int = 17) -> str:
+    """Return the ``java -version`` banner, or raise with install instructions."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    hint = ("Install Java 17: 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu), "
+            "'brew install openjdk@17' (macOS), or set JAVA_HOME to a JDK 17+.")
+    if not java or not os.path.exists(java):
+        raise JavaMissingError(f"Java was not found (JAVA_HOME or PATH). {hint}")
+    banner = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', banner)
+    major = int(match.group(1)) if match else 0
+    if major == 1 and match and match.group(2):  # "1.8.0" style
+        major = int(match.group(2))
+    if major < minimum:
+        raise JavaMissingError(f"Spark here needs Java {minimum}+, found: {banner.strip()[:80]!r}. {hint}")
+    return banner
+
+
+def _launched_by_spark_submit() -> bool:
+    """True when the driver was started by spark-submit (the cluster owns the settings)."""
+    return "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("SPARK_ENV_LOADED") == "1" or (
+        "PYSPARK_GATEWAY_PORT" in os.environ
+    )
+
+
+def build_session(
+    app_name: str = "pretrain-pipeline",
+    master: str | None = None,
+    settings: Mapping[str, str] | None = None,
+):
+    """Return a SparkSession.
+
+    Locally (no spark-submit) the session uses ``master`` (default ``local[*]``), the laptop defaults
+    above and then ``settings``. Under spark-submit the master and the cluster's settings are left as
+    the cluster configured them; ``settings`` only fill keys the cluster did not set.
+    """
+    from pyspark.sql import SparkSession
+
+    # Workers must run the driver's interpreter, or they miss the virtualenv's packages
+    # (docs/running.md, Dependencies and versions).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if _launched_by_spark_submit():
+        session = builder.getOrCreate()
+        conf = session.sparkContext.getConf()
+        for key, value in (settings or {}).items():
+            if not conf.contains(key) and not key.startswith("spark.driver.") and key != "spark.master":
+                try:
+                    session.conf.set(key, str(value))
+                except Exception:  # static settings cannot change after start; the cluster's win
+                    pass
+        return session
+    check_java()
+    merged = {**LOCAL_DEFAULTS, **{k: str(v) for k, v in (settings or {}).items()}}
+    builder = builder.master(master or "local[*]")
+    for key, value in merged.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def java_cause(exc: BaseException) -> str:
+    """The innermost cause of a Spark start-up failure: the JVM's root exception when there is one."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            while java.getCause() is not None:
+                java = java.getCause()
+            return str(java.toString())
+        except Exception:  # noqa: BLE001 - the gateway may be gone; fall back to the Python text
+            pass
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return f"{type(exc).__name__}: {exc}"
+
+
+def start_session(app_name: str, master: str | None, settings: Mapping[str, str] | None):
+    """:func:`build_session` for the CLI: a failure to start is one ConfigError naming the key and the cause."""
+    from pipeline.config import ConfigError
+    from pipeline.errors import missing_dependency
+
+    if master and not _MASTER_URL.match(master) and not _launched_by_spark_submit():
+        raise ConfigError("spark.master", f"{master!r} is not a Spark master URL: expected local, local[N], local[*], "
+                          "local[N,MAX_FAILURES], spark://HOST:PORT, yarn or k8s://URL")
+    try:
+        return build_session(app_name, master, settings)
+    except PipelineError:
+        raise
+    except ImportError as exc:
+        raise (missing_dependency(exc) or exc) from None
+    except Exception as exc:  # noqa: BLE001 - Py4JJavaError, RuntimeError from the launcher, ...
+        cause = " ".join(java_cause(exc).split())[:400]
+        named = [k for k in (settings or {}) if k in cause]  # a setting Spark refused, else the master
+        key = f"spark.settings.{named[0]}" if named else "spark.master"
+        raise ConfigError(key, f"Spark did not start (master {master or 'local[*]'!r}): {cause}") from None

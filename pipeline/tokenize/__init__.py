@@ -1,0 +1,1 @@
+"""Tokenize: survivors -> ``shards/<source>/part-NNNNN.{bin,idx}`` with the trained tokenizer."""

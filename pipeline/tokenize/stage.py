@@ -1,0 +1,144 @@
+"""Spark tokenize stage: survivors -> ``shards/<source>/part-NNNNN.{bin,idx}`` (docs/indexed_dataset.md, Shards).
+
+Per source, the survivors are range-partitioned by ``doc_id`` into ``tokenize.partitions``
+partitions and sorted within each, so reading the partitions in order gives doc_id order whatever
+the partition count. Every partition is encoded with the broadcast tokenizer and written as one
+IndexedDataset shard, one sequence per document with the end-of-document id appended.
+
+Outcomes this stage defines:
+
+* **Special-token strings inside a document** (e.g. a literal ``<|endoftext|>``) are encoded as
+  ordinary text (``encode(text, split_special=False)``, like tiktoken's ``encode_ordinary``): a
+  document can never smuggle a document boundary into the training data. Such documents are
+  counted (``documents_with_special_token_text``), never dropped.
+* **An empty partition** (more partitions than documents, or a gap in the range bounds) writes no
+  shard. Shard numbers therefore may skip; the merge takes the shards that exist in partition
+  order, which is still doc_id order.
+* **A source without survivors** writes no shard at all; the merge does not publish it.
+* **Task attempts** write under ``shards/_tmp/<source>/part-NNNNN.attempt-K-T.{bin,idx}`` (outside
+  the shard directory). Locally the attempt then moves its pair to the final name, ``.bin`` first
+  and ``.idx`` (the commit point) last, each move an atomic rename; two successful attempts of one
+  partition (a speculative copy) publish byte-identical files, because a partition's content and
+  order are fixed by the range partitioning and the sort on the unique doc_id. On object stores
+  (no atomic rename, docs/running.md, Cluster and storage) an attempt never touches a final name: it reports its attempt
+  prefix in its result row, and after the job the driver copies the pair of the attempt Spark
+  kept (the one whose row ``collect`` returned; one per partition) to the final name, server side,
+  ``.bin`` then ``.idx``. A failed, killed or losing attempt leaves at most files under ``_tmp/``,
+  which the driver deletes after the job. So a shard can be neither torn nor doubled, and no later
+  attempt can overwrite a published shard. The driver then checks that the shard directory holds
+  exactly the pairs the winning attempts reported.
+
+Failure injection (tests): when the Spark local property ``pipeline.inject_failure`` is
+``tokenize``, attempt 0 of partition 0 raises half-way through its shard, leaving its partial
+temporary files behind as a killed worker would.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline import storage
+from pipeline.errors import PipelineError
+from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
+from pipeline.megatron.reader import read_index
+from pipeline.run.context import RunContext
+from pipeline.spark.worker_imports import skip_unchanged_zip_rescans
+from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
+from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
+
+INJECT_PROPERTY = "pipeline.inject_failure"
+_SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
+
+
+def _task_attempt() -> TaskAttempt:
+    """The running Spark task's partition and attempt (called inside the task)."""
+    from pyspark import TaskContext
+
+    skip_unchanged_zip_rescans()  # later tasks in this reused worker start ~0.1 CPU s sooner (CPython 3.10/3.11)
+    task = TaskContext.get()
+    assert task is not None, "called outside a Spark task"
+    part, attempt = task.partitionId(), task.attemptNumber()
+    inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
+    return TaskAttempt(part, attempt, task.taskAttemptId(), inject)
+
+
+def publish_winners(rows, out: str) -> None:
+    """Driver side, object stores: copy each winning attempt's pair to its final name (``.idx`` last)."""
+    for row in rows:
+        if row["documents"] > 0:
+            final = storage.join(out, shard_name(row["partition"]))
+            won = row["written"]  # the attempt's files stay in _tmp/, removed with it after the job
+            storage.commit([(bin_path(won), bin_path(final)), (idx_path(won), idx_path(final))], keep_staged=True)
+
+
+def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.dtype,
+                     eod: int, specials: tuple[str, ...]) -> dict:
+    """One Spark job: write the shards of ``source``; check them; return its counts."""
+    from pyspark.sql import functions as F
+
+    parts = ctx.config.tokenize.partitions
+    out, tmp = shard_dir(ctx.run_dir, source), tmp_dir(ctx.run_dir, source)
+    storage.remove(out)
+    storage.remove(tmp)
+    storage.makedirs(out)
+    docs = (survivors.where(F.col("source") == source).select("doc_id", "text")
+            .repartitionByRange(parts, "doc_id").sortWithinPartitions("doc_id").select("text"))
+    schema = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SUMMARY_SCHEMA)
+    dtype_name = dtype.name
+    rows = docs.mapInArrow(
+        lambda it: tokenize_partition(it, _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials), schema
+    ).collect()
+    if not storage.is_local(out):
+        publish_winners(rows, out)
+    storage.remove(tmp)
+    written = sorted(r["partition"] for r in rows if r["documents"] > 0)
+    pairs, stray = list_shards(out)
+    if pairs != written or stray:
+        raise PipelineError(f"{out}: expected shards {written}, found pairs {pairs} and other files {stray}")
+    for row in rows:
+        if row["documents"] > 0:
+            header = read_index(storage.join(out, shard_name(row["partition"])), mmap=False)[0]
+            if header.document_count != row["documents"] or header.dtype != dtype:
+                raise PipelineError(f"{out}/{shard_name(row['partition'])}: index disagrees with its task")
+    return {
+        "documents": sum(r["documents"] for r in rows),
+        "tokens": sum(r["tokens"] for r in rows),
+        "shards": len(written),
+        "partitions": parts,
+        "empty_partitions": parts - len(written),
+        "retried_tasks": sum(1 for r in rows if r["attempt"] > 0),
+        "documents_with_special_token_text": sum(r["special_text_documents"] for r in rows),
+        "dtype": dtype.name,
+    }
+
+
+def run_tokenize(ctx: RunContext) -> dict:
+    """Tokenize the survivors of every source into shards; counts per source plus the dtype choice."""
+    from pipeline.tokenizer.stage import load_tokenizer
+
+    started = time.time()
+    tok = load_tokenizer(ctx)
+    eod_token = ctx.config.tokenizer.eod_token
+    eod = tok.token_id(eod_token)
+    dtype = dtype_for_vocab(tok.vocab_size)
+    survivors = ctx.spark.read.parquet(ctx.table("dedup", "survivors"))
+    tok_bc = ctx.spark.sparkContext.broadcast(tok)
+    try:
+        sources = {s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod,
+                                            tuple(tok.special_tokens)) for s in ctx.config.sources}
+    finally:
+        tok_bc.unpersist()
+    storage.remove(ctx.path("shards", "_tmp"))
+    return {
+        "sources": sources,
+        "dtype": dtype.name,
+        "dtype_rule": "uint16 when the vocabulary has fewer than 65500 ids, else int32 (preprocess_data.py)",
+        "vocab_size": tok.vocab_size,
+        "eod_token": eod_token,
+        "eod_id": eod,
+        "special_tokens_in_text": "encoded as ordinary text",
+        "seconds": round(time.time() - started, 3),
+    }

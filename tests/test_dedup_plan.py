@@ -1,0 +1,58 @@
+"""DedupPlan: the dedup parameters resolved once from the config (bands/rows against datasketch)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from datasketch import lsh as datasketch_lsh
+
+from pipeline.config import load_config_text
+from pipeline.dedup.plan import DedupPlan
+
+BASE = """
+output: /tmp/run
+sources:
+  - name: web
+    paths: [{path}]
+    priority: 2
+  - name: wiki
+    paths: [{path}]
+    priority: 5
+tokenizer:
+  train: true
+"""
+
+
+@pytest.fixture()
+def base(tmp_path):
+    data = tmp_path / "a.jsonl"
+    data.write_text('{"text": "hello world"}\n')
+    return BASE.format(path=data)
+
+
+@pytest.mark.parametrize(("threshold", "num_perm"), [(0.7, 256), (0.5, 128), (0.85, 64), (0.3, 16)])
+def test_bands_and_rows_are_datasketchs_optimum_when_not_given(base, threshold, num_perm):
+    config = load_config_text(base, [f"dedup.threshold={threshold}", f"dedup.num_perm={num_perm}"])
+    plan = DedupPlan.from_config(config)
+    assert (plan.lsh.bands, plan.lsh.rows) == datasketch_lsh._optimal_param(threshold, num_perm, 0.5, 0.5)
+    assert plan.threshold == threshold and plan.lsh.num_perm == num_perm
+
+
+def test_given_bands_and_rows_are_kept_and_every_setting_reaches_the_plan(base):
+    config = load_config_text(base, ["dedup.bands=16", "dedup.rows=8", "dedup.survivor=priority",
+                                     "dedup.engine=graphframes", "dedup.verify=false", "dedup.min_tokens=9",
+                                     "dedup.shingle=char", "dedup.ngram=3", "dedup.seed=7"])
+    plan = DedupPlan.from_config(config)
+    assert (plan.lsh.bands, plan.lsh.rows) == (16, 8)
+    assert (plan.survivor, plan.engine, plan.verify, plan.min_tokens) == ("priority", "graphframes", False, 9)
+    assert (plan.lsh.shingle, plan.lsh.ngram, plan.lsh.seed) == ("char", 3, 7)
+    assert plan.priorities == {"web": 2, "wiki": 5} and plan.sources == ("web", "wiki")
+
+
+def test_report_parameters_hold_the_lsh_parameters_and_the_driver_choices(base):
+    plan = DedupPlan.from_config(load_config_text(base))
+    params = plan.report_parameters()
+    lsh_fields = {f.name for f in dataclasses.fields(plan.lsh)}
+    assert set(params) == lsh_fields | {"threshold", "verify", "exact_prepass", "engine", "survivor"}
+    assert params["bands"] * params["rows"] <= params["num_perm"] and params["threshold"] == 0.7

@@ -1,0 +1,47 @@
+"""The oracle helper: a missing oracle skips with the reason locally and fails in CI (PIPELINE_REQUIRE_ORACLES=1)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required, require_oracle
+
+TESTS = Path(__file__).resolve().parent
+ABSENT = "pipeline_oracle_that_does_not_exist"
+
+
+def test_present_oracle_is_returned(monkeypatch):
+    monkeypatch.setenv(REQUIRE_ORACLES_ENV, "1")
+    assert require_oracle("json.decoder").__name__ == "json.decoder"
+
+
+def test_missing_oracle_skips_with_the_package_to_install(monkeypatch):
+    monkeypatch.delenv(REQUIRE_ORACLES_ENV, raising=False)
+    assert not oracles_required()
+    with pytest.raises(pytest.skip.Exception, match=f"oracle {ABSENT}.*pip install '{ABSENT}'"):
+        require_oracle(ABSENT)
+
+
+@pytest.mark.parametrize("value", ["1", "true", "yes"])
+def test_missing_oracle_fails_when_oracles_are_required(monkeypatch, value):
+    monkeypatch.setenv(REQUIRE_ORACLES_ENV, value)
+    with pytest.raises(pytest.fail.Exception, match=f"{ABSENT}.*{REQUIRE_ORACLES_ENV}=1"):
+        require_oracle(ABSENT)
+    with pytest.raises(pytest.fail.Exception, match="pip install 'megatron-core'"):
+        require_oracle("megatron.core_no_such_submodule")
+
+
+def test_no_test_imports_an_oracle_around_the_helper():
+    """``pytest.importorskip`` or a skip on ImportError would turn a broken oracle install into a silent skip."""
+    offenders = []
+    for path in sorted(TESTS.glob("*.py")):
+        if path.name in ("oracles.py", Path(__file__).name):
+            continue
+        text = path.read_text()
+        if "importorskip(" in text or re.search(r"except (ImportError|ModuleNotFoundError)[^\n]*:\s*\n\s*pytest\.skip",
+                                                text):
+            offenders.append(path.name)
+    assert offenders == []

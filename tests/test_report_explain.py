@@ -1,0 +1,150 @@
+"""report.json, ``explain`` and ``sample`` on the sample run (issue #18), checked against facts the test
+computes itself from the run's tables (read with pyarrow) and the texts (its own shingling)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+import xxhash
+
+from pipeline.cli.commands import main
+
+pytestmark = pytest.mark.spark
+SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
+
+
+def table(run: Path, name: str) -> list[dict]:
+    return ds.dataset(run / name, format="parquet", exclude_invalid_files=True).to_table().to_pylist()
+
+
+def word_shingles(text: str, k: int) -> set[str]:
+    """docs/dedup.md, Shingles, from its prose: lower-case word tokens (split on non-word characters),
+    K-grams joined by spaces."""
+    words = re.findall(r"\w+", text.lower())
+    if len(words) <= k:
+        return {" ".join(words)} if words else set()
+    return {" ".join(words[i:i + k]) for i in range(len(words) - k + 1)}
+
+
+def jaccard(a: str, b: str, k: int = 5) -> float:
+    sa, sb = word_shingles(a, k), word_shingles(b, k)
+    return len(sa & sb) / len(sa | sb)
+
+
+@pytest.fixture(scope="module")
+def facts(local_reference_run: Path) -> dict:
+    run = local_reference_run
+    docs = {r["doc_id"]: r for r in table(run, "documents")}
+    components = {r["doc_id"]: r for r in table(run, "dedup/components")}
+    return {"run": run, "docs": docs, "components": components, "edges": table(run, "dedup/edges"),
+            "rejects": table(run, "rejects"), "survivors": {r["doc_id"] for r in table(run, "dedup/survivors")}}
+
+
+def _run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_report_json_follows_its_schema_and_counts_what_the_tables_hold(facts):
+    import jsonschema
+
+    data = json.loads((facts["run"] / "report.json").read_text())
+    jsonschema.validate(data, json.loads(SCHEMA.read_text()), cls=jsonschema.Draft202012Validator)
+    removed = [r for r in facts["components"].values() if r["doc_id"] != r["survivor"]]
+    s = data["summary"]
+    assert s["documents_read"] == len(facts["docs"]) + len(facts["rejects"])
+    assert s["rejected"] == len(facts["rejects"]) and s["duplicates_removed"] == len(removed)
+    assert s["survivors"] == len(facts["survivors"])
+    assert s["survivor_ratio"] == pytest.approx(len(facts["survivors"]) / s["documents_read"], abs=1e-6)
+    for source, row in data["sources"].items():
+        assert row["survivors"] == sum(1 for i in facts["survivors"] if facts["docs"][i]["source"] == source)
+    lsh = data["dedup"]["lsh"]
+    hist = lsh["candidate_jaccard_histogram"]["counts"]
+    kept_edges = [e for e in facts["edges"] if e["jaccard"] >= lsh["threshold"]]
+    assert sum(hist) >= len(kept_edges) == data["dedup"]["counts"]["verified_edges"]
+    assert sum(hist[int(lsh["threshold"] * len(hist)):]) >= len(kept_edges)
+
+
+def test_report_examples_are_true_survivor_member_pairs_with_their_exact_jaccard(facts):
+    data = json.loads((facts["run"] / "report.json").read_text())
+    near = [e for found in data["dedup"]["examples"].values() for e in found["near_duplicates"]]
+    exact = [e for found in data["dedup"]["examples"].values() for e in found["exact_duplicates"]]
+    assert near and exact
+    for example in near:
+        survivor, removed = example["survivor"]["doc_id"], example["removed"]["doc_id"]
+        assert facts["components"][removed]["survivor"] == survivor != removed
+        texts = facts["docs"][survivor]["text"], facts["docs"][removed]["text"]
+        assert example["jaccard"] == pytest.approx(jaccard(*texts), abs=1e-6)
+        assert facts["docs"][removed]["file"] == example["removed"]["file"]
+    for group in exact:
+        texts = {facts["docs"][c["doc_id"]]["text"] for c in group["copies"]}
+        assert len(texts) == 1 and group["size"] == len(group["copies"]) >= 2
+    rejects = {(s, reason) for s, reasons in data["rejects"]["examples"].items() for reason in reasons}
+    assert rejects == {(r["source"], r["reason"]) for r in facts["rejects"]}
+
+
+def test_report_json_flag_prints_the_machine_summary(facts, capsys):
+    code, out, _ = _run_cli(["report", str(facts["run"]), "--json"], capsys)
+    summary = json.loads(out)
+    assert code == 0 and summary["summary"]["survivors"] == len(facts["survivors"])
+    assert set(summary["sources"]) == {r["source"] for r in facts["docs"].values()}
+
+
+def test_explain_a_removed_document_names_its_survivor_edges_and_shared_bands(facts, capsys):
+    edges = facts["edges"]
+    doc = next(e["src"] for e in sorted(edges, key=lambda e: e["src"])
+               if facts["components"][e["src"]]["survivor"] != e["src"])
+    code, out, _ = _run_cli(["explain", str(facts["run"]), str(doc), "--json"], capsys)
+    info = json.loads(out)
+    assert code == 0 and info["status"] == "removed"
+    assert info["survivor"] == facts["components"][doc]["survivor"]
+    assert info["cluster"] == facts["components"][doc]["component"]
+    expected = {(e["dst"] if e["src"] == doc else e["src"]): e["jaccard"] for e in edges if doc in (e["src"], e["dst"])}
+    assert {e["doc_id"]: e["jaccard"] for e in info["verified_edges"]} == expected
+    for edge in info["verified_edges"]:
+        texts = facts["docs"][doc]["text"], facts["docs"][edge["doc_id"]]["text"]
+        assert edge["jaccard"] == pytest.approx(jaccard(*texts), abs=1e-9)
+        assert edge["shared_bands"], "a candidate edge joins two documents that share at least one LSH band"
+    assert info["path_to_survivor"][-1]["doc_id"] == info["survivor"]
+    code, out, _ = _run_cli(["explain", str(facts["run"]), str(doc)], capsys)
+    assert f"survivor {info['survivor']}" in out and "shared bands" in out
+
+
+def test_explain_kept_and_rejected_and_unknown(facts, capsys):
+    unique = min(i for i in facts["survivors"] if i not in facts["components"])
+    code, out, _ = _run_cli(["explain", str(facts["run"]), str(unique), "--json"], capsys)
+    assert code == 0 and json.loads(out)["status"] == "kept" and json.loads(out)["cluster"] is None
+    survivor = next(r["survivor"] for r in facts["components"].values() if r["doc_id"] != r["survivor"])
+    code, out, _ = _run_cli(["explain", str(facts["run"]), str(survivor), "--json"], capsys)
+    assert json.loads(out)["status"] == "kept" and json.loads(out)["survivor"] == survivor
+    reject = facts["rejects"][0]
+    value = xxhash.xxh64_intdigest(f"{reject['source']}\x1f{reject['file']}\x1f{reject['position']}".encode())
+    reject_id = value - (1 << 64) if value >= (1 << 63) else value
+    code, out, _ = _run_cli(["explain", str(facts["run"]), str(reject_id), "--json"], capsys)
+    info = json.loads(out)
+    assert info["status"] == "rejected" and info["reason"] == reject["reason"] and info["file"] == reject["file"]
+    code, out, err = _run_cli(["explain", str(facts["run"]), "12345"], capsys)
+    assert code == 1 and out == "" and err.startswith("error: doc_id 12345 is neither")
+
+
+def test_sample_draws_reproducible_records_of_the_asked_kind(facts, capsys):
+    run = str(facts["run"])
+    code, out, _ = _run_cli(["sample", run, "--removed", "5", "--seed", "7", "--json"], capsys)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(rows) == 5 and len({r["doc_id"] for r in rows}) == 5
+    for row in rows:
+        component = facts["components"][row["doc_id"]]
+        assert component["survivor"] == row["survivor"] != row["doc_id"]
+        doc = facts["docs"][row["doc_id"]]
+        assert (row["source"], row["file"], row["position"]) == (doc["source"], doc["file"], doc["position"])
+    assert _run_cli(["sample", run, "--removed", "5", "--seed", "7", "--json"], capsys)[1] == out
+    assert _run_cli(["sample", run, "--removed", "5", "--seed", "8", "--json"], capsys)[1] != out
+    _, out, _ = _run_cli(["sample", run, "--kept", "3", "--json"], capsys)
+    assert all(json.loads(line)["doc_id"] in facts["survivors"] for line in out.splitlines())
+    _, out, _ = _run_cli(["sample", run, "--rejected", "100"], capsys)
+    assert sum(1 for line in out.splitlines() if line.startswith("rejected")) == len(facts["rejects"])

@@ -1,0 +1,94 @@
+"""The stage contract: registered Stage objects, typed per-source tallies, the accounting on them."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.config import load_config_text
+from pipeline.run.accounting import AccountingError, account
+from pipeline.run.registry import STAGE_NAMES, STAGES, stage
+from pipeline.run.stage import Stage
+
+BASE = """
+output: /tmp/run
+sources:
+  - name: web
+    paths: [{path}]
+    weight: 1
+  - name: wiki
+    paths: [{path}]
+    weight: 2
+tokenizer:
+  train: true
+"""
+# one override per config key a stage may declare (config_keys), each changing that value
+OVERRIDES = {
+    "sources[].text_field": "sources.web.text_field=body",
+    "sources[].format": "sources.web.format=text",
+    "sources[].text_unit": "sources.web.text_unit=file",
+    "sources[].priority": "sources.web.priority=3",
+    "sources[].weight": "sources.web.weight=3",
+    "ingest": "ingest.max_text_bytes=1000",
+    "dedup": "dedup.threshold=0.8",
+    "tokenizer": "tokenizer.vocab_size=600",
+    "tokenize": "tokenize.partitions=3",
+    "blend": "blend.mode=megatron",
+}
+
+
+@pytest.fixture()
+def base(tmp_path):
+    data = tmp_path / "a.jsonl"
+    data.write_text('{"text": "hello world"}\n')
+    return BASE.format(path=data)
+
+
+def test_stages_run_in_pipeline_order_as_objects():
+    assert STAGE_NAMES == ("ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend")
+    assert all(isinstance(s, Stage) and callable(s.body) for s in STAGES)
+    assert stage("dedup") is STAGES[1]
+
+
+@pytest.mark.parametrize("name", ["ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend"])
+@pytest.mark.parametrize("key", sorted(OVERRIDES))
+def test_a_stage_depends_on_exactly_its_declared_config_keys(base, name, key):
+    """A stage's recorded inputs change with a key it declares and with no other."""
+    st = stage(name)
+    before = st.inputs(load_config_text(base))
+    after = st.inputs(load_config_text(base, [OVERRIDES[key]]))
+    assert (before != after) == (key in st.config_keys), (name, key, st.config_keys)
+
+
+def test_train_tokenizer_applies_only_when_training(base):
+    assert stage("train-tokenizer").applies(load_config_text(base))
+    assert not stage("train-tokenizer").applies(load_config_text(base, ["tokenizer.train=false",
+                                                                        "tokenizer.vocab=v.json",
+                                                                        "tokenizer.merges=m.txt"]))
+
+
+def _results(written_web: int = 2, published: bool = True):
+    ingest = stage("ingest").result({"splits": 2, "sources": {
+        "web": {"documents_read": 5, "rejected": 1, "documents": 4, "rejects_by_reason": {"empty_text": 1}}}})
+    dedup = stage("dedup").result({"sources": {"web": {"documents": 4, "duplicates_removed": 2, "survivors": 2}}})
+    merge = stage("merge-blend").result({"merge": {"sources": {
+        "web": {"published": published, "documents": written_web}}, "unpublished": []}})
+    return ingest, dedup, merge
+
+
+def test_recorded_counts_become_typed_tallies():
+    ingest, dedup, merge = _results()
+    assert (ingest.sources["web"].read, ingest.sources["web"].rejected, ingest.sources["web"].documents) == (5, 1, 4)
+    assert (dedup.sources["web"].read, dedup.sources["web"].removed, dedup.sources["web"].documents) == (4, 2, 2)
+    assert merge.sources["web"].documents == 2 and _results(published=False)[2].sources["web"].documents == 0
+    assert ingest.documents_read() == 5 and not ingest.nothing_left()
+    assert stage("dedup").result({"sources": {"web": {"documents": 3, "duplicates_removed": 3,
+                                                      "survivors": 0}}}).nothing_left()
+
+
+def test_accounting_balances_and_names_a_gap():
+    assert account(*_results()) == {"web": {"documents_read": 5, "rejected": 1, "duplicates_removed": 2,
+                                            "survivors": 2, "written": 2}}
+    with pytest.raises(AccountingError, match="web: 2 survivors but 1 documents in megatron/"):
+        account(*_results(written_web=1))
+    with pytest.raises(AccountingError, match="web: 2 survivors but 0 documents"):
+        account(*_results(published=False))
