@@ -19,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_PACKAGES = ("ingest", "dedup", "tokenizer", "tokenize", "merge_blend", "megatron", "blend")
-SPARK_MODULES = {"dedup.components", "dedup.edge_tables", "dedup.graphframes_engine", "dedup.report"}
+SPARK_MODULES = {"dedup.components", "dedup.edge_tables", "dedup.graphframes_engine", "dedup.single_task_components",
+                 "dedup.report"}
 SPARK_ROOTS = ("pyspark", "graphframes")
 
 
