@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from pipeline.numba_cache import ensure_numba_cache_dir
+
 
 class NumbaSwitch:
     """Whether a kernel family uses numba: decided once per process, or forced with :meth:`set`."""
@@ -21,6 +23,7 @@ class NumbaSwitch:
         """numba imports and the environment variable does not turn it off."""
         if os.environ.get(self.env_var, "1") == "0":
             return False
+        ensure_numba_cache_dir()  # before numba reads its configuration
         try:
             import numba  # noqa: F401
         except ImportError:

@@ -20,9 +20,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_PACKAGES = ("ingest", "dedup", "tokenizer", "tokenize", "merge_blend", "megatron", "blend", "decontaminate",
                    "dedup_index")
-SPARK_MODULES = {"dedup.components", "dedup.edge_tables", "dedup.graphframes_engine", "dedup.report",
-                 "dedup.extra_removals", "decontaminate.step", "dedup_index.lookup", "dedup_index.commit",
-                 "dedup_index.tables"}
+SPARK_MODULES = {"dedup.components", "dedup.edge_tables", "dedup.graphframes_engine", "dedup.single_task_components",
+                 "dedup.report", "dedup.extra_removals", "decontaminate.step", "dedup_index.lookup",
+                 "dedup_index.commit", "dedup_index.tables"}
 SPARK_ROOTS = ("pyspark", "graphframes")
 
 

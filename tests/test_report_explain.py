@@ -22,7 +22,8 @@ def table(run: Path, name: str) -> list[dict]:
 
 
 def word_shingles(text: str, k: int) -> set[str]:
-    """SPEC §4.1 from its prose: lower-case word tokens (split on non-word characters), K-grams joined by spaces."""
+    """docs/dedup.md, Shingles, from its prose: lower-case word tokens (split on non-word characters),
+    K-grams joined by spaces."""
     words = re.findall(r"\w+", text.lower())
     if len(words) <= k:
         return {" ".join(words)} if words else set()

@@ -87,6 +87,8 @@ class DedupConfig:
     verify: bool = True
     engine: str = field(default="star", metadata=_choices("star", "graphframes"))
     checkpoint_interval: int = field(default=3, metadata=_int_in(1, 1_000_000))
+    # at most this many verified edges: components on the driver (union-find); 0 = always distributed
+    local_components_max_edges: int = field(default=2_000_000, metadata=_int_in(0, INT32_MAX))
     survivor: str = field(default="min_id", metadata=_choices("min_id", "priority", "longest"))
     index: str | None = field(default=None, metadata=_check(
         lambda v: v is None or _index_location(v), "must be a local path, gs://bucket/... or s3://bucket/..."))

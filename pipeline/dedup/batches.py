@@ -15,9 +15,9 @@ import xxhash
 
 from pipeline.dedup.bands import band_keys
 from pipeline.dedup.hashes import shingle_hashes
-from pipeline.dedup.jaccard import jaccard
 from pipeline.dedup.minhash import signatures_from_hashes
-from pipeline.dedup.shingles import count_tokens, shingle_set
+from pipeline.dedup.pair_jaccard import pair_jaccards
+from pipeline.dedup.token_counts import token_counts
 
 PAIR_SCHEMA = pa.schema([("src", pa.int64()), ("dst", pa.int64()), ("jaccard", pa.float64())])
 
@@ -48,29 +48,44 @@ def _content_hash(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return halves[:, 0], halves[:, 1]
 
 
-def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: int) -> Iterator[pa.RecordBatch]:
-    """(doc_id, text) -> (doc_id, token count, content hash, band keys); one pass over each text.
+def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: int,
+                 carry: tuple[str, ...] = ()) -> Iterator[pa.RecordBatch]:
+    """(doc_id, text, *carry) -> (doc_id, token count, content hash, band keys, *carry); one pass over each text.
 
     Documents with fewer than ``min_tokens`` tokens get no band keys (null): they are never hashed
-    together (docs/dedup.md, Shingles). The text itself never goes back to the JVM.
+    together (docs/dedup.md, Shingles). The text itself never goes back to the JVM; the ``carry`` columns are passed
+    through unchanged (so no join has to bring them back).
     """
     for batch in batches:
         if batch.num_rows == 0:
             continue
         texts = batch.column("text").to_pylist()
-        ntok = np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
+        ntok = token_counts(texts)
         h1, h2 = _content_hash(texts)
         eligible = np.flatnonzero(ntok >= max(min_tokens, 1))
-        keys: list[list[int] | None] = [None] * len(texts)
+        band = np.zeros((0, p.bands), dtype=np.int64)
         if len(eligible):
             hashes, offsets = shingle_hashes([texts[i] for i in eligible], p.ngram, p.shingle, p.max_shingles, p.hash)
             sigs = signatures_from_hashes(hashes, offsets, p.num_perm, p.seed, p.scheme)
             band = band_keys(sigs, p.bands, p.rows).view(np.int64)
-            for row, i in enumerate(eligible.tolist()):
-                keys[i] = band[row].tolist()
+        keys = _key_lists(band, eligible, len(texts))
+        carried = [batch.schema.field(name) for name in carry]
         yield pa.RecordBatch.from_arrays(
-            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), pa.array(keys, pa.list_(pa.int64()))],
-            schema=FEATURE_SCHEMA)
+            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), keys,
+             *[batch.column(name) for name in carry]],
+            schema=pa.schema([*FEATURE_SCHEMA, *carried]) if carried else FEATURE_SCHEMA)
+
+
+def _key_lists(band: np.ndarray, rows: np.ndarray, n: int) -> pa.ListArray:
+    """list<int64> column of ``n`` rows: ``band[i]`` at row ``rows[i]``, null elsewhere (no Python loop)."""
+    lengths = np.zeros(n, dtype=np.int32)
+    lengths[rows] = band.shape[1]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    present = np.zeros(n, dtype=bool)
+    present[rows] = True
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(band.reshape(-1), pa.int64()),
+                                    mask=pa.array(~present))
 
 
 def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
@@ -78,21 +93,30 @@ def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
     """(head, role, doc_id, text) rows sorted by (head, role) -> (src, dst=head, exact Jaccard).
 
     Each star arrives as its head (role 0) followed by its members (role 1), possibly across batch
-    boundaries; the head's shingle set is computed once per star.
+    boundaries (the last head of a batch is carried into the next). A whole batch is verified at
+    once by :func:`pipeline.dedup.pair_jaccard.pair_jaccards` (each document shingled once).
     """
-    head: int | None = None
-    head_set: frozenset[bytes] = frozenset()
+    carried: tuple[int, str] | None = None  # (head doc_id, text) of the star open at the batch's end
     for batch in batches:
-        src, dst, values = [], [], []
-        cols = batch.to_pydict()
-        for h, role, doc, text in zip(cols["head"], cols["role"], cols["doc_id"], cols["text"], strict=True):
-            if role == 0:
-                head, head_set = h, shingle_set(text, ngram, shingle, max_shingles)
-                continue
-            if h != head:
-                raise ValueError(f"star {h}: members arrived without their head; rows must be sorted by (head, role)")
-            src.append(doc)
-            dst.append(h)
-            values.append(jaccard(shingle_set(text, ngram, shingle, max_shingles), head_set))
-        yield pa.RecordBatch.from_arrays([pa.array(src, pa.int64()), pa.array(dst, pa.int64()),
+        heads = batch.column("head").to_numpy(zero_copy_only=False)
+        roles = batch.column("role").to_numpy(zero_copy_only=False)
+        docs = batch.column("doc_id").to_numpy(zero_copy_only=False)
+        texts = batch.column("text").to_pylist()
+        shift = 0 if carried is None else 1
+        if carried is not None:
+            texts = [carried[1], *texts]
+        # position (in ``texts``) of the head row each row belongs to: the last role-0 row at or before it
+        own = np.where(roles == 0, np.arange(len(roles)) + shift, -1)
+        head_pos = np.maximum(np.maximum.accumulate(own), shift - 1) if len(own) else own  # 0: the carried head
+        head_ids = np.where(head_pos >= shift, heads[np.maximum(head_pos - shift, 0)],
+                            -1 if carried is None else carried[0])
+        members = np.flatnonzero(roles == 1)
+        if (head_pos[members] < 0).any() or (heads[members] != head_ids[members]).any():
+            bad = heads[members][(head_pos[members] < 0) | (heads[members] != head_ids[members])][0]
+            raise ValueError(f"star {bad}: members arrived without their head; rows must be sorted by (head, role)")
+        values = pair_jaccards(texts, members + shift, head_pos[members], ngram, shingle, max_shingles)
+        starts = np.flatnonzero(roles == 0)
+        if len(starts):
+            carried = (int(heads[starts[-1]]), texts[starts[-1] + shift])
+        yield pa.RecordBatch.from_arrays([pa.array(docs[members], pa.int64()), pa.array(heads[members], pa.int64()),
                                           pa.array(values, pa.float64())], schema=PAIR_SCHEMA)

@@ -26,6 +26,7 @@ class DedupPlan:
     verify: bool
     engine: str  # connected components: "star" or "graphframes"
     checkpoint_interval: int
+    local_components_max_edges: int  # at most this many verified edges: union-find in one task
     survivor: str  # "min_id", "priority" or "longest"
     priorities: dict[str, int]  # per source, for survivor "priority"
     sources: tuple[str, ...]  # configured source names, in config order
@@ -39,7 +40,8 @@ class DedupPlan:
         lsh = LshParams(d.num_perm, d.seed, d.ngram, d.scheme, d.hash, d.shingle, d.max_shingles, bands, rows)
         return cls(enabled=d.enabled, lsh=lsh, threshold=d.threshold, min_tokens=d.min_tokens,
                    exact_prepass=d.exact_prepass, verify=d.verify, engine=d.engine,
-                   checkpoint_interval=d.checkpoint_interval, survivor=d.survivor,
+                   checkpoint_interval=d.checkpoint_interval,
+                   local_components_max_edges=d.local_components_max_edges, survivor=d.survivor,
                    priorities={s.name: s.priority for s in config.sources},
                    sources=tuple(s.name for s in config.sources), index=d.index)
 

@@ -1,0 +1,47 @@
+"""Connected components of a small edge table in one Spark task (docs/dedup.md, Connected components; issue #16).
+
+The distributed large/small-star engine costs a few Spark jobs per round whatever the graph's size
+(15 s for 405 edges). When the edge count is at most ``dedup.local_components_max_edges`` (default
+2,000,000: two int64 columns, 32 MB, a few hundred MB of numpy temporaries at the peak in one Python
+worker), all edges go to one partition and one task labels them with
+:func:`pipeline.dedup.union_find.component_labels`. Edges never reach the driver
+(docs/running.md, Cluster and storage). The labels are the distributed engine's: every node with the
+smallest doc_id of its component.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from pipeline.dedup.union_find import component_labels
+
+DEFAULT_MAX_EDGES = 2_000_000
+LABEL_SCHEMA = "doc_id long, component long"
+_LABEL_ARROW = pa.schema([("doc_id", pa.int64()), ("component", pa.int64())])
+_OUT_ROWS = 1 << 20  # labels are returned in Arrow batches of at most this many rows
+
+
+def label_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """All (src, dst) batches of the task -> (doc_id, component) batches of the whole graph."""
+    parts = [(b.column("src").to_numpy(zero_copy_only=False), b.column("dst").to_numpy(zero_copy_only=False))
+             for b in batches if b.num_rows]
+    src = np.concatenate([s for s, _ in parts]) if parts else np.zeros(0, np.int64)
+    dst = np.concatenate([d for _, d in parts]) if parts else np.zeros(0, np.int64)
+    nodes, labels = component_labels(src, dst)
+    for lo in range(0, len(nodes), _OUT_ROWS):
+        yield pa.RecordBatch.from_arrays([pa.array(nodes[lo:lo + _OUT_ROWS]), pa.array(labels[lo:lo + _OUT_ROWS])],
+                                         schema=_LABEL_ARROW)
+
+
+def single_task_components(edges: DataFrame) -> DataFrame:
+    """``(doc_id, component)`` for every node of ``edges`` (src, dst), computed in one task.
+
+    Rows with a null end are ignored, as in :func:`pipeline.dedup.components.connected_components`.
+    """
+    pairs = edges.select(F.col("src").cast("long"), F.col("dst").cast("long")).dropna()
+    return pairs.repartition(1).mapInArrow(label_batches, LABEL_SCHEMA)

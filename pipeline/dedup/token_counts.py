@@ -1,0 +1,28 @@
+"""Word-token counts of a batch of texts (what ``min_tokens`` is compared with), no Spark import.
+
+With numba the batch goes through the compiled tokeniser of :mod:`.units_numba`, whose tokens are
+exactly :func:`pipeline.dedup.shingles.tokens`; without it, :func:`pipeline.dedup.shingles.count_tokens`
+runs per text (a Python regex pass, the largest per-document cost of the features step before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pipeline.numba_backend import DEDUP
+
+from .shingles import count_tokens
+
+
+def token_counts(texts: Sequence[str]) -> np.ndarray:
+    """int64 number of word tokens of every text."""
+    if not DEDUP.enabled() or not len(texts):
+        return np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
+    from .hashes import _codepoints
+    from .units_numba import utf8_units, word_table
+
+    _, _, _, unit_off = utf8_units(*_codepoints(texts), word_table(), False)
+    return np.diff(unit_off).astype(np.int64)
+
