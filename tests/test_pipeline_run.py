@@ -57,7 +57,7 @@ def test_outputs_open_in_megatron_core_and_accounting_holds(reference):
     sample = np.load(out / "blend" / "dataset_sample_index.npy", allow_pickle=False)
     blend = json.loads((out / "blend" / "blend.json").read_text())
     assert len(index) == len(sample) == blend["size"]
-    assert (out / "report.html").read_text().count("data:image/png;base64") >= 3
+    assert (out / "report.html").read_text().count("<svg") >= 3  # charts are inline SVG
 
 
 def test_partition_counts_and_an_injected_task_failure_change_no_byte(spark, reference, tmp_path):
