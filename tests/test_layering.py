@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNEL_PACKAGES = ("ingest", "dedup", "tokenizer", "tokenize", "merge_blend", "megatron", "blend")
+KERNEL_PACKAGES = ("ingest", "dedup", "tokenizer", "tokenize", "merge_blend", "megatron", "blend", "decontaminate",
+                   "dedup_index")
 SPARK_MODULES = {"dedup.components", "dedup.edge_tables", "dedup.graphframes_engine", "dedup.single_task_components",
-                 "dedup.report"}
+                 "dedup.report", "dedup.extra_removals", "decontaminate.step", "dedup_index.lookup",
+                 "dedup_index.commit", "dedup_index.tables"}
 SPARK_ROOTS = ("pyspark", "graphframes")
 
 
@@ -174,7 +176,8 @@ def test_kernel_and_batch_modules_exist_and_are_checked() -> None:
     names = set(module_files(ROOT))
     for module in ("pipeline.ingest.batches", "pipeline.dedup.batches", "pipeline.tokenize.batches",
                    "pipeline.dedup.minhash", "pipeline.tokenizer.bpe", "pipeline.megatron.writer",
-                   "pipeline.blend.indices"):
+                   "pipeline.blend.indices", "pipeline.decontaminate.ngrams", "pipeline.decontaminate.batches",
+                   "pipeline.dedup_index.batches", "pipeline.dedup_index.head"):
         assert module in names and is_kernel_module(module), module
     assert not is_kernel_module("pipeline.dedup.stage") and not is_kernel_module("pipeline.run.runner")
 

@@ -6,6 +6,10 @@ get the config's ``spark.settings`` (``spark:`` prefixed, YOUR_BUCKET replaced),
 each run creates has the executor sizes and jars the config names. Needs only PyYAML.
 
     deploy/dataproc/render_template.py --artifacts gs://b/pretrain --bucket b [--config conf/dataproc.yaml]
+        [--index gs://b/dedup-index]
+
+``--index`` adds ``--set dedup.index=URL`` to every job: each scheduled run dedups against the runs
+before it and adds its documents to that index when its last stage ends.
 """
 
 from __future__ import annotations
@@ -33,14 +37,20 @@ def _replace(node: Any, old: str, new: str) -> Any:
     return node.replace(old, new) if isinstance(node, str) else node
 
 
-def render(artifacts: str, bucket: str, config: str, template: Path = TEMPLATE) -> dict[str, Any]:
+def render(artifacts: str, bucket: str, config: str, template: Path = TEMPLATE,
+           index: str | None = None) -> dict[str, Any]:
     """The template as a mapping, ready for import."""
     if not artifacts.startswith("gs://"):
         raise ValueError(f"--artifacts {artifacts!r}: expected gs://BUCKET/PREFIX")
+    if index is not None and not index.startswith("gs://"):
+        raise ValueError(f"--index {index!r}: expected gs://BUCKET/PATH")
     data = _replace(yaml.safe_load(template.read_text()), PLACEHOLDER, artifacts.rstrip("/"))
     props = settings(config, [f"YOUR_BUCKET={bucket}"], [], [])
     software = data["placement"]["managedCluster"]["config"]["softwareConfig"]
     software["properties"] = {f"spark:{k}": v for k, v in props.items()}
+    if index:
+        for job in data["jobs"]:
+            job["pysparkJob"]["args"] += ["--set", f"dedup.index={index.rstrip('/')}"]
     return data
 
 
@@ -49,9 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--artifacts", required=True, help="gs://BUCKET/PREFIX where deploy/upload.sh staged")
     parser.add_argument("--bucket", required=True, help="replaces YOUR_BUCKET in the config")
     parser.add_argument("--config", default=str(ROOT / "conf" / "dataproc.yaml"), help="local YAML config")
+    parser.add_argument("--index", help="gs:// dedup index every scheduled run uses (dedup.index)")
     args = parser.parse_args(argv)
     try:
-        data = render(args.artifacts, args.bucket, args.config)
+        data = render(args.artifacts, args.bucket, args.config, index=args.index)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

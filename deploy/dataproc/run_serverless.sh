@@ -5,7 +5,7 @@
 #   [--project P] [--region us-central1] [--version 2.2] [--config gs://...]
 #   [--stages ingest,dedup,train-tokenizer,tokenize,merge-blend] [--subnet S]
 #   [--service-account SA] [--container-image IMAGE | --env-archive] [--local-config conf/dataproc.yaml]
-#   [--dry-run]
+#   [--index gs://B/dedup-index] [--dry-run]
 #
 # Serverless runtime 2.2 runs Spark 3.5 with Scala 2.13 and Python 3.12. Dependencies (one is required):
 # --container-image (a custom image with requirements-cluster.txt installed for its Python 3.12), or
@@ -25,6 +25,7 @@ SCALA="${SCALA:-2.13}"
 GRAPHFRAMES_VERSION="${GRAPHFRAMES_VERSION:-0.10.1}"
 CONFIG=""
 RUN_DATE=""
+INDEX=""
 STAGES="ingest,dedup,train-tokenizer,tokenize,merge-blend"
 SUBNET=""
 SERVICE_ACCOUNT=""
@@ -44,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --version) VERSION="$2"; shift 2 ;;
     --config) CONFIG="$2"; shift 2 ;;
     --date) RUN_DATE="$2"; shift 2 ;;
+    --index) INDEX="$2"; shift 2 ;;
     --stages) STAGES="$2"; shift 2 ;;
     --subnet) SUBNET="$2"; shift 2 ;;
     --service-account) SERVICE_ACCOUNT="$2"; shift 2 ;;
@@ -117,5 +119,5 @@ for stage in "${stage_list[@]}"; do
   [[ -f "$ROOT/jobs/$job.py" ]] || { echo "no job for stage '$stage' (jobs/$job.py)" >&2; exit 2; }
   batch="pretrain-${stage}-${suffix}"
   run gcloud dataproc batches submit pyspark "$ARTIFACTS/jobs/$job.py" --batch "$batch" "${common[@]}" \
-    -- --config "$CONFIG" --date "$RUN_DATE"
+    -- --config "$CONFIG" --date "$RUN_DATE" ${INDEX:+--set "dedup.index=$INDEX"}
 done

@@ -2,7 +2,7 @@
 # The pipeline as a Dataproc workflow template: import it, run it for a date, or schedule it.
 #
 # Usage: deploy/dataproc/workflow.sh import   --bucket B [--prefix pretrain] [--region R] [--template T]
-#                                             [--local-config conf/dataproc.yaml]
+#                                             [--local-config conf/dataproc.yaml] [--index gs://B/dedup-index]
 #        deploy/dataproc/workflow.sh run      --bucket B --date YYYY-MM-DD [--config gs://...]
 #        deploy/dataproc/workflow.sh schedule --bucket B --service-account SA@P.iam.gserviceaccount.com
 #                                             [--cron "0 3 * * *"] [--time-zone Etc/UTC] [--project P]
@@ -10,6 +10,8 @@
 #
 # The template runs on a managed cluster: created for each instantiation, deleted when it ends, with
 # the config's spark.settings as cluster properties (import renders them from --local-config).
+# import --index: every job gets --set dedup.index=URL, so each scheduled run dedups against the runs
+# before it and adds its documents to that index when its last stage ends.
 # schedule creates a Cloud Scheduler job that instantiates the template every day with
 # RUN_DATE=yesterday (UTC): each run reads raw/<source>/dt=<yesterday>/ and writes runs/<yesterday>/.
 # The service account needs roles/dataproc.editor (and to act as the cluster's service account).
@@ -24,6 +26,7 @@ PROJECT="${PROJECT:-}"
 REGION="${REGION:-us-central1}"
 TEMPLATE="${TEMPLATE:-pretrain-pipeline}"
 RUN_DATE=""
+INDEX=""
 CONFIG=""
 LOCAL_CONFIG="$ROOT/conf/dataproc.yaml"
 CRON="${CRON:-0 3 * * *}"
@@ -31,7 +34,7 @@ TIME_ZONE="${TIME_ZONE:-Etc/UTC}"
 SERVICE_ACCOUNT="${SERVICE_ACCOUNT:-}"
 DRY_RUN=0
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -42,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --template) TEMPLATE="$2"; shift 2 ;;
     --date) RUN_DATE="$2"; shift 2 ;;
     --config) CONFIG="$2"; shift 2 ;;
+    --index) INDEX="$2"; shift 2 ;;
     --local-config) LOCAL_CONFIG="$2"; shift 2 ;;
     --cron) CRON="$2"; shift 2 ;;
     --time-zone) TIME_ZONE="$2"; shift 2 ;;
@@ -71,8 +75,10 @@ case "$ACTION" in
     rendered="$(mktemp --suffix .yaml)"
     trap 'rm -f "$rendered"' EXIT
     # gs://ARTIFACTS filled in, and the config's spark.settings as the managed cluster's properties.
+    index_args=()
+    [[ -n "${INDEX:-}" ]] && index_args=(--index "$INDEX")  # every job gets --set dedup.index=INDEX
     python3 "$ROOT/deploy/dataproc/render_template.py" --artifacts "$ARTIFACTS" --bucket "$BUCKET" \
-      --config "$LOCAL_CONFIG" > "$rendered"
+      --config "$LOCAL_CONFIG" "${index_args[@]}" > "$rendered"
     [[ "$DRY_RUN" == 1 ]] && cat "$rendered"
     run gcloud dataproc workflow-templates import "$TEMPLATE" --region "$REGION" \
       "${project_args[@]}" --source "$rendered" --quiet

@@ -6,7 +6,8 @@
 #          [--service-role EMR_DefaultRole] [--instance-profile EMR_EC2_DefaultRole]
 #          [--create-default-roles] [--wheelhouse] [--log-uri s3://B/emr-logs/]
 #          [--idle-timeout 3600] [--dry-run]
-#        deploy/emr/run.sh steps --cluster-id j-XXXX --bucket B --date YYYY-MM-DD [--dry-run]
+#        deploy/emr/run.sh steps --cluster-id j-XXXX --bucket B --date YYYY-MM-DD [--index s3://B/dedup-index]
+#          [--dry-run]
 #
 # create: a cluster with the bootstrap action (deploy/emr/bootstrap.sh), Spark pointed at
 #         python3.11, and conf/emr.yaml's spark.settings as spark-defaults; it stops after
@@ -14,7 +15,9 @@
 #         explicitly and checked first: if they do not exist, it stops and says so, or with
 #         --create-default-roles runs `aws emr create-default-roles` (once per account) first.
 # steps:  adds deploy/emr/steps.json (the CLI's --steps shape: one Spark step per stage, in order)
-#         for one date. The AWS CLI honours AWS_ENDPOINT_URL, AWS_PROFILE and friends as usual.
+#         for one date; --index adds --set dedup.index=URL to every step (scheduled runs dedup against
+#         every earlier run that used that index). The AWS CLI honours AWS_ENDPOINT_URL, AWS_PROFILE
+#         and friends as usual.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -35,10 +38,11 @@ LOG_URI=""
 IDLE_TIMEOUT="${IDLE_TIMEOUT:-3600}"
 CLUSTER_ID=""
 RUN_DATE=""
+INDEX=""
 PYTHON="/usr/bin/python3.11"
 DRY_RUN=0
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -57,6 +61,7 @@ while [[ $# -gt 0 ]]; do
     --idle-timeout) IDLE_TIMEOUT="$2"; shift 2 ;;
     --cluster-id) CLUSTER_ID="$2"; shift 2 ;;
     --date) RUN_DATE="$2"; shift 2 ;;
+    --index) INDEX="$2"; shift 2 ;;
     --dry-run) DRY_RUN=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -132,7 +137,9 @@ PY
 print(n - d.timedelta(days=1) if sys.argv[1] == "yesterday" else n)' "$RUN_DATE")" ;;
     esac
     [[ "$RUN_DATE" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || { echo "--date $RUN_DATE: expected YYYY-MM-DD" >&2; exit 2; }
-    sed -e "s#s3://ARTIFACTS#$ARTIFACTS#g" -e "s#RUN_DATE#$RUN_DATE#g" "$ROOT/deploy/emr/steps.json" \
+    index_sub=()  # --index: every step gets --set dedup.index=INDEX after its --date
+    [[ -n "${INDEX:-}" ]] && index_sub=(-e "s#\"RUN_DATE\"#\"RUN_DATE\", \"--set\", \"dedup.index=$INDEX\"#g")
+    sed "${index_sub[@]}" -e "s#s3://ARTIFACTS#$ARTIFACTS#g" -e "s#RUN_DATE#$RUN_DATE#g" "$ROOT/deploy/emr/steps.json" \
       > "$TMP/steps.json"
     [[ "$DRY_RUN" == 1 ]] && cat "$TMP/steps.json"
     run aws emr add-steps --region "$REGION" --cluster-id "$CLUSTER_ID" --steps "file://$TMP/steps.json"

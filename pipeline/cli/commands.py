@@ -39,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", help="directory with vocab.json and merges.txt to decode samples")
     p.add_argument("-n", "--samples", type=int, default=3)
     add_report_commands(sub, add_log_level)
+    p = sub.add_parser("index", help="a dedup index: describe it, or compact its generations into few files")
+    p.add_argument("action", choices=("describe", "compact"))
+    p.add_argument("path", help="the index (dedup.index): local path, gs:// or s3://")
+    p.add_argument("--debug", action="store_true", help="print the traceback of an error (or PIPELINE_DEBUG=1)")
+    add_log_level(p)
     return parser
 
 
@@ -101,6 +106,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from pipeline.cli.inspect import inspect_main
 
         return inspect_main(args.prefix, args.tokenizer, args.samples)
+    if args.command == "index":
+        from pipeline.cli.index import index_main
+
+        return index_main(args.action, args.path)
     config = prepare(args.config, args.overrides)
     from pipeline.run.context import RunContext
     from pipeline.run.runlock import RunLock

@@ -4,6 +4,7 @@ from pipeline.config.errors import ConfigError
 from pipeline.config.load import apply_overrides, blend_weights_by_source, load_config, load_config_text
 from pipeline.config.schema import (
     BlendConfig,
+    DecontaminateConfig,
     DedupConfig,
     IngestConfig,
     PipelineConfig,
@@ -16,6 +17,7 @@ from pipeline.config.schema import (
 __all__ = [
     "BlendConfig",
     "ConfigError",
+    "DecontaminateConfig",
     "DedupConfig",
     "IngestConfig",
     "PipelineConfig",

@@ -49,8 +49,9 @@ def _anchor_relative_paths(config: PipelineConfig) -> None:
     config.spark.checkpoint_dir = _anchored(config.spark.checkpoint_dir)
     config.tokenizer.vocab = _anchored(config.tokenizer.vocab)
     config.tokenizer.merges = _anchored(config.tokenizer.merges)
-    for source in config.sources:
+    for source in [*config.sources, *config.decontaminate.references]:
         source.paths = [_anchored(p) for p in source.paths]
+    config.dedup.index = _anchored(config.dedup.index)
 
 
 @typing.overload
@@ -232,6 +233,7 @@ def _check_whole(config: PipelineConfig) -> None:
             raise ConfigError("dedup.threshold",
                               f"no bands/rows for it ({exc}); set dedup.bands and dedup.rows") from None
     _check_blend_weights(config)
+    _check_references(config)
     t = config.tokenizer
     if not t.train and not (t.vocab and t.merges):
         raise ConfigError("tokenizer.vocab", "give vocab and merges files, or set tokenizer.train: true")
@@ -239,6 +241,22 @@ def _check_whole(config: PipelineConfig) -> None:
         raise ConfigError("tokenizer.eod_token", f"{t.eod_token!r} must be one of tokenizer.special_tokens")
     if not config.output.strip():
         raise ConfigError("output", "must name a run directory")
+
+
+def _check_references(config: PipelineConfig) -> None:
+    """Reference (benchmark) names are unique; the dedup index is not inside the run directory."""
+    names = [r.name for r in config.decontaminate.references]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ConfigError(f"decontaminate.references.{i}.name", f"duplicate reference name {name!r}")
+    index = config.dedup.index
+    if index and config.output and index.rstrip("/").startswith(config.output.rstrip("/") + "/"):
+        raise ConfigError("dedup.index", "must be outside the run directory (it outlives the run and is shared "
+                          "by every scheduled run)")
+    if index and index.rstrip("/") == config.output.rstrip("/"):
+        raise ConfigError("dedup.index", "must not be the run directory itself")
+    if index and not config.dedup.enabled:
+        raise ConfigError("dedup.index", "needs dedup.enabled: true (the index holds MinHash band keys)")
 
 
 def _check_blend_weights(config: PipelineConfig) -> None:

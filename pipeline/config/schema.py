@@ -90,6 +90,24 @@ class DedupConfig:
     # at most this many verified edges: components on the driver (union-find); 0 = always distributed
     local_components_max_edges: int = field(default=2_000_000, metadata=_int_in(0, INT32_MAX))
     survivor: str = field(default="min_id", metadata=_choices("min_id", "priority", "longest"))
+    index: str | None = field(default=None, metadata=_check(
+        lambda v: v is None or _index_location(v), "must be a local path, gs://bucket/... or s3://bucket/..."))
+
+
+def _index_location(path: str) -> bool:
+    """A dedup index lives where a conditional write exists: a local directory, gs:// or s3://."""
+    if not path.strip():
+        return False
+    return "://" not in path or path.split("://", 1)[0] in ("file", "gs", "gcs", "s3", "s3a")
+
+
+@dataclass
+class DecontaminateConfig:
+    """Removal of documents that share word n-grams with benchmark texts (off unless references are given)."""
+
+    references: list[SourceConfig] = field(default_factory=list)
+    ngram: int = field(default=13, metadata=_int_in(1, 1000))
+    min_matches: int = field(default=1, metadata=_int_in(1, INT32_MAX))
 
 
 @dataclass
@@ -134,6 +152,7 @@ class PipelineConfig:
     spark: SparkConfig = field(default_factory=SparkConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     dedup: DedupConfig = field(default_factory=DedupConfig)
+    decontaminate: DecontaminateConfig = field(default_factory=DecontaminateConfig)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
     tokenize: TokenizeConfig = field(default_factory=TokenizeConfig)
     blend: BlendConfig = field(default_factory=BlendConfig)

@@ -30,6 +30,7 @@ class DedupPlan:
     survivor: str  # "min_id", "priority" or "longest"
     priorities: dict[str, int]  # per source, for survivor "priority"
     sources: tuple[str, ...]  # configured source names, in config order
+    index: str | None = None  # dedup.index: documents of earlier runs to dedup against (docs/dedup_index.md)
 
     @classmethod
     def from_config(cls, config: PipelineConfig) -> DedupPlan:
@@ -42,7 +43,7 @@ class DedupPlan:
                    checkpoint_interval=d.checkpoint_interval,
                    local_components_max_edges=d.local_components_max_edges, survivor=d.survivor,
                    priorities={s.name: s.priority for s in config.sources},
-                   sources=tuple(s.name for s in config.sources))
+                   sources=tuple(s.name for s in config.sources), index=d.index)
 
     def report_parameters(self) -> dict[str, Any]:
         """The ``parameters`` object of ``dedup/report.json``."""

@@ -14,15 +14,25 @@ LARGEST = 5
 EXAMPLES = 5
 
 
-def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times: dict, stats: dict) -> dict:
-    """Write the report and return it; ``report["counts"]`` goes into the manifest."""
+def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times: dict, stats: dict,
+                 removed_for: dict[str, DataFrame] | None = None, sections: dict | None = None) -> dict:
+    """Write the report and return it; ``report["counts"]`` goes into the manifest.
+
+    ``removed_for`` maps further count keys (``contaminated``, ``duplicates_of_earlier_runs``) to the
+    (doc_id, source) rows removed for that reason; ``sections`` are added to the report as they are.
+    """
+    removed_for = removed_for or {}
     docs = ctx.spark.read.parquet(ctx.table("documents"))
-    per_source = {name: {"documents": 0, "duplicates_removed": 0, "survivors": 0} for name in plan.sources}
+    keys = ("documents", "duplicates_removed", *removed_for, "survivors")
+    per_source = {name: {k: 0 for k in keys} for name in plan.sources}
     for row in docs.groupBy("source").count().collect():
         per_source[row["source"]]["documents"] = row["count"]
     removed = components.where("doc_id != survivor")
     for row in removed.groupBy("source").count().collect():
         per_source[row["source"]]["duplicates_removed"] = row["count"]
+    for key, frame in removed_for.items():
+        for row in frame.groupBy("source").count().collect():
+            per_source[row["source"]][key] = row["count"]
     # survivors counted from the written table, so documents = removed + survivors is a real check
     for row in ctx.spark.read.parquet(ctx.table("dedup", "survivors")).groupBy("source").count().collect():
         per_source[row["source"]]["survivors"] = row["count"]
@@ -36,7 +46,7 @@ def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times:
                .orderBy("doc_id").limit(EXAMPLES).collect())
         examples.append({"component": row["component"], "size": row["count"],
                          "example_doc_ids": [r["doc_id"] for r in ids]})
-    total = {k: sum(e[k] for e in per_source.values()) for k in ("documents", "duplicates_removed", "survivors")}
+    total = {k: sum(e[k] for e in per_source.values()) for k in keys}
     counts = {"sources": per_source, **total, **stats}
     report = {
         "counts": counts,
@@ -44,6 +54,7 @@ def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times:
         "largest_clusters": examples,
         "parameters": plan.report_parameters(),
         "seconds": times,
+        **(sections or {}),
     }
     storage.write_json(ctx.path("dedup", "report.json"), report)
     return report

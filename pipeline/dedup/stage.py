@@ -10,6 +10,7 @@ from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
 from pipeline.dedup.components import connected_components
 from pipeline.dedup.edge_tables import clear_checkpoints
+from pipeline.dedup.extra_removals import ExtraRemovals
 from pipeline.dedup.plan import DedupPlan
 from pipeline.dedup.report import build_report, candidate_jaccard_histogram
 from pipeline.dedup.single_task_components import single_task_components
@@ -79,18 +80,21 @@ def run_dedup(ctx: RunContext) -> dict:
     timer = StepLog("dedup", spark)
     docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(plan))
     p, min_tokens = plan.lsh, plan.min_tokens
+    extra = ExtraRemovals(ctx, plan, timer)  # decontamination, dedup index (docs/dedup_index.md); no-ops when off
+    docs = extra.before_clustering(docs)
     if not plan.enabled:
-        return _finish(ctx, docs, None, None, plan, timer)
+        return _finish(ctx, docs, None, None, plan, timer, extra=extra)
     timer.begin("features")
     # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
     carry = ("rank", "source")  # passed through the Python step: no join brings them back
     feature_type = StructType([*_parse(spark, FEATURE_TYPE).fields, *(docs.schema[c] for c in carry)])
     features = docs.select("doc_id", "text", *carry).mapInArrow(
-        lambda it: doc_features(it, p, min_tokens, carry), feature_type)
+        lambda it: doc_features(iter(it), p, min_tokens, carry), feature_type)
     features = features.persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
     timer.lap("features", documents=short_documents + eligible.count(), short_documents=short_documents)
+    extra.match_index(features, docs)
     groups, pool, short_exact = None, eligible, 0
     if plan.exact_prepass:  # over every document: exact copies of short documents are removed too
         timer.begin("exact_prepass")
@@ -130,7 +134,8 @@ def run_dedup(ctx: RunContext) -> dict:
              "exact_duplicate_groups": 0 if groups is None else group_stats["groups"],
              "exact_duplicates_removed": 0 if groups is None else group_stats["removed"],
              "candidate_jaccard_histogram": candidate_jaccards}
-    result = _finish(ctx, docs, groups, near, plan, timer, stats, ranked=features.select("doc_id", "source", "rank"))
+    result = _finish(ctx, docs, groups, near, plan, timer, stats, ranked=features.select("doc_id", "source", "rank"),
+                     extra=extra)
     for frame in (features, near, edges, *([groups] if groups is not None else [])):
         frame.unpersist()
     clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
@@ -138,7 +143,7 @@ def run_dedup(ctx: RunContext) -> dict:
 
 
 def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: StepLog, stats: dict | None = None,
-            ranked: DataFrame | None = None) -> dict:
+            ranked: DataFrame | None = None, extra: ExtraRemovals | None = None) -> dict:
     """Merge exact groups and near components, choose survivors, write outputs and the report.
 
     ``ranked`` (doc_id, source, rank) defaults to reading them from ``docs``."""
@@ -154,10 +159,14 @@ def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: StepLog, stats: dic
     components = spark.read.parquet(ctx.table("dedup", "components"))
     removed = components.where("doc_id != survivor")
     survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
+    survivors = extra.final_survivors(survivors, components) if extra else survivors
     survivors.write.mode("overwrite").parquet(ctx.table("dedup", "survivors"))
+    if extra:
+        extra.after_survivors(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
     timer.begin("report")
-    report = build_report(ctx, components, plan, timer.times, stats or {})
+    report = build_report(ctx, components, plan, timer.times, stats or {}, *((extra.removed, extra.sections)
+                                                                             if extra else ()))
     timer.close()
     return report["counts"]
 

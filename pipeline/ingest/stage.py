@@ -31,7 +31,7 @@ def run_ingest(ctx: RunContext) -> dict:
     spark = ctx.spark
     split_df = spark.createDataFrame([s.as_row() for s in splits], SPLIT_SCHEMA)
     split_df = split_df.repartition(len(splits))
-    schema = _spark_schema(RECORD_SCHEMA)
+    schema = spark_schema(RECORD_SCHEMA)
     for want, columns, out in (("documents", DOCUMENT_COLUMNS, "documents"), ("rejects", REJECT_COLUMNS, "rejects")):
         records = split_df.mapInArrow(lambda it, w=want: records_to_batches(it, rules, units, w), schema)
         records.select(*columns).write.mode("overwrite").parquet(ctx.table(out))
@@ -70,7 +70,8 @@ def _count(records, names: list[str]) -> dict:
     return per_source
 
 
-def _spark_schema(schema: pa.Schema):
+def spark_schema(schema: pa.Schema):
+    """The Spark struct type of an Arrow schema of int64 and string columns (``mapInArrow``'s output type)."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     mapping = {pa.int64(): LongType(), pa.string(): StringType()}

@@ -28,6 +28,8 @@ def check_paths(config: PipelineConfig) -> None:
     probes = [("output", config.output)]
     for i, src in enumerate(config.sources):
         probes += [(f"sources.{i}.paths.{j}", p) for j, p in enumerate(src.paths)]
+    for i, ref in enumerate(config.decontaminate.references):
+        probes += [(f"decontaminate.references.{i}.paths.{j}", p) for j, p in enumerate(ref.paths)]
     tok = config.tokenizer
     if not tok.train:
         probes += [(f"tokenizer.{k}", getattr(tok, k)) for k in ("vocab", "merges") if getattr(tok, k)]

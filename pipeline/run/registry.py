@@ -23,7 +23,13 @@ def _ingest_inputs(cfg: PipelineConfig) -> dict:
 
 
 def _dedup_inputs(cfg: PipelineConfig) -> dict:
-    return {"dedup": asdict(cfg.dedup), "priorities": {s.name: s.priority for s in cfg.sources}}
+    dedup = asdict(cfg.dedup)
+    if dedup["index"] is None:  # off: the fingerprint stays that of runs made before the key existed
+        del dedup["index"]
+    inputs = {"dedup": dedup, "priorities": {s.name: s.priority for s in cfg.sources}}
+    if cfg.decontaminate.references:  # likewise: only runs that decontaminate record the section
+        inputs["decontaminate"] = asdict(cfg.decontaminate)
+    return inputs
 
 
 def _train_tokenizer_inputs(cfg: PipelineConfig) -> dict:
@@ -74,7 +80,8 @@ def _ingest_tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
 
 
 def _dedup_tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
-    return {name: SourceTally(documents=row["survivors"], read=row["documents"], removed=row["duplicates_removed"])
+    return {name: SourceTally(documents=row["survivors"], read=row["documents"], removed=row["duplicates_removed"],
+                              contaminated=row.get("contaminated"), earlier_runs=row.get("duplicates_of_earlier_runs"))
             for name, row in counts.get("sources", {}).items()}
 
 
@@ -87,7 +94,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("ingest", ("sources[].name", "sources[].paths", "sources[].format", "sources[].text_field",
                      "sources[].keep_fields", "sources[].text_unit", "ingest"),
           _ingest_inputs, _run_ingest, _ingest_tally),
-    Stage("dedup", ("dedup", "sources[].priority"), _dedup_inputs, _run_dedup, _dedup_tally,
+    Stage("dedup", ("dedup", "decontaminate", "sources[].priority"), _dedup_inputs, _run_dedup, _dedup_tally,
           reads=("documents",)),
     Stage("train-tokenizer", ("tokenizer",), _train_tokenizer_inputs, _run_train_tokenizer,
           applies=lambda config: config.tokenizer.train, reads=("dedup/survivors",)),

@@ -19,6 +19,9 @@ def summary_text(data: dict) -> str:
             row = table[name]
             lines.append(f"  {name:<10}{row['documents_read']:>6}{row['rejected']:>10}{row['duplicates_removed']:>9}"
                          f"{row['survivors']:>11}{row['written']:>9}")
+        for key in ("contaminated", "duplicates_of_earlier_runs"):  # docs/dedup_index.md, Accounting
+            if any(key in row for row in table.values()):
+                lines.append(f"{key.replace('_', ' ')}: " + ", ".join(f"{n} {r.get(key, 0)}" for n, r in table.items()))
     left_out = data.get("stages", {}).get("merge-blend", {}).get("counts", {}).get("left_out") or []
     for entry in left_out:
         if isinstance(entry, dict):

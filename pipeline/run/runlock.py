@@ -27,6 +27,7 @@ from typing import Any
 from pipeline import storage
 from pipeline.config import ConfigError
 from pipeline.errors import PipelineError
+from pipeline.storage.conditional import NoConditionalWrite, create_if_absent, read_versioned, replace_if_version
 
 LOCK_NAME = "_run.lock"
 HEARTBEAT_SECONDS = 60.0
@@ -207,62 +208,19 @@ def _parse(data: bytes) -> dict[str, Any]:
     return holder if isinstance(holder, dict) else {}
 
 
-def _split(url: str) -> tuple[str, Any, str, str]:
-    fs, inner = storage.resolve(url)
-    bucket, _, key = inner.partition("/")
-    return url.split("://", 1)[0], fs, bucket, key
-
-
-def _gcs_upload(fs, bucket: str, key: str, data: bytes, generation: str) -> str:
-    """Multipart upload with ``ifGenerationMatch`` (0: only if absent); the new generation."""
-    meta = json.dumps({"name": key})
-    body = (f"--==0==\nContent-Type: application/json; charset=UTF-8\n\n{meta}\n--==0==\n"
-            "Content-Type: application/json\n\n").encode() + data + b"\n--==0==--"
-    out = fs.call("POST", f"{fs._location}/upload/storage/v1/b/{bucket}/o", uploadType="multipart",
-                  headers={"Content-Type": 'multipart/related; boundary="==0=="'}, data=body, json_out=True,
-                  ifGenerationMatch=generation)
-    fs.invalidate_cache()
-    return str(out["generation"])
-
-
 def _create(url: str, data: bytes) -> str:
     """Write ``url`` only if it does not exist (FileExistsError otherwise); the object's version."""
-    scheme, fs, bucket, key = _split(url)
-    if scheme in ("gs", "gcs"):
-        return _gcs_upload(fs, bucket, key, data, "0")
-    if scheme in ("s3", "s3a"):
-        return _s3_put_if(fs, url, bucket, key, data, FileExistsError, IfNoneMatch="*")
-    raise ConfigError("output", f"{url.split('://', 1)[0]}:// has no conditional write; use a local path, "
-                      "gs:// or s3:// for the run directory")
-
-
-def _replace(url: str, data: bytes, version: str | None) -> str:
-    """Overwrite ``url`` only if it is still at ``version`` (FileExistsError otherwise); the new version."""
-    scheme, fs, bucket, key = _split(url)
-    if scheme in ("gs", "gcs"):
-        return _gcs_upload(fs, bucket, key, data, str(version))
-    return _s3_put_if(fs, url, bucket, key, data, FileNotFoundError, IfMatch=str(version))
-
-
-def _s3_put_if(fs: Any, url: str, bucket: str, key: str, data: bytes, lost: type[OSError], **condition: str) -> str:
-    """S3 PUT under ``condition`` (If-None-Match / If-Match); FileExistsError when the precondition fails.
-
-    ``lost`` is the error s3fs raises for the same outcome (the object exists / is gone).
-    """
     try:
-        out = fs.call_s3("put_object", Bucket=bucket, Key=key, Body=data, **condition)
-    except OSError as exc:
-        if "pre-condition" in str(exc) or "PreconditionFailed" in str(exc) or isinstance(exc, lost):
-            raise FileExistsError(url) from None
-        raise
-    fs.invalidate_cache()
-    return out["ETag"]
+        return create_if_absent(url, data)
+    except NoConditionalWrite:
+        raise ConfigError("output", f"{url.split('://', 1)[0]}:// has no conditional write; use a local path, "
+                          "gs:// or s3:// for the run directory") from None
+
+
+_replace = replace_if_version  # overwrite only if still at the version read (FileExistsError otherwise)
 
 
 def _read_remote(url: str) -> tuple[dict[str, Any], str]:
     """The lock object's content and its version (generation or ETag)."""
-    scheme, fs, bucket, key = _split(url)
-    fs.invalidate_cache()
-    info = fs.info(f"{bucket}/{key}")
-    version = str(info["generation"]) if scheme in ("gs", "gcs") else info["ETag"]
-    return _parse(fs.cat_file(f"{bucket}/{key}")), version
+    data, version = read_versioned(url)
+    return _parse(data), version

@@ -101,7 +101,20 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
         _stop_if_nothing_left(results[stage.name], index < last)
     if {"ingest", "dedup", "merge-blend"} <= set(results):
         _finish_run(ctx, results, log)
+        if ctx.config.dedup.index:  # the run is complete and accounted for: its survivors join the index
+            _commit_index(ctx, log)
     return results
+
+
+def _commit_index(ctx: RunContext, log) -> None:
+    """Add the finished run's documents to ``dedup.index`` (docs/dedup_index.md, Commit) and record it."""
+    from pipeline.dedup_index.commit import commit_run
+
+    done = commit_run(ctx)
+    ctx.manifest.data["dedup_index"] = done
+    ctx.manifest.save()
+    log(f"[index] {done['documents']} documents ({done['kept']} kept) committed to {done['index']} "
+        f"(generation {done['generation']})")
 
 
 def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, log) -> StageResult:
@@ -163,6 +176,11 @@ def _precheck(ctx: RunContext, only: str | None) -> None:
         from pipeline.dedup.graphframes_engine import require_graphframes
 
         require_graphframes(ctx.spark)
+    if ctx.config.dedup.index and only in (None, "dedup"):  # other MinHash parameters: refused before any work
+        from pipeline.dedup.plan import DedupPlan
+        from pipeline.dedup_index.lookup import require_index_usable
+
+        require_index_usable(ctx.config.dedup.index, DedupPlan.from_config(ctx.config).lsh)
 
 
 def _invalidate_from(ctx: RunContext, index: int) -> None:

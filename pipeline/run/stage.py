@@ -24,6 +24,13 @@ class SourceTally:
     read: int | None = None  # records the stage read (ingest: every record; dedup: its input documents)
     rejected: int | None = None  # ingest: records rejected
     removed: int | None = None  # dedup: duplicates removed
+    contaminated: int | None = None  # dedup with decontamination: removed for sharing n-grams with a benchmark
+    earlier_runs: int | None = None  # dedup with an index: removed as duplicates of earlier runs
+
+    def other_removals(self) -> dict[str, int]:
+        """The removals besides within-run duplicates that this run has, by their accounting name."""
+        found = {"contaminated": self.contaminated, "duplicates_of_earlier_runs": self.earlier_runs}
+        return {name: value for name, value in found.items() if value is not None}
 
 
 @dataclass(frozen=True)

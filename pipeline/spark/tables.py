@@ -169,3 +169,33 @@ def _download(remote: str, local: str) -> None:
         os.makedirs(os.path.dirname(d), exist_ok=True)
     if files:
         fs.get(files, dst)
+
+
+def _scratch() -> str:
+    """A local directory for one staged table outside any run (deleted when the process exits)."""
+    path = tempfile.mkdtemp(prefix="pipeline-table-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+def write_table_at(spark, frame, url: str) -> None:
+    """Write ``frame`` as Parquet at ``url``, a location outside the run directory (e.g. a dedup index).
+
+    The same rule as the run's tables: natively when Spark's Hadoop can write ``url``, else written to a
+    local scratch directory and uploaded through fsspec (a local master only).
+    """
+    if hadoop_supports(spark, url):
+        frame.write.mode("overwrite").parquet(url)
+        return
+    local = os.path.join(_scratch(), "table")
+    frame.write.mode("overwrite").parquet(local)
+    _upload(local, url)
+
+
+def read_table_at(spark, url: str, ddl: str):
+    """The Parquet table at ``url`` with schema ``ddl`` (downloaded first when Spark cannot read its scheme)."""
+    if not hadoop_supports(spark, url):
+        local = os.path.join(_scratch(), "table")
+        _download(url, local)
+        url = local
+    return spark.read.schema(ddl).parquet(url)

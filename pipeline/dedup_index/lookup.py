@@ -1,0 +1,87 @@
+"""Which of this run's documents are near duplicates of indexed documents (docs/dedup_index.md, Lookup).
+
+Candidates share a band key with an indexed document: a join on (band, key) between this run's band
+rows and the index's, planned as a sort-merge join so the index is never collected to the driver.
+With ``dedup.verify`` a candidate stays only if the exact Jaccard of the two shingle sets is >=
+``dedup.threshold``; with ``dedup.exact_prepass`` an identical text (same 128-bit content hash) is a
+match whatever its length, as within a run.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from pipeline.dedup.batches import LshParams
+from pipeline.dedup.plan import DedupPlan
+from pipeline.dedup_index.batches import MATCH_DDL, pair_jaccards
+from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head
+from pipeline.dedup_index.tables import live_tables
+from pipeline.run.context import RunContext
+
+
+def index_parameters(p: LshParams) -> dict:
+    """The MinHash parameters an index is tied to (its band keys and shingles depend on them)."""
+    return {"num_perm": p.num_perm, "bands": p.bands, "rows": p.rows, "seed": p.seed, "scheme": p.scheme,
+            "hash": p.hash, "ngram": p.ngram, "shingle": p.shingle, "max_shingles": p.max_shingles}
+
+
+def run_key(ctx: RunContext) -> str:
+    """What identifies a run in the index: its run directory (a rerun of the same directory replaces it)."""
+    return ctx.run_dir.rstrip("/")
+
+
+def open_index(index: str, p: LshParams) -> Head | None:
+    """HEAD of the index after checking its parameters (None for an index not created yet)."""
+    head, _ = read_head(index)
+    if head is not None:
+        check_parameters(head, index_parameters(p), index)
+    return head
+
+
+def match_index(ctx: RunContext, features: DataFrame, docs: DataFrame, plan: DedupPlan) -> DataFrame | None:
+    """Write ``dedup/earlier_matches/`` (doc_id, index_run, index_doc_id, jaccard); None when the index is empty.
+
+    ``features``: (doc_id, h1, h2, keys) of this run's documents; ``docs``: (doc_id, text).
+    """
+    index, p = plan.index, plan.lsh
+    if index is None:
+        return None
+    head = open_index(index, p)
+    if head is None or not head.live_generations(run_key(ctx)):
+        return None
+    spark = ctx.spark
+    idx_bands, idx_docs = live_tables(spark, index, head, run_key(ctx))
+    mine = features.where(F.col("keys").isNotNull()).select("doc_id", F.posexplode("keys").alias("band", "key"))
+    theirs = idx_bands.select("band", "key", F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"))
+    candidates = mine.join(theirs.hint("merge"), ["band", "key"]).select(
+        "doc_id", "index_run", "index_doc_id").distinct()
+    if plan.verify:
+        texts = idx_docs.select(F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"),
+                                F.col("text").alias("index_text"))
+        pairs = candidates.join(docs.select("doc_id", "text"), "doc_id").join(texts.hint("merge"),
+                                                                                ["index_run", "index_doc_id"])
+        near = pairs.select("doc_id", "text", "index_run", "index_doc_id", "index_text").mapInArrow(
+            lambda it: pair_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles, plan.threshold), MATCH_DDL)
+    else:
+        near = candidates.withColumn("jaccard", F.lit(None).cast("double"))
+    matches = near
+    if plan.exact_prepass:
+        same = features.select("doc_id", "h1", "h2").join(
+            idx_docs.select(F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"), "h1", "h2")
+            .hint("merge"), ["h1", "h2"])
+        matches = matches.unionByName(same.select("doc_id", "index_run", "index_doc_id",
+                                                  F.lit(1.0).alias("jaccard")))
+    matches = matches.groupBy("doc_id", "index_run", "index_doc_id").agg(F.max("jaccard").alias("jaccard"))
+    matches.write.mode("overwrite").parquet(ctx.table("dedup", "earlier_matches"))
+    return spark.read.parquet(ctx.table("dedup", "earlier_matches"))
+
+
+def require_index_usable(index: str, p: LshParams) -> None:
+    """Fail before any Spark work when the index is unreadable or has other parameters."""
+    try:
+        open_index(index, p)
+    except DedupIndexError:
+        raise
+    except OSError as exc:
+        raise DedupIndexError(f"cannot read dedup index {index}: {type(exc).__name__}: {exc}") from None
