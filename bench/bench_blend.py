@@ -76,7 +76,7 @@ def compare(weights: np.ndarray, size: int, repeat: int) -> list[tuple[str, list
     peaks: dict[str, int] = dict.fromkeys(names, 0)
     digests: dict[str, str] = {}
     for round_no in range(repeat):
-        for name in names[round_no % 3:] + names[:round_no % 3]:
+        for name in names[round_no % 3 :] + names[: round_no % 3]:
             seconds, peak, out = timed(variants[name])
             times[name].append(seconds)
             peaks[name] = max(peaks[name], peak)
@@ -125,14 +125,18 @@ def main() -> None:
         base = min(rows[0][1])
         print(f"\n{n} datasets{'':18s}   best s  median s  ratio(best)  peak MiB")
         for name, times, peak in rows:
-            print(f"  {name:28s} {min(times):7.3f}  {statistics.median(times):8.3f}  "
-                  f"{min(times) / base:11.2f}  {peak / 2**20:8.1f}")
+            print(
+                f"  {name:28s} {min(times):7.3f}  {statistics.median(times):8.3f}  "
+                f"{min(times) / base:11.2f}  {peak / 2**20:8.1f}"
+            )
     if _kernel.numba_enabled():
         with tempfile.TemporaryDirectory() as cache:
             cold = first_call_seconds(cache)
             warm = first_call_seconds(cache)
-        print(f"\nfirst call in a fresh process (import + every kernel, n=3/30/300, both modes): "
-              f"{cold:.2f} s compiling into an empty numba cache, {warm:.2f} s loading the cache")
+        print(
+            f"\nfirst call in a fresh process (import + every kernel, n=3/30/300, both modes): "
+            f"{cold:.2f} s compiling into an empty numba cache, {warm:.2f} s loading the cache"
+        )
 
 
 if __name__ == "__main__":

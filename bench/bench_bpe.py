@@ -170,12 +170,16 @@ def bench_encode_table(fixtures: Path, corpora: dict[str, str], repeat: int) -> 
     tok.encode("warm up the kernels: load them from numba's cache (or compile) once")
     t_load = time.process_time() - t
     backend = "numba" if numba_enabled() else "pure Python"
-    print(f"[3] encode, GPT-2 vocab, 1 thread, CPU time (best of {repeat}, HF best of 2); backend {backend}, "
-          f"kernel load {t_load:.2f} s; tiktoken {version('tiktoken')}, tokenizers {version('tokenizers')}.")
+    print(
+        f"[3] encode, GPT-2 vocab, 1 thread, CPU time (best of {repeat}, HF best of 2); backend {backend}, "
+        f"kernel load {t_load:.2f} s; tiktoken {version('tiktoken')}, tokenizers {version('tokenizers')}."
+    )
     print("    ours = BPETokenizer.encode(text, split_special=False); tiktoken = encode_ordinary; HF = encode().ids")
     print("    warm = pre-token cache filled by an earlier call; cold = cache cleared before the call")
-    head = f"    {'text':<26}{'MB':>6}{'ours warm':>11}{'ours cold':>11}{'tiktoken':>10}{'HF':>8}" \
-           f"{'warm/tik':>10}{'cold/tik':>10}{'warm/HF':>9}  ids"
+    head = (
+        f"    {'text':<26}{'MB':>6}{'ours warm':>11}{'ours cold':>11}{'tiktoken':>10}{'HF':>8}"
+        f"{'warm/tik':>10}{'cold/tik':>10}{'warm/HF':>9}  ids"
+    )
     print(head)
     for label, text in corpora.items():
         mb = len(text.encode("utf-8")) / 1e6
@@ -192,9 +196,11 @@ def bench_encode_table(fixtures: Path, corpora: dict[str, str], repeat: int) -> 
         t_warm = cpu_best_of(repeat, lambda: tok.encode(text, split_special=False))  # noqa: B023
         t_tik = cpu_best_of(repeat, lambda: enc.encode_ordinary(text))  # noqa: B023
         t_hf = cpu_best_of(min(repeat, 2), lambda: hf.encode(text, add_special_tokens=False))  # noqa: B023
-        print(f"    {label:<26}{mb:6.2f}{mb / t_warm:11.1f}{mb / t_cold:11.1f}{mb / t_tik:10.1f}{mb / t_hf:8.1f}"
-              f"{t_tik / t_warm:9.2f}x{t_tik / t_cold:9.2f}x{t_hf / t_warm:8.2f}x  "
-              f"= tiktoken{', = HF' if same_hf else ', HF DIFFERS'}")
+        print(
+            f"    {label:<26}{mb:6.2f}{mb / t_warm:11.1f}{mb / t_cold:11.1f}{mb / t_tik:10.1f}{mb / t_hf:8.1f}"
+            f"{t_tik / t_warm:9.2f}x{t_tik / t_cold:9.2f}x{t_hf / t_warm:8.2f}x  "
+            f"= tiktoken{', = HF' if same_hf else ', HF DIFFERS'}"
+        )
     print("    MB/s columns are MB of UTF-8 text per CPU second; target: ours >= 1.0x tiktoken (issue 19)")
 
 
@@ -252,8 +258,7 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from corpus import documents
 
-        corpora = {f"{n} x{args.times}": (args.fixtures / n).read_text(encoding="utf-8") * args.times
-                   for n in TEXTS}
+        corpora = {f"{n} x{args.times}": (args.fixtures / n).read_text(encoding="utf-8") * args.times for n in TEXTS}
         corpora[f"code ({args.code_mb:g} MB .py)"] = code_corpus(args.code_mb)
         corpora["generated (make_corpus)"] = small.read_text(encoding="utf-8")
         corpora["bench/corpus.py prose"] = "\n\n".join(itertools.islice(documents(2000, seed=3), 2000))

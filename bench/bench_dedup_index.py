@@ -56,19 +56,25 @@ def main() -> None:
     built, _, ctx = dedup_seconds(spark, history, work / "run-history", index)
     started = time.time()
     commit_run(ctx)
-    print(f"index: {n_history} history documents deduplicated in {built:.1f} s, committed in "
-          f"{time.time() - started:.1f} s")
+    print(
+        f"index: {n_history} history documents deduplicated in {built:.1f} s, committed in "
+        f"{time.time() - started:.1f} s"
+    )
     print(describe(str(index)).splitlines()[2])
     base, plain, _ = dedup_seconds(spark, today, work / "run-plain")
     with_index, counts, ctx = dedup_seconds(spark, today, work / "run-indexed", index)
     started = time.time()
     commit_run(ctx)
     commit = time.time() - started
-    print(f"today: {n_today} documents ({args.mb:g} MB); without index: {base:.1f} s, removed "
-          f"{plain['duplicates_removed']}; with index: {with_index:.1f} s, removed {counts['duplicates_removed']} + "
-          f"{counts['duplicates_of_earlier_runs']} duplicates of earlier runs; commit {commit:.1f} s")
-    print(f"ratio with index / without (dedup stage): {with_index / base:.2f}; "
-          f"including the commit: {(with_index + commit) / base:.2f}")
+    print(
+        f"today: {n_today} documents ({args.mb:g} MB); without index: {base:.1f} s, removed "
+        f"{plain['duplicates_removed']}; with index: {with_index:.1f} s, removed {counts['duplicates_removed']} + "
+        f"{counts['duplicates_of_earlier_runs']} duplicates of earlier runs; commit {commit:.1f} s"
+    )
+    print(
+        f"ratio with index / without (dedup stage): {with_index / base:.2f}; "
+        f"including the commit: {(with_index + commit) / base:.2f}"
+    )
     spark.stop()
 
 

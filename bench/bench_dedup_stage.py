@@ -31,7 +31,7 @@ def kernel_rate(raw, megabytes: float = 20) -> float:
     minhash_signatures(texts[:10])  # compile / warm up
     started = time.process_time()
     for i in range(0, len(texts), 2000):
-        minhash_signatures(texts[i:i + 2000])
+        minhash_signatures(texts[i : i + 2000])
     return size / 1e6 / (time.process_time() - started)
 
 
@@ -45,8 +45,9 @@ def verification_check(spark, out, sample: int = 1000) -> str:
     ids = [int(x) for x in set(edges.src) | set(edges.dst)]
     docs = spark.read.parquet(str(out / "documents")).where(F.col("doc_id").isin(ids)).select("doc_id", "text")
     text = dict(docs.toPandas().itertuples(index=False, name=None))
-    differ = sum(text_jaccard(text[s], text[d], 5, "word", 100_000) != j
-                 for s, d, j in edges.itertuples(index=False, name=None))
+    differ = sum(
+        text_jaccard(text[s], text[d], 5, "word", 100_000) != j for s, d, j in edges.itertuples(index=False, name=None)
+    )
     return f"{differ} of {len(edges)} sampled verified edges differ from Python-set Jaccard"
 
 
@@ -69,15 +70,19 @@ def main() -> None:
     report = json.loads((out / "dedup" / "report.json").read_text())
     check = verification_check(spark, out)
     single = kernel_rate(raw)
-    print(f"corpus: {text_mb:.0f} MB of text, {counts['documents']} documents; removed {counts['duplicates_removed']} "
-          f"({counts['exact_duplicates_removed']} exact), candidate edges {counts['candidate_edges']}, "
-          f"verified {counts['verified_edges']}")
+    print(
+        f"corpus: {text_mb:.0f} MB of text, {counts['documents']} documents; removed {counts['duplicates_removed']} "
+        f"({counts['exact_duplicates_removed']} exact), candidate edges {counts['candidate_edges']}, "
+        f"verified {counts['verified_edges']}"
+    )
     print(f"dedup stage on local[2]: {seconds:.1f} s = {text_mb / seconds:.2f} MB/s (target >= 4)")
     print("seconds per step:", report["seconds"])
     print("verification:", check)
     print(f"peak driver memory: python {peak.python / 2**20:.0f} MiB, JVM {peak.jvm / 2**20:.0f} MiB")
-    print(f"baseline, signatures in one process: {single:.1f} MB/s; stage (2 cores) / kernel (1 core): "
-          f"{text_mb / seconds / single:.2f}")
+    print(
+        f"baseline, signatures in one process: {single:.1f} MB/s; stage (2 cores) / kernel (1 core): "
+        f"{text_mb / seconds / single:.2f}"
+    )
     spark.stop()
 
 

@@ -35,14 +35,18 @@ def main() -> None:
     out = DATA / "run-ingest"
     shutil.rmtree(out, ignore_errors=True)
     spark = session()
-    ctx = RunContext(load_config_text(f"output: {out}\ntokenizer: {{train: true}}\n"
-                                      f"sources: [{{name: bench, paths: ['{raw}']}}]\n"), spark=spark)
+    ctx = RunContext(
+        load_config_text(f"output: {out}\ntokenizer: {{train: true}}\nsources: [{{name: bench, paths: ['{raw}']}}]\n"),
+        spark=spark,
+    )
     started = time.time()
     counts = run_stages(ctx, only="ingest", log=lambda *_: None)["ingest"].counts
     seconds = time.time() - started
     base = baseline(raw)
-    print(f"file: {raw} ({size_mb:.0f} MB, {counts['sources']['bench']['documents_read']} records, "
-          f"{counts['splits']} splits)")
+    print(
+        f"file: {raw} ({size_mb:.0f} MB, {counts['sources']['bench']['documents_read']} records, "
+        f"{counts['splits']} splits)"
+    )
     print(f"ingest stage on local[2]: {seconds:.1f} s = {size_mb / seconds:.1f} MB/s")
     print(f"baseline, one process json.loads per line: {base:.1f} s = {size_mb / base:.1f} MB/s")
     print(f"ratio stage/baseline: {base / seconds:.2f}")

@@ -71,8 +71,10 @@ def main() -> None:
         prefixes = build_shards(root, args.shards, int(args.total_mb * 1e6))
         total = sum(os.path.getsize(p + ".bin") for p in prefixes)
         idx_bytes = sum(os.path.getsize(p + ".idx") for p in prefixes)
-        print(f"built {args.shards} shards, {total / 1e6:.1f} MB .bin, {idx_bytes / 1e6:.2f} MB .idx "
-              f"in {time.perf_counter() - t0:.1f}s under {root}")
+        print(
+            f"built {args.shards} shards, {total / 1e6:.1f} MB .bin, {idx_bytes / 1e6:.2f} MB .idx "
+            f"in {time.perf_counter() - t0:.1f}s under {root}"
+        )
 
         os.sync()
         shutil.copyfile(prefixes[0] + ".bin", root / "warmup.bin")  # warm the copy path
@@ -105,13 +107,20 @@ def main() -> None:
         tracemalloc.stop()
 
         mb = total / 1e6
-        print(f"merge: {result.documents} documents, {result.tokens} tokens, {mb:.1f} MB in {merge_s:.3f}s "
-              f"= {mb / merge_s:.0f} MB/s")
+        print(
+            f"merge: {result.documents} documents, {result.tokens} tokens, {mb:.1f} MB in {merge_s:.3f}s "
+            f"= {mb / merge_s:.0f} MB/s"
+        )
         print(f"copy:  shutil.copyfile of {mb:.1f} MB in {copy_s:.3f}s = {mb / copy_s:.0f} MB/s")
         print(f"ratio merge/copy throughput: {copy_s / merge_s:.2f} (target >= 0.5)")
-        print(f"merge tracemalloc peak: {traced_peak / 1e6:.2f} MB; "
-              + (f"peak RSS growth during merge: {(rss_peak - rss0) / 1024:.1f} MB (VmHWM {rss_peak / 1024:.0f} MB)"
-                 if have_hwm else "peak RSS: unavailable (no /proc)"))
+        print(
+            f"merge tracemalloc peak: {traced_peak / 1e6:.2f} MB; "
+            + (
+                f"peak RSS growth during merge: {(rss_peak - rss0) / 1024:.1f} MB (VmHWM {rss_peak / 1024:.0f} MB)"
+                if have_hwm
+                else "peak RSS: unavailable (no /proc)"
+            )
+        )
     finally:
         if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -102,8 +102,10 @@ def run(label: str, texts: list[str], args: argparse.Namespace) -> None:
         raise SystemExit(f"{label}: SHA-1 signatures differ from datasketch")
     t_xx, _ = _timed(lambda: _batched(texts, args.batch, hash="xxhash", **kw), args.repeat)
     mean_len = mb * 1e6 / len(texts)
-    print(f"\n{label}: {len(texts)} docs, mean {mean_len:,.0f} bytes, {mb:.2f} MB, P={args.num_perm}, "
-          f"scheme={args.scheme}, batch={args.batch}")
+    print(
+        f"\n{label}: {len(texts)} docs, mean {mean_len:,.0f} bytes, {mb:.2f} MB, P={args.num_perm}, "
+        f"scheme={args.scheme}, batch={args.batch}"
+    )
     print(f"  datasketch (sha1)  {mb / t_ds:8.2f} MB/s")
     print(f"  ours sha1          {mb / t_sha:8.2f} MB/s   x{t_ds / t_sha:5.1f} vs datasketch  (bit-identical)")
     print(f"  ours xxhash        {mb / t_xx:8.2f} MB/s   x{t_ds / t_xx:5.1f} vs datasketch")
@@ -120,8 +122,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = ap.parse_args(argv)
     DEDUP.set(not args.no_numba)
     backend = "numba" if DEDUP.enabled() else "numpy"
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, pid {os.getpid()}, single process, "
-          f"backend {backend}")
+    print(
+        f"python {sys.version.split()[0]}, numpy {np.__version__}, pid {os.getpid()}, single process, backend {backend}"
+    )
     t0 = time.perf_counter()
     for scheme in ("affine32", "legacy"):
         for h in ("sha1", "xxhash"):

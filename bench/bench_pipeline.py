@@ -44,8 +44,10 @@ def main() -> None:
         print(f"{mb:<7g}" + "".join(f"{secs[c]:>17.1f}" for c in columns))
     for small, big in zip(args.sizes, args.sizes[1:], strict=False):
         growth = {c: rows[big][c] / max(rows[small][c], 1e-9) for c in columns}
-        print(f"growth {small:g}->{big:g} MB (size x{big / small:g}): "
-              + ", ".join(f"{c} {g:.2f}" for c, g in growth.items()))
+        print(
+            f"growth {small:g}->{big:g} MB (size x{big / small:g}): "
+            + ", ".join(f"{c} {g:.2f}" for c, g in growth.items())
+        )
     spark.stop()
 
 

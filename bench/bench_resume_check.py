@@ -73,8 +73,10 @@ def main() -> None:
     if args.synthetic_mb:
         tmp = tempfile.TemporaryDirectory(prefix="bench-resume-")
         args.run = synthetic_run(tmp.name, args.synthetic_mb)
-    print(f"{'stage':16} {'files':>6} {'MB':>8} {'record ms':>10} {'verify ms':>10} {'full read ms':>13} "
-          f"{'verify/full':>12} {'stage s':>8}")
+    print(
+        f"{'stage':16} {'files':>6} {'MB':>8} {'record ms':>10} {'verify ms':>10} {'full read ms':>13} "
+        f"{'verify/full':>12} {'stage s':>8}"
+    )
     total_verify = total_full = 0.0
     for stage in STAGE_OUTPUTS:
         files = list_files(args.run, stage)
@@ -88,11 +90,15 @@ def main() -> None:
         t_verify = best(lambda s=stage, r=recorded: verify(args.run, s, r), args.repeat)
         t_full = best(lambda f=files: full_read_seconds(args.run, f), args.repeat)
         total_verify, total_full = total_verify + t_verify, total_full + t_full
-        print(f"{stage:16} {len(files):6d} {sum(files.values()) / 1e6:8.2f} {t_record * 1e3:10.1f} "
-              f"{t_verify * 1e3:10.1f} {t_full * 1e3:13.1f} {t_verify / t_full:12.4f} "
-              f"{stage_seconds if stage_seconds is not None else float('nan'):8.1f}")
-    print(f"all stages: verify {total_verify * 1e3:.1f} ms, full read {total_full * 1e3:.1f} ms, "
-          f"ratio {total_verify / total_full:.4f}")
+        print(
+            f"{stage:16} {len(files):6d} {sum(files.values()) / 1e6:8.2f} {t_record * 1e3:10.1f} "
+            f"{t_verify * 1e3:10.1f} {t_full * 1e3:13.1f} {t_verify / t_full:12.4f} "
+            f"{stage_seconds if stage_seconds is not None else float('nan'):8.1f}"
+        )
+    print(
+        f"all stages: verify {total_verify * 1e3:.1f} ms, full read {total_full * 1e3:.1f} ms, "
+        f"ratio {total_verify / total_full:.4f}"
+    )
 
 
 if __name__ == "__main__":

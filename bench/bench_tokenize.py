@@ -82,8 +82,8 @@ def mixed_corpus(megabytes: float) -> list[str]:
     out = []
     for i, doc in enumerate(code):
         out.append(doc)
-        out.extend(prose[i * step:(i + 1) * step])
-    out.extend(prose[len(code) * step:])
+        out.extend(prose[i * step : (i + 1) * step])
+    out.extend(prose[len(code) * step :])
     return out
 
 
@@ -142,8 +142,13 @@ def spark_floor(ctx: RunContext, partitions: int, repeat: int) -> float:
     from pyspark.sql import functions as F
 
     survivors = ctx.spark.read.parquet(ctx.table("dedup", "survivors"))
-    docs = (survivors.where(F.col("source") == "web").select("doc_id", "text")
-            .repartitionByRange(partitions, "doc_id").sortWithinPartitions("doc_id").select("text"))
+    docs = (
+        survivors.where(F.col("source") == "web")
+        .select("doc_id", "text")
+        .repartitionByRange(partitions, "doc_id")
+        .sortWithinPartitions("doc_id")
+        .select("text")
+    )
     best = float("inf")
     for _ in range(repeat):
         before = child_cpu()[0]
@@ -165,8 +170,7 @@ def main() -> None:
     args.dir.mkdir(parents=True, exist_ok=True)
     texts = mixed_corpus(args.mb)
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    table = pa.table({"doc_id": pa.array(range(len(texts)), pa.int64()), "source": ["web"] * len(texts),
-                      "text": texts})
+    table = pa.table({"doc_id": pa.array(range(len(texts)), pa.int64()), "source": ["web"] * len(texts), "text": texts})
     print(f"corpus: {len(texts):,} documents, {mb:.1f} MB of text (half prose, half Python source)")
     with tempfile.TemporaryDirectory(dir=args.dir) as work:
         work_dir = Path(work)
@@ -178,8 +182,10 @@ def main() -> None:
 
         tok.encode("load the kernels before timing")
         bare = [bare_encoder(tok, table, eod) for _ in range(2)]
-        print(f"bare encoder, 1 thread, in process:    {mb / min(bare):7.2f} MB per CPU second "
-              "(Arrow batches -> utf8_buffers -> encode_utf8_batch, cache starts empty)")
+        print(
+            f"bare encoder, 1 thread, in process:    {mb / min(bare):7.2f} MB per CPU second "
+            "(Arrow batches -> utf8_buffers -> encode_utf8_batch, cache starts empty)"
+        )
         cpu = time.process_time()
         for t in texts:
             enc.encode_ordinary(t)
@@ -196,7 +202,8 @@ def main() -> None:
             f"tokenize: {{partitions: {args.partitions}}}\n"
             f'spark: {{master: "{args.master}", log_level: ERROR, '
             f'settings: {{spark.ui.showConsoleProgress: "false"}}}}\n'
-            f'sources:\n  - {{name: web, paths: ["{run}/raw"]}}\n')
+            f'sources:\n  - {{name: web, paths: ["{run}/raw"]}}\n'
+        )
         ctx = RunContext(config)
         ctx.spark  # start the JVM outside the timed region  # noqa: B018
         runs = []
@@ -209,10 +216,12 @@ def main() -> None:
             python, jvm = py1 - py0, jvm1 - jvm0
             runs.append((python, jvm))
             web = counts["sources"]["web"]
-            print(f"stage run {i + 1}{' (cold workers)' if i == 0 else ''} ({args.master}, {web['documents']:,} "
-                  f"documents, {web['tokens']:,} tokens, {web['shards']} shards): wall {seconds:.1f} s; CPU Python "
-                  f"workers {python:.2f} s = {mb / python:.2f} MB/s per core, JVM {jvm:.1f} s; whole stage "
-                  f"{mb / (python + jvm):.2f} MB/s per core")
+            print(
+                f"stage run {i + 1}{' (cold workers)' if i == 0 else ''} ({args.master}, {web['documents']:,} "
+                f"documents, {web['tokens']:,} tokens, {web['shards']} shards): wall {seconds:.1f} s; CPU Python "
+                f"workers {python:.2f} s = {mb / python:.2f} MB/s per core, JVM {jvm:.1f} s; whole stage "
+                f"{mb / (python + jvm):.2f} MB/s per core"
+            )
             bare.append(bare_encoder(tok, table, eod))  # the baseline again, interleaved with the stage runs
         floor = spark_floor(ctx, args.partitions, args.repeat)
         ctx.spark.stop()
@@ -224,16 +233,22 @@ def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float
     python = min(p for p, _ in runs)
     whole = min(p + j for p, j in runs)
     ratio = bare / python
-    print(f"bare encoder, best of {len(runs) + 2} rounds interleaved with the stage runs: {bare:.2f} CPU s = "
-          f"{1000 * bare / mb:.1f} ms per MB; stage Python workers, best run: {python:.2f} CPU s = "
-          f"{1000 * python / mb:.1f} ms per MB")
-    print(f"stage Python workers / bare encoder, per core = {ratio:.2f}x "
-          f"({'meets' if ratio >= 0.8 else 'misses'} the 0.8x target); whole stage incl. JVM = {bare / whole:.2f}x; "
-          f"first run (cold workers) = {bare / runs[0][0]:.2f}x")
+    print(
+        f"bare encoder, best of {len(runs) + 2} rounds interleaved with the stage runs: {bare:.2f} CPU s = "
+        f"{1000 * bare / mb:.1f} ms per MB; stage Python workers, best run: {python:.2f} CPU s = "
+        f"{1000 * python / mb:.1f} ms per MB"
+    )
+    print(
+        f"stage Python workers / bare encoder, per core = {ratio:.2f}x "
+        f"({'meets' if ratio >= 0.8 else 'misses'} the 0.8x target); whole stage incl. JVM = {bare / whole:.2f}x; "
+        f"first run (cold workers) = {bare / runs[0][0]:.2f}x"
+    )
     ours = python - floor
-    print(f"Spark's own cost of feeding those Python workers (no-op mapInArrow, same plan, best of {repeat}): "
-          f"{floor:.2f} CPU s; stage Python CPU minus that = {ours:.2f} s = {mb / ours:.2f} MB/s per core "
-          f"= {bare / ours:.2f}x the bare encoder")
+    print(
+        f"Spark's own cost of feeding those Python workers (no-op mapInArrow, same plan, best of {repeat}): "
+        f"{floor:.2f} CPU s; stage Python CPU minus that = {ours:.2f} s = {mb / ours:.2f} MB/s per core "
+        f"= {bare / ours:.2f}x the bare encoder"
+    )
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
 
 

@@ -88,7 +88,7 @@ def parquet_copy(jsonl: Path, column: str) -> Path:
             texts = [json.loads(line)["text"] for line in f]
         chunk = max(1, len(texts) // 8)
         for i in range(0, len(texts), chunk):
-            pq.write_table(pa.table({column: texts[i:i + chunk]}), tmp / f"part-{i // chunk:05d}.parquet")
+            pq.write_table(pa.table({column: texts[i : i + chunk]}), tmp / f"part-{i // chunk:05d}.parquet")
         tmp.rename(out)
     return out
 
@@ -129,39 +129,65 @@ def main() -> None:
     work.mkdir(parents=True)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     env.pop("SPARK_HOME", None)
-    spark_conf = {"spark.sql.shuffle.partitions": str(args.shuffle_partitions),
-                  "spark.default.parallelism": str(args.shuffle_partitions),
-                  "spark.driver.memory": args.driver_memory, "spark.ui.enabled": "false",
-                  "spark.ui.showConsoleProgress": "false"}
+    spark_conf = {
+        "spark.sql.shuffle.partitions": str(args.shuffle_partitions),
+        "spark.default.parallelism": str(args.shuffle_partitions),
+        "spark.driver.memory": args.driver_memory,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+    }
 
-    peer_cmd = [str(Path(sys.executable).parent / "spark-submit"), "--master", args.master,
-                *[a for k, v in spark_conf.items() for a in ("--conf", f"{k}={v}")],
-                PEER_SCRIPT, "--input", str(parquet), "--output", str(work / "peer-out"), "--column", "content",
-                "--threshold", str(args.threshold), "--ngram_size", str(args.ngram), "--num_perm", str(args.num_perm)]
+    peer_cmd = [
+        str(Path(sys.executable).parent / "spark-submit"),
+        "--master",
+        args.master,
+        *[a for k, v in spark_conf.items() for a in ("--conf", f"{k}={v}")],
+        PEER_SCRIPT,
+        "--input",
+        str(parquet),
+        "--output",
+        str(work / "peer-out"),
+        "--column",
+        "content",
+        "--threshold",
+        str(args.threshold),
+        "--ngram_size",
+        str(args.ngram),
+        "--num_perm",
+        str(args.num_perm),
+    ]
     peer_seconds, peer_peak = run_timed(peer_cmd, PEERS, env, work / "peer.log")
     # the peer partitions its output by ``__pid__``, a directory name Arrow's discovery would skip
     peer_survivors = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "peer-out").rglob("*.parquet"))
 
     config = work / "ours.yaml"
-    config.write_text(json.dumps({
-        "output": str(work / "ours-run"),
-        "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}],
-        "spark": {"master": args.master, "settings": spark_conf},
-        "dedup": {"num_perm": args.num_perm, "threshold": args.threshold, "ngram": args.ngram},
-        "tokenizer": {"train": True, "vocab_size": 2000},  # required by the config; not run by `dedup`
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "output": str(work / "ours-run"),
+                "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}],
+                "spark": {"master": args.master, "settings": spark_conf},
+                "dedup": {"num_perm": args.num_perm, "threshold": args.threshold, "ngram": args.ngram},
+                "tokenizer": {"train": True, "vocab_size": 2000},  # required by the config; not run by `dedup`
+            }
+        )
+    )
     ours_cmd = [sys.executable, __file__, "--ours-child", str(config), *args.overrides]
     ours_env = {**env, "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")}
     ours_seconds, ours_peak = run_timed(ours_cmd, REPO, ours_env, work / "ours.log")
     report = json.loads((work / "ours-run" / "dedup" / "report.json").read_text())
     ours_survivors = report["counts"]["survivors"]
 
-    print(f"corpus: {text_mb:.0f} MB of text, {documents} documents; P={args.num_perm} T={args.threshold} "
-          f"K={args.ngram} on {args.master}, {args.shuffle_partitions} shuffle partitions, pyspark "
-          f"{__import__('pyspark').__version__}")
+    print(
+        f"corpus: {text_mb:.0f} MB of text, {documents} documents; P={args.num_perm} T={args.threshold} "
+        f"K={args.ngram} on {args.master}, {args.shuffle_partitions} shuffle partitions, pyspark "
+        f"{__import__('pyspark').__version__}"
+    )
     print(f"{'':28}{'seconds':>9}{'survivors':>11}{'py MiB':>8}{'JVM MiB':>9}")
-    for name, secs, kept, peak in (("BigCode script", peer_seconds, peer_survivors, peer_peak),
-                                   ("ingest + dedup (here)", ours_seconds, ours_survivors, ours_peak)):
+    for name, secs, kept, peak in (
+        ("BigCode script", peer_seconds, peer_survivors, peer_peak),
+        ("ingest + dedup (here)", ours_seconds, ours_survivors, ours_peak),
+    ):
         print(f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}")
     print(f"speed-up: {peer_seconds / ours_seconds:.2f}x (BigCode time / ours)")
     print("our dedup seconds per step:", report.get("seconds"))

@@ -15,10 +15,41 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-MODULES = ("argparse", "asyncio", "collections", "csv", "datetime", "decimal", "email", "functools",
-           "http.client", "inspect", "json", "logging", "pathlib", "pickle", "random", "re", "shutil",
-           "socket", "sqlite3", "statistics", "string", "subprocess", "tarfile", "threading", "typing",
-           "unittest", "urllib.request", "uuid", "zipfile", "textwrap", "heapq", "bisect", "fractions")
+MODULES = (
+    "argparse",
+    "asyncio",
+    "collections",
+    "csv",
+    "datetime",
+    "decimal",
+    "email",
+    "functools",
+    "http.client",
+    "inspect",
+    "json",
+    "logging",
+    "pathlib",
+    "pickle",
+    "random",
+    "re",
+    "shutil",
+    "socket",
+    "sqlite3",
+    "statistics",
+    "string",
+    "subprocess",
+    "tarfile",
+    "threading",
+    "typing",
+    "unittest",
+    "urllib.request",
+    "uuid",
+    "zipfile",
+    "textwrap",
+    "heapq",
+    "bisect",
+    "fractions",
+)
 
 
 def paragraphs(min_chars: int = 200) -> list[str]:
@@ -52,8 +83,9 @@ def mutate(text: str, rng: random.Random, rate: float) -> str:
     return " ".join(out)
 
 
-def documents(n: int, seed: int = 0, dup_rate: float = 0.2, exact_rate: float = 0.05,
-              parts: tuple[int, int] = (2, 6)) -> Iterator[str]:
+def documents(
+    n: int, seed: int = 0, dup_rate: float = 0.2, exact_rate: float = 0.05, parts: tuple[int, int] = (2, 6)
+) -> Iterator[str]:
     """``n`` documents; about ``dup_rate`` are near-copies and ``exact_rate`` exact copies of earlier ones."""
     rng = random.Random(seed)
     pool = paragraphs()

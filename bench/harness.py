@@ -23,8 +23,15 @@ def session(master: str = "local[2]"):
     """A local SparkSession like the tests' (UI off), with quiet logs."""
     from pipeline.spark.session import build_session
 
-    spark = build_session("pipeline-bench", master=master, settings={
-        "spark.sql.shuffle.partitions": "8", "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "4g"})
+    spark = build_session(
+        "pipeline-bench",
+        master=master,
+        settings={
+            "spark.sql.shuffle.partitions": "8",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.driver.memory": "4g",
+        },
+    )
     spark.sparkContext.setLogLevel("ERROR")
     spark.sparkContext.setCheckpointDir(str(DATA / "checkpoints"))
     return spark

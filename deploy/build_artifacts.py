@@ -72,8 +72,7 @@ def build_zip(out_dir: str | Path, root: Path = ROOT) -> Path:
     return target
 
 
-def build_wheel(out_dir: str | Path, root: Path = ROOT, python: str = sys.executable,
-                isolation: bool = True) -> Path:
+def build_wheel(out_dir: str | Path, root: Path = ROOT, python: str = sys.executable, isolation: bool = True) -> Path:
     """Build the wheel with ``python -m build --wheel`` from a clean copy of the sources.
 
     The copy keeps ``build/`` and ``*.egg-info`` out of the working tree. With ``isolation`` (the
@@ -82,8 +81,7 @@ def build_wheel(out_dir: str | Path, root: Path = ROOT, python: str = sys.execut
     """
     check = subprocess.run([python, "-c", "import build, packaging"], capture_output=True, text=True)
     if check.returncode != 0:
-        raise BuildError(f"{python} cannot import PyPA 'build' (and 'packaging'): "
-                         f"run `{python} -m pip install build`")
+        raise BuildError(f"{python} cannot import PyPA 'build' (and 'packaging'): run `{python} -m pip install build`")
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pipeline-wheel-") as tmp:
@@ -133,8 +131,9 @@ def manylinux_platforms(newest: str) -> list[str]:
     """
     m = re.fullmatch(r"manylinux_2_(\d+)_(\w+)", newest)
     if not m:
-        raise BuildError(f"--platform {newest!r}: expected manylinux_2_<glibc minor>_<arch>, "
-                         "e.g. manylinux_2_28_x86_64")
+        raise BuildError(
+            f"--platform {newest!r}: expected manylinux_2_<glibc minor>_<arch>, e.g. manylinux_2_28_x86_64"
+        )
     glibc, arch = int(m.group(1)), m.group(2)
     tags = []
     for minor in sorted((v for v in MANYLINUX_GLIBC_MINORS if v <= glibc), reverse=True):
@@ -146,11 +145,25 @@ def manylinux_platforms(newest: str) -> list[str]:
     return tags
 
 
-def pip_download_command(requirements: Path, dest: Path, target_python: str, platform: str,
-                         python: str = sys.executable) -> list[str]:
+def pip_download_command(
+    requirements: Path, dest: Path, target_python: str, platform: str, python: str = sys.executable
+) -> list[str]:
     """``pip download`` of binary wheels only, for another interpreter and platform."""
-    cmd = [python, "-m", "pip", "download", "--only-binary=:all:", "--implementation", "cp",
-           "--python-version", target_python, "--dest", str(dest), "-r", str(requirements)]
+    cmd = [
+        python,
+        "-m",
+        "pip",
+        "download",
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        target_python,
+        "--dest",
+        str(dest),
+        "-r",
+        str(requirements),
+    ]
     for tag in manylinux_platforms(platform):
         cmd += ["--platform", tag]
     return cmd
@@ -177,8 +190,11 @@ def build_all(out_dir: str | Path, zip_only: bool = False, isolation: bool = Tru
             old.unlink()
         wheel = build_wheel(out_dir, isolation=isolation)
         req = Path(out_dir) / REQUIREMENTS_NAME
-        req.write_text("# The wheel's dependencies minus what the cluster provides (pyspark).\n"
-                       + "\n".join(wheel_requirements(wheel)) + "\n")
+        req.write_text(
+            "# The wheel's dependencies minus what the cluster provides (pyspark).\n"
+            + "\n".join(wheel_requirements(wheel))
+            + "\n"
+        )
         built.update(wheel=wheel, requirements=req)
     return built
 
@@ -188,19 +204,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="deploy/build_artifacts.py", description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(ROOT / "dist"), help="output directory (default: dist/)")
     parser.add_argument("--zip-only", action="store_true", help="only the --py-files zip")
-    parser.add_argument("--no-isolation", action="store_true",
-                        help="build the wheel with this interpreter's setuptools (no index access)")
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="build the wheel with this interpreter's setuptools (no index access)",
+    )
     parser.add_argument("--wheelhouse", action="store_true", help="also download every dependency as a wheel")
     parser.add_argument("--target-python", default="3.11", help="the cluster's Python (default 3.11)")
-    parser.add_argument("--platform", default="manylinux_2_28_x86_64",
-                        help="the cluster's newest manylinux tag; older ones are added (default glibc 2.28)")
+    parser.add_argument(
+        "--platform",
+        default="manylinux_2_28_x86_64",
+        help="the cluster's newest manylinux tag; older ones are added (default glibc 2.28)",
+    )
     parser.add_argument("--print-pip-command", action="store_true", help="print the pip download command only")
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
     try:
         if args.print_pip_command:
-            cmd = pip_download_command(out / REQUIREMENTS_NAME, out / WHEELHOUSE_NAME, args.target_python,
-                                       args.platform)
+            cmd = pip_download_command(
+                out / REQUIREMENTS_NAME, out / WHEELHOUSE_NAME, args.target_python, args.platform
+            )
             print(" ".join(cmd))
             return 0
         if args.wheelhouse and args.zip_only:

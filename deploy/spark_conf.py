@@ -49,12 +49,21 @@ def render(props: dict[str, str], fmt: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("config", help="local YAML config")
-    parser.add_argument("--format", choices=("dataproc-cluster", "dataproc-job", "emr", "submit"),
-                        default="submit")
-    parser.add_argument("--sub", action="append", default=[], metavar="OLD=NEW",
-                        help="replace text in the config first (e.g. YOUR_BUCKET=my-bucket)")
-    parser.add_argument("--default", action="append", default=[], metavar="KEY=VALUE",
-                        help="a setting used when the config does not set the key")
+    parser.add_argument("--format", choices=("dataproc-cluster", "dataproc-job", "emr", "submit"), default="submit")
+    parser.add_argument(
+        "--sub",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="replace text in the config first (e.g. YOUR_BUCKET=my-bucket)",
+    )
+    parser.add_argument(
+        "--default",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting used when the config does not set the key",
+    )
     parser.add_argument("--drop", action="append", default=[], metavar="KEY", help="leave this key out")
     args = parser.parse_args(argv)
     props = settings(args.config, args.sub, args.default, args.drop)

@@ -39,8 +39,10 @@ class MissingDependencyError(PipelineError):
     def __init__(self, module: str) -> None:
         self.module = module
         package = PIP_NAMES.get(module, module)
-        super().__init__(f"{module} is not installed: pip install {package} (or install this project with pip, "
-                         "which pulls in its dependencies)")
+        super().__init__(
+            f"{module} is not installed: pip install {package} (or install this project with pip, "
+            "which pulls in its dependencies)"
+        )
 
 
 def missing_dependency(exc: ImportError) -> MissingDependencyError | None:

@@ -16,14 +16,16 @@ REDACTED = "<redacted>"
 _SECRET_KEY = re.compile(
     r"secret|password|passwd|token|credential|keyfile|access[._-]?key|private[._-]?key|account[._-]?key"
     r"|(^|\.)sas(\.|$)|signature|(^|\.)key$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _CLASS_KEY_ENDINGS = ("provider", "providers", "class", "classes", "impl", "type", "binding", "enabled")
 _CLASS_NAMES = re.compile(r"[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*(\s*,\s*[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*)*")
 _URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'\"]*):(?P<pw>[^/\s@'\"]+)@")
 _SIGNED_QUERY = re.compile(
     r"(?P<head>[?&](?:sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature"
     r"|x-goog-credential|access_token|token)=)[^&\s'\"]+",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def is_secret_setting(key: str, value: Any) -> bool:

@@ -29,10 +29,17 @@ def main(dag_file: str) -> None:
     for _ in range(2):
         info = dag.timetable.next_dagrun_info(last_automated_data_interval=last, restriction=restriction)
         last = info.data_interval
-        context = {"data_interval_start": last.start, "data_interval_end": last.end, "macros": macros,
-                   "ds": last.start.strftime("%Y-%m-%d"),
-                   "var": {"value": types.SimpleNamespace(pretrain_artifacts="gs://bkt/pretrain",
-                                                          pretrain_project="proj", pretrain_region="us-central1")}}
+        context = {
+            "data_interval_start": last.start,
+            "data_interval_end": last.end,
+            "macros": macros,
+            "ds": last.start.strftime("%Y-%m-%d"),
+            "var": {
+                "value": types.SimpleNamespace(
+                    pretrain_artifacts="gs://bkt/pretrain", pretrain_project="proj", pretrain_region="us-central1"
+                )
+            },
+        }
         tasks = {}
         for task in dag.tasks:
             tasks[task.task_id] = {

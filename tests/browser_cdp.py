@@ -46,12 +46,28 @@ class Chromium:
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
         # the child sees the pipes as fds 3 (commands) and 4 (replies)
-        command = [binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
-                   "--no-first-run", "--no-default-browser-check", "--hide-scrollbars", "--mute-audio",
-                   f"--user-data-dir={self._profile}", "about:blank"]
+        command = [
+            binary,
+            "--headless=new",
+            "--remote-debugging-pipe",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--hide-scrollbars",
+            "--mute-audio",
+            f"--user-data-dir={self._profile}",
+            "about:blank",
+        ]
         self._process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(3, 4), preexec_fn=lambda: _as_fds_3_and_4(to_browser_r, from_browser_w), start_new_session=True)
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(3, 4),
+            preexec_fn=lambda: _as_fds_3_and_4(to_browser_r, from_browser_w),
+            start_new_session=True,
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""

@@ -33,8 +33,20 @@ ORIGIN_LINE = "pipeline package from "  # what pipeline.cli.schedule.job_main lo
 
 def build_cluster_zip(out: Path) -> Path:
     """``deploy/build_artifacts.sh --zip-only`` exactly as users run it; returns the zip."""
-    done = subprocess.run(["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only",
-                           "--python", sys.executable], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            "bash",
+            str(REPO / "deploy" / "build_artifacts.sh"),
+            "--out",
+            str(out),
+            "--zip-only",
+            "--python",
+            sys.executable,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, f"build_artifacts.sh failed:\n{done.stdout}\n{done.stderr}"
     return out / "pretrain_pipeline.zip"
 
@@ -66,15 +78,27 @@ def file_digests(run: Path) -> dict[str, str]:
 def child_env(tmp: Path) -> dict[str, str]:
     """The environment of a submitted job: no PYTHONPATH or SPARK_HOME, so nothing comes from the checkout."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR")}
-    env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_DIRS=str(tmp / "spark-local"))
+    env.update(
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        SPARK_LOCAL_IP="127.0.0.1",
+        SPARK_LOCAL_DIRS=str(tmp / "spark-local"),
+    )
     (tmp / "spark-local").mkdir(parents=True, exist_ok=True)
     return env
 
 
-def submit_job(stage: str, zip_path: Path, config: Path, output: Path, tmp: Path, master: str = "local[2]",
-               extra_args: tuple[str, ...] = (), workdir: Path | None = None,
-               timeout: float = 900) -> subprocess.CompletedProcess:
+def submit_job(
+    stage: str,
+    zip_path: Path,
+    config: Path,
+    output: Path,
+    tmp: Path,
+    master: str = "local[2]",
+    extra_args: tuple[str, ...] = (),
+    workdir: Path | None = None,
+    timeout: float = 900,
+) -> subprocess.CompletedProcess:
     """``spark-submit --py-files <zip> job_<stage>.py`` with the job file copied alone into an empty directory.
 
     The working directory (``workdir``, by default a new empty directory) holds no ``pipeline`` package,
@@ -93,11 +117,20 @@ def submit_job(stage: str, zip_path: Path, config: Path, output: Path, tmp: Path
     cmd = [str(SPARK_SUBMIT), "--master", master, "--driver-memory", "1g", *extra_args]
     for key, value in SUBMIT_CONF.items():
         cmd += ["--conf", f"{key}={value}"]
-    cmd += ["--py-files", str(zip_path), str(job_dir / job_src.name), "--config", str(config),
-            "--set", f"output={output}", *[a for o in SMALL_OVERRIDES for a in ("--set", o)]]
+    cmd += [
+        "--py-files",
+        str(zip_path),
+        str(job_dir / job_src.name),
+        "--config",
+        str(config),
+        "--set",
+        f"output={output}",
+        *[a for o in SMALL_OVERRIDES for a in ("--set", o)],
+    ]
     done = subprocess.run(cmd, cwd=workdir, env=child_env(tmp), capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, (f"{' '.join(cmd)}\nexited {done.returncode}:\n"
-                                  f"{done.stdout[-3000:]}\n{done.stderr[-8000:]}")
+    assert done.returncode == 0, (
+        f"{' '.join(cmd)}\nexited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-8000:]}"
+    )
     assert sorted(p.name for p in job_dir.iterdir()) == [job_src.name], "the job directory gained files"
     return done
 

@@ -33,8 +33,10 @@ def graphframes_jar_status() -> tuple[Path | None, str]:
         return None, f"GraphFrames jar not found at {GRAPHFRAMES_JAR} (../shared/jars is only beside a CI clone)"
     major = pyspark.__version__.split(".")[0]
     if major != "3":
-        return None, (f"the shared GraphFrames jar is for Spark 3 / Scala 2.12; this is pyspark {pyspark.__version__} "
-                      "(Spark 4 needs io.graphframes:graphframes-spark4_2.13, not available here)")
+        return None, (
+            f"the shared GraphFrames jar is for Spark 3 / Scala 2.12; this is pyspark {pyspark.__version__} "
+            "(Spark 4 needs io.graphframes:graphframes-spark4_2.13, not available here)"
+        )
     scala = pyspark_scala_version()
     if scala != "2.12":
         return None, f"the shared GraphFrames jar is built for Scala 2.12; this pyspark bundles Scala {scala}"

@@ -68,15 +68,18 @@ def run(spark, out: Path, paths, index, overrides=(), only: str | None = None) -
 
 def tree_digests(root: Path) -> dict[str, str]:
     """sha256 of every file below ``root``."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def shingles(text: str, k: int = 5) -> frozenset[str]:
     words = re.findall(r"\w+", text.lower())
     if len(words) < k:
         return frozenset([" ".join(words)]) if words else frozenset()
-    return frozenset(" ".join(words[i:i + k]) for i in range(len(words) - k + 1))
+    return frozenset(" ".join(words[i : i + k]) for i in range(len(words) - k + 1))
 
 
 def exact_jaccard(a: str, b: str, k: int = 5) -> float:
@@ -102,7 +105,7 @@ def true_clusters(texts: dict[int, str], threshold: float, k: int = 5) -> list[s
     for i in ids:
         for s in sets[i]:
             by_shingle.setdefault(s, []).append(i)
-    pairs = {(a, b) for members in by_shingle.values() for x, a in enumerate(members) for b in members[x + 1:]}
+    pairs = {(a, b) for members in by_shingle.values() for x, a in enumerate(members) for b in members[x + 1 :]}
     for a, b in pairs:
         sa, sb = sets[a], sets[b]
         if len(sa & sb) / len(sa | sb) >= threshold:
@@ -127,5 +130,4 @@ def dedup_quality(clusters: list[set[int]], all_ids: set[int], kept: set[int]) -
     precision = tp / (tp + fp) if tp + fp else 1.0
     recall = tp / (tp + fn) if tp + fn else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1,
-            "wiped_out": sum(1 for c in clusters if not c & kept)}
+    return {"precision": precision, "recall": recall, "f1": f1, "wiped_out": sum(1 for c in clusters if not c & kept)}

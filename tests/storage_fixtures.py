@@ -72,9 +72,24 @@ def gcs_emulator() -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
-        [str(_fake_gcs_binary()), "-scheme", "http", "-backend", "memory", "-host", "127.0.0.1",
-         "-port", str(port), "-external-url", url, "-log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            str(_fake_gcs_binary()),
+            "-scheme",
+            "http",
+            "-backend",
+            "memory",
+            "-host",
+            "127.0.0.1",
+            "-port",
+            str(port),
+            "-external-url",
+            url,
+            "-log-level",
+            "error",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while True:
         try:
@@ -106,8 +121,14 @@ def s3_emulator() -> Iterator[str]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     url = f"http://127.0.0.1:{port}"
-    old = _set_env({"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                    "AWS_DEFAULT_REGION": "us-east-1"})
+    old = _set_env(
+        {
+            "AWS_ENDPOINT_URL": url,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+    )
     try:
         yield url
     finally:
@@ -153,4 +174,4 @@ def list_objects(url: str) -> list[str]:
     fs, root = fsspec.core.url_to_fs(url)
     fs.invalidate_cache()
     root = root.rstrip("/")
-    return sorted(p[len(root) + 1:] for p in fs.find(root))
+    return sorted(p[len(root) + 1 :] for p in fs.find(root))

@@ -15,8 +15,10 @@ from pipeline.run.context import RunContext
 from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark
-WORDS = ("river stone market light paper window garden letter silver morning engine harbor valley "
-         "signal copper forest winter castle bridge candle meadow rocket violet thunder").split()
+WORDS = (
+    "river stone market light paper window garden letter silver morning engine harbor valley "
+    "signal copper forest winter castle bridge candle meadow rocket violet thunder"
+).split()
 MAX_BYTES = 20_000
 
 
@@ -25,13 +27,27 @@ def _good(rng: random.Random) -> str:
 
 
 BAD_MAKERS = {
-    "malformed_json": lambda rng: rng.choice([b'{"text": "cut', b"text without braces", b'{"text": "a"} trailing',
-                                              b'{"text": "a",}', b"{'text': 'single quotes'}"]),
+    "malformed_json": lambda rng: rng.choice(
+        [
+            b'{"text": "cut',
+            b"text without braces",
+            b'{"text": "a"} trailing',
+            b'{"text": "a",}',
+            b"{'text': 'single quotes'}",
+        ]
+    ),
     "missing_text_field": lambda rng: rng.choice([b'{"title": "no text"}', b'{"text": null}', b"{}"]),
-    "non_string_text": lambda rng: rng.choice([b'{"text": 12}', b'{"text": ["a", "b"]}', b'{"text": {"k": 1}}',
-                                               b'{"text": true}']),
-    "invalid_utf8": lambda rng: rng.choice([b'{"text": "caf\xe9 au lait"}', b'{"text": "\xff\xfe"}',
-                                            b'{"text": "half \xe2\x82"}', b'{"text": "lone \\udc80 surrogate"}']),
+    "non_string_text": lambda rng: rng.choice(
+        [b'{"text": 12}', b'{"text": ["a", "b"]}', b'{"text": {"k": 1}}', b'{"text": true}']
+    ),
+    "invalid_utf8": lambda rng: rng.choice(
+        [
+            b'{"text": "caf\xe9 au lait"}',
+            b'{"text": "\xff\xfe"}',
+            b'{"text": "half \xe2\x82"}',
+            b'{"text": "lone \\udc80 surrogate"}',
+        ]
+    ),
     "empty_text": lambda rng: rng.choice([b'{"text": ""}', b'{"text": "   "}', b'{"text": "\\n\\t"}']),
     "text_too_large": lambda rng: json.dumps({"text": "x" * (MAX_BYTES + rng.randint(1, 500))}).encode(),
     "not_an_object": lambda rng: rng.choice([b"[1, 2, 3]", b'"just a string"', b"42", b"null"]),

@@ -28,8 +28,9 @@ def _write(out, n=3, mode="fixed"):
     index, sample = build_blending_indices(weights, 1000, sizes=[10**4] * n, mode=mode)
     sources = SOURCES if n == 3 else [f"s{i}" for i in range(n)]
     prefixes = PREFIXES if n == 3 else [f"megatron/s{i}" for i in range(n)]
-    doc = write_blend(out, index, sample, sources=sources, prefixes=prefixes, weights=weights,
-                      sizes=[10**4] * n, mode=mode)
+    doc = write_blend(
+        out, index, sample, sources=sources, prefixes=prefixes, weights=weights, sizes=[10**4] * n, mode=mode
+    )
     return index, sample, doc
 
 

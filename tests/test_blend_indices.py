@@ -125,8 +125,9 @@ def test_equal_weights_use_no_loop(monkeypatch):
     assert index[-1] == (10**6 - 1) % 4
 
 
-@pytest.mark.parametrize(("n", "dtype"), [(2, np.uint8), (255, np.uint8), (256, np.int16),
-                                          (32767, np.int16), (32768, np.int32)])
+@pytest.mark.parametrize(
+    ("n", "dtype"), [(2, np.uint8), (255, np.uint8), (256, np.int16), (32767, np.int16), (32768, np.int32)]
+)
 def test_dataset_index_dtype_grows_with_dataset_count(n, dtype):
     assert index_dtype(n) == dtype
     w = 1.0 + 1e-3 * np.arange(n) / n  # unequal (no round-robin shortcut) but close to equal

@@ -19,8 +19,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_manylinux_platforms_include_every_older_tag():
     tags = manylinux_platforms("manylinux_2_28_x86_64")
-    for tag in ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
-                "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"):
+    for tag in (
+        "manylinux_2_28_x86_64",
+        "manylinux_2_27_x86_64",
+        "manylinux_2_24_x86_64",
+        "manylinux_2_17_x86_64",
+        "manylinux2014_x86_64",
+        "manylinux2010_x86_64",
+        "manylinux1_x86_64",
+    ):
         assert tag in tags, tag
     assert not [t for t in tags if t.startswith(("manylinux_2_31", "manylinux_2_34"))]
     assert manylinux_platforms("manylinux_2_17_aarch64")[:2] == ["manylinux_2_17_aarch64", "manylinux2014_aarch64"]
@@ -51,7 +58,7 @@ def test_wheel_and_cluster_requirements(built):
     assert not [n for n in zipfile.ZipFile(wheel).namelist() if n.startswith(("deploy/", "tests/"))]
     lines = [ln for ln in built["requirements"].read_text().splitlines() if ln and not ln.startswith("#")]
     reqs = {Requirement(line).name: Requirement(line) for line in lines}
-    assert "pyspark" not in reqs and "py4j" not in reqs           # the cluster provides Spark
+    assert "pyspark" not in reqs and "py4j" not in reqs  # the cluster provides Spark
     assert not {"pytest", "datasketch", "awscli", "psutil"} & set(reqs)  # extras never ship
     # numba 0.60 cannot import @njit(cache=True) modules from a zip on the executors' path.
     assert "0.60.0" not in reqs["numba"].specifier and "0.61.0" in reqs["numba"].specifier
@@ -62,18 +69,47 @@ def test_wheelhouse_resolves_every_requirement_offline(tmp_path):
     """The real thing: download the wheelhouse for Python 3.11 / glibc 2.28, then let pip resolve the
     requirements from it alone (--no-index) for that interpreter and platform."""
     out = tmp_path / "dist"
-    done = subprocess.run(["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--python", sys.executable,
-                           "--out", str(out), "--wheelhouse", "--target-python", "3.11"],
-                          capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(
+        [
+            "bash",
+            str(REPO / "deploy" / "build_artifacts.sh"),
+            "--python",
+            sys.executable,
+            "--out",
+            str(out),
+            "--wheelhouse",
+            "--target-python",
+            "3.11",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     wheelhouse = out / "wheelhouse"
     names = [p.name.lower() for p in wheelhouse.glob("*.whl")]
     for package in ("numba", "llvmlite", "pyarrow", "zstandard", "regex", "xxhash", "google_crc32c", "grpcio"):
         assert any(n.startswith(package + "-") for n in names), package
-    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-index",
-           "--find-links", str(wheelhouse), "--only-binary=:all:", "--implementation", "cp",
-           "--python-version", "3.11", "--target", str(tmp_path / "target"),
-           "-r", str(out / REQUIREMENTS_NAME)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--dry-run",
+        "--ignore-installed",
+        "--no-index",
+        "--find-links",
+        str(wheelhouse),
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        "3.11",
+        "--target",
+        str(tmp_path / "target"),
+        "-r",
+        str(out / REQUIREMENTS_NAME),
+    ]
     for tag in manylinux_platforms("manylinux_2_28_x86_64"):
         cmd += ["--platform", tag]
     resolved = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

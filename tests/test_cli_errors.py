@@ -48,8 +48,11 @@ def test_every_error_class_in_the_package_derives_from_pipeline_error():
     assert "pipeline.ingest.stage.DocIdCollisionError" in found and len(found) >= 10, sorted(found)
     strays = [name for name, cls in found.items() if not issubclass(cls, PipelineError)]
     assert strays == []
-    for usage in ("pipeline.config.errors.ConfigError", "pipeline.blend.indices.OversampleError",
-                  "pipeline.cli.schedule.ScheduleError"):
+    for usage in (
+        "pipeline.config.errors.ConfigError",
+        "pipeline.blend.indices.OversampleError",
+        "pipeline.cli.schedule.ScheduleError",
+    ):
         assert issubclass(found[usage], UsageError) and found[usage].exit_code == 2
 
 
@@ -79,18 +82,43 @@ def test_unwritable_output_directory_is_a_config_error(tmp_path, monkeypatch, ca
 
 def test_bad_spark_master_is_refused_before_spark_starts(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
-    code, line = _run_main(["ingest", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}",
-                            "--set", "spark.master=nonsense-master"], capsys)
+    code, line = _run_main(
+        [
+            "ingest",
+            "--config",
+            "conf/local.yaml",
+            "--set",
+            f"output={tmp_path / 'run'}",
+            "--set",
+            "spark.master=nonsense-master",
+        ],
+        capsys,
+    )
     assert code == 2 and "'spark.master'" in line and "'nonsense-master' is not a Spark master URL" in line
 
 
 def test_spark_s_own_reason_for_refusing_a_master_is_the_error_line(tmp_path):
     """A fresh process (the test session's SparkSession would be reused otherwise). Spark's JVM logs its
     own stack trace; the CLI's error line names the key and the JVM's root cause."""
-    done = subprocess.run([sys.executable, "-m", "pipeline", "ingest", "--config", "conf/local.yaml",
-                           "--set", f"output={tmp_path / 'run'}", "--set", "spark.master=local[0]"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "ingest",
+            "--config",
+            "conf/local.yaml",
+            "--set",
+            f"output={tmp_path / 'run'}",
+            "--set",
+            "spark.master=local[0]",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     lines = [line for line in _error_lines(done.stderr) if line.startswith("error:")]
     assert done.returncode == 2, done.stderr[-3000:]
     assert len(lines) == 1 and "Traceback (most recent call last)" not in done.stderr, done.stderr[-3000:]
@@ -120,18 +148,33 @@ def test_missing_java_is_one_line(tmp_path, monkeypatch, capsys):
     assert code == 1 and "Java was not found" in line and "openjdk-17" in line
 
 
-@pytest.mark.parametrize("make, code, words", [
-    (lambda: __import__("pipeline.ingest.stage", fromlist=["x"]).DocIdCollisionError("doc_id collision in web"),
-     1, "doc_id collision in web"),
-    (lambda: __import__("pipeline.blend.indices", fromlist=["x"]).OversampleError("blend.size: too large"),
-     2, "blend.size: too large"),
-    (lambda: __import__("pipeline.megatron.format", fromlist=["x"]).IndexedDatasetError("shards/web/x.idx: bad"),
-     1, "shards/web/x.idx: bad"),
-    (lambda: __import__("pipeline.run.accounting", fromlist=["x"]).AccountingError("web: read 3 != 2"), 1, "read 3"),
-    (lambda: RuntimeError("an unexpected\nmulti-line failure"), 1, "RuntimeError: an unexpected multi-line"),
-])
-def test_errors_raised_by_stages_are_one_line_with_their_exit_code(make, code, words, tmp_path, monkeypatch,
-                                                                   capsys):
+@pytest.mark.parametrize(
+    "make, code, words",
+    [
+        (
+            lambda: __import__("pipeline.ingest.stage", fromlist=["x"]).DocIdCollisionError("doc_id collision in web"),
+            1,
+            "doc_id collision in web",
+        ),
+        (
+            lambda: __import__("pipeline.blend.indices", fromlist=["x"]).OversampleError("blend.size: too large"),
+            2,
+            "blend.size: too large",
+        ),
+        (
+            lambda: __import__("pipeline.megatron.format", fromlist=["x"]).IndexedDatasetError("shards/web/x.idx: bad"),
+            1,
+            "shards/web/x.idx: bad",
+        ),
+        (
+            lambda: __import__("pipeline.run.accounting", fromlist=["x"]).AccountingError("web: read 3 != 2"),
+            1,
+            "read 3",
+        ),
+        (lambda: RuntimeError("an unexpected\nmulti-line failure"), 1, "RuntimeError: an unexpected multi-line"),
+    ],
+)
+def test_errors_raised_by_stages_are_one_line_with_their_exit_code(make, code, words, tmp_path, monkeypatch, capsys):
     import pipeline.cli.commands as cli
 
     def fail(*_args, **_kwargs):

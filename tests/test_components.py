@@ -40,7 +40,8 @@ def to_df(spark, edges: list[Edge]):
 def labels_of(df) -> dict[int, int]:
     """``doc_id -> component``, failing on a node listed twice."""
     assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
-        ("doc_id", "bigint"), ("component", "bigint")
+        ("doc_id", "bigint"),
+        ("component", "bigint"),
     ]
     rows = df.toPandas()
     assert not rows["doc_id"].duplicated().any(), "a node has several rows"
@@ -61,9 +62,7 @@ def random_graph(seed: int, nodes: int = 400, edges: int = 330) -> list[Edge]:
 )
 def test_random_graphs_match_networkx(spark, seed, checkpoint_interval, hub_threshold):
     edges = random_graph(seed)
-    result = star_components(
-        to_df(spark, edges), checkpoint_interval=checkpoint_interval, hub_threshold=hub_threshold
-    )
+    result = star_components(to_df(spark, edges), checkpoint_interval=checkpoint_interval, hub_threshold=hub_threshold)
     assert labels_of(result.labels) == expected_labels(edges)
     assert result.rounds >= 1
 
@@ -137,14 +136,10 @@ def test_max_iterations_is_enforced(spark):
         star_components(to_df(spark, edges), max_iterations=1)
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{"engine": "pregel"}, {"checkpoint_interval": 0}, {"max_iterations": 0}]
-)
+@pytest.mark.parametrize("kwargs", [{"engine": "pregel"}, {"checkpoint_interval": 0}, {"max_iterations": 0}])
 def test_bad_arguments_fail_before_spark(kwargs):
     with pytest.raises(ValueError):
         connected_components(None, **kwargs)
-
-
 
 
 def graphframes_case(name: str) -> list[Edge]:

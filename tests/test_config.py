@@ -31,25 +31,28 @@ def test_defaults_and_types(base):
     assert config.sources[0].format == "jsonl" and config.sources[0].weight == 1.0
 
 
-@pytest.mark.parametrize("override, key", [
-    ("dedup.thresold=0.5", "dedup.thresold"),
-    ("dedup.threshold=1.5", "dedup.threshold"),
-    ("dedup.threshold=0", "dedup.threshold"),
-    ("dedup.num_perm=abc", "dedup.num_perm"),
-    ("dedup.verify=maybe", "dedup.verify"),
-    ("sources.web.weight=0", "sources.0.weight"),
-    ("sources.0.weight=-2", "sources.0.weight"),
-    ("sources.0.format=xml", "sources.0.format"),
-    ("sources.0.name=bad/name", "sources.0.name"),
-    ("dedup.bands=30", "dedup.rows"),
-    ("tokenizer.train=false", "tokenizer.vocab"),
-    ("tokenizer.eod_token=<eos>", "tokenizer.eod_token"),
-    ("spark.settings=[1, 2]", "spark.settings"),
-    ("dedup.threshold=1.0", "dedup.threshold"),
-    ("blend.weights=30 web 70 nowhere", "blend.weights"),
-    ("blend.weights=web wiki forum", "blend.weights"),
-    ("blend.weights=-3 web", "blend.weights"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("dedup.thresold=0.5", "dedup.thresold"),
+        ("dedup.threshold=1.5", "dedup.threshold"),
+        ("dedup.threshold=0", "dedup.threshold"),
+        ("dedup.num_perm=abc", "dedup.num_perm"),
+        ("dedup.verify=maybe", "dedup.verify"),
+        ("sources.web.weight=0", "sources.0.weight"),
+        ("sources.0.weight=-2", "sources.0.weight"),
+        ("sources.0.format=xml", "sources.0.format"),
+        ("sources.0.name=bad/name", "sources.0.name"),
+        ("dedup.bands=30", "dedup.rows"),
+        ("tokenizer.train=false", "tokenizer.vocab"),
+        ("tokenizer.eod_token=<eos>", "tokenizer.eod_token"),
+        ("spark.settings=[1, 2]", "spark.settings"),
+        ("dedup.threshold=1.0", "dedup.threshold"),
+        ("blend.weights=30 web 70 nowhere", "blend.weights"),
+        ("blend.weights=web wiki forum", "blend.weights"),
+        ("blend.weights=-3 web", "blend.weights"),
+    ],
+)
 def test_bad_values_name_the_key(base, override, key):
     with pytest.raises(ConfigError) as err:
         load_config_text(base, [override])
@@ -100,8 +103,10 @@ def test_load_config_from_file(tmp_path, base):
 def test_blend_weights_in_megatron_mode_need_every_source(tmp_path):
     data = tmp_path / "a.jsonl"
     data.write_text('{"text": "x"}\n')
-    two = (f"output: /tmp/run\ntokenizer: {{train: true}}\nsources:\n  - {{name: web, paths: [{data}], weight: 1}}\n"
-           f"  - {{name: wiki, paths: [{data}], weight: 1}}\n")
+    two = (
+        f"output: /tmp/run\ntokenizer: {{train: true}}\nsources:\n  - {{name: web, paths: [{data}], weight: 1}}\n"
+        f"  - {{name: wiki, paths: [{data}], weight: 1}}\n"
+    )
     assert load_config_text(two, ["blend.weights=30 web 70 wiki"]).blend.weights == "30 web 70 wiki"
     with pytest.raises(ConfigError) as err:
         load_config_text(two, ["blend.weights=30 web", "blend.mode=megatron"])
@@ -131,54 +136,67 @@ def test_source_name_with_trailing_newline_via_override(base):
     assert err.value.key == "sources.0.name"
 
 
-@pytest.mark.parametrize("override, key", [
-    ("dedup.seed=-1", "dedup.seed"),
-    ("dedup.seed=4294967296", "dedup.seed"),
-    ("dedup.num_perm=1", "dedup.num_perm"),
-    ("dedup.num_perm=5000", "dedup.num_perm"),
-    ("dedup.ngram=0", "dedup.ngram"),
-    ("dedup.ngram=99999999999", "dedup.ngram"),
-    ("dedup.bands=-2", "dedup.bands"),
-    ("dedup.rows=0", "dedup.rows"),
-    ("dedup.min_tokens=-1", "dedup.min_tokens"),
-    ("dedup.min_tokens=99999999999", "dedup.min_tokens"),
-    ("dedup.max_shingles=0", "dedup.max_shingles"),
-    ("dedup.checkpoint_interval=0", "dedup.checkpoint_interval"),
-    ("ingest.partitions=0", "ingest.partitions"),
-    ("ingest.partitions=-4", "ingest.partitions"),
-    ("ingest.split_bytes=0", "ingest.split_bytes"),
-    ("ingest.split_bytes=99999999999999999999", "ingest.split_bytes"),
-    ("ingest.max_text_bytes=0", "ingest.max_text_bytes"),
-    ("ingest.max_text_bytes=4294967296", "ingest.max_text_bytes"),
-    ("ingest.excerpt_chars=-1", "ingest.excerpt_chars"),
-    ("tokenizer.vocab_size=256", "tokenizer.vocab_size"),
-    ("tokenizer.vocab_size=4294967296", "tokenizer.vocab_size"),
-    ("tokenizer.min_pretoken_count=0", "tokenizer.min_pretoken_count"),
-    ("tokenizer.max_distinct_pretokens=0", "tokenizer.max_distinct_pretokens"),
-    ("tokenize.partitions=0", "tokenize.partitions"),
-    ("tokenize.partitions=100001", "tokenize.partitions"),
-    ("blend.size=0", "blend.size"),
-    ("blend.size=-5", "blend.size"),
-    ("blend.size=99999999999999999999", "blend.size"),
-    ("sources.0.priority=99999999999999999999", "sources.0.priority"),
-    ("sources.0.weight=.inf", "sources.0.weight"),
-    ("sources.0.weight=.nan", "sources.0.weight"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("dedup.seed=-1", "dedup.seed"),
+        ("dedup.seed=4294967296", "dedup.seed"),
+        ("dedup.num_perm=1", "dedup.num_perm"),
+        ("dedup.num_perm=5000", "dedup.num_perm"),
+        ("dedup.ngram=0", "dedup.ngram"),
+        ("dedup.ngram=99999999999", "dedup.ngram"),
+        ("dedup.bands=-2", "dedup.bands"),
+        ("dedup.rows=0", "dedup.rows"),
+        ("dedup.min_tokens=-1", "dedup.min_tokens"),
+        ("dedup.min_tokens=99999999999", "dedup.min_tokens"),
+        ("dedup.max_shingles=0", "dedup.max_shingles"),
+        ("dedup.checkpoint_interval=0", "dedup.checkpoint_interval"),
+        ("ingest.partitions=0", "ingest.partitions"),
+        ("ingest.partitions=-4", "ingest.partitions"),
+        ("ingest.split_bytes=0", "ingest.split_bytes"),
+        ("ingest.split_bytes=99999999999999999999", "ingest.split_bytes"),
+        ("ingest.max_text_bytes=0", "ingest.max_text_bytes"),
+        ("ingest.max_text_bytes=4294967296", "ingest.max_text_bytes"),
+        ("ingest.excerpt_chars=-1", "ingest.excerpt_chars"),
+        ("tokenizer.vocab_size=256", "tokenizer.vocab_size"),
+        ("tokenizer.vocab_size=4294967296", "tokenizer.vocab_size"),
+        ("tokenizer.min_pretoken_count=0", "tokenizer.min_pretoken_count"),
+        ("tokenizer.max_distinct_pretokens=0", "tokenizer.max_distinct_pretokens"),
+        ("tokenize.partitions=0", "tokenize.partitions"),
+        ("tokenize.partitions=100001", "tokenize.partitions"),
+        ("blend.size=0", "blend.size"),
+        ("blend.size=-5", "blend.size"),
+        ("blend.size=99999999999999999999", "blend.size"),
+        ("sources.0.priority=99999999999999999999", "sources.0.priority"),
+        ("sources.0.weight=.inf", "sources.0.weight"),
+        ("sources.0.weight=.nan", "sources.0.weight"),
+    ],
+)
 def test_every_numeric_key_has_a_range(base, override, key):
     with pytest.raises(ConfigError) as err:
         load_config_text(base, [override])
     assert err.value.key == key
 
 
-@pytest.mark.parametrize("override", ["dedup.seed=0", "dedup.seed=4294967295", "tokenize.partitions=100000",
-                                      "dedup.min_tokens=0", "sources.0.priority=-3", "ingest.excerpt_chars=0"])
+@pytest.mark.parametrize(
+    "override",
+    [
+        "dedup.seed=0",
+        "dedup.seed=4294967295",
+        "tokenize.partitions=100000",
+        "dedup.min_tokens=0",
+        "sources.0.priority=-3",
+        "ingest.excerpt_chars=0",
+    ],
+)
 def test_range_edges_that_are_allowed(base, override):
     load_config_text(base, [override])
 
 
 def test_override_reaches_a_spark_setting_whose_name_has_dots(base):
-    config = load_config_text(base, ["spark.settings.spark.sql.shuffle.partitions=4",
-                                     "spark.settings.spark.driver.memory=2g"])
+    config = load_config_text(
+        base, ["spark.settings.spark.sql.shuffle.partitions=4", "spark.settings.spark.driver.memory=2g"]
+    )
     assert config.spark.settings == {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "2g"}
     with_setting = base.replace("tokenizer:", "spark: {settings: {spark.sql.shuffle.partitions: 8}}\ntokenizer:")
     again = load_config_text(with_setting, ["spark.settings.spark.sql.shuffle.partitions=4"])
@@ -208,8 +226,12 @@ tokenizer: {train: false, vocab: tok/vocab.json, merges: s3://b/merges.txt}
 """
     config = load_config_text(text)
     assert config.output == str(tmp_path / "runs" / "day")
-    assert config.sources[0].paths == [str(tmp_path / "raw" / "web"), str(tmp_path / "raw" / "*.jsonl"),
-                                       "gs://b/raw/x.jsonl", "/data/y.jsonl"]
+    assert config.sources[0].paths == [
+        str(tmp_path / "raw" / "web"),
+        str(tmp_path / "raw" / "*.jsonl"),
+        "gs://b/raw/x.jsonl",
+        "/data/y.jsonl",
+    ]
     assert config.spark.checkpoint_dir == str(tmp_path / "ckpt")
     assert config.tokenizer.vocab == str(tmp_path / "tok" / "vocab.json")
     assert config.tokenizer.merges == "s3://b/merges.txt"

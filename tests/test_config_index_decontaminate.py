@@ -39,8 +39,15 @@ def test_keys_are_read_and_relative_paths_anchored(base, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     ref = tmp_path / "bench.jsonl"
     ref.write_text('{"text": "x"}\n')
-    config = load_config_text(base, ["dedup.index=idx", "decontaminate.ngram=8", "decontaminate.min_matches=2",
-                                     f"decontaminate.references=[{{name: mmlu, paths: [{ref}]}}]"])
+    config = load_config_text(
+        base,
+        [
+            "dedup.index=idx",
+            "decontaminate.ngram=8",
+            "decontaminate.min_matches=2",
+            f"decontaminate.references=[{{name: mmlu, paths: [{ref}]}}]",
+        ],
+    )
     assert config.dedup.index == str(tmp_path / "idx")
     assert config.decontaminate.references[0].name == "mmlu"
     assert config.decontaminate.ngram == 8 and config.decontaminate.min_matches == 2
@@ -51,18 +58,21 @@ def test_keys_are_read_and_relative_paths_anchored(base, tmp_path, monkeypatch):
     assert remote.dedup.index == "gs://bucket/dedup-index"
 
 
-@pytest.mark.parametrize("override, key", [
-    ("dedup.index=http://host/index", "dedup.index"),
-    ("dedup.index=memory://index", "dedup.index"),
-    ("dedup.index=/tmp/run-17/index", "dedup.index"),
-    ("dedup.index=/tmp/run-17", "dedup.index"),
-    ("decontaminate.ngram=0", "decontaminate.ngram"),
-    ("decontaminate.min_matches=0", "decontaminate.min_matches"),
-    ("decontaminate.references=[{name: a, paths: []}]", "decontaminate.references.0.paths"),
-    ("decontaminate.references=[{paths: [x]}]", "decontaminate.references.0.name"),
-    ("decontaminate.references=[{name: a, paths: [x]}, {name: a, paths: [y]}]", "decontaminate.references.1.name"),
-    ("decontaminate.refs=[]", "decontaminate.refs"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("dedup.index=http://host/index", "dedup.index"),
+        ("dedup.index=memory://index", "dedup.index"),
+        ("dedup.index=/tmp/run-17/index", "dedup.index"),
+        ("dedup.index=/tmp/run-17", "dedup.index"),
+        ("decontaminate.ngram=0", "decontaminate.ngram"),
+        ("decontaminate.min_matches=0", "decontaminate.min_matches"),
+        ("decontaminate.references=[{name: a, paths: []}]", "decontaminate.references.0.paths"),
+        ("decontaminate.references=[{paths: [x]}]", "decontaminate.references.0.name"),
+        ("decontaminate.references=[{name: a, paths: [x]}, {name: a, paths: [y]}]", "decontaminate.references.1.name"),
+        ("decontaminate.refs=[]", "decontaminate.refs"),
+    ],
+)
 def test_bad_values_name_the_key(base, override, key):
     with pytest.raises(ConfigError) as err:
         load_config_text(base, [override])

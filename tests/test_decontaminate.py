@@ -29,8 +29,11 @@ def test_ngrams_are_lower_cased_words_split_on_non_word_characters():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 40), max_size=30), min_size=1, max_size=4),
-       st.lists(st.integers(0, 40), max_size=30), st.integers(1, 4))
+@given(
+    st.lists(st.lists(st.integers(0, 40), max_size=30), min_size=1, max_size=4),
+    st.lists(st.integers(0, 40), max_size=30),
+    st.integers(1, 4),
+)
 def test_reference_table_lookup_matches_plain_set_intersection(refs, doc, min_matches):
     names = [f"r{i}" for i in range(len(refs))]
     hashes = np.array([h for r in refs for h in r], np.uint64)
@@ -53,8 +56,15 @@ def test_reference_table_lookup_matches_plain_set_intersection(refs, doc, min_ma
 def test_accounting_counts_contaminated_and_earlier_run_duplicates():
     """The dedup stage's recorded counts, read back through its registered tally, enter the equation."""
     ingest = stage("ingest").result({"sources": {"web": {"documents_read": 10, "rejected": 1, "documents": 9}}})
-    dedup = {"web": {"documents": 9, "duplicates_removed": 2, "contaminated": 3, "duplicates_of_earlier_runs": 1,
-                     "survivors": 3}}
+    dedup = {
+        "web": {
+            "documents": 9,
+            "duplicates_removed": 2,
+            "contaminated": 3,
+            "duplicates_of_earlier_runs": 1,
+            "survivors": 3,
+        }
+    }
     merged = stage("merge-blend").result({"merge": {"sources": {"web": {"documents": 3, "published": True}}}})
     table = account(ingest, stage("dedup").result({"sources": dedup}), merged)
     assert table["web"]["contaminated"] == 3 and table["web"]["duplicates_of_earlier_runs"] == 1
@@ -66,10 +76,14 @@ def test_accounting_counts_contaminated_and_earlier_run_duplicates():
         account(ingest, stage("dedup").result({"sources": dedup}), merged)
 
 
-BENCH_A = ("Which of the following best describes the primary function of mitochondria in a eukaryotic "
-           "cell during aerobic respiration and energy production")
-BENCH_B = ("Natalia sold clips to forty eight of her friends in April and then she sold half as many "
-           "clips in May how many clips did she sell altogether")
+BENCH_A = (
+    "Which of the following best describes the primary function of mitochondria in a eukaryotic "
+    "cell during aerobic respiration and energy production"
+)
+BENCH_B = (
+    "Natalia sold clips to forty eight of her friends in April and then she sold half as many "
+    "clips in May how many clips did she sell altogether"
+)
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +99,12 @@ def planted(tmp_path_factory):
         expected[text] = reference
 
     for i in range(4):  # 13 consecutive words of A inside other text, upper-cased and with punctuation
-        passage = " ".join(words_a[i:i + 13]).upper().replace(" ", ", ", 1)
+        passage = " ".join(words_a[i : i + 13]).upper().replace(" ", ", ", 1)
         add(f"{random_doc(rng, 40)} {passage} {random_doc(rng, 40)}", "bench-a")
     for i in range(3):
-        add(f"{random_doc(rng, 30)} {' '.join(words_b[i:i + 20])} {random_doc(rng, 30)}", "bench-b")
+        add(f"{random_doc(rng, 30)} {' '.join(words_b[i : i + 20])} {random_doc(rng, 30)}", "bench-b")
     for i in range(5):  # near misses: 12 consecutive reference words, then a word not in the reference
-        add(f"{random_doc(rng, 40)} {' '.join(words_a[i:i + 12])} zzzz {random_doc(rng, 40)}", None)
+        add(f"{random_doc(rng, 40)} {' '.join(words_a[i : i + 12])} zzzz {random_doc(rng, 40)}", None)
     add(f"{' '.join(words_b[:12])} q {' '.join(words_b[12:24])}", None)  # two 12-word halves: no shared 13-gram
     for _ in range(20):
         add(random_doc(rng, 80), None)

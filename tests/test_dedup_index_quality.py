@@ -41,7 +41,7 @@ def _table(run, name) -> list[dict]:
 def test_two_runs_with_an_index_match_one_run_over_the_whole_corpus(spark, tmp_path):
     texts = list(documents(N_DOCS, seed=11, dup_rate=0.25, exact_rate=0.05))
     write_jsonl(tmp_path / "in" / "day1.jsonl", texts[: N_DOCS // 2])
-    write_jsonl(tmp_path / "in" / "day2.jsonl", texts[N_DOCS // 2:])
+    write_jsonl(tmp_path / "in" / "day2.jsonl", texts[N_DOCS // 2 :])
     _dedup(spark, tmp_path / "whole", tmp_path / "in")
     day1 = _dedup(spark, tmp_path / "day1", tmp_path / "in" / "day1.jsonl", tmp_path / "index")
     commit_run(day1)

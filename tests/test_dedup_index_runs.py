@@ -47,8 +47,17 @@ def days(spark, tmp_path_factory):
     day1_files = tree_digests(root / "run-day1")
     head_after_day1 = (index / "HEAD.json").read_bytes()
     _, results = run(spark, root / "run-day2", root / "in" / "day2.jsonl", index)
-    return {"root": root, "index": index, "day1": day1, "day2": day2, "fresh": fresh, "edits": edits,
-            "day1_files": day1_files, "results": results, "head_after_day1": head_after_day1}
+    return {
+        "root": root,
+        "index": index,
+        "day1": day1,
+        "day2": day2,
+        "fresh": fresh,
+        "edits": edits,
+        "day1_files": day1_files,
+        "results": results,
+        "head_after_day1": head_after_day1,
+    }
 
 
 def test_day2_removes_and_counts_what_day1_kept(days):
@@ -116,8 +125,15 @@ def test_a_run_killed_before_its_commit_leaves_the_index_unchanged(spark, days, 
     assert "unpublished generations" in describe(str(index))
 
 
-@pytest.mark.parametrize("override, key", [("dedup.seed=2", "dedup.seed"), ("dedup.num_perm=128", "dedup.num_perm"),
-                                           ("dedup.ngram=3", "dedup.ngram"), ("dedup.scheme=legacy", "dedup.scheme")])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("dedup.seed=2", "dedup.seed"),
+        ("dedup.num_perm=128", "dedup.num_perm"),
+        ("dedup.ngram=3", "dedup.ngram"),
+        ("dedup.scheme=legacy", "dedup.scheme"),
+    ],
+)
 def test_an_index_with_other_parameters_is_refused_naming_the_key(spark, days, override, key):
     root, index = days["root"], days["index"]
     head_before = (index / "HEAD.json").read_bytes()

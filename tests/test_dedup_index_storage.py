@@ -13,8 +13,17 @@ from pipeline.dedup_index.commit import compact, describe, publish
 from pipeline.dedup_index.head import Head, IndexParameterError, read_head, write_head
 from tests.index_corpus import edit_one_word, random_doc, write_jsonl
 
-PARAMS = {"num_perm": 256, "bands": 25, "rows": 10, "seed": 1, "scheme": "affine32", "hash": "sha1", "ngram": 5,
-          "shingle": "word", "max_shingles": 100000}
+PARAMS = {
+    "num_perm": 256,
+    "bands": 25,
+    "rows": 10,
+    "seed": 1,
+    "scheme": "affine32",
+    "hash": "sha1",
+    "ngram": 5,
+    "shingle": "word",
+    "max_shingles": 100000,
+}
 
 
 @pytest.fixture(params=["local", "s3", "gs"])
@@ -48,8 +57,12 @@ def test_concurrent_commits_both_land_and_other_parameters_are_refused(index_url
     def commit(i: int) -> None:
         try:
             barrier.wait()
-            publish(index_url, PARAMS, {f"run-{i}": {"generation": f"g{i}", "documents": i, "committed": "t"}},
-                    {f"g{i}": {"documents": i, "bytes": 10}})
+            publish(
+                index_url,
+                PARAMS,
+                {f"run-{i}": {"generation": f"g{i}", "documents": i, "committed": "t"}},
+                {f"g{i}": {"documents": i, "bytes": 10}},
+            )
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -83,8 +96,10 @@ def test_two_runs_with_the_index_in_a_bucket_then_compacted(spark, s3_emulator, 
     try:
         contexts = []
         for day in ("day1", "day2"):
-            text = (f"output: {tmp_path / day}\nsources:\n  - name: web\n    paths: [{tmp_path / 'in' / day}.jsonl]\n"
-                    f"dedup:\n  index: {index}\ntokenizer:\n  train: true\n")
+            text = (
+                f"output: {tmp_path / day}\nsources:\n  - name: web\n    paths: [{tmp_path / 'in' / day}.jsonl]\n"
+                f"dedup:\n  index: {index}\ntokenizer:\n  train: true\n"
+            )
             ctx = RunContext(load_config_text(text), spark=spark)
             run_stages(ctx, only="ingest", log=lambda *_: None)
             counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"].counts
@@ -113,8 +128,12 @@ def test_index_cli_describes_runs_and_refuses_a_missing_index(tmp_path, capsys):
     index = tmp_path / "index"
     (index / "generations" / "g1" / "docs").mkdir(parents=True)
     (index / "generations" / "g1" / "docs" / "part-0.parquet").write_bytes(b"x" * 100)
-    publish(str(index), PARAMS, {"runs/2026-01-01": {"generation": "g1", "documents": 7, "kept": 5, "committed": "t"}},
-            {"g1": {"documents": 7, "bytes": 100}})
+    publish(
+        str(index),
+        PARAMS,
+        {"runs/2026-01-01": {"generation": "g1", "documents": 7, "kept": 5, "committed": "t"}},
+        {"g1": {"documents": 7, "bytes": 100}},
+    )
     assert main(["index", "describe", str(index)]) == 0
     out = capsys.readouterr().out
     assert "1 run(s), 7 documents, 1 generation(s), 100 bytes" in out

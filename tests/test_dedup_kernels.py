@@ -107,8 +107,12 @@ def test_chunking_does_not_change_signatures(scheme):
     lengths[[5, 6, 7]] = 0
     offsets = np.concatenate(([0], np.cumsum(lengths)))
     hashes = rng.integers(0, 2**32, offsets[-1], dtype=np.uint32)
-    ref = np.array([signatures_from_hashes(hashes[a:b], [0, b - a], 64, 5, scheme)[0]
-                    for a, b in zip(offsets[:-1], offsets[1:], strict=True)])
+    ref = np.array(
+        [
+            signatures_from_hashes(hashes[a:b], [0, b - a], 64, 5, scheme)[0]
+            for a, b in zip(offsets[:-1], offsets[1:], strict=True)
+        ]
+    )
     for chunk in (64, 1000, 1 << 12, 1 << 20):
         got = signatures_from_hashes(hashes, offsets, 64, 5, scheme, chunk_elements=chunk)
         assert np.array_equal(got, ref), chunk

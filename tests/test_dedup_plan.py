@@ -40,9 +40,20 @@ def test_bands_and_rows_are_datasketchs_optimum_when_not_given(base, threshold, 
 
 
 def test_given_bands_and_rows_are_kept_and_every_setting_reaches_the_plan(base):
-    config = load_config_text(base, ["dedup.bands=16", "dedup.rows=8", "dedup.survivor=priority",
-                                     "dedup.engine=graphframes", "dedup.verify=false", "dedup.min_tokens=9",
-                                     "dedup.shingle=char", "dedup.ngram=3", "dedup.seed=7"])
+    config = load_config_text(
+        base,
+        [
+            "dedup.bands=16",
+            "dedup.rows=8",
+            "dedup.survivor=priority",
+            "dedup.engine=graphframes",
+            "dedup.verify=false",
+            "dedup.min_tokens=9",
+            "dedup.shingle=char",
+            "dedup.ngram=3",
+            "dedup.seed=7",
+        ],
+    )
     plan = DedupPlan.from_config(config)
     assert (plan.lsh.bands, plan.lsh.rows) == (16, 8)
     assert (plan.survivor, plan.engine, plan.verify, plan.min_tokens) == ("priority", "graphframes", False, 9)

@@ -49,15 +49,16 @@ def _shingles(text: str, k: int) -> set[bytes]:
         return set()
     if len(toks) < k:
         return {" ".join(toks).encode()}
-    return {" ".join(toks[i:i + k]).encode() for i in range(len(toks) - k + 1)}
+    return {" ".join(toks[i : i + k]).encode() for i in range(len(toks) - k + 1)}
 
 
 def _sha1_32(b: bytes) -> int:
     return struct.unpack("<I", hashlib.sha1(b).digest()[:4])[0]
 
 
-def oracle_survivors(docs: dict[int, str], k=5, num_perm=256, bands=25, rows=10, threshold=0.7,
-                     min_tokens=5) -> set[int]:
+def oracle_survivors(
+    docs: dict[int, str], k=5, num_perm=256, bands=25, rows=10, threshold=0.7, min_tokens=5
+) -> set[int]:
     """docs/dedup.md written independently: exact pre-pass, datasketch signatures, star edges, verify, components."""
     graph = nx.Graph()
     graph.add_nodes_from(docs)
@@ -77,7 +78,7 @@ def oracle_survivors(docs: dict[int, str], k=5, num_perm=256, bands=25, rows=10,
         for s in sh:
             m.update(s)
         for b in range(bands):
-            buckets[(b, tuple(m.hashvalues[b * rows:(b + 1) * rows]))].append(d)
+            buckets[(b, tuple(m.hashvalues[b * rows : (b + 1) * rows]))].append(d)
     for members in buckets.values():
         head = min(members)
         for d in members:
@@ -149,11 +150,14 @@ def test_identical_one_line_files_are_exact_duplicates(spark, tmp_path):
         (raw / package / "__init__.py").write_text("from . import core\n")
     (raw / "alpha" / "core.py").write_text("VERSION = 1\n")
     (raw / "beta" / "core.py").write_text("VERSION = 2\n")
-    ctx = RunContext(load_config_text(f"""
+    ctx = RunContext(
+        load_config_text(f"""
 output: {tmp_path / "run"}
 tokenizer: {{train: true}}
 sources: [{{name: code, paths: ["{raw}/*/*.py"], format: text, text_unit: file}}]
-"""), spark=spark)
+"""),
+        spark=spark,
+    )
     run_stages(ctx, only="ingest")
     counts = run_stages(ctx, only="dedup")["dedup"].counts
     assert counts["short_documents"] == 5

@@ -50,8 +50,9 @@ def test_every_stage_has_a_job_file():
         assert (REPO / _job_file(stage)).is_file(), stage
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None,
-                    reason="shellcheck is not installed (apt-get install shellcheck)")
+@pytest.mark.skipif(
+    shutil.which("shellcheck") is None, reason="shellcheck is not installed (apt-get install shellcheck)"
+)
 @pytest.mark.parametrize("script", SCRIPTS, ids=[str(s.relative_to(REPO)) for s in SCRIPTS])
 def test_shellcheck(script):
     done = subprocess.run(["shellcheck", "--severity=style", str(script)], capture_output=True, text=True)
@@ -137,10 +138,10 @@ def test_create_cluster_dry_run_uses_the_init_action_and_the_config():
 # Per-node figures of the machine types the configs are sized for (see the comments in conf/):
 # vCPUs, and YARN's memory per node (yarn.nodemanager.resource.memory-mb) in MB.
 NODES = {
-    "n2-highmem-8": (8, 49152),   # Dataproc: ~75% of 64 GiB
-    "r6i.2xlarge": (8, 57344),    # EMR's default for a 64 GiB 2xlarge
+    "n2-highmem-8": (8, 49152),  # Dataproc: ~75% of 64 GiB
+    "r6i.2xlarge": (8, 57344),  # EMR's default for a 64 GiB 2xlarge
 }
-AM_MB = 1024          # the YARN application master (client mode) needs a container somewhere
+AM_MB = 1024  # the YARN application master (client mode) needs a container somewhere
 MIN_ALLOCATION_MB = 1024  # YARN rounds each container up to a multiple of this
 
 
@@ -174,15 +175,37 @@ def test_the_deploy_scripts_use_the_sized_machine_types():
     assert 'INSTANCE_TYPE="${INSTANCE_TYPE:-r6i.2xlarge}"' in (DEPLOY / "emr" / "run.sh").read_text()
 
 
-@pytest.mark.parametrize(("machine", "vcpus", "memory_gb"),
-                         [("n2-standard-16", 16, 64), ("n2-highmem-8", 8, 64), ("n2-standard-8", 8, 32),
-                          ("n2-highmem-16", 16, 128), ("n2-highcpu-16", 16, 16)])
+@pytest.mark.parametrize(
+    ("machine", "vcpus", "memory_gb"),
+    [
+        ("n2-standard-16", 16, 64),
+        ("n2-highmem-8", 8, 64),
+        ("n2-standard-8", 8, 32),
+        ("n2-highmem-16", 16, 128),
+        ("n2-highcpu-16", 16, 16),
+    ],
+)
 def test_create_cluster_sizes_executors_that_fit_yarn(tmp_path, machine, vcpus, memory_gb):
     bare = tmp_path / "bare.yaml"
     bare.write_text("output: x\nsources: []\n")
-    done = subprocess.run(["bash", "deploy/dataproc/create_cluster.sh", "--bucket", "b", "--workers", "2",
-                           "--worker-type", machine, "--config", str(bare), "--dry-run"],
-                          cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            "bash",
+            "deploy/dataproc/create_cluster.sh",
+            "--bucket",
+            "b",
+            "--workers",
+            "2",
+            "--worker-type",
+            machine,
+            "--config",
+            str(bare),
+            "--dry-run",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     out = done.stdout
     cores = int(re.search(r"spark\.executor\.cores=(\d+)", out).group(1))
@@ -194,8 +217,9 @@ def test_create_cluster_sizes_executors_that_fit_yarn(tmp_path, machine, vcpus, 
 
 
 def test_serverless_dry_run_submits_each_stage_once_with_one_date(tmp_path):
-    out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "yesterday", "--env-archive",
-               "--dry-run")
+    out = _run(
+        "deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "yesterday", "--env-archive", "--dry-run"
+    )
     lines = [line for line in out.splitlines() if "batches submit pyspark" in line]
     assert [re.search(r"(jobs/\w+\.py)", line).group(1) for line in lines] == [job_file(s) for s in STAGE_NAMES]
     dates = {re.search(r"--date (\S+)", line).group(1) for line in lines}
@@ -205,23 +229,47 @@ def test_serverless_dry_run_submits_each_stage_once_with_one_date(tmp_path):
     assert all(".jar" not in line for line in lines)
     graphframes = tmp_path / "gf.yaml"
     graphframes.write_text((REPO / "conf" / "dataproc.yaml").read_text().replace("engine: star", "engine: graphframes"))
-    out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "2026-11-22", "--container-image",
-               "img", "--local-config", str(graphframes), "--dry-run")
+    out = _run(
+        "deploy/dataproc/run_serverless.sh",
+        "--bucket",
+        "b",
+        "--date",
+        "2026-11-22",
+        "--container-image",
+        "img",
+        "--local-config",
+        str(graphframes),
+        "--dry-run",
+    )
     lines = [line for line in out.splitlines() if "batches submit pyspark" in line]
     assert all("_2.13-0.10.1.jar" in line and "spark.jars=" not in line for line in lines)
-    done = subprocess.run(["bash", "deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "2026-11-22",
-                           "--dry-run"], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        ["bash", "deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "2026-11-22", "--dry-run"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "--container-image" in done.stderr
 
 
 def test_workflow_and_emr_dry_runs():
     out = _run("deploy/dataproc/workflow.sh", "run", "--bucket", "b", "--date", "2026-11-22", "--dry-run")
     assert "CONFIG=gs://b/pretrain/conf/dataproc.yaml\\,RUN_DATE=2026-11-22" in out
-    out = _run("deploy/dataproc/workflow.sh", "schedule", "--bucket", "b", "--project", "p",
-               "--service-account", "sa@p.iam.gserviceaccount.com", "--dry-run")
+    out = _run(
+        "deploy/dataproc/workflow.sh",
+        "schedule",
+        "--bucket",
+        "b",
+        "--project",
+        "p",
+        "--service-account",
+        "sa@p.iam.gserviceaccount.com",
+        "--dry-run",
+    )
     assert "workflowTemplates/pretrain-pipeline:instantiate" in out and "yesterday" in out
-    out = _run("deploy/emr/run.sh", "steps", "--bucket", "b", "--cluster-id", "j-1", "--date", "2026-11-22",
-               "--dry-run")
+    out = _run(
+        "deploy/emr/run.sh", "steps", "--bucket", "b", "--cluster-id", "j-1", "--date", "2026-11-22", "--dry-run"
+    )
     steps = json.loads(out[: out.index("\n+ aws emr add-steps")])
     assert len(steps) == len(STAGE_NAMES)
     assert "ARTIFACTS" not in json.dumps(steps) and "RUN_DATE" not in json.dumps(steps)
@@ -234,8 +282,13 @@ def test_upload_dry_run_stages_every_job_and_config():
     out = _run("deploy/upload.sh", "--dest", "gs://b/pretrain", "--dry-run")
     for job in (REPO / "jobs").glob("*.py"):
         assert f"gs://b/pretrain/jobs/{job.name}" in out
-    for ref in ("conf/dataproc.yaml", f"dist/{ZIP_NAME}", "deploy/dataproc/init_install_deps.sh",
-                "jars/graphframes-spark3_2.12-0.10.1.jar", "jars/graphframes-graphx-spark3_2.12-0.10.1.jar"):
+    for ref in (
+        "conf/dataproc.yaml",
+        f"dist/{ZIP_NAME}",
+        "deploy/dataproc/init_install_deps.sh",
+        "jars/graphframes-spark3_2.12-0.10.1.jar",
+        "jars/graphframes-graphx-spark3_2.12-0.10.1.jar",
+    ):
         assert f"gs://b/pretrain/{ref}" in out, ref
 
 

@@ -39,8 +39,10 @@ def _airflow_pythons() -> list[str]:
 PYTHONS = _airflow_pythons()
 
 
-NO_AIRFLOW = ("no Apache Airflow: set PIPELINE_AIRFLOW_PYTHONS to the python of a venv with apache-airflow and "
-              "apache-airflow-providers-google (it conflicts with the test venv)")
+NO_AIRFLOW = (
+    "no Apache Airflow: set PIPELINE_AIRFLOW_PYTHONS to the python of a venv with apache-airflow and "
+    "apache-airflow-providers-google (it conflicts with the test venv)"
+)
 
 
 @pytest.mark.parametrize("python", PYTHONS or [None])

@@ -19,8 +19,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _rendered_template() -> dict:
-    done = subprocess.run(["bash", "deploy/dataproc/workflow.sh", "import", "--bucket", "bkt", "--dry-run"],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["bash", "deploy/dataproc/workflow.sh", "import", "--bucket", "bkt", "--dry-run"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     text = done.stdout[: done.stdout.index("+ gcloud dataproc workflow-templates import")]
     return yaml.safe_load(text)

@@ -43,8 +43,11 @@ def moto_env(tmp_path, monkeypatch):
     env.update(
         PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
-        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION=REGION,
-        AWS_CONFIG_FILE=str(tmp_path / "no-config"), AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "no-credentials"),
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_DEFAULT_REGION=REGION,
+        AWS_CONFIG_FILE=str(tmp_path / "no-config"),
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "no-credentials"),
     )
     try:
         yield env
@@ -53,8 +56,7 @@ def moto_env(tmp_path, monkeypatch):
 
 
 def _bash(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(RUN_SH), *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(["bash", str(RUN_SH), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
 
 def _aws(env: dict[str, str], *args: str) -> dict:
@@ -65,16 +67,43 @@ def _aws(env: dict[str, str], *args: str) -> dict:
 
 def _create_default_roles(env: dict[str, str]) -> None:
     for role, service, policy in (
-            ("EMR_DefaultRole", "elasticmapreduce.amazonaws.com", "service-role/AmazonElasticMapReduceRole"),
-            ("EMR_EC2_DefaultRole", "ec2.amazonaws.com", "service-role/AmazonElasticMapReduceforEC2Role")):
-        trust = {"Version": "2012-10-17", "Statement": [
-            {"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": service}}]}
+        ("EMR_DefaultRole", "elasticmapreduce.amazonaws.com", "service-role/AmazonElasticMapReduceRole"),
+        ("EMR_EC2_DefaultRole", "ec2.amazonaws.com", "service-role/AmazonElasticMapReduceforEC2Role"),
+    ):
+        trust = {
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": service}}],
+        }
         _aws(env, "iam", "create-role", "--role-name", role, "--assume-role-policy-document", json.dumps(trust))
-        subprocess.run(["aws", "iam", "attach-role-policy", "--role-name", role,
-                        "--policy-arn", f"arn:aws:iam::aws:policy/{policy}"], env=env, check=True, timeout=120)
+        subprocess.run(
+            [
+                "aws",
+                "iam",
+                "attach-role-policy",
+                "--role-name",
+                role,
+                "--policy-arn",
+                f"arn:aws:iam::aws:policy/{policy}",
+            ],
+            env=env,
+            check=True,
+            timeout=120,
+        )
     _aws(env, "iam", "create-instance-profile", "--instance-profile-name", "EMR_EC2_DefaultRole")
-    subprocess.run(["aws", "iam", "add-role-to-instance-profile", "--instance-profile-name", "EMR_EC2_DefaultRole",
-                    "--role-name", "EMR_EC2_DefaultRole"], env=env, check=True, timeout=120)
+    subprocess.run(
+        [
+            "aws",
+            "iam",
+            "add-role-to-instance-profile",
+            "--instance-profile-name",
+            "EMR_EC2_DefaultRole",
+            "--role-name",
+            "EMR_EC2_DefaultRole",
+        ],
+        env=env,
+        check=True,
+        timeout=120,
+    )
 
 
 def test_run_sh_creates_a_cluster_and_adds_the_days_steps(moto_env):
@@ -103,8 +132,13 @@ def test_run_sh_creates_a_cluster_and_adds_the_days_steps(moto_env):
     # The CLI has no list-bootstrap-actions: the same API through boto3.
     import boto3
 
-    emr = boto3.client("emr", region_name=REGION, endpoint_url=env["AWS_ENDPOINT_URL"],
-                       aws_access_key_id="testing", aws_secret_access_key="testing")
+    emr = boto3.client(
+        "emr",
+        region_name=REGION,
+        endpoint_url=env["AWS_ENDPOINT_URL"],
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
     (bootstrap,) = emr.list_bootstrap_actions(ClusterId=cluster_id)["BootstrapActions"]
     assert bootstrap["ScriptPath"] == "s3://bkt/pretrain/deploy/emr/bootstrap.sh"
     assert bootstrap["Args"] == ["--dist", "s3://bkt/pretrain/dist", "--wheelhouse"]

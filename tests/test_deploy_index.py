@@ -36,19 +36,48 @@ def test_workflow_template_jobs_get_the_index_and_the_config_accepts_it():
 
 
 def test_emr_steps_and_serverless_batches_get_the_index():
-    out = _run("deploy/emr/run.sh", "steps", "--bucket", "b", "--cluster-id", "j-1", "--date", "2026-11-22",
-               "--index", "s3://b/dedup-index", "--dry-run")
+    out = _run(
+        "deploy/emr/run.sh",
+        "steps",
+        "--bucket",
+        "b",
+        "--cluster-id",
+        "j-1",
+        "--date",
+        "2026-11-22",
+        "--index",
+        "s3://b/dedup-index",
+        "--dry-run",
+    )
     steps = json.loads(out[: out.index("\n+ aws emr add-steps")])
     assert len(steps) == len(STAGE_NAMES)
     for step in steps:
         assert step["Args"][-4:] == ["--date", "2026-11-22", "--set", "dedup.index=s3://b/dedup-index"]
-    out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "2026-11-22", "--container-image",
-               "img", "--index", "gs://b/dedup-index", "--dry-run")
+    out = _run(
+        "deploy/dataproc/run_serverless.sh",
+        "--bucket",
+        "b",
+        "--date",
+        "2026-11-22",
+        "--container-image",
+        "img",
+        "--index",
+        "gs://b/dedup-index",
+        "--dry-run",
+    )
     lines = [line for line in out.splitlines() if "batches submit pyspark" in line]
     assert len(lines) == len(STAGE_NAMES)
     assert all(line.endswith("--date 2026-11-22 --set dedup.index=gs://b/dedup-index") for line in lines)
-    out = _run("deploy/dataproc/run_serverless.sh", "--bucket", "b", "--date", "2026-11-22", "--container-image",
-               "img", "--dry-run")
+    out = _run(
+        "deploy/dataproc/run_serverless.sh",
+        "--bucket",
+        "b",
+        "--date",
+        "2026-11-22",
+        "--container-image",
+        "img",
+        "--dry-run",
+    )
     assert "dedup.index" not in out
 
 

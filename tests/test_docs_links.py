@@ -13,15 +13,28 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 OLD_CITATION = "SPEC " + "\u00a7"  # written split so that this file does not cite it
 CITATION = re.compile(r"docs/(\w+\.md)(?:, (?!docs/)([^\n]*))?")  # ", docs/..." lists pages
-EXPECTED_PAGES = {"stages.md", "dedup.md", "tokenizer.md", "indexed_dataset.md", "blending.md", "running.md",
-                  "bad_input.md", "api.md"}
+EXPECTED_PAGES = {
+    "stages.md",
+    "dedup.md",
+    "tokenizer.md",
+    "indexed_dataset.md",
+    "blending.md",
+    "running.md",
+    "bad_input.md",
+    "api.md",
+}
 
 
 def repository_text_files() -> list[Path]:
     """Tracked and untracked (not ignored) files of the checkout that read as UTF-8 text."""
     try:
-        listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                                capture_output=True, text=True, check=True).stdout.splitlines()
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
         paths = [REPO / name for name in listed]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout (e.g. an unpacked sdist)
         paths = [p for p in REPO.rglob("*") if ".git" not in p.parts]
@@ -75,8 +88,12 @@ def test_the_contract_pages_exist():
 
 
 def test_no_citation_of_the_product_spec_remains(files):
-    offenders = [f"{p.relative_to(REPO)}:{n}" for p in files
-                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if OLD_CITATION in line]
+    offenders = [
+        f"{p.relative_to(REPO)}:{n}"
+        for p in files
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if OLD_CITATION in line
+    ]
     assert offenders == []
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "SPEC.md" not in readme and "docs/" in readme
@@ -103,11 +120,14 @@ def test_links_between_docs_pages_resolve():
     assert broken == []
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("see docs/dedup.md, Verification.", []),
-    ("see docs/dedup.md.", []),
-    ("see docs/dedup.md, Verificaton.", ["x: cites docs/dedup.md, 'Verificaton.': no such heading in that page"]),
-    ("see docs/nothing.md, Verification.", ["x: cites docs/nothing.md, which does not exist"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("see docs/dedup.md, Verification.", []),
+        ("see docs/dedup.md.", []),
+        ("see docs/dedup.md, Verificaton.", ["x: cites docs/dedup.md, 'Verificaton.': no such heading in that page"]),
+        ("see docs/nothing.md, Verification.", ["x: cites docs/nothing.md, which does not exist"]),
+    ],
+)
 def test_the_checker_itself_flags_bad_citations(text, expected):
     assert citation_problems(text, "x") == expected

@@ -16,20 +16,23 @@ from pipeline.ingest.splits import Split
 RULES = RecordRules(text_field="text", keep_fields=("url",), max_text_bytes=50, excerpt_chars=20)
 
 
-@pytest.mark.parametrize("line, reason", [
-    (b'{"text": "unterminated', RejectReason.MALFORMED_JSON),
-    (b"", RejectReason.EMPTY_LINE),
-    (b'[1, 2]', RejectReason.NOT_AN_OBJECT),
-    (b'{"body": "x"}', RejectReason.MISSING_TEXT_FIELD),
-    (b'{"text": null}', RejectReason.MISSING_TEXT_FIELD),
-    (b'{"text": 3}', RejectReason.NON_STRING_TEXT),
-    (b'{"text": ["a"]}', RejectReason.NON_STRING_TEXT),
-    (b'{"text": "caf\xe9"}', RejectReason.INVALID_UTF8),
-    (b'{"text": "lone \\ud800 surrogate"}', RejectReason.INVALID_UTF8),
-    (b'{"text": ""}', RejectReason.EMPTY_TEXT),
-    (b'{"text": " \\n\\t "}', RejectReason.EMPTY_TEXT),
-    (b'{"text": "' + b"x" * 51 + b'"}', RejectReason.TEXT_TOO_LARGE),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (b'{"text": "unterminated', RejectReason.MALFORMED_JSON),
+        (b"", RejectReason.EMPTY_LINE),
+        (b"[1, 2]", RejectReason.NOT_AN_OBJECT),
+        (b'{"body": "x"}', RejectReason.MISSING_TEXT_FIELD),
+        (b'{"text": null}', RejectReason.MISSING_TEXT_FIELD),
+        (b'{"text": 3}', RejectReason.NON_STRING_TEXT),
+        (b'{"text": ["a"]}', RejectReason.NON_STRING_TEXT),
+        (b'{"text": "caf\xe9"}', RejectReason.INVALID_UTF8),
+        (b'{"text": "lone \\ud800 surrogate"}', RejectReason.INVALID_UTF8),
+        (b'{"text": ""}', RejectReason.EMPTY_TEXT),
+        (b'{"text": " \\n\\t "}', RejectReason.EMPTY_TEXT),
+        (b'{"text": "' + b"x" * 51 + b'"}', RejectReason.TEXT_TOO_LARGE),
+    ],
+)
 def test_each_reject_reason(line, reason):
     assert parse_json_line(line, RULES).reason is reason
 

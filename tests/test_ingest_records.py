@@ -132,8 +132,9 @@ def test_not_parquet_at_all_is_one_unreadable_file_reject(tmp_path):
     path.write_bytes(b"this is not parquet at all\n" * 10)
     from pipeline.config import SourceConfig
 
-    splits = _parquet_splits(SourceConfig(name="s", paths=[str(path)], format="parquet"), str(path),
-                             "fake.parquet", 1024)
+    splits = _parquet_splits(
+        SourceConfig(name="s", paths=[str(path)], format="parquet"), str(path), "fake.parquet", 1024
+    )
     rows = [r for split in splits for r in _run(split)]
     assert _outcomes(rows) == ["unreadable_file"]
     assert rows[0]["file"] == "fake.parquet" and rows[0]["detail"]
@@ -146,8 +147,9 @@ def test_truncated_parquet_is_one_unreadable_file_reject(tmp_path):
     path = tmp_path / "cut.parquet"
     pq.write_table(pa.table({"text": [f"row {i}" for i in range(100)]}), path)
     path.write_bytes(path.read_bytes()[:-20])
-    splits = _parquet_splits(SourceConfig(name="s", paths=[str(path)], format="parquet"), str(path),
-                             "cut.parquet", 1024)
+    splits = _parquet_splits(
+        SourceConfig(name="s", paths=[str(path)], format="parquet"), str(path), "cut.parquet", 1024
+    )
     rows = [r for split in splits for r in _run(split)]
     assert _outcomes(rows) == ["unreadable_file"]
     assert rows[0]["file"] == "cut.parquet"
@@ -160,7 +162,7 @@ def test_one_corrupt_row_group_is_one_reject_and_the_others_are_read(tmp_path):
     chunk = pq.ParquetFile(path).metadata.row_group(1).column(0)
     start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
     data = bytearray(path.read_bytes())
-    data[start:start + 64] = b"\x5a" * 64  # the column chunk's first page header is garbage
+    data[start : start + 64] = b"\x5a" * 64  # the column chunk's first page header is garbage
     path.write_bytes(bytes(data))
     rows = _run(Split("s", "parquet", str(path), "rg.parquet", 0, 3, None))
     assert [r["text"] for r in rows if r["reason"] is None] == texts[:100] + texts[200:]

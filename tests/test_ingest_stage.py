@@ -43,8 +43,11 @@ def corpus(tmp_path):
     (raw / "books" / "one.txt").write_text("a whole book in one file\nwith two lines\n")
     (raw / "books" / "two.txt").write_text("another book\n")
     (raw / "forum").mkdir()
-    pq.write_table(pa.table({"body": ["post one here", None, "post three"], "id": [1, 2, 3]}),
-                   raw / "forum" / "f.parquet", row_group_size=1)
+    pq.write_table(
+        pa.table({"body": ["post one here", None, "post three"], "id": [1, 2, 3]}),
+        raw / "forum" / "f.parquet",
+        row_group_size=1,
+    )
     return raw
 
 
@@ -69,8 +72,7 @@ def test_rejects_documents_and_accounting(spark, corpus, tmp_path):
     assert sorted(web_rejects.reason) == sorted([*BAD.values(), "unreadable_file"])
     assert (web_rejects.excerpt.str.len() <= 200).all()
     assert set(docs[docs.source == "web"].text) >= set(GOOD)
-    assert sorted(docs[docs.source == "books"].text) == ["a whole book in one file\nwith two lines\n",
-                                                          "another book\n"]
+    assert sorted(docs[docs.source == "books"].text) == ["a whole book in one file\nwith two lines\n", "another book\n"]
     assert sorted(docs[docs.source == "forum"].text) == ["post one here", "post three"]
     assert list(rejects[rejects.source == "forum"].reason) == ["missing_text_field"]
     for name, c in counts.items():
@@ -89,6 +91,7 @@ def test_doc_ids_do_not_depend_on_partitioning(spark, corpus, tmp_path):
         out = tmp_path / f"run{parts}"
         ctx = RunContext(_config(corpus, out, extra=f", partitions: {parts}"), spark=spark)
         assert run_stages(ctx, only="ingest")["ingest"].counts["splits"] >= parts
-        frames.append(spark.read.parquet(str(out / "documents")).toPandas().sort_values("doc_id")
-                      .reset_index(drop=True))
+        frames.append(
+            spark.read.parquet(str(out / "documents")).toPandas().sort_values("doc_id").reset_index(drop=True)
+        )
     assert frames[0][["doc_id", "text"]].equals(frames[1][["doc_id", "text"]])

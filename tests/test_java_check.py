@@ -23,7 +23,7 @@ def test_missing_java_says_how_to_install_it(tmp_path, monkeypatch):
 def test_old_java_is_refused(tmp_path, monkeypatch):
     fake = tmp_path / "bin" / "java"
     fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\necho \'openjdk version "11.0.2" 2019-01-15\' >&2\n')
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     with pytest.raises(JavaMissingError, match="needs Java 17"):
@@ -31,7 +31,9 @@ def test_old_java_is_refused(tmp_path, monkeypatch):
 
 
 def test_this_machines_java_passes():
-    if not (os.environ.get("JAVA_HOME") or any(os.access(os.path.join(p, "java"), os.X_OK)
-                                               for p in os.environ.get("PATH", "").split(os.pathsep))):
+    if not (
+        os.environ.get("JAVA_HOME")
+        or any(os.access(os.path.join(p, "java"), os.X_OK) for p in os.environ.get("PATH", "").split(os.pathsep))
+    ):
         pytest.skip("no java on this machine")
     assert "version" in check_java()

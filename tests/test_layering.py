@@ -18,11 +18,29 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNEL_PACKAGES = ("ingest", "dedup", "tokenizer", "tokenize", "merge_blend", "megatron", "blend", "decontaminate",
-                   "dedup_index")
-SPARK_MODULES = {"dedup.components", "dedup.edge_tables", "dedup.graphframes_engine", "dedup.single_task_components",
-                 "dedup.report", "dedup.extra_removals", "decontaminate.step", "dedup_index.lookup",
-                 "dedup_index.commit", "dedup_index.tables"}
+KERNEL_PACKAGES = (
+    "ingest",
+    "dedup",
+    "tokenizer",
+    "tokenize",
+    "merge_blend",
+    "megatron",
+    "blend",
+    "decontaminate",
+    "dedup_index",
+)
+SPARK_MODULES = {
+    "dedup.components",
+    "dedup.edge_tables",
+    "dedup.graphframes_engine",
+    "dedup.single_task_components",
+    "dedup.report",
+    "dedup.extra_removals",
+    "decontaminate.step",
+    "dedup_index.lookup",
+    "dedup_index.commit",
+    "dedup_index.tables",
+}
 SPARK_ROOTS = ("pyspark", "graphframes")
 
 
@@ -41,7 +59,8 @@ def _type_checking_block(node: ast.AST) -> bool:
     test = getattr(node, "test", None)
     return isinstance(node, ast.If) and (
         (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
 
 
 def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
@@ -174,10 +193,19 @@ def test_the_package_keeps_its_layering() -> None:
 def test_kernel_and_batch_modules_exist_and_are_checked() -> None:
     """The rules bite on real modules: every stage package's kernels and batches count as kernels."""
     names = set(module_files(ROOT))
-    for module in ("pipeline.ingest.batches", "pipeline.dedup.batches", "pipeline.tokenize.batches",
-                   "pipeline.dedup.minhash", "pipeline.tokenizer.bpe", "pipeline.megatron.writer",
-                   "pipeline.blend.indices", "pipeline.decontaminate.ngrams", "pipeline.decontaminate.batches",
-                   "pipeline.dedup_index.batches", "pipeline.dedup_index.head"):
+    for module in (
+        "pipeline.ingest.batches",
+        "pipeline.dedup.batches",
+        "pipeline.tokenize.batches",
+        "pipeline.dedup.minhash",
+        "pipeline.tokenizer.bpe",
+        "pipeline.megatron.writer",
+        "pipeline.blend.indices",
+        "pipeline.decontaminate.ngrams",
+        "pipeline.decontaminate.batches",
+        "pipeline.dedup_index.batches",
+        "pipeline.dedup_index.head",
+    ):
         assert module in names and is_kernel_module(module), module
     assert not is_kernel_module("pipeline.dedup.stage") and not is_kernel_module("pipeline.run.runner")
 
@@ -205,21 +233,36 @@ CLEAN = {
 }
 
 
-@pytest.mark.parametrize(("change", "expected"), [
-    ({"pipeline/dedup/batches.py": "import pyspark.sql\n"}, "kernel module reaches Spark: pipeline.dedup.batches"),
-    ({"pipeline/dedup/bands.py": "def f():\n    from pyspark import TaskContext\n"},
-     "kernel module reaches Spark: pipeline.dedup.batches -> pipeline.dedup.minhash -> pipeline.dedup.bands"),
-    ({"pipeline/dedup/minhash.py": "from pipeline.dedup.stage import x\n"},
-     "kernel module reaches Spark: pipeline.dedup.batches -> pipeline.dedup.minhash -> pipeline.dedup.stage"),
-    ({"pipeline/dedup/stage.py": "from pipeline.cli.commands import main\n"},
-     "pipeline.dedup.stage imports pipeline.cli"),
-    ({"pipeline/run/runner.py": "import pipeline.cli\n"}, "pipeline.run.runner imports pipeline.cli"),
-    ({"pipeline/dedup/bands.py": "def f():\n    from pipeline.dedup import batches\n"},
-     "import cycle: pipeline.dedup.bands <-> pipeline.dedup.batches <-> pipeline.dedup.minhash"),
-    ({"pipeline/run/report.py": "from pipeline.run.runner import NAMES\n",
-      "pipeline/run/runner.py": "from pipeline.run import report\n"},
-     "import cycle: pipeline.run.report <-> pipeline.run.runner"),
-])
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"pipeline/dedup/batches.py": "import pyspark.sql\n"}, "kernel module reaches Spark: pipeline.dedup.batches"),
+        (
+            {"pipeline/dedup/bands.py": "def f():\n    from pyspark import TaskContext\n"},
+            "kernel module reaches Spark: pipeline.dedup.batches -> pipeline.dedup.minhash -> pipeline.dedup.bands",
+        ),
+        (
+            {"pipeline/dedup/minhash.py": "from pipeline.dedup.stage import x\n"},
+            "kernel module reaches Spark: pipeline.dedup.batches -> pipeline.dedup.minhash -> pipeline.dedup.stage",
+        ),
+        (
+            {"pipeline/dedup/stage.py": "from pipeline.cli.commands import main\n"},
+            "pipeline.dedup.stage imports pipeline.cli",
+        ),
+        ({"pipeline/run/runner.py": "import pipeline.cli\n"}, "pipeline.run.runner imports pipeline.cli"),
+        (
+            {"pipeline/dedup/bands.py": "def f():\n    from pipeline.dedup import batches\n"},
+            "import cycle: pipeline.dedup.bands <-> pipeline.dedup.batches <-> pipeline.dedup.minhash",
+        ),
+        (
+            {
+                "pipeline/run/report.py": "from pipeline.run.runner import NAMES\n",
+                "pipeline/run/runner.py": "from pipeline.run import report\n",
+            },
+            "import cycle: pipeline.run.report <-> pipeline.run.runner",
+        ),
+    ],
+)
 def test_a_violation_is_reported(tmp_path: Path, change: dict[str, str], expected: str) -> None:
     assert violations(_write_tree(tmp_path / "clean", CLEAN)) == []
     broken = _write_tree(tmp_path / "broken", {**CLEAN, **change})

@@ -113,8 +113,10 @@ def test_storage_concat_mixed_sources(tmp_path: Path) -> None:
     (tmp_path / "e.bin").write_bytes(b"")
     srcs = [str(tmp_path / "a.bin"), mem, str(tmp_path / "e.bin"), str(tmp_path / "a.bin")]
     n = storage.concat(srcs, str(tmp_path / "out.bin"), chunk_size=7)
-    assert (tmp_path / "out.bin").read_bytes() == b"abc" * 1000 + b"MEMORY" + b"abc" * 1000 == b"".join(
-        fsspec.open(s, "rb").open().read() for s in srcs
+    assert (
+        (tmp_path / "out.bin").read_bytes()
+        == b"abc" * 1000 + b"MEMORY" + b"abc" * 1000
+        == b"".join(fsspec.open(s, "rb").open().read() for s in srcs)
     )
     assert n == 6006
 
@@ -176,9 +178,7 @@ def test_validate_catches_trailing_idx_bytes(tmp_path: Path) -> None:
 
 def test_describe_dataset(tmp_path: Path) -> None:
     prefix = _write(str(tmp_path / "x"), DOCS)
-    info = describe_dataset(
-        prefix, decode=lambda ids: ",".join(map(str, ids)), n_samples=2, max_sample_tokens=2
-    )
+    info = describe_dataset(prefix, decode=lambda ids: ",".join(map(str, ids)), n_samples=2, max_sample_tokens=2)
     assert (info["documents"], info["sequences"], info["tokens"], info["dtype"]) == (4, 4, 15, "uint16")
     # lengths 3, 1, 9, 2 -> buckets [1,2): 1, [2,4): 2, [8,16): 1
     assert info["length_histogram"] == [

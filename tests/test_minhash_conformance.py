@@ -147,9 +147,35 @@ def tricky_documents() -> list[str]:
     """Unicode corners for the code-point tokeniser (final sigma, İ, combining marks, digits of
     other scripts, a lone surrogate, NULs) plus random strings over a wide code-point mix."""
     rng = random.Random(7)
-    pool = [chr(c) for c in [*range(0x20, 0x7F), 0xA0, 0xB2, 0xB5, 0xBA, 0x130, 0x1C5, 0x300, 0x345,
-                             0x3A3, 0x3C2, 0x660, 0x903, 0x1E9E, 0x2028, 0x2160, 0x3000, 0xFB01,
-                             0xFF21, 0x1D400, 0x1F600, 0x10FFFF, 0, 0x5F]]
+    pool = [
+        chr(c)
+        for c in [
+            *range(0x20, 0x7F),
+            0xA0,
+            0xB2,
+            0xB5,
+            0xBA,
+            0x130,
+            0x1C5,
+            0x300,
+            0x345,
+            0x3A3,
+            0x3C2,
+            0x660,
+            0x903,
+            0x1E9E,
+            0x2028,
+            0x2160,
+            0x3000,
+            0xFB01,
+            0xFF21,
+            0x1D400,
+            0x1F600,
+            0x10FFFF,
+            0,
+            0x5F,
+        ]
+    ]
     docs = [
         "ΟΔΟΣ. ΣΑΣ Σ σΣ ΣΣ",
         "İI\u0307 ǅ ǈ ß ẞ ﬃ Ⅻ ² ½ ٣ x\u0301y\u20dd z\u200d",
@@ -218,8 +244,9 @@ def _fast_hash_on_both_backends(shingle: str, ngram: int, cap: int | None) -> tu
     for use in (True, False):
         with numba_backend(DEDUP, use):
             h, off = shingle_hashes(docs, ngram, shingle, cap, hash="xxhash")
-            sigs = minhash_signatures(docs, num_perm=64, ngram=ngram, shingle=shingle, max_shingles=cap,
-                                      hash="xxhash", scheme="legacy")
+            sigs = minhash_signatures(
+                docs, num_perm=64, ngram=ngram, shingle=shingle, max_shingles=cap, hash="xxhash", scheme="legacy"
+            )
         results[use] = (h, off, sigs)
     return docs, results
 

@@ -24,8 +24,13 @@ def _zip_package(dest: Path) -> Path:
 
 def _run(tmp_path: Path, code: str, **env: str) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "SPARK_LOCAL_DIRS")}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-                          env={**base, "PYTHONPATH": str(_zip_package(tmp_path / "pipeline.zip")), **env})
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**base, "PYTHONPATH": str(_zip_package(tmp_path / "pipeline.zip")), **env},
+    )
 
 
 def test_unwritable_user_cache_moves_to_the_spark_local_dir(tmp_path):
@@ -37,8 +42,10 @@ def test_unwritable_user_cache_moves_to_the_spark_local_dir(tmp_path):
 
 
 def test_writable_user_cache_and_explicit_setting_are_left_alone(tmp_path):
-    code = ("import os; from pipeline.numba_cache import ensure_numba_cache_dir; "
-            "print(ensure_numba_cache_dir(), os.environ.get('NUMBA_CACHE_DIR'))")
+    code = (
+        "import os; from pipeline.numba_cache import ensure_numba_cache_dir; "
+        "print(ensure_numba_cache_dir(), os.environ.get('NUMBA_CACHE_DIR'))"
+    )
     kept = _run(tmp_path, code, XDG_CACHE_HOME=str(tmp_path / "xdg"), SPARK_LOCAL_DIRS=str(tmp_path / "l"))
     assert kept.stdout.split() == ["None", "None"]
     explicit = _run(tmp_path, code, XDG_CACHE_HOME="/dev/null/x", NUMBA_CACHE_DIR=str(tmp_path / "mine"))

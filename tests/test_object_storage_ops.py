@@ -62,8 +62,9 @@ def bin_bytes_read(monkeypatch):
     return counter
 
 
-def test_merging_100_shards_on_gcs_composes_in_a_tree_and_downloads_no_bin_bytes(gcs_emulator, tmp_path,
-                                                                                bin_bytes_read):
+def test_merging_100_shards_on_gcs_composes_in_a_tree_and_downloads_no_bin_bytes(
+    gcs_emulator, tmp_path, bin_bytes_read
+):
     bucket = new_bucket("gs")
     remote = _write_shards(f"{bucket}/shards", 100)
     local = _write_shards(str(tmp_path / "shards"), 100)
@@ -76,8 +77,7 @@ def test_merging_100_shards_on_gcs_composes_in_a_tree_and_downloads_no_bin_bytes
     fs = fsspec.filesystem("gs")
     for ext in ("bin", "idx"):
         assert fs.cat_file(f"{bucket}/megatron/web.{ext}") == (tmp_path / f"web.{ext}").read_bytes()
-    assert [p for p in list_objects(bucket) if not p.startswith("shards/")] == ["megatron/web.bin",
-                                                                                  "megatron/web.idx"]
+    assert [p for p in list_objects(bucket) if not p.startswith("shards/")] == ["megatron/web.bin", "megatron/web.idx"]
     assert len(IndexedDataset(f"{bucket}/megatron/web")) == result.sequences > 0
 
 

@@ -25,8 +25,7 @@ TABLES = ("documents/", "rejects/", "dedup/edges/", "dedup/components/", "dedup/
 
 
 def _digests(files: dict[str, bytes]) -> dict[str, str]:
-    return {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())
-            if k.startswith(("megatron/", "blend/"))}
+    return {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items()) if k.startswith(("megatron/", "blend/"))}
 
 
 def _shape(names) -> set[str]:
@@ -46,8 +45,9 @@ def local_run(spark, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(REPO)
         run_stages(RunContext(config, spark=spark), log=lambda *_: None)
-    files = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()
-             and not p.name.startswith(".")}
+    files = {
+        str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")
+    }
     return files
 
 

@@ -41,7 +41,8 @@ def test_no_test_imports_an_oracle_around_the_helper():
         if path.name in ("oracles.py", Path(__file__).name):
             continue
         text = path.read_text()
-        if "importorskip(" in text or re.search(r"except (ImportError|ModuleNotFoundError)[^\n]*:\s*\n\s*pytest\.skip",
-                                                text):
+        if "importorskip(" in text or re.search(
+            r"except (ImportError|ModuleNotFoundError)[^\n]*:\s*\n\s*pytest\.skip", text
+        ):
             offenders.append(path.name)
     assert offenders == []

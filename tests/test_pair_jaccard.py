@@ -26,7 +26,7 @@ def reference_shingles(text: str, k: int, kind: str = "word", cap: int | None = 
     sep = " " if kind == "word" else ""
     if not units:
         return set()
-    grams = [sep.join(units)] if len(units) <= k else [sep.join(units[i:i + k]) for i in range(len(units) - k + 1)]
+    grams = [sep.join(units)] if len(units) <= k else [sep.join(units[i : i + k]) for i in range(len(units) - k + 1)]
     seen: list[bytes] = []
     for g in grams:
         b = g.encode("utf-8")
@@ -59,8 +59,10 @@ def backend(request):
         yield request.param
 
 
-@pytest.mark.parametrize("k,kind,cap", [(5, "word", None), (2, "word", None), (1, "word", None),
-                                        (5, "char", None), (3, "word", 7), (5, "word", 100_000)])
+@pytest.mark.parametrize(
+    "k,kind,cap",
+    [(5, "word", None), (2, "word", None), (1, "word", None), (5, "char", None), (3, "word", 7), (5, "word", 100_000)],
+)
 def test_pair_jaccards_equal_reference_sets(backend, k, kind, cap):
     rng = random.Random(k * 31 + (cap or 0))
     texts = random_texts(rng, 120)
@@ -95,10 +97,15 @@ def test_bad_pair_arrays():
 
 
 def _star_batches(rows: list[tuple[int, int, int, str]], size: int) -> list[pa.RecordBatch]:
-    table = pa.table({"head": [r[0] for r in rows], "role": [r[1] for r in rows],
-                      "doc_id": [r[2] for r in rows], "text": [r[3] for r in rows]},
-                     schema=pa.schema([("head", pa.int64()), ("role", pa.int32()), ("doc_id", pa.int64()),
-                                       ("text", pa.string())]))
+    table = pa.table(
+        {
+            "head": [r[0] for r in rows],
+            "role": [r[1] for r in rows],
+            "doc_id": [r[2] for r in rows],
+            "text": [r[3] for r in rows],
+        },
+        schema=pa.schema([("head", pa.int64()), ("role", pa.int32()), ("doc_id", pa.int64()), ("text", pa.string())]),
+    )
     return table.to_batches(max_chunksize=size)
 
 

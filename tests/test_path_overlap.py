@@ -16,15 +16,18 @@ def _yaml(output, path) -> str:
     return f'output: "{output}"\ntokenizer: {{train: true}}\nsources: [{{name: web, paths: ["{path}"]}}]\n'
 
 
-@pytest.mark.parametrize("output, source", [
-    ("{t}/raw/run", "{t}/raw"),  # output inside the input directory
-    ("{t}/raw", "{t}/raw"),  # equal
-    ("{t}/raw/sub/run", "{t}/raw/*/*.jsonl"),  # inside a glob's fixed directory
-    ("{t}/raw/../raw/run", "{t}/raw/"),  # not fooled by .. or a trailing slash
-    ("{t}/run", "{t}/run/documents/*.parquet"),  # a source inside the output
-    ("gs://bucket/raw/run", "gs://bucket/raw/"),
-    ("s3://bucket/runs/a", "s3://bucket/runs/a/part-*.jsonl"),
-])
+@pytest.mark.parametrize(
+    "output, source",
+    [
+        ("{t}/raw/run", "{t}/raw"),  # output inside the input directory
+        ("{t}/raw", "{t}/raw"),  # equal
+        ("{t}/raw/sub/run", "{t}/raw/*/*.jsonl"),  # inside a glob's fixed directory
+        ("{t}/raw/../raw/run", "{t}/raw/"),  # not fooled by .. or a trailing slash
+        ("{t}/run", "{t}/run/documents/*.parquet"),  # a source inside the output
+        ("gs://bucket/raw/run", "gs://bucket/raw/"),
+        ("s3://bucket/runs/a", "s3://bucket/runs/a/part-*.jsonl"),
+    ],
+)
 def test_overlapping_output_and_source_are_refused(tmp_path, output, source):
     output, source = output.format(t=tmp_path), source.format(t=tmp_path)
     with pytest.raises(ConfigError) as err:
@@ -40,12 +43,15 @@ def test_relative_output_inside_the_source_is_refused(tmp_path, monkeypatch):
         check_output_apart_from_sources(_config("raw/run", str(tmp_path / "raw")))
 
 
-@pytest.mark.parametrize("output, source", [
-    ("{t}/runs/a", "{t}/raw"),
-    ("{t}/raw-run", "{t}/raw"),  # a shared name prefix is not nesting
-    ("gs://bucket/runs/a", "gs://bucket/raw/*.jsonl"),
-    ("gs://other/raw/run", "gs://bucket/raw"),
-])
+@pytest.mark.parametrize(
+    "output, source",
+    [
+        ("{t}/runs/a", "{t}/raw"),
+        ("{t}/raw-run", "{t}/raw"),  # a shared name prefix is not nesting
+        ("gs://bucket/runs/a", "gs://bucket/raw/*.jsonl"),
+        ("gs://other/raw/run", "gs://bucket/raw"),
+    ],
+)
 def test_separate_output_and_source_are_fine(tmp_path, output, source):
     check_output_apart_from_sources(_config(output.format(t=tmp_path), source.format(t=tmp_path)))
 

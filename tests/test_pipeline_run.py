@@ -77,16 +77,37 @@ def test_partition_counts_and_an_injected_task_failure_change_no_byte(spark, ref
 
 
 def _cli(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "pipeline", "run", "--config", "conf/local.yaml", "--set", f"output={out}",
-            "--set", "spark.master=local[2]", "--set", "ingest.partitions=2", "--set", "tokenize.partitions=2",
-            *extra]
+    return [
+        sys.executable,
+        "-m",
+        "pipeline",
+        "run",
+        "--config",
+        "conf/local.yaml",
+        "--set",
+        f"output={out}",
+        "--set",
+        "spark.master=local[2]",
+        "--set",
+        "ingest.partitions=2",
+        "--set",
+        "tokenize.partitions=2",
+        *extra,
+    ]
 
 
 def test_driver_killed_during_dedup_then_rerun_gives_identical_files(reference, tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(_cli(out), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        _cli(out),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         for line in proc.stdout:
             if "[dedup] running" in line:
@@ -110,8 +131,21 @@ def test_changed_config_is_refused_and_leaves_the_run_untouched(reference, tmp_p
     before, manifest = file_digests(out), (out / "manifest.json").read_bytes()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(REPO)
-        code = main(["run", "--config", "conf/local.yaml", "--set", f"output={out}", "--set",
-                     "ingest.partitions=2", "--set", "tokenize.partitions=2", "--set", "dedup.threshold=0.8"])
+        code = main(
+            [
+                "run",
+                "--config",
+                "conf/local.yaml",
+                "--set",
+                f"output={out}",
+                "--set",
+                "ingest.partitions=2",
+                "--set",
+                "tokenize.partitions=2",
+                "--set",
+                "dedup.threshold=0.8",
+            ]
+        )
     assert code == 1
     err = capsys.readouterr().err
     assert "dedup.threshold" in err and "--force dedup" in err
@@ -139,8 +173,10 @@ def test_one_stage_job_reuses_finished_stages_and_still_checks_accounting(spark,
     manifest = json.loads((run / "manifest.json").read_text())
     merged = results["merge-blend"].counts["merge"]["sources"]
     assert manifest["accounting"]["web"]["written"] == merged["web"]["documents"]
-    assert json.loads((run / "blend" / "blend.json").read_text())["weights"][0] != \
-        json.loads((reference[0] / "blend" / "blend.json").read_text())["weights"][0]
+    assert (
+        json.loads((run / "blend" / "blend.json").read_text())["weights"][0]
+        != json.loads((reference[0] / "blend" / "blend.json").read_text())["weights"][0]
+    )
 
 
 def test_inspect_traces_decoded_samples_to_their_raw_record(reference, capsys):
@@ -155,5 +191,5 @@ def test_inspect_traces_decoded_samples_to_their_raw_record(reference, capsys):
     assert match, printed[-500:]
     _, rel, position, first_line = match.groups()
     raw = (REPO / "pipeline" / "sample" / "web" / rel).read_bytes()
-    record = json.loads(raw[int(position):].split(b"\n", 1)[0])
+    record = json.loads(raw[int(position) :].split(b"\n", 1)[0])
     assert record["text"].startswith(first_line)

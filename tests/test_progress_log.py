@@ -43,7 +43,7 @@ def tiny_config(tmp_path: Path) -> Path:
     """A config over the tiny corpus, small enough for a whole run in a subprocess."""
     data = write_tiny_corpus(tmp_path / "data")
     config = tmp_path / "tiny.yaml"
-    config.write_text(f"""output: {tmp_path / 'run'}
+    config.write_text(f"""output: {tmp_path / "run"}
 spark:
   master: local[2]
   settings: {{spark.sql.shuffle.partitions: "2", spark.default.parallelism: "2", spark.ui.enabled: "false",
@@ -132,9 +132,15 @@ def test_a_run_without_a_terminal_logs_one_clean_line_per_step(tmp_path):
     """As on a cluster: stdin/stdout/stderr are pipes. Every pipeline line on stderr is a logger line,
     nothing is redrawn (no carriage return, no tqdm or Spark progress bar), each step appears once."""
     config = tiny_config(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "pipeline", "run", "--config", str(config)], cwd=REPO,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900,
-                          env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "run", "--config", str(config)],
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**__import__("os").environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out, err = done.stdout, done.stderr
     assert "\r" not in err and "\r" not in out
@@ -150,8 +156,10 @@ def test_a_run_without_a_terminal_logs_one_clean_line_per_step(tmp_path):
     for step in DEDUP_STEPS:
         lines = [line for line in ours if f"dedup: {step} done in " in line]
         assert len(lines) == 1, (step, lines)
-    counts = {step: dict(re.findall(r"(\w+)=(\d+)", next(x for x in ours if f"dedup: {step} done" in x)))
-              for step in DEDUP_STEPS}
+    counts = {
+        step: dict(re.findall(r"(\w+)=(\d+)", next(x for x in ours if f"dedup: {step} done" in x)))
+        for step in DEDUP_STEPS
+    }
     assert counts["features"]["documents"] == "41"  # 30 texts + 6 near copies + 5 exact copies (1 reject)
     assert int(counts["buckets"]["candidate_edges"]) >= int(counts["verify"]["verified_edges"]) > 0
     # stdout keeps its contract: the summary table and the last line

@@ -36,14 +36,35 @@ EOD = "<|endoftext|>"
 TRIED = Counter()  # records and runs tried, printed at the end of the test
 
 GOOD = ("good", "good_short", "dup")
-JSONL_KINDS = GOOD + ("good_bom", "good_nan", "good_crlf", "malformed", "huge_int", "surrogate_kept", "blank",
-                      "not_object", "missing", "non_string", "invalid_utf8", "empty_text", "too_large")
+JSONL_KINDS = GOOD + (
+    "good_bom",
+    "good_nan",
+    "good_crlf",
+    "malformed",
+    "huge_int",
+    "surrogate_kept",
+    "blank",
+    "not_object",
+    "missing",
+    "non_string",
+    "invalid_utf8",
+    "empty_text",
+    "too_large",
+)
 TEXT_KINDS = GOOD + ("good_crlf", "blank", "invalid_utf8", "too_large")
 PARQUET_KINDS = GOOD + ("good_nan", "missing", "empty_text")
 KINDS = {"jsonl": JSONL_KINDS, "text": TEXT_KINDS, "parquet": PARQUET_KINDS}
-BAD_REASON = {"malformed": "malformed_json", "huge_int": "malformed_json", "surrogate_kept": "invalid_utf8",
-              "not_object": "not_an_object", "missing": "missing_text_field", "non_string": "non_string_text",
-              "invalid_utf8": "invalid_utf8", "empty_text": "empty_text", "too_large": "text_too_large"}
+BAD_REASON = {
+    "malformed": "malformed_json",
+    "huge_int": "malformed_json",
+    "surrogate_kept": "invalid_utf8",
+    "not_object": "not_an_object",
+    "missing": "missing_text_field",
+    "non_string": "non_string_text",
+    "invalid_utf8": "invalid_utf8",
+    "empty_text": "empty_text",
+    "too_large": "text_too_large",
+}
 MAX_TEXT_BYTES = 2000
 
 
@@ -67,8 +88,13 @@ class Source:
         return text
 
     def reject(self, kind: str, fmt: str) -> None:
-        self.rejects["empty_line" if kind == "blank" and fmt == "jsonl" else
-                     "empty_text" if kind == "blank" else BAD_REASON[kind]] += 1
+        self.rejects[
+            "empty_line"
+            if kind == "blank" and fmt == "jsonl"
+            else "empty_text"
+            if kind == "blank"
+            else BAD_REASON[kind]
+        ] += 1
 
 
 def jsonl_line(src: Source, kind: str) -> bytes:
@@ -82,10 +108,15 @@ def jsonl_line(src: Source, kind: str) -> bytes:
         return "\ufeff".encode() + line if kind == "good_bom" else line
     src.reject(kind, "jsonl")
     return {
-        "malformed": b'{"text": "cut', "huge_int": b'{"text": "big number", "n": ' + b"7" * 5000 + b"}",
-        "surrogate_kept": b'{"text": "kept field is bad", "url": "x\\ud800y"}', "blank": b"",
-        "not_object": b"[1, 2]", "missing": b'{"title": "t"}', "non_string": b'{"text": 12}',
-        "invalid_utf8": b'{"text": "caf\xe9"}', "empty_text": b'{"text": "  "}',
+        "malformed": b'{"text": "cut',
+        "huge_int": b'{"text": "big number", "n": ' + b"7" * 5000 + b"}",
+        "surrogate_kept": b'{"text": "kept field is bad", "url": "x\\ud800y"}',
+        "blank": b"",
+        "not_object": b"[1, 2]",
+        "missing": b'{"title": "t"}',
+        "non_string": b'{"text": 12}',
+        "invalid_utf8": b'{"text": "caf\xe9"}',
+        "empty_text": b'{"text": "  "}',
         "too_large": json.dumps({"text": "z" * (MAX_TEXT_BYTES + 1)}).encode(),
     }[kind]
 
@@ -128,17 +159,25 @@ def write_file(src: Source, directory: Path, index: int, kinds: list[str], compr
 
 source_spec = st.tuples(
     st.sampled_from(["jsonl", "text", "parquet"]),
-    st.lists(st.tuples(st.sampled_from(["plain", "gz", "zst"]), st.lists(st.integers(0, 99), min_size=12,
-                                                                          max_size=60)), min_size=1, max_size=3),
+    st.lists(
+        st.tuples(st.sampled_from(["plain", "gz", "zst"]), st.lists(st.integers(0, 99), min_size=12, max_size=60)),
+        min_size=1,
+        max_size=3,
+    ),
     st.booleans(),  # a parquet source also gets a file that is not Parquet at all
 )
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
-@given(sources=st.lists(source_spec, min_size=1, max_size=3), seed=st.integers(0, 2**32 - 1),
-       splits=st.one_of(st.sampled_from(["split_bytes: 64", "split_bytes: 300", "split_bytes: 4096"]),
-                        st.integers(1, 7).map(lambda n: f"partitions: {n}")),
-       shards=st.integers(1, 3))
+@given(
+    sources=st.lists(source_spec, min_size=1, max_size=3),
+    seed=st.integers(0, 2**32 - 1),
+    splits=st.one_of(
+        st.sampled_from(["split_bytes: 64", "split_bytes: 300", "split_bytes: 4096"]),
+        st.integers(1, 7).map(lambda n: f"partitions: {n}"),
+    ),
+    shards=st.integers(1, 3),
+)
 def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, splits, shards):
     rng = random.Random(seed)
     root = Path(tempfile.mkdtemp(prefix="prop-"))

@@ -74,8 +74,10 @@ def test_report_renders_in_chromium_at_two_widths(local_reference_run: Path, tmp
         browser.call("Page.navigate", {"url": report.resolve().as_uri()})
         browser.wait_for("Page.loadEventFired")
         for width in WIDTHS:
-            browser.call("Emulation.setDeviceMetricsOverride",
-                         {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+            browser.call(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            )
             facts = browser.evaluate(PAGE_FACTS)
             assert len(facts["charts"]) >= CHARTS, facts["charts"]
             assert all(c["w"] > 50 and c["h"] > 50 and c["marks"] > 0 for c in facts["charts"]), facts["charts"]
@@ -96,19 +98,62 @@ def test_report_renders_in_chromium_at_two_widths(local_reference_run: Path, tmp
 def test_document_text_is_escaped_and_differences_are_marked() -> None:
     marked = highlight_differences("keep <b>this</b> & one word", "keep <b>this</b> & two word")
     assert marked == "keep &lt;b&gt;this&lt;/b&gt; &amp; <mark>one</mark> word"
-    doc = {"doc_id": 1, "source": "web<script>", "file": "a.jsonl", "position": 0, "characters": 30,
-           "excerpt": "<script>alert('x')</script> hello"}
-    data = {"run": "/tmp/<run>", "generated": "2026-01-01T00:00:00Z",
-            "summary": {"documents_read": 2, "rejected": 0, "duplicates_removed": 1, "survivors": 1, "written": 1,
-                        "survivor_ratio": 0.5, "rejected_ratio": 0.0, "duplicate_ratio": 0.5, "tokens": None},
-            "sources": {}, "timeline": {"stages": [], "dedup_steps": []}, "parameters": [{"key": "k", "value": "<v>"}],
-            "dedup": {"counts": {}, "cluster_size_histogram": {}, "lsh": None, "examples": {"web": {
-                "near_duplicates": [{"component": 1, "cluster_size": 2, "jaccard": 0.8, "survivor": doc,
-                                     "removed": {**doc, "excerpt": "<script>alert('y')</script> hello"}}],
-                "exact_duplicates": []}}},
-            "rejects": {"examples": {"web": {"malformed_json": [
-                {"file": "f", "position": 3, "detail": "<i>", "excerpt": "{\"text\": \"<img src=x>"}]}}},
-            "tokens": {"per_source": {}, "length_histogram": {}}, "blend": None}
+    doc = {
+        "doc_id": 1,
+        "source": "web<script>",
+        "file": "a.jsonl",
+        "position": 0,
+        "characters": 30,
+        "excerpt": "<script>alert('x')</script> hello",
+    }
+    data = {
+        "run": "/tmp/<run>",
+        "generated": "2026-01-01T00:00:00Z",
+        "summary": {
+            "documents_read": 2,
+            "rejected": 0,
+            "duplicates_removed": 1,
+            "survivors": 1,
+            "written": 1,
+            "survivor_ratio": 0.5,
+            "rejected_ratio": 0.0,
+            "duplicate_ratio": 0.5,
+            "tokens": None,
+        },
+        "sources": {},
+        "timeline": {"stages": [], "dedup_steps": []},
+        "parameters": [{"key": "k", "value": "<v>"}],
+        "dedup": {
+            "counts": {},
+            "cluster_size_histogram": {},
+            "lsh": None,
+            "examples": {
+                "web": {
+                    "near_duplicates": [
+                        {
+                            "component": 1,
+                            "cluster_size": 2,
+                            "jaccard": 0.8,
+                            "survivor": doc,
+                            "removed": {**doc, "excerpt": "<script>alert('y')</script> hello"},
+                        }
+                    ],
+                    "exact_duplicates": [],
+                }
+            },
+        },
+        "rejects": {
+            "examples": {
+                "web": {
+                    "malformed_json": [
+                        {"file": "f", "position": 3, "detail": "<i>", "excerpt": '{"text": "<img src=x>'}
+                    ]
+                }
+            }
+        },
+        "tokens": {"per_source": {}, "length_histogram": {}},
+        "blend": None,
+    }
     page = render_html(data)
     assert "<script" not in page and "<img" not in page and "<i>" not in page and "<v>" not in page
     assert "&lt;script&gt;alert(" in page and "&lt;img src=x&gt;" in page

@@ -27,7 +27,7 @@ def word_shingles(text: str, k: int) -> set[str]:
     words = re.findall(r"\w+", text.lower())
     if len(words) <= k:
         return {" ".join(words)} if words else set()
-    return {" ".join(words[i:i + k]) for i in range(len(words) - k + 1)}
+    return {" ".join(words[i : i + k]) for i in range(len(words) - k + 1)}
 
 
 def jaccard(a: str, b: str, k: int = 5) -> float:
@@ -40,8 +40,14 @@ def facts(local_reference_run: Path) -> dict:
     run = local_reference_run
     docs = {r["doc_id"]: r for r in table(run, "documents")}
     components = {r["doc_id"]: r for r in table(run, "dedup/components")}
-    return {"run": run, "docs": docs, "components": components, "edges": table(run, "dedup/edges"),
-            "rejects": table(run, "rejects"), "survivors": {r["doc_id"] for r in table(run, "dedup/survivors")}}
+    return {
+        "run": run,
+        "docs": docs,
+        "components": components,
+        "edges": table(run, "dedup/edges"),
+        "rejects": table(run, "rejects"),
+        "survivors": {r["doc_id"] for r in table(run, "dedup/survivors")},
+    }
 
 
 def _run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
@@ -67,7 +73,7 @@ def test_report_json_follows_its_schema_and_counts_what_the_tables_hold(facts):
     hist = lsh["candidate_jaccard_histogram"]["counts"]
     kept_edges = [e for e in facts["edges"] if e["jaccard"] >= lsh["threshold"]]
     assert sum(hist) >= len(kept_edges) == data["dedup"]["counts"]["verified_edges"]
-    assert sum(hist[int(lsh["threshold"] * len(hist)):]) >= len(kept_edges)
+    assert sum(hist[int(lsh["threshold"] * len(hist)) :]) >= len(kept_edges)
 
 
 def test_report_examples_are_true_survivor_member_pairs_with_their_exact_jaccard(facts):
@@ -97,8 +103,9 @@ def test_report_json_flag_prints_the_machine_summary(facts, capsys):
 
 def test_explain_a_removed_document_names_its_survivor_edges_and_shared_bands(facts, capsys):
     edges = facts["edges"]
-    doc = next(e["src"] for e in sorted(edges, key=lambda e: e["src"])
-               if facts["components"][e["src"]]["survivor"] != e["src"])
+    doc = next(
+        e["src"] for e in sorted(edges, key=lambda e: e["src"]) if facts["components"][e["src"]]["survivor"] != e["src"]
+    )
     code, out, _ = _run_cli(["explain", str(facts["run"]), str(doc), "--json"], capsys)
     info = json.loads(out)
     assert code == 0 and info["status"] == "removed"

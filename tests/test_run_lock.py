@@ -19,13 +19,20 @@ from pipeline.run.runlock import LOCK_NAME, RunLock, RunLockedError, _read_remot
 from tests.storage_fixtures import new_bucket
 
 REPO = Path(__file__).resolve().parents[1]
-HOLD = ("import sys, time; from pipeline.run.runlock import RunLock; RunLock(sys.argv[1], 'run').acquire(); "
-        "print('held', flush=True); time.sleep(120)")
+HOLD = (
+    "import sys, time; from pipeline.run.runlock import RunLock; RunLock(sys.argv[1], 'run').acquire(); "
+    "print('held', flush=True); time.sleep(120)"
+)
 
 
 def _holder(out: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], cwd=REPO, stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(out)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert proc.stdout.readline().strip() == "held"
     return proc
 
@@ -159,8 +166,7 @@ def test_remote_heartbeat_advances_and_a_lost_lock_is_noticed(bucket):
         for _attempt in range(20):  # another run breaks the lock (retried if a heartbeat lands in between)
             _, version = _read_remote(url)
             try:
-                _replace(url, json.dumps({"host": "other", "pid": 1, "since": 0, "heartbeat": 1e12}).encode(),
-                         version)
+                _replace(url, json.dumps({"host": "other", "pid": 1, "since": 0, "heartbeat": 1e12}).encode(), version)
                 break
             except FileExistsError:
                 continue

@@ -35,8 +35,11 @@ def _error_line(err: str) -> str:
 
 
 def _digests(run: Path, sub: str) -> dict[str, str]:
-    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted((run / sub).rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((run / sub).rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -95,16 +98,20 @@ def test_garbled_vocab_and_merges_files_are_one_line_config_errors(finished, cop
     assert "'tokenizer.vocab'" in err and str(bad_vocab) in err, err
     bad_merges = tmp_path / "merges.txt"
     bad_merges.write_text("#version: 0.2\nthis-line-has-no-space\n")
-    sets = ("tokenizer.train=false", f"tokenizer.vocab={finished / 'tokenizer' / 'vocab.json'}",
-            f"tokenizer.merges={bad_merges}")
+    sets = (
+        "tokenizer.train=false",
+        f"tokenizer.vocab={finished / 'tokenizer' / 'vocab.json'}",
+        f"tokenizer.merges={bad_merges}",
+    )
     assert main(_argv("tokenize", copy, *sets, extra=("--force", "tokenize"))) == 2
     err = _error_line(capsys.readouterr().err)
     assert "'tokenizer.merges'" in err and str(bad_merges) in err, err
 
 
 def test_oversampling_blend_is_a_one_line_config_error(copy, capsys):
-    code = main(_argv("merge-blend", copy, "blend.oversample=error", "blend.size=100000",
-                      extra=("--force", "merge-blend")))
+    code = main(
+        _argv("merge-blend", copy, "blend.oversample=error", "blend.size=100000", extra=("--force", "merge-blend"))
+    )
     err = _error_line(capsys.readouterr().err)
     assert code == 2 and "blend.size" in err and "oversample" in err, err
 
@@ -115,8 +122,10 @@ def test_no_documents_left_stops_before_training_a_tokenizer(spark, tmp_path, mo
     bad.write_text('{"text": \n not json\n{"other": 1}\n')
     out = tmp_path / "run"
     config = tmp_path / "c.yaml"
-    config.write_text(f"output: {out}\nsources:\n  - name: bad\n    paths: [{bad}]\n    format: jsonl\n"
-                      "tokenizer:\n  train: true\n  vocab_size: 300\n")
+    config.write_text(
+        f"output: {out}\nsources:\n  - name: bad\n    paths: [{bad}]\n    format: jsonl\n"
+        "tokenizer:\n  train: true\n  vocab_size: 300\n"
+    )
     code = main(["run", "--config", str(config), "--set", "spark.master=local[2]"])
     err = _error_line(capsys.readouterr().err)
     assert code == 1, err

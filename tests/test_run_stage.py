@@ -61,17 +61,24 @@ def test_a_stage_depends_on_exactly_its_declared_config_keys(base, name, key):
 
 def test_train_tokenizer_applies_only_when_training(base):
     assert stage("train-tokenizer").applies(load_config_text(base))
-    assert not stage("train-tokenizer").applies(load_config_text(base, ["tokenizer.train=false",
-                                                                        "tokenizer.vocab=v.json",
-                                                                        "tokenizer.merges=m.txt"]))
+    assert not stage("train-tokenizer").applies(
+        load_config_text(base, ["tokenizer.train=false", "tokenizer.vocab=v.json", "tokenizer.merges=m.txt"])
+    )
 
 
 def _results(written_web: int = 2, published: bool = True):
-    ingest = stage("ingest").result({"splits": 2, "sources": {
-        "web": {"documents_read": 5, "rejected": 1, "documents": 4, "rejects_by_reason": {"empty_text": 1}}}})
+    ingest = stage("ingest").result(
+        {
+            "splits": 2,
+            "sources": {
+                "web": {"documents_read": 5, "rejected": 1, "documents": 4, "rejects_by_reason": {"empty_text": 1}}
+            },
+        }
+    )
     dedup = stage("dedup").result({"sources": {"web": {"documents": 4, "duplicates_removed": 2, "survivors": 2}}})
-    merge = stage("merge-blend").result({"merge": {"sources": {
-        "web": {"published": published, "documents": written_web}}, "unpublished": []}})
+    merge = stage("merge-blend").result(
+        {"merge": {"sources": {"web": {"published": published, "documents": written_web}}, "unpublished": []}}
+    )
     return ingest, dedup, merge
 
 
@@ -81,13 +88,17 @@ def test_recorded_counts_become_typed_tallies():
     assert (dedup.sources["web"].read, dedup.sources["web"].removed, dedup.sources["web"].documents) == (4, 2, 2)
     assert merge.sources["web"].documents == 2 and _results(published=False)[2].sources["web"].documents == 0
     assert ingest.documents_read() == 5 and not ingest.nothing_left()
-    assert stage("dedup").result({"sources": {"web": {"documents": 3, "duplicates_removed": 3,
-                                                      "survivors": 0}}}).nothing_left()
+    assert (
+        stage("dedup")
+        .result({"sources": {"web": {"documents": 3, "duplicates_removed": 3, "survivors": 0}}})
+        .nothing_left()
+    )
 
 
 def test_accounting_balances_and_names_a_gap():
-    assert account(*_results()) == {"web": {"documents_read": 5, "rejected": 1, "duplicates_removed": 2,
-                                            "survivors": 2, "written": 2}}
+    assert account(*_results()) == {
+        "web": {"documents_read": 5, "rejected": 1, "duplicates_removed": 2, "survivors": 2, "written": 2}
+    }
     with pytest.raises(AccountingError, match="web: 2 survivors but 1 documents in megatron/"):
         account(*_results(written_web=1))
     with pytest.raises(AccountingError, match="web: 2 survivors but 0 documents"):

@@ -14,15 +14,20 @@ ROW = {"documents_read": 3, "rejected": 1, "duplicates_removed": 0, "survivors":
 def _config(tmp_path, extra: str = "", weights: tuple = (1, 2, 3)):
     data = tmp_path / "a.jsonl"
     data.write_text('{"text": "x"}\n')
-    sources = "".join(f'  - {{name: {n}, paths: ["{data}"], weight: {w}}}\n'
-                      for n, w in zip(("web", "wiki", "code"), weights, strict=True))
+    sources = "".join(
+        f'  - {{name: {n}, paths: ["{data}"], weight: {w}}}\n'
+        for n, w in zip(("web", "wiki", "code"), weights, strict=True)
+    )
     return load_config_text(f"output: {tmp_path / 'run'}\ntokenizer: {{train: true}}\n{extra}sources:\n{sources}")
 
 
 def test_summary_lists_sources_in_config_order_after_a_resume():
     # a resumed run reads its counts back from key-sorted JSON: the accounting arrives alphabetically
-    data = {"config": {"sources": [{"name": "web"}, {"name": "wiki"}, {"name": "code"}]},
-            "accounting": {"code": ROW, "web": ROW, "wiki": ROW}, "stages": {}}
+    data = {
+        "config": {"sources": [{"name": "web"}, {"name": "wiki"}, {"name": "code"}]},
+        "accounting": {"code": ROW, "web": ROW, "wiki": ROW},
+        "stages": {},
+    }
     lines = [line.split()[0] for line in summary_text(data).splitlines() if line.startswith("  ")]
     assert lines == ["web", "wiki", "code"]
 

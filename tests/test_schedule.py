@@ -31,10 +31,15 @@ def test_resolve_date():
 
 
 def test_dated_overrides_fill_every_placeholder():
-    raw = {"output": "gs://b/runs/{date}",
-           "spark": {"checkpoint_dir": "gs://b/tmp/{date}", "settings": {"spark.x": "1"}},
-           "sources": [{"name": "web", "paths": ["gs://b/raw/web/dt={date}/", "gs://b/static/"]},
-                       {"name": "books", "paths": ["gs://b/books/"]}, {"paths": ["x/{date}"]}]}
+    raw = {
+        "output": "gs://b/runs/{date}",
+        "spark": {"checkpoint_dir": "gs://b/tmp/{date}", "settings": {"spark.x": "1"}},
+        "sources": [
+            {"name": "web", "paths": ["gs://b/raw/web/dt={date}/", "gs://b/static/"]},
+            {"name": "books", "paths": ["gs://b/books/"]},
+            {"paths": ["x/{date}"]},
+        ],
+    }
     assert dated_overrides(raw, "2026-11-22") == [
         'output="gs://b/runs/2026-11-22"',
         'spark.checkpoint_dir="gs://b/tmp/2026-11-22"',
@@ -45,16 +50,26 @@ def test_dated_overrides_fill_every_placeholder():
 
 def test_a_dated_run_needs_a_dated_output():
     with pytest.raises(ScheduleError, match="output"):
-        dated_overrides({"output": "gs://b/runs/fixed", "sources": [{"name": "w", "paths": ["r/{date}"]}]},
-                        "2026-11-22")
+        dated_overrides(
+            {"output": "gs://b/runs/fixed", "sources": [{"name": "w", "paths": ["r/{date}"]}]}, "2026-11-22"
+        )
 
 
 def test_cli_argv(tmp_path):
     dated = tmp_path / "dated.yaml"
     dated.write_text('output: runs/{date}\nsources:\n  - name: web\n    paths: ["raw/dt={date}/"]\n')
     argv = cli_argv("dedup", ["--config", str(dated), "--date", "2026-11-22", "--set", "output=mine"])
-    assert argv == ["dedup", "--config", str(dated), "--set", 'output="runs/2026-11-22"',
-                    "--set", 'sources.web.paths=["raw/dt=2026-11-22/"]', "--set", "output=mine"]
+    assert argv == [
+        "dedup",
+        "--config",
+        str(dated),
+        "--set",
+        'output="runs/2026-11-22"',
+        "--set",
+        'sources.web.paths=["raw/dt=2026-11-22/"]',
+        "--set",
+        "output=mine",
+    ]
     with pytest.raises(ScheduleError, match="--date"):
         cli_argv("run", ["--config", str(dated)])
     assert job_main("run", ["--config", str(dated)]) == 2
@@ -64,14 +79,22 @@ def test_cli_argv(tmp_path):
         cli_argv("run", ["--config", str(unquoted), "--date", "2026-11-22"])
     plain = REPO / "conf" / "local.yaml"
     assert cli_argv("run", ["--config", str(plain), "--force", "dedup"]) == [
-        "run", "--config", str(plain), "--force", "dedup"]
+        "run",
+        "--config",
+        str(plain),
+        "--force",
+        "dedup",
+    ]
     with pytest.raises(ScheduleError, match="output"):
         cli_argv("run", ["--config", str(plain), "--date", "2026-11-22"])
 
 
 def _tree_hashes(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _run_job(config: Path, date: str, monkeypatch) -> int:
@@ -94,16 +117,20 @@ def test_two_scheduled_days_each_read_the_previous_day_and_leave_earlier_runs_un
         part.mkdir(parents=True)
         (part / "part-0000.jsonl").write_text("".join(chunk))
     config = tmp_path / "scheduled.yaml"
-    config.write_text(yaml.safe_dump({
-        "output": f"{tmp_path}/runs/{{date}}",
-        "spark": {"master": "local[2]"},
-        "sources": [{"name": "web", "paths": [f"{tmp_path}/raw/web/dt={{date}}/"], "keep_fields": ["url"]}],
-        "ingest": {"partitions": 2},
-        "dedup": {"num_perm": 64},
-        "tokenizer": {"train": True, "vocab_size": 300},
-        "tokenize": {"partitions": 2},
-        "blend": {"oversample": "wrap"},
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "output": f"{tmp_path}/runs/{{date}}",
+                "spark": {"master": "local[2]"},
+                "sources": [{"name": "web", "paths": [f"{tmp_path}/raw/web/dt={{date}}/"], "keep_fields": ["url"]}],
+                "ingest": {"partitions": 2},
+                "dedup": {"num_perm": 64},
+                "tokenizer": {"train": True, "vocab_size": 300},
+                "tokenize": {"partitions": 2},
+                "blend": {"oversample": "wrap"},
+            }
+        )
+    )
     runs = tmp_path / "runs"
 
     monkeypatch.setattr(schedule, "utc_now", lambda: dt.datetime(2026, 11, 22, 3, 0, tzinfo=dt.timezone.utc))
@@ -121,4 +148,4 @@ def test_two_scheduled_days_each_read_the_previous_day_and_leave_earlier_runs_un
         manifest = json.loads((runs / date / "manifest.json").read_text())
         assert f"dt={date}/" in json.dumps(manifest["config"]["sources"]), date
     assert second["megatron/web.bin"] != first["megatron/web.bin"]  # it read its own date's input
-    assert _tree_hashes(runs / "2026-11-21") == first               # byte-for-byte untouched
+    assert _tree_hashes(runs / "2026-11-21") == first  # byte-for-byte untouched

@@ -14,32 +14,43 @@ from pipeline.secrets import is_secret_setting, redact_text
 CLASS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 
 
-@pytest.mark.parametrize("key, value", [
-    ("spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net", "bXlrZXk="),
-    ("spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net", "bXlrZXk="),
-    ("spark.hadoop.fs.azure.sas.container.acct.blob.core.windows.net", "sv=2020&sig=abc"),
-    ("spark.hadoop.fs.azure.sas.fixed.token.acct.dfs.core.windows.net", "sv=2020&sig=abc"),
-    ("spark.hadoop.fs.azure.account.oauth2.client.secret.acct.dfs.core.windows.net", "s3cr3t"),
-    ("spark.hadoop.fs.s3a.secret.key", "SHH"),
-    ("spark.hadoop.fs.s3a.access.key", "AKIA0000"),
-    ("spark.hadoop.fs.s3a.session.token", "tok"),
-    ("spark.hadoop.google.cloud.auth.service.account.json.keyfile", "/keys/sa.json"),
-    ("spark.ssl.keyStorePassword", "pw"),
-    ("spark.authenticate.secret", "x"),
-    ("spark.hadoop.fs.s3a.aws.credentials.provider", "AKIA0000:notaclassname/+="),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("spark.hadoop.fs.azure.account.key.acct.blob.core.windows.net", "bXlrZXk="),
+        ("spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net", "bXlrZXk="),
+        ("spark.hadoop.fs.azure.sas.container.acct.blob.core.windows.net", "sv=2020&sig=abc"),
+        ("spark.hadoop.fs.azure.sas.fixed.token.acct.dfs.core.windows.net", "sv=2020&sig=abc"),
+        ("spark.hadoop.fs.azure.account.oauth2.client.secret.acct.dfs.core.windows.net", "s3cr3t"),
+        ("spark.hadoop.fs.s3a.secret.key", "SHH"),
+        ("spark.hadoop.fs.s3a.access.key", "AKIA0000"),
+        ("spark.hadoop.fs.s3a.session.token", "tok"),
+        ("spark.hadoop.google.cloud.auth.service.account.json.keyfile", "/keys/sa.json"),
+        ("spark.ssl.keyStorePassword", "pw"),
+        ("spark.authenticate.secret", "x"),
+        ("spark.hadoop.fs.s3a.aws.credentials.provider", "AKIA0000:notaclassname/+="),
+    ],
+)
 def test_secret_settings(key, value):
     assert is_secret_setting(key, value)
 
 
-@pytest.mark.parametrize("key, value", [
-    ("spark.hadoop.fs.s3a.aws.credentials.provider", CLASS),
-    ("spark.hadoop.fs.s3a.aws.credentials.provider", f"{CLASS}, com.amazonaws.auth.InstanceProfileCredentialsProvider"),
-    ("spark.hadoop.fs.azure.account.oauth.provider.type.acct.dfs.core.windows.net",
-     "org.apache.hadoop.fs.azurebfs.oauth2.ClientCredsTokenProvider"),
-    ("spark.sql.shuffle.partitions", "4"),
-    ("spark.driver.memory", "2g"),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("spark.hadoop.fs.s3a.aws.credentials.provider", CLASS),
+        (
+            "spark.hadoop.fs.s3a.aws.credentials.provider",
+            f"{CLASS}, com.amazonaws.auth.InstanceProfileCredentialsProvider",
+        ),
+        (
+            "spark.hadoop.fs.azure.account.oauth.provider.type.acct.dfs.core.windows.net",
+            "org.apache.hadoop.fs.azurebfs.oauth2.ClientCredsTokenProvider",
+        ),
+        ("spark.sql.shuffle.partitions", "4"),
+        ("spark.driver.memory", "2g"),
+    ],
+)
 def test_harmless_settings(key, value):
     assert not is_secret_setting(key, value)
 
@@ -47,8 +58,10 @@ def test_harmless_settings(key, value):
 def _config(tmp_path, settings: dict[str, str], output: str | None = None):
     data = tmp_path / "a.jsonl"
     data.write_text('{"text": "x"}\n')
-    config = load_config_text(f'output: "{output or tmp_path / "run"}"\ntokenizer: {{train: true}}\n'
-                              f'sources: [{{name: web, paths: ["{data}"]}}]\n')
+    config = load_config_text(
+        f'output: "{output or tmp_path / "run"}"\ntokenizer: {{train: true}}\n'
+        f'sources: [{{name: web, paths: ["{data}"]}}]\n'
+    )
     config.spark.settings.update(settings)
     return config
 
@@ -75,11 +88,14 @@ def test_manifest_never_holds_a_secret_or_a_url_password(tmp_path):
     assert "https://alice:<redacted>@example.com/data/*.jsonl" in text
 
 
-@pytest.mark.parametrize("text, secret", [
-    ("cannot list 'ftp://bob:pa55word@host/x/*.jsonl': refused", "pa55word"),
-    ("https://u:p%40ss@h.example/a and s3://k:v@bucket/b", "p%40ss"),
-    ("GET https://acct.blob.core.windows.net/c/x?sv=2020-01-01&sig=AbC%2Bdef&se=2030 failed", "AbC%2Bdef"),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("cannot list 'ftp://bob:pa55word@host/x/*.jsonl': refused", "pa55word"),
+        ("https://u:p%40ss@h.example/a and s3://k:v@bucket/b", "p%40ss"),
+        ("GET https://acct.blob.core.windows.net/c/x?sv=2020-01-01&sig=AbC%2Bdef&se=2030 failed", "AbC%2Bdef"),
+    ],
+)
 def test_url_passwords_and_signatures_are_redacted(text, secret):
     assert secret not in redact_text(text)
     assert "://" in redact_text(text)

@@ -22,9 +22,14 @@ def test_zip_holds_the_package_and_shadows_other_installs(cluster_zip: Path, tmp
     names = zipfile.ZipFile(cluster_zip).namelist()
     assert "pipeline/cli/commands.py" in names and "pipeline/cli/schedule.py" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
-    probe = subprocess.run([sys.executable, "-c", "import pipeline.cli.commands, pipeline; print(pipeline.__file__)"],
-                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(cluster_zip)},
-                           capture_output=True, text=True, check=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import pipeline.cli.commands, pipeline; print(pipeline.__file__)"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(cluster_zip)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert probe.stdout.strip().startswith(str(cluster_zip)), probe.stdout
 
 

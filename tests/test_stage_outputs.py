@@ -37,8 +37,12 @@ def run_dir(tmp_path: Path) -> Path:
 def test_an_untouched_run_verifies_and_hidden_files_are_ignored(run_dir):
     assert (run_dir / "megatron" / "web.bin").stat().st_size > 2 << 20  # head and tail samples differ
     merged, ingest = record(str(run_dir), "merge-blend"), record(str(run_dir), "ingest")
-    assert set(merged["checksums"]) == {"megatron/web.bin", "megatron/web.idx", "megatron/wiki.bin",
-                                        "megatron/wiki.idx"}
+    assert set(merged["checksums"]) == {
+        "megatron/web.bin",
+        "megatron/web.idx",
+        "megatron/wiki.bin",
+        "megatron/wiki.idx",
+    }
     assert "documents/_SUCCESS" in ingest["files"] and not any("crc" in f for f in ingest["files"])
     (run_dir / "documents" / ".part-00000-abc.snappy.parquet.crc").write_bytes(b"changed")
     assert verify(str(run_dir), "merge-blend", merged) == []

@@ -72,23 +72,54 @@ class StandaloneCluster:
     def _start(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
         log = self.root / f"{name}.log"
         with log.open("wb") as out:
-            proc = subprocess.Popen([str(SPARK_CLASS), *args], cwd=self.root, env={**self.env, **(extra_env or {})},
-                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(
+                [str(SPARK_CLASS), *args],
+                cwd=self.root,
+                env={**self.env, **(extra_env or {})},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.procs.append((name, proc, log))
 
     def start(self, workers: int) -> None:
-        self._start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                               "--port", str(self.port), "--webui-port", str(self.webui_port)])
+        self._start(
+            "master",
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.webui_port),
+            ],
+        )
         self._wait(lambda state: state is not None, "the master's web UI")
         for i in range(workers):
             work_dir = self.root / f"worker{i}"
             work_dir.mkdir()
-            self._start(f"worker{i}", ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
-                                       "--cores", "1", "--memory", "1g", "--webui-port", "0",
-                                       "--work-dir", str(work_dir)],
-                        {"SPARK_WORKER_DIR": str(work_dir)})
-        self._wait(lambda state: state is not None and self.alive_workers(state) == workers,
-                   f"{workers} registered workers")
+            self._start(
+                f"worker{i}",
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    self.url,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "1g",
+                    "--webui-port",
+                    "0",
+                    "--work-dir",
+                    str(work_dir),
+                ],
+                {"SPARK_WORKER_DIR": str(work_dir)},
+            )
+        self._wait(
+            lambda state: state is not None and self.alive_workers(state) == workers, f"{workers} registered workers"
+        )
 
     def state(self) -> dict | None:
         """The master's JSON status, or None while it is not serving."""
@@ -148,10 +179,25 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
     shutil.copytree(REPO / "pipeline" / "sample", workdir / "sample")
     relative_config = write_standalone_config(tmp_path / "conf", sample_root=".")
     out = workdir / "run"
-    done = submit_job("run", cluster_zip, relative_config, Path("run"), tmp_path / "submit",
-                      master=standalone_cluster.url, workdir=workdir,
-                      extra_args=("--executor-memory", "512m", "--total-executor-cores", "2",
-                                  "--conf", "spark.executor.cores=1", "--conf", "spark.driver.host=127.0.0.1"))
+    done = submit_job(
+        "run",
+        cluster_zip,
+        relative_config,
+        Path("run"),
+        tmp_path / "submit",
+        master=standalone_cluster.url,
+        workdir=workdir,
+        extra_args=(
+            "--executor-memory",
+            "512m",
+            "--total-executor-cores",
+            "2",
+            "--conf",
+            "spark.executor.cores=1",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+        ),
+    )
     assert package_origin(done).startswith(str(cluster_zip) + os.sep)
     assert f"outputs in {out}" in done.stdout
 

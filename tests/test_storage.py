@@ -21,8 +21,12 @@ def memory_dir():
 
 
 def test_is_local_and_resolve_agree_with_fsspec(tmp_path):
-    for path, local in ((str(tmp_path / "a"), True), (f"file://{tmp_path}/a", True),
-                        ("memory://x/a", False), ("gs://bucket/a", False)):
+    for path, local in (
+        (str(tmp_path / "a"), True),
+        (f"file://{tmp_path}/a", True),
+        ("memory://x/a", False),
+        ("gs://bucket/a", False),
+    ):
         assert storage.is_local(path) == local
     fs, inner = storage.resolve(f"file://{tmp_path}/a")
     assert inner == f"{tmp_path}/a" and fs.protocol[0] == "file"

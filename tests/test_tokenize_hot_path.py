@@ -71,12 +71,13 @@ def test_utf8_buffers_are_the_texts_bytes(large: bool) -> None:
         assert got == [t or "" for t in sliced.to_pylist()]
     chunked = pa.chunked_array([pa.array(["a", "b"]), pa.array([None, "d"])])
     data, offsets = utf8_buffers(chunked)
-    assert bytes(data[offsets[0]:offsets[-1]]) == b"abd" and offsets.tolist() == [0, 1, 2, 2, 3]
+    assert bytes(data[offsets[0] : offsets[-1]]) == b"abd" and offsets.tolist() == [0, 1, 2, 2, 3]
 
 
 def test_utf8_buffers_reject_invalid_utf8_and_non_strings() -> None:
-    bad = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(np.array([0, 1, 3], np.int32).tobytes()),
-                                                 pa.py_buffer(b"a\xc3\x28")])
+    bad = pa.Array.from_buffers(
+        pa.string(), 2, [None, pa.py_buffer(np.array([0, 1, 3], np.int32).tobytes()), pa.py_buffer(b"a\xc3\x28")]
+    )
     with pytest.raises(ValueError, match="invalid UTF-8"):
         utf8_buffers(bad)
     with pytest.raises(ValueError, match="must be a string column"):
@@ -92,8 +93,8 @@ def test_count_special_text_matches_python() -> None:
         expected = sum(1 for t in texts if t and any(s in t for s in specials))
         assert count_special_text(column, specials) == expected
         data, offsets = utf8_buffers(column)
-        assert count_special_text(column, specials, data[offsets[0]:offsets[-1]].tobytes()) == expected
-        assert count_special_text(column, specials, data[offsets[0]:offsets[-1]]) == expected  # searched in place
+        assert count_special_text(column, specials, data[offsets[0] : offsets[-1]].tobytes()) == expected
+        assert count_special_text(column, specials, data[offsets[0] : offsets[-1]]) == expected  # searched in place
     plain = pa.array(["no special", "here <|endoftext", None])
     assert count_special_text(plain, (EOT,), b"no specialhere <|endoftext") == 0
     assert count_special_text(plain, (EOT,), np.frombuffer(b"no specialhere <|endoftext", np.uint8)) == 0

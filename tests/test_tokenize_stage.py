@@ -24,8 +24,32 @@ pytestmark = pytest.mark.spark
 
 
 EOT = "<|endoftext|>"
-WORDS = ("the", "data", "pipeline", "tokenizer", "merges", "Spark", "café", "naïve", "日本語", "don't",
-         "we'll", "2024", "3.14", "x", "!!", "(", ")", "--", "über", "shard", "order", "a", "of", "to")
+WORDS = (
+    "the",
+    "data",
+    "pipeline",
+    "tokenizer",
+    "merges",
+    "Spark",
+    "café",
+    "naïve",
+    "日本語",
+    "don't",
+    "we'll",
+    "2024",
+    "3.14",
+    "x",
+    "!!",
+    "(",
+    ")",
+    "--",
+    "über",
+    "shard",
+    "order",
+    "a",
+    "of",
+    "to",
+)
 SOURCES = {"web": 60, "books": 25, "empty": 0}
 
 
@@ -43,18 +67,18 @@ def survivors() -> pa.Table:
     rows = []
     for source, n in SOURCES.items():
         for _ in range(n):
-            rows.append({"doc_id": rng.randint(-2**63, 2**63 - 1), "source": source, "text": _text(rng)})
+            rows.append({"doc_id": rng.randint(-(2**63), 2**63 - 1), "source": source, "text": _text(rng)})
     rows[3]["text"] = f"before {EOT} after, and {EOT}{EOT} twice"
     rng.shuffle(rows)
-    return pa.Table.from_pylist(rows, schema=pa.schema(
-        [("doc_id", pa.int64()), ("source", pa.string()), ("text", pa.string())]))
+    return pa.Table.from_pylist(
+        rows, schema=pa.schema([("doc_id", pa.int64()), ("source", pa.string()), ("text", pa.string())])
+    )
 
 
 @pytest.fixture(scope="module")
 def tok_dir(tmp_path_factory, survivors) -> Path:
     """A small tokenizer trained in-process (no Spark) on the survivors, saved as GPT-2 files."""
-    tok = BPETokenizer.train_from_counts(count_pretokens(survivors.column("text").to_pylist(), [EOT]),
-                                         320, [EOT])
+    tok = BPETokenizer.train_from_counts(count_pretokens(survivors.column("text").to_pylist(), [EOT]), 320, [EOT])
     out = tmp_path_factory.mktemp("tok")
     tok.save(out)
     return out
@@ -81,8 +105,9 @@ def _config(run: Path, tokenizer: str, extra: str = ""):
 def _tokenize_run(spark, root: Path, survivors, tok_dir, partitions: int, inject: bool = False):
     run = root / f"p{partitions}{'-inject' if inject else ''}"
     _write_survivors(run, survivors)
-    config = _config(run, f'vocab: "{tok_dir}/vocab.json", merges: "{tok_dir}/merges.txt"',
-                     f"tokenize: {{partitions: {partitions}}}")
+    config = _config(
+        run, f'vocab: "{tok_dir}/vocab.json", merges: "{tok_dir}/merges.txt"', f"tokenize: {{partitions: {partitions}}}"
+    )
     ctx = RunContext(config, spark=spark)
     if inject:
         spark.sparkContext.setLocalProperty(INJECT_PROPERTY, "tokenize")
@@ -102,6 +127,7 @@ def runs(spark, tmp_path_factory, survivors, tok_dir):
         if (partitions, inject) not in done:
             done[partitions, inject] = _tokenize_run(spark, root, survivors, tok_dir, partitions, inject)
         return done[partitions, inject]
+
     return get
 
 
@@ -140,8 +166,11 @@ def test_megatron_core_reads_our_tokens_in_doc_id_order(runs, survivors, tok, tm
         for ext in ("bin", "idx"):
             assert (run / "megatron" / f"{source}.{ext}").read_bytes() == (tmp_path / f"{source}.{ext}").read_bytes()
         assert merged["sources"][source]["tokens"] == sum(map(len, expected))
-    assert counts["sources"]["web"]["documents_with_special_token_text"] + \
-        counts["sources"]["books"]["documents_with_special_token_text"] == 1
+    assert (
+        counts["sources"]["web"]["documents_with_special_token_text"]
+        + counts["sources"]["books"]["documents_with_special_token_text"]
+        == 1
+    )
 
 
 def test_source_without_survivors_is_not_published(runs):
@@ -199,8 +228,9 @@ def _oracle_counts(survivors: pa.Table, min_count: int, keep: int) -> dict[bytes
 @pytest.mark.parametrize(("min_count", "keep"), [(1, 2_000_000), (2, 40)])
 def test_train_tokenizer_equals_in_process_training(spark, tmp_path, survivors, min_count, keep):
     _write_survivors(tmp_path, survivors, files=4)
-    config = _config(tmp_path, f"train: true, vocab_size: 300, min_pretoken_count: {min_count}, "
-                               f"max_distinct_pretokens: {keep}")
+    config = _config(
+        tmp_path, f"train: true, vocab_size: 300, min_pretoken_count: {min_count}, max_distinct_pretokens: {keep}"
+    )
     ctx = RunContext(config, spark=spark)
     counts = run_train_tokenizer(ctx)
     table = _oracle_counts(survivors, min_count, keep)
@@ -210,8 +240,7 @@ def test_train_tokenizer_equals_in_process_training(spark, tmp_path, survivors, 
     assert counts["pretokens_kept"] == len(table)
     assert counts["pretokens_distinct"] == len(count_pretokens(survivors.column("text").to_pylist(), [EOT]))
     assert counts["documents_sampled"] == survivors.num_rows
-    assert sorted(p.name for p in (tmp_path / "tokenizer").iterdir()) == ["merges.txt", "tokenizer.json",
-                                                                          "vocab.json"]
+    assert sorted(p.name for p in (tmp_path / "tokenizer").iterdir()) == ["merges.txt", "tokenizer.json", "vocab.json"]
 
 
 def test_sample_does_not_depend_on_partitioning(spark, tmp_path, survivors):

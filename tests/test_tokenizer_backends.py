@@ -23,8 +23,9 @@ def _build(shared_fixtures, numba: bool, **kwargs) -> BPETokenizer:
     try:
         if numba and not numba_enabled():
             pytest.skip("numba disabled (PIPELINE_TOKENIZER_NUMBA=0)")
-        return BPETokenizer.from_files(shared_fixtures / "gpt2_vocab.json", shared_fixtures / "gpt2_merges.txt",
-                                       [EOT], **kwargs)
+        return BPETokenizer.from_files(
+            shared_fixtures / "gpt2_vocab.json", shared_fixtures / "gpt2_merges.txt", [EOT], **kwargs
+        )
     finally:
         set_numba(previous)
 
@@ -51,8 +52,13 @@ def oracle(shared_fixtures):
 ALPHABET = (
     "abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 '\".,;:!?-_()[]{}<>/\\@#$%^&*+=~`|"
     "        \n\n\t\r\u00a0\u3000\u2028"
-    "äöüßéèêñçøåÆŒ" "αβγδΩЖжщЯ" "中文字漢語日本語ひらがなカタカナ한국어" "🙂👍🏽🚀🇩🇪" "\u0301\u0308\u200d\ufe0f"
-    "١٢٣४५६" "\x00\x01\x7f\x85"
+    "äöüßéèêñçøåÆŒ"
+    "αβγδΩЖжщЯ"
+    "中文字漢語日本語ひらがなカタカナ한국어"
+    "🙂👍🏽🚀🇩🇪"
+    "\u0301\u0308\u200d\ufe0f"
+    "١٢٣४५६"
+    "\x00\x01\x7f\x85"
 )
 
 
@@ -65,8 +71,21 @@ def random_texts(seed: int, n: int) -> list[str]:
         if kind == 0:
             out.append("".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 400))))
         elif kind == 1:
-            words = ["'s", "'ll", "'VE", " the", "don't", "x" * rng.randrange(60, 300), "  ", "\n \n", "42",
-                     "🙂" * rng.randrange(1, 40), "ab" * rng.randrange(1, 80), "Straße", "\t\t"]
+            words = [
+                "'s",
+                "'ll",
+                "'VE",
+                " the",
+                "don't",
+                "x" * rng.randrange(60, 300),
+                "  ",
+                "\n \n",
+                "42",
+                "🙂" * rng.randrange(1, 40),
+                "ab" * rng.randrange(1, 80),
+                "Straße",
+                "\t\t",
+            ]
             out.append("".join(rng.choice(words) for _ in range(rng.randrange(1, 60))))
         elif kind == 2:
             raw = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 600)))
@@ -145,8 +164,10 @@ def test_char_classes_equal_regex_per_code_point() -> None:
     from pipeline.tokenizer.encode import char_classes
 
     letter, number, space = (regex.compile(p).fullmatch for p in (r"\p{L}", r"\p{N}", r"\s"))
-    expected = np.array([1 if letter(c) else 2 if number(c) else 3 if space(c) else 0
-                         for c in map(chr, range(0x110000))], dtype=np.uint8)
+    expected = np.array(
+        [1 if letter(c) else 2 if number(c) else 3 if space(c) else 0 for c in map(chr, range(0x110000))],
+        dtype=np.uint8,
+    )
     classes = char_classes()
     assert classes.dtype == np.uint8 and classes.shape == (0x110000,)
     assert np.array_equal(classes, expected)
@@ -160,8 +181,11 @@ def test_numba_pretokens_equal_regex(shared_fixtures):
     from pipeline.tokenizer.pretokenize_numba import pretoken_end
 
     classes = char_classes()
-    texts = random_texts(13, 200) + [(shared_fixtures / "address.txt").read_text(encoding="utf-8")[:5000],
-                                     "'s'S'll'LL 're're've'd't'm'x ' '' ''s", " \u00a0 x\n \n\n\u3000\u3000y  "]
+    texts = random_texts(13, 200) + [
+        (shared_fixtures / "address.txt").read_text(encoding="utf-8")[:5000],
+        "'s'S'll'LL 're're've'd't'm'x ' '' ''s",
+        " \u00a0 x\n \n\n\u3000\u3000y  ",
+    ]
     for text in texts:
         data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
         cuts, p = [], 0

@@ -16,7 +16,7 @@ from pipeline.spark.worker_imports import needs_fix
 
 REPO = Path(__file__).resolve().parents[1]
 
-CHILD = textwrap.dedent('''
+CHILD = textwrap.dedent("""
     import importlib, os, sys, time, zipfile, zipimport
     from pipeline.spark.worker_imports import skip_unchanged_zip_rescans
 
@@ -47,13 +47,19 @@ CHILD = textwrap.dedent('''
     importlib.invalidate_caches()
     import second
     print("rewritten_reads", len(reads), second.NAME)
-''')
+""")
 
 
 def run_child(tmp_path: Path) -> dict[str, list[str]]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "mods.zip")], env=env,
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path / "mods.zip")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     return {line.split()[0]: line.split()[1:] for line in out.splitlines()}
 
 

@@ -37,8 +37,9 @@ def _replace(node: Any, old: str, new: str) -> Any:
     return node.replace(old, new) if isinstance(node, str) else node
 
 
-def render(artifacts: str, bucket: str, config: str, template: Path = TEMPLATE,
-           index: str | None = None) -> dict[str, Any]:
+def render(
+    artifacts: str, bucket: str, config: str, template: Path = TEMPLATE, index: str | None = None
+) -> dict[str, Any]:
     """The template as a mapping, ready for import."""
     if not artifacts.startswith("gs://"):
         raise ValueError(f"--artifacts {artifacts!r}: expected gs://BUCKET/PREFIX")

@@ -64,8 +64,9 @@ def normalize_weights(weights: Sequence[float] | np.ndarray) -> np.ndarray:
     return normalized
 
 
-def _check_args(w: np.ndarray, size: int, sizes: Sequence[int] | np.ndarray | None, mode: str,
-                oversample: str) -> np.ndarray | None:
+def _check_args(
+    w: np.ndarray, size: int, sizes: Sequence[int] | np.ndarray | None, mode: str, oversample: str
+) -> np.ndarray | None:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if oversample not in OVERSAMPLE:
@@ -89,11 +90,11 @@ def _label(i: int, names: Sequence[str] | None) -> str:
     return f"dataset {i} ({names[i]!r})" if names is not None else f"dataset {i}"
 
 
-def _raise_oversample(over: dict[int, str], sizes: np.ndarray, size: int, w: np.ndarray,
-                      names: Sequence[str] | None) -> None:
+def _raise_oversample(
+    over: dict[int, str], sizes: np.ndarray, size: int, w: np.ndarray, names: Sequence[str] | None
+) -> None:
     parts = [
-        f"{_label(i, names)} has {sizes[i]} samples but a blend of S={size} at weight {w[i]:.6g} "
-        f"asks it for {demand}"
+        f"{_label(i, names)} has {sizes[i]} samples but a blend of S={size} at weight {w[i]:.6g} asks it for {demand}"
         for i, demand in over.items()
     ]
     raise OversampleError(
@@ -102,8 +103,9 @@ def _raise_oversample(over: dict[int, str], sizes: np.ndarray, size: int, w: np.
     )
 
 
-def _check_demand(w: np.ndarray, size: int, sizes: np.ndarray, fixed: bool, names: Sequence[str] | None,
-                  wrap: bool) -> None:
+def _check_demand(
+    w: np.ndarray, size: int, sizes: np.ndarray, fixed: bool, names: Sequence[str] | None, wrap: bool
+) -> None:
     """Fail before building when a dataset's demand exceeds its size (exact, see module doc).
 
     Bounds: a dataset is picked only when its deficit is the maximum, which is >= the mean >= 0,
@@ -124,8 +126,9 @@ def _check_demand(w: np.ndarray, size: int, sizes: np.ndarray, fixed: bool, name
         if bad:
             _raise_oversample(bad, sizes, size, w, names)
         return
-    certain = {i: f"at least {max(lo[i], sizes[i] + 1)} (about {expected[i]:.1f})"
-               for i in range(n) if lo[i] > sizes[i]}
+    certain = {
+        i: f"at least {max(lo[i], sizes[i] + 1)} (about {expected[i]:.1f})" for i in range(n) if lo[i] > sizes[i]
+    }
     if certain:
         _raise_oversample(certain, sizes, size, w, names)
     if np.all(hi <= sizes):
@@ -179,8 +182,8 @@ def build_blending_indices(
     if size_arr is not None and oversample == "wrap":
         safe = np.maximum(size_arr, 1)  # empty datasets were proven unused by _check_demand
         for lo in range(0, size, chunk):
-            part = dataset_sample_index[lo:lo + chunk]
-            np.remainder(part, safe[dataset_index[lo:lo + chunk]], out=part)
+            part = dataset_sample_index[lo : lo + chunk]
+            np.remainder(part, safe[dataset_index[lo : lo + chunk]], out=part)
     return dataset_index, dataset_sample_index
 
 
@@ -188,7 +191,7 @@ def dataset_counts(dataset_index: np.ndarray, num_datasets: int, chunk: int = 1 
     """Samples each dataset contributes to the blend (int64, length ``num_datasets``), in chunks."""
     counts = np.zeros(num_datasets, dtype=np.int64)
     for lo in range(0, len(dataset_index), chunk):
-        counts += np.bincount(dataset_index[lo:lo + chunk], minlength=num_datasets)[:num_datasets]
+        counts += np.bincount(dataset_index[lo : lo + chunk], minlength=num_datasets)[:num_datasets]
     return counts
 
 

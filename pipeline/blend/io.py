@@ -87,8 +87,16 @@ def write_blend(
     """
     if len(dataset_index) != len(dataset_sample_index):
         raise ValueError("dataset_index and dataset_sample_index differ in length")
-    doc = blend_document(dataset_index, sources=sources, prefixes=prefixes, weights=weights,
-                         sizes=sizes, mode=mode, oversample=oversample, left_out=left_out)
+    doc = blend_document(
+        dataset_index,
+        sources=sources,
+        prefixes=prefixes,
+        weights=weights,
+        sizes=sizes,
+        mode=mode,
+        oversample=oversample,
+        left_out=left_out,
+    )
     output, options = os.fspath(output), storage_options or {}
     fs, root = storage.resolve(output, **options)
     fs.makedirs(root, exist_ok=True)

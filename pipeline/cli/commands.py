@@ -26,12 +26,25 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("run", *STAGE_NAMES):
         p = sub.add_parser(name, help="every stage in order" if name == "run" else f"only the {name} stage")
         p.add_argument("--config", required=True, help="YAML config: local path, gs:// or s3://")
-        p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                       help="override a config value, e.g. --set dedup.threshold=0.8 (repeatable)")
-        p.add_argument("--force", metavar="STAGE", choices=STAGE_NAMES,
-                       help="recompute this stage and every stage after it (finished stages are reused)")
-        p.add_argument("--break-lock", action="store_true",
-                       help="take over the output's run lock on gs:// or s3:// even if its holder looks alive")
+        p.add_argument(
+            "--set",
+            dest="overrides",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="override a config value, e.g. --set dedup.threshold=0.8 (repeatable)",
+        )
+        p.add_argument(
+            "--force",
+            metavar="STAGE",
+            choices=STAGE_NAMES,
+            help="recompute this stage and every stage after it (finished stages are reused)",
+        )
+        p.add_argument(
+            "--break-lock",
+            action="store_true",
+            help="take over the output's run lock on gs:// or s3:// even if its holder looks alive",
+        )
         p.add_argument("--debug", action="store_true", help="print the traceback of an error (or PIPELINE_DEBUG=1)")
         add_log_level(p)
     p = sub.add_parser("inspect", help="counts, token histogram and decoded samples of a dataset prefix")
@@ -49,9 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_log_level(parser: argparse.ArgumentParser) -> None:
     """``--log-level``: what the ``pipeline`` logger writes to stderr (default INFO, or $PIPELINE_LOG_LEVEL)."""
-    parser.add_argument("--log-level", type=str.upper, choices=LEVELS,
-                        help="progress and warnings on stderr: DEBUG, INFO (default), WARNING or ERROR; "
-                             "or PIPELINE_LOG_LEVEL")
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LEVELS,
+        help="progress and warnings on stderr: DEBUG, INFO (default), WARNING or ERROR; or PIPELINE_LOG_LEVEL",
+    )
 
 
 def prepare(config_path: str, overrides: list[str]) -> PipelineConfig:

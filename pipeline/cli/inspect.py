@@ -72,8 +72,11 @@ def _print_report(info: dict, out, origins: dict[int, dict] | None = None) -> No
     print(f"tokens    {info['tokens']:,}", file=out)
     stats = info["document_length"]
     if stats:
-        print("tokens per document: " + ", ".join(
-            f"{k} {v:,.1f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in stats.items()), file=out)
+        print(
+            "tokens per document: "
+            + ", ".join(f"{k} {v:,.1f}" if isinstance(v, float) else f"{k} {v:,}" for k, v in stats.items()),
+            file=out,
+        )
     hist = info["length_histogram"]
     if hist:
         print("token-length histogram (tokens per document):", file=out)
@@ -96,8 +99,11 @@ def inspect_main(prefix: str, tokenizer_dir: str | None = None, n_samples: int =
     prefix = _strip_suffix(prefix)
     missing = [p for p in (f"{prefix}.idx", f"{prefix}.bin") if not storage.exists(p)]
     if missing:
-        print(f"error: no IndexedDataset at prefix {prefix!r}: {', '.join(missing)} not found "
-              "(give the path without .bin/.idx, e.g. <run>/megatron/<source>)", file=sys.stderr)
+        print(
+            f"error: no IndexedDataset at prefix {prefix!r}: {', '.join(missing)} not found "
+            "(give the path without .bin/.idx, e.g. <run>/megatron/<source>)",
+            file=sys.stderr,
+        )
         return 2
     try:
         report = validate(prefix)
@@ -112,7 +118,8 @@ def inspect_main(prefix: str, tokenizer_dir: str | None = None, n_samples: int =
             print(f"error: cannot load the tokenizer in {tokenizer_dir!r}: {exc}", file=sys.stderr)
             return 2
     info = describe_dataset(prefix, decode=decode, n_samples=n_samples)
-    print(f"valid: {report.documents:,} documents, {report.tokens:,} tokens, {report.bin_bytes:,} bytes",
-          file=sys.stdout)
+    print(
+        f"valid: {report.documents:,} documents, {report.tokens:,} tokens, {report.bin_bytes:,} bytes", file=sys.stdout
+    )
     _print_report(info, sys.stdout, trace_documents(prefix, [s["document"] for s in info["samples"]]))
     return 0

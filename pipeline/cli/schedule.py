@@ -72,8 +72,10 @@ def dated_overrides(raw: dict[str, Any], date: str) -> list[str]:
 
     walk(raw, "")
     if not any(o.startswith("output=") for o in overrides):
-        raise ScheduleError(f"--date {date}: the config's output has no {PLACEHOLDER} placeholder, so "
-                            "every date would share one run directory; use e.g. output: gs://b/runs/{date}")
+        raise ScheduleError(
+            f"--date {date}: the config's output has no {PLACEHOLDER} placeholder, so "
+            "every date would share one run directory; use e.g. output: gs://b/runs/{date}"
+        )
     return overrides
 
 
@@ -115,13 +117,15 @@ def cli_argv(command: str, argv: list[str]) -> list[str]:
     try:
         raw = yaml.safe_load(read_text(args.config)) or {}
     except yaml.YAMLError as exc:
-        raise ScheduleError(f"{args.config} is not valid YAML (quote values with {PLACEHOLDER} inside "
-                            f"[...] lists): {exc}") from None
+        raise ScheduleError(
+            f"{args.config} is not valid YAML (quote values with {PLACEHOLDER} inside [...] lists): {exc}"
+        ) from None
     if args.date is not None:
         dated = [arg for o in dated_overrides(raw, resolve_date(args.date)) for arg in ("--set", o)]
     elif _dated_keys(raw):
-        raise ScheduleError(f"{args.config} has {PLACEHOLDER} placeholders: pass --date YYYY-MM-DD "
-                            "(or 'yesterday'/'today')")
+        raise ScheduleError(
+            f"{args.config} has {PLACEHOLDER} placeholders: pass --date YYYY-MM-DD (or 'yesterday'/'today')"
+        )
     else:
         dated = []
     return [command, "--config", args.config, *dated, *rest]

@@ -203,8 +203,11 @@ def _check_field(fld: dataclasses.Field, value: Any, key: str) -> None:
     if "choices" in meta and value not in meta["choices"]:
         raise ConfigError(key, f"must be one of {', '.join(meta['choices'])}; got {value!r}")
     if "pattern" in meta and not re.fullmatch(meta["pattern"], str(value)):
-        raise ConfigError(key, f"{value!r} is not a valid name (a letter or digit, then letters, digits, '_', '.', "
-                          "'-'; no spaces or line breaks)")
+        raise ConfigError(
+            key,
+            f"{value!r} is not a valid name (a letter or digit, then letters, digits, '_', '.', "
+            "'-'; no spaces or line breaks)",
+        )
     if "check" in meta and not meta["check"](value):
         raise ConfigError(key, f"{meta['why']}; got {value!r}")
 
@@ -230,8 +233,9 @@ def _check_whole(config: PipelineConfig) -> None:
         try:
             optimal_bands(d.threshold, d.num_perm)
         except ValueError as exc:
-            raise ConfigError("dedup.threshold",
-                              f"no bands/rows for it ({exc}); set dedup.bands and dedup.rows") from None
+            raise ConfigError(
+                "dedup.threshold", f"no bands/rows for it ({exc}); set dedup.bands and dedup.rows"
+            ) from None
     _check_blend_weights(config)
     _check_references(config)
     t = config.tokenizer
@@ -251,8 +255,10 @@ def _check_references(config: PipelineConfig) -> None:
             raise ConfigError(f"decontaminate.references.{i}.name", f"duplicate reference name {name!r}")
     index = config.dedup.index
     if index and config.output and index.rstrip("/").startswith(config.output.rstrip("/") + "/"):
-        raise ConfigError("dedup.index", "must be outside the run directory (it outlives the run and is shared "
-                          "by every scheduled run)")
+        raise ConfigError(
+            "dedup.index",
+            "must be outside the run directory (it outlives the run and is shared by every scheduled run)",
+        )
     if index and index.rstrip("/") == config.output.rstrip("/"):
         raise ConfigError("dedup.index", "must not be the run directory itself")
     if index and not config.dedup.enabled:
@@ -284,8 +290,11 @@ def blend_weights_by_source(config: PipelineConfig) -> dict[str, float] | None:
         raise ConfigError("blend.weights", f"names unknown sources {unknown}")
     missing = [s.name for s in config.sources if s.name not in names]
     if missing:
-        raise ConfigError("blend.weights", f"needs a positive weight for every source; missing {missing} "
-                          "(remove a source from sources to leave it out)")
+        raise ConfigError(
+            "blend.weights",
+            f"needs a positive weight for every source; missing {missing} "
+            "(remove a source from sources to leave it out)",
+        )
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise ConfigError("blend.weights", f"names a source more than once: {repeated}")

@@ -26,8 +26,10 @@ def _check(predicate, why: str) -> dict[str, Any]:
 
 def _int_in(low: int, high: int, optional: bool = False) -> dict[str, Any]:
     """An integer in [low, high] (or None when ``optional``)."""
-    return _check(lambda v: (optional and v is None) or (v is not None and low <= v <= high),
-                  f"must be an integer in [{low}, {high}]")
+    return _check(
+        lambda v: (optional and v is None) or (v is not None and low <= v <= high),
+        f"must be an integer in [{low}, {high}]",
+    )
 
 
 @dataclass
@@ -39,11 +41,15 @@ class SourceConfig:
     format: str = field(default="jsonl", metadata=_choices("jsonl", "parquet", "text"))
     text_field: str = "text"
     keep_fields: list[str] = field(default_factory=list)
-    weight: float | None = field(default=None, metadata=_check(
-        lambda v: v is None or (math.isfinite(v) and v > 0),
-        "must be finite and > 0 (or omitted: proportional to size)"))
+    weight: float | None = field(
+        default=None,
+        metadata=_check(
+            lambda v: v is None or (math.isfinite(v) and v > 0),
+            "must be finite and > 0 (or omitted: proportional to size)",
+        ),
+    )
     text_unit: str = field(default="line", metadata=_choices("line", "file"))
-    priority: int = field(default=0, metadata=_int_in(-2**62, 2**62))
+    priority: int = field(default=0, metadata=_int_in(-(2**62), 2**62))
 
 
 @dataclass
@@ -90,8 +96,12 @@ class DedupConfig:
     # at most this many verified edges: components on the driver (union-find); 0 = always distributed
     local_components_max_edges: int = field(default=2_000_000, metadata=_int_in(0, INT32_MAX))
     survivor: str = field(default="min_id", metadata=_choices("min_id", "priority", "longest"))
-    index: str | None = field(default=None, metadata=_check(
-        lambda v: v is None or _index_location(v), "must be a local path, gs://bucket/... or s3://bucket/..."))
+    index: str | None = field(
+        default=None,
+        metadata=_check(
+            lambda v: v is None or _index_location(v), "must be a local path, gs://bucket/... or s3://bucket/..."
+        ),
+    )
 
 
 def _index_location(path: str) -> bool:

@@ -13,8 +13,15 @@ import pyarrow as pa
 from pipeline.decontaminate.ngrams import ReferenceTable, contamination, ngram_hashes
 
 REFERENCE_NGRAM_SCHEMA = pa.schema([("reference", pa.string()), ("hash", pa.int64()), ("ngram", pa.string())])
-MATCH_SCHEMA = pa.schema([("doc_id", pa.int64()), ("source", pa.string()), ("reference", pa.string()),
-                          ("matches", pa.int64()), ("ngram", pa.string())])
+MATCH_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("source", pa.string()),
+        ("reference", pa.string()),
+        ("matches", pa.int64()),
+        ("ngram", pa.string()),
+    ]
+)
 DOC_NGRAM_SCHEMA = pa.schema([("doc_id", pa.int64()), ("hash", pa.int64())])
 
 
@@ -37,12 +44,15 @@ def reference_ngrams(batches: Iterator[pa.RecordBatch], n: int) -> Iterator[pa.R
             refs.extend([name] * len(h))
             hashes.extend(h.view(np.int64).tolist())
             grams.extend(g)
-        yield pa.RecordBatch.from_arrays([pa.array(refs, pa.string()), pa.array(hashes, pa.int64()),
-                                          pa.array(grams, pa.string())], schema=REFERENCE_NGRAM_SCHEMA)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(refs, pa.string()), pa.array(hashes, pa.int64()), pa.array(grams, pa.string())],
+            schema=REFERENCE_NGRAM_SCHEMA,
+        )
 
 
-def contaminated_docs(batches: Iterator[pa.RecordBatch], table: ReferenceTable, n: int,
-                      min_matches: int) -> Iterator[pa.RecordBatch]:
+def contaminated_docs(
+    batches: Iterator[pa.RecordBatch], table: ReferenceTable, n: int, min_matches: int
+) -> Iterator[pa.RecordBatch]:
     """(doc_id, source, text) -> (doc_id, source, reference, matches, ngram) of contaminated documents only.
 
     ``table`` holds every reference n-gram (the broadcast path); ``ngram`` is one shared n-gram.
@@ -56,9 +66,11 @@ def contaminated_docs(batches: Iterator[pa.RecordBatch], table: ReferenceTable, 
             if found is None:
                 continue
             ref, count, example = found
-            for key, value in zip(MATCH_SCHEMA.names, (doc, source, table.names[ref], count,
-                                                       grams[int(np.searchsorted(hashes, np.uint64(example)))]),
-                                  strict=True):
+            for key, value in zip(
+                MATCH_SCHEMA.names,
+                (doc, source, table.names[ref], count, grams[int(np.searchsorted(hashes, np.uint64(example)))]),
+                strict=True,
+            ):
                 cols[key].append(value)
         yield pa.RecordBatch.from_pydict(cols, schema=MATCH_SCHEMA)
 
@@ -72,5 +84,6 @@ def doc_ngrams(batches: Iterator[pa.RecordBatch], n: int) -> Iterator[pa.RecordB
             ids.extend([doc] * len(h))
             hashes.append(h.view(np.int64))
         flat = np.concatenate(hashes) if hashes else np.zeros(0, np.int64)
-        yield pa.RecordBatch.from_arrays([pa.array(ids, pa.int64()), pa.array(flat, pa.int64())],
-                                         schema=DOC_NGRAM_SCHEMA)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(ids, pa.int64()), pa.array(flat, pa.int64())], schema=DOC_NGRAM_SCHEMA
+        )

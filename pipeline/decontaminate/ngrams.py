@@ -18,7 +18,7 @@ def word_ngrams(text: str, n: int) -> list[str]:
     if n < 1:
         raise ValueError(f"ngram must be >= 1, got {n}")
     words = tokens(text)
-    return [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)]
 
 
 def hash_ngram(ngram: str) -> int:

@@ -39,11 +39,14 @@ def read_references(ctx: RunContext) -> tuple[DataFrame, dict[str, dict]]:
     try:
         files = source_files(shadow)
     except ConfigError as exc:  # name the reference's key, not a source's
-        raise ConfigError(exc.key.replace("sources.", "decontaminate.references.", 1),
-                          str(exc).split("': ", 1)[-1]) from None
+        raise ConfigError(
+            exc.key.replace("sources.", "decontaminate.references.", 1), str(exc).split("': ", 1)[-1]
+        ) from None
     splits = plan_splits(shadow, files)
-    rules = {r.name: RecordRules(r.text_field, (), cfg.ingest.max_text_bytes, cfg.ingest.excerpt_chars)
-             for r in shadow.sources}
+    rules = {
+        r.name: RecordRules(r.text_field, (), cfg.ingest.max_text_bytes, cfg.ingest.excerpt_chars)
+        for r in shadow.sources
+    }
     units = {r.name: r.text_unit for r in shadow.sources}
     split_df = ctx.spark.createDataFrame([s.as_row() for s in splits], SPLIT_SCHEMA).repartition(len(splits))
     records = split_df.mapInArrow(lambda it: records_to_batches(it, rules, units, "all"), spark_schema(RECORD_SCHEMA))
@@ -70,11 +73,15 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
         lookup = "broadcast"
         rows = distinct.select("reference", "hash").collect()
         index = {name: i for i, name in enumerate(names)}
-        table = ReferenceTable(np.array([r["hash"] for r in rows], np.int64).view(np.uint64),
-                               np.array([index[r["reference"]] for r in rows], np.int32), names)
+        table = ReferenceTable(
+            np.array([r["hash"] for r in rows], np.int64).view(np.uint64),
+            np.array([index[r["reference"]] for r in rows], np.int32),
+            names,
+        )
         shared = spark.sparkContext.broadcast(table)
         found = docs.select("doc_id", "source", "text").mapInArrow(
-            lambda it: contaminated_docs(iter(it), shared.value, n, cfg.min_matches), MATCH_DDL)
+            lambda it: contaminated_docs(iter(it), shared.value, n, cfg.min_matches), MATCH_DDL
+        )
     else:
         lookup = "join"
         found = _joined_matches(docs, distinct, cfg.min_matches, n)
@@ -89,24 +96,39 @@ def _joined_matches(docs: DataFrame, ref_ngrams: DataFrame, min_matches: int, n:
     """The shuffle path: doc n-gram hashes joined with the reference table, counted per (doc, reference)."""
     doc_hashes = docs.select("doc_id", "text").mapInArrow(lambda it: doc_ngrams(iter(it), n), "doc_id long, hash long")
     pairs = doc_hashes.join(ref_ngrams.select("reference", "hash", "ngram"), "hash")
-    per_ref = pairs.groupBy("doc_id", "reference").agg(F.count("*").alias("matches"),
-                                                       F.min(F.struct("hash", "ngram")).alias("first"))
+    per_ref = pairs.groupBy("doc_id", "reference").agg(
+        F.count("*").alias("matches"), F.min(F.struct("hash", "ngram")).alias("first")
+    )
     per_ref = per_ref.where(F.col("matches") >= min_matches)
     best = Window.partitionBy("doc_id").orderBy(F.desc("matches"), "reference")
     top = per_ref.withColumn("rank", F.row_number().over(best)).where("rank = 1")
     return top.join(docs.select("doc_id", "source"), "doc_id").select(
-        "doc_id", "source", "reference", "matches", F.col("first.ngram").alias("ngram"))
+        "doc_id", "source", "reference", "matches", F.col("first.ngram").alias("ngram")
+    )
 
 
 def _section(found: DataFrame, stats: dict, names: list[str], ngrams: int, lookup: str) -> dict:
     """The report's ``decontamination`` section: per reference, documents removed and a few examples."""
-    per_ref = {name: {"documents_removed": 0, "texts": stats[name]["texts"], "rejected": stats[name]["rejected"],
-                      "short_texts": stats[name].get("short_texts", 0), "examples": []} for name in names}
+    per_ref = {
+        name: {
+            "documents_removed": 0,
+            "texts": stats[name]["texts"],
+            "rejected": stats[name]["rejected"],
+            "short_texts": stats[name].get("short_texts", 0),
+            "examples": [],
+        }
+        for name in names
+    }
     for row in found.groupBy("reference").count().collect():
         per_ref[row["reference"]]["documents_removed"] = row["count"]
     ranked = Window.partitionBy("reference").orderBy("doc_id")
-    for row in found.withColumn("i", F.row_number().over(ranked)).where(F.col("i") <= EXAMPLES).orderBy(
-            "reference", "doc_id").collect():
+    for row in (
+        found.withColumn("i", F.row_number().over(ranked))
+        .where(F.col("i") <= EXAMPLES)
+        .orderBy("reference", "doc_id")
+        .collect()
+    ):
         per_ref[row["reference"]]["examples"].append(
-            {"doc_id": row["doc_id"], "source": row["source"], "matches": row["matches"], "ngram": row["ngram"]})
+            {"doc_id": row["doc_id"], "source": row["source"], "matches": row["matches"], "ngram": row["ngram"]}
+        )
     return {"references": per_ref, "reference_ngrams": ngrams, "lookup": lookup}

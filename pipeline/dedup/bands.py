@@ -71,9 +71,7 @@ def band_keys(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
     block = sig[:, : bands * rows].reshape(n, bands, rows)
     if sig.dtype == np.uint32:
         lanes = [block[:, :, j].astype(np.uint64) for j in range(rows)]
-        lanes = [
-            lanes[j] | (lanes[j + 1] << np.uint64(32)) if j + 1 < rows else lanes[j] for j in range(0, rows, 2)
-        ]
+        lanes = [lanes[j] | (lanes[j + 1] << np.uint64(32)) if j + 1 < rows else lanes[j] for j in range(0, rows, 2)]
     else:
         lanes = [block[:, :, j] for j in range(rows)]
     band_index = np.arange(bands, dtype=np.uint64)

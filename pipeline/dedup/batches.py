@@ -37,8 +37,15 @@ class LshParams:
     rows: int
 
 
-FEATURE_SCHEMA = pa.schema([("doc_id", pa.int64()), ("ntokens", pa.int64()), ("h1", pa.int64()),
-                            ("h2", pa.int64()), ("keys", pa.list_(pa.int64()))])
+FEATURE_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("ntokens", pa.int64()),
+        ("h1", pa.int64()),
+        ("h2", pa.int64()),
+        ("keys", pa.list_(pa.int64())),
+    ]
+)
 
 
 def _content_hash(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -48,8 +55,9 @@ def _content_hash(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return halves[:, 0], halves[:, 1]
 
 
-def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: int,
-                 carry: tuple[str, ...] = ()) -> Iterator[pa.RecordBatch]:
+def doc_features(
+    batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: int, carry: tuple[str, ...] = ()
+) -> Iterator[pa.RecordBatch]:
     """(doc_id, text, *carry) -> (doc_id, token count, content hash, band keys, *carry); one pass over each text.
 
     Documents with fewer than ``min_tokens`` tokens get no band keys (null): they are never hashed
@@ -71,9 +79,16 @@ def doc_features(batches: Iterator[pa.RecordBatch], p: LshParams, min_tokens: in
         keys = _key_lists(band, eligible, len(texts))
         carried = [batch.schema.field(name) for name in carry]
         yield pa.RecordBatch.from_arrays(
-            [batch.column("doc_id"), pa.array(ntok), pa.array(h1), pa.array(h2), keys,
-             *[batch.column(name) for name in carry]],
-            schema=pa.schema([*FEATURE_SCHEMA, *carried]) if carried else FEATURE_SCHEMA)
+            [
+                batch.column("doc_id"),
+                pa.array(ntok),
+                pa.array(h1),
+                pa.array(h2),
+                keys,
+                *[batch.column(name) for name in carry],
+            ],
+            schema=pa.schema([*FEATURE_SCHEMA, *carried]) if carried else FEATURE_SCHEMA,
+        )
 
 
 def _key_lists(band: np.ndarray, rows: np.ndarray, n: int) -> pa.ListArray:
@@ -84,12 +99,12 @@ def _key_lists(band: np.ndarray, rows: np.ndarray, n: int) -> pa.ListArray:
     np.cumsum(lengths, out=offsets[1:])
     present = np.zeros(n, dtype=bool)
     present[rows] = True
-    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(band.reshape(-1), pa.int64()),
-                                    mask=pa.array(~present))
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(band.reshape(-1), pa.int64()), mask=pa.array(~present))
 
 
-def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
-                  max_shingles: int | None) -> Iterator[pa.RecordBatch]:
+def star_jaccards(
+    batches: Iterator[pa.RecordBatch], ngram: int, shingle: str, max_shingles: int | None
+) -> Iterator[pa.RecordBatch]:
     """(head, role, doc_id, text) rows sorted by (head, role) -> (src, dst=head, exact Jaccard).
 
     Each star arrives as its head (role 0) followed by its members (role 1), possibly across batch
@@ -108,8 +123,9 @@ def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
         # position (in ``texts``) of the head row each row belongs to: the last role-0 row at or before it
         own = np.where(roles == 0, np.arange(len(roles)) + shift, -1)
         head_pos = np.maximum(np.maximum.accumulate(own), shift - 1) if len(own) else own  # 0: the carried head
-        head_ids = np.where(head_pos >= shift, heads[np.maximum(head_pos - shift, 0)],
-                            -1 if carried is None else carried[0])
+        head_ids = np.where(
+            head_pos >= shift, heads[np.maximum(head_pos - shift, 0)], -1 if carried is None else carried[0]
+        )
         members = np.flatnonzero(roles == 1)
         if (head_pos[members] < 0).any() or (heads[members] != head_ids[members]).any():
             bad = heads[members][(head_pos[members] < 0) | (heads[members] != head_ids[members])][0]
@@ -118,5 +134,7 @@ def star_jaccards(batches: Iterator[pa.RecordBatch], ngram: int, shingle: str,
         starts = np.flatnonzero(roles == 0)
         if len(starts):
             carried = (int(heads[starts[-1]]), texts[starts[-1] + shift])
-        yield pa.RecordBatch.from_arrays([pa.array(docs[members], pa.int64()), pa.array(heads[members], pa.int64()),
-                                          pa.array(values, pa.float64())], schema=PAIR_SCHEMA)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(docs[members], pa.int64()), pa.array(heads[members], pa.int64()), pa.array(values, pa.float64())],
+            schema=PAIR_SCHEMA,
+        )

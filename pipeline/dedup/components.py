@@ -87,8 +87,7 @@ def connected_components(
     if engine == "graphframes":
         from pipeline.dedup.graphframes_engine import graphframes_components
 
-        return graphframes_components(edges, checkpoint_interval=checkpoint_interval,
-                                      hub_threshold=hub_threshold)
+        return graphframes_components(edges, checkpoint_interval=checkpoint_interval, hub_threshold=hub_threshold)
     return star_components(edges, checkpoint_interval, max_iterations, hub_threshold).labels
 
 
@@ -165,8 +164,12 @@ def node_table(edges: DataFrame) -> DataFrame:
     return (
         per_end.groupBy("node")
         .agg(F.min("cand").alias("m"), F.sum("inc").alias("indeg"), F.count(F.lit(1)).alias("deg"))
-        .select("node", "m", F.col("indeg").cast("long").alias("indeg"),
-                (F.col("deg") - F.col("indeg")).cast("long").alias("outdeg"))
+        .select(
+            "node",
+            "m",
+            F.col("indeg").cast("long").alias("indeg"),
+            (F.col("deg") - F.col("indeg")).cast("long").alias("outdeg"),
+        )
     )
 
 

@@ -24,9 +24,7 @@ def normalize_edges(edges: DataFrame) -> DataFrame:
     )
 
 
-def hub_split_join(
-    big: DataFrame, key: str, table: DataFrame, values: list[str], is_hub: Column | None
-) -> DataFrame:
+def hub_split_join(big: DataFrame, key: str, table: DataFrame, values: list[str], is_hub: Column | None) -> DataFrame:
     """Inner join ``big`` (many rows per key) with ``table`` (one row per key), adding ``values``.
 
     With ``is_hub`` (a condition on ``table``), rows of ``big`` whose key is a hub take their values

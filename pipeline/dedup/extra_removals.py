@@ -46,7 +46,8 @@ class ExtraRemovals:
     def _remove_stale_tables(self) -> None:
         """Drop this module's tables left by an earlier run of the stage with another config."""
         stale = ([] if self.ctx.config.decontaminate.references else ["contaminated"]) + (
-            [] if self.plan.index else ["earlier_matches", "earlier_runs", "index_entries"])
+            [] if self.plan.index else ["earlier_matches", "earlier_runs", "index_entries"]
+        )
         for name in stale:
             storage.remove(self.ctx.path("dedup", name))
 
@@ -81,23 +82,24 @@ class ExtraRemovals:
             return survivors
         spark = self.ctx.spark
         if self.matches is None:
-            earlier = spark.createDataFrame([], "doc_id long, source string, via_doc_id long, index_run string, "
-                                                "index_doc_id long, jaccard double")
+            earlier = spark.createDataFrame(
+                [], "doc_id long, source string, via_doc_id long, index_run string, index_doc_id long, jaccard double"
+            )
         else:
             clusters = components.select("doc_id", "survivor")
             found = self.matches.join(clusters, "doc_id", "left").select(
                 F.coalesce("survivor", "doc_id").alias("removed"),
-                F.struct(F.col("doc_id").alias("via_doc_id"), "index_run", "index_doc_id", "jaccard").alias("m"))
+                F.struct(F.col("doc_id").alias("via_doc_id"), "index_run", "index_doc_id", "jaccard").alias("m"),
+            )
             first = found.groupBy("removed").agg(F.min("m").alias("m"))
             earlier = first.join(survivors.select(F.col("doc_id").alias("removed"), "source"), "removed").select(
-                F.col("removed").alias("doc_id"), "source", "m.via_doc_id", "m.index_run", "m.index_doc_id",
-                "m.jaccard")
+                F.col("removed").alias("doc_id"), "source", "m.via_doc_id", "m.index_run", "m.index_doc_id", "m.jaccard"
+            )
         earlier.write.mode("overwrite").parquet(self.ctx.table("dedup", "earlier_runs"))
         earlier = spark.read.parquet(self.ctx.table("dedup", "earlier_runs"))
         self.removed["duplicates_of_earlier_runs"] = earlier.select("doc_id", "source")
         examples = earlier.orderBy("doc_id").limit(EXAMPLES).collect()
-        self.sections["earlier_runs"] = {"index": self.plan.index,
-                                         "examples": [r.asDict() for r in examples]}
+        self.sections["earlier_runs"] = {"index": self.plan.index, "examples": [r.asDict() for r in examples]}
         return survivors.join(earlier.select("doc_id"), "doc_id", "left_anti")
 
     def after_survivors(self, survivors_path: str) -> None:

@@ -91,8 +91,11 @@ def require_graphframes(spark: SparkSession) -> GraphFramesJar:
         if "ClassNotFoundException" not in str(exc) and "NoClassDefFoundError" not in str(exc):
             raise
         raise GraphFramesUnavailableError(
-            advice(spark.version, scala, f"the GraphFrames JVM package is not on the class path "
-                                         f"({GRAPHFRAMES_CLASS} not found)")
+            advice(
+                spark.version,
+                scala,
+                f"the GraphFrames JVM package is not on the class path ({GRAPHFRAMES_CLASS} not found)",
+            )
         ) from None
     location = _code_source(graph_class)
     package = graph_class.getPackage()
@@ -110,19 +113,29 @@ def check_graphframes_jar(jar: GraphFramesJar, spark_version: str, scala: str | 
     """Refuse a jar built for another Scala version, a known-broken release, or an unknown io.graphframes one."""
     jar_scala = scala_from_jar_name(jar.location)
     if jar_scala and scala and jar_scala != scala:
-        raise GraphFramesUnavailableError(advice(
-            spark_version, scala, f"{jar.location} is built for Scala {jar_scala}, this Spark runs Scala {scala}"))
+        raise GraphFramesUnavailableError(
+            advice(
+                spark_version, scala, f"{jar.location} is built for Scala {jar_scala}, this Spark runs Scala {scala}"
+            )
+        )
     if jar.version is not None:
         problem = BROKEN_VERSIONS.get(parse_version(jar.version)[:3])
         if problem:
-            raise GraphFramesUnavailableError(advice(
-                spark_version, scala, f"GraphFrames {jar.version} is on the class path ({jar.location}); {problem}"))
+            raise GraphFramesUnavailableError(
+                advice(
+                    spark_version, scala, f"GraphFrames {jar.version} is on the class path ({jar.location}); {problem}"
+                )
+            )
     elif jar.io_graphframes_api:
-        raise GraphFramesUnavailableError(advice(
-            spark_version, scala,
-            f"the io.graphframes jar at {jar.location} states no version (no Implementation-Version in its "
-            "manifest, none in its file name), so 0.10.0 cannot be ruled out; use the released jar as "
-            "published on Maven Central"))
+        raise GraphFramesUnavailableError(
+            advice(
+                spark_version,
+                scala,
+                f"the io.graphframes jar at {jar.location} states no version (no Implementation-Version in its "
+                "manifest, none in its file name), so 0.10.0 cannot be ruled out; use the released jar as "
+                "published on Maven Central",
+            )
+        )
 
 
 def advice(spark_version: str, scala: str | None, problem: str) -> str:
@@ -185,12 +198,7 @@ def run_jvm_connected_components(vertices: DataFrame, links: DataFrame, checkpoi
     jvm = spark.sparkContext._jvm
     assert jvm is not None  # a classic (non-Connect) session, checked by require_graphframes
     jgraph = jvm.org.graphframes.GraphFrame.apply(vertices._jdf, links._jdf)
-    jresult = (
-        jgraph.connectedComponents()
-        .setAlgorithm("graphframes")
-        .setCheckpointInterval(checkpoint_interval)
-        .run()
-    )
+    jresult = jgraph.connectedComponents().setAlgorithm("graphframes").setCheckpointInterval(checkpoint_interval).run()
     return DataFrame(jresult, spark)
 
 

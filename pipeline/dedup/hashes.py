@@ -56,8 +56,9 @@ def _codepoints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(joined, dtype=np.uint32), _offsets(lengths)
 
 
-def _replace_docs(h: np.ndarray, offsets: np.ndarray, docs: np.ndarray,
-                  new: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _replace_docs(
+    h: np.ndarray, offsets: np.ndarray, docs: np.ndarray, new: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """``(h, offsets)`` with the segments of ``docs`` replaced by ``new`` (same order)."""
     parts = [h[offsets[d] : offsets[d + 1]] for d in range(len(offsets) - 1)]
     for d, seg in zip(docs.tolist(), new, strict=True):

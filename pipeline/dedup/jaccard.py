@@ -21,9 +21,7 @@ def text_jaccard(
     text_a: str, text_b: str, ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
 ) -> float:
     """Exact Jaccard of two documents' shingle sets."""
-    return jaccard(
-        shingle_set(text_a, ngram, shingle, max_shingles), shingle_set(text_b, ngram, shingle, max_shingles)
-    )
+    return jaccard(shingle_set(text_a, ngram, shingle, max_shingles), shingle_set(text_b, ngram, shingle, max_shingles))
 
 
 def estimate_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> float | np.ndarray:

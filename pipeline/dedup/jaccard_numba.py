@@ -36,8 +36,9 @@ def _fnv1a(buf: np.ndarray, lo: int, hi: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
-def distinct_shingles(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray,
-                      ngram: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def distinct_shingles(
+    buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray, ngram: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each document's distinct shingles sorted by hash: ``(hash, start, end, offsets per document)``."""
     n_docs = unit_off.shape[0] - 1
     win_off = np.zeros(n_docs + 1, dtype=np.int64)
@@ -77,8 +78,15 @@ def distinct_shingles(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, unit_off:
 
 
 @njit(cache=True, nogil=True)
-def pair_jaccards(buf: np.ndarray, hashes: np.ndarray, start: np.ndarray, end: np.ndarray,
-                  off: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def pair_jaccards(
+    buf: np.ndarray,
+    hashes: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    off: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+) -> np.ndarray:
     """Exact Jaccard of documents ``a[i]`` and ``b[i]`` (two empty sets count as 1.0)."""
     out = np.empty(a.shape[0], dtype=np.float64)
     for p in range(a.shape[0]):

@@ -21,8 +21,14 @@ from .jaccard import jaccard
 from .shingles import check_shingle_params, shingle_set
 
 
-def pair_jaccards(texts: Sequence[str], a: np.ndarray, b: np.ndarray, ngram: int = 5, shingle: str = "word",
-                  max_shingles: int | None = None) -> np.ndarray:
+def pair_jaccards(
+    texts: Sequence[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    ngram: int = 5,
+    shingle: str = "word",
+    max_shingles: int | None = None,
+) -> np.ndarray:
     """float64 Jaccard of the shingle sets of ``texts[a[i]]`` and ``texts[b[i]]`` for every i."""
     check_shingle_params(ngram, shingle, max_shingles)
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
@@ -48,8 +54,15 @@ def pair_jaccards(texts: Sequence[str], a: np.ndarray, b: np.ndarray, ngram: int
     return out
 
 
-def _python_pairs(texts: Sequence[str], a: np.ndarray, b: np.ndarray, ngram: int, shingle: str,
-                  max_shingles: int | None, which: np.ndarray) -> np.ndarray:
+def _python_pairs(
+    texts: Sequence[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    ngram: int,
+    shingle: str,
+    max_shingles: int | None,
+    which: np.ndarray,
+) -> np.ndarray:
     """The pairs selected by ``which`` with Python shingle sets (each document's set built once)."""
     sets: dict[int, frozenset[bytes]] = {}
 

@@ -38,14 +38,29 @@ class DedupPlan:
         d = config.dedup
         bands, rows = (d.bands, d.rows) if d.bands and d.rows else optimal_bands(d.threshold, d.num_perm)
         lsh = LshParams(d.num_perm, d.seed, d.ngram, d.scheme, d.hash, d.shingle, d.max_shingles, bands, rows)
-        return cls(enabled=d.enabled, lsh=lsh, threshold=d.threshold, min_tokens=d.min_tokens,
-                   exact_prepass=d.exact_prepass, verify=d.verify, engine=d.engine,
-                   checkpoint_interval=d.checkpoint_interval,
-                   local_components_max_edges=d.local_components_max_edges, survivor=d.survivor,
-                   priorities={s.name: s.priority for s in config.sources},
-                   sources=tuple(s.name for s in config.sources), index=d.index)
+        return cls(
+            enabled=d.enabled,
+            lsh=lsh,
+            threshold=d.threshold,
+            min_tokens=d.min_tokens,
+            exact_prepass=d.exact_prepass,
+            verify=d.verify,
+            engine=d.engine,
+            checkpoint_interval=d.checkpoint_interval,
+            local_components_max_edges=d.local_components_max_edges,
+            survivor=d.survivor,
+            priorities={s.name: s.priority for s in config.sources},
+            sources=tuple(s.name for s in config.sources),
+            index=d.index,
+        )
 
     def report_parameters(self) -> dict[str, Any]:
         """The ``parameters`` object of ``dedup/report.json``."""
-        return {**asdict(self.lsh), "threshold": self.threshold, "verify": self.verify,
-                "exact_prepass": self.exact_prepass, "engine": self.engine, "survivor": self.survivor}
+        return {
+            **asdict(self.lsh),
+            "threshold": self.threshold,
+            "verify": self.verify,
+            "exact_prepass": self.exact_prepass,
+            "engine": self.engine,
+            "survivor": self.survivor,
+        }

@@ -14,8 +14,15 @@ LARGEST = 5
 EXAMPLES = 5
 
 
-def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times: dict, stats: dict,
-                 removed_for: dict[str, DataFrame] | None = None, sections: dict | None = None) -> dict:
+def build_report(
+    ctx: RunContext,
+    components: DataFrame,
+    plan: DedupPlan,
+    times: dict,
+    stats: dict,
+    removed_for: dict[str, DataFrame] | None = None,
+    sections: dict | None = None,
+) -> dict:
     """Write the report and return it; ``report["counts"]`` goes into the manifest.
 
     ``removed_for`` maps further count keys (``contaminated``, ``duplicates_of_earlier_runs``) to the
@@ -37,15 +44,22 @@ def build_report(ctx: RunContext, components: DataFrame, plan: DedupPlan, times:
     for row in ctx.spark.read.parquet(ctx.table("dedup", "survivors")).groupBy("source").count().collect():
         per_source[row["source"]]["survivors"] = row["count"]
     sizes = components.groupBy("component").count()
-    histogram = {str(r["count"]): r["n"] for r in
-                 sizes.groupBy("count").agg(F.count("*").alias("n")).orderBy("count").collect()}
+    histogram = {
+        str(r["count"]): r["n"] for r in sizes.groupBy("count").agg(F.count("*").alias("n")).orderBy("count").collect()
+    }
     largest = sizes.orderBy(F.desc("count"), "component").limit(LARGEST).collect()
     examples = []
     for row in largest:
-        ids = (components.where(F.col("component") == row["component"]).select("doc_id")
-               .orderBy("doc_id").limit(EXAMPLES).collect())
-        examples.append({"component": row["component"], "size": row["count"],
-                         "example_doc_ids": [r["doc_id"] for r in ids]})
+        ids = (
+            components.where(F.col("component") == row["component"])
+            .select("doc_id")
+            .orderBy("doc_id")
+            .limit(EXAMPLES)
+            .collect()
+        )
+        examples.append(
+            {"component": row["component"], "size": row["count"], "example_doc_ids": [r["doc_id"] for r in ids]}
+        )
     total = {k: sum(e[k] for e in per_source.values()) for k in keys}
     counts = {"sources": per_source, **total, **stats}
     report = {
@@ -68,7 +82,8 @@ def candidate_jaccard_histogram(edges: DataFrame) -> list[int]:
 
     What the LSH S-curve let through, for the report (``report.json`` ``dedup.lsh``)."""
     binned = edges.where(F.col("jaccard").isNotNull()).select(
-        F.least(F.floor(F.col("jaccard") * CANDIDATE_BINS), F.lit(CANDIDATE_BINS - 1)).cast("int").alias("bin"))
+        F.least(F.floor(F.col("jaccard") * CANDIDATE_BINS), F.lit(CANDIDATE_BINS - 1)).cast("int").alias("bin")
+    )
     counts = [0] * CANDIDATE_BINS
     for row in binned.groupBy("bin").count().collect():
         counts[row["bin"]] = row["count"]

@@ -13,8 +13,7 @@ from numba import njit
 
 _M = np.uint64(0xFFFFFFFF)
 _U64 = np.uint64
-_H = (np.uint64(0x67452301), np.uint64(0xEFCDAB89), np.uint64(0x98BADCFE),
-      np.uint64(0x10325476), np.uint64(0xC3D2E1F0))
+_H = (np.uint64(0x67452301), np.uint64(0xEFCDAB89), np.uint64(0x98BADCFE), np.uint64(0x10325476), np.uint64(0xC3D2E1F0))
 _K = (np.uint64(0x5A827999), np.uint64(0x6ED9EBA1), np.uint64(0x8F1BBCDC), np.uint64(0xCA62C1D6))
 
 
@@ -46,8 +45,12 @@ def sha1_hash32(buf: np.ndarray, lo: int, hi: int, w: np.ndarray) -> np.uint32:
             i = base + 4 * t
             if i + 4 <= n:
                 j = lo + i
-                w[t] = (_U64(buf[j]) << _U64(24)) | (_U64(buf[j + 1]) << _U64(16)) \
-                    | (_U64(buf[j + 2]) << _U64(8)) | _U64(buf[j + 3])
+                w[t] = (
+                    (_U64(buf[j]) << _U64(24))
+                    | (_U64(buf[j + 1]) << _U64(16))
+                    | (_U64(buf[j + 2]) << _U64(8))
+                    | _U64(buf[j + 3])
+                )
             else:
                 v = _U64(0)
                 for k in range(4):
@@ -70,8 +73,12 @@ def sha1_hash32(buf: np.ndarray, lo: int, hi: int, w: np.ndarray) -> np.uint32:
             a, b, c, d, e = (_rotl(a, 5) + f + e + _K[3] + w[t]) & _M, a, _rotl(b, 30), c, d
         h0, h1, h2, h3, h4 = (h0 + a) & _M, (h1 + b) & _M, (h2 + c) & _M, (h3 + d) & _M, (h4 + e) & _M
     # First digest bytes are h0 big-endian; read little-endian that is h0 byte-swapped.
-    swapped = ((h0 & _U64(0xFF)) << _U64(24)) | ((h0 & _U64(0xFF00)) << _U64(8)) \
-        | ((h0 >> _U64(8)) & _U64(0xFF00)) | (h0 >> _U64(24))
+    swapped = (
+        ((h0 & _U64(0xFF)) << _U64(24))
+        | ((h0 & _U64(0xFF00)) << _U64(8))
+        | ((h0 >> _U64(8)) & _U64(0xFF00))
+        | (h0 >> _U64(24))
+    )
     return np.uint32(swapped)
 
 
@@ -86,8 +93,9 @@ def sha1_slices(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def sha1_windows(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray,
-                 ngram: int) -> tuple[np.ndarray, np.ndarray]:
+def sha1_windows(
+    buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray, ngram: int
+) -> tuple[np.ndarray, np.ndarray]:
     """``sha1_hash32`` of every K-gram of each document's units (the bytes from the first unit's
     start to the last one's end; all units when a document has fewer than K), in document order.
     Repeated shingles of a document are hashed again (MinHash ignores repeats).

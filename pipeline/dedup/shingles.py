@@ -75,9 +75,7 @@ def _unit_starts(us: list[str], data: bytes, shingle: str) -> list[int]:
     return list(accumulate([len(u) + step for u in us], initial=0))
 
 
-def shingles(
-    text: str, ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
-) -> list[bytes]:
+def shingles(text: str, ngram: int = 5, shingle: str = "word", max_shingles: int | None = None) -> list[bytes]:
     """Distinct UTF-8 shingles of ``text`` in document order, capped at ``max_shingles``.
 
     The cap keeps the first ``max_shingles`` distinct shingles, so it is deterministic.
@@ -96,8 +94,6 @@ def shingles(
     return _first_distinct(grams, max_shingles)
 
 
-def shingle_set(
-    text: str, ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
-) -> frozenset[bytes]:
+def shingle_set(text: str, ngram: int = 5, shingle: str = "word", max_shingles: int | None = None) -> frozenset[bytes]:
     """The shingle set of ``text`` (what exact-Jaccard verification compares)."""
     return frozenset(shingles(text, ngram, shingle, max_shingles))

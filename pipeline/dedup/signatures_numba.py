@@ -27,8 +27,7 @@ fmix64 = njit(cache=True, nogil=True, inline="always")(mixing.fmix64)
 
 
 @njit(cache=True, nogil=True)
-def affine32_signatures(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndarray,
-                        out: np.ndarray) -> None:
+def affine32_signatures(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """out[d, p] = min over document d's hashes h of ``a[p] * fmix32(h) + b[p] mod 2^32``.
 
     ``out`` (uint32, shape (n_docs, P)) must arrive filled with the empty value 0xFFFFFFFF.
@@ -44,8 +43,7 @@ def affine32_signatures(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, 
 
 
 @njit(cache=True, nogil=True)
-def legacy_signatures(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndarray,
-                      out: np.ndarray) -> None:
+def legacy_signatures(hashes: np.ndarray, offsets: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """out[d, p] = min over h of ``((a[p]*h + b[p]) mod (2^61-1)) & 0xFFFFFFFF``, ``a*h + b`` in
     uint64 with wrap-around (as numpy computes it in datasketch); ``out`` is uint64, pre-filled."""
     num_perm = a.shape[0]

@@ -28,14 +28,18 @@ _OUT_ROWS = 1 << 20  # labels are returned in Arrow batches of at most this many
 
 def label_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """All (src, dst) batches of the task -> (doc_id, component) batches of the whole graph."""
-    parts = [(b.column("src").to_numpy(zero_copy_only=False), b.column("dst").to_numpy(zero_copy_only=False))
-             for b in batches if b.num_rows]
+    parts = [
+        (b.column("src").to_numpy(zero_copy_only=False), b.column("dst").to_numpy(zero_copy_only=False))
+        for b in batches
+        if b.num_rows
+    ]
     src = np.concatenate([s for s, _ in parts]) if parts else np.zeros(0, np.int64)
     dst = np.concatenate([d for _, d in parts]) if parts else np.zeros(0, np.int64)
     nodes, labels = component_labels(src, dst)
     for lo in range(0, len(nodes), _OUT_ROWS):
-        yield pa.RecordBatch.from_arrays([pa.array(nodes[lo:lo + _OUT_ROWS]), pa.array(labels[lo:lo + _OUT_ROWS])],
-                                         schema=_LABEL_ARROW)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(nodes[lo : lo + _OUT_ROWS]), pa.array(labels[lo : lo + _OUT_ROWS])], schema=_LABEL_ARROW
+        )
 
 
 def single_task_components(edges: DataFrame) -> DataFrame:

@@ -17,8 +17,9 @@ from pipeline.dedup.single_task_components import single_task_components
 from pipeline.logs import StepLog
 from pipeline.run.context import RunContext
 
-PAIR_TYPE = StructType([StructField("src", LongType()), StructField("dst", LongType()),
-                        StructField("jaccard", DoubleType())])
+PAIR_TYPE = StructType(
+    [StructField("src", LongType()), StructField("dst", LongType()), StructField("jaccard", DoubleType())]
+)
 
 
 def _rank_key(plan: DedupPlan):
@@ -35,8 +36,9 @@ def exact_groups(features: DataFrame) -> DataFrame:
     """(doc_id, rep, short) for every document whose text occurs more than once; rep = best-ranked copy,
     short = the document has no band keys (fewer than ``min_tokens`` tokens)."""
     reps = features.groupBy("h1", "h2").agg(F.min("rank").alias("best"), F.count("*").alias("n")).where("n > 1")
-    return features.join(reps, ["h1", "h2"]).select("doc_id", F.col("best.doc_id").alias("rep"),
-                                                     F.col("keys").isNull().alias("short"))
+    return features.join(reps, ["h1", "h2"]).select(
+        "doc_id", F.col("best.doc_id").alias("rep"), F.col("keys").isNull().alias("short")
+    )
 
 
 def candidate_edges(band_df: DataFrame) -> DataFrame:
@@ -89,7 +91,8 @@ def run_dedup(ctx: RunContext) -> dict:
     carry = ("rank", "source")  # passed through the Python step: no join brings them back
     feature_type = StructType([*_parse(spark, FEATURE_TYPE).fields, *(docs.schema[c] for c in carry)])
     features = docs.select("doc_id", "text", *carry).mapInArrow(
-        lambda it: doc_features(iter(it), p, min_tokens, carry), feature_type)
+        lambda it: doc_features(iter(it), p, min_tokens, carry), feature_type
+    )
     features = features.persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())
     short_documents = features.where(F.col("keys").isNull()).count()
@@ -100,9 +103,11 @@ def run_dedup(ctx: RunContext) -> dict:
         timer.begin("exact_prepass")
         groups = exact_groups(features).persist()
         copy = F.col("doc_id") != F.col("rep")
-        group_stats = groups.agg(F.count(F.when(copy & F.col("short"), 1)).alias("short_exact"),
-                                 F.count(F.when(copy, 1)).alias("removed"),
-                                 F.countDistinct("rep").alias("groups")).collect()[0]  # a global aggregate: one row
+        group_stats = groups.agg(
+            F.count(F.when(copy & F.col("short"), 1)).alias("short_exact"),
+            F.count(F.when(copy, 1)).alias("removed"),
+            F.countDistinct("rep").alias("groups"),
+        ).collect()[0]  # a global aggregate: one row
         short_exact = group_stats["short_exact"]
         pool = eligible.join(groups.where(copy).select("doc_id"), "doc_id", "left_anti")
         timer.lap("exact_prepass", short_exact_duplicates=short_exact)
@@ -129,21 +134,37 @@ def run_dedup(ctx: RunContext) -> dict:
     else:
         near = connected_components(kept.select("src", "dst"), plan.engine, plan.checkpoint_interval).persist()
     timer.lap("components", documents_in_components=near.count())
-    stats = {"candidate_edges": candidates, "verified_edges": verified, "bands": p.bands, "rows": p.rows,
-             "short_documents": short_documents, "short_exact_duplicates_removed": short_exact,
-             "exact_duplicate_groups": 0 if groups is None else group_stats["groups"],
-             "exact_duplicates_removed": 0 if groups is None else group_stats["removed"],
-             "candidate_jaccard_histogram": candidate_jaccards}
-    result = _finish(ctx, docs, groups, near, plan, timer, stats, ranked=features.select("doc_id", "source", "rank"),
-                     extra=extra)
+    stats = {
+        "candidate_edges": candidates,
+        "verified_edges": verified,
+        "bands": p.bands,
+        "rows": p.rows,
+        "short_documents": short_documents,
+        "short_exact_duplicates_removed": short_exact,
+        "exact_duplicate_groups": 0 if groups is None else group_stats["groups"],
+        "exact_duplicates_removed": 0 if groups is None else group_stats["removed"],
+        "candidate_jaccard_histogram": candidate_jaccards,
+    }
+    result = _finish(
+        ctx, docs, groups, near, plan, timer, stats, ranked=features.select("doc_id", "source", "rank"), extra=extra
+    )
     for frame in (features, near, edges, *([groups] if groups is not None else [])):
         frame.unpersist()
     clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
     return result
 
 
-def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: StepLog, stats: dict | None = None,
-            ranked: DataFrame | None = None, extra: ExtraRemovals | None = None) -> dict:
+def _finish(
+    ctx,
+    docs,
+    groups,
+    near,
+    plan: DedupPlan,
+    timer: StepLog,
+    stats: dict | None = None,
+    ranked: DataFrame | None = None,
+    extra: ExtraRemovals | None = None,
+) -> dict:
     """Merge exact groups and near components, choose survivors, write outputs and the report.
 
     ``ranked`` (doc_id, source, rank) defaults to reading them from ``docs``."""
@@ -154,7 +175,8 @@ def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: StepLog, stats: dic
     components = members.join(ranked, "doc_id")
     best = components.groupBy("cluster").agg(F.min("doc_id").alias("component"), F.min("rank").alias("best"))
     components = components.join(best, "cluster").select(
-        "doc_id", "source", "component", F.col("best.doc_id").alias("survivor"))
+        "doc_id", "source", "component", F.col("best.doc_id").alias("survivor")
+    )
     components.write.mode("overwrite").parquet(ctx.table("dedup", "components"))
     components = spark.read.parquet(ctx.table("dedup", "components"))
     removed = components.where("doc_id != survivor")
@@ -165,8 +187,9 @@ def _finish(ctx, docs, groups, near, plan: DedupPlan, timer: StepLog, stats: dic
         extra.after_survivors(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
     timer.begin("report")
-    report = build_report(ctx, components, plan, timer.times, stats or {}, *((extra.removed, extra.sections)
-                                                                             if extra else ()))
+    report = build_report(
+        ctx, components, plan, timer.times, stats or {}, *((extra.removed, extra.sections) if extra else ())
+    )
     timer.close()
     return report["counts"]
 
@@ -190,4 +213,3 @@ def _cluster_members(spark: SparkSession, groups, near) -> DataFrame:
 def _parse(spark: SparkSession, ddl: str) -> StructType:
     """The StructType of a DDL schema string."""
     return spark.createDataFrame([], ddl).schema
-

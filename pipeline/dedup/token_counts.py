@@ -25,4 +25,3 @@ def token_counts(texts: Sequence[str]) -> np.ndarray:
 
     _, _, _, unit_off = utf8_units(*_codepoints(texts), word_table(), False)
     return np.diff(unit_off).astype(np.int64)
-

@@ -25,7 +25,7 @@ def component_labels(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
     if src.shape != dst.shape or src.ndim != 1:
         raise ValueError(f"src and dst must be 1-d arrays of one length, got shapes {src.shape} and {dst.shape}")
     nodes, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    u, v = inverse[: len(src)], inverse[len(src):]
+    u, v = inverse[: len(src)], inverse[len(src) :]
     parent = np.arange(len(nodes), dtype=np.int64)
     while True:
         ru, rv = parent[u], parent[v]

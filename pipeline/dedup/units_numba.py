@@ -39,8 +39,9 @@ def _max_units(n_cps: int, n_docs: int, char_mode: bool) -> int:
 
 
 @njit(cache=True, nogil=True)
-def utf8_units(cps: np.ndarray, doc_off: np.ndarray, is_word: np.ndarray,
-               char_mode: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def utf8_units(
+    cps: np.ndarray, doc_off: np.ndarray, is_word: np.ndarray, char_mode: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """UTF-8 of each document's tokens joined by single spaces, all documents back to back.
 
     Returns ``(buf, lo, hi, unit_off)``: unit ``u`` is ``buf[lo[u]:hi[u]]`` (a token, or one code
@@ -108,8 +109,9 @@ def utf8_units(cps: np.ndarray, doc_off: np.ndarray, is_word: np.ndarray,
 
 
 @njit(cache=True, nogil=True)
-def unit_hashes(cps: np.ndarray, doc_off: np.ndarray, is_word: np.ndarray,
-                char_mode: bool) -> tuple[np.ndarray, np.ndarray]:
+def unit_hashes(
+    cps: np.ndarray, doc_off: np.ndarray, is_word: np.ndarray, char_mode: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Fast 64-bit hash of every unit: ``fmix64(H + n * SALT)`` with ``H`` the Horner polynomial
     ``H = H * MUL + (c + 1)`` over the unit's ``n`` code points (uint64 wrap-around).
 

@@ -45,24 +45,43 @@ def commit_run(ctx: RunContext) -> dict:
     texts = spark.read.parquet(ctx.table("documents")).select("doc_id", "source", "text")
     rows = entries.join(texts, "doc_id").withColumn("run", F.lit(run))
     generation = new_generation_id()
-    write_table_at(spark, rows.select(F.posexplode("keys").alias("band", "key"), "run", "doc_id"),
-                generation_path(index, generation, "bands"))
-    write_table_at(spark, rows.select(*[c.split()[0] for c in DOCS_DDL.split(", ")]),
-                generation_path(index, generation, "docs"))
+    write_table_at(
+        spark,
+        rows.select(F.posexplode("keys").alias("band", "key"), "run", "doc_id"),
+        generation_path(index, generation, "bands"),
+    )
+    write_table_at(
+        spark, rows.select(*[c.split()[0] for c in DOCS_DDL.split(", ")]), generation_path(index, generation, "docs")
+    )
     counted = entries.groupBy("kept").count().collect()
     documents = sum(r["count"] for r in counted)
     kept = sum(r["count"] for r in counted if r["kept"])
     size = tree_bytes(generation_path(index, generation))
-    replaced = publish(index, params, {run: {"generation": generation, "documents": documents, "kept": kept,
-                                             "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}},
-                       {generation: {"documents": documents, "bytes": size}})
+    replaced = publish(
+        index,
+        params,
+        {
+            run: {
+                "generation": generation,
+                "documents": documents,
+                "kept": kept,
+                "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        },
+        {generation: {"documents": documents, "bytes": size}},
+    )
     for old in replaced:
         storage.remove(generation_path(index, old))
     return {"index": index, "run": run, "generation": generation, "documents": documents, "kept": kept}
 
 
-def publish(index: str, params: dict, runs: dict[str, dict], generations: dict[str, dict],
-            drop_generations: tuple[str, ...] = ()) -> list[str]:
+def publish(
+    index: str,
+    params: dict,
+    runs: dict[str, dict],
+    generations: dict[str, dict],
+    drop_generations: tuple[str, ...] = (),
+) -> list[str]:
     """Map ``runs`` to their (already written) generations in HEAD by a conditional write, retried on races.
 
     With ``drop_generations`` (a compaction) a run is remapped only while HEAD still maps it to one of
@@ -91,8 +110,10 @@ def publish(index: str, params: dict, runs: dict[str, dict], generations: dict[s
             time.sleep(0.05)
             continue
         return sorted((before - set(head.generations)) | set(drop_generations))
-    raise DedupIndexError(f"dedup index {index}: HEAD changed {COMMIT_ATTEMPTS} times while this run was "
-                          "committing (other runs committing); nothing was added, rerun to commit")
+    raise DedupIndexError(
+        f"dedup index {index}: HEAD changed {COMMIT_ATTEMPTS} times while this run was "
+        "committing (other runs committing); nothing was added, rerun to commit"
+    )
 
 
 def compact(spark: SparkSession, index: str) -> str:
@@ -104,19 +125,22 @@ def compact(spark: SparkSession, index: str) -> str:
     bands, docs = live_tables(spark, index, head, None)
     generation = new_generation_id()
     files = max(1, spark.sparkContext.defaultParallelism)
-    write_table_at(spark, bands.repartition(files, "band", "key").sortWithinPartitions("band", "key"),
-                generation_path(index, generation, "bands"))
+    write_table_at(
+        spark,
+        bands.repartition(files, "band", "key").sortWithinPartitions("band", "key"),
+        generation_path(index, generation, "bands"),
+    )
     write_table_at(spark, docs.repartition(files, "run", "doc_id"), generation_path(index, generation, "docs"))
     documents = read_table_at(spark, generation_path(index, generation, "docs"), DOCS_DDL).count()
     size = tree_bytes(generation_path(index, generation))
-    runs = {run: {**entry, "generation": generation} for run, entry in head.runs.items()
-            if entry["generation"] in old}
+    runs = {run: {**entry, "generation": generation} for run, entry in head.runs.items() if entry["generation"] in old}
     replaced = publish(index, head.parameters, runs, {generation: {"documents": documents, "bytes": size}}, tuple(old))
     for gid in replaced:
         storage.remove(generation_path(index, gid))
     removed = _remove_orphans(index)
-    return (f"compacted {len(old)} generation(s) of {index} into {generation}: {documents} documents, {size} bytes"
-            + (f"; deleted {removed} unpublished generation(s)" if removed else ""))
+    return f"compacted {len(old)} generation(s) of {index} into {generation}: {documents} documents, {size} bytes" + (
+        f"; deleted {removed} unpublished generation(s)" if removed else ""
+    )
 
 
 def _generation_dirs(index: str) -> list[str]:
@@ -150,12 +174,16 @@ def describe(index: str) -> str:
     if head is None:
         raise DedupIndexError(f"{index} holds no dedup index (no HEAD.json)")
     lines = [f"dedup index {index}", "parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(head.parameters.items()))]
-    lines.append(f"{len(head.runs)} run(s), {sum(e['documents'] for e in head.runs.values())} documents, "
-                 f"{len(head.generations)} generation(s), {sum(g['bytes'] for g in head.generations.values())} bytes")
+    lines.append(
+        f"{len(head.runs)} run(s), {sum(e['documents'] for e in head.runs.values())} documents, "
+        f"{len(head.generations)} generation(s), {sum(g['bytes'] for g in head.generations.values())} bytes"
+    )
     for run, entry in sorted(head.runs.items()):
-        lines.append(f"  {run}: {entry['documents']} documents ({entry.get('kept', '?')} kept), "
-                     f"committed {entry['committed']}, "
-                     f"generation {entry['generation']}")
+        lines.append(
+            f"  {run}: {entry['documents']} documents ({entry.get('kept', '?')} kept), "
+            f"committed {entry['committed']}, "
+            f"generation {entry['generation']}"
+        )
     orphans = [g for g in _generation_dirs(index) if g not in head.generations]
     if orphans:
         lines.append(f"unpublished generations (from runs that stopped before their commit): {', '.join(orphans)}")

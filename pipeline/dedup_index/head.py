@@ -42,8 +42,13 @@ class Head:
     serial: int = 0
 
     def to_bytes(self) -> bytes:
-        data = {"format": FORMAT, "parameters": self.parameters, "runs": self.runs,
-                "generations": self.generations, "serial": self.serial}
+        data = {
+            "format": FORMAT,
+            "parameters": self.parameters,
+            "runs": self.runs,
+            "generations": self.generations,
+            "serial": self.serial,
+        }
         return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
     @classmethod
@@ -75,7 +80,8 @@ def check_parameters(head: Head, wanted: dict[str, Any], index: str) -> None:
         if head.parameters.get(key) != wanted.get(key):
             raise IndexParameterError(
                 f"dedup index {index} was built with dedup.{key} = {head.parameters.get(key)!r}, this run has "
-                f"{wanted.get(key)!r}: its band keys cannot be compared; use the index's parameters or a new index")
+                f"{wanted.get(key)!r}: its band keys cannot be compared; use the index's parameters or a new index"
+            )
 
 
 def read_head(index: str) -> tuple[Head | None, str | None]:

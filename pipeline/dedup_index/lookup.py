@@ -22,8 +22,17 @@ from pipeline.run.context import RunContext
 
 def index_parameters(p: LshParams) -> dict:
     """The MinHash parameters an index is tied to (its band keys and shingles depend on them)."""
-    return {"num_perm": p.num_perm, "bands": p.bands, "rows": p.rows, "seed": p.seed, "scheme": p.scheme,
-            "hash": p.hash, "ngram": p.ngram, "shingle": p.shingle, "max_shingles": p.max_shingles}
+    return {
+        "num_perm": p.num_perm,
+        "bands": p.bands,
+        "rows": p.rows,
+        "seed": p.seed,
+        "scheme": p.scheme,
+        "hash": p.hash,
+        "ngram": p.ngram,
+        "shingle": p.shingle,
+        "max_shingles": p.max_shingles,
+    }
 
 
 def run_key(ctx: RunContext) -> str:
@@ -54,24 +63,30 @@ def match_index(ctx: RunContext, features: DataFrame, docs: DataFrame, plan: Ded
     idx_bands, idx_docs = live_tables(spark, index, head, run_key(ctx))
     mine = features.where(F.col("keys").isNotNull()).select("doc_id", F.posexplode("keys").alias("band", "key"))
     theirs = idx_bands.select("band", "key", F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"))
-    candidates = mine.join(theirs.hint("merge"), ["band", "key"]).select(
-        "doc_id", "index_run", "index_doc_id").distinct()
+    candidates = (
+        mine.join(theirs.hint("merge"), ["band", "key"]).select("doc_id", "index_run", "index_doc_id").distinct()
+    )
     if plan.verify:
-        texts = idx_docs.select(F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"),
-                                F.col("text").alias("index_text"))
-        pairs = candidates.join(docs.select("doc_id", "text"), "doc_id").join(texts.hint("merge"),
-                                                                                ["index_run", "index_doc_id"])
+        texts = idx_docs.select(
+            F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"), F.col("text").alias("index_text")
+        )
+        pairs = candidates.join(docs.select("doc_id", "text"), "doc_id").join(
+            texts.hint("merge"), ["index_run", "index_doc_id"]
+        )
         near = pairs.select("doc_id", "text", "index_run", "index_doc_id", "index_text").mapInArrow(
-            lambda it: pair_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles, plan.threshold), MATCH_DDL)
+            lambda it: pair_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles, plan.threshold), MATCH_DDL
+        )
     else:
         near = candidates.withColumn("jaccard", F.lit(None).cast("double"))
     matches = near
     if plan.exact_prepass:
         same = features.select("doc_id", "h1", "h2").join(
-            idx_docs.select(F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"), "h1", "h2")
-            .hint("merge"), ["h1", "h2"])
-        matches = matches.unionByName(same.select("doc_id", "index_run", "index_doc_id",
-                                                  F.lit(1.0).alias("jaccard")))
+            idx_docs.select(F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"), "h1", "h2").hint(
+                "merge"
+            ),
+            ["h1", "h2"],
+        )
+        matches = matches.unionByName(same.select("doc_id", "index_run", "index_doc_id", F.lit(1.0).alias("jaccard")))
     matches = matches.groupBy("doc_id", "index_run", "index_doc_id").agg(F.max("jaccard").alias("jaccard"))
     matches.write.mode("overwrite").parquet(ctx.table("dedup", "earlier_matches"))
     return spark.read.parquet(ctx.table("dedup", "earlier_matches"))

@@ -32,7 +32,8 @@ def live_tables(spark: SparkSession, index: str, head: Head, exclude_run: str | 
     for generation, runs in sorted(head.live_generations(exclude_run).items()):
         keep = F.col("run").isin(runs)
         bands = bands.unionByName(
-            read_table_at(spark, generation_path(index, generation, "bands"), BANDS_DDL).where(keep))
+            read_table_at(spark, generation_path(index, generation, "bands"), BANDS_DDL).where(keep)
+        )
         docs = docs.unionByName(read_table_at(spark, generation_path(index, generation, "docs"), DOCS_DDL).where(keep))
     return bands, docs
 

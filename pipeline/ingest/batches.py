@@ -11,16 +11,25 @@ from pipeline.ingest.readers import read_split
 from pipeline.ingest.records import RecordRules, RejectReason, excerpt
 from pipeline.ingest.splits import Split
 
-RECORD_SCHEMA = pa.schema([
-    ("doc_id", pa.int64()), ("source", pa.string()), ("file", pa.string()), ("position", pa.int64()),
-    ("text", pa.string()), ("meta", pa.string()),
-    ("reason", pa.string()), ("detail", pa.string()), ("excerpt", pa.string()),
-])
+RECORD_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.int64()),
+        ("source", pa.string()),
+        ("file", pa.string()),
+        ("position", pa.int64()),
+        ("text", pa.string()),
+        ("meta", pa.string()),
+        ("reason", pa.string()),
+        ("detail", pa.string()),
+        ("excerpt", pa.string()),
+    ]
+)
 BATCH_ROWS = 4096
 
 
-def records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict[str, RecordRules],
-                       units: dict[str, str], want: str = "all") -> Iterator[pa.RecordBatch]:
+def records_to_batches(
+    splits: Iterator[pa.RecordBatch], rules_by_source: dict[str, RecordRules], units: dict[str, str], want: str = "all"
+) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: read every split of the incoming batches, emit record batches.
 
     ``want`` is "documents", "rejects" or "all": re-parsing the input is cheaper than persisting it,
@@ -30,9 +39,21 @@ def records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict[s
     columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA.names}
 
     def add(split: Split, position: int, text, meta, reason, detail, raw_excerpt) -> None:
-        for key, value in zip(RECORD_SCHEMA.names, (
-                doc_id(split.source, split.rel_path, position), split.source, split.rel_path, position,
-                text, meta, reason, detail, raw_excerpt), strict=True):
+        for key, value in zip(
+            RECORD_SCHEMA.names,
+            (
+                doc_id(split.source, split.rel_path, position),
+                split.source,
+                split.rel_path,
+                position,
+                text,
+                meta,
+                reason,
+                detail,
+                raw_excerpt,
+            ),
+            strict=True,
+        ):
             columns[key].append(value)
 
     def flush() -> pa.RecordBatch:
@@ -53,14 +74,28 @@ def records_to_batches(splits: Iterator[pa.RecordBatch], rules_by_source: dict[s
                         if keep_docs:
                             add(split, position, parsed.text, parsed.meta, None, None, None)
                     elif keep_rejects:
-                        add(split, position, None, None, parsed.reason.value, _printable(parsed.detail),
-                            excerpt(raw, rules.excerpt_chars))
+                        add(
+                            split,
+                            position,
+                            None,
+                            None,
+                            parsed.reason.value,
+                            _printable(parsed.detail),
+                            excerpt(raw, rules.excerpt_chars),
+                        )
                     if len(columns["doc_id"]) >= BATCH_ROWS:
                         yield flush()
             except Exception as exc:  # corrupt archive, truncated file: the rest of the split is a reject
                 if keep_rejects:
-                    add(split, last + 1, None, None, RejectReason.UNREADABLE_FILE.value,
-                        _printable(f"{type(exc).__name__}: {exc}"[:500]), "")
+                    add(
+                        split,
+                        last + 1,
+                        None,
+                        None,
+                        RejectReason.UNREADABLE_FILE.value,
+                        _printable(f"{type(exc).__name__}: {exc}"[:500]),
+                        "",
+                    )
     if columns["doc_id"]:
         yield flush()
 

@@ -70,7 +70,7 @@ def check_text(text: str, rules: RecordRules) -> Parsed | None:
 def parse_json_line(line: bytes, rules: RecordRules) -> Parsed:
     """Parse one JSONL line (bytes, newline stripped); a leading BOM is ignored, a blank line is ``empty_line``."""
     if line.startswith(BOM_BYTES):
-        line = line[len(BOM_BYTES):]
+        line = line[len(BOM_BYTES) :]
     if not line.strip():
         return Parsed(reason=RejectReason.EMPTY_LINE)
     try:
@@ -105,11 +105,15 @@ def parse_mapping(obj: dict, rules: RecordRules) -> Parsed:
             try:
                 json.dumps(value, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
             except UnicodeEncodeError as exc:
-                return Parsed(reason=RejectReason.INVALID_UTF8,
-                              detail=f"kept field '{key}': unencodable character (lone surrogate) at {exc.start}")
+                return Parsed(
+                    reason=RejectReason.INVALID_UTF8,
+                    detail=f"kept field '{key}': unencodable character (lone surrogate) at {exc.start}",
+                )
             except (ValueError, RecursionError) as exc:
-                return Parsed(reason=RejectReason.UNPARSEABLE_RECORD,
-                              detail=f"kept field '{key}': {type(exc).__name__}: {exc}"[:200])
+                return Parsed(
+                    reason=RejectReason.UNPARSEABLE_RECORD,
+                    detail=f"kept field '{key}': {type(exc).__name__}: {exc}"[:200],
+                )
             meta[key] = value
     return Parsed(text=text, meta=json.dumps(meta, sort_keys=True, ensure_ascii=False, allow_nan=False, default=str))
 
@@ -128,7 +132,7 @@ def _finite(value):
 def parse_text(raw: bytes, rules: RecordRules, strip_bom: bool = False) -> Parsed:
     """A plain-text record (a line or a whole file); ``strip_bom`` drops a leading U+FEFF (start of a file)."""
     if strip_bom and raw.startswith(BOM_BYTES):
-        raw = raw[len(BOM_BYTES):]
+        raw = raw[len(BOM_BYTES) :]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

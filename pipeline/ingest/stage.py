@@ -23,8 +23,9 @@ def run_ingest(ctx: RunContext) -> dict:
     config = ctx.config
     splits = plan_splits(config, source_files(config))
     rules = {
-        s.name: RecordRules(s.text_field, tuple(s.keep_fields), config.ingest.max_text_bytes,
-                            config.ingest.excerpt_chars)
+        s.name: RecordRules(
+            s.text_field, tuple(s.keep_fields), config.ingest.max_text_bytes, config.ingest.excerpt_chars
+        )
         for s in config.sources
     }
     units = {s.name: s.text_unit for s in config.sources}
@@ -51,14 +52,16 @@ def _check_unique_ids(docs) -> None:
     clashes = repeated.join(docs.select("doc_id", "source", "file", "position"), "doc_id").limit(10).collect()
     if clashes:
         where = "; ".join(f"{r['doc_id']}: {r['source']}/{r['file']}@{r['position']}" for r in clashes)
-        raise DocIdCollisionError(f"doc_id collision between distinct records ({where}); "
-                                  "rename a source or file to change their ids")
+        raise DocIdCollisionError(
+            f"doc_id collision between distinct records ({where}); rename a source or file to change their ids"
+        )
 
 
 def _count(records, names: list[str]) -> dict:
     """documents_read = documents + rejected per source, with rejects broken down by reason."""
     per_source: dict[str, dict[str, Any]] = {
-        name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}} for name in names}
+        name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}} for name in names
+    }
     for row in records.groupBy("source", "reason").count().collect():
         entry = per_source[row["source"]]
         entry["documents_read"] += row["count"]

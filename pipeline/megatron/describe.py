@@ -27,11 +27,7 @@ def length_histogram(lengths: np.ndarray) -> list[dict[str, int]]:
     while edges[-1] <= top:
         edges.append(edges[-1] * 2)
     counts, _ = np.histogram(lengths, bins=np.array(edges, dtype=np.int64))
-    return [
-        {"min": edges[i], "max_exclusive": edges[i + 1], "count": int(c)}
-        for i, c in enumerate(counts)
-        if c
-    ]
+    return [{"min": edges[i], "max_exclusive": edges[i + 1], "count": int(c)} for i, c in enumerate(counts) if c]
 
 
 def describe_dataset(

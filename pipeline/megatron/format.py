@@ -53,6 +53,7 @@ def idx_path(prefix: str) -> str:
     """``prefix + ".idx"``: the index of a dataset (written last: its presence means a complete pair)."""
     return f"{prefix}.idx"
 
+
 #: preprocess_data.py's threshold: vocabularies below this size use uint16 tokens.
 UINT16_VOCAB_LIMIT = 65500
 
@@ -123,7 +124,7 @@ def parse_header(data: bytes, path: str = "<idx>") -> IndexHeader:
     if len(data) < HEADER_SIZE:
         raise IndexedDatasetError(f"{path}: index header truncated ({len(data)} < {HEADER_SIZE} bytes)")
     if data[: len(MAGIC)] != MAGIC:
-        raise IndexedDatasetError(f"{path}: bad magic {data[:len(MAGIC)]!r}, expected {MAGIC!r}")
+        raise IndexedDatasetError(f"{path}: bad magic {data[: len(MAGIC)]!r}, expected {MAGIC!r}")
     (version,) = struct.unpack_from("<Q", data, 9)
     if version != VERSION:
         raise IndexedDatasetError(f"{path}: unsupported index version {version}, expected {VERSION}")

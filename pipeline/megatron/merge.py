@@ -46,8 +46,9 @@ def _progress(total: int, enabled: bool | None, desc: str) -> Any:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc,
-                disable=None if enabled is None else False)
+    return tqdm(
+        total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=None if enabled is None else False
+    )
 
 
 def merge_indexed_datasets(
@@ -120,14 +121,10 @@ def merge_indexed_datasets(
     finally:
         if bar is not None:
             bar.close()
-    return MergeResult(
-        out_prefix, len(prefixes), n_doc, n_seq, total_bytes // want.itemsize, total_bytes
-    )
+    return MergeResult(out_prefix, len(prefixes), n_doc, n_seq, total_bytes // want.itemsize, total_bytes)
 
 
-def _write_index(
-    path: str, header: IndexHeader, lengths_list: list[np.ndarray], docs_list: list[np.ndarray]
-) -> None:
+def _write_index(path: str, header: IndexHeader, lengths_list: list[np.ndarray], docs_list: list[np.ndarray]) -> None:
     """Write the merged ``.idx`` section by section, one input at a time."""
     fs, inner = storage.resolve(path)
     itemsize = header.dtype.itemsize

@@ -48,8 +48,7 @@ def validate(prefix: str) -> ValidationReport:
     if not np.array_equal(pointers, expected_ptr):
         bad = int(np.argmax(pointers != expected_ptr))
         raise IndexedDatasetError(
-            f"{idx}: sequence {bad} pointer {int(pointers[bad])} != {int(expected_ptr[bad])} "
-            "(running sum of lengths)"
+            f"{idx}: sequence {bad} pointer {int(pointers[bad])} != {int(expected_ptr[bad])} (running sum of lengths)"
         )
     if header.document_index_count == 0:
         raise IndexedDatasetError(f"{idx}: no document indices (must at least hold the leading 0)")

@@ -51,24 +51,39 @@ def merge_source(ctx: RunContext, source: str) -> dict:
     directory = shard_dir(ctx.run_dir, source)
     pairs, stray = list_shards(directory)
     if stray:
-        raise PipelineError(f"{directory}: holds files that are not complete shard pairs: {stray[:5]}; "
-                           "re-run the tokenize stage")
+        raise PipelineError(
+            f"{directory}: holds files that are not complete shard pairs: {stray[:5]}; re-run the tokenize stage"
+        )
     prefixes = [storage.join(directory, shard_name(p)) for p in pairs]
     out = megatron_prefix(ctx, source)
     storage.remove(idx_path(out), best_effort=True)  # .idx first: a half-removed pair is never "present"
     storage.remove(bin_path(out), best_effort=True)
     documents = sum(_documents(p) for p in prefixes)
     if documents == 0:
-        return {"published": False, "reason": "no documents (an empty .bin cannot be memory-mapped)",
-                "documents": 0, "tokens": 0, "bytes": 0, "shards": len(prefixes),
-                "seconds": round(time.time() - started, 3)}
+        return {
+            "published": False,
+            "reason": "no documents (an empty .bin cannot be memory-mapped)",
+            "documents": 0,
+            "tokens": 0,
+            "bytes": 0,
+            "shards": len(prefixes),
+            "seconds": round(time.time() - started, 3),
+        }
     result = merge_indexed_datasets(prefixes, out, progress=None)
     report = validate(out)
     if (report.documents, report.tokens) != (result.documents, result.tokens):
         raise PipelineError(f"{out}: validation counts {report} differ from the merge's {result}")
-    return {"published": True, "prefix": out, "documents": report.documents, "tokens": report.tokens,
-            "bytes": report.bin_bytes, "idx_bytes": storage.size(idx_path(out)), "dtype": report.dtype,
-            "shards": len(prefixes), "seconds": round(time.time() - started, 3)}
+    return {
+        "published": True,
+        "prefix": out,
+        "documents": report.documents,
+        "tokens": report.tokens,
+        "bytes": report.bin_bytes,
+        "idx_bytes": storage.size(idx_path(out)),
+        "dtype": report.dtype,
+        "shards": len(prefixes),
+        "seconds": round(time.time() - started, 3),
+    }
 
 
 def _documents(prefix: str) -> int:
@@ -91,7 +106,8 @@ def merge_sources(ctx: RunContext) -> dict:
         if want is not None and (want["documents"], want["tokens"]) != (counts["documents"], counts["tokens"]):
             raise PipelineError(
                 f"source {src.name!r}: merged {counts['documents']} documents / {counts['tokens']} tokens, "
-                f"tokenize wrote {want['documents']} / {want['tokens']}")
+                f"tokenize wrote {want['documents']} / {want['tokens']}"
+            )
         sources[src.name] = counts
     return {"sources": sources, "unpublished": [n for n, c in sources.items() if not c["published"]]}
 
@@ -113,16 +129,21 @@ def left_out_sources(config: PipelineConfig, unpublished: list[str]) -> list[dic
     entries = []
     for name in unpublished:
         weight = given.get(name, config.source(name).weight)
-        entries.append({"source": name, "weight": None if weight is None else float(weight),
-                        "why": "no documents survived"})
-        logging.getLogger("pipeline").warning("source %r (weight %s) has no documents left: it is left out of "
-                                              "the blend, and the other sources' weights are renormalised",
-                                              name, weight)
+        entries.append(
+            {"source": name, "weight": None if weight is None else float(weight), "why": "no documents survived"}
+        )
+        logging.getLogger("pipeline").warning(
+            "source %r (weight %s) has no documents left: it is left out of "
+            "the blend, and the other sources' weights are renormalised",
+            name,
+            weight,
+        )
     return entries
 
 
-def materialize(ctx: RunContext, prefixes: list[str], dataset_index: np.ndarray,
-                sample_index: np.ndarray, dtype) -> dict:
+def materialize(
+    ctx: RunContext, prefixes: list[str], dataset_index: np.ndarray, sample_index: np.ndarray, dtype
+) -> dict:
     """Write the blend as one IndexedDataset, ``blend/blended``, documents in blend order."""
     readers = [IndexedDataset(p) for p in prefixes]
     out = ctx.path("blend", "blended")
@@ -143,21 +164,32 @@ def run_merge_blend(ctx: RunContext) -> dict:
     size = ctx.config.blend.size or sum(sizes)
     try:
         dataset_index, sample_index = build_blending_indices(
-            weights, size, sizes=sizes, mode=ctx.config.blend.mode, oversample=ctx.config.blend.oversample,
-            names=names)
+            weights, size, sizes=sizes, mode=ctx.config.blend.mode, oversample=ctx.config.blend.oversample, names=names
+        )
     except OversampleError as exc:
         total = sum(weights)
         largest = min(int(n * total / w) for n, w in zip(sizes, weights, strict=True) if w > 0)
-        raise OversampleError(f"{exc} In the config: blend.oversample: wrap, or blend.size of at most about "
-                              f"{largest} (S is now {size}).") from None
+        raise OversampleError(
+            f"{exc} In the config: blend.oversample: wrap, or blend.size of at most about {largest} (S is now {size})."
+        ) from None
     relative = [f"megatron/{n}" for n in names]
     left_out = left_out_sources(ctx.config, merged["unpublished"])
-    doc = write_blend(ctx.path("blend"), dataset_index, sample_index, sources=names, prefixes=relative,
-                      weights=weights, sizes=sizes, mode=ctx.config.blend.mode,
-                      oversample=ctx.config.blend.oversample, left_out=left_out)
+    doc = write_blend(
+        ctx.path("blend"),
+        dataset_index,
+        sample_index,
+        sources=names,
+        prefixes=relative,
+        weights=weights,
+        sizes=sizes,
+        mode=ctx.config.blend.mode,
+        oversample=ctx.config.blend.oversample,
+        left_out=left_out,
+    )
     result = {"merge": merged, "blend": doc, "left_out": left_out}
     if ctx.config.blend.materialize:
         dtype = np.dtype(merged["sources"][names[0]]["dtype"])
-        result["materialized"] = materialize(ctx, [ctx.path("megatron", n) for n in names],
-                                             dataset_index, sample_index, dtype)
+        result["materialized"] = materialize(
+            ctx, [ctx.path("megatron", n) for n in names], dataset_index, sample_index, dtype
+        )
     return result

@@ -15,8 +15,11 @@ def add_commands(sub, add_log_level) -> None:
     """Register the three commands on the CLI's subparsers."""
     p = sub.add_parser("report", help="write report.json and report.html of a finished run and print its summary")
     p.add_argument("run", help="run directory (the config's output): local, gs:// or s3://")
-    p.add_argument("--json", action="store_true",
-                   help="print the machine-readable summary (totals, ratios, per source) as JSON; writes nothing")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the machine-readable summary (totals, ratios, per source) as JSON; writes nothing",
+    )
     add_log_level(p)
     p = sub.add_parser("explain", help="why a document was kept, removed as a duplicate, or rejected")
     p.add_argument("run", help="run directory")
@@ -36,8 +39,12 @@ def add_commands(sub, add_log_level) -> None:
 def machine_summary(data: dict) -> dict:
     """What a scheduler alerts on: totals and ratios, per source too (a subset of report.json)."""
     keys = ("documents_read", "rejected", "duplicates_removed", "survivors", "written", "survivor_ratio", "tokens")
-    return {"format": data["format"], "run": data["run"], "summary": data["summary"],
-            "sources": {n: {k: r.get(k) for k in keys} for n, r in data["sources"].items()}}
+    return {
+        "format": data["format"],
+        "run": data["run"],
+        "summary": data["summary"],
+        "sources": {n: {k: r.get(k) for k in keys} for n, r in data["sources"].items()},
+    }
 
 
 def run_command(args: argparse.Namespace) -> int:

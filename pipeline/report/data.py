@@ -92,10 +92,14 @@ def _lsh(dedup: dict) -> dict[str, Any] | None:
     xs = [i / (S_CURVE_POINTS - 1) for i in range(S_CURVE_POINTS)]
     probabilities = np.asarray(candidate_probability(np.asarray(xs), bands, rows)).tolist()
     histogram = dedup.get("counts", {}).get("candidate_jaccard_histogram") or []
-    return {"bands": bands, "rows": rows, "num_perm": params.get("num_perm"), "threshold": params.get("threshold"),
-            "s_curve": [{"jaccard": x, "probability": round(p, 6)} for x, p in zip(xs, probabilities, strict=True)],
-            "candidate_jaccard_histogram": {"bin_width": 1 / len(histogram) if histogram else None,
-                                            "counts": histogram}}
+    return {
+        "bands": bands,
+        "rows": rows,
+        "num_perm": params.get("num_perm"),
+        "threshold": params.get("threshold"),
+        "s_curve": [{"jaccard": x, "probability": round(p, 6)} for x, p in zip(xs, probabilities, strict=True)],
+        "candidate_jaccard_histogram": {"bin_width": 1 / len(histogram) if histogram else None, "counts": histogram},
+    }
 
 
 def _tokens(run: str, names: list[str]) -> dict[str, Any]:
@@ -126,22 +130,36 @@ def build_report_data(run: str, per_source: int = examples.PER_SOURCE) -> dict[s
         "format": FORMAT,
         "run": run,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "summary": {**totals, "survivor_ratio": _ratio(totals["survivors"], totals["documents_read"]),
-                    "rejected_ratio": _ratio(totals["rejected"], totals["documents_read"]),
-                    "duplicate_ratio": _ratio(totals["duplicates_removed"], totals["documents_read"]),
-                    "tokens": sum(tokens.values()) if tokens else None},
+        "summary": {
+            **totals,
+            "survivor_ratio": _ratio(totals["survivors"], totals["documents_read"]),
+            "rejected_ratio": _ratio(totals["rejected"], totals["documents_read"]),
+            "duplicate_ratio": _ratio(totals["duplicates_removed"], totals["documents_read"]),
+            "tokens": sum(tokens.values()) if tokens else None,
+        },
         "sources": sources,
         "timeline": _timeline(manifest, dedup),
         "parameters": parameters(manifest.get("config", {})),
-        "dedup": {"counts": dedup_counts, "cluster_size_histogram": dedup.get("cluster_size_histogram", {}),
-                  "lsh": _lsh(dedup),
-                  "examples": examples.duplicate_examples(run, list(sources), dedup.get("parameters", {}), per_source)
-                  if has_documents and dedup else {}},
+        "dedup": {
+            "counts": dedup_counts,
+            "cluster_size_histogram": dedup.get("cluster_size_histogram", {}),
+            "lsh": _lsh(dedup),
+            "examples": examples.duplicate_examples(run, list(sources), dedup.get("parameters", {}), per_source)
+            if has_documents and dedup
+            else {},
+        },
         "rejects": {"examples": examples.reject_examples(run, per_source) if has_documents else {}},
         "tokens": {"per_source": tokens, **_tokens(run, list(tokens))},
-        "blend": None if not blend else {"sources": blend["sources"], "weights": blend["weights"],
-                                         "achieved": blend["achieved_ratios"], "data_path": blend["data_path"],
-                                         "mode": blend["mode"], "size": blend["size"]},
+        "blend": None
+        if not blend
+        else {
+            "sources": blend["sources"],
+            "weights": blend["weights"],
+            "achieved": blend["achieved_ratios"],
+            "data_path": blend["data_path"],
+            "mode": blend["mode"],
+            "size": blend["size"],
+        },
     }
 
 

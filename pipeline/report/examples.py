@@ -25,16 +25,23 @@ DOC_COLUMNS = ["doc_id", "source", "file", "position", "text"]
 
 def document_entry(row: dict, chars: int = EXCERPT_CHARS) -> dict[str, Any]:
     """Where a document comes from and the start of its text."""
-    return {"doc_id": row["doc_id"], "source": row["source"], "file": row["file"], "position": row["position"],
-            "characters": len(row["text"]), "excerpt": excerpt(row["text"], chars)}
+    return {
+        "doc_id": row["doc_id"],
+        "source": row["source"],
+        "file": row["file"],
+        "position": row["position"],
+        "characters": len(row["text"]),
+        "excerpt": excerpt(row["text"], chars),
+    }
 
 
 def exact_jaccard(text_a: str, text_b: str, params: dict) -> float:
     """Exact Jaccard of two texts' shingle sets with the run's shingling (what verification computed)."""
     from pipeline.dedup.jaccard import text_jaccard
 
-    return text_jaccard(text_a, text_b, params.get("ngram", 5), params.get("shingle", "word"),
-                        params.get("max_shingles"))
+    return text_jaccard(
+        text_a, text_b, params.get("ngram", 5), params.get("shingle", "word"), params.get("max_shingles")
+    )
 
 
 def _clusters(run: str, sources: list[str]) -> list[tuple[int, list[dict]]]:
@@ -57,8 +64,9 @@ def _clusters(run: str, sources: list[str]) -> list[tuple[int, list[dict]]]:
     wanted = pa.array(sorted(set().union(*chosen.values())), pa.int64())
     by_component: dict[int, list[dict]] = defaultdict(list)
     if len(wanted):
-        for row in read_rows(run, COMPONENTS, ["doc_id", "source", "component", "survivor"],
-                             pc.field("component").isin(wanted)):
+        for row in read_rows(
+            run, COMPONENTS, ["doc_id", "source", "component", "survivor"], pc.field("component").isin(wanted)
+        ):
             by_component[row["component"]].append(row)
     ordered = sorted(by_component.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     return [(c, sorted(rows, key=lambda r: (r["doc_id"] != r["survivor"], r["doc_id"]))) for c, rows in ordered]
@@ -88,20 +96,34 @@ def duplicate_examples(run: str, sources: list[str], params: dict, per_source: i
             removed = [c for c in copies if c["doc_id"] != survivor["doc_id"]]
             slot = out.setdefault(removed[0]["source"], {"near_duplicates": [], "exact_duplicates": []})
             if len(slot["exact_duplicates"]) < per_source:
-                slot["exact_duplicates"].append({
-                    "component": component, "size": len(copies), "cluster_size": size,
-                    "document": document_entry(copies[0], 300),
-                    "copies": [{k: c[k] for k in ("doc_id", "source", "file", "position")} for c in copies]})
-        near = [(exact_jaccard(survivor["text"], m["text"], params), m) for m in members
-                if m["doc_id"] != survivor["doc_id"] and m["text"] != survivor["text"]]
+                slot["exact_duplicates"].append(
+                    {
+                        "component": component,
+                        "size": len(copies),
+                        "cluster_size": size,
+                        "document": document_entry(copies[0], 300),
+                        "copies": [{k: c[k] for k in ("doc_id", "source", "file", "position")} for c in copies],
+                    }
+                )
+        near = [
+            (exact_jaccard(survivor["text"], m["text"], params), m)
+            for m in members
+            if m["doc_id"] != survivor["doc_id"] and m["text"] != survivor["text"]
+        ]
         if not near:
             continue
         jaccard, member = min(near, key=lambda jm: (jm[0], jm[1]["doc_id"]))  # the most different member
         slot = out.setdefault(member["source"], {"near_duplicates": [], "exact_duplicates": []})
         if len(slot["near_duplicates"]) < per_source:
-            slot["near_duplicates"].append({"component": component, "cluster_size": size,
-                                            "jaccard": round(jaccard, 6), "survivor": document_entry(survivor),
-                                            "removed": document_entry(member)})
+            slot["near_duplicates"].append(
+                {
+                    "component": component,
+                    "cluster_size": size,
+                    "jaccard": round(jaccard, 6),
+                    "survivor": document_entry(survivor),
+                    "removed": document_entry(member),
+                }
+            )
     return out
 
 

@@ -119,25 +119,35 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
         reject = _find_reject(run, doc_id)
         if reject is None:
             raise ExplainError(f"doc_id {doc_id} is neither a document nor a rejected record of {run}")
-        return {"doc_id": doc_id, "status": "rejected", **{k: reject[k] for k in (
-            "source", "file", "position", "reason", "detail", "excerpt")}}
+        return {
+            "doc_id": doc_id,
+            "status": "rejected",
+            **{k: reject[k] for k in ("source", "file", "position", "reason", "detail", "excerpt")},
+        }
     params, config = _run_parameters(run)
-    where = {"doc_id": doc_id, "source": doc["source"], "file": doc["file"], "position": doc["position"],
-             "excerpt": excerpt(doc["text"], EXCERPT)}
+    where = {
+        "doc_id": doc_id,
+        "source": doc["source"],
+        "file": doc["file"],
+        "position": doc["position"],
+        "excerpt": excerpt(doc["text"], EXCERPT),
+    }
     row = rows_by_doc_id(run, COMPONENTS, [doc_id]).get(doc_id)
     if row is None:
         from pipeline.dedup.shingles import count_tokens
 
         tokens, min_tokens = count_tokens(doc["text"]), int(config.get("min_tokens", 0))
-        why = (f"too short for MinHash ({tokens} tokens < min_tokens {min_tokens}) and no exact copy"
-               if tokens < min_tokens else "no exact copy and no candidate pair at or above the threshold")
+        why = (
+            f"too short for MinHash ({tokens} tokens < min_tokens {min_tokens}) and no exact copy"
+            if tokens < min_tokens
+            else "no exact copy and no candidate pair at or above the threshold"
+        )
         return {**where, "status": "kept", "cluster": None, "why": why}
     import pyarrow.compute as pc
 
     members = read_rows(run, COMPONENTS, None, pc.field("component") == row["component"])
     shown = sorted(members, key=lambda m: (m["doc_id"] not in (doc_id, row["survivor"]), m["doc_id"]))[:MEMBERS_SHOWN]
-    texts = {k: v["text"] for k, v in rows_by_doc_id(run, DOCUMENTS, [m["doc_id"] for m in shown],
-                                                      DOC_COLUMNS).items()}
+    texts = {k: v["text"] for k, v in rows_by_doc_id(run, DOCUMENTS, [m["doc_id"] for m in shown], DOC_COLUMNS).items()}
     links: dict[int, dict[int, str]] = {}
     edges = edges_touching(run, [m["doc_id"] for m in members])
     for e in edges:
@@ -153,41 +163,67 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
     neighbours = {e["dst"] if e["src"] == doc_id else e["src"] for e in mine}
     others = {i: texts[i] for i in neighbours if i in texts}
     bands = shared_bands(doc["text"], others, params, int(config.get("min_tokens", 0)))
-    verified = [{"doc_id": other, "jaccard": e["jaccard"],
-                 "recomputed_jaccard": round(exact_jaccard(doc["text"], texts[other], params), 6)
-                 if other in texts else None, "shared_bands": bands.get(other, [])}
-                for e in mine for other in [e["dst"] if e["src"] == doc_id else e["src"]]]
+    verified = [
+        {
+            "doc_id": other,
+            "jaccard": e["jaccard"],
+            "recomputed_jaccard": round(exact_jaccard(doc["text"], texts[other], params), 6)
+            if other in texts
+            else None,
+            "shared_bands": bands.get(other, []),
+        }
+        for e in mine
+        for other in [e["dst"] if e["src"] == doc_id else e["src"]]
+    ]
     survivor = row["survivor"]
-    return {**where, "status": "kept" if survivor == doc_id else "removed", "cluster": row["component"],
-            "cluster_size": len(members), "survivor": survivor, "survivor_rule": params.get("survivor"),
-            "threshold": params.get("threshold"), "exact_copies": sorted(copies),
-            "verified_edges": sorted(verified, key=lambda v: v["doc_id"]),
-            "path_to_survivor": [{"doc_id": d, "link": how} for d, how in _path_to(doc_id, survivor, links)],
-            "members": [{"doc_id": m["doc_id"], "source": m["source"]} for m in shown]}
+    return {
+        **where,
+        "status": "kept" if survivor == doc_id else "removed",
+        "cluster": row["component"],
+        "cluster_size": len(members),
+        "survivor": survivor,
+        "survivor_rule": params.get("survivor"),
+        "threshold": params.get("threshold"),
+        "exact_copies": sorted(copies),
+        "verified_edges": sorted(verified, key=lambda v: v["doc_id"]),
+        "path_to_survivor": [{"doc_id": d, "link": how} for d, how in _path_to(doc_id, survivor, links)],
+        "members": [{"doc_id": m["doc_id"], "source": m["source"]} for m in shown],
+    }
 
 
 def format_explanation(info: dict[str, Any]) -> str:
     """The explanation as lines a person reads."""
     head = f"doc_id {info['doc_id']} ({info['source']}, {info['file']} at {info['position']})"
     if info["status"] == "rejected":
-        return "\n".join([head, f"rejected by ingest: {info['reason']}" + (f" ({info['detail']})" if info["detail"]
-                                                                           else ""), f"record: {info['excerpt']}"])
+        return "\n".join(
+            [
+                head,
+                f"rejected by ingest: {info['reason']}" + (f" ({info['detail']})" if info["detail"] else ""),
+                f"record: {info['excerpt']}",
+            ]
+        )
     lines = [head]
     if info["cluster"] is None:
         lines.append(f"kept: {info['why']}")
     else:
         rule = f"survivor rule: {info['survivor_rule']}" if info.get("survivor_rule") else ""
-        lines.append(f"{info['status']}: in cluster {info['cluster']} of {info['cluster_size']} documents, "
-                     f"survivor {info['survivor']}" + (f" ({rule})" if rule else ""))
+        lines.append(
+            f"{info['status']}: in cluster {info['cluster']} of {info['cluster_size']} documents, "
+            f"survivor {info['survivor']}" + (f" ({rule})" if rule else "")
+        )
         if info["path_to_survivor"]:
-            lines.append("  path to the survivor: " + " -> ".join(
-                f"{step['doc_id']} [{step['link']}]" for step in info["path_to_survivor"]))
+            lines.append(
+                "  path to the survivor: "
+                + " -> ".join(f"{step['doc_id']} [{step['link']}]" for step in info["path_to_survivor"])
+            )
         if info["exact_copies"]:
             lines.append("  identical copies: " + ", ".join(map(str, info["exact_copies"])))
         for e in info["verified_edges"]:
             jac = "n/a (verify off)" if e["jaccard"] is None else f"{e['jaccard']:.4f}"
-            lines.append(f"  edge to {e['doc_id']}: Jaccard {jac} (threshold {info['threshold']}), "
-                         f"shared bands {e['shared_bands'] or 'none'}")
+            lines.append(
+                f"  edge to {e['doc_id']}: Jaccard {jac} (threshold {info['threshold']}), "
+                f"shared bands {e['shared_bands'] or 'none'}"
+            )
     lines.append(f"text: {info['excerpt']}")
     return "\n".join(lines)
 
@@ -199,22 +235,38 @@ def sample(run: str, kind: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` random removed, kept (survivors) or rejected records with where they come from."""
     rng = random.Random(seed)
     if kind == "rejected":
-        picked = reservoir(iter_rows(run, REJECTS, ["source", "file", "position", "reason", "detail", "excerpt"]), n,
-                           rng)
-        return [{"kind": kind, "doc_id": compute_doc_id(r["source"], r["file"], r["position"]),
-                 **{k: r[k] for k in ("source", "file", "position", "reason", "detail", "excerpt")}} for r in picked]
+        picked = reservoir(
+            iter_rows(run, REJECTS, ["source", "file", "position", "reason", "detail", "excerpt"]), n, rng
+        )
+        return [
+            {
+                "kind": kind,
+                "doc_id": compute_doc_id(r["source"], r["file"], r["position"]),
+                **{k: r[k] for k in ("source", "file", "position", "reason", "detail", "excerpt")},
+            }
+            for r in picked
+        ]
     if kind == "removed":
-        pool = ([(r["doc_id"], r["survivor"]) for r in rows if r["doc_id"] != r["survivor"]]
-                for rows in iter_rows(run, COMPONENTS, ["doc_id", "survivor"]))
+        pool = (
+            [(r["doc_id"], r["survivor"]) for r in rows if r["doc_id"] != r["survivor"]]
+            for rows in iter_rows(run, COMPONENTS, ["doc_id", "survivor"])
+        )
     elif kind == "kept":
         pool = ([(r["doc_id"], None) for r in rows] for rows in iter_rows(run, SURVIVORS, ["doc_id"]))
     else:
         raise ValueError(f"kind {kind!r}: one of {', '.join(SAMPLE_KINDS)}")
     picked = reservoir(pool, n, rng)
     docs = rows_by_doc_id(run, DOCUMENTS, [i for i, _ in picked], DOC_COLUMNS)
-    return [{"kind": kind, "doc_id": i, **({"survivor": s} if s is not None else {}),
-             **{k: docs[i][k] for k in ("source", "file", "position")}, "excerpt": excerpt(docs[i]["text"], 160)}
-            for i, s in picked]
+    return [
+        {
+            "kind": kind,
+            "doc_id": i,
+            **({"survivor": s} if s is not None else {}),
+            **{k: docs[i][k] for k in ("source", "file", "position")},
+            "excerpt": excerpt(docs[i]["text"], 160),
+        }
+        for i, s in picked
+    ]
 
 
 def format_sample(row: dict[str, Any]) -> str:

@@ -43,8 +43,12 @@ def _esc(value: object) -> str:
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
     def cell(value: Any) -> str:
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-        return f'<td class="n">{_esc(f"{value:,}" if isinstance(value, int) else value)}</td>' if numeric \
+        return (
+            f'<td class="n">{_esc(f"{value:,}" if isinstance(value, int) else value)}</td>'
+            if numeric
             else f"<td>{_esc(value)}</td>"
+        )
+
     head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(cell(c) for c in r) + "</tr>" for r in rows)
     return f'<div class="scroll"><table><tr>{head}</tr>{body}</table></div>'
@@ -61,24 +65,30 @@ def highlight_differences(text: str, other: str) -> str:
 
 
 def _where(doc: dict) -> str:
-    return (f'<div class="meta">doc_id {_esc(doc["doc_id"])} · {_esc(doc["source"])} · {_esc(doc["file"])} '
-            f'at {_esc(doc["position"])} · {doc["characters"]:,} characters</div>')
+    return (
+        f'<div class="meta">doc_id {_esc(doc["doc_id"])} · {_esc(doc["source"])} · {_esc(doc["file"])} '
+        f"at {_esc(doc['position'])} · {doc['characters']:,} characters</div>"
+    )
 
 
 def _near_pair(example: dict) -> str:
     survivor, removed = example["survivor"], example["removed"]
-    return (f'<p>cluster of {example["cluster_size"]} · exact Jaccard <b>{example["jaccard"]:.3f}</b></p>'
-            '<div class="pair">'
-            f'<div class="doc"><b>kept (survivor)</b>{_where(survivor)}'
-            f'<pre>{highlight_differences(survivor["excerpt"], removed["excerpt"])}</pre></div>'
-            f'<div class="doc"><b>removed</b>{_where(removed)}'
-            f'<pre>{highlight_differences(removed["excerpt"], survivor["excerpt"])}</pre></div></div>')
+    return (
+        f"<p>cluster of {example['cluster_size']} · exact Jaccard <b>{example['jaccard']:.3f}</b></p>"
+        '<div class="pair">'
+        f'<div class="doc"><b>kept (survivor)</b>{_where(survivor)}'
+        f"<pre>{highlight_differences(survivor['excerpt'], removed['excerpt'])}</pre></div>"
+        f'<div class="doc"><b>removed</b>{_where(removed)}'
+        f"<pre>{highlight_differences(removed['excerpt'], survivor['excerpt'])}</pre></div></div>"
+    )
 
 
 def _exact_group(example: dict) -> str:
-    copies = ", ".join(f'{_esc(c["source"])}:{_esc(c["file"])}@{_esc(c["position"])}' for c in example["copies"])
-    return (f'<div class="doc"><b>{example["size"]} identical copies</b> (cluster of {example["cluster_size"]})'
-            f'<div class="meta">{copies}</div><pre>{_esc(example["document"]["excerpt"])}</pre></div>')
+    copies = ", ".join(f"{_esc(c['source'])}:{_esc(c['file'])}@{_esc(c['position'])}" for c in example["copies"])
+    return (
+        f'<div class="doc"><b>{example["size"]} identical copies</b> (cluster of {example["cluster_size"]})'
+        f'<div class="meta">{copies}</div><pre>{_esc(example["document"]["excerpt"])}</pre></div>'
+    )
 
 
 def _examples(data: dict) -> list[str]:
@@ -99,30 +109,54 @@ def _examples(data: dict) -> list[str]:
         for source, reasons in rejects.items():
             for reason, rows in reasons.items():
                 parts.append(f"<h4>{_esc(source)}: {_esc(reason)}</h4>")
-                parts += [f'<div class="meta">{_esc(r["file"])} at byte/row {_esc(r["position"])}'
-                          f'{" · " + _esc(r["detail"]) if r["detail"] else ""}</div>'
-                          f'<pre class="excerpt">{_esc(r["excerpt"])}</pre>' for r in rows]
+                parts += [
+                    f'<div class="meta">{_esc(r["file"])} at byte/row {_esc(r["position"])}'
+                    f"{' · ' + _esc(r['detail']) if r['detail'] else ''}</div>"
+                    f'<pre class="excerpt">{_esc(r["excerpt"])}</pre>'
+                    for r in rows
+                ]
     return parts
 
 
 def _overview(data: dict) -> list[str]:
     s = data["summary"]
     ratio = "n/a" if s["survivor_ratio"] is None else f"{100 * s['survivor_ratio']:.1f} %"
-    kpis = [("documents read", f"{s['documents_read']:,}"), ("rejected", f"{s['rejected']:,}"),
-            ("duplicates removed", f"{s['duplicates_removed']:,}"), ("written", f"{s['written']:,}"),
-            ("survivor ratio", ratio), ("tokens", "n/a" if s["tokens"] is None else f"{s['tokens']:,}")]
-    parts = ['<div class="kpi">' + "".join(f"<div>{_esc(k)}<b>{_esc(v)}</b></div>" for k, v in kpis) + "</div>",
-             "<h2>Documents per source</h2>"]
-    rows = [[n, r.get("documents_read", 0), r.get("rejected", 0), r.get("duplicates_removed", 0),
-             r.get("survivors", 0), r.get("written", 0),
-             "" if r["survivor_ratio"] is None else f"{100 * r['survivor_ratio']:.1f} %"]
-            for n, r in data["sources"].items()]
-    parts.append(_table(["source", "read", "rejected", "duplicates removed", "survivors", "written",
-                         "survivor ratio"], rows))
+    kpis = [
+        ("documents read", f"{s['documents_read']:,}"),
+        ("rejected", f"{s['rejected']:,}"),
+        ("duplicates removed", f"{s['duplicates_removed']:,}"),
+        ("written", f"{s['written']:,}"),
+        ("survivor ratio", ratio),
+        ("tokens", "n/a" if s["tokens"] is None else f"{s['tokens']:,}"),
+    ]
+    parts = [
+        '<div class="kpi">' + "".join(f"<div>{_esc(k)}<b>{_esc(v)}</b></div>" for k, v in kpis) + "</div>",
+        "<h2>Documents per source</h2>",
+    ]
+    rows = [
+        [
+            n,
+            r.get("documents_read", 0),
+            r.get("rejected", 0),
+            r.get("duplicates_removed", 0),
+            r.get("survivors", 0),
+            r.get("written", 0),
+            "" if r["survivor_ratio"] is None else f"{100 * r['survivor_ratio']:.1f} %",
+        ]
+        for n, r in data["sources"].items()
+    ]
+    parts.append(
+        _table(["source", "read", "rejected", "duplicates removed", "survivors", "written", "survivor ratio"], rows)
+    )
     reasons = sorted({k for r in data["sources"].values() for k in r["rejects_by_reason"]})
     if reasons:
-        parts += ["<h3>Reject reasons</h3>", _table(["source", *[k.replace("_", " ") for k in reasons]], [
-            [n, *[r["rejects_by_reason"].get(k, 0) for k in reasons]] for n, r in data["sources"].items()])]
+        parts += [
+            "<h3>Reject reasons</h3>",
+            _table(
+                ["source", *[k.replace("_", " ") for k in reasons]],
+                [[n, *[r["rejects_by_reason"].get(k, 0) for k in reasons]] for n, r in data["sources"].items()],
+            ),
+        ]
     return parts
 
 
@@ -130,12 +164,26 @@ def _dedup(data: dict) -> list[str]:
     dedup, charts = data["dedup"], []
     hist = dedup["cluster_size_histogram"]
     if hist:
-        charts.append(svg.bar_chart("duplicate clusters by size", list(hist), {"clusters": list(hist.values())},
-                                    "documents in the cluster", "clusters"))
+        charts.append(
+            svg.bar_chart(
+                "duplicate clusters by size",
+                list(hist),
+                {"clusters": list(hist.values())},
+                "documents in the cluster",
+                "clusters",
+            )
+        )
     lsh = dedup["lsh"]
     if lsh:
-        charts.append(svg.s_curve_chart([(p["jaccard"], p["probability"]) for p in lsh["s_curve"]], lsh["threshold"],
-                                        lsh["candidate_jaccard_histogram"]["counts"], lsh["bands"], lsh["rows"]))
+        charts.append(
+            svg.s_curve_chart(
+                [(p["jaccard"], p["probability"]) for p in lsh["s_curve"]],
+                lsh["threshold"],
+                lsh["candidate_jaccard_histogram"]["counts"],
+                lsh["bands"],
+                lsh["rows"],
+            )
+        )
     counts = [[k, v] for k, v in dedup["counts"].items()]
     return ["<h2>Dedup</h2>", '<div class="charts">', *charts, "</div>", _table(["count", "value"], counts)]
 
@@ -159,8 +207,9 @@ def _tokens_and_blend(data: dict) -> list[str]:
     parts, charts = ["<h2>Tokens and blend</h2>"], []
     per_source = data["tokens"]["per_source"]
     if per_source:
-        charts.append(svg.bar_chart("tokens per source", list(per_source), {"tokens": list(per_source.values())},
-                                    "", "tokens"))
+        charts.append(
+            svg.bar_chart("tokens per source", list(per_source), {"tokens": list(per_source.values())}, "", "tokens")
+        )
     hist = data["tokens"]["length_histogram"]
     if hist:
         edges = sorted({(b["min"], b["max_exclusive"]) for buckets in hist.values() for b in buckets})
@@ -172,12 +221,21 @@ def _tokens_and_blend(data: dict) -> list[str]:
         charts.append(svg.bar_chart("token-length distribution", labels, series, "tokens per document", "documents"))
     blend = data["blend"]
     if blend:
-        charts.append(svg.bar_chart("blend: weights and achieved shares", blend["sources"],
-                                    {"weight": _shares(blend["weights"]), "achieved": blend["achieved"]}, "", "share"))
+        charts.append(
+            svg.bar_chart(
+                "blend: weights and achieved shares",
+                blend["sources"],
+                {"weight": _shares(blend["weights"]), "achieved": blend["achieved"]},
+                "",
+                "share",
+            )
+        )
     parts += ['<div class="charts">', *charts, "</div>"]
     if blend:
-        parts.append(f'<p class="meta">{_esc(blend["mode"])}, {blend["size"]:,} samples: '
-                     f'<code>--data-path {_esc(blend["data_path"])}</code></p>')
+        parts.append(
+            f'<p class="meta">{_esc(blend["mode"])}, {blend["size"]:,} samples: '
+            f"<code>--data-path {_esc(blend['data_path'])}</code></p>"
+        )
     return parts
 
 
@@ -188,12 +246,24 @@ def _shares(weights: list[float]) -> list[float]:
 
 def render_html(data: dict) -> str:
     """The whole page for the ``report.json`` dictionary ``data``."""
-    params = [[p["key"], json.dumps(p["value"]) if not isinstance(p["value"], str) else p["value"]]
-              for p in data["parameters"]]
-    body = [f"<h1>Run report: {_esc(data['run'])}</h1>", f'<p class="meta">generated {_esc(data["generated"])}</p>',
-            *_overview(data), *_dedup(data), *_examples(data), *_tokens_and_blend(data), *_timeline(data),
-            "<h2>Parameters</h2>", _table(["key", "value"], params)]
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>Run report: {_esc(data['run'])}</title><style>{STYLE}</style></head>"
-            f"<body>{''.join(body)}</body></html>")
+    params = [
+        [p["key"], json.dumps(p["value"]) if not isinstance(p["value"], str) else p["value"]]
+        for p in data["parameters"]
+    ]
+    body = [
+        f"<h1>Run report: {_esc(data['run'])}</h1>",
+        f'<p class="meta">generated {_esc(data["generated"])}</p>',
+        *_overview(data),
+        *_dedup(data),
+        *_examples(data),
+        *_tokens_and_blend(data),
+        *_timeline(data),
+        "<h2>Parameters</h2>",
+        _table(["key", "value"], params),
+    ]
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>Run report: {_esc(data['run'])}</title><style>{STYLE}</style></head>"
+        f"<body>{''.join(body)}</body></html>"
+    )

@@ -39,22 +39,35 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def _frame(title: str, body: list[str], xlabel: str, ylabel: str, legend: Sequence[tuple[str, str]] = (),
-           legend_x: float = WIDTH - RIGHT - 150) -> str:
-    parts = [f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{_esc(title)}" '
-             'xmlns="http://www.w3.org/2000/svg">',
-             f'<title>{_esc(title)}</title>',
-             f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" class="title">{_esc(title)}</text>', *body]
+def _frame(
+    title: str,
+    body: list[str],
+    xlabel: str,
+    ylabel: str,
+    legend: Sequence[tuple[str, str]] = (),
+    legend_x: float = WIDTH - RIGHT - 150,
+) -> str:
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{_esc(title)}" '
+        'xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{_esc(title)}</title>",
+        f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" class="title">{_esc(title)}</text>',
+        *body,
+    ]
     if xlabel:
         x = (LEFT + WIDTH - RIGHT) / 2
         parts.append(f'<text x="{x}" y="{HEIGHT - 6}" text-anchor="middle">{_esc(xlabel)}</text>')
     if ylabel:
-        parts.append(f'<text transform="translate(12 {(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
-                     f'text-anchor="middle">{_esc(ylabel)}</text>')
+        parts.append(
+            f'<text transform="translate(12 {(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
+            f'text-anchor="middle">{_esc(ylabel)}</text>'
+        )
     for i, (name, color) in enumerate(legend):
         x, y = legend_x, TOP + 4 + 16 * i
-        parts.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{color}"/>'
-                     f'<text x="{x + 14}" y="{y + 9}">{_esc(name)}</text>')
+        parts.append(
+            f'<rect x="{x}" y="{y}" width="10" height="10" fill="{color}"/>'
+            f'<text x="{x + 14}" y="{y + 9}">{_esc(name)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -65,19 +78,25 @@ def _y_axis(top_value: float, right_label: bool = False) -> list[str]:
     for i in range(5):
         value = top_value * i / 4
         y = HEIGHT - BOTTOM - plot_h * i / 4
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" class="grid"/>'
-                   f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_number(value)}</text>')
+        out.append(
+            f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" class="grid"/>'
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_number(value)}</text>'
+        )
     return out
 
 
 def _x_labels(labels: Sequence[str], centers: Sequence[float]) -> list[str]:
     every = max(1, math.ceil(len(labels) / MAX_X_LABELS))
-    return [f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{_esc(label)}</text>'
-            for i, (label, x) in enumerate(zip(labels, centers, strict=True)) if i % every == 0]
+    return [
+        f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{_esc(label)}</text>'
+        for i, (label, x) in enumerate(zip(labels, centers, strict=True))
+        if i % every == 0
+    ]
 
 
-def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[float]], xlabel: str = "",
-              ylabel: str = "") -> str:
+def bar_chart(
+    title: str, labels: Sequence[str], series: dict[str, Sequence[float]], xlabel: str = "", ylabel: str = ""
+) -> str:
     """Grouped vertical bars: one group per label, one bar per series (with a legend when several)."""
     top = _nice_max(max((v for values in series.values() for v in values), default=0))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -88,16 +107,19 @@ def bar_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[floa
         for i, value in enumerate(values):
             h = plot_h * value / top
             x = LEFT + group * i + group * 0.1 + bar * s
-            body.append(f'<rect x="{x:.1f}" y="{HEIGHT - BOTTOM - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
-                        f'fill="{COLORS[s % len(COLORS)]}"><title>{_esc(labels[i])}, {_esc(name)}: '
-                        f'{_esc(_number(value))}</title></rect>')
+            body.append(
+                f'<rect x="{x:.1f}" y="{HEIGHT - BOTTOM - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+                f'fill="{COLORS[s % len(COLORS)]}"><title>{_esc(labels[i])}, {_esc(name)}: '
+                f"{_esc(_number(value))}</title></rect>"
+            )
     body += _x_labels(labels, [LEFT + group * (i + 0.5) for i in range(len(labels))])
     legend = [(n, COLORS[i % len(COLORS)]) for i, n in enumerate(series)] if len(series) > 1 else []
     return _frame(title, body, xlabel, ylabel, legend)
 
 
-def s_curve_chart(points: Sequence[tuple[float, float]], threshold: float | None, bins: Sequence[int],
-                  bands: int, rows: int) -> str:
+def s_curve_chart(
+    points: Sequence[tuple[float, float]], threshold: float | None, bins: Sequence[int], bands: int, rows: int
+) -> str:
     """The LSH S-curve P(candidate | Jaccard) with the threshold marked, over the histogram of the
     measured Jaccards of the candidate pairs (bars, scaled to their own maximum)."""
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -106,22 +128,36 @@ def s_curve_chart(points: Sequence[tuple[float, float]], threshold: float | None
         width = plot_w / len(bins)
         for i, count in enumerate(bins):
             h = plot_h * count / max(bins)
-            body.append(f'<rect x="{LEFT + width * i + 1:.1f}" y="{HEIGHT - BOTTOM - h:.1f}" width="{width - 2:.1f}" '
-                        f'height="{h:.1f}" fill="{COLORS[1]}" opacity="0.6"><title>Jaccard {i / len(bins):.2f}-'
-                        f'{(i + 1) / len(bins):.2f}: {count} candidate pairs</title></rect>')
-    path = " ".join(f"{'M' if i == 0 else 'L'}{LEFT + plot_w * x:.1f},{HEIGHT - BOTTOM - plot_h * p:.1f}"
-                    for i, (x, p) in enumerate(points))
+            body.append(
+                f'<rect x="{LEFT + width * i + 1:.1f}" y="{HEIGHT - BOTTOM - h:.1f}" width="{width - 2:.1f}" '
+                f'height="{h:.1f}" fill="{COLORS[1]}" opacity="0.6"><title>Jaccard {i / len(bins):.2f}-'
+                f"{(i + 1) / len(bins):.2f}: {count} candidate pairs</title></rect>"
+            )
+    path = " ".join(
+        f"{'M' if i == 0 else 'L'}{LEFT + plot_w * x:.1f},{HEIGHT - BOTTOM - plot_h * p:.1f}"
+        for i, (x, p) in enumerate(points)
+    )
     body.append(f'<path d="{path}" fill="none" stroke="{COLORS[0]}" stroke-width="2"/>')
     if threshold is not None:
         x = LEFT + plot_w * threshold
-        body.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{HEIGHT - BOTTOM}" stroke="{COLORS[3]}" '
-                    f'stroke-dasharray="4 3"/><text x="{x + 4:.1f}" y="{TOP + 12}">threshold {threshold:g}</text>')
+        body.append(
+            f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{HEIGHT - BOTTOM}" stroke="{COLORS[3]}" '
+            f'stroke-dasharray="4 3"/><text x="{x + 4:.1f}" y="{TOP + 12}">threshold {threshold:g}</text>'
+        )
     ticks = [i / 10 for i in range(11)]
     body += _x_labels([f"{t:.1f}" for t in ticks], [LEFT + plot_w * t for t in ticks])
-    legend = [(f"P(candidate), b={bands} r={rows}", COLORS[0]),
-              (f"candidate pairs measured (tallest bin: {max(bins, default=0)})", COLORS[1])]
-    return _frame("LSH S-curve and the candidate pairs' exact Jaccard", body, "Jaccard similarity",
-                  "P(candidate); pairs (scaled)", legend, legend_x=LEFT + 10)
+    legend = [
+        (f"P(candidate), b={bands} r={rows}", COLORS[0]),
+        (f"candidate pairs measured (tallest bin: {max(bins, default=0)})", COLORS[1]),
+    ]
+    return _frame(
+        "LSH S-curve and the candidate pairs' exact Jaccard",
+        body,
+        "Jaccard similarity",
+        "P(candidate); pairs (scaled)",
+        legend,
+        legend_x=LEFT + 10,
+    )
 
 
 def timeline_chart(rows: Sequence[tuple[str, float, float]], title: str) -> str:
@@ -133,13 +169,17 @@ def timeline_chart(rows: Sequence[tuple[str, float, float]], title: str) -> str:
     for i, (label, start, seconds) in enumerate(rows):
         y = TOP + 22 * i
         x, w = left + plot_w * start / end, max(plot_w * seconds / end, 1.0)
-        body.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end">{_esc(label)}</text>'
-                    f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="16" fill="{COLORS[i % len(COLORS)]}">'
-                    f'<title>{_esc(label)}: {seconds:.1f} s</title></rect>'
-                    f'<text x="{min(x + w + 4, WIDTH - RIGHT - 40):.1f}" y="{y + 15}">{seconds:.1f} s</text>')
+        body.append(
+            f'<text x="{left - 6}" y="{y + 14}" text-anchor="end">{_esc(label)}</text>'
+            f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="16" fill="{COLORS[i % len(COLORS)]}">'
+            f"<title>{_esc(label)}: {seconds:.1f} s</title></rect>"
+            f'<text x="{min(x + w + 4, WIDTH - RIGHT - 40):.1f}" y="{y + 15}">{seconds:.1f} s</text>'
+        )
     axis_y = TOP + 22 * len(rows) + 4
     for i in range(5):
         x = left + plot_w * i / 4
         body.append(f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle">{_number(end * i / 4)} s</text>')
-    return (f'<svg class="chart" viewBox="0 0 {WIDTH} {axis_y + 24}" role="img" aria-label="{_esc(title)}" '
-            f'xmlns="http://www.w3.org/2000/svg"><title>{_esc(title)}</title>{"".join(body)}</svg>')
+    return (
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {axis_y + 24}" role="img" aria-label="{_esc(title)}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{_esc(title)}</title>{"".join(body)}</svg>'
+    )

@@ -41,16 +41,18 @@ def account(ingest: StageResult, dedup: StageResult, merge_blend: StageResult) -
         terms = "".join(f" + {key} {value}" for key, value in others.items())
         removed += sum(others.values())
         if read_total != rejected + removed + deduped.documents:
-            problems.append(f"{name}: read {read.read} != rejected {read.rejected} + "
-                            f"removed {deduped.removed}{terms} + survivors {deduped.documents}")
+            problems.append(
+                f"{name}: read {read.read} != rejected {read.rejected} + "
+                f"removed {deduped.removed}{terms} + survivors {deduped.documents}"
+            )
         if deduped.documents != merged.documents:
             problems.append(f"{name}: {deduped.documents} survivors but {merged.documents} documents in megatron/")
         if dedup_read != removed + deduped.documents:
-            problems.append(f"{name}: dedup read {deduped.read} != removed "
-                            f"{deduped.removed}{terms} + survivors {deduped.documents}")
+            problems.append(
+                f"{name}: dedup read {deduped.read} != removed {deduped.removed}{terms} + survivors {deduped.documents}"
+            )
         if read.documents != deduped.read:
-            problems.append(f"{name}: ingest wrote {read.documents} documents, "
-                            f"dedup read {deduped.read}")
+            problems.append(f"{name}: ingest wrote {read.documents} documents, dedup read {deduped.read}")
         table[name] = row
     if problems:
         raise AccountingError("documents unaccounted for: " + "; ".join(problems))

@@ -49,8 +49,11 @@ def check_no_secrets(config: PipelineConfig) -> None:
     """Refuse credentials in ``spark.settings`` (:func:`pipeline.secrets.is_secret_setting`; never echoed)."""
     for key, value in (config.spark.settings or {}).items():
         if is_secret_setting(key, value):
-            raise ConfigError(f"spark.settings.{key}", "credentials do not belong in the config; the pipeline "
-                              "uses the platform's (application default credentials, instance role)")
+            raise ConfigError(
+                f"spark.settings.{key}",
+                "credentials do not belong in the config; the pipeline "
+                "uses the platform's (application default credentials, instance role)",
+            )
 
 
 def check_output_apart_from_sources(config: PipelineConfig) -> None:
@@ -62,8 +65,11 @@ def check_output_apart_from_sources(config: PipelineConfig) -> None:
         for j, pattern in enumerate(src.paths):
             base = _normalized(_fixed_part(pattern))
             if _nested(output, base) or _nested(base, output):
-                raise ConfigError("output", f"{config.output!r} overlaps sources.{i}.paths.{j} = {pattern!r}: "
-                                  "a run would read its own outputs; put the output directory elsewhere")
+                raise ConfigError(
+                    "output",
+                    f"{config.output!r} overlaps sources.{i}.paths.{j} = {pattern!r}: "
+                    "a run would read its own outputs; put the output directory elsewhere",
+                )
 
 
 def _fixed_part(pattern: str) -> str:
@@ -107,18 +113,25 @@ def probe(key: str, path: str, timeout: float | None = None) -> None:
     worker.join(PROBE_TIMEOUT if timeout is None else timeout)
     where = _location(path)
     if not outcome:
-        raise ConfigError(key, f"cannot reach {where} for {path!r}: no answer within "
-                          f"{PROBE_TIMEOUT if timeout is None else timeout:.0f} s (endpoint unreachable?)")
+        raise ConfigError(
+            key,
+            f"cannot reach {where} for {path!r}: no answer within "
+            f"{PROBE_TIMEOUT if timeout is None else timeout:.0f} s (endpoint unreachable?)",
+        )
     exc = outcome[0]
     if exc is None:
         return
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, FileNotFoundError) or "NoSuchBucket" in text:
-        raise ConfigError(key, f"bucket {where} does not exist (for {path!r}); create it first, "
-                          "the pipeline never creates buckets")
+        raise ConfigError(
+            key, f"bucket {where} does not exist (for {path!r}); create it first, the pipeline never creates buckets"
+        )
     if isinstance(exc, PermissionError) or re.search(r"\b403\b|Forbidden|AccessDenied|InvalidAccessKeyId", text):
-        raise ConfigError(key, f"permission denied listing {path!r}; grant the job's service account or "
-                          "instance role read/write access to it")
+        raise ConfigError(
+            key,
+            f"permission denied listing {path!r}; grant the job's service account or "
+            "instance role read/write access to it",
+        )
     raise ConfigError(key, f"cannot reach {where} for {path!r}: {text[:300]}")
 
 

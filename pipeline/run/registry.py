@@ -75,14 +75,23 @@ def _run_merge_blend(ctx: RunContext) -> dict[str, Any]:
 
 
 def _ingest_tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
-    return {name: SourceTally(documents=row["documents"], read=row["documents_read"], rejected=row["rejected"])
-            for name, row in counts.get("sources", {}).items()}
+    return {
+        name: SourceTally(documents=row["documents"], read=row["documents_read"], rejected=row["rejected"])
+        for name, row in counts.get("sources", {}).items()
+    }
 
 
 def _dedup_tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
-    return {name: SourceTally(documents=row["survivors"], read=row["documents"], removed=row["duplicates_removed"],
-                              contaminated=row.get("contaminated"), earlier_runs=row.get("duplicates_of_earlier_runs"))
-            for name, row in counts.get("sources", {}).items()}
+    return {
+        name: SourceTally(
+            documents=row["survivors"],
+            read=row["documents"],
+            removed=row["duplicates_removed"],
+            contaminated=row.get("contaminated"),
+            earlier_runs=row.get("duplicates_of_earlier_runs"),
+        )
+        for name, row in counts.get("sources", {}).items()
+    }
 
 
 def _merge_tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
@@ -91,13 +100,37 @@ def _merge_tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("ingest", ("sources[].name", "sources[].paths", "sources[].format", "sources[].text_field",
-                     "sources[].keep_fields", "sources[].text_unit", "ingest"),
-          _ingest_inputs, _run_ingest, _ingest_tally),
-    Stage("dedup", ("dedup", "decontaminate", "sources[].priority"), _dedup_inputs, _run_dedup, _dedup_tally,
-          reads=("documents",)),
-    Stage("train-tokenizer", ("tokenizer",), _train_tokenizer_inputs, _run_train_tokenizer,
-          applies=lambda config: config.tokenizer.train, reads=("dedup/survivors",)),
+    Stage(
+        "ingest",
+        (
+            "sources[].name",
+            "sources[].paths",
+            "sources[].format",
+            "sources[].text_field",
+            "sources[].keep_fields",
+            "sources[].text_unit",
+            "ingest",
+        ),
+        _ingest_inputs,
+        _run_ingest,
+        _ingest_tally,
+    ),
+    Stage(
+        "dedup",
+        ("dedup", "decontaminate", "sources[].priority"),
+        _dedup_inputs,
+        _run_dedup,
+        _dedup_tally,
+        reads=("documents",),
+    ),
+    Stage(
+        "train-tokenizer",
+        ("tokenizer",),
+        _train_tokenizer_inputs,
+        _run_train_tokenizer,
+        applies=lambda config: config.tokenizer.train,
+        reads=("dedup/survivors",),
+    ),
     Stage("tokenize", ("tokenizer", "tokenize"), _tokenize_inputs, _run_tokenize, reads=("dedup/survivors",)),
     Stage("merge-blend", ("blend", "sources[].weight"), _blend_inputs, _run_merge_blend, _merge_tally),
 )

@@ -17,8 +17,10 @@ def summary_text(data: dict) -> str:
         config_order = [s["name"] for s in data.get("config", {}).get("sources", [])]
         for name in [n for n in config_order if n in table] + sorted(set(table) - set(config_order)):
             row = table[name]
-            lines.append(f"  {name:<10}{row['documents_read']:>6}{row['rejected']:>10}{row['duplicates_removed']:>9}"
-                         f"{row['survivors']:>11}{row['written']:>9}")
+            lines.append(
+                f"  {name:<10}{row['documents_read']:>6}{row['rejected']:>10}{row['duplicates_removed']:>9}"
+                f"{row['survivors']:>11}{row['written']:>9}"
+            )
         for key in ("contaminated", "duplicates_of_earlier_runs"):  # docs/dedup_index.md, Accounting
             if any(key in row for row in table.values()):
                 lines.append(f"{key.replace('_', ' ')}: " + ", ".join(f"{n} {r.get(key, 0)}" for n, r in table.items()))

@@ -44,21 +44,31 @@ def _stamp(seconds: float) -> str:
 
 
 def _holder_text(holder: dict[str, Any]) -> str:
-    return (f"host {holder.get('host', '?')} pid {holder.get('pid', '?')} "
-            f"since {_stamp(float(holder.get('since', 0)))}")
+    return f"host {holder.get('host', '?')} pid {holder.get('pid', '?')} since {_stamp(float(holder.get('since', 0)))}"
 
 
 class RunLock:
     """The lock of one run directory; use as a context manager or call :meth:`acquire`/:meth:`release`."""
 
-    def __init__(self, run_dir: str, command: str = "run", *, stale_seconds: float = STALE_SECONDS,
-                 heartbeat_seconds: float = HEARTBEAT_SECONDS) -> None:
+    def __init__(
+        self,
+        run_dir: str,
+        command: str = "run",
+        *,
+        stale_seconds: float = STALE_SECONDS,
+        heartbeat_seconds: float = HEARTBEAT_SECONDS,
+    ) -> None:
         self.run_dir = run_dir
         self.path = storage.join(run_dir, LOCK_NAME)
         self.stale_seconds = stale_seconds
         self.heartbeat_seconds = heartbeat_seconds
-        self.holder = {"host": socket.gethostname(), "pid": os.getpid(), "since": time.time(),
-                       "command": command, "token": uuid.uuid4().hex}
+        self.holder = {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "since": time.time(),
+            "command": command,
+            "token": uuid.uuid4().hex,
+        }
         self.took_over: dict[str, Any] | None = None  # the stale holder replaced, if any
         self._fd: int | None = None
         self._version: str | None = None  # generation (GCS) or ETag (S3) of our lock object
@@ -80,8 +90,11 @@ class RunLock:
         else:
             self._acquire_remote(break_lock)
         if self.took_over:
-            log.warning("took over the lock of %s left by a run that ended without releasing it (%s)",
-                        self.run_dir, _holder_text(self.took_over))
+            log.warning(
+                "took over the lock of %s left by a run that ended without releasing it (%s)",
+                self.run_dir,
+                _holder_text(self.took_over),
+            )
 
     def release(self) -> None:
         """Drop the lock (idempotent)."""
@@ -109,7 +122,7 @@ class RunLock:
 
     # ------------------------------------------------------------------ local
     def _local_path(self) -> str:
-        return self.path[len("file://"):] if self.path.startswith("file://") else self.path
+        return self.path[len("file://") :] if self.path.startswith("file://") else self.path
 
     def _acquire_local(self) -> None:
         import fcntl
@@ -155,8 +168,10 @@ class RunLock:
         return {}
 
     def _refusal(self, holder: dict[str, Any], remote: str = "") -> str:
-        return (f"output {self.run_dir!r} is locked by another run ({_holder_text(holder)}{remote}); wait for it "
-                f"to finish or use another output directory")
+        return (
+            f"output {self.run_dir!r} is locked by another run ({_holder_text(holder)}{remote}); wait for it "
+            f"to finish or use another output directory"
+        )
 
     # ----------------------------------------------------------------- remote
     def _acquire_remote(self, break_lock: bool) -> None:
@@ -170,8 +185,13 @@ class RunLock:
         holder, version = _read_remote(self.path)
         age = time.time() - float(holder.get("heartbeat", 0))
         if not break_lock and age < self.stale_seconds:
-            raise RunLockedError(self._refusal(holder, f", heartbeat {age:.0f} s ago; a lock without a heartbeat "
-                                               f"for {self.stale_seconds:.0f} s is taken over, or pass --break-lock"))
+            raise RunLockedError(
+                self._refusal(
+                    holder,
+                    f", heartbeat {age:.0f} s ago; a lock without a heartbeat "
+                    f"for {self.stale_seconds:.0f} s is taken over, or pass --break-lock",
+                )
+            )
         try:
             self._version = _replace(self.path, self._body(), version)
         except FileExistsError:  # another run took it over between our read and our write
@@ -193,8 +213,9 @@ class RunLock:
                 self._version = _replace(self.path, self._body(), self._version)
             except FileExistsError:
                 self.lost = True
-                log.error("the lock of %s was taken over by another run; this run's outputs may be overwritten",
-                          self.run_dir)
+                log.error(
+                    "the lock of %s was taken over by another run; this run's outputs may be overwritten", self.run_dir
+                )
                 return
             except Exception as exc:  # noqa: BLE001 - a failed heartbeat is retried at the next beat
                 log.warning("lock heartbeat failed: %s", exc)
@@ -213,8 +234,11 @@ def _create(url: str, data: bytes) -> str:
     try:
         return create_if_absent(url, data)
     except NoConditionalWrite:
-        raise ConfigError("output", f"{url.split('://', 1)[0]}:// has no conditional write; use a local path, "
-                          "gs:// or s3:// for the run directory") from None
+        raise ConfigError(
+            "output",
+            f"{url.split('://', 1)[0]}:// has no conditional write; use a local path, "
+            "gs:// or s3:// for the run directory",
+        ) from None
 
 
 _replace = replace_if_version  # overwrite only if still at the version read (FileExistsError otherwise)

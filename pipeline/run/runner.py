@@ -26,8 +26,11 @@ class StageError(PipelineError, RuntimeError):
 def _changed_keys(old, new, prefix: str = "") -> list[str]:
     """Dotted keys whose values differ between two nested dict/list structures."""
     if isinstance(old, dict) and isinstance(new, dict):
-        return [k for key in sorted(set(old) | set(new))
-                for k in _changed_keys(old.get(key), new.get(key), f"{prefix}{key}.")]
+        return [
+            k
+            for key in sorted(set(old) | set(new))
+            for k in _changed_keys(old.get(key), new.get(key), f"{prefix}{key}.")
+        ]
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         return [k for i, (a, b) in enumerate(zip(old, new, strict=True)) for k in _changed_keys(a, b, f"{prefix}{i}.")]
     return [] if old == new else [prefix.rstrip(".")]
@@ -43,8 +46,7 @@ def _read_marker(ctx: RunContext, stage: str) -> dict | None:
     return storage.read_json(path) if storage.exists(path) else None
 
 
-def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: str,
-            forced: bool, wanted: bool) -> str:
+def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: str, forced: bool, wanted: bool) -> str:
     """'run', 'reuse', or raise: a finished stage is reused unless forced; a changed one is refused."""
     if forced:
         return "run"
@@ -57,11 +59,11 @@ def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: s
     changed = _changed_keys(marker.get("inputs", {}), inputs) or ["an upstream stage's config"]
     raise StageError(
         f"stage '{stage.name}' in {run_dir} finished with a different config (changed: {', '.join(changed)}); "
-        f"rerun with --force {stage.name} to recompute it and everything after it, or use a new output directory")
+        f"rerun with --force {stage.name} to recompute it and everything after it, or use a new output directory"
+    )
 
 
-def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None,
-               log=None) -> dict[str, StageResult]:
+def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None, log=None) -> dict[str, StageResult]:
     """Run the stages in order (``only``: up to and including that one); returns each stage's result.
 
     A finished stage whose config (and upstream stages') is unchanged is reused; one whose config
@@ -83,8 +85,15 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
         inputs = stage_inputs(stage, ctx.config)
         fp = fingerprint({"upstream": upstream, **inputs})
         marker = _read_marker(ctx, stage.name)
-        action = _decide(stage, marker, fp, inputs, ctx.run_dir, recomputed or index >= forced_from,
-                         wanted=only is None or index == last)
+        action = _decide(
+            stage,
+            marker,
+            fp,
+            inputs,
+            ctx.run_dir,
+            recomputed or index >= forced_from,
+            wanted=only is None or index == last,
+        )
         if action == "reuse":
             assert marker is not None  # reuse is only decided from a marker
             action = _check_reused(ctx, stage, marker, log)
@@ -113,8 +122,10 @@ def _commit_index(ctx: RunContext, log) -> None:
     done = commit_run(ctx)
     ctx.manifest.data["dedup_index"] = done
     ctx.manifest.save()
-    log(f"[index] {done['documents']} documents ({done['kept']} kept) committed to {done['index']} "
-        f"(generation {done['generation']})")
+    log(
+        f"[index] {done['documents']} documents ({done['kept']} kept) committed to {done['index']} "
+        f"(generation {done['generation']})"
+    )
 
 
 def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, log) -> StageResult:
@@ -126,9 +137,14 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
         result = stage.run(ctx)
     ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
     seconds = round(time.time() - started, 3)
-    info = {"fingerprint": fp, "inputs": inputs, "counts": result.counts, "seconds": seconds,
-            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "outputs": record_outputs(ctx.run_dir, stage.name)}
+    info = {
+        "fingerprint": fp,
+        "inputs": inputs,
+        "counts": result.counts,
+        "seconds": seconds,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "outputs": record_outputs(ctx.run_dir, stage.name),
+    }
     storage.write_json(marker_path(ctx.run_dir, stage.name), info)
     ctx.manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
     detail = format_counts(result.counts) if isinstance(result.counts, dict) else ""
@@ -139,15 +155,19 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
 def _check_reused(ctx: RunContext, stage: Stage, marker: dict, log) -> str:
     """'reuse' when the stage's files still match its marker; else 'run' (logged, naming the files)."""
     if "outputs" not in marker:
-        log(f"[{stage.name}] WARNING: its marker records no file list (written by an older version): "
-            "reused without verification")
+        log(
+            f"[{stage.name}] WARNING: its marker records no file list (written by an older version): "
+            "reused without verification"
+        )
         return "reuse"
     problems = verify_outputs(ctx.run_dir, stage.name, marker["outputs"])
     if not problems:
         return "reuse"
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-    log(f"[{stage.name}] WARNING: its outputs changed since it finished: {'; '.join(problems[:3])}{more}; "
-        "recomputing it and every later stage")
+    log(
+        f"[{stage.name}] WARNING: its outputs changed since it finished: {'; '.join(problems[:3])}{more}; "
+        "recomputing it and every later stage"
+    )
     return "run"
 
 
@@ -157,9 +177,11 @@ def _stop_if_nothing_left(result: StageResult, more_stages: bool) -> None:
         return
     if result.nothing_left():
         read = result.documents_read()
-        raise StageError(f"no documents left after {result.stage} ({read} read; see rejects/ and manifest.json): "
-                         "nothing to train a tokenizer on or to write; check the sources' paths, format and "
-                         "text_field")
+        raise StageError(
+            f"no documents left after {result.stage} ({read} read; see rejects/ and manifest.json): "
+            "nothing to train a tokenizer on or to write; check the sources' paths, format and "
+            "text_field"
+        )
 
 
 def _finish_run(ctx: RunContext, results: dict[str, StageResult], log) -> None:

@@ -45,7 +45,7 @@ def list_files(run_dir: str, stage: str) -> dict[str, int]:
         if not fs.exists(base):
             continue
         for path, info in fs.find(base, detail=True).items():
-            rel = path[len(root) + 1:]
+            rel = path[len(root) + 1 :]
             if any(part.startswith(".") for part in rel.split("/")):
                 continue
             found[rel] = int(info["size"])
@@ -102,8 +102,11 @@ def verify(run_dir: str, stage: str, recorded: dict[str, Any] | None) -> list[st
     now = list_files(run_dir, stage)
     want: dict[str, int] = recorded["files"]
     problems = [f"{p}: missing" for p in sorted(set(want) - set(now))]
-    problems += [f"{p}: {now[p]} bytes, {want[p]} when the stage finished"
-                 for p in sorted(set(want) & set(now)) if now[p] != want[p]]
+    problems += [
+        f"{p}: {now[p]} bytes, {want[p]} when the stage finished"
+        for p in sorted(set(want) & set(now))
+        if now[p] != want[p]
+    ]
     problems += [f"{p}: not written by the stage" for p in sorted(set(now) - set(want))]
     fs, root = storage.resolve(run_dir)
     root = root.rstrip("/")
@@ -117,11 +120,13 @@ def verify(run_dir: str, stage: str, recorded: dict[str, Any] | None) -> list[st
         try:
             implied = _bin_size_from_index(idx, idx_rel)
             if implied != now[bin_rel]:
-                problems.append(f"{bin_rel}: {now[bin_rel]} bytes, its index {posixpath.basename(idx_rel)} "
-                                f"implies {implied}")
+                problems.append(
+                    f"{bin_rel}: {now[bin_rel]} bytes, its index {posixpath.basename(idx_rel)} implies {implied}"
+                )
         except IndexedDatasetError as exc:
             problems.append(str(exc))
-        if now[bin_rel] == want[bin_rel] and \
-                _hash_ranges(fs, f"{root}/{bin_rel}", now[bin_rel]) != recorded.get("checksums", {}).get(bin_rel):
+        if now[bin_rel] == want[bin_rel] and _hash_ranges(fs, f"{root}/{bin_rel}", now[bin_rel]) != recorded.get(
+            "checksums", {}
+        ).get(bin_rel):
             problems.append(f"{bin_rel}: checksum differs from the one recorded when the stage finished")
     return problems

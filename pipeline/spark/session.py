@@ -34,8 +34,10 @@ def check_java(minimum: int = 17) -> str:
     """Return the ``java -version`` banner, or raise with install instructions."""
     java_home = os.environ.get("JAVA_HOME")
     java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
-    hint = ("Install Java 17: 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu), "
-            "'brew install openjdk@17' (macOS), or set JAVA_HOME to a JDK 17+.")
+    hint = (
+        "Install Java 17: 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu), "
+        "'brew install openjdk@17' (macOS), or set JAVA_HOME to a JDK 17+."
+    )
     if not java or not os.path.exists(java):
         raise JavaMissingError(f"Java was not found (JAVA_HOME or PATH). {hint}")
     banner = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
@@ -50,8 +52,10 @@ def check_java(minimum: int = 17) -> str:
 
 def _launched_by_spark_submit() -> bool:
     """True when the driver was started by spark-submit (the cluster owns the settings)."""
-    return "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("SPARK_ENV_LOADED") == "1" or (
-        "PYSPARK_GATEWAY_PORT" in os.environ
+    return (
+        "SPARK_SUBMIT_OPTS" in os.environ
+        or os.environ.get("SPARK_ENV_LOADED") == "1"
+        or ("PYSPARK_GATEWAY_PORT" in os.environ)
     )
 
 
@@ -112,8 +116,11 @@ def start_session(app_name: str, master: str | None, settings: Mapping[str, str]
     from pipeline.errors import missing_dependency
 
     if master and not _MASTER_URL.match(master) and not _launched_by_spark_submit():
-        raise ConfigError("spark.master", f"{master!r} is not a Spark master URL: expected local, local[N], local[*], "
-                          "local[N,MAX_FAILURES], spark://HOST:PORT, yarn or k8s://URL")
+        raise ConfigError(
+            "spark.master",
+            f"{master!r} is not a Spark master URL: expected local, local[N], local[*], "
+            "local[N,MAX_FAILURES], spark://HOST:PORT, yarn or k8s://URL",
+        )
     try:
         return build_session(app_name, master, settings)
     except PipelineError:

@@ -83,9 +83,14 @@ class TableStore:
                 if not master.startswith("local"):
                     raise PipelineError(
                         f"Spark's Hadoop has no FileSystem for {self.run_dir.split('://')[0]}:// on master "
-                        f"{master}; install the cluster's connector (GCS connector, EMRFS or hadoop-aws)")
-                log.warning("tables: staged (no Hadoop FileSystem for %s; Spark writes Parquet to %s "
-                            "and the driver uploads it to the run directory)", self.run_dir, self.work)
+                        f"{master}; install the cluster's connector (GCS connector, EMRFS or hadoop-aws)"
+                    )
+                log.warning(
+                    "tables: staged (no Hadoop FileSystem for %s; Spark writes Parquet to %s "
+                    "and the driver uploads it to the run directory)",
+                    self.run_dir,
+                    self.work,
+                )
             else:
                 log.info("tables: native (Spark reads and writes Parquet in %s)", self.run_dir)
         return self._mode
@@ -164,7 +169,7 @@ def _download(remote: str, local: str) -> None:
     fs, root = storage.resolve(remote)
     root = root.rstrip("/")
     files = [p for p in fs.find(root)]
-    dst = [os.path.join(local, *p[len(root) + 1:].split("/")) for p in files]
+    dst = [os.path.join(local, *p[len(root) + 1 :].split("/")) for p in files]
     for d in dst:
         os.makedirs(os.path.dirname(d), exist_ok=True)
     if files:

@@ -26,9 +26,28 @@ import fsspec
 from pipeline.storage.paths import is_local, join, local_path, resolve, scheme, unstrip
 
 __all__ = [
-    "DEFAULT_CHUNK", "commit", "concat", "ensure_parent", "exists", "expand", "is_local", "join", "local_path",
-    "makedirs", "open_atomic", "read_bytes", "read_json", "read_text", "remove", "resolve", "scheme", "size",
-    "unstrip", "write_bytes", "write_json", "write_text",
+    "DEFAULT_CHUNK",
+    "commit",
+    "concat",
+    "ensure_parent",
+    "exists",
+    "expand",
+    "is_local",
+    "join",
+    "local_path",
+    "makedirs",
+    "open_atomic",
+    "read_bytes",
+    "read_json",
+    "read_text",
+    "remove",
+    "resolve",
+    "scheme",
+    "size",
+    "unstrip",
+    "write_bytes",
+    "write_json",
+    "write_text",
 ]
 GLOB_CHARS = "*?["
 DEFAULT_CHUNK = 16 << 20
@@ -173,8 +192,9 @@ def _copy_local(src: str, dst: Any, chunk_size: int, on_bytes: Callable[[int], N
     return total
 
 
-def concat(sources: Sequence[str], dest: str, *, chunk_size: int = DEFAULT_CHUNK,
-           on_bytes: Callable[[int], None] | None = None) -> int:
+def concat(
+    sources: Sequence[str], dest: str, *, chunk_size: int = DEFAULT_CHUNK, on_bytes: Callable[[int], None] | None = None
+) -> int:
     """Concatenate ``sources`` into ``dest`` in order; bytes written.
 
     When ``dest`` and every source are in one ``gs://`` or ``s3://`` bucket the bytes never reach

@@ -30,11 +30,23 @@ def _split(url: str) -> tuple[str, Any, str, str]:
 def _gcs_upload(fs: Any, bucket: str, key: str, data: bytes, generation: str) -> str:
     """Multipart upload with ``ifGenerationMatch`` (0: only if absent); the new generation."""
     meta = json.dumps({"name": key})
-    body = (f"--==0==\nContent-Type: application/json; charset=UTF-8\n\n{meta}\n--==0==\n"
-            "Content-Type: application/json\n\n").encode() + data + b"\n--==0==--"
-    out = fs.call("POST", f"{fs._location}/upload/storage/v1/b/{bucket}/o", uploadType="multipart",
-                  headers={"Content-Type": 'multipart/related; boundary="==0=="'}, data=body, json_out=True,
-                  ifGenerationMatch=generation)
+    body = (
+        (
+            f"--==0==\nContent-Type: application/json; charset=UTF-8\n\n{meta}\n--==0==\n"
+            "Content-Type: application/json\n\n"
+        ).encode()
+        + data
+        + b"\n--==0==--"
+    )
+    out = fs.call(
+        "POST",
+        f"{fs._location}/upload/storage/v1/b/{bucket}/o",
+        uploadType="multipart",
+        headers={"Content-Type": 'multipart/related; boundary="==0=="'},
+        data=body,
+        json_out=True,
+        ifGenerationMatch=generation,
+    )
     fs.invalidate_cache()
     return str(out["generation"])
 

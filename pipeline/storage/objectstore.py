@@ -47,7 +47,7 @@ def compose_tree(sources: Sequence[str], dest: str, *, on_bytes: Callable[[int],
         while len(level) > COMPOSE_MAX:
             nxt = []
             for i in range(0, len(level), COMPOSE_MAX):
-                group = level[i:i + COMPOSE_MAX]
+                group = level[i : i + COMPOSE_MAX]
                 if len(group) == 1:
                     nxt.append(group[0])
                     continue
@@ -89,13 +89,21 @@ def s3_concat(sources: Sequence[str], dest: str, *, on_bytes: Callable[[int], No
     buf = bytearray()
 
     def put(data: bytes | bytearray) -> None:
-        r = fs.call_s3("upload_part", Bucket=bucket, Key=key, UploadId=upload_id,
-                       PartNumber=len(parts) + 1, Body=bytes(data))
+        r = fs.call_s3(
+            "upload_part", Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=len(parts) + 1, Body=bytes(data)
+        )
         parts.append({"PartNumber": len(parts) + 1, "ETag": r["ETag"]})
 
     def copy(src: str, start: int, end: int) -> None:
-        r = fs.call_s3("upload_part_copy", Bucket=bucket, Key=key, UploadId=upload_id,
-                       PartNumber=len(parts) + 1, CopySource=src, CopySourceRange=f"bytes={start}-{end - 1}")
+        r = fs.call_s3(
+            "upload_part_copy",
+            Bucket=bucket,
+            Key=key,
+            UploadId=upload_id,
+            PartNumber=len(parts) + 1,
+            CopySource=src,
+            CopySourceRange=f"bytes={start}-{end - 1}",
+        )
         parts.append({"PartNumber": len(parts) + 1, "ETag": r["CopyPartResult"]["ETag"]})
 
     try:
@@ -121,8 +129,9 @@ def s3_concat(sources: Sequence[str], dest: str, *, on_bytes: Callable[[int], No
                     buf.clear()
         if buf:
             put(buf)
-        fs.call_s3("complete_multipart_upload", Bucket=bucket, Key=key, UploadId=upload_id,
-                   MultipartUpload={"Parts": parts})
+        fs.call_s3(
+            "complete_multipart_upload", Bucket=bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}
+        )
     except BaseException:
         fs.call_s3("abort_multipart_upload", Bucket=bucket, Key=key, UploadId=upload_id)
         raise

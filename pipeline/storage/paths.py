@@ -21,7 +21,7 @@ def is_local(path: str) -> bool:
 
 def local_path(path: str) -> str:
     """A local path without its ``file://`` scheme."""
-    return path[len("file://"):] if path.startswith("file://") else path
+    return path[len("file://") :] if path.startswith("file://") else path
 
 
 def join(base: str, *parts: str) -> str:

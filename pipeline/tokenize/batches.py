@@ -21,10 +21,16 @@ from pipeline.megatron.writer import IndexedDatasetWriter, publish
 from pipeline.tokenize.shards import shard_name
 from pipeline.tokenizer.bpe import BPETokenizer
 
-SUMMARY_SCHEMA = pa.schema([
-    ("partition", pa.int32()), ("attempt", pa.int32()), ("documents", pa.int64()),
-    ("tokens", pa.int64()), ("special_text_documents", pa.int64()), ("written", pa.string()),
-])
+SUMMARY_SCHEMA = pa.schema(
+    [
+        ("partition", pa.int32()),
+        ("attempt", pa.int32()),
+        ("documents", pa.int64()),
+        ("tokens", pa.int64()),
+        ("special_text_documents", pa.int64()),
+        ("written", pa.string()),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -58,13 +64,14 @@ def utf8_buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"text column holds invalid UTF-8: {exc}") from exc
     _, offset_buf, data_buf = column.buffers()
     width = np.int64 if pa.types.is_large_string(column.type) else np.int32
-    offsets = np.frombuffer(offset_buf, dtype=width)[column.offset:column.offset + len(column) + 1]
+    offsets = np.frombuffer(offset_buf, dtype=width)[column.offset : column.offset + len(column) + 1]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
     return data, offsets.astype(np.int64)
 
 
-def count_special_text(column: pa.Array, specials: tuple[str, ...],
-                       utf8: bytes | memoryview | np.ndarray | None = None) -> int:
+def count_special_text(
+    column: pa.Array, specials: tuple[str, ...], utf8: bytes | memoryview | np.ndarray | None = None
+) -> int:
     """Number of texts holding at least one of the ``specials`` strings (nulls hold none).
 
     ``utf8``, the column's text bytes back to back (any buffer: bytes, or the uint8 view of the
@@ -88,9 +95,16 @@ def _literal(text: str) -> re.Pattern[bytes]:
     return re.compile(re.escape(text.encode("utf-8")))
 
 
-def tokenize_partition(batches: Iterator[pa.RecordBatch], task: TaskAttempt, tokenizer: BPETokenizer,
-                       out_dir: str, tmp: str, dtype_name: str, eod: int,
-                       specials: tuple[str, ...]) -> Iterator[pa.RecordBatch]:
+def tokenize_partition(
+    batches: Iterator[pa.RecordBatch],
+    task: TaskAttempt,
+    tokenizer: BPETokenizer,
+    out_dir: str,
+    tmp: str,
+    dtype_name: str,
+    eod: int,
+    specials: tuple[str, ...],
+) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: encode one partition's texts, write and publish its shard, yield a summary.
 
     Per Arrow batch: the column's UTF-8 buffer goes to the encoder as is, and its flat ids (each
@@ -106,20 +120,21 @@ def tokenize_partition(batches: Iterator[pa.RecordBatch], task: TaskAttempt, tok
             if batch.num_rows == 0:
                 continue
             if writer is None:
-                writer = IndexedDatasetWriter(tmp_prefix, dtype=np.dtype(dtype_name),
-                                              buffer_bytes=1 if inject else 4 << 20)
+                writer = IndexedDatasetWriter(
+                    tmp_prefix, dtype=np.dtype(dtype_name), buffer_bytes=1 if inject else 4 << 20
+                )
             column = batch.column("text")
             data, offsets = utf8_buffers(column)
             ids, ends = encode(data, offsets, append_id=eod)  # one call per Arrow batch
             if inject:
                 half = batch.num_rows // 2
-                writer.add_documents(ids[:ends[half - 1] if half else 0], ends[:half])
+                writer.add_documents(ids[: ends[half - 1] if half else 0], ends[:half])
                 writer._flush()
                 writer._bin.close()  # a torn attempt object on object stores, a partial file locally
                 raise InjectedFailure(f"injected failure in {name} attempt {attempt}")
             writer.add_documents(ids, ends)
             tokens += int(ids.size)
-            special_docs += count_special_text(column, specials, data[offsets[0]:offsets[-1]])
+            special_docs += count_special_text(column, specials, data[offsets[0] : offsets[-1]])
             docs += batch.num_rows
         if writer is not None:
             writer.close()
@@ -133,6 +148,15 @@ def tokenize_partition(batches: Iterator[pa.RecordBatch], task: TaskAttempt, tok
             writer.abort()
         raise
     yield pa.RecordBatch.from_pylist(
-        [{"partition": part, "attempt": attempt, "documents": docs, "tokens": tokens,
-          "special_text_documents": special_docs, "written": tmp_prefix if writer is not None else None}],
-        schema=SUMMARY_SCHEMA)
+        [
+            {
+                "partition": part,
+                "attempt": attempt,
+                "documents": docs,
+                "tokens": tokens,
+                "special_text_documents": special_docs,
+                "written": tmp_prefix if writer is not None else None,
+            }
+        ],
+        schema=SUMMARY_SCHEMA,
+    )

@@ -74,8 +74,9 @@ def publish_winners(rows, out: str) -> None:
             storage.commit([(bin_path(won), bin_path(final)), (idx_path(won), idx_path(final))], keep_staged=True)
 
 
-def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.dtype,
-                     eod: int, specials: tuple[str, ...]) -> dict:
+def _tokenize_source(
+    ctx: RunContext, survivors, source: str, tok_bc, dtype: np.dtype, eod: int, specials: tuple[str, ...]
+) -> dict:
     """One Spark job: write the shards of ``source``; check them; return its counts."""
     from pyspark.sql import functions as F
 
@@ -84,8 +85,13 @@ def _tokenize_source(ctx: RunContext, survivors, source: str, tok_bc, dtype: np.
     storage.remove(out)
     storage.remove(tmp)
     storage.makedirs(out)
-    docs = (survivors.where(F.col("source") == source).select("doc_id", "text")
-            .repartitionByRange(parts, "doc_id").sortWithinPartitions("doc_id").select("text"))
+    docs = (
+        survivors.where(F.col("source") == source)
+        .select("doc_id", "text")
+        .repartitionByRange(parts, "doc_id")
+        .sortWithinPartitions("doc_id")
+        .select("text")
+    )
     schema = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SUMMARY_SCHEMA)
     dtype_name = dtype.name
     rows = docs.mapInArrow(
@@ -127,8 +133,10 @@ def run_tokenize(ctx: RunContext) -> dict:
     survivors = ctx.spark.read.parquet(ctx.table("dedup", "survivors"))
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
-        sources = {s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod,
-                                            tuple(tok.special_tokens)) for s in ctx.config.sources}
+        sources = {
+            s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, tuple(tok.special_tokens))
+            for s in ctx.config.sources
+        }
     finally:
         tok_bc.unpersist()
     storage.remove(ctx.path("shards", "_tmp"))

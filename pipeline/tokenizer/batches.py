@@ -16,7 +16,8 @@ def count_partition(batches: Iterator[pa.RecordBatch], specials: list[str]) -> I
     counts = count_pretokens((t for b in batches for t in b.column("text").to_pylist() if t), specials)
     items = list(counts.items())
     for start in range(0, len(items), 65536):
-        chunk = items[start:start + 65536]
+        chunk = items[start : start + 65536]
         yield pa.RecordBatch.from_arrays(
             [pa.array([k for k, _ in chunk], pa.binary()), pa.array([v for _, v in chunk], pa.int64())],
-            schema=COUNT_SCHEMA)
+            schema=COUNT_SCHEMA,
+        )

@@ -227,7 +227,7 @@ class BPETokenizer:
                 if special:
                     out.append(self.special_ids[piece])
                 else:
-                    out.extend(ids[bounds[k]:bounds[k + 1]])
+                    out.extend(ids[bounds[k] : bounds[k + 1]])
                     k += 1
             return out
         out = []
@@ -259,8 +259,9 @@ class BPETokenizer:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
         return self._numba.encode(texts, cast(WordCache, self._cache))
 
-    def encode_utf8_batch(self, data: np.ndarray, offsets: np.ndarray,
-                          append_id: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    def encode_utf8_batch(
+        self, data: np.ndarray, offsets: np.ndarray, append_id: int = -1
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Ids of the texts ``data[offsets[i]:offsets[i+1]]`` (uint8 array of valid UTF-8, e.g. an
         Arrow string column's data buffer; int64 offsets), special-token strings as plain text.
 
@@ -271,16 +272,20 @@ class BPETokenizer:
         if offsets.size < 2:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
         if self._numba is not None:
-            return self._numba.encode_utf8(np.asarray(data, dtype=np.uint8), offsets, cast(WordCache, self._cache),
-                                           append_id)
+            return self._numba.encode_utf8(
+                np.asarray(data, dtype=np.uint8), offsets, cast(WordCache, self._cache), append_id
+            )
         raw = np.asarray(data, dtype=np.uint8).tobytes()
         tail = [append_id] if append_id >= 0 else []
-        parts = [self._ordinary(raw[a:b].decode("utf-8"), self._cache) + tail
-                 for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
+        parts = [
+            self._ordinary(raw[a:b].decode("utf-8"), self._cache) + tail
+            for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)
+        ]
         return _flatten(parts)
 
-    def encode_iterable(self, file_obj: IO[str] | Iterable[str], chunk_chars: int = 1 << 13,
-                        cache_entries: int = 2048) -> Iterator[int]:
+    def encode_iterable(
+        self, file_obj: IO[str] | Iterable[str], chunk_chars: int = 1 << 13, cache_entries: int = 2048
+    ) -> Iterator[int]:
         """Lazily encode a text stream in bounded memory; equals ``encode`` of the whole text.
 
         The stream is cut only where pre-tokens and special tokens cannot span the cut (see

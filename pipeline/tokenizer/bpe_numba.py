@@ -140,8 +140,12 @@ def _cache_find(index, entries, pool_b, data, start, n, h, k0, k1, c_mask):
             return -1, s
         if v & _HIGH == tag:
             e = np.int64(v & _LOW) - 1
-            if (entries[e, 0] == h and entries[e, 1] == k0 and entries[e, 2] == k1
-                    and np.int64(entries[e, 3] & _LOW) == n):
+            if (
+                entries[e, 0] == h
+                and entries[e, 1] == k0
+                and entries[e, 2] == k1
+                and np.int64(entries[e, 3] & _LOW) == n
+            ):
                 same = True
                 off = np.int64(entries[e, 4]) - 16
                 for i in range(16, n):
@@ -161,8 +165,11 @@ def _cache_put(index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1,
     extra_i = k if k > INLINE_IDS else 0
     if extra_b > pool_b.shape[0] or extra_i > pool_i.shape[0]:
         return
-    if (state[_ENTRIES] >= entries.shape[0] or state[_BYTES] + extra_b > pool_b.shape[0]
-            or state[_IDS] + extra_i > pool_i.shape[0]):
+    if (
+        state[_ENTRIES] >= entries.shape[0]
+        or state[_BYTES] + extra_b > pool_b.shape[0]
+        or state[_IDS] + extra_i > pool_i.shape[0]
+    ):
         index[:] = 0  # full: start again (fixed memory)
         state[_ENTRIES] = state[_BYTES] = state[_IDS] = 0
         s = h & c_mask
@@ -249,8 +256,9 @@ def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, index, entri
                 mg = np.empty(scratch, dtype=np.int32)
             end = _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, pos)
             if use_cache:
-                _cache_put(index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask,
-                           out, pos, end - pos)
+                _cache_put(
+                    index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask, out, pos, end - pos
+                )
             pos = end
         if append_id >= 0:
             out[pos] = append_id

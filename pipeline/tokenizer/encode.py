@@ -117,9 +117,9 @@ def char_classes() -> np.ndarray:
         out = np.zeros(0x110000, dtype=np.uint8)
         for cls, pattern in ((1, r"\p{L}+"), (2, r"\p{N}+"), (3, r"\s+")):
             for run in regex.finditer(pattern, every):
-                if out[run.start():run.end()].any():
+                if out[run.start() : run.end()].any():
                     raise RuntimeError(f"code point classes overlap at {pattern}")
-                out[run.start():run.end()] = cls
+                out[run.start() : run.end()] = cls
         _classes["classes"] = out
     return _classes["classes"]
 
@@ -142,11 +142,13 @@ class NumbaBPE:
             raise ValueError("token ids must fit in int32")
         bits = max(4, (2 * len(items)).bit_length())
         pair_table = bpe_numba.build_pair_table(
-            np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), ranks, merged, bits)
+            np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), ranks, merged, bits
+        )
         self.tables = (char_classes(), np.asarray(byte_ids, dtype=np.int32), pair_table)
 
-    def encode_utf8(self, data: np.ndarray, offsets: np.ndarray, cache: WordCache,
-                    append_id: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    def encode_utf8(
+        self, data: np.ndarray, offsets: np.ndarray, cache: WordCache, append_id: int = -1
+    ) -> tuple[np.ndarray, np.ndarray]:
         """int32 ids of the valid UTF-8 texts ``data[offsets[i]:offsets[i+1]]`` and the end of each
         text's ids; ``append_id >= 0`` is added after each text."""
         ids, ends = self._kernel(data, offsets, append_id, *self.tables, *cache.args())

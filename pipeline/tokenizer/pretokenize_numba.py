@@ -30,8 +30,7 @@ def _decode(data, p):
         return ((b & 0x1F) << 6) | (data[p + 1] & 0x3F), 2
     if b < 0xF0:
         return ((b & 0x0F) << 12) | ((data[p + 1] & 0x3F) << 6) | (data[p + 2] & 0x3F), 3
-    return (((b & 0x07) << 18) | ((data[p + 1] & 0x3F) << 12) | ((data[p + 2] & 0x3F) << 6)
-            | (data[p + 3] & 0x3F)), 4
+    return (((b & 0x07) << 18) | ((data[p + 1] & 0x3F) << 12) | ((data[p + 2] & 0x3F) << 6) | (data[p + 3] & 0x3F)), 4
 
 
 @njit(cache=True, nogil=True, inline="always")

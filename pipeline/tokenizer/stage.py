@@ -67,10 +67,12 @@ def count_table(ctx: RunContext) -> tuple[dict[bytes, int], dict[str, int]]:
             F.sum(F.when(F.col("count") >= cfg.min_pretoken_count, 1).otherwise(0)).alias("frequent"),
             F.sum("count").alias("occurrences"),
         ).collect()[0]
-        kept = (totals.where(F.col("count") >= cfg.min_pretoken_count)
-                .orderBy(F.col("count").desc(), F.col("pretoken").asc())
-                .limit(cfg.max_distinct_pretokens)
-                .collect())
+        kept = (
+            totals.where(F.col("count") >= cfg.min_pretoken_count)
+            .orderBy(F.col("count").desc(), F.col("pretoken").asc())
+            .limit(cfg.max_distinct_pretokens)
+            .collect()
+        )
     finally:
         totals.unpersist()
     table = {bytes(row["pretoken"]): int(row["count"]) for row in kept}
@@ -114,7 +116,7 @@ def run_train_tokenizer(ctx: RunContext) -> dict:
 def _local_copy(url: str, directory: str, name: str) -> str:
     """``url`` itself when local, else a copy downloaded as ``directory/name``."""
     if storage.is_local(url):
-        return url[len("file://"):] if url.startswith("file://") else url
+        return url[len("file://") :] if url.startswith("file://") else url
     path = os.path.join(directory, name)
     with open(path, "wb") as f:
         f.write(storage.read_bytes(url))
@@ -143,8 +145,11 @@ def load_tokenizer(ctx: RunContext) -> BPETokenizer:
         vocab, merges = cfg.vocab, cfg.merges
         where = "set tokenizer.vocab and tokenizer.merges (or tokenizer.train: true)"
     if not vocab or not merges or not storage.exists(vocab) or not storage.exists(merges):
-        raise _file_error(cfg.train, "vocab" if not vocab or not storage.exists(vocab) else "merges",
-                          f"tokenizer files not found (vocab={vocab!r}, merges={merges!r}); {where}")
+        raise _file_error(
+            cfg.train,
+            "vocab" if not vocab or not storage.exists(vocab) else "merges",
+            f"tokenizer files not found (vocab={vocab!r}, merges={merges!r}); {where}",
+        )
     with tempfile.TemporaryDirectory(prefix="tokenizer-") as tmp:
         local_vocab, local_merges = _local_copy(vocab, tmp, "vocab.json"), _local_copy(merges, tmp, "merges.txt")
         try:
@@ -157,7 +162,10 @@ def load_tokenizer(ctx: RunContext) -> BPETokenizer:
         try:
             tok = BPETokenizer.from_files(local_vocab, local_merges, special_tokens(ctx))
         except (ValueError, KeyError, UnicodeDecodeError) as exc:
-            raise _file_error(cfg.train, "merges", f"{merges!r} is not a GPT-2 merges.txt matching the vocab: "
-                              f"{type(exc).__name__}: {exc}") from None
+            raise _file_error(
+                cfg.train,
+                "merges",
+                f"{merges!r} is not a GPT-2 merges.txt matching the vocab: {type(exc).__name__}: {exc}",
+            ) from None
     tok.token_id(cfg.eod_token)  # present: special_tokens() always includes it
     return tok

@@ -56,8 +56,9 @@ def merge_word(word: list[int], a: int, b: int, new: int) -> list[int]:
     return out
 
 
-def train_merges(counts: Mapping[bytes, int], num_merges: int,
-                 progress: bool | None = False) -> list[tuple[bytes, bytes]]:
+def train_merges(
+    counts: Mapping[bytes, int], num_merges: int, progress: bool | None = False
+) -> list[tuple[bytes, bytes]]:
     """Learn up to ``num_merges`` merges (fewer if no pair is left) from pre-token byte counts.
 
     Order: highest weighted pair count first; ties go to the greater (bytes of first, bytes of second).
