@@ -112,14 +112,27 @@ def gcs_emulator() -> Iterator[str]:
             proc.kill()
 
 
+def start_moto_server(port: int):
+    """A moto server in this process on ``port`` (started; the caller stops it).
+
+    Every moto server of a process shares one set of backends, created on first use with the settings
+    of that moment; AWS-managed IAM policies (AmazonElasticMapReduceRole, ...) exist only when
+    ``MOTO_IAM_LOAD_MANAGED_POLICIES`` was set then. It is set here, before any server starts, so the
+    EMR deploy test finds them whichever test started moto first.
+    """
+    from moto.server import ThreadedMotoServer
+
+    os.environ["MOTO_IAM_LOAD_MANAGED_POLICIES"] = "true"
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    return server
+
+
 @pytest.fixture(scope="session")
 def s3_emulator() -> Iterator[str]:
     """moto's S3 in server mode; yields its URL, with botocore/s3fs pointed at it (dummy keys)."""
-    from moto.server import ThreadedMotoServer
-
     port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    server = start_moto_server(port)
     url = f"http://127.0.0.1:{port}"
     old = _set_env(
         {

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from pipeline.cli.schedule import job_file
 from pipeline.run.registry import STAGE_NAMES
+from tests.storage_fixtures import free_port, start_moto_server
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_SH = REPO / "deploy" / "emr" / "run.sh"
@@ -21,22 +21,11 @@ VENV_BIN = Path(sys.executable).parent
 REGION = "us-east-1"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
-def moto_env(tmp_path, monkeypatch):
+def moto_env(tmp_path):
     """A moto server on a free local port, and an environment pointing the AWS CLI at it."""
-    from moto.server import ThreadedMotoServer
-
-    # AWS-managed policies (AmazonElasticMapReduceRole, ...) exist in moto only when asked for.
-    monkeypatch.setenv("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    port = free_port()
+    server = start_moto_server(port)  # with AWS-managed policies (AmazonElasticMapReduceRole, ...)
     # The CLI from the test environment (its `aws` and its python3 with PyYAML go first on PATH).
     assert (VENV_BIN / "aws").exists(), f"the AWS CLI is not installed in {VENV_BIN} (test extra 'awscli')"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
