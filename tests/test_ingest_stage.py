@@ -86,12 +86,44 @@ def test_rejects_documents_and_accounting(spark, corpus, tmp_path):
 
 
 def test_doc_ids_do_not_depend_on_partitioning(spark, corpus, tmp_path):
-    frames = []
+    frames, rejects = [], []
     for parts in (1, 7):
         out = tmp_path / f"run{parts}"
         ctx = RunContext(_config(corpus, out, extra=f", partitions: {parts}"), spark=spark)
-        assert run_stages(ctx, only="ingest")["ingest"].counts["splits"] >= parts
+        counts = run_stages(ctx, only="ingest")["ingest"].counts
+        assert counts["splits"] >= parts
+        # rejects sit in 3 files (a.jsonl's tail, broken.jsonl.gz, f.parquet): the rejects pass reads no other split
+        assert counts["splits_with_rejects"] == 3 < counts["splits"]
         frames.append(
             spark.read.parquet(str(out / "documents")).toPandas().sort_values("doc_id").reset_index(drop=True)
         )
+        rejects.append(
+            spark.read.parquet(str(out / "rejects")).toPandas().sort_values(["file", "position"]).reset_index(drop=True)
+        )
     assert frames[0][["doc_id", "text"]].equals(frames[1][["doc_id", "text"]])
+    assert len(rejects[0]) == len(BAD) + 2  # + the truncated gzip file, + the parquet row without a body
+    assert rejects[0].equals(rejects[1])
+
+
+def test_clean_input_writes_an_empty_rejects_table(spark, tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "a.jsonl").write_bytes(_jsonl(GOOD))
+    config = load_config_text(f"""
+output: {tmp_path / "run"}
+tokenizer: {{train: true}}
+ingest: {{partitions: 3}}
+sources:
+  - {{name: web, paths: ["{raw}"]}}
+""")
+    counts = run_stages(RunContext(config, spark=spark), only="ingest")["ingest"].counts
+    assert counts["splits"] == 3 and counts["splits_with_rejects"] == 0
+    rejects = spark.read.parquet(str(tmp_path / "run" / "rejects"))
+    assert rejects.columns == ["source", "file", "position", "reason", "detail", "excerpt"]
+    assert rejects.count() == 0
+    assert counts["sources"]["web"] == {
+        "documents_read": len(GOOD),
+        "rejected": 0,
+        "documents": len(GOOD),
+        "rejects_by_reason": {},
+    }

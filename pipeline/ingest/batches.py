@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
@@ -28,12 +28,17 @@ BATCH_ROWS = 4096
 
 
 def records_to_batches(
-    splits: Iterator[pa.RecordBatch], rules_by_source: dict[str, RecordRules], units: dict[str, str], want: str = "all"
+    splits: Iterator[pa.RecordBatch],
+    rules_by_source: dict[str, RecordRules],
+    units: dict[str, str],
+    want: str = "all",
+    on_reject: Callable[[Split], None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: read every split of the incoming batches, emit record batches.
 
-    ``want`` is "documents", "rejects" or "all": re-parsing the input is cheaper than persisting it,
-    so each output is written by its own pass that ships only its own rows to the JVM.
+    ``want`` is "documents", "rejects" or "all": each output is written by its own pass that ships
+    only its own rows to the JVM. ``on_reject(split)`` is called for every reject a pass meets
+    (kept or not), so the documents pass can name the splits a rejects pass has to read again.
     """
     keep_docs, keep_rejects = want in ("all", "documents"), want in ("all", "rejects")
     columns: dict[str, list] = {name: [] for name in RECORD_SCHEMA.names}
@@ -73,7 +78,11 @@ def records_to_batches(
                     if parsed.reason is None:
                         if keep_docs:
                             add(split, position, parsed.text, parsed.meta, None, None, None)
-                    elif keep_rejects:
+                    else:
+                        if on_reject is not None:
+                            on_reject(split)
+                        if not keep_rejects:
+                            continue
                         add(
                             split,
                             position,
@@ -86,6 +95,8 @@ def records_to_batches(
                     if len(columns["doc_id"]) >= BATCH_ROWS:
                         yield flush()
             except Exception as exc:  # corrupt archive, truncated file: the rest of the split is a reject
+                if on_reject is not None:
+                    on_reject(split)
                 if keep_rejects:
                     add(
                         split,

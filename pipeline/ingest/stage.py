@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import functions as F
 
 from pipeline.errors import PipelineError
 from pipeline.ingest.batches import RECORD_SCHEMA, records_to_batches
 from pipeline.ingest.records import RecordRules
-from pipeline.ingest.splits import plan_splits, source_files
+from pipeline.ingest.splits import Split, plan_splits, source_files
 from pipeline.run.context import RunContext
 
 SPLIT_SCHEMA = "source string, format string, url string, rel_path string, start long, end long, compression string"
@@ -30,16 +31,44 @@ def run_ingest(ctx: RunContext) -> dict:
     }
     units = {s.name: s.text_unit for s in config.sources}
     spark = ctx.spark
-    split_df = spark.createDataFrame([s.as_row() for s in splits], SPLIT_SCHEMA)
-    split_df = split_df.repartition(len(splits))
     schema = spark_schema(RECORD_SCHEMA)
-    for want, columns, out in (("documents", DOCUMENT_COLUMNS, "documents"), ("rejects", REJECT_COLUMNS, "rejects")):
-        records = split_df.mapInArrow(lambda it, w=want: records_to_batches(it, rules, units, w), schema)
-        records.select(*columns).write.mode("overwrite").parquet(ctx.table(out))
+    with_rejects = spark.sparkContext.accumulator(frozenset(), _SplitSet())
+
+    def note(split: Split) -> None:
+        with_rejects.add(frozenset((split,)))
+
+    records = _split_frame(spark, splits).mapInArrow(
+        lambda it: records_to_batches(it, rules, units, "documents", note), schema
+    )
+    records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table("documents"))
+    # the rejects pass re-reads only the splits where the documents pass met a reject
+    again = [s for s in splits if s in with_rejects.value]
+    records = _split_frame(spark, again).mapInArrow(lambda it: records_to_batches(it, rules, units, "rejects"), schema)
+    records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table("rejects"))
     _check_unique_ids(spark.read.parquet(ctx.table("documents")))
     written = spark.read.parquet(ctx.table("documents")).select("source", F.lit(None).cast("string").alias("reason"))
     written = written.unionByName(spark.read.parquet(ctx.table("rejects")).select("source", "reason"))
-    return {"sources": _count(written, [s.name for s in config.sources]), "splits": len(splits)}
+    return {
+        "sources": _count(written, [s.name for s in config.sources]),
+        "splits": len(splits),
+        "splits_with_rejects": len(again),
+    }
+
+
+class _SplitSet(AccumulatorParam):
+    """Accumulates the set of splits in which a pass met a reject (a retried task only adds again)."""
+
+    def zero(self, value: frozenset) -> frozenset:
+        return frozenset()
+
+    def addInPlace(self, value1: frozenset, value2: frozenset) -> frozenset:  # noqa: N802 - pyspark's name
+        return value1 | value2
+
+
+def _split_frame(spark, splits: list[Split]):
+    """A DataFrame of ``splits``, one per partition (an empty one for no splits)."""
+    frame = spark.createDataFrame([s.as_row() for s in splits], SPLIT_SCHEMA)
+    return frame.repartition(len(splits)) if splits else frame
 
 
 class DocIdCollisionError(PipelineError, RuntimeError):
