@@ -11,6 +11,8 @@ import pytest
 import zstandard
 
 from pipeline.config import load_config_text
+from pipeline.ingest.splits import Split
+from pipeline.ingest.stage import split_frame
 from pipeline.run.context import RunContext
 from pipeline.run.runner import run_stages
 
@@ -127,3 +129,9 @@ sources:
         "documents": len(GOOD),
         "rejects_by_reason": {},
     }
+
+
+def test_every_split_is_its_own_task(spark):
+    splits = [Split("web", "jsonl", f"/data/{i}.jsonl", f"{i}.jsonl", 0, 100, None) for i in range(16)]
+    assert split_frame(spark, splits).rdd.glom().map(len).collect() == [1] * 16
+    assert split_frame(spark, []).count() == 0

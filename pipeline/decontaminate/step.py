@@ -21,10 +21,9 @@ from pyspark.sql.window import Window
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.decontaminate.batches import contaminated_docs, doc_ngrams, reference_ngrams
 from pipeline.decontaminate.ngrams import ReferenceTable
-from pipeline.ingest.batches import RECORD_SCHEMA, records_to_batches
 from pipeline.ingest.records import RecordRules
 from pipeline.ingest.splits import plan_splits, source_files
-from pipeline.ingest.stage import SPLIT_SCHEMA, spark_schema
+from pipeline.ingest.stage import read_records
 from pipeline.run.context import RunContext
 
 BROADCAST_NGRAMS = 5_000_000  # ~60 MB of sorted hashes and reference indices per executor
@@ -48,9 +47,7 @@ def read_references(ctx: RunContext) -> tuple[DataFrame, dict[str, dict]]:
         for r in shadow.sources
     }
     units = {r.name: r.text_unit for r in shadow.sources}
-    split_df = ctx.spark.createDataFrame([s.as_row() for s in splits], SPLIT_SCHEMA).repartition(len(splits))
-    records = split_df.mapInArrow(lambda it: records_to_batches(it, rules, units, "all"), spark_schema(RECORD_SCHEMA))
-    records = records.select("source", "text", "reason").persist()
+    records = read_records(ctx.spark, splits, rules, units, "all").select("source", "text", "reason").persist()
     stats = {r.name: {"texts": 0, "rejected": 0} for r in shadow.sources}
     for row in records.groupBy("source", F.col("reason").isNull().alias("ok")).count().collect():
         stats[row["source"]]["texts" if row["ok"] else "rejected"] = row["count"]
