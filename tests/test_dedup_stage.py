@@ -102,6 +102,13 @@ def test_survivors_equal_the_oracle_and_accounting_holds(spark, tmp_path):
     components = spark.read.parquet(str(tmp_path / "run" / "dedup" / "components")).toPandas()
     assert (components.groupby("component").doc_id.min() == components.groupby("component").component.first()).all()
     assert set(components.survivor) <= expected
+    report = json.loads((tmp_path / "run" / "dedup" / "report.json").read_text())
+    sizes = components.groupby("component").doc_id.count().sort_values(ascending=False, kind="stable")
+    largest = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    assert [(c["component"], c["size"]) for c in report["largest_clusters"]] == largest
+    for cluster in report["largest_clusters"]:
+        members = sorted(components[components.component == cluster["component"]].doc_id)
+        assert cluster["example_doc_ids"] == members[:5]
     checkpoints = Path(spark.sparkContext.getCheckpointDir().removeprefix("file:"))
     assert not list(checkpoints.iterdir()), "dedup must not leave checkpoint files behind"
 

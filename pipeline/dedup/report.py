@@ -3,7 +3,7 @@ times."""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from pipeline import storage
@@ -48,18 +48,10 @@ def build_report(
         str(r["count"]): r["n"] for r in sizes.groupBy("count").agg(F.count("*").alias("n")).orderBy("count").collect()
     }
     largest = sizes.orderBy(F.desc("count"), "component").limit(LARGEST).collect()
-    examples = []
-    for row in largest:
-        ids = (
-            components.where(F.col("component") == row["component"])
-            .select("doc_id")
-            .orderBy("doc_id")
-            .limit(EXAMPLES)
-            .collect()
-        )
-        examples.append(
-            {"component": row["component"], "size": row["count"], "example_doc_ids": [r["doc_id"] for r in ids]}
-        )
+    examples = [
+        {"component": row["component"], "size": row["count"], "example_doc_ids": ids}
+        for row, ids in zip(largest, _smallest_ids(components, [r["component"] for r in largest]), strict=True)
+    ]
     total = {k: sum(e[k] for e in per_source.values()) for k in keys}
     counts = {"sources": per_source, **total, **stats}
     report = {
@@ -74,17 +66,30 @@ def build_report(
     return report
 
 
+def _smallest_ids(components: DataFrame, wanted: list[int]) -> list[list[int]]:
+    """The ``EXAMPLES`` smallest doc_ids of each component in ``wanted`` (in that order), in one Spark job."""
+    if not wanted:
+        return []
+    rank = F.row_number().over(Window.partitionBy("component").orderBy("doc_id"))
+    chosen = components.where(F.col("component").isin(wanted)).select("component", "doc_id", rank.alias("rank"))
+    ids: dict[int, list[int]] = {c: [] for c in wanted}
+    for row in chosen.where(F.col("rank") <= EXAMPLES).orderBy("component", "doc_id").collect():
+        ids[row["component"]].append(row["doc_id"])
+    return [ids[c] for c in wanted]
+
+
 CANDIDATE_BINS = 20  # Jaccard bins of width 1/20 over [0, 1]; exactly 1.0 counts in the last bin
 
 
-def candidate_jaccard_histogram(edges: DataFrame) -> list[int]:
-    """Candidate pairs per exact-Jaccard bin ``[i/CANDIDATE_BINS, (i+1)/CANDIDATE_BINS)``, before the threshold.
+def verified_edge_figures(edges: DataFrame, threshold: float) -> tuple[int, list[int]]:
+    """(edges at or above ``threshold``, candidate pairs per exact-Jaccard bin ``[i/CANDIDATE_BINS,
+    (i+1)/CANDIDATE_BINS)`` before the threshold), from one aggregate; exactly 1.0 counts in the last bin.
 
-    What the LSH S-curve let through, for the report (``report.json`` ``dedup.lsh``)."""
-    binned = edges.where(F.col("jaccard").isNotNull()).select(
-        F.least(F.floor(F.col("jaccard") * CANDIDATE_BINS), F.lit(CANDIDATE_BINS - 1)).cast("int").alias("bin")
-    )
-    counts = [0] * CANDIDATE_BINS
-    for row in binned.groupBy("bin").count().collect():
-        counts[row["bin"]] = row["count"]
-    return counts
+    The histogram is what the LSH S-curve let through, for the report (``report.json`` ``dedup.lsh``)."""
+    jaccard = F.col("jaccard")
+    binned = F.least(F.floor(jaccard * CANDIDATE_BINS), F.lit(CANDIDATE_BINS - 1))
+    row = edges.agg(
+        F.count(F.when(jaccard >= threshold, 1)).alias("kept"),
+        *(F.count(F.when(binned == i, 1)).alias(f"bin{i}") for i in range(CANDIDATE_BINS)),
+    ).collect()[0]
+    return row["kept"], [row[f"bin{i}"] for i in range(CANDIDATE_BINS)]

@@ -12,7 +12,7 @@ from pipeline.dedup.components import connected_components
 from pipeline.dedup.edge_tables import clear_checkpoints
 from pipeline.dedup.extra_removals import ExtraRemovals
 from pipeline.dedup.plan import DedupPlan
-from pipeline.dedup.report import build_report, candidate_jaccard_histogram
+from pipeline.dedup.report import build_report, verified_edge_figures
 from pipeline.dedup.single_task_components import single_task_components
 from pipeline.logs import StepLog
 from pipeline.run.context import RunContext
@@ -96,8 +96,11 @@ def run_dedup(ctx: RunContext) -> dict:
     )
     features = features.persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())
-    short_documents = features.where(F.col("keys").isNull()).count()
-    timer.lap("features", documents=short_documents + eligible.count(), short_documents=short_documents)
+    tally = features.agg(F.count("*").alias("n"), F.count(F.when(F.col("keys").isNull(), 1)).alias("short")).collect()[
+        0
+    ]
+    short_documents = tally["short"]
+    timer.lap("features", documents=tally["n"], short_documents=short_documents)
     extra.match_index(features, docs)
     groups, pool, short_exact = None, eligible, 0
     if plan.exact_prepass:  # over every document: exact copies of short documents are removed too
@@ -120,9 +123,8 @@ def run_dedup(ctx: RunContext) -> dict:
     if plan.verify:
         timer.begin("verify")
         edges = verify_edges(edges, docs, p, candidates).persist()
-        edges.count()
-        timer.lap("verify", verified_edges=edges.where(F.col("jaccard") >= plan.threshold).count())
-        candidate_jaccards = candidate_jaccard_histogram(edges)
+        at_threshold, candidate_jaccards = verified_edge_figures(edges, plan.threshold)  # computes the edges
+        timer.lap("verify", verified_edges=at_threshold)
         kept = edges.where(F.col("jaccard") >= plan.threshold)
     else:
         kept, candidate_jaccards = edges.withColumn("jaccard", F.lit(None).cast("double")), []

@@ -75,7 +75,7 @@ def read_records(
     """The records (``RECORD_SCHEMA``) of ``splits``, one task per split; ``want`` and ``on_reject``
     as in :func:`records_to_batches`."""
     return split_frame(spark, splits).mapInArrow(
-        lambda it: records_to_batches(it, rules, units, want, on_reject), spark_schema(RECORD_SCHEMA)
+        lambda it: records_to_batches(iter(it), rules, units, want, on_reject), spark_schema(RECORD_SCHEMA)
     )
 
 
