@@ -16,8 +16,8 @@ from pipeline.report.commands import COMMANDS as REPORT_COMMANDS
 from pipeline.report.commands import add_commands as add_report_commands
 from pipeline.report.commands import run_command as run_report_command
 from pipeline.run.registry import STAGE_NAMES
-from pipeline.run.report import summary_text
 from pipeline.run.runner import run_stages
+from pipeline.run.summary import summary_text
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -75,7 +75,7 @@ def run_command(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from pipeline.report.data import build_report_data
     from pipeline.report.publish import write_reports
-    from pipeline.run.report import summary_text
+    from pipeline.run.summary import summary_text
 
     if args.json:
         path = storage.join(args.run, "report.json")
