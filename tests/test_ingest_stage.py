@@ -12,7 +12,7 @@ import zstandard
 
 from pipeline.config import load_config_text
 from pipeline.ingest.splits import Split
-from pipeline.ingest.stage import split_frame
+from pipeline.ingest.stage import DocIdCollisionError, documents_per_source, split_frame
 from pipeline.run.context import RunContext
 from pipeline.run.runner import run_stages
 
@@ -135,3 +135,14 @@ def test_every_split_is_its_own_task(spark):
     splits = [Split("web", "jsonl", f"/data/{i}.jsonl", f"{i}.jsonl", 0, 100, None) for i in range(16)]
     assert split_frame(spark, splits).rdd.glom().map(len).collect() == [1] * 16
     assert split_frame(spark, []).count() == 0
+
+
+def test_a_repeated_doc_id_stops_the_stage_naming_both_records(spark):
+    schema = "doc_id long, source string, file string, position long"
+    clean = spark.createDataFrame([(1, "web", "a.jsonl", 0), (2, "web", "a.jsonl", 9), (3, "wiki", "w.txt", 0)], schema)
+    assert sorted(documents_per_source(clean)) == [("web", None, 2), ("wiki", None, 1)]
+    clash = spark.createDataFrame([(1, "web", "a.jsonl", 0), (1, "wiki", "w.txt", 7), (3, "wiki", "w.txt", 0)], schema)
+    with pytest.raises(
+        DocIdCollisionError, match=r"1: (web/a\.jsonl@0; 1: wiki/w\.txt@7|wiki/w\.txt@7; 1: web/a\.jsonl@0)"
+    ):
+        documents_per_source(clash)

@@ -44,11 +44,11 @@ def run_ingest(ctx: RunContext) -> dict:
     again = [s for s in splits if s in with_rejects.value]
     records = read_records(spark, again, rules, units, "rejects")
     records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table("rejects"))
-    _check_unique_ids(spark.read.parquet(ctx.table("documents")))
-    written = spark.read.parquet(ctx.table("documents")).select("source", F.lit(None).cast("string").alias("reason"))
-    written = written.unionByName(spark.read.parquet(ctx.table("rejects")).select("source", "reason"))
+    tallies = documents_per_source(spark.read.parquet(ctx.table("documents")))
+    for row in spark.read.parquet(ctx.table("rejects")).groupBy("source", "reason").count().collect():
+        tallies.append((row["source"], row["reason"], row["count"]))
     return {
-        "sources": _count(written, [s.name for s in config.sources]),
+        "sources": _count(tallies, [s.name for s in config.sources]),
         "splits": len(splits),
         "splits_with_rejects": len(again),
     }
@@ -93,6 +93,16 @@ class DocIdCollisionError(PipelineError, RuntimeError):
     """Two records hashed to the same 64-bit doc_id (about 2.7% likely at 10^9 documents)."""
 
 
+def documents_per_source(docs: DataFrame) -> list[tuple[str, None, int]]:
+    """(source, None, documents) per source, from one job that also finds any doc_id held by several rows
+    (then :class:`DocIdCollisionError` names them)."""
+    per_id = docs.groupBy("doc_id").agg(F.count("*").alias("n"), F.min("source").alias("source"))
+    per_source = per_id.groupBy("source").agg(F.sum("n").alias("count"), F.max("n").alias("most")).collect()
+    if any(row["most"] > 1 for row in per_source):
+        _check_unique_ids(docs)
+    return [(row["source"], None, row["count"]) for row in per_source]
+
+
 def _check_unique_ids(docs) -> None:
     """Fail loudly, naming the records, if any doc_id repeats: joins would silently duplicate rows."""
     repeated = docs.groupBy("doc_id").count().where("count > 1")
@@ -104,19 +114,20 @@ def _check_unique_ids(docs) -> None:
         )
 
 
-def _count(records, names: list[str]) -> dict:
-    """documents_read = documents + rejected per source, with rejects broken down by reason."""
+def _count(tallies: list[tuple[str, str | None, int]], names: list[str]) -> dict:
+    """documents_read = documents + rejected per source, with rejects broken down by reason, from
+    (source, reject reason or None for documents, count) rows."""
     per_source: dict[str, dict[str, Any]] = {
         name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}} for name in names
     }
-    for row in records.groupBy("source", "reason").count().collect():
-        entry = per_source[row["source"]]
-        entry["documents_read"] += row["count"]
-        if row["reason"] is None:
-            entry["documents"] += row["count"]
+    for source, reason, count in tallies:
+        entry = per_source[source]
+        entry["documents_read"] += count
+        if reason is None:
+            entry["documents"] += count
         else:
-            entry["rejected"] += row["count"]
-            entry["rejects_by_reason"][row["reason"]] = row["count"]
+            entry["rejected"] += count
+            entry["rejects_by_reason"][reason] = count
     return per_source
 
 
