@@ -44,7 +44,7 @@ def run_ingest(ctx: RunContext) -> dict:
     again = [s for s in splits if s in with_rejects.value]
     records = read_records(spark, again, rules, units, "rejects")
     records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table("rejects"))
-    tallies = documents_per_source(spark.read.parquet(ctx.table("documents")))
+    tallies: list[tuple[str, str | None, int]] = [*documents_per_source(spark.read.parquet(ctx.table("documents")))]
     for row in spark.read.parquet(ctx.table("rejects")).groupBy("source", "reason").count().collect():
         tallies.append((row["source"], row["reason"], row["count"]))
     return {
