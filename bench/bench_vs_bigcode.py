@@ -176,6 +176,7 @@ def main() -> None:
     ours_env = {**env, "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")}
     ours_seconds, ours_peak = run_timed(ours_cmd, REPO, ours_env, work / "ours.log")
     report = json.loads((work / "ours-run" / "dedup" / "report.json").read_text())
+    stages = json.loads((work / "ours-run" / "manifest.json").read_text())["stages"]
     ours_survivors = report["counts"]["survivors"]
 
     print(
@@ -190,7 +191,13 @@ def main() -> None:
     ):
         print(f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}")
     print(f"speed-up: {peer_seconds / ours_seconds:.2f}x (BigCode time / ours)")
+    ingest, dedup = stages["ingest"]["seconds"], stages["dedup"]["seconds"]
+    print(
+        f"our stages: ingest {ingest:.1f} s (with the JVM start), dedup {dedup:.1f} s = {text_mb / dedup:.1f} MB/s; "
+        f"the rest of the {ours_seconds:.1f} s is the Python start and the session's shutdown"
+    )
     print("our dedup seconds per step:", report.get("seconds"))
+    print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
