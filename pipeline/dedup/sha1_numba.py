@@ -1,9 +1,13 @@
-"""numba SHA-1 (FIPS 180-4) of byte slices, reduced to datasketch's ``sha1_hash32``.
+"""numba SHA-1 (FIPS 180-4) of many short byte slices, reduced to datasketch's ``sha1_hash32``.
 
 ``sha1_hash32(data)`` is the first 4 bytes of the SHA-1 digest read little-endian, i.e. the
 byte-swapped first state word ``h0``. Hashing shingles here, straight from the batch's UTF-8 token
 buffer, avoids building one ``bytes`` and one hashlib object per shingle (~400 ns of Python each).
-Values are checked against ``hashlib`` in the tests. All 32-bit words live in uint64 and are masked.
+
+Shingles are short, so most fit one 64-byte block (at most 55 bytes). Those are hashed ``LANES`` at a
+time (multi-buffer SHA-1): the message words, the schedule and the state are small ``(n, LANES)``
+uint32 arrays and every step is a loop over the lanes, which LLVM turns into SIMD instructions. Longer
+messages go through the scalar :func:`sha1_hash32`. Values are checked against ``hashlib`` in the tests.
 """
 
 from __future__ import annotations
@@ -11,84 +15,178 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_M = np.uint64(0xFFFFFFFF)
+LANES = 64  # messages hashed together: one 512-bit (AVX-512) or two 256-bit registers per state word
+_S = 80  # first state row of the lane scratch (after the 80 schedule rows)
+_ONE_BLOCK = 55  # longest message whose padding (0x80 and the 8-byte length) fits the same 64-byte block
+_U32 = np.uint32
 _U64 = np.uint64
-_H = (np.uint64(0x67452301), np.uint64(0xEFCDAB89), np.uint64(0x98BADCFE), np.uint64(0x10325476), np.uint64(0xC3D2E1F0))
-_K = (np.uint64(0x5A827999), np.uint64(0x6ED9EBA1), np.uint64(0x8F1BBCDC), np.uint64(0xCA62C1D6))
+_H = (_U32(0x67452301), _U32(0xEFCDAB89), _U32(0x98BADCFE), _U32(0x10325476), _U32(0xC3D2E1F0))
+_K = (_U32(0x5A827999), _U32(0x6ED9EBA1), _U32(0x8F1BBCDC), _U32(0xCA62C1D6))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rotl(x: np.uint64, r: int) -> np.uint64:
-    return ((x << _U64(r)) | (x >> _U64(32 - r))) & _M
+def _rotl(x: np.uint32, r: int) -> np.uint32:
+    """32-bit left rotation (numba widens to 64 bits: truncated back here)."""
+    return _U32((x << _U32(r)) | (x >> _U32(32 - r)))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _message_byte(buf: np.ndarray, lo: int, n: int, i: int, total: int) -> np.uint64:
-    """Byte ``i`` of the padded message: data, 0x80, zeros, then the 64-bit big-endian bit length."""
-    if i < n:
-        return _U64(buf[lo + i])
-    if i == n:
-        return _U64(0x80)
-    if i >= total - 8:
-        return (_U64(n) * _U64(8) >> _U64(8 * (total - 1 - i))) & _U64(0xFF)
-    return _U64(0)
+def _f(kind: int, b: np.uint32, c: np.uint32, d: np.uint32) -> np.uint32:
+    """The round function of rounds 20*kind .. 20*kind+19 (Ch, Parity, Maj, Parity)."""
+    if kind == 0:
+        return _U32(d ^ (b & (c ^ d)))
+    if kind == 2:
+        return _U32((b & c) | (d & (b | c)))
+    return _U32(b ^ c ^ d)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bswap(x: np.uint32) -> np.uint32:
+    return _U32(
+        ((x & _U32(0xFF)) << _U32(24))
+        | ((x & _U32(0xFF00)) << _U32(8))
+        | ((x >> _U32(8)) & _U32(0xFF00))
+        | (x >> _U32(24))
+    )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pad_block(buf: np.ndarray, lo: int, n: int, blk: np.ndarray, base: int, total: int) -> None:
+    """Bytes ``base .. base+63`` of the padded message ``buf[lo:lo+n]`` (``total`` bytes) into ``blk``."""
+    blk[:] = 0
+    m = min(max(n - base, 0), 64)
+    blk[:m] = buf[lo + base : lo + base + m]
+    if 0 <= n - base < 64:
+        blk[n - base] = 0x80
+    if base + 64 == total:
+        bits = n * 8
+        for k in range(8):
+            blk[63 - k] = (bits >> (8 * k)) & 0xFF
 
 
 @njit(cache=True, nogil=True)
-def sha1_hash32(buf: np.ndarray, lo: int, hi: int, w: np.ndarray) -> np.uint32:
-    """``sha1_hash32(bytes(buf[lo:hi]))``; ``w`` is an 80-word uint64 scratch array."""
+def sha1_hash32(buf: np.ndarray, lo: int, hi: int, w: np.ndarray, blk: np.ndarray) -> np.uint32:
+    """``sha1_hash32(bytes(buf[lo:hi]))``, any length; scratch: ``w`` 80 uint32, ``blk`` 64 uint8."""
     n = hi - lo
     total = ((n + 8) // 64 + 1) * 64
     h0, h1, h2, h3, h4 = _H
+    words = blk.view(np.uint32)
     for base in range(0, total, 64):
+        _pad_block(buf, lo, n, blk, base, total)
         for t in range(16):
-            i = base + 4 * t
-            if i + 4 <= n:
-                j = lo + i
-                w[t] = (
-                    (_U64(buf[j]) << _U64(24))
-                    | (_U64(buf[j + 1]) << _U64(16))
-                    | (_U64(buf[j + 2]) << _U64(8))
-                    | _U64(buf[j + 3])
-                )
-            else:
-                v = _U64(0)
-                for k in range(4):
-                    v = (v << _U64(8)) | _message_byte(buf, lo, n, i + k, total)
-                w[t] = v
+            w[t] = _bswap(words[t])
         for t in range(16, 80):
             w[t] = _rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1)
         a, b, c, d, e = h0, h1, h2, h3, h4
-        for t in range(20):
-            f = (b & c) | ((~b) & d)
-            a, b, c, d, e = (_rotl(a, 5) + f + e + _K[0] + w[t]) & _M, a, _rotl(b, 30), c, d
-        for t in range(20, 40):
-            f = b ^ c ^ d
-            a, b, c, d, e = (_rotl(a, 5) + f + e + _K[1] + w[t]) & _M, a, _rotl(b, 30), c, d
-        for t in range(40, 60):
-            f = (b & c) | (b & d) | (c & d)
-            a, b, c, d, e = (_rotl(a, 5) + f + e + _K[2] + w[t]) & _M, a, _rotl(b, 30), c, d
-        for t in range(60, 80):
-            f = b ^ c ^ d
-            a, b, c, d, e = (_rotl(a, 5) + f + e + _K[3] + w[t]) & _M, a, _rotl(b, 30), c, d
-        h0, h1, h2, h3, h4 = (h0 + a) & _M, (h1 + b) & _M, (h2 + c) & _M, (h3 + d) & _M, (h4 + e) & _M
-    # First digest bytes are h0 big-endian; read little-endian that is h0 byte-swapped.
-    swapped = (
-        ((h0 & _U64(0xFF)) << _U64(24))
-        | ((h0 & _U64(0xFF00)) << _U64(8))
-        | ((h0 >> _U64(8)) & _U64(0xFF00))
-        | (h0 >> _U64(24))
+        for t in range(80):
+            kind = t // 20
+            tmp = _U32(_rotl(a, 5) + _f(kind, b, c, d) + e + _K[kind] + w[t])
+            a, b, c, d, e = tmp, a, _rotl(b, 30), c, d
+        h0, h1, h2, h3, h4 = _U32(h0 + a), _U32(h1 + b), _U32(h2 + c), _U32(h3 + d), _U32(h4 + e)
+    return _bswap(h0)  # the digest starts with h0 big-endian; read little-endian it is h0 byte-swapped
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lane_step(m: np.ndarray, ia: int, ib: int, ic: int, id_: int, ie: int, t: int, kind: int) -> None:
+    """Round ``t`` on every lane, in place: the new ``a`` goes to state row ``ie`` (the old ``e`` is spent) and
+    ``b`` is rotated in its row, so five rounds with the rows renamed bring the roles back (no copies)."""
+    k = _K[kind]
+    a, b, c, d, e, wt = (
+        (_S + ia) * LANES,
+        (_S + ib) * LANES,
+        (_S + ic) * LANES,
+        (_S + id_) * LANES,
+        (_S + ie) * LANES,
+        t * LANES,
     )
-    return np.uint32(swapped)
+    for j in range(LANES):
+        m[e + j] = m[e + j] + _rotl(m[a + j], 5) + _f(kind, m[b + j], m[c + j], m[d + j]) + k + m[wt + j]
+        m[b + j] = _rotl(m[b + j], 30)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _five_steps(m: np.ndarray, t: int, kind: int) -> None:
+    """Rounds ``t .. t+4`` on every lane; the state rows end in their starting roles."""
+    _lane_step(m, 0, 1, 2, 3, 4, t, kind)
+    _lane_step(m, 4, 0, 1, 2, 3, t + 1, kind)
+    _lane_step(m, 3, 4, 0, 1, 2, t + 2, kind)
+    _lane_step(m, 2, 3, 4, 0, 1, t + 3, kind)
+    _lane_step(m, 1, 2, 3, 4, 0, t + 4, kind)
+
+
+@njit(cache=True, nogil=True)
+def _compress_lanes(m: np.ndarray) -> None:
+    """SHA-1 of ``LANES`` one-block messages in one flat uint32 scratch ``m`` of ``(_S + 5) * LANES`` words:
+    row ``t`` (``m[t*LANES : (t+1)*LANES]``) is schedule word ``t`` of every lane, rows 0..15 given (the
+    message words); rows ``_S .. _S+4`` receive the state, row ``_S`` ends as the lanes' ``sha1_hash32``.
+    One array with constant row offsets lets LLVM see that the rows never overlap (no run-time alias checks)."""
+    for t in range(16, 80):
+        for j in range(LANES):
+            r = t * LANES + j
+            m[r] = _rotl(m[r - 3 * LANES] ^ m[r - 8 * LANES] ^ m[r - 14 * LANES] ^ m[r - 16 * LANES], 1)
+    for r in range(5):
+        for j in range(LANES):
+            m[(_S + r) * LANES + j] = _H[r]
+    for t in range(0, 20, 5):  # one loop per round function, so ``kind`` is a constant in each
+        _five_steps(m, t, 0)
+    for t in range(20, 40, 5):
+        _five_steps(m, t, 1)
+    for t in range(40, 60, 5):
+        _five_steps(m, t, 2)
+    for t in range(60, 80, 5):
+        _five_steps(m, t, 3)
+    for j in range(LANES):
+        m[_S * LANES + j] = _bswap(_U32(m[_S * LANES + j] + _H[0]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lane_words(buf: np.ndarray, lo: int, n: int, m: np.ndarray, q: int) -> None:
+    """The 16 big-endian words of the padded one-block message ``buf[lo:lo+n]`` (``n`` <= 55) into lane ``q``.
+
+    Branch-free (message lengths vary, so loops over them would mispredict): words 0..13 are read whole
+    from ``buf[lo : lo+56]`` (the caller makes sure those bytes exist) and the bytes past the message are
+    masked off; the 0x80 byte is or-ed in, word 15 is the bit length (word 14, its high half, is 0)."""
+    for t in range(14):
+        i = _U64(lo + 4 * t)  # unsigned indices: numba adds no negative-index fix-up, so LLVM fuses the loads
+        v = (
+            (_U64(buf[i]) << _U64(24))
+            | (_U64(buf[i + _U64(1)]) << _U64(16))
+            | (_U64(buf[i + _U64(2)]) << _U64(8))
+            | _U64(buf[i + _U64(3)])
+        )
+        r = n - 4 * t  # message bytes left at this word's start
+        keep = _U64(min(max(r, 0), 4))  # how many of its 4 bytes are message
+        mask = (_U64(1) << _U64(32)) - (_U64(1) << (_U64(32) - _U64(8) * keep))
+        end = (_U64(0x80000000) >> (_U64(8) * keep)) if r >= 0 else _U64(0)  # the 0x80 byte, if it is in here
+        m[_U64(t * LANES + q)] = (v & mask) | end
+    m[_U64(14 * LANES + q)] = 0
+    m[_U64(15 * LANES + q)] = n * 8
 
 
 @njit(cache=True, nogil=True)
 def sha1_slices(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``sha1_hash32`` of every ``buf[lo[i]:hi[i]]``, as uint32."""
-    w = np.empty(80, dtype=np.uint64)
-    out = np.empty(lo.shape[0], dtype=np.uint32)
-    for i in range(lo.shape[0]):
-        out[i] = sha1_hash32(buf, lo[i], hi[i], w)
+    """``sha1_hash32`` of every ``buf[lo[i]:hi[i]]``, as uint32: one-block messages ``LANES`` at a time."""
+    n_msg = lo.shape[0]
+    out = np.empty(n_msg, dtype=np.uint32)
+    m = np.zeros((_S + 5) * LANES, dtype=np.uint32)
+    blk = np.zeros(64, dtype=np.uint8)
+    w1 = np.empty(80, dtype=np.uint32)
+    queued = np.empty(LANES, dtype=np.int64)
+    q = 0
+    for i in range(n_msg + 1):
+        if i < n_msg:
+            n = hi[i] - lo[i]
+            if n > _ONE_BLOCK or lo[i] + 56 > buf.shape[0]:  # two blocks or more, or too near the end to read 56 bytes
+                out[i] = sha1_hash32(buf, lo[i], hi[i], w1, blk)
+                continue
+            _lane_words(buf, lo[i], n, m, q)
+            queued[q] = i
+            q += 1
+        if q == LANES or (i == n_msg and q > 0):  # a full group, or the last, partly filled one
+            _compress_lanes(m)
+            for j in range(q):
+                out[queued[j]] = m[_S * LANES + j]
+            q = 0
     return out
 
 
@@ -105,11 +203,12 @@ def sha1_windows(
     for d in range(n_docs):
         n = unit_off[d + 1] - unit_off[d]
         win_off[d + 1] = win_off[d] + (n - ngram + 1 if n >= ngram else min(n, 1))
-    w = np.empty(80, dtype=np.uint64)
-    out = np.empty(win_off[n_docs], dtype=np.uint32)
+    starts = np.empty(win_off[n_docs], dtype=np.int64)
+    ends = np.empty(win_off[n_docs], dtype=np.int64)
     for d in range(n_docs):
         first = unit_off[d]
         width = min(unit_off[d + 1] - first, ngram)
         for k in range(win_off[d + 1] - win_off[d]):
-            out[win_off[d] + k] = sha1_hash32(buf, lo[first + k], hi[first + k + width - 1], w)
-    return out, win_off
+            starts[win_off[d] + k] = lo[first + k]
+            ends[win_off[d] + k] = hi[first + k + width - 1]
+    return sha1_slices(buf, starts, ends), win_off
