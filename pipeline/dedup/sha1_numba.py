@@ -51,37 +51,58 @@ def _bswap(x: np.uint32) -> np.uint32:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pad_block(buf: np.ndarray, lo: int, n: int, blk: np.ndarray, base: int, total: int) -> None:
-    """Bytes ``base .. base+63`` of the padded message ``buf[lo:lo+n]`` (``total`` bytes) into ``blk``."""
-    blk[:] = 0
-    m = min(max(n - base, 0), 64)
-    blk[:m] = buf[lo + base : lo + base + m]
-    if 0 <= n - base < 64:
-        blk[n - base] = 0x80
+def _block_words(buf: np.ndarray, lo: int, n: int, base: int, total: int, w: np.ndarray) -> None:
+    """Words 0..15 of the block at byte ``base`` of the padded message ``buf[lo:lo+n]`` (``total`` bytes):
+    whole words read big-endian, the word where the message ends built byte by byte with the 0x80 byte,
+    zeros after it, and the 64-bit bit length in the last block's words 14 and 15."""
+    for t in range(16):
+        r = n - (base + 4 * t)  # message bytes left at this word's start
+        if r >= 4:
+            i = _U64(lo + base + 4 * t)  # unsigned: no negative-index fix-up, so LLVM fuses the byte loads
+            w[t] = (
+                (_U32(buf[i]) << _U32(24))
+                | (_U32(buf[i + _U64(1)]) << _U32(16))
+                | (_U32(buf[i + _U64(2)]) << _U32(8))
+                | _U32(buf[i + _U64(3)])
+            )
+        elif r >= 0:
+            v = _U32(0)
+            for k in range(r):
+                v = _U32((v << _U32(8)) | _U32(buf[lo + n - r + k]))
+            w[t] = _U32(((v << _U32(8)) | _U32(0x80)) << _U32(8 * (3 - r)))
+        else:
+            w[t] = 0
     if base + 64 == total:
-        bits = n * 8
-        for k in range(8):
-            blk[63 - k] = (bits >> (8 * k)) & 0xFF
+        bits = _U64(n) * _U64(8)
+        w[14] = _U32(bits >> _U64(32))
+        w[15] = _U32(bits & _U64(0xFFFFFFFF))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scalar_rounds(
+    a: np.uint32, b: np.uint32, c: np.uint32, d: np.uint32, e: np.uint32, w: np.ndarray, t0: int, kind: int
+) -> tuple[np.uint32, np.uint32, np.uint32, np.uint32, np.uint32]:
+    """Rounds ``t0 .. t0+19`` (one round function) of one message."""
+    k = _K[kind]
+    for t in range(t0, t0 + 20):
+        a, b, c, d, e = _U32(_rotl(a, 5) + _f(kind, b, c, d) + e + k + w[t]), a, _rotl(b, 30), c, d
+    return a, b, c, d, e
 
 
 @njit(cache=True, nogil=True)
-def sha1_hash32(buf: np.ndarray, lo: int, hi: int, w: np.ndarray, blk: np.ndarray) -> np.uint32:
-    """``sha1_hash32(bytes(buf[lo:hi]))``, any length; scratch: ``w`` 80 uint32, ``blk`` 64 uint8."""
+def sha1_hash32(buf: np.ndarray, lo: int, hi: int, w: np.ndarray) -> np.uint32:
+    """``sha1_hash32(bytes(buf[lo:hi]))``, any length; ``w`` is an 80-word uint32 scratch array."""
     n = hi - lo
     total = ((n + 8) // 64 + 1) * 64
     h0, h1, h2, h3, h4 = _H
-    words = blk.view(np.uint32)
     for base in range(0, total, 64):
-        _pad_block(buf, lo, n, blk, base, total)
-        for t in range(16):
-            w[t] = _bswap(words[t])
+        _block_words(buf, lo, n, base, total, w)
         for t in range(16, 80):
             w[t] = _rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1)
-        a, b, c, d, e = h0, h1, h2, h3, h4
-        for t in range(80):
-            kind = t // 20
-            tmp = _U32(_rotl(a, 5) + _f(kind, b, c, d) + e + _K[kind] + w[t])
-            a, b, c, d, e = tmp, a, _rotl(b, 30), c, d
+        a, b, c, d, e = _scalar_rounds(h0, h1, h2, h3, h4, w, 0, 0)
+        a, b, c, d, e = _scalar_rounds(a, b, c, d, e, w, 20, 1)
+        a, b, c, d, e = _scalar_rounds(a, b, c, d, e, w, 40, 2)
+        a, b, c, d, e = _scalar_rounds(a, b, c, d, e, w, 60, 3)
         h0, h1, h2, h3, h4 = _U32(h0 + a), _U32(h1 + b), _U32(h2 + c), _U32(h3 + d), _U32(h4 + e)
     return _bswap(h0)  # the digest starts with h0 big-endian; read little-endian it is h0 byte-swapped
 
@@ -169,7 +190,6 @@ def sha1_slices(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     n_msg = lo.shape[0]
     out = np.empty(n_msg, dtype=np.uint32)
     m = np.zeros((_S + 5) * LANES, dtype=np.uint32)
-    blk = np.zeros(64, dtype=np.uint8)
     w1 = np.empty(80, dtype=np.uint32)
     queued = np.empty(LANES, dtype=np.int64)
     q = 0
@@ -177,7 +197,7 @@ def sha1_slices(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         if i < n_msg:
             n = hi[i] - lo[i]
             if n > _ONE_BLOCK or lo[i] + 56 > buf.shape[0]:  # two blocks or more, or too near the end to read 56 bytes
-                out[i] = sha1_hash32(buf, lo[i], hi[i], w1, blk)
+                out[i] = sha1_hash32(buf, lo[i], hi[i], w1)
                 continue
             _lane_words(buf, lo[i], n, m, q)
             queued[q] = i
