@@ -5,9 +5,11 @@ byte-swapped first state word ``h0``. Hashing shingles here, straight from the b
 buffer, avoids building one ``bytes`` and one hashlib object per shingle (~400 ns of Python each).
 
 Shingles are short, so most fit one 64-byte block (at most 55 bytes). Those are hashed ``LANES`` at a
-time (multi-buffer SHA-1): the message words, the schedule and the state are small ``(n, LANES)``
-uint32 arrays and every step is a loop over the lanes, which LLVM turns into SIMD instructions. Longer
-messages go through the scalar :func:`sha1_hash32`. Values are checked against ``hashlib`` in the tests.
+time (multi-buffer SHA-1) in one flat uint32 scratch array whose row ``t`` holds word ``t`` of every lane:
+each step is a loop over the lanes, which LLVM turns into SIMD instructions (the rows sit at constant
+offsets of one array, so it needs no run-time alias checks). Longer messages, and the last few of a
+buffer (the lanes read 56 bytes from a message's start), go through the scalar :func:`sha1_hash32`.
+Values are checked against ``hashlib`` in the tests; ``bench/bench_dedup_features.py`` times the kernels.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-LANES = 64  # messages hashed together: one 512-bit (AVX-512) or two 256-bit registers per state word
+LANES = 64  # messages hashed together (measured: 16 is 2-3x slower, 32 and 128 no faster)
 _S = 80  # first state row of the lane scratch (after the 80 schedule rows)
 _ONE_BLOCK = 55  # longest message whose padding (0x80 and the 8-byte length) fits the same 64-byte block
 _U32 = np.uint32
 _U64 = np.uint64
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _H = (_U32(0x67452301), _U32(0xEFCDAB89), _U32(0x98BADCFE), _U32(0x10325476), _U32(0xC3D2E1F0))
 _K = (_U32(0x5A827999), _U32(0x6ED9EBA1), _U32(0x8F1BBCDC), _U32(0xCA62C1D6))
 
@@ -108,31 +111,37 @@ def sha1_hash32(buf: np.ndarray, lo: int, hi: int, w: np.ndarray) -> np.uint32:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lane_step(m: np.ndarray, ia: int, ib: int, ic: int, id_: int, ie: int, t: int, kind: int) -> None:
-    """Round ``t`` on every lane, in place: the new ``a`` goes to state row ``ie`` (the old ``e`` is spent) and
-    ``b`` is rotated in its row, so five rounds with the rows renamed bring the roles back (no copies)."""
+def _rounds(m: np.ndarray, t: int, kind: int) -> None:
+    """Rounds ``t .. t+4`` on every lane. The loop over the lanes (which LLVM vectorises) reads each lane's state
+    once and writes it once. In each round the new ``a`` takes the spent ``e``'s place and ``b`` is rotated where
+    it is, so after five rounds the values are back in their roles (no moves)."""
     k = _K[kind]
-    a, b, c, d, e, wt = (
-        (_S + ia) * LANES,
-        (_S + ib) * LANES,
-        (_S + ic) * LANES,
-        (_S + id_) * LANES,
-        (_S + ie) * LANES,
-        t * LANES,
-    )
+    s0, w = _S * LANES, t * LANES
     for j in range(LANES):
-        m[e + j] = m[e + j] + _rotl(m[a + j], 5) + _f(kind, m[b + j], m[c + j], m[d + j]) + k + m[wt + j]
-        m[b + j] = _rotl(m[b + j], 30)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _five_steps(m: np.ndarray, t: int, kind: int) -> None:
-    """Rounds ``t .. t+4`` on every lane; the state rows end in their starting roles."""
-    _lane_step(m, 0, 1, 2, 3, 4, t, kind)
-    _lane_step(m, 4, 0, 1, 2, 3, t + 1, kind)
-    _lane_step(m, 3, 4, 0, 1, 2, t + 2, kind)
-    _lane_step(m, 2, 3, 4, 0, 1, t + 3, kind)
-    _lane_step(m, 1, 2, 3, 4, 0, t + 4, kind)
+        a, b, c, d, e = (
+            m[s0 + j],
+            m[s0 + LANES + j],
+            m[s0 + 2 * LANES + j],
+            m[s0 + 3 * LANES + j],
+            m[s0 + 4 * LANES + j],
+        )
+        e = _U32(e + _rotl(a, 5) + _f(kind, b, c, d) + k + m[w + j])
+        b = _rotl(b, 30)
+        d = _U32(d + _rotl(e, 5) + _f(kind, a, b, c) + k + m[w + LANES + j])
+        a = _rotl(a, 30)
+        c = _U32(c + _rotl(d, 5) + _f(kind, e, a, b) + k + m[w + 2 * LANES + j])
+        e = _rotl(e, 30)
+        b = _U32(b + _rotl(c, 5) + _f(kind, d, e, a) + k + m[w + 3 * LANES + j])
+        d = _rotl(d, 30)
+        a = _U32(a + _rotl(b, 5) + _f(kind, c, d, e) + k + m[w + 4 * LANES + j])
+        c = _rotl(c, 30)
+        m[s0 + j], m[s0 + LANES + j], m[s0 + 2 * LANES + j], m[s0 + 3 * LANES + j], m[s0 + 4 * LANES + j] = (
+            a,
+            b,
+            c,
+            d,
+            e,
+        )
 
 
 @njit(cache=True, nogil=True)
@@ -148,14 +157,14 @@ def _compress_lanes(m: np.ndarray) -> None:
     for r in range(5):
         for j in range(LANES):
             m[(_S + r) * LANES + j] = _H[r]
-    for t in range(0, 20, 5):  # one loop per round function, so ``kind`` is a constant in each
-        _five_steps(m, t, 0)
+    for t in range(0, 20, 5):  # one loop per round function, so that ``kind`` is a constant in each
+        _rounds(m, t, 0)
     for t in range(20, 40, 5):
-        _five_steps(m, t, 1)
+        _rounds(m, t, 1)
     for t in range(40, 60, 5):
-        _five_steps(m, t, 2)
+        _rounds(m, t, 2)
     for t in range(60, 80, 5):
-        _five_steps(m, t, 3)
+        _rounds(m, t, 3)
     for j in range(LANES):
         m[_S * LANES + j] = _bswap(_U32(m[_S * LANES + j] + _H[0]))
 
@@ -167,19 +176,18 @@ def _lane_words(buf: np.ndarray, lo: int, n: int, m: np.ndarray, q: int) -> None
     Branch-free (message lengths vary, so loops over them would mispredict): words 0..13 are read whole
     from ``buf[lo : lo+56]`` (the caller makes sure those bytes exist) and the bytes past the message are
     masked off; the 0x80 byte is or-ed in, word 15 is the bit length (word 14, its high half, is 0)."""
-    for t in range(14):
-        i = _U64(lo + 4 * t)  # unsigned indices: numba adds no negative-index fix-up, so LLVM fuses the loads
-        v = (
-            (_U64(buf[i]) << _U64(24))
-            | (_U64(buf[i + _U64(1)]) << _U64(16))
-            | (_U64(buf[i + _U64(2)]) << _U64(8))
-            | _U64(buf[i + _U64(3)])
-        )
-        r = n - 4 * t  # message bytes left at this word's start
-        keep = _U64(min(max(r, 0), 4))  # how many of its 4 bytes are message
-        mask = (_U64(1) << _U64(32)) - (_U64(1) << (_U64(32) - _U64(8) * keep))
-        end = (_U64(0x80000000) >> (_U64(8) * keep)) if r >= 0 else _U64(0)  # the 0x80 byte, if it is in here
-        m[_U64(t * LANES + q)] = (v & mask) | end
+    for t in range(7):  # two words per 8-byte read
+        i = _U64(lo + 8 * t)  # unsigned indices: numba adds no negative-index fix-up, so LLVM fuses the loads
+        v = _U64(0)
+        for k in range(8):
+            v = (v << _U64(8)) | _U64(buf[i + _U64(k)])
+        r = n - 8 * t  # message bytes left at this read's start
+        half = _U64(4 * min(max(r, 0), 8))  # shifting by 8 bytes per kept byte, in two halves (a shift < 64 each)
+        mask = ~((_ALL >> half) >> half)  # the kept (message) bytes are the high ones
+        end = ((_U64(0x80) << _U64(56)) >> half) >> half if r >= 0 else _U64(0)  # the 0x80 byte, if in here
+        v = (v & mask) | end
+        m[_U64(2 * t * LANES + q)] = v >> _U64(32)
+        m[_U64((2 * t + 1) * LANES + q)] = v & _U64(0xFFFFFFFF)
     m[_U64(14 * LANES + q)] = 0
     m[_U64(15 * LANES + q)] = n * 8
 
