@@ -11,13 +11,17 @@ as the Spark step gets them. Two tables, each with the old path and the new one 
   ``shingle_hashes`` of the eligible texts with the previous kernel) against the one-pass step.
 
 Outputs are asserted identical. Times are this process's CPU time, best of ``--repeat``, after a first
-call that compiles or loads the kernels.
+call that compiles or loads the kernels; the compilation itself (once per machine and numba cache) is
+timed apart, in fresh processes.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -77,6 +81,21 @@ def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
         result = fn()
         best = min(best, time.process_time() - t0)
     return best, result
+
+
+def _cold_first_call(module: str) -> float:
+    """Wall seconds of ``module.sha1_windows``' first call in a fresh process with an empty numba cache
+    (what a new executor pays once), numba's own start-up excluded."""
+    code = (
+        "import time, numpy as np; from numba import njit; njit(lambda a: a.sum())(np.zeros(2)); "
+        f"import {module} as m; t = time.perf_counter(); "
+        "m.sha1_windows(np.zeros(9, np.uint8), np.zeros(1, np.int64), np.ones(1, np.int64), np.array([0, 1]), 5); "
+        "print(time.perf_counter() - t)"
+    )
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'bench'}"}
+        out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    return float(out.stdout.split()[-1])
 
 
 def _prev_features(batches: list[pa.RecordBatch], p: B.LshParams) -> Iterator[pa.ListArray]:
@@ -149,7 +168,9 @@ def main(argv: list[str] | None = None) -> None:
         base = base or t
         print(f"  {label:48s} {t:6.3f} s  {t / n * 1e9:6.1f} ns/shingle  x{base / t:4.2f}")
 
-    B.doc_features(iter(batches[:1]), p, MIN_TOKENS)
+    cold_old, cold_new = _cold_first_call("sha1_scalar_prev"), _cold_first_call("pipeline.dedup.sha1_numba")
+    print(f"  first call with an empty numba cache (compilation): previous {cold_old:.1f} s, new {cold_new:.1f} s")
+
     list(_prev_features(batches[:1], p))
     list(B.doc_features(iter(batches[:1]), p, MIN_TOKENS))
     t_old, old = _timed(lambda: list(_prev_features(batches, p)), args.repeat)

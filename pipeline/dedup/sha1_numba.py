@@ -10,6 +10,8 @@ each step is a loop over the lanes, which LLVM turns into SIMD instructions (the
 offsets of one array, so it needs no run-time alias checks). Longer messages, and the last few of a
 buffer (the lanes read 56 bytes from a message's start), go through the scalar :func:`sha1_hash32`.
 Values are checked against ``hashlib`` in the tests; ``bench/bench_dedup_features.py`` times the kernels.
+Small helpers are left to LLVM to inline (numba's own ``inline="always"`` on them doubled the first
+compilation's time); it is kept where a constant argument (the round function) must reach the loop body.
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ _H = (_U32(0x67452301), _U32(0xEFCDAB89), _U32(0x98BADCFE), _U32(0x10325476), _U
 _K = (_U32(0x5A827999), _U32(0x6ED9EBA1), _U32(0x8F1BBCDC), _U32(0xCA62C1D6))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _rotl(x: np.uint32, r: int) -> np.uint32:
     """32-bit left rotation (numba widens to 64 bits: truncated back here)."""
     return _U32((x << _U32(r)) | (x >> _U32(32 - r)))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _f(kind: int, b: np.uint32, c: np.uint32, d: np.uint32) -> np.uint32:
     """The round function of rounds 20*kind .. 20*kind+19 (Ch, Parity, Maj, Parity)."""
     if kind == 0:
@@ -43,7 +45,7 @@ def _f(kind: int, b: np.uint32, c: np.uint32, d: np.uint32) -> np.uint32:
     return _U32(b ^ c ^ d)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _bswap(x: np.uint32) -> np.uint32:
     return _U32(
         ((x & _U32(0xFF)) << _U32(24))
@@ -53,7 +55,7 @@ def _bswap(x: np.uint32) -> np.uint32:
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _block_words(buf: np.ndarray, lo: int, n: int, base: int, total: int, w: np.ndarray) -> None:
     """Words 0..15 of the block at byte ``base`` of the padded message ``buf[lo:lo+n]`` (``total`` bytes):
     whole words read big-endian, the word where the message ends built byte by byte with the 0x80 byte,
