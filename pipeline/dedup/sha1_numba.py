@@ -195,32 +195,6 @@ def _lane_words(buf: np.ndarray, lo: int, n: int, m: np.ndarray, q: int) -> None
 
 
 @njit(cache=True, nogil=True)
-def sha1_slices(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``sha1_hash32`` of every ``buf[lo[i]:hi[i]]``, as uint32: one-block messages ``LANES`` at a time."""
-    n_msg = lo.shape[0]
-    out = np.empty(n_msg, dtype=np.uint32)
-    m = np.zeros((_S + 5) * LANES, dtype=np.uint32)
-    w1 = np.empty(80, dtype=np.uint32)
-    queued = np.empty(LANES, dtype=np.int64)
-    q = 0
-    for i in range(n_msg + 1):
-        if i < n_msg:
-            n = hi[i] - lo[i]
-            if n > _ONE_BLOCK or lo[i] + 56 > buf.shape[0]:  # two blocks or more, or too near the end to read 56 bytes
-                out[i] = sha1_hash32(buf, lo[i], hi[i], w1)
-                continue
-            _lane_words(buf, lo[i], n, m, q)
-            queued[q] = i
-            q += 1
-        if q == LANES or (i == n_msg and q > 0):  # a full group, or the last, partly filled one
-            _compress_lanes(m)
-            for j in range(q):
-                out[queued[j]] = m[_S * LANES + j]
-            q = 0
-    return out
-
-
-@njit(cache=True, nogil=True)
 def sha1_windows(
     buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray, ngram: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -233,12 +207,39 @@ def sha1_windows(
     for d in range(n_docs):
         n = unit_off[d + 1] - unit_off[d]
         win_off[d + 1] = win_off[d] + (n - ngram + 1 if n >= ngram else min(n, 1))
-    starts = np.empty(win_off[n_docs], dtype=np.int64)
-    ends = np.empty(win_off[n_docs], dtype=np.int64)
+    out = np.empty(win_off[n_docs], dtype=np.uint32)
+    m = np.zeros((_S + 5) * LANES, dtype=np.uint32)
+    w1 = np.empty(80, dtype=np.uint32)
+    queued = np.empty(LANES, dtype=np.int64)
+    q = 0
     for d in range(n_docs):
         first = unit_off[d]
         width = min(unit_off[d + 1] - first, ngram)
         for k in range(win_off[d + 1] - win_off[d]):
-            starts[win_off[d] + k] = lo[first + k]
-            ends[win_off[d] + k] = hi[first + k + width - 1]
-    return sha1_slices(buf, starts, ends), win_off
+            i, start, end = win_off[d] + k, lo[first + k], hi[first + k + width - 1]
+            if end - start > _ONE_BLOCK or start + 56 > buf.shape[0]:  # 2+ blocks, or too near the end to read 56 bytes
+                out[i] = sha1_hash32(buf, start, end, w1)
+                continue
+            _lane_words(buf, start, end - start, m, q)
+            queued[q] = i
+            q += 1
+            if q == LANES:
+                _flush_lanes(m, q, queued, out)
+                q = 0
+    _flush_lanes(m, q, queued, out)  # the last group, partly filled
+    return out, win_off
+
+
+@njit(cache=True, nogil=True)
+def _flush_lanes(m: np.ndarray, q: int, queued: np.ndarray, out: np.ndarray) -> None:
+    """Hash the ``q`` messages packed in the lanes and write their values to ``out[queued[j]]``."""
+    if q:
+        _compress_lanes(m)
+        for j in range(q):
+            out[queued[j]] = m[_S * LANES + j]
+
+
+@njit(cache=True, nogil=True)
+def sha1_slices(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``sha1_hash32`` of every ``buf[lo[i]:hi[i]]``, as uint32 (each slice a one-unit window)."""
+    return sha1_windows(buf, lo, hi, np.array([0, lo.shape[0]], dtype=np.int64), 1)[0]
