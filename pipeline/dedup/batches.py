@@ -14,10 +14,9 @@ import pyarrow as pa
 import xxhash
 
 from pipeline.dedup.bands import band_keys
-from pipeline.dedup.hashes import shingle_hashes
+from pipeline.dedup.hashes import shingle_hashes_and_counts
 from pipeline.dedup.minhash import signatures_from_hashes
 from pipeline.dedup.pair_jaccard import pair_jaccards
-from pipeline.dedup.token_counts import token_counts
 
 PAIR_SCHEMA = pa.schema([("src", pa.int64()), ("dst", pa.int64()), ("jaccard", pa.float64())])
 
@@ -68,12 +67,12 @@ def doc_features(
         if batch.num_rows == 0:
             continue
         texts = batch.column("text").to_pylist()
-        ntok = token_counts(texts)
+        hashes, offsets, ntok = shingle_hashes_and_counts(texts, p.ngram, p.shingle, p.max_shingles, p.hash)
         h1, h2 = _content_hash(texts)
         eligible = np.flatnonzero(ntok >= max(min_tokens, 1))
         band = np.zeros((0, p.bands), dtype=np.int64)
         if len(eligible):
-            hashes, offsets = shingle_hashes([texts[i] for i in eligible], p.ngram, p.shingle, p.max_shingles, p.hash)
+            hashes, offsets = _docs_subset(hashes, offsets, eligible)
             sigs = signatures_from_hashes(hashes, offsets, p.num_perm, p.seed, p.scheme)
             band = band_keys(sigs, p.bands, p.rows).view(np.int64)
         keys = _key_lists(band, eligible, len(texts))
@@ -89,6 +88,18 @@ def doc_features(
             ],
             schema=pa.schema([*FEATURE_SCHEMA, *carried]) if carried else FEATURE_SCHEMA,
         )
+
+
+def _docs_subset(hashes: np.ndarray, offsets: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hashes and offsets of the documents ``docs`` (sorted indices) only, as if hashed alone."""
+    lengths = np.diff(offsets)
+    if len(docs) == len(lengths):
+        return hashes, offsets
+    keep = np.zeros(len(lengths), dtype=bool)
+    keep[docs] = True
+    sub = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum(lengths[docs], out=sub[1:])
+    return hashes[np.repeat(keep, lengths)], sub
 
 
 def _key_lists(band: np.ndarray, rows: np.ndarray, n: int) -> pa.ListArray:

@@ -24,7 +24,7 @@ import numpy as np
 from pipeline.dedup.mixing import UNIT_LEN_SALT, UNIT_MUL, WINDOW_LEN_SALT, WINDOW_MUL, fmix64
 from pipeline.numba_backend import DEDUP
 
-from .shingles import check_shingle_params, shingles, units
+from .shingles import check_shingle_params, shingles, tokens, unit_shingles, units
 
 HASHES = ("sha1", "xxhash")
 
@@ -32,6 +32,8 @@ _U64 = np.uint64
 _UNIT_MUL = int(UNIT_MUL)  # a Python int: its inverse mod 2^64 is taken with pow()
 _POLY = WINDOW_MUL
 _LEN_SALT = WINDOW_LEN_SALT
+# Hash of the unit " " (char shingles join tokens with it); fmix64 is a bijection, so no other unit has it.
+_SPACE_UNIT_H = fmix64(np.array([0x20 + 1], dtype=np.uint64) + UNIT_LEN_SALT)[0]
 
 
 def _offsets(lengths: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -66,6 +68,40 @@ def _replace_docs(
     return (np.concatenate(parts) if parts else h[:0]), _offsets([len(p) for p in parts])
 
 
+def _char_token_counts(is_space: np.ndarray, unit_off: np.ndarray) -> np.ndarray:
+    """Word tokens per document from its char units: the single spaces that join its tokens, plus one if any."""
+    before = _offsets(is_space.astype(np.int64))
+    counts: np.ndarray = before[unit_off[1:]] - before[unit_off[:-1]] + (np.diff(unit_off) > 0)
+    return counts
+
+
+def _sha1_hashes_counts(
+    texts: Sequence[str], ngram: int, shingle: str, max_shingles: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SHA-1 shingle hashes, offsets and word-token counts from one tokenising pass (:func:`sha1_shingle_hashes`)."""
+    check_shingle_params(ngram, shingle, max_shingles)
+    if not DEDUP.enabled():
+        toks = [tokens(t) for t in texts]
+        us = toks if shingle == "word" else [list(" ".join(x)) for x in toks]
+        lists = [unit_shingles(u, ngram, shingle, max_shingles) for u in us]
+        hashes = sha1_hash32_many(list(chain.from_iterable(lists)))
+        counts = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+        return hashes, _offsets([len(x) for x in lists]), counts
+    from .sha1_numba import sha1_windows
+    from .units_numba import utf8_units, word_table
+
+    cps, doc_off = _codepoints(texts)
+    buf, lo, hi, unit_off = utf8_units(cps, doc_off, word_table(), shingle == "char")
+    counts = np.diff(unit_off) if shingle == "word" else _char_token_counts(buf[lo] == 0x20, unit_off)
+    hashes, win_off = sha1_windows(buf, lo, hi, unit_off, ngram)
+    if max_shingles is not None:  # the cap counts distinct shingles: exact Python path for those docs
+        over = np.flatnonzero(np.diff(win_off) > max_shingles)
+        if len(over):
+            new = [sha1_hash32_many(shingles(texts[d], ngram, shingle, max_shingles)) for d in over.tolist()]
+            hashes, win_off = _replace_docs(hashes, win_off, over, new)
+    return hashes, win_off, counts
+
+
 def sha1_shingle_hashes(
     texts: Sequence[str], ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -74,23 +110,8 @@ def sha1_shingle_hashes(
     The numpy path lists each distinct shingle once; the numba path may list a repeated shingle
     again (same hash, so the same signature) except in documents cut by ``max_shingles``.
     """
-    check_shingle_params(ngram, shingle, max_shingles)
-    if not DEDUP.enabled():
-        lists = [shingles(t, ngram, shingle, max_shingles) for t in texts]
-        hashes = sha1_hash32_many(list(chain.from_iterable(lists)))
-        return hashes, _offsets([len(x) for x in lists])
-    from .sha1_numba import sha1_windows
-    from .units_numba import utf8_units, word_table
-
-    cps, doc_off = _codepoints(texts)
-    buf, lo, hi, unit_off = utf8_units(cps, doc_off, word_table(), shingle == "char")
-    hashes, win_off = sha1_windows(buf, lo, hi, unit_off, ngram)
-    if max_shingles is not None:  # the cap counts distinct shingles: exact Python path for those docs
-        over = np.flatnonzero(np.diff(win_off) > max_shingles)
-        if len(over):
-            new = [sha1_hash32_many(shingles(texts[d], ngram, shingle, max_shingles)) for d in over.tolist()]
-            hashes, win_off = _replace_docs(hashes, win_off, over, new)
-    return hashes, win_off
+    hashes, offsets, _ = _sha1_hashes_counts(texts, ngram, shingle, max_shingles)
+    return hashes, offsets
 
 
 def _window_hashes(unit_h: np.ndarray, starts: np.ndarray, width: int | np.ndarray) -> np.ndarray:
@@ -150,11 +171,10 @@ def _horner_unit_hashes(texts: Sequence[str], shingle: str) -> tuple[np.ndarray,
     return fmix64(h + np.diff(ends).astype(np.uint64) * UNIT_LEN_SALT), unit_off
 
 
-def xxhash_shingle_hashes(
-    texts: Sequence[str], ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Fast shingle hashes: (uint32 hashes, int64 offsets). Duplicate shingles within a document
-    may repeat (MinHash is insensitive to them) unless ``max_shingles`` forces distinctness."""
+def _xxhash_hashes_counts(
+    texts: Sequence[str], ngram: int, shingle: str, max_shingles: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fast shingle hashes, offsets and word-token counts from one tokenising pass (:func:`xxhash_shingle_hashes`)."""
     check_shingle_params(ngram, shingle, max_shingles)
     if DEDUP.enabled():
         from .signatures_numba import window_hashes
@@ -162,10 +182,12 @@ def xxhash_shingle_hashes(
 
         cps, doc_off = _codepoints(texts)
         unit_h, unit_off = unit_hashes(cps, doc_off, word_table(), shingle == "char")
+        counts = np.diff(unit_off) if shingle == "word" else _char_token_counts(unit_h == _SPACE_UNIT_H, unit_off)
         hashes, win_off = window_hashes(unit_h, unit_off, ngram)
-        return _cap_distinct(hashes, win_off, max_shingles)
+        return (*_cap_distinct(hashes, win_off, max_shingles), counts)
     unit_h, unit_off = _horner_unit_hashes(texts, shingle)
     lengths = np.diff(unit_off)
+    counts = lengths if shingle == "word" else _char_token_counts(unit_h == _SPACE_UNIT_H, unit_off)
     # One window per K-gram start for documents with >= K units, one short window otherwise.
     n_win = np.where(lengths >= ngram, lengths - ngram + 1, np.minimum(lengths, 1))
     win_off = _offsets(n_win)
@@ -173,7 +195,32 @@ def xxhash_shingle_hashes(
     starts = np.arange(win_off[-1], dtype=np.int64) - win_off[doc_of_win] + unit_off[doc_of_win]
     widths = np.minimum(lengths, ngram)[doc_of_win]
     hashes = _window_hashes(unit_h, starts, widths if (widths < ngram).any() else ngram)
-    return _cap_distinct(hashes, win_off, max_shingles)
+    return (*_cap_distinct(hashes, win_off, max_shingles), counts)
+
+
+def xxhash_shingle_hashes(
+    texts: Sequence[str], ngram: int = 5, shingle: str = "word", max_shingles: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fast shingle hashes: (uint32 hashes, int64 offsets). Duplicate shingles within a document
+    may repeat (MinHash is insensitive to them) unless ``max_shingles`` forces distinctness."""
+    hashes, offsets, _ = _xxhash_hashes_counts(texts, ngram, shingle, max_shingles)
+    return hashes, offsets
+
+
+def shingle_hashes_and_counts(
+    texts: Sequence[str],
+    ngram: int = 5,
+    shingle: str = "word",
+    max_shingles: int | None = None,
+    hash: str = "sha1",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`shingle_hashes` plus every text's word-token count (``token_counts``), from one tokenising pass:
+    (uint32 hashes, int64 offsets of len n+1, int64 token counts of len n)."""
+    if hash == "sha1":
+        return _sha1_hashes_counts(texts, ngram, shingle, max_shingles)
+    if hash == "xxhash":
+        return _xxhash_hashes_counts(texts, ngram, shingle, max_shingles)
+    raise ValueError(f"hash must be one of {HASHES}, got {hash!r}")
 
 
 def shingle_hashes(
@@ -184,8 +231,5 @@ def shingle_hashes(
     hash: str = "sha1",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Shingle hashes of a batch with the named hash: (uint32 hashes, int64 offsets of len n+1)."""
-    if hash == "sha1":
-        return sha1_shingle_hashes(texts, ngram, shingle, max_shingles)
-    if hash == "xxhash":
-        return xxhash_shingle_hashes(texts, ngram, shingle, max_shingles)
-    raise ValueError(f"hash must be one of {HASHES}, got {hash!r}")
+    hashes, offsets, _ = shingle_hashes_and_counts(texts, ngram, shingle, max_shingles, hash)
+    return hashes, offsets

@@ -81,7 +81,11 @@ def shingles(text: str, ngram: int = 5, shingle: str = "word", max_shingles: int
     The cap keeps the first ``max_shingles`` distinct shingles, so it is deterministic.
     """
     check_shingle_params(ngram, shingle, max_shingles)
-    us = units(text, shingle)
+    return unit_shingles(units(text, shingle), ngram, shingle, max_shingles)
+
+
+def unit_shingles(us: list[str], ngram: int, shingle: str, max_shingles: int | None) -> list[bytes]:
+    """:func:`shingles` of a document already split into its units (``units(text, shingle)``)."""
     if not us:
         return []
     sep = " " if shingle == "word" else ""

@@ -3,6 +3,8 @@
 With numba the batch goes through the compiled tokeniser of :mod:`.units_numba`, whose tokens are
 exactly :func:`pipeline.dedup.shingles.tokens`; without it, :func:`pipeline.dedup.shingles.count_tokens`
 runs per text (a Python regex pass, the largest per-document cost of the features step before).
+The features step itself takes the counts from the pass that hashes the shingles
+(:func:`pipeline.dedup.hashes.shingle_hashes_and_counts`), so it tokenises each batch once.
 """
 
 from __future__ import annotations

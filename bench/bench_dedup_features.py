@@ -1,0 +1,186 @@
+"""The dedup features step per core, before and after issue #16, in one run: SHA-1 kernels and ``doc_features``.
+
+Run: ``python bench/bench_dedup_features.py [--mb 20] [--repeat 3]``.
+
+The text is ``bench/corpus.py``'s (real prose, near-duplicates), cut into Arrow batches of 10,000 documents
+as the Spark step gets them. Two tables, each with the old path and the new one side by side:
+
+* SHA-1 of every word 5-gram window of the corpus (what ``sha1_windows`` hashes): the previous scalar
+  kernel (``bench/sha1_scalar_prev.py``), the new scalar kernel alone, and the multi-buffer lanes;
+* ``doc_features`` (P=256, K=5, SHA-1, the defaults): the previous two passes (``token_counts``, then
+  ``shingle_hashes`` of the eligible texts with the previous kernel) against the one-pass step.
+
+Outputs are asserted identical. Times are this process's CPU time, best of ``--repeat``, after a first
+call that compiles or loads the kernels; the compilation itself (once per machine and numba cache) is
+timed apart, in fresh processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import sha1_scalar_prev  # noqa: E402
+from corpus import documents  # noqa: E402
+from numba import njit  # noqa: E402
+
+from pipeline.dedup import batches as B  # noqa: E402
+from pipeline.dedup import sha1_numba  # noqa: E402
+from pipeline.dedup.bands import band_keys  # noqa: E402
+from pipeline.dedup.hashes import _codepoints, _replace_docs, sha1_hash32_many  # noqa: E402
+from pipeline.dedup.minhash import signatures_from_hashes  # noqa: E402
+from pipeline.dedup.shingles import shingles  # noqa: E402
+from pipeline.dedup.token_counts import token_counts  # noqa: E402
+from pipeline.dedup.units_numba import utf8_units, word_table  # noqa: E402
+
+MIN_TOKENS = 5
+
+
+@njit(cache=True, nogil=True)
+def _scalar_all(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The new scalar kernel on every slice (what the lanes leave to it: long messages)."""
+    w = np.empty(80, np.uint32)
+    out = np.empty(lo.shape[0], np.uint32)
+    for i in range(lo.shape[0]):
+        out[i] = sha1_numba.sha1_hash32(buf, lo[i], hi[i], w)
+    return out
+
+
+def _windows(lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Byte start and end of every K-gram window of each document (one short window below K units)."""
+    starts, ends = [], []
+    for d in range(len(unit_off) - 1):
+        first, n = unit_off[d], unit_off[d + 1] - unit_off[d]
+        if n >= k:
+            starts.append(lo[first : first + n - k + 1])
+            ends.append(hi[first + k - 1 : first + n])
+        elif n:
+            starts.append(lo[first : first + 1])
+            ends.append(hi[first + n - 1 : first + n])
+    return np.concatenate(starts), np.concatenate(ends)
+
+
+def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        result = fn()
+        best = min(best, time.process_time() - t0)
+    return best, result
+
+
+def _cold_first_call(module: str) -> float:
+    """Wall seconds of ``module.sha1_windows``' first call in a fresh process with an empty numba cache
+    (what a new executor pays once), numba's own start-up excluded."""
+    code = (
+        "import time, numpy as np; from numba import njit; njit(lambda a: a.sum())(np.zeros(2)); "
+        f"import {module} as m; t = time.perf_counter(); "
+        "m.sha1_windows(np.zeros(9, np.uint8), np.zeros(1, np.int64), np.ones(1, np.int64), np.array([0, 1]), 5); "
+        "print(time.perf_counter() - t)"
+    )
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'bench'}"}
+        out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    return float(out.stdout.split()[-1])
+
+
+def _prev_features(batches: list[pa.RecordBatch], p: B.LshParams) -> Iterator[pa.ListArray]:
+    """``doc_features``' band keys as computed before #16: token counts in their own pass, then the
+    eligible texts tokenised again and hashed with the previous scalar kernel."""
+    for batch in batches:
+        texts = batch.column("text").to_pylist()
+        ntok = token_counts(texts)
+        B._content_hash(texts)
+        eligible = np.flatnonzero(ntok >= MIN_TOKENS)
+        sub = [texts[i] for i in eligible]
+        buf, lo, hi, unit_off = utf8_units(*_codepoints(sub), word_table(), False)
+        hashes, win_off = sha1_scalar_prev.sha1_windows(buf, lo, hi, unit_off, p.ngram)
+        over = np.flatnonzero(np.diff(win_off) > (p.max_shingles or 0))
+        if len(over):
+            new = [sha1_hash32_many(shingles(sub[d], p.ngram, p.shingle, p.max_shingles)) for d in over.tolist()]
+            hashes, win_off = _replace_docs(hashes, win_off, over, new)
+        sigs = signatures_from_hashes(hashes, win_off, p.num_perm, p.seed, p.scheme)
+        yield B._key_lists(band_keys(sigs, p.bands, p.rows).view(np.int64), eligible, len(texts))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mb", type=float, default=20.0, help="MB of corpus text (default 20)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    texts, size = [], 0
+    for doc in documents(10**9, seed=0):
+        if size >= args.mb * 1e6:
+            break
+        texts.append(doc)
+        size += len(doc.encode("utf-8"))
+    mb = size / 1e6
+    col = pa.array(texts)
+    batches = [
+        pa.RecordBatch.from_arrays(
+            [pa.array(np.arange(i, i + len(col.slice(i, 10_000)))), col.slice(i, 10_000)], names=["doc_id", "text"]
+        )
+        for i in range(0, len(texts), 10_000)
+    ]
+    p = B.LshParams(256, 1, 5, "affine32", "sha1", "word", 100_000, 25, 10)
+    print(
+        f"{len(texts)} documents, {mb:.1f} MB, {len(batches)} batches; P=256, K=5 words, sha1; "
+        f"CPU s, best of {args.repeat}"
+    )
+
+    buf, lo, hi, unit_off = utf8_units(*_codepoints(texts), word_table(), False)
+    starts, ends = _windows(lo, hi, unit_off, 5)
+    n = len(starts)
+    runs = {
+        "previous scalar (uint64, per-byte padding)": lambda: sha1_scalar_prev.sha1_windows(buf, lo, hi, unit_off, 5)[
+            0
+        ],
+        "new scalar (uint32, whole-word padding)": lambda: _scalar_all(buf, starts, ends),
+        f"new lanes ({sha1_numba.LANES} one-block shingles at once)": lambda: sha1_numba.sha1_windows(
+            buf, lo, hi, unit_off, 5
+        )[0],
+    }
+    print(
+        f"\nSHA-1 of {n:,} shingle windows ({np.mean(ends - starts):.1f} bytes on average, "
+        f"{np.mean(ends - starts > 55):.2%} over one block)"
+    )
+    base, ref = None, None
+    for label, fn in runs.items():
+        fn()  # compile or load from the cache
+        t, got = _timed(fn, args.repeat)
+        ref = got if ref is None else ref
+        if not np.array_equal(got, ref):
+            raise SystemExit(f"{label}: hashes differ from the previous kernel")
+        base = base or t
+        print(f"  {label:48s} {t:6.3f} s  {t / n * 1e9:6.1f} ns/shingle  x{base / t:4.2f}")
+
+    cold_old, cold_new = _cold_first_call("sha1_scalar_prev"), _cold_first_call("pipeline.dedup.sha1_numba")
+    print(f"  first call with an empty numba cache (compilation): previous {cold_old:.1f} s, new {cold_new:.1f} s")
+
+    list(_prev_features(batches[:1], p))
+    list(B.doc_features(iter(batches[:1]), p, MIN_TOKENS))
+    t_old, old = _timed(lambda: list(_prev_features(batches, p)), args.repeat)
+    t_new, new = _timed(lambda: list(B.doc_features(iter(batches), p, MIN_TOKENS)), args.repeat)
+    if [k.to_pylist() for k in old] != [b.column("keys").to_pylist() for b in new]:
+        raise SystemExit("doc_features: band keys differ from the previous computation")
+    print("\ndoc_features (band keys identical)")
+    print(f"  {'previous (two tokenising passes, scalar SHA-1)':48s} {t_old:6.3f} s  {mb / t_old:6.1f} MB/s")
+    print(f"  {'new (one pass, SHA-1 lanes)':48s} {t_new:6.3f} s  {mb / t_new:6.1f} MB/s  x{t_old / t_new:4.2f}")
+
+
+if __name__ == "__main__":
+    main()
