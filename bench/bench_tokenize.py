@@ -28,6 +28,7 @@ the stage's reused workers, so it includes the stage's per-task zip re-read fix
 (:mod:`pipeline.spark.worker_imports`; without it each task costs ~0.1 CPU s more on CPython 3.10/3.11).
 
 Target (issue 19): the stage's Python workers >= 0.8x the bare encoder's MB per CPU second.
+Where the stage's own CPU beyond the encoder goes, without Spark: bench/bench_tokenize_breakdown.py.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
-from pipeline.tokenize.batches import count_special_text, utf8_buffers
+from pipeline.tokenize.batches import count_special_text, holds, utf8_buffers
 
 EOT = "<|endoftext|>"
 
@@ -99,3 +99,43 @@ def test_count_special_text_matches_python() -> None:
     assert count_special_text(plain, (EOT,), b"no specialhere <|endoftext") == 0
     assert count_special_text(plain, (EOT,), np.frombuffer(b"no specialhere <|endoftext", np.uint8)) == 0
     assert count_special_text(pa.array(["a.b", "a*b"]), ("a.b",), b"a.ba*b") == 1  # a literal, not a pattern
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 16, 1 << 18])
+def test_holds_agrees_with_bytes_containment(chunk: int) -> None:
+    """The vectorised search against Python's own ``in``, with needles across every chunk boundary."""
+    rng = random.Random(chunk)
+    needles = [EOT.encode(), b"<", b"<|", b"|>", "日本".encode(), b"aaab", b"abab"]
+    for _ in range(300):
+        needle = rng.choice(needles)
+        hay = bytes(rng.choice(b"ab<|>e \xe6") for _ in range(rng.randrange(40)))
+        if rng.random() < 0.5:
+            at = rng.randrange(len(hay) + 1)
+            hay = hay[:at] + needle[: rng.randrange(len(needle) + 1)] + hay[at:]  # often a prefix only
+        data = np.frombuffer(hay, dtype=np.uint8)
+        assert holds(data, needle, chunk) == (needle in hay), (hay, needle)
+        assert holds(data[1:], needle, chunk) == (needle in hay[1:])  # a view at an offset
+    assert holds(np.zeros(0, np.uint8), b"", chunk) and not holds(np.zeros(0, np.uint8), b"x", chunk)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "ids", "bad"),
+    [
+        (np.uint16, np.array([5, -1, 7], np.int32), -1),  # negative: caught by the unsigned view's max
+        (np.uint16, np.array([5, 65536], np.int32), 65536),
+        (np.uint16, np.array([2**40], np.int64), 2**40),
+        (np.uint16, np.array([3, -(2**63)], np.int64), -(2**63)),
+        (np.uint16, np.array([70000], np.uint32), 70000),
+        (np.int32, np.array([1, 2**31], np.int64), 2**31),
+        (np.int32, np.array([-(2**31) - 1], np.int64), -(2**31) - 1),
+        (np.uint8, np.array([-1], np.int8), -1),  # same width: the unsigned view would read 255
+        (np.uint16, np.array([-1], np.int16), -1),
+    ],
+)
+def test_add_documents_range_check_per_input_type(tmp_path: Path, dtype, ids: np.ndarray, bad: int) -> None:
+    """Out of range ids of every integer input type are refused, never wrapped; ids that fit are written."""
+    with IndexedDatasetWriter(str(tmp_path / "x"), dtype=dtype) as w:
+        with pytest.raises(ValueError, match=f"token id {bad} does not fit"):
+            w.add_documents(ids, np.array([ids.size]))
+        w.add_documents(np.array([0, np.iinfo(dtype).max], dtype=np.int64), np.array([2]))  # the extremes fit
+    assert IndexedDataset(str(tmp_path / "x"))[0].tolist() == [0, int(np.iinfo(dtype).max)]

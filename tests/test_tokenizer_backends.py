@@ -205,10 +205,12 @@ def test_unpickle_shares_tables_of_equal_tokenizer_only(fast, oracle):
     blob = pickle.dumps(fast)
     first, second = pickle.loads(blob), pickle.loads(blob)
     assert second._numba is first._numba and second._cache is not first._cache and len(second._cache) == 0
+    assert second.vocab is first.vocab and second.merges is first.merges  # the blob is not decoded again
     text = "Pickled twice, encoded the same: ümlaut 123 'll"
     assert first.encode(text) == second.encode(text) == oracle.encode_ordinary(text)
     other = BPETokenizer(fast.vocab, fast.merges[:-1], fast.special_ids)  # one merge fewer: a different tokenizer
     clone = pickle.loads(pickle.dumps(other))
     assert clone._table is not first._table and len(clone._table) == len(first._table) - 1
+    assert clone.merges == fast.merges[:-1] and clone.vocab == fast.vocab and clone.special_ids == fast.special_ids
     word = fast.vocab[50255]  # the token made by the dropped merge
     assert clone.encode(word.decode()) != first.encode(word.decode())

@@ -99,8 +99,8 @@ class IndexedDatasetWriter:
         if ids.size and self.dtype.kind in "iu":
             if ids.dtype.kind not in "iub":
                 raise ValueError(f"token ids must be integers, got dtype {ids.dtype}")
-            lo, hi = int(ids.min()), int(ids.max())
-            if lo < self._lo or hi > self._hi:
+            if not self._fits(ids):
+                lo, hi = int(ids.min()), int(ids.max())
                 bad = lo if lo < self._lo else hi
                 doc = len(self._lengths) + int(np.searchsorted(ends, int(np.flatnonzero(ids == bad)[0]), "right"))
                 raise ValueError(
@@ -118,6 +118,20 @@ class IndexedDatasetWriter:
         self._pending_size += data.nbytes
         if self._pending_size >= self._buffer_bytes:
             self._flush()
+
+    def _fits(self, ids: np.ndarray) -> bool:
+        """Whether every integer id fits the dtype, in at most one pass over ``ids``.
+
+        No pass when the ids' own type fits (int32 ids into int32); for signed ids into an unsigned
+        dtype of fewer bytes (the tokenize stage's int32 ids into uint16) one ``max`` of the ids viewed
+        as unsigned, where a negative id becomes at least 2**31 (for int32), above the dtype's maximum;
+        else ``min`` and ``max``."""
+        if np.can_cast(ids.dtype, self.dtype, "safe"):
+            return True
+        if self._lo == 0 and ids.dtype.kind == "i" and ids.dtype.itemsize > self.dtype.itemsize:
+            unsigned = ids.view(ids.dtype.str.replace("i", "u"))
+            return int(unsigned.max()) <= self._hi
+        return int(ids.min()) >= self._lo and int(ids.max()) <= self._hi
 
     def _flush(self) -> None:
         if self._pending:

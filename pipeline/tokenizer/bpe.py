@@ -9,6 +9,7 @@ loaded from files keeps the ids of vocab.json; special tokens missing there get 
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from pathlib import Path
@@ -34,14 +35,15 @@ from pipeline.tokenizer.files import (
 from pipeline.tokenizer.pretokenize import PRETOKEN_RE, SpecialSplitter, count_pretokens, stream_pieces
 from pipeline.tokenizer.train import train_merges
 
-_UNPICKLED: dict[tuple[object, ...], BPETokenizer] = {}  # the last tokenizer unpickled in this process
+_UNPICKLED: dict[tuple[bytes, bool], BPETokenizer] = {}  # (content blob, numba) -> the last tokenizer unpickled here
 
 
 class BPETokenizer:
     """Byte-level BPE with GPT-2 pre-tokenization and special tokens (docs/tokenizer.md).
 
-    Pickles as (vocab, merges, special tokens) only; lookup tables and the per-pre-token encode
-    cache are rebuilt lazily on the receiving side (e.g. a Spark executor).
+    Pickles as (vocab, merges, special tokens) only, in one blob; lookup tables and the per-pre-token
+    encode cache are rebuilt on the receiving side (e.g. a Spark executor), or shared with an equal
+    tokenizer unpickled there before.
     """
 
     def __init__(
@@ -87,24 +89,25 @@ class BPETokenizer:
         self._cache = self._new_cache(self.cache_size)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "vocab": self.vocab,
-            "merges": self.merges,
-            "special_ids": self.special_ids,
-            "cache_size": self.cache_size,
-        }
+        """The content as one pickled blob (so a receiver holding an equal tokenizer need not decode it)."""
+        content = pickle.dumps((self.vocab, self.merges, self.special_ids), protocol=pickle.HIGHEST_PROTOCOL)
+        return {"content": content, "cache_size": self.cache_size}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Rebuild the derived tables, or share those of an equal tokenizer unpickled earlier in this
-        process (e.g. a reused Spark Python worker receiving a new broadcast of the same tokenizer)."""
-        self.__dict__.update(state)
-        key = (len(self.vocab), len(self.merges), tuple(self.special_ids.items()), numba_enabled())
+        """Rebuild the derived tables, or share those (and the decoded vocab and merges) of the tokenizer
+        with the same content blob unpickled last in this process: a reused Spark Python worker receives
+        a new broadcast of the same tokenizer every run and then only compares the blob's bytes
+        (~1 ms instead of ~14 ms decoding GPT-2's 50k tokens and merges). The pre-token cache is
+        always new (its size is not part of the content)."""
+        content, self.cache_size = state["content"], state["cache_size"]
+        key = (content, numba_enabled())
         twin = _UNPICKLED.get(key)
-        if twin is not None and twin.merges == self.merges and twin.vocab == self.vocab:
-            for name in ("_token_ids", "_byte_ids", "_table", "_splitter", "_numba"):
+        if twin is not None:
+            for name in ("vocab", "merges", "special_ids", "_token_ids", "_byte_ids", "_table", "_splitter", "_numba"):
                 setattr(self, name, getattr(twin, name))
             self._cache = self._new_cache(self.cache_size)
             return
+        self.vocab, self.merges, self.special_ids = pickle.loads(content)
         self._build()
         _UNPICKLED.clear()  # keep one: bounded memory
         _UNPICKLED[key] = self
