@@ -74,7 +74,8 @@ def distinct_shingles(
                 hashes[kept], start[kept], end[kept] = h[k], s, e
                 kept += 1
         out_off[d + 1] = kept
-    return hashes[:kept].copy(), start[:kept].copy(), end[:kept].copy(), out_off
+    # views, not copies: most shingles are distinct, and copying ~24 bytes per shingle cost 17% of the kernel
+    return hashes[:kept], start[:kept], end[:kept], out_off
 
 
 @njit(cache=True, nogil=True)
