@@ -22,10 +22,8 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +34,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import sha1_scalar_prev  # noqa: E402
 from corpus import documents  # noqa: E402
+from harness import best_cpu_seconds  # noqa: E402
 from numba import njit  # noqa: E402
 
 from pipeline.dedup import batches as B  # noqa: E402
@@ -72,15 +71,6 @@ def _windows(lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray, k: int) -> tu
             starts.append(lo[first : first + 1])
             ends.append(hi[first + n - 1 : first + n])
     return np.concatenate(starts), np.concatenate(ends)
-
-
-def _timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.process_time()
-        result = fn()
-        best = min(best, time.process_time() - t0)
-    return best, result
 
 
 def _cold_first_call(module: str) -> float:
@@ -161,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     base, ref = None, None
     for label, fn in runs.items():
         fn()  # compile or load from the cache
-        t, got = _timed(fn, args.repeat)
+        t, got = best_cpu_seconds(fn, args.repeat)
         ref = got if ref is None else ref
         if not np.array_equal(got, ref):
             raise SystemExit(f"{label}: hashes differ from the previous kernel")
@@ -173,8 +163,8 @@ def main(argv: list[str] | None = None) -> None:
 
     list(_prev_features(batches[:1], p))
     list(B.doc_features(iter(batches[:1]), p, MIN_TOKENS))
-    t_old, old = _timed(lambda: list(_prev_features(batches, p)), args.repeat)
-    t_new, new = _timed(lambda: list(B.doc_features(iter(batches), p, MIN_TOKENS)), args.repeat)
+    t_old, old = best_cpu_seconds(lambda: list(_prev_features(batches, p)), args.repeat)
+    t_new, new = best_cpu_seconds(lambda: list(B.doc_features(iter(batches), p, MIN_TOKENS)), args.repeat)
     if [k.to_pylist() for k in old] != [b.column("keys").to_pylist() for b in new]:
         raise SystemExit("doc_features: band keys differ from the previous computation")
     print("\ndoc_features (band keys identical)")

@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from datasketch import MinHash  # noqa: E402
+from harness import best_cpu_seconds  # noqa: E402
 
 from pipeline.dedup import minhash_signatures, shingles  # noqa: E402
 from pipeline.numba_backend import DEDUP  # noqa: E402
@@ -76,15 +77,6 @@ def datasketch_signatures(texts: Sequence[str], num_perm: int, seed: int, scheme
     return out
 
 
-def _timed(fn: Callable[[], np.ndarray], repeat: int) -> tuple[float, np.ndarray]:
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.process_time()
-        result = fn()
-        best = min(best, time.process_time() - t0)
-    return best, result
-
-
 def _batched(texts: Sequence[str], batch: int, **kw) -> np.ndarray:
     return np.concatenate([minhash_signatures(texts[i : i + batch], **kw) for i in range(0, len(texts), batch)])
 
@@ -96,11 +88,11 @@ def run(label: str, texts: list[str], args: argparse.Namespace) -> None:
     datasketch_signatures(warm, args.num_perm, 1, args.scheme)
     for h in ("sha1", "xxhash"):
         minhash_signatures(warm, hash=h, **kw)
-    t_ds, ref = _timed(lambda: datasketch_signatures(texts, args.num_perm, 1, args.scheme), args.repeat)
-    t_sha, ours = _timed(lambda: _batched(texts, args.batch, hash="sha1", **kw), args.repeat)
+    t_ds, ref = best_cpu_seconds(lambda: datasketch_signatures(texts, args.num_perm, 1, args.scheme), args.repeat)
+    t_sha, ours = best_cpu_seconds(lambda: _batched(texts, args.batch, hash="sha1", **kw), args.repeat)
     if not np.array_equal(ours, ref):
         raise SystemExit(f"{label}: SHA-1 signatures differ from datasketch")
-    t_xx, _ = _timed(lambda: _batched(texts, args.batch, hash="xxhash", **kw), args.repeat)
+    t_xx, _ = best_cpu_seconds(lambda: _batched(texts, args.batch, hash="xxhash", **kw), args.repeat)
     mean_len = mb * 1e6 / len(texts)
     print(
         f"\n{label}: {len(texts)} docs, mean {mean_len:,.0f} bytes, {mb:.2f} MB, P={args.num_perm}, "
