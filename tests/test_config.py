@@ -6,23 +6,12 @@ import pytest
 
 from pipeline.cli.commands import main as cli_main
 from pipeline.config import ConfigError, load_config, load_config_text
-
-BASE = """
-output: /tmp/run
-sources:
-  - name: web
-    paths: [{path}]
-    weight: 1
-tokenizer:
-  train: true
-"""
+from tests.config_texts import config_text, write_jsonl
 
 
 @pytest.fixture()
 def base(tmp_path):
-    data = tmp_path / "a.jsonl"
-    data.write_text('{"text": "hello world"}\n')
-    return BASE.format(path=data)
+    return config_text(write_jsonl(tmp_path), sources={"web": "weight: 1"})
 
 
 def test_defaults_and_types(base):
@@ -84,7 +73,7 @@ def test_missing_required_and_duplicate_sources(tmp_path):
 
 def test_missing_source_path_fails_before_spark(tmp_path, capsys, monkeypatch):
     config = tmp_path / "c.yaml"
-    config.write_text(BASE.format(path=tmp_path / "nothing-here" / "*.jsonl"))
+    config.write_text(config_text(tmp_path / "nothing-here" / "*.jsonl", sources={"web": "weight: 1"}))
 
     def no_spark(*args, **kwargs):
         raise AssertionError("Spark must not start for a bad config")

@@ -7,22 +7,12 @@ import pytest
 from pipeline.config import ConfigError, load_config_text
 from pipeline.run.registry import STAGES
 from pipeline.run.runner import stage_inputs
-
-BASE = """
-output: /tmp/run-17
-sources:
-  - name: web
-    paths: [{path}]
-tokenizer:
-  train: true
-"""
+from tests.config_texts import config_text, write_jsonl
 
 
 @pytest.fixture()
 def base(tmp_path):
-    data = tmp_path / "a.jsonl"
-    data.write_text('{"text": "hello world"}\n')
-    return BASE.format(path=data)
+    return config_text(write_jsonl(tmp_path), output="/tmp/run-17")
 
 
 def test_defaults_are_off_and_leave_the_dedup_fingerprint_inputs_unchanged(base):

@@ -9,26 +9,12 @@ from datasketch import lsh as datasketch_lsh
 
 from pipeline.config import load_config_text
 from pipeline.dedup.plan import DedupPlan
-
-BASE = """
-output: /tmp/run
-sources:
-  - name: web
-    paths: [{path}]
-    priority: 2
-  - name: wiki
-    paths: [{path}]
-    priority: 5
-tokenizer:
-  train: true
-"""
+from tests.config_texts import config_text, write_jsonl
 
 
 @pytest.fixture()
 def base(tmp_path):
-    data = tmp_path / "a.jsonl"
-    data.write_text('{"text": "hello world"}\n')
-    return BASE.format(path=data)
+    return config_text(write_jsonl(tmp_path), sources={"web": "priority: 2", "wiki": "priority: 5"})
 
 
 @pytest.mark.parametrize(("threshold", "num_perm"), [(0.7, 256), (0.5, 128), (0.85, 64), (0.3, 16)])

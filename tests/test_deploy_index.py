@@ -53,22 +53,17 @@ def test_emr_steps_and_serverless_batches_get_the_index():
     assert len(steps) == len(STAGE_NAMES)
     for step in steps:
         assert step["Args"][-4:] == ["--date", "2026-11-22", "--set", "dedup.index=s3://b/dedup-index"]
-    out = _run(
-        "deploy/dataproc/run_serverless.sh",
-        "--bucket",
-        "b",
-        "--date",
-        "2026-11-22",
-        "--container-image",
-        "img",
-        "--index",
-        "gs://b/dedup-index",
-        "--dry-run",
-    )
+    out = _serverless_dry_run("--index", "gs://b/dedup-index")
     lines = [line for line in out.splitlines() if "batches submit pyspark" in line]
     assert len(lines) == len(STAGE_NAMES)
     assert all(line.endswith("--date 2026-11-22 --set dedup.index=gs://b/dedup-index") for line in lines)
-    out = _run(
+    out = _serverless_dry_run()
+    assert "dedup.index" not in out
+
+
+def _serverless_dry_run(*extra: str) -> str:
+    """What ``run_serverless.sh`` would submit for 2026-11-22, with ``extra`` arguments."""
+    return _run(
         "deploy/dataproc/run_serverless.sh",
         "--bucket",
         "b",
@@ -76,9 +71,9 @@ def test_emr_steps_and_serverless_batches_get_the_index():
         "2026-11-22",
         "--container-image",
         "img",
+        *extra,
         "--dry-run",
     )
-    assert "dedup.index" not in out
 
 
 def test_the_commented_index_and_decontaminate_keys_of_the_cluster_configs_validate():
