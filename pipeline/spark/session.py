@@ -22,6 +22,23 @@ LOCAL_DEFAULTS: dict[str, str] = {
 }
 
 
+# A local-mode JVM is driver and executors at once and lives for one run: C2 (the optimising JIT) spent
+# 22 of the JVM's 42 CPU seconds on ingest + dedup of 200 MB (-XX:+CITime), compiling Spark's one-off
+# planning, Janino and serialization code. C1 alone: 30.2 -> 24.5 s there, 83.9 -> 79.3 s at 1 GB.
+LOCAL_JIT = "-XX:TieredStopAtLevel=1"
+
+
+def local_java_options(master: str, user_options: str | None) -> str | None:
+    """``spark.driver.extraJavaOptions`` for a session started here on ``master``.
+
+    A ``local`` master gets :data:`LOCAL_JIT` before the user's own options, unless those already
+    choose a JIT (any ``Tiered`` flag); any other master keeps the user's options as they are.
+    """
+    if not re.match(r"^local(\[[^\]]*\])?$", master) or "Tiered" in (user_options or ""):
+        return user_options
+    return f"{LOCAL_JIT} {user_options}" if user_options else LOCAL_JIT
+
+
 # the forms spark-submit accepts (it refuses anything else before SparkContext can say why)
 _MASTER_URL = re.compile(r"^(local(\[[^\]]*\])?|local-cluster\[[^\]]*\]|yarn|(spark|k8s|mesos)://.+)$")
 
@@ -67,8 +84,9 @@ def build_session(
     """Return a SparkSession.
 
     Locally (no spark-submit) the session uses ``master`` (default ``local[*]``), the laptop defaults
-    above and then ``settings``. Under spark-submit the master and the cluster's settings are left as
-    the cluster configured them; ``settings`` only fill keys the cluster did not set.
+    above and then ``settings``; a ``local`` master's JVM runs with C1 only (:func:`local_java_options`).
+    Under spark-submit the master and the cluster's settings are left as the cluster configured them;
+    ``settings`` only fill keys the cluster did not set.
     """
     from pyspark.sql import SparkSession
 
@@ -89,7 +107,11 @@ def build_session(
         return session
     check_java()
     merged = {**LOCAL_DEFAULTS, **{k: str(v) for k, v in (settings or {}).items()}}
-    builder = builder.master(master or "local[*]")
+    master = master or "local[*]"
+    java_options = local_java_options(master, merged.get("spark.driver.extraJavaOptions"))
+    if java_options:
+        merged["spark.driver.extraJavaOptions"] = java_options
+    builder = builder.master(master)
     for key, value in merged.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
