@@ -6,6 +6,10 @@ from ``../shared/peers/`` (see its README), never copied; without it this benchm
 
     python bench/bench_vs_bigcode.py --mb 200          # corpus from bench/corpus.py, cached under DATA
     python bench/bench_vs_bigcode.py --mb 1000 --driver-memory 8g
+    python bench/bench_vs_bigcode.py --mb 200 --peer-jit-as-ours   # the peer's JVM also C1 only
+
+Ours runs as a user's local run does: C1-only JIT and the JVM class-data archive, which the first run on
+a machine writes and later runs map (docs/running.md, Locally); the last lines say which happened.
 
 Prints both times, the ratio, both survivor counts, our seconds per dedup step and the peak memory of
 each driver (Python and JVM, sampled).
@@ -27,6 +31,9 @@ import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 from harness import DATA, corpus
+
+from pipeline.spark.class_archive import archive_directory, is_complete
+from pipeline.spark.session import LOCAL_JIT
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO.parent / "shared" / "peers"
@@ -115,6 +122,11 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--shuffle-partitions", type=int, default=8)
     parser.add_argument("--driver-memory", default="8g")
+    parser.add_argument(
+        "--peer-jit-as-ours",
+        action="store_true",
+        help="run the peer's JVM with our local JIT choice too (C1 only), for a like-for-like JVM",
+    )
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="override for ours: KEY=VALUE")
     args = parser.parse_args()
     if not (PEERS / PEER_SCRIPT).is_file():
@@ -142,6 +154,7 @@ def main() -> None:
         "--master",
         args.master,
         *[a for k, v in spark_conf.items() for a in ("--conf", f"{k}={v}")],
+        *(["--conf", f"spark.driver.extraJavaOptions={LOCAL_JIT}"] if args.peer_jit_as_ours else []),
         PEER_SCRIPT,
         "--input",
         str(parquet),
@@ -172,6 +185,7 @@ def main() -> None:
             }
         )
     )
+    warm = any(is_complete(p) for p in archive_directory().glob("classes-*.jsa"))
     ours_cmd = [sys.executable, __file__, "--ours-child", str(config), *args.overrides]
     ours_env = {**env, "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")}
     ours_seconds, ours_peak = run_timed(ours_cmd, REPO, ours_env, work / "ours.log")
@@ -186,7 +200,7 @@ def main() -> None:
     )
     print(f"{'':28}{'seconds':>9}{'survivors':>11}{'py MiB':>8}{'JVM MiB':>9}")
     for name, secs, kept, peak in (
-        ("BigCode script", peer_seconds, peer_survivors, peer_peak),
+        ("BigCode script" + (", C1 JIT" if args.peer_jit_as_ours else ""), peer_seconds, peer_survivors, peer_peak),
         ("ingest + dedup (here)", ours_seconds, ours_survivors, ours_peak),
     ):
         print(f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}")
@@ -197,6 +211,11 @@ def main() -> None:
         f"the rest of the {ours_seconds:.1f} s is the Python start and the session's shutdown"
     )
     print("our dedup seconds per step:", report.get("seconds"))
+    print(
+        "our JVM: C1 only (local master); class-data archive "
+        + ("mapped (written by an earlier run)" if warm else "written by this run (the first on this machine)")
+        + " (docs/running.md, Locally)"
+    )
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
 
 

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping
 
 from pipeline.errors import PipelineError
+from pipeline.spark.class_archive import archive_options
 
 LOCAL_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -28,13 +29,18 @@ LOCAL_DEFAULTS: dict[str, str] = {
 LOCAL_JIT = "-XX:TieredStopAtLevel=1"
 
 
+def is_local(master: str) -> bool:
+    """True for ``local``, ``local[N]``, ``local[*]``, ``local[N,F]``: driver and executors in one JVM."""
+    return re.match(r"^local(\[[^\]]*\])?$", master) is not None
+
+
 def local_java_options(master: str, user_options: str | None) -> str | None:
     """``spark.driver.extraJavaOptions`` for a session started here on ``master``.
 
     A ``local`` master gets :data:`LOCAL_JIT` before the user's own options, unless those already
     choose a JIT (any ``Tiered`` flag); any other master keeps the user's options as they are.
     """
-    if not re.match(r"^local(\[[^\]]*\])?$", master) or "Tiered" in (user_options or ""):
+    if not is_local(master) or "Tiered" in (user_options or ""):
         return user_options
     return f"{LOCAL_JIT} {user_options}" if user_options else LOCAL_JIT
 
@@ -84,7 +90,8 @@ def build_session(
     """Return a SparkSession.
 
     Locally (no spark-submit) the session uses ``master`` (default ``local[*]``), the laptop defaults
-    above and then ``settings``; a ``local`` master's JVM runs with C1 only (:func:`local_java_options`).
+    above and then ``settings``; a ``local`` master's JVM runs with C1 only (:func:`local_java_options`)
+    and a class-data archive (:mod:`pipeline.spark.class_archive`).
     Under spark-submit the master and the cluster's settings are left as the cluster configured them;
     ``settings`` only fill keys the cluster did not set.
     """
@@ -105,10 +112,14 @@ def build_session(
                 except Exception:  # static settings cannot change after start; the cluster's win
                     pass
         return session
-    check_java()
+    banner = check_java()
     merged = {**LOCAL_DEFAULTS, **{k: str(v) for k, v in (settings or {}).items()}}
     master = master or "local[*]"
-    java_options = local_java_options(master, merged.get("spark.driver.extraJavaOptions"))
+    user_options = merged.get("spark.driver.extraJavaOptions")
+    java_options = local_java_options(master, user_options)
+    archive = archive_options(banner, merged, user_options) if is_local(master) else None
+    if archive:
+        java_options = f"{archive} {java_options}" if java_options else archive
     if java_options:
         merged["spark.driver.extraJavaOptions"] = java_options
     builder = builder.master(master)
