@@ -32,8 +32,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from harness import DATA, corpus
 
-from pipeline.spark.class_archive import archive_directory, is_complete
-from pipeline.spark.session import LOCAL_JIT
+from pipeline.spark.class_archive import archive_path, is_complete
+from pipeline.spark.session import LOCAL_JIT, check_java
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO.parent / "shared" / "peers"
@@ -185,7 +185,8 @@ def main() -> None:
             }
         )
     )
-    warm = any(is_complete(p) for p in archive_directory().glob("classes-*.jsa"))
+    archive = archive_path(check_java(), spark_conf)  # what our child maps, once written (a finished part counts)
+    warm = any(is_complete(p) for p in [archive, *archive.parent.glob(f"{archive.stem}.*.part")])
     ours_cmd = [sys.executable, __file__, "--ours-child", str(config), *args.overrides]
     ours_env = {**env, "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")}
     ours_seconds, ours_peak = run_timed(ours_cmd, REPO, ours_env, work / "ours.log")

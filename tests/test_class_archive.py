@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.spark import class_archive
-from pipeline.spark.class_archive import DYNAMIC_MAGIC, archive_key, archive_options
+from pipeline.spark.class_archive import DYNAMIC_MAGIC, archive_key, archive_options, is_complete
 
 REPO = Path(__file__).resolve().parents[1]
 BANNER = 'openjdk version "17.0.15" 2025-04-15'
@@ -50,6 +50,14 @@ def test_a_part_without_its_header_is_never_mapped(cache):
     os.utime(part, (stale, stale))
     archive_options(BANNER, {}, None)
     assert not part.exists()
+
+
+def test_a_finished_part_of_another_build_is_promoted_under_its_own_key(cache):
+    cache.mkdir(parents=True)
+    other = cache / "classes-2222222222222222.123-abcd.part"
+    other.write_bytes(DYNAMIC_MAGIC + b"\0" * 8)
+    assert "ArchiveClassesAtExit" in archive_options(BANNER, {}, None)  # this build has no archive yet
+    assert not other.exists() and is_complete(cache / "classes-2222222222222222.jsa")
 
 
 def test_other_builds_archives_go_when_unused_for_a_week(cache):

@@ -58,15 +58,22 @@ def is_complete(path: Path) -> bool:
 def _tidy(directory: Path, key: str, now: float) -> None:
     """Promote finished partial archives (``classes-KEY.ID.part``); drop abandoned partials and archives
     other than ``key``'s unused for a week."""
-    for part in directory.glob("classes-*.*.part"):
-        if is_complete(part):
-            os.replace(part, directory / f"{part.name.split('.')[0]}.jsa")
-        elif now - part.stat().st_mtime > ABANDONED_SECONDS:
-            part.unlink(missing_ok=True)
     final = directory / f"classes-{key}.jsa"
-    for old in directory.glob("classes-*.jsa"):
-        if old != final and now - old.stat().st_mtime > UNUSED_SECONDS:
-            old.unlink(missing_ok=True)
+    for path in [*directory.glob("classes-*.*.part"), *directory.glob("classes-*.jsa")]:
+        try:  # another session may be tidying at the same time: a file gone meanwhile is skipped
+            if path.suffix == ".part" and is_complete(path):
+                os.replace(path, directory / f"{path.name.split('.')[0]}.jsa")
+            elif path.suffix == ".part" and now - path.stat().st_mtime > ABANDONED_SECONDS:
+                path.unlink()
+            elif path.suffix == ".jsa" and path != final and now - path.stat().st_mtime > UNUSED_SECONDS:
+                path.unlink()
+        except FileNotFoundError:
+            continue
+
+
+def archive_path(java_banner: str, settings: Mapping[str, str]) -> Path:
+    """The archive a local session with these settings maps once it exists."""
+    return archive_directory() / f"classes-{archive_key(java_banner, settings)}.jsa"
 
 
 def archive_options(java_banner: str, settings: Mapping[str, str], user_options: str | None) -> str | None:
@@ -79,12 +86,11 @@ def archive_options(java_banner: str, settings: Mapping[str, str], user_options:
         return None
     if any(flag in (user_options or "") for flag in USER_CDS_FLAGS):
         return None
-    directory = archive_directory()
-    key = archive_key(java_banner, settings)
+    final = archive_path(java_banner, settings)
+    directory, key = final.parent, final.stem.removeprefix("classes-")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         _tidy(directory, key, time.time())
-        final = directory / f"classes-{key}.jsa"
         if is_complete(final):
             os.utime(final)  # in use: not removed as unused
             return f"-XX:SharedArchiveFile={final} {QUIET}"
