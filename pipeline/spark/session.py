@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 
 from pipeline.errors import PipelineError
-from pipeline.spark.class_archive import archive_options
+from pipeline.spark.class_archive import OFF, archive_plan, release, start_builder
 
 LOCAL_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -117,15 +117,21 @@ def build_session(
     master = master or "local[*]"
     user_options = merged.get("spark.driver.extraJavaOptions")
     java_options = local_java_options(master, user_options)
-    archive = archive_options(banner, merged, user_options) if is_local(master) else None
-    if archive:
-        java_options = f"{archive} {java_options}" if java_options else archive
+    archive = archive_plan(banner, merged, user_options) if is_local(master) else OFF
+    if archive.options:
+        java_options = f"{archive.options} {java_options}" if java_options else archive.options
     if java_options:
         merged["spark.driver.extraJavaOptions"] = java_options
     builder = builder.master(master)
     for key, value in merged.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    try:
+        session = builder.getOrCreate()
+    except BaseException:
+        release(archive)
+        raise
+    start_builder(archive, session.sparkContext._jvm)
+    return session
 
 
 def java_cause(exc: BaseException) -> str:
