@@ -10,7 +10,7 @@ trained on the first documents. Ids are checked equal to tiktoken's on a sample 
 
 Printed, all from one run on one machine:
 
-* **bare encoder**: the stage's own calls (Arrow batch of 10,000 rows -> ``utf8_buffers`` ->
+* **bare encoder**: the stage's own calls (Arrow batch of ``BATCH_ROWS`` rows -> ``utf8_buffers`` ->
   ``encode_utf8_batch`` with the end-of-document id), in this process, one thread, starting from an
   empty pre-token cache like a fresh worker; MB of text per CPU second; best of two rounds before the
   stage and one after each stage run (a shared machine's load drifts). tiktoken's
@@ -24,8 +24,8 @@ Printed, all from one run on one machine:
 
 Also printed: the Python-worker CPU of a no-op ``mapInArrow`` over the stage's exact input plan
 (Spark's own cost of feeding Python), and the stage's rate with that floor taken out. It runs in
-the stage's reused workers, so it includes the stage's per-task zip re-read fix
-(:mod:`pipeline.spark.worker_imports`; without it each task costs ~0.1 CPU s more on CPython 3.10/3.11).
+the stage's reused workers and starts its tasks as the stage does (:mod:`pipeline.spark.worker_task`:
+without it each task costs ~0.1 CPU s more on CPython 3.10/3.11 and the collection after it 50-70 ms).
 
 Target (issue 19): the stage's Python workers >= 0.8x the bare encoder's MB per CPU second.
 Where the stage's own CPU beyond the encoder goes, without Spark: bench/bench_tokenize_breakdown.py.
@@ -52,13 +52,14 @@ from corpus import documents  # noqa: E402
 
 from pipeline.config import load_config_text  # noqa: E402
 from pipeline.run.context import RunContext  # noqa: E402
+from pipeline.spark.arrow_batches import arrow_batch_rows  # noqa: E402
+from pipeline.spark.worker_task import per_task  # noqa: E402
 from pipeline.tokenize.batches import utf8_buffers  # noqa: E402
-from pipeline.tokenize.stage import run_tokenize  # noqa: E402
+from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize  # noqa: E402
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens  # noqa: E402
 
 EOT = "<|endoftext|>"
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-BATCH_ROWS = 10_000  # spark.sql.execution.arrow.maxRecordsPerBatch's default: the stage's batch size
 
 
 def mixed_corpus(megabytes: float) -> list[str]:
@@ -153,7 +154,8 @@ def spark_floor(ctx: RunContext, partitions: int, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         before = child_cpu()[0]
-        docs.mapInArrow(_count_rows, "rows long").collect()
+        with arrow_batch_rows(ctx.spark, BATCH_ROWS):  # the stage's batch size
+            docs.mapInArrow(per_task(_count_rows), "rows long").collect()
         best = min(best, child_cpu()[0] - before)
     return best
 

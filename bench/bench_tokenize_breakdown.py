@@ -5,7 +5,7 @@
 
 Same corpus and tokenizer as bench/bench_tokenize.py. In this process, one thread, interleaved:
 
-* **bare encoder**: ``utf8_buffers`` -> ``encode_utf8_batch`` over Arrow batches of 10,000 rows,
+* **bare encoder**: ``utf8_buffers`` -> ``encode_utf8_batch`` over Arrow batches of the stage's ``BATCH_ROWS``,
   from an empty pre-token cache (bench_tokenize.py's baseline);
 * **tokenize_partition**: the stage's Arrow body as a Spark worker runs it: the documents split
   into 4 contiguous partitions (what ``repartitionByRange`` on doc_id gives), 2 per "worker", each

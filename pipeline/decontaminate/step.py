@@ -25,6 +25,7 @@ from pipeline.ingest.records import RecordRules
 from pipeline.ingest.splits import plan_splits, source_files
 from pipeline.ingest.stage import read_records
 from pipeline.run.context import RunContext
+from pipeline.spark.worker_task import per_task
 
 BROADCAST_NGRAMS = 5_000_000  # ~60 MB of sorted hashes and reference indices per executor
 EXAMPLES = 3
@@ -59,7 +60,9 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
     cfg = ctx.config.decontaminate
     n, spark = cfg.ngram, ctx.spark
     refs, stats = read_references(ctx)
-    ngrams = refs.mapInArrow(lambda it: reference_ngrams(iter(it), n), "reference string, hash long, ngram string")
+    ngrams = refs.mapInArrow(
+        per_task(lambda it: reference_ngrams(iter(it), n)), "reference string, hash long, ngram string"
+    )
     ngrams = ngrams.persist()
     for row in ngrams.where("hash IS NULL").groupBy("reference").count().collect():
         stats[row["reference"]]["short_texts"] = row["count"]
@@ -77,7 +80,7 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
         )
         shared = spark.sparkContext.broadcast(table)
         found = docs.select("doc_id", "source", "text").mapInArrow(
-            lambda it: contaminated_docs(iter(it), shared.value, n, cfg.min_matches), MATCH_DDL
+            per_task(lambda it: contaminated_docs(iter(it), shared.value, n, cfg.min_matches)), MATCH_DDL
         )
     else:
         lookup = "join"
@@ -91,7 +94,9 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
 
 def _joined_matches(docs: DataFrame, ref_ngrams: DataFrame, min_matches: int, n: int) -> DataFrame:
     """The shuffle path: doc n-gram hashes joined with the reference table, counted per (doc, reference)."""
-    doc_hashes = docs.select("doc_id", "text").mapInArrow(lambda it: doc_ngrams(iter(it), n), "doc_id long, hash long")
+    doc_hashes = docs.select("doc_id", "text").mapInArrow(
+        per_task(lambda it: doc_ngrams(iter(it), n)), "doc_id long, hash long"
+    )
     pairs = doc_hashes.join(ref_ngrams.select("reference", "hash", "ngram"), "hash")
     per_ref = pairs.groupBy("doc_id", "reference").agg(
         F.count("*").alias("matches"), F.min(F.struct("hash", "ngram")).alias("first")

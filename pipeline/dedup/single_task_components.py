@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline.dedup.union_find import component_labels
+from pipeline.spark.worker_task import per_task
 
 DEFAULT_MAX_EDGES = 2_000_000
 LABEL_SCHEMA = "doc_id long, component long"
@@ -48,4 +49,4 @@ def single_task_components(edges: DataFrame) -> DataFrame:
     Rows with a null end are ignored, as in :func:`pipeline.dedup.components.connected_components`.
     """
     pairs = edges.select(F.col("src").cast("long"), F.col("dst").cast("long")).dropna()
-    return pairs.repartition(1).mapInArrow(label_batches, LABEL_SCHEMA)
+    return pairs.repartition(1).mapInArrow(per_task(label_batches), LABEL_SCHEMA)

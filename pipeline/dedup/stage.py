@@ -16,6 +16,7 @@ from pipeline.dedup.report import build_report, verified_edge_figures
 from pipeline.dedup.single_task_components import single_task_components
 from pipeline.logs import StepLog
 from pipeline.run.context import RunContext
+from pipeline.spark.worker_task import per_task
 
 PAIR_TYPE = StructType(
     [StructField("src", LongType()), StructField("dst", LongType()), StructField("jaccard", DoubleType())]
@@ -71,7 +72,7 @@ def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams, candidates: in
     roles = F.broadcast(roles) if candidates < BROADCAST_EDGES else roles
     rows = roles.join(docs.select("doc_id", "text"), "doc_id").select("head", "role", "doc_id", "text")
     stars = rows.repartition("head").sortWithinPartitions("head", "role")
-    return stars.mapInArrow(lambda it: star_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles), PAIR_TYPE)
+    return stars.mapInArrow(per_task(lambda it: star_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles)), PAIR_TYPE)
 
 
 FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
@@ -92,7 +93,7 @@ def run_dedup(ctx: RunContext) -> dict:
     carry = ("rank", "source")  # passed through the Python step: no join brings them back
     feature_type = StructType([*_parse(spark, FEATURE_TYPE).fields, *(docs.schema[c] for c in carry)])
     features = docs.select("doc_id", "text", *carry).mapInArrow(
-        lambda it: doc_features(iter(it), p, min_tokens, carry), feature_type
+        per_task(lambda it: doc_features(iter(it), p, min_tokens, carry)), feature_type
     )
     features = features.persist(StorageLevel.MEMORY_AND_DISK)
     eligible = features.where(F.col("keys").isNotNull())

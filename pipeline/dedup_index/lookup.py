@@ -18,6 +18,7 @@ from pipeline.dedup_index.batches import MATCH_DDL, pair_jaccards
 from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head
 from pipeline.dedup_index.tables import live_tables
 from pipeline.run.context import RunContext
+from pipeline.spark.worker_task import per_task
 
 
 def index_parameters(p: LshParams) -> dict:
@@ -74,7 +75,7 @@ def match_index(ctx: RunContext, features: DataFrame, docs: DataFrame, plan: Ded
             texts.hint("merge"), ["index_run", "index_doc_id"]
         )
         near = pairs.select("doc_id", "text", "index_run", "index_doc_id", "index_text").mapInArrow(
-            lambda it: pair_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles, plan.threshold), MATCH_DDL
+            per_task(lambda it: pair_jaccards(iter(it), p.ngram, p.shingle, p.max_shingles, plan.threshold)), MATCH_DDL
         )
     else:
         near = candidates.withColumn("jaccard", F.lit(None).cast("double"))

@@ -15,6 +15,7 @@ from pipeline.ingest.batches import RECORD_SCHEMA, records_to_batches
 from pipeline.ingest.records import RecordRules
 from pipeline.ingest.splits import Split, plan_splits, source_files
 from pipeline.run.context import RunContext
+from pipeline.spark.worker_task import per_task
 
 SPLIT_SCHEMA = "source string, format string, url string, rel_path string, start long, end long, compression string"
 DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
@@ -75,7 +76,7 @@ def read_records(
     """The records (``RECORD_SCHEMA``) of ``splits``, one task per split; ``want`` and ``on_reject``
     as in :func:`records_to_batches`."""
     return split_frame(spark, splits).mapInArrow(
-        lambda it: records_to_batches(iter(it), rules, units, want, on_reject), spark_schema(RECORD_SCHEMA)
+        per_task(lambda it: records_to_batches(iter(it), rules, units, want, on_reject)), spark_schema(RECORD_SCHEMA)
     )
 
 

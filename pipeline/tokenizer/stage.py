@@ -22,6 +22,7 @@ from pipeline import storage
 from pipeline.config import ConfigError
 from pipeline.errors import PipelineError
 from pipeline.run.context import RunContext
+from pipeline.spark.worker_task import per_task
 from pipeline.tokenizer.batches import count_partition
 from pipeline.tokenizer.bpe import BPETokenizer
 
@@ -58,7 +59,7 @@ def count_table(ctx: RunContext) -> tuple[dict[bytes, int], dict[str, int]]:
     specials = special_tokens(ctx)
     sample = sampled_survivors(ctx)
     schema = StructType([StructField("pretoken", BinaryType()), StructField("count", LongType())])
-    per_partition = sample.select("text").mapInArrow(lambda it: count_partition(it, specials), schema)
+    per_partition = sample.select("text").mapInArrow(per_task(lambda it: count_partition(iter(it), specials)), schema)
     totals = per_partition.groupBy("pretoken").agg(F.sum("count").alias("count"))
     totals = totals.persist(StorageLevel.MEMORY_AND_DISK)
     try:
