@@ -46,7 +46,7 @@ from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
 from pipeline.megatron.reader import read_index
 from pipeline.run.context import RunContext
 from pipeline.spark.arrow_batches import arrow_batch_rows
-from pipeline.spark.worker_task import start_task
+from pipeline.spark.worker_task import per_task
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 
@@ -61,7 +61,6 @@ def _task_attempt() -> TaskAttempt:
     """The running Spark task's partition and attempt (called inside the task)."""
     from pyspark import TaskContext
 
-    start_task()  # this reused worker's later tasks start sooner and end with a cheaper gc.collect
     task = TaskContext.get()
     assert task is not None, "called outside a Spark task"
     part, attempt = task.partitionId(), task.attemptNumber()
@@ -100,7 +99,11 @@ def _tokenize_source(
     dtype_name = dtype.name
     with arrow_batch_rows(ctx.spark, BATCH_ROWS):
         rows = docs.mapInArrow(
-            lambda it: tokenize_partition(it, _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials),
+            per_task(
+                lambda it: tokenize_partition(
+                    iter(it), _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials
+                )
+            ),
             schema,
         ).collect()
     if not storage.is_local(out):
