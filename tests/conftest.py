@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# The numba kernels run from the first call in every test, in this process, its Spark workers and the
+# subprocesses that inherit it, whatever the input's size: the tests compare them with the Python paths and
+# the oracles on small inputs. Production's default (the first 2 MB of each kernel's input on the Python path,
+# pipeline/numba_backend.py) is tested where it matters, with this variable removed (test_numba_first_use.py).
+os.environ.setdefault("PIPELINE_NUMBA_AFTER", "0")
 
 from tests.cluster_runs import cluster_zip, local_reference_run, standalone_config  # noqa: F401  (spark-submit)
 from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:// and s3:// emulators)

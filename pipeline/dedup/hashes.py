@@ -8,7 +8,7 @@ Two hashes (docs/dedup.md, Signatures):
   over its ``n`` code points; the K unit hashes of a shingle are combined with a polynomial over
   uint64 and finalised with the MurmurHash3 64-bit mixer, keeping the high 32 bits.
 
-With numba (``pipeline.numba_backend.DEDUP.enabled()``) the whole batch is tokenised and hashed in compiled
+With numba (``pipeline.numba_backend.DEDUP.use(...)``) the whole batch is tokenised and hashed in compiled
 kernels (``units_numba``, ``sha1_numba``, ``signatures_numba``); without it, the same values come
 from Python tokenising, ``hashlib`` and vectorised numpy.
 """
@@ -40,6 +40,11 @@ def _offsets(lengths: Sequence[int] | np.ndarray) -> np.ndarray:
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
     return out
+
+
+def text_size(texts: Sequence[str]) -> int:
+    """The input size :meth:`pipeline.numba_backend.NumbaSwitch.use` weighs: characters of ``texts``."""
+    return sum(map(len, texts))
 
 
 def sha1_hash32_many(items: Sequence[bytes]) -> np.ndarray:
@@ -80,7 +85,7 @@ def _sha1_hashes_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """SHA-1 shingle hashes, offsets and word-token counts from one tokenising pass (:func:`sha1_shingle_hashes`)."""
     check_shingle_params(ngram, shingle, max_shingles)
-    if not DEDUP.enabled():
+    if not DEDUP.use("shingles", text_size(texts)):
         toks = [tokens(t) for t in texts]
         us = toks if shingle == "word" else [list(" ".join(x)) for x in toks]
         lists = [unit_shingles(u, ngram, shingle, max_shingles) for u in us]
@@ -176,7 +181,7 @@ def _xxhash_hashes_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fast shingle hashes, offsets and word-token counts from one tokenising pass (:func:`xxhash_shingle_hashes`)."""
     check_shingle_params(ngram, shingle, max_shingles)
-    if DEDUP.enabled():
+    if DEDUP.use("shingles", text_size(texts)):
         from .signatures_numba import window_hashes
         from .units_numba import unit_hashes, word_table
 

@@ -131,7 +131,7 @@ def signatures_from_hashes(
     if offsets[-1] == 0:
         return out
     h = np.asarray(hashes, dtype=np.uint32)
-    if DEDUP.enabled():
+    if DEDUP.use("signatures", 4 * h.size):
         from .signatures_numba import affine32_signatures, legacy_signatures
 
         a, b = permutations(num_perm, seed, scheme)

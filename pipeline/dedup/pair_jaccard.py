@@ -16,7 +16,7 @@ import numpy as np
 
 from pipeline.numba_backend import DEDUP
 
-from .hashes import _codepoints
+from .hashes import _codepoints, text_size
 from .jaccard import jaccard
 from .shingles import check_shingle_params, shingle_set
 
@@ -36,7 +36,7 @@ def pair_jaccards(
         raise ValueError(f"a and b must have one shape, got {a.shape} and {b.shape}")
     if not len(a):
         return np.zeros(0, dtype=np.float64)
-    if not DEDUP.enabled():
+    if not DEDUP.use("pair_jaccard", text_size(texts)):
         return _python_pairs(texts, a, b, ngram, shingle, max_shingles, np.ones(len(a), dtype=bool))
     from .jaccard_numba import distinct_shingles
     from .jaccard_numba import pair_jaccards as compiled_pairs

@@ -15,14 +15,14 @@ import numpy as np
 
 from pipeline.numba_backend import DEDUP
 
+from .hashes import _codepoints, text_size
 from .shingles import count_tokens
 
 
 def token_counts(texts: Sequence[str]) -> np.ndarray:
     """int64 number of word tokens of every text."""
-    if not DEDUP.enabled() or not len(texts):
+    if not len(texts) or not DEDUP.use("shingles", text_size(texts)):
         return np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
-    from .hashes import _codepoints
     from .units_numba import utf8_units, word_table
 
     _, _, _, unit_off = utf8_units(*_codepoints(texts), word_table(), False)

@@ -16,6 +16,7 @@ import pyarrow as pa
 from pipeline import storage
 from pipeline.errors import PipelineError
 from pipeline.megatron.writer import IndexedDatasetWriter, publish
+from pipeline.numba_backend import TOKENIZER
 from pipeline.tokenize.shards import shard_name
 from pipeline.tokenizer.bpe import BPETokenizer
 
@@ -139,7 +140,6 @@ def tokenize_partition(
     part, attempt, inject = task.partition, task.attempt, task.inject_failure
     name = shard_name(part)
     tmp_prefix = storage.join(tmp, f"{name}.attempt-{attempt}-{task.attempt_id}")
-    encode = tokenizer.encode_utf8_batch  # special-token strings as plain text
     writer: IndexedDatasetWriter | None = None
     docs = tokens = special_docs = 0
     try:
@@ -152,7 +152,9 @@ def tokenize_partition(
                 )
             column = batch.column("text")
             data, offsets = utf8_buffers(column)
-            ids, ends = encode(data, offsets, append_id=eod)  # one call per Arrow batch
+            size = int(offsets[-1] - offsets[0])  # small inputs stay on the Python path (pipeline/numba_backend.py)
+            encoder = tokenizer if TOKENIZER.use("encode", size) else tokenizer.python_path()
+            ids, ends = encoder.encode_utf8_batch(data, offsets, append_id=eod)  # special strings as plain text
             if inject:
                 half = batch.num_rows // 2
                 writer.add_documents(ids[: ends[half - 1] if half else 0], ends[:half])

@@ -195,6 +195,21 @@ class BPETokenizer:
                 return idx
         raise KeyError(token)
 
+    def python_path(self) -> BPETokenizer:
+        """This tokenizer on the pure-Python encoder (same tables, same ids, a pre-token cache of its own), for
+        inputs too small to be worth loading the numba kernels (:meth:`pipeline.numba_backend.NumbaSwitch.use`);
+        made once. Itself when it has no numba encoder."""
+        if self._numba is None:
+            return self
+        twin: BPETokenizer | None = self.__dict__.get("_python_twin")
+        if twin is None:
+            twin = object.__new__(BPETokenizer)
+            twin.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_python_twin"})
+            twin._numba = None
+            twin._cache = twin._new_cache(self.cache_size)
+            self._python_twin = twin
+        return twin
+
     # ----------------------------------------------------------------- encoding
     def _encode_pretoken(self, piece: str) -> list[int]:
         return bpe_ids(piece.encode("utf-8"), self._byte_ids, self._table)

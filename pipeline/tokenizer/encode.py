@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -128,23 +129,39 @@ _classes: dict[str, np.ndarray] = {}
 
 
 class NumbaBPE:
-    """Merge table as flat arrays plus the numba kernel call for a batch of texts."""
+    """Merge table as flat arrays plus the numba kernel call for a batch of texts.
+
+    The kernels are imported, and the pair table built (itself a kernel), at the first encoding, not
+    before: a tokenizer that only ever encodes small inputs on the Python path loads no kernel
+    (pipeline/numba_backend.py)."""
 
     def __init__(self, table: MergeTable, byte_ids: Sequence[int]) -> None:
+        items = sorted(table.items(), key=lambda kv: kv[1][0])
+        self._pairs = np.array([p for p, _ in items], dtype=np.int64).reshape(-1, 2)
+        self._merged = np.array([v[1] for _, v in items], dtype=np.int32)
+        self._ranks = np.array([v[0] for _, v in items], dtype=np.int32)
+        if self._pairs.size and (self._pairs.max() >= 1 << 31 or self._merged.max() >= 1 << 31):
+            raise ValueError("token ids must fit in int32")
+        self._byte_ids = np.asarray(byte_ids, dtype=np.int32)
+
+    @cached_property
+    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(character classes, byte ids, open-addressing pair table): the encoding kernel's tables."""
         from pipeline.tokenizer import bpe_numba
 
-        self._kernel = bpe_numba.encode_utf8
-        items = sorted(table.items(), key=lambda kv: kv[1][0])
-        pairs = np.array([p for p, _ in items], dtype=np.int64).reshape(-1, 2)
-        merged = np.array([v[1] for _, v in items], dtype=np.int32)
-        ranks = np.array([v[0] for _, v in items], dtype=np.int32)
-        if pairs.size and (pairs.max() >= 1 << 31 or merged.max() >= 1 << 31):
-            raise ValueError("token ids must fit in int32")
-        bits = max(4, (2 * len(items)).bit_length())
+        bits = max(4, (2 * len(self._ranks)).bit_length())
+        pairs = self._pairs
         pair_table = bpe_numba.build_pair_table(
-            np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), ranks, merged, bits
+            np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), self._ranks, self._merged, bits
         )
-        self.tables = (char_classes(), np.asarray(byte_ids, dtype=np.int32), pair_table)
+        return char_classes(), self._byte_ids, pair_table
+
+    @cached_property
+    def _kernel(self) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+        from pipeline.tokenizer import bpe_numba
+
+        kernel: Callable[..., tuple[np.ndarray, np.ndarray]] = bpe_numba.encode_utf8
+        return kernel
 
     def encode_utf8(
         self, data: np.ndarray, offsets: np.ndarray, cache: WordCache, append_id: int = -1
