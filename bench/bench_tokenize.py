@@ -52,7 +52,7 @@ from corpus import documents  # noqa: E402
 
 from pipeline.config import load_config_text  # noqa: E402
 from pipeline.run.context import RunContext  # noqa: E402
-from pipeline.spark.arrow_batches import arrow_batch_rows  # noqa: E402
+from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf  # noqa: E402
 from pipeline.spark.worker_task import per_task  # noqa: E402
 from pipeline.tokenize.batches import utf8_buffers  # noqa: E402
 from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize  # noqa: E402
@@ -154,7 +154,7 @@ def spark_floor(ctx: RunContext, partitions: int, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         before = child_cpu()[0]
-        with arrow_batch_rows(ctx.spark, BATCH_ROWS):  # the stage's batch size
+        with temporary_conf(ctx.spark, ARROW_BATCH_ROWS, str(BATCH_ROWS)):  # the stage's batch size
             docs.mapInArrow(per_task(_count_rows), "rows long").collect()
         best = min(best, child_cpu()[0] - before)
     return best

@@ -18,8 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -32,6 +31,7 @@ from pipeline.dedup.edge_tables import (
     normalize_edges,
 )
 from pipeline.errors import PipelineError
+from pipeline.spark.temporary_conf import temporary_conf
 
 log = logging.getLogger(__name__)
 
@@ -202,18 +202,9 @@ def run_jvm_connected_components(vertices: DataFrame, links: DataFrame, checkpoi
     return DataFrame(jresult, spark)
 
 
-@contextmanager
-def aqe_disabled(spark: SparkSession) -> Iterator[None]:
+def aqe_disabled(spark: SparkSession) -> AbstractContextManager[None]:
     """Set ``spark.sql.adaptive.enabled=false`` for the block, then restore what was there (or unset it)."""
-    before = spark.conf.get(AQE_KEY, None)
-    spark.conf.set(AQE_KEY, "false")
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(AQE_KEY)
-        else:
-            spark.conf.set(AQE_KEY, before)
+    return temporary_conf(spark, AQE_KEY, "false")
 
 
 def ensure_checkpoint_dir(spark: SparkSession) -> str:

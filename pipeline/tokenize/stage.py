@@ -45,7 +45,7 @@ from pipeline.errors import PipelineError
 from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
 from pipeline.megatron.reader import read_index
 from pipeline.run.context import RunContext
-from pipeline.spark.arrow_batches import arrow_batch_rows
+from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
@@ -97,7 +97,7 @@ def _tokenize_source(
     )
     schema = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SUMMARY_SCHEMA)
     dtype_name = dtype.name
-    with arrow_batch_rows(ctx.spark, BATCH_ROWS):
+    with temporary_conf(ctx.spark, ARROW_BATCH_ROWS, str(BATCH_ROWS)):
         rows = docs.mapInArrow(
             per_task(
                 lambda it: tokenize_partition(
