@@ -38,12 +38,15 @@ def add_commands(sub, add_log_level) -> None:
 
 def machine_summary(data: dict) -> dict:
     """What a scheduler alerts on: totals and ratios, per source too (a subset of report.json)."""
+    from pipeline.run.stage import OTHER_REMOVALS
+
     keys = ("documents_read", "rejected", "duplicates_removed", "survivors", "written", "survivor_ratio", "tokens")
+    others = [k for k in OTHER_REMOVALS if k in data["summary"]]  # only the removals the run had
     return {
         "format": data["format"],
         "run": data["run"],
         "summary": data["summary"],
-        "sources": {n: {k: r.get(k) for k in keys} for n, r in data["sources"].items()},
+        "sources": {n: {k: r.get(k) for k in (*keys, *others)} for n, r in data["sources"].items()},
     }
 
 

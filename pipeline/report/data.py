@@ -15,6 +15,7 @@ import numpy as np
 from pipeline import storage
 from pipeline.report import examples
 from pipeline.report.tables import DOCUMENTS
+from pipeline.run.stage import OTHER_REMOVALS
 
 FORMAT = "spark-pretrain-pipeline/report/1"
 S_CURVE_POINTS = 101
@@ -59,7 +60,8 @@ def _sources(manifest: dict) -> tuple[dict[str, dict], dict[str, int]]:
         row["rejects_by_reason"] = ingest.get(name, {}).get("rejects_by_reason", {})
         row["tokens"] = tokens.get(name, {}).get("tokens")
         out[name] = row
-    keys = ("documents_read", "rejected", "duplicates_removed", "survivors", "written")
+    others = [k for k in OTHER_REMOVALS if any(k in r for r in out.values())]  # only the removals the run had
+    keys = ("documents_read", "rejected", "duplicates_removed", *others, "survivors", "written")
     totals = {k: sum(int(r.get(k, 0) or 0) for r in out.values()) for k in keys}
     return out, totals
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.report import svg
+from pipeline.run.stage import OTHER_REMOVALS
 
 STYLE = """
 *{box-sizing:border-box}
@@ -121,10 +122,12 @@ def _examples(data: dict) -> list[str]:
 def _overview(data: dict) -> list[str]:
     s = data["summary"]
     ratio = "n/a" if s["survivor_ratio"] is None else f"{100 * s['survivor_ratio']:.1f} %"
+    others = [k for k in OTHER_REMOVALS if k in s]  # decontamination, dedup index: only when the run had them
     kpis = [
         ("documents read", f"{s['documents_read']:,}"),
         ("rejected", f"{s['rejected']:,}"),
         ("duplicates removed", f"{s['duplicates_removed']:,}"),
+        *[(k.replace("_", " "), f"{s[k]:,}") for k in others],
         ("written", f"{s['written']:,}"),
         ("survivor ratio", ratio),
         ("tokens", "n/a" if s["tokens"] is None else f"{s['tokens']:,}"),
@@ -139,6 +142,7 @@ def _overview(data: dict) -> list[str]:
             r.get("documents_read", 0),
             r.get("rejected", 0),
             r.get("duplicates_removed", 0),
+            *[r.get(k, 0) for k in others],
             r.get("survivors", 0),
             r.get("written", 0),
             "" if r["survivor_ratio"] is None else f"{100 * r['survivor_ratio']:.1f} %",
@@ -146,7 +150,11 @@ def _overview(data: dict) -> list[str]:
         for n, r in data["sources"].items()
     ]
     parts.append(
-        _table(["source", "read", "rejected", "duplicates removed", "survivors", "written", "survivor ratio"], rows)
+        _table(
+            ["source", "read", "rejected", "duplicates removed", *[k.replace("_", " ") for k in others]]
+            + ["survivors", "written", "survivor ratio"],
+            rows,
+        )
     )
     reasons = sorted({k for r in data["sources"].values() for k in r["rejects_by_reason"]})
     if reasons:

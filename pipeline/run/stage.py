@@ -15,6 +15,10 @@ from typing import Any
 from pipeline.config import PipelineConfig
 from pipeline.run.context import RunContext
 
+# Accounting names of the removals besides within-run duplicates (docs/dedup_index.md, Accounting); a run
+# has each only when it decontaminates or keeps a dedup index.
+OTHER_REMOVALS = ("contaminated", "duplicates_of_earlier_runs")
+
 
 @dataclass(frozen=True)
 class SourceTally:
@@ -29,7 +33,7 @@ class SourceTally:
 
     def other_removals(self) -> dict[str, int]:
         """The removals besides within-run duplicates that this run has, by their accounting name."""
-        found = {"contaminated": self.contaminated, "duplicates_of_earlier_runs": self.earlier_runs}
+        found = dict(zip(OTHER_REMOVALS, (self.contaminated, self.earlier_runs), strict=True))
         return {name: value for name, value in found.items() if value is not None}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.stage import OTHER_REMOVALS
 
 
 def summary_text(data: dict) -> str:
@@ -21,7 +22,7 @@ def summary_text(data: dict) -> str:
                 f"  {name:<10}{row['documents_read']:>6}{row['rejected']:>10}{row['duplicates_removed']:>9}"
                 f"{row['survivors']:>11}{row['written']:>9}"
             )
-        for key in ("contaminated", "duplicates_of_earlier_runs"):  # docs/dedup_index.md, Accounting
+        for key in OTHER_REMOVALS:
             if any(key in row for row in table.values()):
                 lines.append(f"{key.replace('_', ' ')}: " + ", ".join(f"{n} {r.get(key, 0)}" for n, r in table.items()))
     left_out = data.get("stages", {}).get("merge-blend", {}).get("counts", {}).get("left_out") or []
