@@ -35,6 +35,7 @@ class ExtraRemovals:
         self.steps = steps  # the stage's step log: these steps are timed and logged like its own
         self.removed: dict[str, DataFrame] = {}  # report count key -> (doc_id, source) removed for that reason
         self.sections: dict[str, dict[str, Any]] = {}  # extra report sections
+        self.stats: dict[str, Any] = {}  # extra entries of the stage's counts (its marker and the manifest)
         self.matches: DataFrame | None = None
         self.features: DataFrame | None = None
         self._remove_stale_tables()
@@ -72,7 +73,8 @@ class ExtraRemovals:
         from pipeline.dedup_index.lookup import match_index
 
         self.steps.begin("index_lookup")
-        self.matches = match_index(self.ctx, features, docs, self.plan)
+        self.matches, runs = match_index(self.ctx, features, docs, self.plan)
+        self.stats["index_runs"] = runs  # the resume check compares it with the index (pipeline.run.registry)
         self.steps.lap("index_lookup")
         self.features = features.select("doc_id", "h1", "h2", "keys")
 

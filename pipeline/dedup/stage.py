@@ -191,8 +191,9 @@ def _finish(
         extra.after_survivors(ctx.table("dedup", "survivors"))
     timer.lap("survivors")
     timer.begin("report")
+    stats = {**(stats or {}), **(extra.stats if extra else {})}
     report = build_report(
-        ctx, components, plan, timer.times, stats or {}, *((extra.removed, extra.sections) if extra else ())
+        ctx, components, plan, timer.times, stats, *((extra.removed, extra.sections) if extra else ())
     )
     timer.close()
     return report["counts"]

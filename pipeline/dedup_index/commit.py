@@ -95,7 +95,9 @@ def publish(
         check_parameters(head, params, index)
         before = set(head.generations)
         for run, entry in runs.items():
-            if not drop_generations or head.runs.get(run, {}).get("generation") in drop_generations:
+            if not drop_generations:
+                head.runs[run] = head.place(run, entry)
+            elif head.runs.get(run, {}).get("generation") in drop_generations:
                 head.runs[run] = entry
         for gid in drop_generations:
             head.generations.pop(gid, None)

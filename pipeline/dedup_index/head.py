@@ -61,13 +61,36 @@ class Head:
             raise DedupIndexError(f"{where} is not a dedup index HEAD (format {FORMAT!r} expected)")
         return cls(raw["parameters"], raw.get("runs", {}), raw.get("generations", {}), int(raw.get("serial", 0)))
 
-    def live_generations(self, exclude_run: str | None = None) -> dict[str, list[str]]:
-        """Generation id -> the runs whose documents it holds (sorted), leaving out ``exclude_run``."""
+    def live_generations(self, runs: list[str] | None = None) -> dict[str, list[str]]:
+        """Generation id -> the runs whose documents it holds (sorted): of ``runs``, or of every run."""
         live: dict[str, list[str]] = {}
         for run, entry in sorted(self.runs.items()):
-            if run != exclude_run:
+            if runs is None or run in runs:
                 live.setdefault(entry["generation"], []).append(run)
         return live
+
+    def runs_before(self, run: str) -> list[str]:
+        """The runs ``run`` is deduplicated against (sorted): those committed before it, every run when it
+        has not committed yet (docs/dedup_index.md, Order)."""
+        if run not in self.runs:
+            return sorted(self.runs)
+        place = _place(self.runs[run])
+        return sorted(r for r, entry in self.runs.items() if _place(entry) < place)
+
+    def place(self, run: str, entry: dict[str, Any]) -> dict[str, Any]:
+        """``entry`` of a commit of ``run`` that is about to become HEAD ``serial + 1``: a first commit takes that
+        serial as its ``sequence``; a recommit keeps the place (``sequence``, ``committed``) of its first."""
+        first = self.runs.get(run)
+        if first is None:
+            return {**entry, "sequence": self.serial + 1}
+        kept: dict[str, Any] = {k: first[k] for k in ("sequence", "committed") if k in first}
+        return {**entry, **kept, "recommitted": entry["committed"]}
+
+
+def _place(entry: dict[str, Any]) -> tuple[int, str]:
+    """Commit order: by ``sequence`` (the HEAD serial of the first commit); entries written before sequences
+    existed come first, by their commit time."""
+    return entry.get("sequence", 0), entry["committed"]
 
 
 def head_path(index: str) -> str:

@@ -49,19 +49,27 @@ def open_index(index: str, p: LshParams) -> Head | None:
     return head
 
 
-def match_index(ctx: RunContext, features: DataFrame, docs: DataFrame, plan: DedupPlan) -> DataFrame | None:
-    """Write ``dedup/earlier_matches/`` (doc_id, index_run, index_doc_id, jaccard); None when the index is empty.
+def runs_looked_up(index: str, p: LshParams, run: str) -> list[str]:
+    """The indexed runs ``run``'s documents are matched against (docs/dedup_index.md, Order)."""
+    head = open_index(index, p)
+    return [] if head is None else head.runs_before(run)
+
+
+def match_index(
+    ctx: RunContext, features: DataFrame, docs: DataFrame, plan: DedupPlan
+) -> tuple[DataFrame | None, list[str]]:
+    """Write ``dedup/earlier_matches/`` (doc_id, index_run, index_doc_id, jaccard); return it (None when no run
+    is looked up) and the runs looked up.
 
     ``features``: (doc_id, h1, h2, keys) of this run's documents; ``docs``: (doc_id, text).
     """
     index, p = plan.index, plan.lsh
-    if index is None:
-        return None
-    head = open_index(index, p)
-    if head is None or not head.live_generations(run_key(ctx)):
-        return None
+    head = None if index is None else open_index(index, p)
+    if index is None or head is None or not head.runs_before(run_key(ctx)):
+        return None, []
+    earlier = head.runs_before(run_key(ctx))
     spark = ctx.spark
-    idx_bands, idx_docs = live_tables(spark, index, head, run_key(ctx))
+    idx_bands, idx_docs = live_tables(spark, index, head, earlier)
     mine = features.where(F.col("keys").isNotNull()).select("doc_id", F.posexplode("keys").alias("band", "key"))
     theirs = idx_bands.select("band", "key", F.col("run").alias("index_run"), F.col("doc_id").alias("index_doc_id"))
     candidates = (
@@ -90,7 +98,7 @@ def match_index(ctx: RunContext, features: DataFrame, docs: DataFrame, plan: Ded
         matches = matches.unionByName(same.select("doc_id", "index_run", "index_doc_id", F.lit(1.0).alias("jaccard")))
     matches = matches.groupBy("doc_id", "index_run", "index_doc_id").agg(F.max("jaccard").alias("jaccard"))
     matches.write.mode("overwrite").parquet(ctx.table("dedup", "earlier_matches"))
-    return spark.read.parquet(ctx.table("dedup", "earlier_matches"))
+    return spark.read.parquet(ctx.table("dedup", "earlier_matches")), earlier
 
 
 def require_index_usable(index: str, p: LshParams) -> None:

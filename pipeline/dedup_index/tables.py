@@ -23,14 +23,14 @@ def generation_path(index: str, generation: str, table: str = "") -> str:
     return storage.join(index, *parts)
 
 
-def live_tables(spark: SparkSession, index: str, head: Head, exclude_run: str | None) -> tuple[DataFrame, DataFrame]:
-    """(bands, docs) of every run HEAD maps to a generation, each read from that generation only."""
+def live_tables(spark: SparkSession, index: str, head: Head, runs: list[str] | None) -> tuple[DataFrame, DataFrame]:
+    """(bands, docs) of ``runs`` (None: every run HEAD maps to a generation), each read from its generation only."""
     from pyspark.sql import functions as F
 
     bands = spark.createDataFrame([], BANDS_DDL)
     docs = spark.createDataFrame([], DOCS_DDL)
-    for generation, runs in sorted(head.live_generations(exclude_run).items()):
-        keep = F.col("run").isin(runs)
+    for generation, held in sorted(head.live_generations(runs).items()):
+        keep = F.col("run").isin(held)
         bands = bands.unionByName(
             read_table_at(spark, generation_path(index, generation, "bands"), BANDS_DDL).where(keep)
         )

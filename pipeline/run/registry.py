@@ -32,6 +32,26 @@ def _dedup_inputs(cfg: PipelineConfig) -> dict:
     return inputs
 
 
+def _dedup_outdated(ctx: RunContext, counts: dict[str, Any]) -> str | None:
+    """The index runs the dedup would look up now differ from those it looked up (docs/dedup_index.md, Order):
+    another run committed while this one was unfinished, or a rerun of it finds the index changed."""
+    index = ctx.config.dedup.index
+    if index is None or "index_runs" not in counts:  # no index, or a marker from before runs were recorded
+        return None
+    from pipeline.dedup.plan import DedupPlan
+    from pipeline.dedup_index.lookup import run_key, runs_looked_up
+
+    now = runs_looked_up(index, DedupPlan.from_config(ctx.config).lsh, run_key(ctx))
+    gained = sorted(set(now) - set(counts["index_runs"]))
+    lost = sorted(set(counts["index_runs"]) - set(now))
+    if not gained and not lost:
+        return None
+    return f"the dedup index {index} " + "; ".join(
+        [f"gained {len(gained)} run(s) since it ran ({', '.join(gained)})"] * bool(gained)
+        + [f"no longer holds {', '.join(lost)}"] * bool(lost)
+    )
+
+
 def _train_tokenizer_inputs(cfg: PipelineConfig) -> dict:
     return {"tokenizer": asdict(cfg.tokenizer)}
 
@@ -122,6 +142,7 @@ STAGES: tuple[Stage, ...] = (
         _run_dedup,
         _dedup_tally,
         reads=("documents",),
+        outdated=_dedup_outdated,
     ),
     Stage(
         "train-tokenizer",

@@ -153,7 +153,12 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
 
 
 def _check_reused(ctx: RunContext, stage: Stage, marker: dict, log) -> str:
-    """'reuse' when the stage's files still match its marker; else 'run' (logged, naming the files)."""
+    """'reuse' when the stage's files still match its marker and are not out of date; else 'run' (logged, saying
+    why)."""
+    why = stage.outdated(ctx, marker.get("counts", {}))
+    if why:
+        log(f"[{stage.name}] {why}: recomputing it and every later stage")
+        return "run"
     if "outputs" not in marker:
         log(
             f"[{stage.name}] WARNING: its marker records no file list (written by an older version): "

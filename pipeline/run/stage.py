@@ -70,6 +70,8 @@ class Stage:
     tally: Callable[[dict[str, Any]], dict[str, SourceTally]] = no_tally
     reads: tuple[str, ...] = ()  # the run's Parquet tables it reads ("documents", "dedup/survivors")
     applies: Callable[[PipelineConfig], bool] = lambda config: True  # noqa: E731 - False: skipped
+    # why a finished stage's outputs are out of date though its config is not (None: they are not)
+    outdated: Callable[[RunContext, dict[str, Any]], str | None] = lambda ctx, counts: None  # noqa: E731
 
     def run(self, ctx: RunContext) -> StageResult:
         """Fetch the tables it reads, run it; a missing third-party package raises its ``ImportError`` as is."""
