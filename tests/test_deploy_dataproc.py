@@ -49,6 +49,7 @@ def test_rendered_template_parses_as_a_workflow_template_with_a_managed_cluster(
     assert config.gce_cluster_config.internal_ip_only
     assert config.gce_cluster_config.metadata["PIPELINE_DEPS"] == "wheelhouse"  # offline by default
     assert config.gce_cluster_config.metadata["PIPELINE_DIST"] == "gs://bkt/pretrain/dist"
+    assert config.gce_cluster_config.metadata["PIPELINE_DATE_CLOCK"] == "cluster-creation"  # one date per run
     assert config.worker_config.machine_type_uri == "n2-highmem-8" and config.worker_config.num_instances >= 2
     assert config.software_config.image_version.startswith("2.2")
     (init,) = config.initialization_actions
@@ -89,3 +90,35 @@ def test_unknown_fields_fail_to_parse():
     old_selector["jobs"][0]["pysparkJob"]["mainPythonFile"] = "gs://x/job.py"
     with pytest.raises(ParseError):
         _parse(old_selector)
+
+
+def _init_action(tmp_path: Path, metadata: dict[str, str]) -> Path:
+    """Run init_install_deps.sh as a worker node would (PIPELINE_DEPS=env installs nothing there), with the
+    metadata server replaced by a script printing ``metadata``; returns its /etc/pretrain-pipeline."""
+    values = {"dataproc-role": "Worker", "PIPELINE_DIST": "gs://bkt/pretrain/dist", "PIPELINE_DEPS": "env", **metadata}
+    tmp_path.mkdir(exist_ok=True)
+    reader = tmp_path / "get_metadata_value"
+    cases = "".join(f'  "attributes/{k}") echo "{v}" ;;\n' for k, v in values.items())
+    reader.write_text(f'#!/usr/bin/env bash\ncase "$1" in\n{cases}  *) exit 1 ;;\nesac\n')
+    reader.chmod(0o755)
+    etc = tmp_path / "etc"
+    env = {"PATH": "/usr/bin:/bin", "PIPELINE_METADATA_COMMAND": str(reader), "PIPELINE_ETC": str(etc)}
+    script = REPO / "deploy" / "dataproc" / "init_install_deps.sh"
+    done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return etc
+
+
+def test_the_template_cluster_records_its_creation_for_relative_dates(tmp_path, monkeypatch):
+    import datetime as dt
+
+    from pipeline.cli import schedule
+
+    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    etc = _init_action(tmp_path, {"PIPELINE_DATE_CLOCK": "cluster-creation"})
+    monkeypatch.setattr(schedule, "CLOCK_FILE", str(etc / "date-clock"))
+    recorded = schedule.utc_now()
+    assert before <= recorded <= dt.datetime.now(dt.timezone.utc)
+    assert schedule.resolve_date("yesterday") == (recorded.date() - dt.timedelta(days=1)).isoformat()
+    assert not (_init_action(tmp_path / "long-lived", {}) / "date-clock").exists()  # create_cluster.sh's clusters
+    assert "PIPELINE_DATE_CLOCK" not in (REPO / "deploy" / "dataproc" / "create_cluster.sh").read_text()

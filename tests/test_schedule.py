@@ -149,3 +149,26 @@ def test_two_scheduled_days_each_read_the_previous_day_and_leave_earlier_runs_un
         assert f"dt={date}/" in json.dumps(manifest["config"]["sources"]), date
     assert second["megatron/web.bin"] != first["megatron/web.bin"]  # it read its own date's input
     assert _tree_hashes(runs / "2026-11-21") == first  # byte-for-byte untouched
+
+
+def test_relative_dates_come_from_the_clock_file_when_there_is_one(tmp_path, monkeypatch, capsys):
+    """A run that started at 23:59 on the 22nd and reaches its next stage after midnight still means the 21st."""
+    from pipeline.cli import schedule
+
+    clock = tmp_path / "date-clock"
+    monkeypatch.setattr(schedule, "CLOCK_FILE", str(clock))
+    now = dt.datetime.now(dt.timezone.utc)
+    assert resolve_date("today") == now.date().isoformat()  # no file: the current time
+    clock.write_text("2026-11-22T23:59:30Z\n")
+    assert resolve_date("yesterday") == "2026-11-21" and resolve_date("today") == "2026-11-22"
+    assert resolve_date("2026-01-05") == "2026-01-05"  # an explicit date ignores the clock
+    config = tmp_path / "dated.yaml"
+    config.write_text(
+        yaml.safe_dump({"output": f"{tmp_path}/runs/{{date}}", "sources": [{"name": "w", "paths": ["x"]}]})
+    )
+    argv = cli_argv("ingest", ["--config", str(config), "--date", "yesterday"])
+    assert f'output="{tmp_path}/runs/2026-11-21"' in argv
+    assert f"yesterday: 2026-11-21 (UTC, from {clock}" in capsys.readouterr().out
+    clock.write_text("tomorrow\n")
+    with pytest.raises(ScheduleError, match="not a UTC time"):
+        resolve_date("yesterday")

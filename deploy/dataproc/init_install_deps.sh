@@ -10,11 +10,23 @@
 #                       the driver (executors get it via spark.archives)
 #   PIP_INDEX_URL       optional mirror (Artifact Registry PyPI remote repository, ...)
 #   PIPELINE_PYTHON     interpreter to install into (default: Dataproc's /opt/conda/default/bin/python)
+#   PIPELINE_DATE_CLOCK cluster-creation: write the UTC time now to /etc/pretrain-pipeline/date-clock, from
+#                       which the jobs resolve --date yesterday/today (pipeline/cli/schedule.py). Only the
+#                       workflow template sets it: its cluster lives for one run, so all five jobs get one
+#                       date even across midnight. A long-lived cluster must not (its date would never move).
+# PIPELINE_METADATA_COMMAND and PIPELINE_ETC replace the metadata reader and /etc/pretrain-pipeline in tests.
 set -euo pipefail
 
 meta() {
-  /usr/share/google/get_metadata_value "attributes/$1" 2>/dev/null || true
+  ${PIPELINE_METADATA_COMMAND:-/usr/share/google/get_metadata_value} "attributes/$1" 2>/dev/null || true
 }
+
+if [[ "$(meta PIPELINE_DATE_CLOCK)" == "cluster-creation" ]]; then
+  ETC="${PIPELINE_ETC:-/etc/pretrain-pipeline}"
+  mkdir -p "$ETC"
+  date -u +%Y-%m-%dT%H:%M:%SZ > "$ETC/date-clock.tmp"
+  mv "$ETC/date-clock.tmp" "$ETC/date-clock"
+fi
 
 DIST="$(meta PIPELINE_DIST)"
 DEPS="$(meta PIPELINE_DEPS)"

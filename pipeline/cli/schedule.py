@@ -11,6 +11,10 @@ A scheduled config names where a date's inputs are and where its run goes::
 ``today`` in UTC for schedulers that cannot compute dates) turns every ``{date}`` into ``--set``
 overrides, so each date reads only its own partition and writes only its own run directory:
 earlier runs are never touched. The ``jobs/*.py`` entry points call :func:`job_main`.
+
+``yesterday`` and ``today`` are read from :data:`CLOCK_FILE` when it exists: the Dataproc workflow
+template's cluster, made for one instantiation, writes its creation time there (its init action), so the
+five jobs of one run resolve the same date even when the run crosses midnight (docs/running.md).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 from typing import Any
 
 from pipeline.errors import UsageError
@@ -30,9 +35,23 @@ class ScheduleError(UsageError, ValueError):
     """A bad ``--date`` value, or a config and ``--date`` that do not go together."""
 
 
+CLOCK_FILE = "/etc/pretrain-pipeline/date-clock"  # written by deploy/dataproc/init_install_deps.sh
+
+
 def utc_now() -> dt.datetime:
-    """The clock ``today`` and ``yesterday`` are read from (one place, so a test can set it)."""
-    return dt.datetime.now(dt.timezone.utc)
+    """The clock ``today`` and ``yesterday`` are read from: :data:`CLOCK_FILE`'s UTC time when it exists,
+    else now."""
+    if not os.path.exists(CLOCK_FILE):
+        return dt.datetime.now(dt.timezone.utc)
+    with open(CLOCK_FILE, encoding="utf-8") as f:
+        text = f.read().strip()
+    try:
+        return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise ScheduleError(
+            f"{CLOCK_FILE} holds {text[:40]!r}, not a UTC time YYYY-MM-DDTHH:MM:SSZ: pass --date YYYY-MM-DD, "
+            "or remove the file to resolve 'yesterday'/'today' from the current time"
+        ) from None
 
 
 def resolve_date(value: str, now: dt.datetime | None = None) -> str:
@@ -121,7 +140,11 @@ def cli_argv(command: str, argv: list[str]) -> list[str]:
             f"{args.config} is not valid YAML (quote values with {PLACEHOLDER} inside [...] lists): {exc}"
         ) from None
     if args.date is not None:
-        dated = [arg for o in dated_overrides(raw, resolve_date(args.date)) for arg in ("--set", o)]
+        date = resolve_date(args.date)
+        if args.date.strip().lower() in _RELATIVE:  # say which day it was, and from which clock
+            clock = f"{CLOCK_FILE}, the cluster's creation" if os.path.exists(CLOCK_FILE) else "the current time"
+            print(f"--date {args.date}: {date} (UTC, from {clock})", flush=True)
+        dated = [arg for o in dated_overrides(raw, date) for arg in ("--set", o)]
     elif _dated_keys(raw):
         raise ScheduleError(
             f"{args.config} has {PLACEHOLDER} placeholders: pass --date YYYY-MM-DD (or 'yesterday'/'today')"
