@@ -65,9 +65,9 @@ def match_index(
     """
     index, p = plan.index, plan.lsh
     head = None if index is None else open_index(index, p)
-    if index is None or head is None or not head.runs_before(run_key(ctx)):
+    earlier = [] if head is None else head.runs_before(run_key(ctx))
+    if index is None or head is None or not earlier:
         return None, []
-    earlier = head.runs_before(run_key(ctx))
     spark = ctx.spark
     idx_bands, idx_docs = live_tables(spark, index, head, earlier)
     mine = features.where(F.col("keys").isNotNull()).select("doc_id", F.posexplode("keys").alias("band", "key"))

@@ -44,12 +44,12 @@ def _dedup_outdated(ctx: RunContext, counts: dict[str, Any]) -> str | None:
     now = runs_looked_up(index, DedupPlan.from_config(ctx.config).lsh, run_key(ctx))
     gained = sorted(set(now) - set(counts["index_runs"]))
     lost = sorted(set(counts["index_runs"]) - set(now))
-    if not gained and not lost:
-        return None
-    return f"the dedup index {index} " + "; ".join(
-        [f"gained {len(gained)} run(s) since it ran ({', '.join(gained)})"] * bool(gained)
-        + [f"no longer holds {', '.join(lost)}"] * bool(lost)
-    )
+    changes = []
+    if gained:
+        changes.append(f"gained {len(gained)} run(s) since it ran ({', '.join(gained)})")
+    if lost:
+        changes.append(f"no longer holds {', '.join(lost)}")
+    return f"the dedup index {index} " + "; ".join(changes) if changes else None
 
 
 def _train_tokenizer_inputs(cfg: PipelineConfig) -> dict:
