@@ -17,7 +17,7 @@ from harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
 from pipeline.dedup_index.commit import commit_run, describe
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
 
 

@@ -15,7 +15,7 @@ from harness import DATA, PeakMemory, config_text, corpus, session
 
 from pipeline.config import load_config_text
 from pipeline.dedup import minhash_signatures
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
 
 

@@ -13,7 +13,7 @@ import time
 from harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.run.registry import STAGE_NAMES
 from pipeline.run.runner import run_stages
 

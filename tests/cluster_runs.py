@@ -170,7 +170,7 @@ def local_reference_run(spark, standalone_config, tmp_path_factory) -> Path:
     byte-identical.
     """
     from pipeline.cli.commands import prepare
-    from pipeline.run.context import RunContext
+    from pipeline.stage_api.context import RunContext
     from pipeline.run.runner import run_stages
 
     out = tmp_path_factory.mktemp("local-reference") / "run"

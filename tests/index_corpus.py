@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from pipeline.config import load_config_text
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 
 CONFIG = """
 output: {out}

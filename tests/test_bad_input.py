@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark

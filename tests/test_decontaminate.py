@@ -116,7 +116,7 @@ def planted(tmp_path_factory):
 
 def _run_dedup(spark, root, out_name, overrides=()):
     from pipeline.config import load_config_text
-    from pipeline.run.context import RunContext
+    from pipeline.stage_api.context import RunContext
     from pipeline.run.runner import run_stages
 
     text = f"""

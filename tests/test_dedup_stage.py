@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
 from tests.oracles import require_oracle
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from pipeline.config import load_config_text
 from pipeline.megatron import IndexedDataset
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
 from tests.oracles import require_oracle
 

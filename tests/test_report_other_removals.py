@@ -13,7 +13,7 @@ import pytest
 from pipeline.report.commands import machine_summary
 from pipeline.report.data import build_report_data
 from pipeline.report.html import render_html
-from pipeline.run.summary import summary_text
+from pipeline.report.summary import summary_text
 
 SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
 ROWS = {  # per source: read = rejected + duplicates removed + contaminated + earlier runs + survivors

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.cli.commands import main
 from pipeline.config import load_config_text
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
 
 pytestmark = pytest.mark.spark

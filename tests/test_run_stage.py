@@ -7,7 +7,7 @@ import pytest
 from pipeline.config import load_config_text
 from pipeline.run.accounting import AccountingError, account
 from pipeline.run.registry import STAGE_NAMES, STAGES, stage
-from pipeline.run.stage import Stage
+from pipeline.stage_api.stage import Stage
 
 BASE = """
 output: /tmp/run

@@ -6,7 +6,7 @@ import logging
 
 from pipeline.config import load_config_text
 from pipeline.merge_blend.stage import left_out_sources
-from pipeline.run.summary import summary_text
+from pipeline.report.summary import summary_text
 
 ROW = {"documents_read": 3, "rejected": 1, "duplicates_removed": 0, "survivors": 2, "written": 2}
 

@@ -14,10 +14,11 @@ import pytest
 from pipeline.cli.inspect import inspect_main
 from pipeline.config import load_config_text
 from pipeline.merge_blend.stage import merge_sources
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.tokenize.stage import INJECT_PROPERTY, run_tokenize
 from pipeline.tokenizer import BPETokenizer, count_pretokens
-from pipeline.tokenizer.stage import load_tokenizer, run_train_tokenizer
+from pipeline.tokenizer.run_files import load_tokenizer
+from pipeline.train_tokenizer.stage import run_train_tokenizer
 from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark
@@ -235,7 +236,7 @@ def test_train_tokenizer_equals_in_process_training(spark, tmp_path, survivors, 
     counts = run_train_tokenizer(ctx)
     table = _oracle_counts(survivors, min_count, keep)
     oracle = BPETokenizer.train_from_counts(table, 300, [EOT])
-    trained = load_tokenizer(ctx)
+    trained = load_tokenizer(ctx.config)
     assert trained.merges == oracle.merges and trained.vocab == oracle.vocab
     assert counts["pretokens_kept"] == len(table)
     assert counts["pretokens_distinct"] == len(count_pretokens(survivors.column("text").to_pylist(), [EOT]))
@@ -251,5 +252,5 @@ def test_sample_does_not_depend_on_partitioning(spark, tmp_path, survivors):
         ctx = RunContext(_config(run, "train: true, vocab_size: 300, sample_fraction: 0.5"), spark=spark)
         counts = run_train_tokenizer(ctx)
         assert 0 < counts["documents_sampled"] < survivors.num_rows
-        merges.append((counts["documents_sampled"], load_tokenizer(ctx).merges))
+        merges.append((counts["documents_sampled"], load_tokenizer(ctx.config).merges))
     assert merges[0] == merges[1]

@@ -12,12 +12,19 @@ import traceback
 from pipeline.config import ConfigError, PipelineConfig, load_config
 from pipeline.errors import PipelineError, missing_dependency, one_line
 from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
-from pipeline.report.commands import COMMANDS as REPORT_COMMANDS
-from pipeline.report.commands import add_commands as add_report_commands
-from pipeline.report.commands import run_command as run_report_command
+from pipeline.cli.index import index_main
+from pipeline.cli.inspect import inspect_main
+from pipeline.cli.report import COMMANDS as REPORT_COMMANDS
+from pipeline.cli.report import add_commands as add_report_commands
+from pipeline.cli.report import run_command as run_report_command
+from pipeline.ingest.splits import source_files
+from pipeline.report.summary import summary_text
+from pipeline.run.manifest import Manifest
+from pipeline.run.preflight import check_paths, check_stage_configs
 from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.runlock import RunLock
 from pipeline.run.runner import run_stages
-from pipeline.run.summary import summary_text
+from pipeline.stage_api.context import RunContext
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,13 +79,11 @@ def add_log_level(parser: argparse.ArgumentParser) -> None:
 
 def prepare(config_path: str, overrides: list[str]) -> PipelineConfig:
     """Load, validate and check the inputs of a config; everything here happens before Spark starts."""
-    from pipeline.ingest.splits import source_files
-    from pipeline.run.preflight import check_paths
-
     try:
         config = load_config(config_path, overrides)
     except OSError as exc:  # missing, forbidden or unreachable config location
         raise ConfigError("--config", f"cannot read {config_path!r}: {type(exc).__name__}: {exc}") from None
+    check_stage_configs(config)  # each stage's rules that span config fields
     check_paths(config)  # storage answers (read-only probes) before any input is listed
     source_files(config)
     return config
@@ -119,17 +124,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command in REPORT_COMMANDS:
         return run_report_command(args)
     if args.command == "inspect":
-        from pipeline.cli.inspect import inspect_main
-
         return inspect_main(args.prefix, args.tokenizer, args.samples)
     if args.command == "index":
-        from pipeline.cli.index import index_main
-
         return index_main(args.action, args.path)
     config = prepare(args.config, args.overrides)
-    from pipeline.run.context import RunContext
-    from pipeline.run.runlock import RunLock
-
     started = time.time()
     only = None if args.command == "run" else args.command
     lock = RunLock(config.output, args.command)
@@ -139,8 +137,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         results = run_stages(ctx, only=only, force=getattr(args, "force", None))
     finally:
         lock.release()
-    if only in (None, STAGE_NAMES[-1]) and "accounting" in ctx.manifest.data:  # the run is complete
-        print(summary_text(ctx.manifest.data))
+    manifest = Manifest(config.output).data
+    if only in (None, STAGE_NAMES[-1]) and "accounting" in manifest:  # the run is complete
+        print(summary_text(manifest))
     if only is not None:
         print(json.dumps(results[only].counts if only in results else {}, indent=2, sort_keys=True, default=str))
     print(f"finished in {time.time() - started:.1f} s; outputs in {config.output}")

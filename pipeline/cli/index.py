@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from pipeline.dedup_index.commit import compact, describe
+from pipeline.spark.session import start_session
+
 
 def index_main(action: str, path: str) -> int:
     """Print an index's runs, documents and size, or compact its generations (starts Spark)."""
-    from pipeline.dedup_index.commit import compact, describe
-
     if action == "describe":
         print(describe(path))
         return 0
-    from pipeline.spark.session import start_session
-
     spark = start_session("pipeline-index-compact", None, {})
     try:
         print(compact(spark, path))

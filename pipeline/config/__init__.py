@@ -1,7 +1,7 @@
 """Typed, validated run configuration loaded from YAML with ``--set key=value`` overrides."""
 
 from pipeline.config.errors import ConfigError
-from pipeline.config.load import apply_overrides, blend_weights_by_source, load_config, load_config_text
+from pipeline.config.load import apply_overrides, load_config, load_config_text
 from pipeline.config.schema import (
     BlendConfig,
     DecontaminateConfig,
@@ -26,7 +26,6 @@ __all__ = [
     "TokenizeConfig",
     "TokenizerConfig",
     "apply_overrides",
-    "blend_weights_by_source",
     "load_config",
     "load_config_text",
 ]

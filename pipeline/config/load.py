@@ -227,16 +227,6 @@ def _check_whole(config: PipelineConfig) -> None:
         raise ConfigError("dedup.bands" if d.bands is None else "dedup.rows", "set bands and rows together")
     if d.bands is not None and d.rows is not None and d.bands * d.rows > d.num_perm:
         raise ConfigError("dedup.bands", f"bands*rows = {d.bands * d.rows} exceeds num_perm = {d.num_perm}")
-    if d.bands is None:
-        from pipeline.dedup.bands import optimal_bands
-
-        try:
-            optimal_bands(d.threshold, d.num_perm)
-        except ValueError as exc:
-            raise ConfigError(
-                "dedup.threshold", f"no bands/rows for it ({exc}); set dedup.bands and dedup.rows"
-            ) from None
-    _check_blend_weights(config)
     _check_references(config)
     t = config.tokenizer
     if not t.train and not (t.vocab and t.merges):
@@ -263,42 +253,6 @@ def _check_references(config: PipelineConfig) -> None:
         raise ConfigError("dedup.index", "must not be the run directory itself")
     if index and not config.dedup.enabled:
         raise ConfigError("dedup.index", "needs dedup.enabled: true (the index holds MinHash band keys)")
-
-
-def _check_blend_weights(config: PipelineConfig) -> None:
-    """``blend.weights`` ("30 web 70 wiki") names known sources with positive weights."""
-    blend_weights_by_source(config)
-
-
-def blend_weights_by_source(config: PipelineConfig) -> dict[str, float] | None:
-    """The weight of every source given by ``blend.weights`` ("30 web 70 wiki"), or None when unset.
-
-    Raises :class:`ConfigError` unless it names every configured source once, with a weight > 0.
-    """
-    if not config.blend.weights:
-        return None
-    from pipeline.blend.megatron_args import parse_blend
-
-    try:
-        weights, names = parse_blend(config.blend.weights)
-    except ValueError as exc:
-        raise ConfigError("blend.weights", str(exc)) from None
-    if weights is None:
-        raise ConfigError("blend.weights", "must alternate weights and source names, e.g. '30 web 70 wiki'")
-    unknown = sorted(set(names) - {s.name for s in config.sources})
-    if unknown:
-        raise ConfigError("blend.weights", f"names unknown sources {unknown}")
-    missing = [s.name for s in config.sources if s.name not in names]
-    if missing:
-        raise ConfigError(
-            "blend.weights",
-            f"needs a positive weight for every source; missing {missing} "
-            "(remove a source from sources to leave it out)",
-        )
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ConfigError("blend.weights", f"names a source more than once: {repeated}")
-    return dict(zip(names, weights, strict=True))
 
 
 def _join(prefix: str, name: str) -> str:

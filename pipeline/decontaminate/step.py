@@ -24,8 +24,9 @@ from pipeline.decontaminate.ngrams import ReferenceTable
 from pipeline.ingest.records import RecordRules
 from pipeline.ingest.splits import plan_splits, source_files
 from pipeline.ingest.stage import read_records
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.spark.worker_task import per_task
+from pipeline.stage_api import layout
 
 BROADCAST_NGRAMS = 5_000_000  # ~60 MB of sorted hashes and reference indices per executor
 EXAMPLES = 3
@@ -86,9 +87,9 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
         lookup = "join"
         found = _joined_matches(docs, distinct, cfg.min_matches, n)
     found = found.select("doc_id", "source", F.lit("contaminated").alias("reason"), "reference", "matches", "ngram")
-    found.write.mode("overwrite").parquet(ctx.table("dedup", "contaminated"))
+    found.write.mode("overwrite").parquet(ctx.table(layout.CONTAMINATED))
     ngrams.unpersist()
-    found = spark.read.parquet(ctx.table("dedup", "contaminated"))
+    found = spark.read.parquet(ctx.table(layout.CONTAMINATED))
     return found, _section(found, stats, names, size, lookup)
 
 

@@ -21,7 +21,8 @@ from pyspark.sql import functions as F
 from pipeline import storage
 from pipeline.dedup.plan import DedupPlan
 from pipeline.logs import StepLog
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api import layout
 
 EXAMPLES = 5
 
@@ -97,8 +98,8 @@ class ExtraRemovals:
             earlier = first.join(survivors.select(F.col("doc_id").alias("removed"), "source"), "removed").select(
                 F.col("removed").alias("doc_id"), "source", "m.via_doc_id", "m.index_run", "m.index_doc_id", "m.jaccard"
             )
-        earlier.write.mode("overwrite").parquet(self.ctx.table("dedup", "earlier_runs"))
-        earlier = spark.read.parquet(self.ctx.table("dedup", "earlier_runs"))
+        earlier.write.mode("overwrite").parquet(self.ctx.table(layout.EARLIER_RUNS))
+        earlier = spark.read.parquet(self.ctx.table(layout.EARLIER_RUNS))
         self.removed["duplicates_of_earlier_runs"] = earlier.select("doc_id", "source")
         examples = earlier.orderBy("doc_id").limit(EXAMPLES).collect()
         self.sections["earlier_runs"] = {"index": self.plan.index, "examples": [r.asDict() for r in examples]}
@@ -115,4 +116,4 @@ class ExtraRemovals:
             return
         kept = self.ctx.spark.read.parquet(survivors_path).select("doc_id", F.lit(True).alias("kept"))
         entries = self.features.join(kept, "doc_id", "left").withColumn("kept", F.coalesce("kept", F.lit(False)))
-        entries.write.mode("overwrite").parquet(self.ctx.table("dedup", "index_entries"))
+        entries.write.mode("overwrite").parquet(self.ctx.table(layout.INDEX_ENTRIES))

@@ -8,7 +8,8 @@ from pyspark.sql import functions as F
 
 from pipeline import storage
 from pipeline.dedup.plan import DedupPlan
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api import layout
 
 LARGEST = 5
 EXAMPLES = 5
@@ -29,7 +30,7 @@ def build_report(
     (doc_id, source) rows removed for that reason; ``sections`` are added to the report as they are.
     """
     removed_for = removed_for or {}
-    docs = ctx.spark.read.parquet(ctx.table("documents"))
+    docs = ctx.spark.read.parquet(ctx.table(layout.DOCUMENTS))
     keys = ("documents", "duplicates_removed", *removed_for, "survivors")
     per_source = {name: {k: 0 for k in keys} for name in plan.sources}
     for row in docs.groupBy("source").count().collect():
@@ -41,7 +42,7 @@ def build_report(
         for row in frame.groupBy("source").count().collect():
             per_source[row["source"]][key] = row["count"]
     # survivors counted from the written table, so documents = removed + survivors is a real check
-    for row in ctx.spark.read.parquet(ctx.table("dedup", "survivors")).groupBy("source").count().collect():
+    for row in ctx.spark.read.parquet(ctx.table(layout.SURVIVORS)).groupBy("source").count().collect():
         per_source[row["source"]]["survivors"] = row["count"]
     sizes = components.groupBy("component").count()
     histogram = {

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -14,9 +18,16 @@ from pipeline.dedup.extra_removals import ExtraRemovals
 from pipeline.dedup.plan import DedupPlan
 from pipeline.dedup.report import build_report, verified_edge_figures
 from pipeline.dedup.single_task_components import single_task_components
+from pipeline.config import ConfigError, PipelineConfig
+from pipeline.dedup.bands import optimal_bands
+from pipeline.dedup.graphframes_engine import require_graphframes
+from pipeline.dedup_index.commit import commit_run
+from pipeline.dedup_index.lookup import require_index_usable, run_key, runs_looked_up
 from pipeline.logs import StepLog
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Stage, source_tally
 from pipeline.spark.worker_task import per_task
+from pipeline.stage_api import layout
 
 PAIR_TYPE = StructType(
     [StructField("src", LongType()), StructField("dst", LongType()), StructField("jaccard", DoubleType())]
@@ -82,7 +93,7 @@ def run_dedup(ctx: RunContext) -> dict:
     """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
     plan, spark = DedupPlan.from_config(ctx.config), ctx.spark
     timer = StepLog("dedup", spark)
-    docs = spark.read.parquet(ctx.table("documents")).withColumn("rank", _rank_key(plan))
+    docs = spark.read.parquet(ctx.table(layout.DOCUMENTS)).withColumn("rank", _rank_key(plan))
     p, min_tokens = plan.lsh, plan.min_tokens
     extra = ExtraRemovals(ctx, plan, timer)  # decontamination, dedup index (docs/dedup_index.md); no-ops when off
     docs = extra.before_clustering(docs)
@@ -130,8 +141,8 @@ def run_dedup(ctx: RunContext) -> dict:
     else:
         kept, candidate_jaccards = edges.withColumn("jaccard", F.lit(None).cast("double")), []
     timer.begin("components")
-    kept.write.mode("overwrite").parquet(ctx.table("dedup", "edges"))
-    kept = spark.read.parquet(ctx.table("dedup", "edges"))
+    kept.write.mode("overwrite").parquet(ctx.table(layout.EDGES))
+    kept = spark.read.parquet(ctx.table(layout.EDGES))
     verified = kept.count()
     if verified <= plan.local_components_max_edges:  # small graph: union-find in one task
         near = single_task_components(kept).persist()
@@ -181,14 +192,14 @@ def _finish(
     components = components.join(best, "cluster").select(
         "doc_id", "source", "component", F.col("best.doc_id").alias("survivor")
     )
-    components.write.mode("overwrite").parquet(ctx.table("dedup", "components"))
-    components = spark.read.parquet(ctx.table("dedup", "components"))
+    components.write.mode("overwrite").parquet(ctx.table(layout.COMPONENTS))
+    components = spark.read.parquet(ctx.table(layout.COMPONENTS))
     removed = components.where("doc_id != survivor")
     survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
     survivors = extra.final_survivors(survivors, components) if extra else survivors
-    survivors.write.mode("overwrite").parquet(ctx.table("dedup", "survivors"))
+    survivors.write.mode("overwrite").parquet(ctx.table(layout.SURVIVORS))
     if extra:
-        extra.after_survivors(ctx.table("dedup", "survivors"))
+        extra.after_survivors(ctx.table(layout.SURVIVORS))
     timer.lap("survivors")
     timer.begin("report")
     stats = {**(stats or {}), **(extra.stats if extra else {})}
@@ -218,3 +229,82 @@ def _cluster_members(spark: SparkSession, groups, near) -> DataFrame:
 def _parse(spark: SparkSession, ddl: str) -> StructType:
     """The StructType of a DDL schema string."""
     return spark.createDataFrame([], ddl).schema
+
+
+REMOVALS = ("duplicates_removed", "contaminated", "duplicates_of_earlier_runs")  # removal reasons, in run order
+
+
+def _inputs(cfg: PipelineConfig) -> dict:
+    dedup = asdict(cfg.dedup)
+    if dedup["index"] is None:  # off: the fingerprint stays that of runs made before the key existed
+        del dedup["index"]
+    inputs = {"dedup": dedup, "priorities": {s.name: s.priority for s in cfg.sources}}
+    if cfg.decontaminate.references:  # likewise: only runs that decontaminate record the section
+        inputs["decontaminate"] = asdict(cfg.decontaminate)
+    return inputs
+
+
+def _check_config(config: PipelineConfig) -> None:
+    """LSH bands exist for the threshold (when not given)."""
+    d = config.dedup
+    if d.bands is None:
+        try:
+            optimal_bands(d.threshold, d.num_perm)
+        except ValueError as exc:
+            raise ConfigError(
+                "dedup.threshold", f"no bands/rows for it ({exc}); set dedup.bands and dedup.rows"
+            ) from None
+
+
+def _precheck(ctx: RunContext) -> None:
+    """GraphFrames loadable; the dedup index usable with these MinHash parameters (refused before any work)."""
+    if ctx.config.dedup.engine == "graphframes":
+        require_graphframes(ctx.spark)
+    if ctx.config.dedup.index:
+        require_index_usable(ctx.config.dedup.index, DedupPlan.from_config(ctx.config).lsh)
+
+
+def _outdated(ctx: RunContext, counts: dict[str, Any]) -> str | None:
+    """The index runs the dedup would look up now differ from those it looked up (docs/dedup_index.md, Order):
+    another run committed while this one was unfinished, or a rerun of it finds the index changed."""
+    index = ctx.config.dedup.index
+    if index is None or "index_runs" not in counts:  # no index, or a marker from before runs were recorded
+        return None
+    now = runs_looked_up(index, DedupPlan.from_config(ctx.config).lsh, run_key(ctx))
+    gained = sorted(set(now) - set(counts["index_runs"]))
+    lost = sorted(set(counts["index_runs"]) - set(now))
+    changes = []
+    if gained:
+        changes.append(f"gained {len(gained)} run(s) since it ran ({', '.join(gained)})")
+    if lost:
+        changes.append(f"no longer holds {', '.join(lost)}")
+    return f"the dedup index {index} " + "; ".join(changes) if changes else None
+
+
+def _commit_index(ctx: RunContext, log: Callable[[str], None]) -> dict[str, Any] | None:
+    """The complete, accounted run's documents join ``dedup.index`` (docs/dedup_index.md, Commit)."""
+    if not ctx.config.dedup.index:
+        return None
+    done = commit_run(ctx)
+    log(
+        f"[index] {done['documents']} documents ({done['kept']} kept) committed to {done['index']} "
+        f"(generation {done['generation']})"
+    )
+    return {"dedup_index": done}
+
+
+STAGE = Stage(
+    "dedup",
+    ("dedup", "decontaminate", "sources[].priority"),
+    _inputs,
+    run_dedup,
+    outputs=(layout.DEDUP,),
+    tally=source_tally("survivors", read="documents", removals=REMOVALS),
+    passes_on="survivors",
+    reads=(layout.DOCUMENTS,),
+    stop_when_empty=True,
+    check_config=_check_config,
+    precheck=_precheck,
+    outdated=_outdated,
+    after_run=_commit_index,
+)

@@ -21,8 +21,9 @@ from pipeline.dedup.plan import DedupPlan
 from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head, write_head
 from pipeline.dedup_index.lookup import index_parameters, run_key
 from pipeline.dedup_index.tables import DOCS_DDL, generation_path, live_tables, tree_bytes
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.spark.tables import read_table_at, write_table_at
+from pipeline.stage_api import layout
 
 COMMIT_ATTEMPTS = 20
 ORPHAN_SECONDS = 24 * 3600  # compact deletes unpublished generations older than this (a commit in flight is younger)
@@ -41,8 +42,8 @@ def commit_run(ctx: RunContext) -> dict:
     params = index_parameters(DedupPlan.from_config(ctx.config).lsh)
     for table in (("dedup", "index_entries"), ("documents",)):  # a resumed run may hold them only remotely
         ctx.tables.fetch(*table)
-    entries = spark.read.parquet(ctx.table("dedup", "index_entries"))
-    texts = spark.read.parquet(ctx.table("documents")).select("doc_id", "source", "text")
+    entries = spark.read.parquet(ctx.table(layout.INDEX_ENTRIES))
+    texts = spark.read.parquet(ctx.table(layout.DOCUMENTS)).select("doc_id", "source", "text")
     rows = entries.join(texts, "doc_id").withColumn("run", F.lit(run))
     generation = new_generation_id()
     write_table_at(

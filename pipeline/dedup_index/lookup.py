@@ -17,8 +17,9 @@ from pipeline.dedup.plan import DedupPlan
 from pipeline.dedup_index.batches import MATCH_DDL, pair_jaccards
 from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head
 from pipeline.dedup_index.tables import live_tables
-from pipeline.run.context import RunContext
+from pipeline.stage_api.context import RunContext
 from pipeline.spark.worker_task import per_task
+from pipeline.stage_api import layout
 
 
 def index_parameters(p: LshParams) -> dict:
@@ -97,8 +98,8 @@ def match_index(
         )
         matches = matches.unionByName(same.select("doc_id", "index_run", "index_doc_id", F.lit(1.0).alias("jaccard")))
     matches = matches.groupBy("doc_id", "index_run", "index_doc_id").agg(F.max("jaccard").alias("jaccard"))
-    matches.write.mode("overwrite").parquet(ctx.table("dedup", "earlier_matches"))
-    return spark.read.parquet(ctx.table("dedup", "earlier_matches")), earlier
+    matches.write.mode("overwrite").parquet(ctx.table(layout.EARLIER_MATCHES))
+    return spark.read.parquet(ctx.table(layout.EARLIER_MATCHES)), earlier
 
 
 def require_index_usable(index: str, p: LshParams) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import pyarrow as pa
@@ -14,8 +15,11 @@ from pipeline.errors import PipelineError
 from pipeline.ingest.batches import RECORD_SCHEMA, records_to_batches
 from pipeline.ingest.records import RecordRules
 from pipeline.ingest.splits import Split, plan_splits, source_files
-from pipeline.run.context import RunContext
+from pipeline.config import PipelineConfig
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Stage, source_tally
 from pipeline.spark.worker_task import per_task
+from pipeline.stage_api import layout
 
 SPLIT_SCHEMA = "source string, format string, url string, rel_path string, start long, end long, compression string"
 DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
@@ -40,13 +44,13 @@ def run_ingest(ctx: RunContext) -> dict:
         with_rejects.add(frozenset((split,)))
 
     records = read_records(spark, splits, rules, units, "documents", note)
-    records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table("documents"))
+    records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
     # the rejects pass re-reads only the splits where the documents pass met a reject
     again = [s for s in splits if s in with_rejects.value]
     records = read_records(spark, again, rules, units, "rejects")
-    records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table("rejects"))
-    tallies: list[tuple[str, str | None, int]] = [*documents_per_source(spark.read.parquet(ctx.table("documents")))]
-    for row in spark.read.parquet(ctx.table("rejects")).groupBy("source", "reason").count().collect():
+    records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.REJECTS))
+    tallies: list[tuple[str, str | None, int]] = [*documents_per_source(spark.read.parquet(ctx.table(layout.DOCUMENTS)))]
+    for row in spark.read.parquet(ctx.table(layout.REJECTS)).groupBy("source", "reason").count().collect():
         tallies.append((row["source"], row["reason"], row["count"]))
     return {
         "sources": _count(tallies, [s.name for s in config.sources]),
@@ -138,3 +142,21 @@ def spark_schema(schema: pa.Schema):
 
     mapping = {pa.int64(): LongType(), pa.string(): StringType()}
     return StructType([StructField(f.name, mapping[f.type], True) for f in schema])
+
+
+SOURCE_FIELDS = ("name", "paths", "format", "text_field", "keep_fields", "text_unit")
+
+
+def _inputs(cfg: PipelineConfig) -> dict:
+    return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": asdict(cfg.ingest)}
+
+
+STAGE = Stage(
+    "ingest",
+    (*(f"sources[].{k}" for k in SOURCE_FIELDS), "ingest"),
+    _inputs,
+    run_ingest,
+    outputs=(layout.DOCUMENTS, layout.REJECTS),
+    tally=source_tally("documents", read="documents_read", rejected="rejected"),
+    stop_when_empty=True,
+)

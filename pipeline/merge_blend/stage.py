@@ -15,34 +15,37 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import asdict
+from typing import Any
 
 import numpy as np
 
 from pipeline import storage
 from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
-from pipeline.config import PipelineConfig, blend_weights_by_source
+from pipeline.blend.megatron_args import parse_blend
+from pipeline.config import ConfigError, PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
 from pipeline.megatron.format import bin_path, idx_path
 from pipeline.megatron.merge import merge_indexed_datasets
 from pipeline.megatron.validate import validate
-from pipeline.run.context import RunContext
-from pipeline.run.manifest import marker_path
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api import layout
+from pipeline.stage_api.stage import SourceTally, Stage
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name
 
 
 def megatron_prefix(ctx: RunContext, source: str) -> str:
     """``<run>/megatron/<source>`` (the dataset prefix handed to Megatron)."""
-    return ctx.path("megatron", source)
+    return ctx.path(layout.MEGATRON, source)
 
 
 def _tokenize_counts(ctx: RunContext) -> dict:
-    """Per-source counts the tokenize stage recorded, or {} when its marker is absent."""
-    path = marker_path(ctx.run_dir, "tokenize")
-    if not storage.exists(path):
-        return {}
-    return storage.read_json(path).get("counts", {}).get("sources", {})
+    """Per-source counts the tokenize stage recorded in this run, or {} when it has none (merge-blend called
+    on its own)."""
+    tokenize = ctx.results.get("tokenize")
+    return tokenize.counts.get("sources", {}) if tokenize else {}
 
 
 def merge_source(ctx: RunContext, source: str) -> dict:
@@ -112,6 +115,35 @@ def merge_sources(ctx: RunContext) -> dict:
     return {"sources": sources, "unpublished": [n for n, c in sources.items() if not c["published"]]}
 
 
+def blend_weights_by_source(config: PipelineConfig) -> dict[str, float] | None:
+    """The weight of every source given by ``blend.weights`` ("30 web 70 wiki"), or None when unset.
+
+    Raises :class:`ConfigError` unless it names every configured source once, with a weight > 0.
+    """
+    if not config.blend.weights:
+        return None
+    try:
+        weights, names = parse_blend(config.blend.weights)
+    except ValueError as exc:
+        raise ConfigError("blend.weights", str(exc)) from None
+    if weights is None:
+        raise ConfigError("blend.weights", "must alternate weights and source names, e.g. '30 web 70 wiki'")
+    unknown = sorted(set(names) - {s.name for s in config.sources})
+    if unknown:
+        raise ConfigError("blend.weights", f"names unknown sources {unknown}")
+    missing = [s.name for s in config.sources if s.name not in names]
+    if missing:
+        raise ConfigError(
+            "blend.weights",
+            f"needs a positive weight for every source; missing {missing} "
+            "(remove a source from sources to leave it out)",
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError("blend.weights", f"names a source more than once: {repeated}")
+    return dict(zip(names, weights, strict=True))
+
+
 def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[float]:
     """Weights for ``names``: ``blend.weights`` ("30 web 70 wiki"), else the sources' weights, else sizes."""
     cfg = ctx.config
@@ -146,7 +178,7 @@ def materialize(
 ) -> dict:
     """Write the blend as one IndexedDataset, ``blend/blended``, documents in blend order."""
     readers = [IndexedDataset(p) for p in prefixes]
-    out = ctx.path("blend", "blended")
+    out = ctx.path(layout.BLEND, "blended")
     with IndexedDatasetWriter(out, dtype=dtype) as writer:
         for k, i in zip(dataset_index.tolist(), sample_index.tolist(), strict=True):
             writer.add_document(readers[k][i])
@@ -172,10 +204,10 @@ def run_merge_blend(ctx: RunContext) -> dict:
         raise OversampleError(
             f"{exc} In the config: blend.oversample: wrap, or blend.size of at most about {largest} (S is now {size})."
         ) from None
-    relative = [f"megatron/{n}" for n in names]
+    relative = [f"{layout.MEGATRON}/{n}" for n in names]
     left_out = left_out_sources(ctx.config, merged["unpublished"])
     doc = write_blend(
-        ctx.path("blend"),
+        ctx.path(layout.BLEND),
         dataset_index,
         sample_index,
         sources=names,
@@ -190,6 +222,39 @@ def run_merge_blend(ctx: RunContext) -> dict:
     if ctx.config.blend.materialize:
         dtype = np.dtype(merged["sources"][names[0]]["dtype"])
         result["materialized"] = materialize(
-            ctx, [ctx.path("megatron", n) for n in names], dataset_index, sample_index, dtype
+            ctx, [megatron_prefix(ctx, n) for n in names], dataset_index, sample_index, dtype
         )
     return result
+
+
+def _inputs(cfg: PipelineConfig) -> dict:
+    return {"blend": asdict(cfg.blend), "weights": {s.name: s.weight for s in cfg.sources}}
+
+
+def _tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
+    merged = counts.get("merge", {}).get("sources", {})
+    return {name: SourceTally(documents=row["documents"] if row["published"] else 0) for name, row in merged.items()}
+
+
+def _report(run: str, counts: dict[str, Any]) -> dict[str, Any]:
+    """report.json's ``blend``: the sources, their weights and achieved shares, and what was left out."""
+    blend = counts.get("blend")
+    if not blend:
+        return {}
+    keys = ("sources", "weights", "data_path", "mode", "size")
+    section = {"achieved": blend["achieved_ratios"], **{k: blend[k] for k in keys}}
+    left_out = [e for e in counts.get("left_out") or [] if isinstance(e, dict)]
+    return {"blend": {**section, "left_out": left_out} if left_out else section}
+
+
+STAGE = Stage(
+    "merge-blend",
+    ("blend", "sources[].weight"),
+    _inputs,
+    run_merge_blend,
+    outputs=(layout.MEGATRON, layout.BLEND),
+    tally=_tally,
+    passes_on="written",
+    check_config=blend_weights_by_source,
+    report=_report,
+)

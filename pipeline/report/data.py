@@ -13,9 +13,12 @@ from typing import Any
 import numpy as np
 
 from pipeline import storage
+from pipeline.dedup.bands import candidate_probability
+from pipeline.megatron.describe import document_lengths, length_histogram
+from pipeline.megatron.reader import IndexedDataset
 from pipeline.report import examples
-from pipeline.report.tables import DOCUMENTS
-from pipeline.run.stage import OTHER_REMOVALS
+from pipeline.stage_api import layout
+from pipeline.stage_api.stage import Stage
 
 FORMAT = "spark-pretrain-pipeline/report/1"
 S_CURVE_POINTS = 101
@@ -60,9 +63,10 @@ def _sources(manifest: dict) -> tuple[dict[str, dict], dict[str, int]]:
         row["rejects_by_reason"] = ingest.get(name, {}).get("rejects_by_reason", {})
         row["tokens"] = tokens.get(name, {}).get("tokens")
         out[name] = row
-    others = [k for k in OTHER_REMOVALS if any(k in r for r in out.values())]  # only the removals the run had
-    keys = ("documents_read", "rejected", "duplicates_removed", *others, "survivors", "written")
-    totals = {k: sum(int(r.get(k, 0) or 0) for r in out.values()) for k in keys}
+    reasons = list(dict.fromkeys(k for r in out.values() for k in r.get("removed", {})))  # the run's, in stage order
+    keys = ("documents_read", "rejected", "duplicates_removed", *reasons, "survivors", "written")
+    totals: dict[str, Any] = {k: sum(int(r.get(k, 0) or 0) for r in out.values()) for k in keys}
+    totals["removed"] = {k: totals[k] for k in reasons}
     return out, totals
 
 
@@ -85,8 +89,6 @@ def _timeline(manifest: dict, dedup: dict) -> dict[str, Any]:
 
 
 def _lsh(dedup: dict) -> dict[str, Any] | None:
-    from pipeline.dedup.bands import candidate_probability
-
     params = dedup.get("parameters", {})
     bands, rows = params.get("bands"), params.get("rows")
     if not bands or not rows:
@@ -106,28 +108,36 @@ def _lsh(dedup: dict) -> dict[str, Any] | None:
 
 def _tokens(run: str, names: list[str]) -> dict[str, Any]:
     """Tokens per source and each source's token-length histogram, from ``megatron/<source>.idx``."""
-    from pipeline.megatron.describe import document_lengths, length_histogram
-    from pipeline.megatron.reader import IndexedDataset
-
     histograms: dict[str, list] = {}
     for name in names:
-        prefix = storage.join(run, "megatron", name)
+        prefix = storage.join(run, layout.MEGATRON, name)
         if not storage.is_local(prefix) or not storage.exists(prefix + ".idx"):
             continue  # remote or unpublished: the counts still come from the manifest
         histograms[name] = length_histogram(document_lengths(IndexedDataset(prefix)))
     return {"length_histogram": histograms}
 
 
-def build_report_data(run: str, per_source: int = examples.PER_SOURCE) -> dict[str, Any]:
-    """The whole ``report.json`` of the run directory ``run``."""
-    manifest = storage.read_json(storage.join(run, "manifest.json"))
-    dedup_path = storage.join(run, "dedup", "report.json")
+def stage_sections(run: str, manifest: dict, stages: tuple[Stage, ...]) -> dict[str, Any]:
+    """The report entries the stages own (``Stage.report``), from their recorded counts, in run order."""
+    recorded = manifest.get("stages", {})
+    found: dict[str, Any] = {}
+    for stage in stages:
+        if stage.name in recorded:
+            found.update(stage.report(run, recorded[stage.name].get("counts", {})) or {})
+    return found
+
+
+def build_report_data(
+    run: str, stages: tuple[Stage, ...] = (), per_source: int = examples.PER_SOURCE
+) -> dict[str, Any]:
+    """The whole ``report.json`` of the run directory ``run``; ``stages`` add the sections they own."""
+    manifest = storage.read_json(storage.join(run, layout.MANIFEST))
+    dedup_path = storage.join(run, layout.DEDUP_REPORT)
     dedup = storage.read_json(dedup_path) if storage.exists(dedup_path) else {}
     sources, totals = _sources(manifest)
     tokens = {n: r["tokens"] for n, r in sources.items() if r.get("tokens") is not None}
-    blend = manifest.get("stages", {}).get("merge-blend", {}).get("counts", {}).get("blend")
     dedup_counts = {k: v for k, v in dedup.get("counts", {}).items() if isinstance(v, (int, float))}
-    has_documents = storage.exists(storage.join(run, DOCUMENTS))
+    has_documents = storage.exists(storage.join(run, layout.DOCUMENTS))
     return {
         "format": FORMAT,
         "run": run,
@@ -152,22 +162,7 @@ def build_report_data(run: str, per_source: int = examples.PER_SOURCE) -> dict[s
         },
         "rejects": {"examples": examples.reject_examples(run, per_source) if has_documents else {}},
         "tokens": {"per_source": tokens, **_tokens(run, list(tokens))},
-        "blend": None
-        if not blend
-        else {
-            "sources": blend["sources"],
-            "weights": blend["weights"],
-            "achieved": blend["achieved_ratios"],
-            "data_path": blend["data_path"],
-            "mode": blend["mode"],
-            "size": blend["size"],
-        },
+        "blend": None,
+        **stage_sections(run, manifest, stages),
     }
 
-
-def write_report_json(run: str) -> tuple[str, dict]:
-    """Write ``<run>/report.json``; returns its path and the data."""
-    data = build_report_data(run)
-    path = storage.join(run, "report.json")
-    storage.write_json(path, data)
-    return path, data

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.report import svg
-from pipeline.run.stage import OTHER_REMOVALS
 
 STYLE = """
 *{box-sizing:border-box}
@@ -122,12 +121,11 @@ def _examples(data: dict) -> list[str]:
 def _overview(data: dict) -> list[str]:
     s = data["summary"]
     ratio = "n/a" if s["survivor_ratio"] is None else f"{100 * s['survivor_ratio']:.1f} %"
-    others = [k for k in OTHER_REMOVALS if k in s]  # decontamination, dedup index: only when the run had them
+    reasons = list(s.get("removed") or {"duplicates_removed": s["duplicates_removed"]})  # the run's removals
     kpis = [
         ("documents read", f"{s['documents_read']:,}"),
         ("rejected", f"{s['rejected']:,}"),
-        ("duplicates removed", f"{s['duplicates_removed']:,}"),
-        *[(k.replace("_", " "), f"{s[k]:,}") for k in others],
+        *[(k.replace("_", " "), f"{s[k]:,}") for k in reasons],
         ("written", f"{s['written']:,}"),
         ("survivor ratio", ratio),
         ("tokens", "n/a" if s["tokens"] is None else f"{s['tokens']:,}"),
@@ -141,8 +139,7 @@ def _overview(data: dict) -> list[str]:
             n,
             r.get("documents_read", 0),
             r.get("rejected", 0),
-            r.get("duplicates_removed", 0),
-            *[r.get(k, 0) for k in others],
+            *[r.get(k, 0) for k in reasons],
             r.get("survivors", 0),
             r.get("written", 0),
             "" if r["survivor_ratio"] is None else f"{100 * r['survivor_ratio']:.1f} %",
@@ -151,7 +148,7 @@ def _overview(data: dict) -> list[str]:
     ]
     parts.append(
         _table(
-            ["source", "read", "rejected", "duplicates removed", *[k.replace("_", " ") for k in others]]
+            ["source", "read", "rejected", *[k.replace("_", " ") for k in reasons]]
             + ["survivors", "written", "survivor ratio"],
             rows,
         )
@@ -252,6 +249,21 @@ def _shares(weights: list[float]) -> list[float]:
     return [w / total if total else 0.0 for w in weights]
 
 
+# report.json's own keys; any other is a section a stage owns (Stage.report), shown as a table of its figures
+REPORT_KEYS = ("format", "run", "generated", "summary", "sources", "timeline", "parameters", "dedup", "rejects")
+REPORT_KEYS += ("tokens", "blend")
+
+
+def _stage_sections(data: dict) -> list[str]:
+    parts: list[str] = []
+    for key, section in data.items():
+        if key in REPORT_KEYS or not isinstance(section, dict):
+            continue
+        rows = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in section.items()]
+        parts += [f"<h2>{_esc(key.replace('_', ' ').capitalize())}</h2>", _table(["figure", "value"], rows)]
+    return parts
+
+
 def render_html(data: dict) -> str:
     """The whole page for the ``report.json`` dictionary ``data``."""
     params = [
@@ -266,6 +278,7 @@ def render_html(data: dict) -> str:
         *_examples(data),
         *_tokens_and_blend(data),
         *_timeline(data),
+        *_stage_sections(data),
         "<h2>Parameters</h2>",
         _table(["key", "value"], params),
     ]

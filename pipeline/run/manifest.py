@@ -13,6 +13,7 @@ from typing import Any
 from pipeline import __version__, storage
 from pipeline.config import PipelineConfig
 from pipeline.secrets import redact_data, redact_settings
+from pipeline.stage_api import layout
 
 
 def versions() -> dict[str, str]:
@@ -46,7 +47,7 @@ class Manifest:
     """Reads and updates ``<run>/manifest.json``; one writer (the driver)."""
 
     def __init__(self, run_dir: str) -> None:
-        self.path = storage.join(run_dir, "manifest.json")
+        self.path = storage.join(run_dir, layout.MANIFEST)
         self.run_dir = run_dir
         self.data: dict[str, Any] = storage.read_json(self.path) if storage.exists(self.path) else {}
         self.data.setdefault("stages", {})
@@ -70,4 +71,4 @@ class Manifest:
 
 def marker_path(run_dir: str, stage: str) -> str:
     """Where a finished stage leaves its ``_SUCCESS`` marker."""
-    return storage.join(run_dir, "_stages", stage, "_SUCCESS")
+    return storage.join(run_dir, layout.marker(stage))

@@ -16,9 +16,16 @@ import threading
 
 from pipeline import storage
 from pipeline.config import ConfigError, PipelineConfig
+from pipeline.run.registry import STAGES
 from pipeline.secrets import is_secret_setting
 
 PROBE_TIMEOUT = 30.0  # seconds to wait for one storage location to answer
+
+
+def check_stage_configs(config: PipelineConfig) -> None:
+    """Each stage's rules that span several config fields (``Stage.check_config``), before any I/O."""
+    for stage in STAGES:
+        stage.check_config(config)
 
 
 def check_paths(config: PipelineConfig) -> None:

@@ -10,13 +10,13 @@ from pipeline.errors import PipelineError
 from pipeline.logs import format_counts, run_progress, stage_jobs
 from pipeline.report.publish import write_reports
 from pipeline.run.accounting import account
-from pipeline.run.context import RunContext
-from pipeline.run.manifest import fingerprint, marker_path
+from pipeline.run.manifest import Manifest, fingerprint, marker_path
 from pipeline.run.registry import STAGE_NAMES, STAGES
-from pipeline.run.stage import Stage, StageResult
 from pipeline.run.stage_outputs import record as record_outputs
 from pipeline.run.stage_outputs import verify as verify_outputs
 from pipeline.secrets import redact_data
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Stage, StageResult
 
 
 class StageError(PipelineError, RuntimeError):
@@ -63,23 +63,29 @@ def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: s
     )
 
 
-def run_stages(ctx: RunContext, only: str | None = None, force: str | None = None, log=None) -> dict[str, StageResult]:
-    """Run the stages in order (``only``: up to and including that one); returns each stage's result.
+def run_stages(
+    ctx: RunContext, only: str | None = None, force: str | None = None, log=None, stages: tuple[Stage, ...] = STAGES
+) -> dict[str, StageResult]:
+    """Run ``stages`` in order (``only``: that one, reusing the finished ones before it); returns each stage's result.
 
     A finished stage whose config (and upstream stages') is unchanged is reused; one whose config
-    changed is refused. ``force`` recomputes that stage and every later one. When the last stage's
-    counts are known, the accounting equation is checked and the run report written. Progress goes to
-    ``log`` (by default the ``pipeline.run`` logger at INFO).
+    changed is refused. ``force`` recomputes that stage and every later one. When every accounted stage's
+    counts are known, the accounting equation is checked, the run report written, and each stage's
+    ``after_run`` step made. Progress goes to ``log`` (by default the ``pipeline.run`` logger at INFO).
     """
     log = log or run_progress
-    if force is not None and force not in STAGE_NAMES:
-        raise StageError(f"--force {force!r}: not a stage ({', '.join(STAGE_NAMES)})")
-    last = STAGE_NAMES.index(only) if only else len(STAGES) - 1
-    forced_from = STAGE_NAMES.index(force) if force else len(STAGES)
-    _precheck(ctx, only)
+    names = tuple(s.name for s in stages)
+    if force is not None and force not in names:
+        raise StageError(f"--force {force!r}: not a stage ({', '.join(names)})")
+    last = names.index(only) if only else len(stages) - 1
+    forced_from = names.index(force) if force else len(stages)
+    for stage in stages[: last + 1]:  # checks that need Spark but no job: fail at start-up, not mid-run
+        if (only is None or stage.name == only) and stage.applies(ctx.config):
+            stage.precheck(ctx)
+    manifest = Manifest(ctx.run_dir)
     upstream, recomputed, started_manifest = "", False, False
-    results: dict[str, StageResult] = {}
-    for index, stage in enumerate(STAGES[: last + 1]):
+    ctx.results = {}
+    for index, stage in enumerate(stages[: last + 1]):
         if not stage.applies(ctx.config):
             continue
         inputs = stage_inputs(stage, ctx.config)
@@ -99,38 +105,28 @@ def run_stages(ctx: RunContext, only: str | None = None, force: str | None = Non
             action = _check_reused(ctx, stage, marker, log)
         if action == "reuse" and marker is not None:
             log(f"[{stage.name}] already finished, reusing its outputs")
-            results[stage.name], upstream = stage.result(marker.get("counts", {})), fp
-            _stop_if_nothing_left(results[stage.name], index < last)
+            ctx.results[stage.name], upstream = stage.result(marker.get("counts", {})), fp
+            _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
             continue
         if not started_manifest:  # the manifest describes the config of the outputs being written
-            ctx.manifest.start(ctx.config)
+            manifest.start(ctx.config)
             started_manifest = True
-        results[stage.name] = _run_one(ctx, index, stage, fp, inputs, log)
+        ctx.results[stage.name] = _run_one(ctx, manifest, stages, index, fp, inputs, log)
         upstream, recomputed = fp, True
-        _stop_if_nothing_left(results[stage.name], index < last)
-    if {"ingest", "dedup", "merge-blend"} <= set(results):
-        _finish_run(ctx, results, log)
-        if ctx.config.dedup.index:  # the run is complete and accounted for: its survivors join the index
-            _commit_index(ctx, log)
-    return results
+        _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
+    accounted = [s.name for s in stages if s.accounted and s.applies(ctx.config)]
+    if accounted and set(accounted) <= set(ctx.results):
+        _finish_run(ctx, manifest, stages, log)
+    return dict(ctx.results)
 
 
-def _commit_index(ctx: RunContext, log) -> None:
-    """Add the finished run's documents to ``dedup.index`` (docs/dedup_index.md, Commit) and record it."""
-    from pipeline.dedup_index.commit import commit_run
-
-    done = commit_run(ctx)
-    ctx.manifest.data["dedup_index"] = done
-    ctx.manifest.save()
-    log(
-        f"[index] {done['documents']} documents ({done['kept']} kept) committed to {done['index']} "
-        f"(generation {done['generation']})"
-    )
-
-
-def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, log) -> StageResult:
+def _run_one(
+    ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], index: int, fp: str, inputs: dict, log
+) -> StageResult:
     """Run one stage, then record its marker (after its tables reached the run directory)."""
-    _invalidate_from(ctx, index)
+    stage = stages[index]
+    for later in stages[index:]:  # their outputs are about to be stale
+        storage.remove(marker_path(ctx.run_dir, later.name))
     log(f"[{stage.name}] running")
     started = time.time()
     with stage_jobs(ctx, stage.name):
@@ -143,10 +139,10 @@ def _run_one(ctx: RunContext, index: int, stage: Stage, fp: str, inputs: dict, l
         "counts": result.counts,
         "seconds": seconds,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "outputs": record_outputs(ctx.run_dir, stage.name),
+        "outputs": record_outputs(ctx.run_dir, stage.outputs),
     }
     storage.write_json(marker_path(ctx.run_dir, stage.name), info)
-    ctx.manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
+    manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
     detail = format_counts(result.counts) if isinstance(result.counts, dict) else ""
     log(f"[{stage.name}] done in {seconds:.1f} s" + (f" ({detail})" if detail else ""))
     return result
@@ -165,7 +161,7 @@ def _check_reused(ctx: RunContext, stage: Stage, marker: dict, log) -> str:
             "reused without verification"
         )
         return "reuse"
-    problems = verify_outputs(ctx.run_dir, stage.name, marker["outputs"])
+    problems = verify_outputs(ctx.run_dir, stage.outputs, marker["outputs"])
     if not problems:
         return "reuse"
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
@@ -176,41 +172,32 @@ def _check_reused(ctx: RunContext, stage: Stage, marker: dict, log) -> str:
     return "run"
 
 
-def _stop_if_nothing_left(result: StageResult, more_stages: bool) -> None:
-    """Stop before later stages (a tokenizer trained on nothing) when ingest or dedup left no document."""
-    if result.stage not in ("ingest", "dedup") or not more_stages:
+def _stop_if_nothing_left(stage: Stage, result: StageResult, more_stages: bool) -> None:
+    """Stop before later stages (a tokenizer trained on nothing) when a stage that may leave nothing did."""
+    if not stage.stop_when_empty or not more_stages or not result.nothing_left():
         return
-    if result.nothing_left():
-        read = result.documents_read()
-        raise StageError(
-            f"no documents left after {result.stage} ({read} read; see rejects/ and manifest.json): "
-            "nothing to train a tokenizer on or to write; check the sources' paths, format and "
-            "text_field"
-        )
+    removed = {reason: n for reason, n in result.removed().items() if n}
+    why = (
+        "removed " + ", ".join(f"{n} as {reason}" for reason, n in removed.items())
+        if removed
+        else "check the sources' paths, format and text_field"
+    )
+    raise StageError(
+        f"no documents left after {stage.name} ({result.documents_read()} read; see rejects/ and manifest.json): "
+        f"nothing to train a tokenizer on or to write; {why}"
+    )
 
 
-def _finish_run(ctx: RunContext, results: dict[str, StageResult], log) -> None:
-    """Check the accounting equation (raises AccountingError), then write the report and summary."""
-    ctx.manifest.data["accounting"] = account(results["ingest"], results["dedup"], results["merge-blend"])
-    ctx.manifest.save()
-    log("[accounting] every document read is rejected, removed as a duplicate, or written")
-    log("[report] {} and {}".format(*write_reports(ctx.run_dir)))
-
-
-def _precheck(ctx: RunContext, only: str | None) -> None:
-    """Checks that need the SparkSession but no Spark job: fail at start-up, not mid-run."""
-    if ctx.config.dedup.engine == "graphframes" and only in (None, "dedup"):
-        from pipeline.dedup.graphframes_engine import require_graphframes
-
-        require_graphframes(ctx.spark)
-    if ctx.config.dedup.index and only in (None, "dedup"):  # other MinHash parameters: refused before any work
-        from pipeline.dedup.plan import DedupPlan
-        from pipeline.dedup_index.lookup import require_index_usable
-
-        require_index_usable(ctx.config.dedup.index, DedupPlan.from_config(ctx.config).lsh)
-
-
-def _invalidate_from(ctx: RunContext, index: int) -> None:
-    """Remove the markers of a stage and every later one: their outputs are about to be stale."""
-    for stage in STAGES[index:]:
-        storage.remove(marker_path(ctx.run_dir, stage.name))
+def _finish_run(ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], log) -> None:
+    """Check the accounting equation (raises AccountingError), write the report and summary, then let each stage
+    make its last step (the dedup index commit), recorded in the manifest."""
+    manifest.data["accounting"] = account(stages, ctx.results)
+    manifest.save()
+    log("[accounting] every document read is rejected, removed for a reason, or written")
+    log("[report] {} and {}".format(*write_reports(ctx.run_dir, stages)))
+    for stage in stages:
+        if stage.name in ctx.results:
+            done = stage.after_run(ctx, log)
+            if done:
+                manifest.data.update(done)
+                manifest.save()

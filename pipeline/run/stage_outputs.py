@@ -22,25 +22,18 @@ import xxhash
 from pipeline import storage
 from pipeline.megatron.format import HEADER_SIZE, IndexedDatasetError, parse_header
 
-# the directories (under the run directory) that each stage writes
-STAGE_OUTPUTS: dict[str, tuple[str, ...]] = {
-    "ingest": ("documents", "rejects"),
-    "dedup": ("dedup",),
-    "train-tokenizer": ("tokenizer",),
-    "tokenize": ("shards",),
-    "merge-blend": ("megatron", "blend"),
-}
 SAMPLE_BYTES = 1 << 20  # the .bin's head and tail hashed
 
 
-def list_files(run_dir: str, stage: str) -> dict[str, int]:
-    """``{path relative to the run directory: size}`` of the files ``stage`` wrote (hidden files left out)."""
+def list_files(run_dir: str, outputs: tuple[str, ...]) -> dict[str, int]:
+    """``{path relative to the run directory: size}`` of the files under ``outputs`` (a stage's directories;
+    hidden files left out)."""
     found: dict[str, int] = {}
     fs, root = storage.resolve(run_dir)
     root = root.rstrip("/")
     if hasattr(fs, "invalidate_cache"):
         fs.invalidate_cache()
-    for sub in STAGE_OUTPUTS.get(stage, ()):
+    for sub in outputs:
         base = f"{root}/{sub}"
         if not fs.exists(base):
             continue
@@ -68,9 +61,9 @@ def _pairs(files: dict[str, int]) -> list[str]:
     return sorted(p[:-4] for p in files if p.endswith(".idx") and p[:-4] + ".bin" in files)
 
 
-def record(run_dir: str, stage: str) -> dict[str, Any]:
+def record(run_dir: str, outputs: tuple[str, ...]) -> dict[str, Any]:
     """What to store in the marker: the files with sizes and the checksums of each ``.bin``/``.idx`` pair."""
-    files = list_files(run_dir, stage)
+    files = list_files(run_dir, outputs)
     fs, root = storage.resolve(run_dir)
     root = root.rstrip("/")
     checksums = {}
@@ -95,11 +88,11 @@ def _bin_size_from_index(idx: bytes, where: str) -> int:
     return int(pointers[-1]) + int(lengths[-1]) * header.dtype.itemsize
 
 
-def verify(run_dir: str, stage: str, recorded: dict[str, Any] | None) -> list[str]:
-    """Why ``stage``'s outputs no longer match its marker (each reason names a file); [] when they match."""
+def verify(run_dir: str, outputs: tuple[str, ...], recorded: dict[str, Any] | None) -> list[str]:
+    """Why the outputs no longer match its marker (each reason names a file); [] when they match."""
     if not recorded or "files" not in recorded:
         return []
-    now = list_files(run_dir, stage)
+    now = list_files(run_dir, outputs)
     want: dict[str, int] = recorded["files"]
     problems = [f"{p}: missing" for p in sorted(set(want) - set(now))]
     problems += [

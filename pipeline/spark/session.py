@@ -9,7 +9,8 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
-from pipeline.errors import PipelineError
+from pipeline.config import ConfigError
+from pipeline.errors import PipelineError, missing_dependency
 from pipeline.spark.class_archive import OFF, archive_plan, release, start_builder
 
 LOCAL_DEFAULTS: dict[str, str] = {
@@ -151,9 +152,6 @@ def java_cause(exc: BaseException) -> str:
 
 def start_session(app_name: str, master: str | None, settings: Mapping[str, str] | None):
     """:func:`build_session` for the CLI: a failure to start is one ConfigError naming the key and the cause."""
-    from pipeline.config import ConfigError
-    from pipeline.errors import missing_dependency
-
     if master and not _MASTER_URL.match(master) and not _launched_by_spark_submit():
         raise ConfigError(
             "spark.master",

@@ -36,6 +36,7 @@ temporary files behind as a killed worker would.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 
 import numpy as np
 import pyarrow as pa
@@ -44,11 +45,15 @@ from pipeline import storage
 from pipeline.errors import PipelineError
 from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
 from pipeline.megatron.reader import read_index
-from pipeline.run.context import RunContext
+from pipeline.config import PipelineConfig
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Stage
+from pipeline.tokenizer.run_files import load_tokenizer
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
+from pipeline.stage_api import layout
 
 INJECT_PROPERTY = "pipeline.inject_failure"
 # Rows per Arrow batch fed to the encoder (Spark's default is 10,000): on 200 MB of prose and code, 1,000 took
@@ -132,14 +137,12 @@ def _tokenize_source(
 
 def run_tokenize(ctx: RunContext) -> dict:
     """Tokenize the survivors of every source into shards; counts per source plus the dtype choice."""
-    from pipeline.tokenizer.stage import load_tokenizer
-
     started = time.time()
-    tok = load_tokenizer(ctx)
+    tok = load_tokenizer(ctx.config)
     eod_token = ctx.config.tokenizer.eod_token
     eod = tok.token_id(eod_token)
     dtype = dtype_for_vocab(tok.vocab_size)
-    survivors = ctx.spark.read.parquet(ctx.table("dedup", "survivors"))
+    survivors = ctx.spark.read.parquet(ctx.table(layout.SURVIVORS))
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {
@@ -148,7 +151,7 @@ def run_tokenize(ctx: RunContext) -> dict:
         }
     finally:
         tok_bc.unpersist()
-    storage.remove(ctx.path("shards", "_tmp"))
+    storage.remove(ctx.path(layout.SHARDS, "_tmp"))
     return {
         "sources": sources,
         "dtype": dtype.name,
@@ -159,3 +162,12 @@ def run_tokenize(ctx: RunContext) -> dict:
         "special_tokens_in_text": "encoded as ordinary text",
         "seconds": round(time.time() - started, 3),
     }
+
+
+def _inputs(cfg: PipelineConfig) -> dict:
+    return {"tokenizer": asdict(cfg.tokenizer), "tokenize": asdict(cfg.tokenize)}
+
+
+STAGE = Stage(
+    "tokenize", ("tokenizer", "tokenize"), _inputs, run_tokenize, outputs=(layout.SHARDS,), reads=(layout.SURVIVORS,)
+)

@@ -13,28 +13,23 @@ the text while counting and get their own ids after the last merge.
 
 from __future__ import annotations
 
-import json
 import os
+from dataclasses import asdict
 import tempfile
 import time
 
 from pipeline import storage
-from pipeline.config import ConfigError
-from pipeline.errors import PipelineError
-from pipeline.run.context import RunContext
+from pipeline.config import PipelineConfig
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Stage
 from pipeline.spark.worker_task import per_task
-from pipeline.tokenizer.batches import count_partition
+from pipeline.train_tokenizer.batches import count_partition
 from pipeline.tokenizer.bpe import BPETokenizer
+from pipeline.tokenizer.run_files import TOKENIZER_FILES, special_tokens
+from pipeline.stage_api import layout
 
-TOKENIZER_FILES = ("vocab.json", "merges.txt", "tokenizer.json")
 SAMPLE_SEED = 20240917
 _HASH_RANGE = 1 << 62
-
-
-def special_tokens(ctx: RunContext) -> list[str]:
-    """The configured special tokens, with the end-of-document token appended when missing."""
-    cfg = ctx.config.tokenizer
-    return list(dict.fromkeys([*cfg.special_tokens, cfg.eod_token]))
 
 
 def sampled_survivors(ctx: RunContext):
@@ -42,7 +37,7 @@ def sampled_survivors(ctx: RunContext):
     from pyspark.sql import functions as F
 
     fraction = ctx.config.tokenizer.sample_fraction
-    df = ctx.spark.read.parquet(ctx.table("dedup", "survivors")).select("doc_id", "text")
+    df = ctx.spark.read.parquet(ctx.table(layout.SURVIVORS)).select("doc_id", "text")
     if fraction < 1.0:
         bucket = F.pmod(F.xxhash64(F.col("doc_id"), F.lit(SAMPLE_SEED)), F.lit(_HASH_RANGE))
         df = df.where(bucket < F.lit(int(fraction * _HASH_RANGE)))
@@ -56,7 +51,7 @@ def count_table(ctx: RunContext) -> tuple[dict[bytes, int], dict[str, int]]:
     from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
     cfg = ctx.config.tokenizer
-    specials = special_tokens(ctx)
+    specials = special_tokens(ctx.config)
     sample = sampled_survivors(ctx)
     schema = StructType([StructField("pretoken", BinaryType()), StructField("count", LongType())])
     per_partition = sample.select("text").mapInArrow(per_task(lambda it: count_partition(iter(it), specials)), schema)
@@ -94,9 +89,9 @@ def run_train_tokenizer(ctx: RunContext) -> dict:
     started = time.time()
     table, info = count_table(ctx)
     counted = time.time()
-    tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx), progress=None)
+    tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx.config), progress=None)
     trained = time.time()
-    out = ctx.path("tokenizer")
+    out = ctx.path(layout.TOKENIZER)
     storage.remove(out)
     with tempfile.TemporaryDirectory(prefix="tokenizer-") as tmp:
         tok.save(tmp)
@@ -114,59 +109,18 @@ def run_train_tokenizer(ctx: RunContext) -> dict:
     }
 
 
-def _local_copy(url: str, directory: str, name: str) -> str:
-    """``url`` itself when local, else a copy downloaded as ``directory/name``."""
-    if storage.is_local(url):
-        return url[len("file://") :] if url.startswith("file://") else url
-    path = os.path.join(directory, name)
-    with open(path, "wb") as f:
-        f.write(storage.read_bytes(url))
-    return path
 
 
-def _file_error(trained: bool, which: str, message: str) -> PipelineError:
-    """A config error naming ``tokenizer.<which>`` for the user's files; a stage error for the trained ones."""
-    if trained:
-        return PipelineError(f"{message}; rerun with --force train-tokenizer")
-    return ConfigError(f"tokenizer.{which}", message)
+def _inputs(cfg: PipelineConfig) -> dict:
+    return {"tokenizer": asdict(cfg.tokenizer)}
 
 
-def load_tokenizer(ctx: RunContext) -> BPETokenizer:
-    """The run's tokenizer: trained in ``<run>/tokenizer/`` or ``tokenizer.vocab`` + ``tokenizer.merges``.
-
-    Raises ConfigError (``tokenizer.vocab``/``merges``) or PipelineError naming a missing or garbled file.
-    """
-    cfg = ctx.config.tokenizer
-    vocab: str | None
-    merges: str | None
-    if cfg.train:
-        vocab, merges = ctx.path("tokenizer", "vocab.json"), ctx.path("tokenizer", "merges.txt")
-        where = "run train-tokenizer first"
-    else:
-        vocab, merges = cfg.vocab, cfg.merges
-        where = "set tokenizer.vocab and tokenizer.merges (or tokenizer.train: true)"
-    if not vocab or not merges or not storage.exists(vocab) or not storage.exists(merges):
-        raise _file_error(
-            cfg.train,
-            "vocab" if not vocab or not storage.exists(vocab) else "merges",
-            f"tokenizer files not found (vocab={vocab!r}, merges={merges!r}); {where}",
-        )
-    with tempfile.TemporaryDirectory(prefix="tokenizer-") as tmp:
-        local_vocab, local_merges = _local_copy(vocab, tmp, "vocab.json"), _local_copy(merges, tmp, "merges.txt")
-        try:
-            with open(local_vocab, encoding="utf-8") as f:
-                encoder = json.load(f)
-            if not isinstance(encoder, dict) or not all(isinstance(i, int) for i in encoder.values()):
-                raise ValueError("not a JSON object of token -> integer id")
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _file_error(cfg.train, "vocab", f"{vocab!r} is not a GPT-2 vocab.json: {exc}") from None
-        try:
-            tok = BPETokenizer.from_files(local_vocab, local_merges, special_tokens(ctx))
-        except (ValueError, KeyError, UnicodeDecodeError) as exc:
-            raise _file_error(
-                cfg.train,
-                "merges",
-                f"{merges!r} is not a GPT-2 merges.txt matching the vocab: {type(exc).__name__}: {exc}",
-            ) from None
-    tok.token_id(cfg.eod_token)  # present: special_tokens() always includes it
-    return tok
+STAGE = Stage(
+    "train-tokenizer",
+    ("tokenizer",),
+    _inputs,
+    run_train_tokenizer,
+    outputs=(layout.TOKENIZER,),
+    reads=(layout.SURVIVORS,),
+    applies=lambda config: config.tokenizer.train,
+)

@@ -1,12 +1,19 @@
-"""What a stage gets to work with: the config, the run directory, the manifest, a lazy SparkSession."""
+"""What a stage gets to work with: the config, the run directory, its tables, a lazy SparkSession, and the
+results of the stages before it in this run."""
 
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
-from pipeline.run.manifest import Manifest
+from pipeline.spark.session import start_session
+from pipeline.spark.tables import TableStore
+from pipeline.stage_api import layout
+
+if TYPE_CHECKING:
+    from pipeline.stage_api.stage import StageResult
 
 
 class RunContext:
@@ -17,33 +24,26 @@ class RunContext:
         self.run_dir = config.output
         self._spark = spark
         self.job_description: str | None = None  # what the Spark UI calls the jobs of the running stage
+        self.results: dict[str, StageResult] = {}  # the stages finished (or reused) so far in this run, by name
 
     def path(self, *parts: str) -> str:
         """A path inside the run directory."""
         return storage.join(self.run_dir, *parts)
 
     @cached_property
-    def tables(self):
+    def tables(self) -> TableStore:
         """Where Spark reads and writes Parquet tables (see :mod:`pipeline.spark.tables`)."""
-        from pipeline.spark.tables import TableStore
-
         return TableStore(self.run_dir, lambda: self.spark)
 
-    def table(self, *parts: str) -> str:
-        """The Hadoop-visible location of a Parquet table of the run (``documents``, ``dedup/edges``...).
+    def table(self, name: str) -> str:
+        """The Hadoop-visible location of a Parquet table of the run (a :mod:`~pipeline.stage_api.layout` name).
 
         No I/O: a table an earlier process wrote is fetched by the runner (``Stage.reads``)."""
-        return self.tables.path(*parts)
-
-    @cached_property
-    def manifest(self) -> Manifest:
-        return Manifest(self.run_dir)
+        return self.tables.path(*layout.parts(name))
 
     @property
     def spark(self):
         if self._spark is None:
-            from pipeline.spark.session import start_session
-
             cfg = self.config.spark
             self._spark = start_session(cfg.app_name, cfg.master, cfg.settings)
             self._spark.sparkContext.setLogLevel(cfg.log_level)

@@ -1,4 +1,4 @@
-"""CLI commands on a finished run: ``report RUN [--json]``, ``explain RUN DOC_ID``, ``sample RUN --removed N``."""
+"""Commands on a finished run: ``report RUN [--json]``, ``explain RUN DOC_ID``, ``sample RUN --removed N``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ import json
 import sys
 
 from pipeline import storage
+from pipeline.report.data import build_report_data
+from pipeline.report.explain import ExplainError, explain, format_explanation, format_sample, sample
+from pipeline.report.publish import write_reports
+from pipeline.report.summary import summary_text
+from pipeline.run.registry import STAGES
+from pipeline.stage_api import layout
 
 COMMANDS = ("report", "explain", "sample")
 
@@ -38,10 +44,8 @@ def add_commands(sub, add_log_level) -> None:
 
 def machine_summary(data: dict) -> dict:
     """What a scheduler alerts on: totals and ratios, per source too (a subset of report.json)."""
-    from pipeline.run.stage import OTHER_REMOVALS
-
     keys = ("documents_read", "rejected", "duplicates_removed", "survivors", "written", "survivor_ratio", "tokens")
-    others = [k for k in OTHER_REMOVALS if k in data["summary"]]  # only the removals the run had
+    others = [k for k in data["summary"].get("removed", {}) if k not in keys]  # only the removals the run had
     return {
         "format": data["format"],
         "run": data["run"],
@@ -52,20 +56,14 @@ def machine_summary(data: dict) -> dict:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run one of :data:`COMMANDS`; output on stdout, errors raised for the CLI's one-line error."""
-    from pipeline.report.explain import ExplainError
-
-    if not storage.exists(storage.join(args.run, "manifest.json")):
+    if not storage.exists(storage.join(args.run, layout.MANIFEST)):
         raise ExplainError(f"{args.run!r} is not a run directory (no manifest.json)")
     if args.command == "report":
         return _report(args)
     if args.command == "explain":
-        from pipeline.report.explain import explain, format_explanation
-
         info = explain(args.run, args.doc_id)
         print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_explanation(info))
         return 0
-    from pipeline.report.explain import format_sample, sample
-
     kind = next(k for k in ("removed", "kept", "rejected") if getattr(args, k) is not None)
     n = getattr(args, kind)
     if n < 0:
@@ -76,16 +74,12 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pipeline.report.data import build_report_data
-    from pipeline.report.publish import write_reports
-    from pipeline.run.summary import summary_text
-
     if args.json:
-        path = storage.join(args.run, "report.json")
-        data = storage.read_json(path) if storage.exists(path) else build_report_data(args.run)
+        path = storage.join(args.run, layout.REPORT_JSON)
+        data = storage.read_json(path) if storage.exists(path) else build_report_data(args.run, STAGES)
         print(json.dumps(machine_summary(data), indent=2, sort_keys=True))
         return 0
-    json_path, html_path = write_reports(args.run)
-    print(summary_text(storage.read_json(storage.join(args.run, "manifest.json"))))
+    json_path, html_path = write_reports(args.run, STAGES)
+    print(summary_text(storage.read_json(storage.join(args.run, layout.MANIFEST))))
     print(f"report: {html_path} (figures: {json_path})", file=sys.stdout)
     return 0

@@ -1,0 +1,38 @@
+"""The run directory's layout: the name of every table, marker and file set a stage writes (docs/stages.md).
+
+Stages, the runner, the report and the command line name the run's parts through these constants, so a
+table is spelled once. Table names are paths relative to the run directory, ``/``-separated.
+"""
+
+from __future__ import annotations
+
+DOCUMENTS = "documents"  # ingest: doc_id, source, text, kept metadata
+REJECTS = "rejects"  # ingest: source, file, position, reason, detail, excerpt
+DEDUP = "dedup"  # the dedup stage's directory
+EDGES = "dedup/edges"
+COMPONENTS = "dedup/components"
+SURVIVORS = "dedup/survivors"
+DEDUP_REPORT = "dedup/report.json"
+CONTAMINATED = "dedup/contaminated"  # decontamination: documents sharing n-grams with a benchmark
+EARLIER_RUNS = "dedup/earlier_runs"  # dedup index: documents matching an earlier run
+EARLIER_MATCHES = "dedup/earlier_matches"
+INDEX_ENTRIES = "dedup/index_entries"  # dedup index: what this run's commit adds
+TOKENIZER = "tokenizer"  # train-tokenizer: vocab.json, merges.txt, tokenizer.json
+SHARDS = "shards"  # tokenize: shards/<source>/part-NNNNN.{bin,idx}
+MEGATRON = "megatron"  # merge-blend: megatron/<source>.{bin,idx}
+BLEND = "blend"  # merge-blend: the blending index files and blend.json
+MANIFEST = "manifest.json"
+MARKER = "_SUCCESS"  # a finished stage's marker, inside ``_stages/<stage>/``
+MARKERS = "_stages"
+REPORT_JSON = "report.json"
+REPORT_HTML = "report.html"
+
+
+def marker(stage: str) -> str:
+    """Where a finished stage leaves its marker, relative to the run directory."""
+    return f"{MARKERS}/{stage}/{MARKER}"
+
+
+def parts(table: str) -> tuple[str, ...]:
+    """``"dedup/edges"`` -> ``("dedup", "edges")``, the form :meth:`RunContext.table` takes."""
+    return tuple(table.split("/"))
