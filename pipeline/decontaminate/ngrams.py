@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import xxhash
 
-from pipeline.dedup.shingles import tokens
+from pipeline.text.words import tokens
 
 
 def word_ngrams(text: str, n: int) -> list[str]:

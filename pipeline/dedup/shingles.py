@@ -14,18 +14,10 @@ from itertools import accumulate, islice
 
 import numpy as np
 
-_WORD = re.compile(r"\w+")
+from pipeline.text.words import count_tokens, tokens
+
 SHINGLE_KINDS = ("word", "char")
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens of ``text``: split on Unicode non-word characters, empties dropped."""
-    return _WORD.findall(text.lower())
-
-
-def count_tokens(text: str) -> int:
-    """Number of word tokens of ``text`` (the quantity compared with ``min_tokens``)."""
-    return len(tokens(text))
+__all__ = ["SHINGLE_KINDS", "count_tokens", "shingles", "shingle_set", "tokens", "unit_shingles", "units"]
 
 
 def check_shingle_params(ngram: int, shingle: str, max_shingles: int | None) -> None:
