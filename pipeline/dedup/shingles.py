@@ -8,7 +8,6 @@ has one shingle made of all of them; a document with no units has no shingles.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from itertools import accumulate, islice
 
