@@ -209,6 +209,7 @@ def main() -> None:
             f'sources:\n  - {{name: web, paths: ["{run}/raw"]}}\n'
         )
         ctx = RunContext(config)
+        ctx.passed_on = layout.SURVIVORS  # as after the dedup stage
         ctx.spark  # start the JVM outside the timed region  # noqa: B018
         runs = []
         for i in range(args.repeat):

@@ -6,6 +6,7 @@ import pytest
 
 from pipeline.cli.commands import main as cli_main
 from pipeline.config import ConfigError, load_config, load_config_text
+from pipeline.run.preflight import check_stage_configs
 from tests.config_texts import config_text, write_jsonl
 
 
@@ -44,7 +45,7 @@ def test_defaults_and_types(base):
 )
 def test_bad_values_name_the_key(base, override, key):
     with pytest.raises(ConfigError) as err:
-        load_config_text(base, [override])
+        check_stage_configs(load_config_text(base, [override]))  # as the command line checks a config
     assert err.value.key == key
     assert key in str(err.value)
 
@@ -98,7 +99,7 @@ def test_blend_weights_in_megatron_mode_need_every_source(tmp_path):
     )
     assert load_config_text(two, ["blend.weights=30 web 70 wiki"]).blend.weights == "30 web 70 wiki"
     with pytest.raises(ConfigError) as err:
-        load_config_text(two, ["blend.weights=30 web", "blend.mode=megatron"])
+        check_stage_configs(load_config_text(two, ["blend.weights=30 web", "blend.mode=megatron"]))
     assert err.value.key == "blend.weights" and "wiki" in str(err.value)
 
 
@@ -163,7 +164,7 @@ def test_source_name_with_trailing_newline_via_override(base):
 )
 def test_every_numeric_key_has_a_range(base, override, key):
     with pytest.raises(ConfigError) as err:
-        load_config_text(base, [override])
+        check_stage_configs(load_config_text(base, [override]))  # as the command line checks a config
     assert err.value.key == key
 
 
@@ -196,7 +197,7 @@ def test_partial_blend_weights_name_the_missing_sources(tmp_path):
     data = tmp_path / "a.jsonl"
     data.write_text('{"text": "x"}\n')
     with pytest.raises(ConfigError) as err:
-        load_config_text(THREE.format(p=data), ["blend.weights=30 web 70 wiki"])
+        check_stage_configs(load_config_text(THREE.format(p=data), ["blend.weights=30 web 70 wiki"]))
     assert err.value.key == "blend.weights" and "code" in str(err.value)
     assert "web" not in str(err.value).split("missing", 1)[1]
     full = load_config_text(THREE.format(p=data), ["blend.weights=30 web 70 wiki 5 code"])

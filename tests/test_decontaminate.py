@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pipeline.decontaminate.ngrams import ReferenceTable, contamination, ngram_hashes, word_ngrams
 from pipeline.run.accounting import AccountingError, account
-from pipeline.run.registry import stage
+from pipeline.run.registry import STAGES, stage
 from tests.index_corpus import random_doc, write_jsonl
 
 
@@ -66,14 +66,14 @@ def test_accounting_counts_contaminated_and_earlier_run_duplicates():
         }
     }
     merged = stage("merge-blend").result({"merge": {"sources": {"web": {"documents": 3, "published": True}}}})
-    table = account(ingest, stage("dedup").result({"sources": dedup}), merged)
+    table = account(STAGES, {r.stage: r for r in (ingest, stage("dedup").result({"sources": dedup}), merged)})
     assert table["web"]["contaminated"] == 3 and table["web"]["duplicates_of_earlier_runs"] == 1
     dedup["web"]["contaminated"] = 2
     with pytest.raises(AccountingError, match="contaminated 2"):
-        account(ingest, stage("dedup").result({"sources": dedup}), merged)
+        account(STAGES, {r.stage: r for r in (ingest, stage("dedup").result({"sources": dedup}), merged)})
     del dedup["web"]["contaminated"], dedup["web"]["duplicates_of_earlier_runs"]  # a run without them: old equation
     with pytest.raises(AccountingError, match=r"removed 2 \+ survivors 3"):
-        account(ingest, stage("dedup").result({"sources": dedup}), merged)
+        account(STAGES, {r.stage: r for r in (ingest, stage("dedup").result({"sources": dedup}), merged)})
 
 
 BENCH_A = (

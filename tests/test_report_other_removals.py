@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.commands import machine_summary
+from pipeline.cli.report import machine_summary
 from pipeline.report.data import build_report_data
 from pipeline.report.html import render_html
 from pipeline.report.summary import summary_text

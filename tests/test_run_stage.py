@@ -85,7 +85,8 @@ def _results(written_web: int = 2, published: bool = True):
 def test_recorded_counts_become_typed_tallies():
     ingest, dedup, merge = _results()
     assert (ingest.sources["web"].read, ingest.sources["web"].rejected, ingest.sources["web"].documents) == (5, 1, 4)
-    assert (dedup.sources["web"].read, dedup.sources["web"].removed, dedup.sources["web"].documents) == (4, 2, 2)
+    assert (dedup.sources["web"].read, dedup.sources["web"].documents) == (4, 2)
+    assert dedup.sources["web"].removed == {"duplicates_removed": 2}
     assert merge.sources["web"].documents == 2 and _results(published=False)[2].sources["web"].documents == 0
     assert ingest.documents_read() == 5 and not ingest.nothing_left()
     assert (
@@ -95,11 +96,22 @@ def test_recorded_counts_become_typed_tallies():
     )
 
 
+def _account(ingest, dedup, merge):
+    return account(STAGES, {r.stage: r for r in (ingest, dedup, merge)})
+
+
 def test_accounting_balances_and_names_a_gap():
-    assert account(*_results()) == {
-        "web": {"documents_read": 5, "rejected": 1, "duplicates_removed": 2, "survivors": 2, "written": 2}
+    assert _account(*_results()) == {
+        "web": {
+            "documents_read": 5,
+            "rejected": 1,
+            "duplicates_removed": 2,
+            "removed": {"duplicates_removed": 2},
+            "survivors": 2,
+            "written": 2,
+        }
     }
-    with pytest.raises(AccountingError, match="web: 2 survivors but 1 documents in megatron/"):
-        account(*_results(written_web=1))
+    with pytest.raises(AccountingError, match="web: 2 survivors but 1 documents in merge-blend"):
+        _account(*_results(written_web=1))
     with pytest.raises(AccountingError, match="web: 2 survivors but 0 documents"):
-        account(*_results(published=False))
+        _account(*_results(published=False))

@@ -10,18 +10,9 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 
-from pipeline.decontaminate.ngrams import ReferenceTable, contamination, ngram_hashes
+from pipeline.decontaminate.ngrams import ngram_hashes
 
 REFERENCE_NGRAM_SCHEMA = pa.schema([("reference", pa.string()), ("hash", pa.int64()), ("ngram", pa.string())])
-MATCH_SCHEMA = pa.schema(
-    [
-        ("doc_id", pa.int64()),
-        ("source", pa.string()),
-        ("reference", pa.string()),
-        ("matches", pa.int64()),
-        ("ngram", pa.string()),
-    ]
-)
 DOC_NGRAM_SCHEMA = pa.schema([("doc_id", pa.int64()), ("hash", pa.int64())])
 
 
@@ -48,31 +39,6 @@ def reference_ngrams(batches: Iterator[pa.RecordBatch], n: int) -> Iterator[pa.R
             [pa.array(refs, pa.string()), pa.array(hashes, pa.int64()), pa.array(grams, pa.string())],
             schema=REFERENCE_NGRAM_SCHEMA,
         )
-
-
-def contaminated_docs(
-    batches: Iterator[pa.RecordBatch], table: ReferenceTable, n: int, min_matches: int
-) -> Iterator[pa.RecordBatch]:
-    """(doc_id, source, text) -> (doc_id, source, reference, matches, ngram) of contaminated documents only.
-
-    ``table`` holds every reference n-gram (the broadcast path); ``ngram`` is one shared n-gram.
-    """
-    for batch in batches:
-        cols: dict[str, list[object]] = {name: [] for name in MATCH_SCHEMA.names}
-        ids, sources = batch.column("doc_id").to_pylist(), batch.column("source").to_pylist()
-        for doc, source, text in zip(ids, sources, batch.column("text").to_pylist(), strict=True):
-            hashes, grams = ngram_hashes(text, n)
-            found = contamination(hashes, table, min_matches)
-            if found is None:
-                continue
-            ref, count, example = found
-            for key, value in zip(
-                MATCH_SCHEMA.names,
-                (doc, source, table.names[ref], count, grams[int(np.searchsorted(hashes, np.uint64(example)))]),
-                strict=True,
-            ):
-                cols[key].append(value)
-        yield pa.RecordBatch.from_pydict(cols, schema=MATCH_SCHEMA)
 
 
 def doc_ngrams(batches: Iterator[pa.RecordBatch], n: int) -> Iterator[pa.RecordBatch]:

@@ -19,18 +19,19 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from pipeline.config import ConfigError, PipelineConfig
-from pipeline.decontaminate.batches import contaminated_docs, doc_ngrams, reference_ngrams
+from pipeline.decontaminate.batches import doc_ngrams, reference_ngrams
+from pipeline.decontaminate.filter import FIELDS, REASON, ContaminationFilter
 from pipeline.decontaminate.ngrams import ReferenceTable
 from pipeline.ingest.records import RecordRules
 from pipeline.ingest.splits import plan_splits, source_files
 from pipeline.ingest.stage import read_records
 from pipeline.stage_api.context import RunContext
 from pipeline.spark.worker_task import per_task
+from pipeline.stage_api.filter import dropped_batches, dropped_ddl
 from pipeline.stage_api import layout
 
 BROADCAST_NGRAMS = 5_000_000  # ~60 MB of sorted hashes and reference indices per executor
 EXAMPLES = 3
-MATCH_DDL = "doc_id long, source string, reference string, matches long, ngram string"
 
 
 def read_references(ctx: RunContext) -> tuple[DataFrame, dict[str, dict]]:
@@ -79,14 +80,17 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
             np.array([index[r["reference"]] for r in rows], np.int32),
             names,
         )
-        shared = spark.sparkContext.broadcast(table)
+        shared = spark.sparkContext.broadcast(ContaminationFilter(table, n, cfg.min_matches))
         found = docs.select("doc_id", "source", "text").mapInArrow(
-            per_task(lambda it: contaminated_docs(iter(it), shared.value, n, cfg.min_matches)), MATCH_DDL
+            per_task(lambda it: dropped_batches(it, [shared.value], FIELDS)), dropped_ddl(FIELDS)
         )
     else:
         lookup = "join"
         found = _joined_matches(docs, distinct, cfg.min_matches, n)
-    found = found.select("doc_id", "source", F.lit("contaminated").alias("reason"), "reference", "matches", "ngram")
+        detail = F.format_string(
+            f"%d distinct {n}-grams shared with reference '%s' (min_matches {cfg.min_matches})", "matches", "reference"
+        )
+        found = found.select("doc_id", "source", F.lit(REASON).alias("reason"), detail.alias("detail"), *FIELDS.names)
     found.write.mode("overwrite").parquet(ctx.table(layout.CONTAMINATED))
     ngrams.unpersist()
     found = spark.read.parquet(ctx.table(layout.CONTAMINATED))

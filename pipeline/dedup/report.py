@@ -30,7 +30,7 @@ def build_report(
     (doc_id, source) rows removed for that reason; ``sections`` are added to the report as they are.
     """
     removed_for = removed_for or {}
-    docs = ctx.spark.read.parquet(ctx.table(layout.DOCUMENTS))
+    docs = ctx.spark.read.parquet(ctx.table(ctx.passed_on))
     keys = ("documents", "duplicates_removed", *removed_for, "survivors")
     per_source = {name: {k: 0 for k in keys} for name in plan.sources}
     for row in docs.groupBy("source").count().collect():

@@ -93,7 +93,7 @@ def run_dedup(ctx: RunContext) -> dict:
     """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
     plan, spark = DedupPlan.from_config(ctx.config), ctx.spark
     timer = StepLog("dedup", spark)
-    docs = spark.read.parquet(ctx.table(layout.DOCUMENTS)).withColumn("rank", _rank_key(plan))
+    docs = spark.read.parquet(ctx.table(ctx.passed_on)).withColumn("rank", _rank_key(plan))
     p, min_tokens = plan.lsh, plan.min_tokens
     extra = ExtraRemovals(ctx, plan, timer)  # decontamination, dedup index (docs/dedup_index.md); no-ops when off
     docs = extra.before_clustering(docs)
@@ -301,7 +301,8 @@ STAGE = Stage(
     outputs=(layout.DEDUP,),
     tally=source_tally("survivors", read="documents", removals=REMOVALS),
     passes_on="survivors",
-    reads=(layout.DOCUMENTS,),
+    reads=(layout.PASSED_ON,),
+    passes=layout.SURVIVORS,
     stop_when_empty=True,
     check_config=_check_config,
     precheck=_precheck,

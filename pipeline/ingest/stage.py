@@ -157,6 +157,7 @@ STAGE = Stage(
     _inputs,
     run_ingest,
     outputs=(layout.DOCUMENTS, layout.REJECTS),
+    passes=layout.DOCUMENTS,
     tally=source_tally("documents", read="documents_read", rejected="rejected"),
     stop_when_empty=True,
 )

@@ -17,6 +17,7 @@ from pipeline.dedup.bands import candidate_probability
 from pipeline.megatron.describe import document_lengths, length_histogram
 from pipeline.megatron.reader import IndexedDataset
 from pipeline.report import examples
+from pipeline.report.summary import removed_by_reason
 from pipeline.stage_api import layout
 from pipeline.stage_api.stage import Stage
 
@@ -63,7 +64,9 @@ def _sources(manifest: dict) -> tuple[dict[str, dict], dict[str, int]]:
         row["rejects_by_reason"] = ingest.get(name, {}).get("rejects_by_reason", {})
         row["tokens"] = tokens.get(name, {}).get("tokens")
         out[name] = row
-    reasons = list(dict.fromkeys(k for r in out.values() for k in r.get("removed", {})))  # the run's, in stage order
+    for row in out.values():
+        row["removed"] = removed_by_reason(row, manifest.get("order", {}).get("removed"))
+    reasons = list(dict.fromkeys(k for r in out.values() for k in r["removed"]))  # the run's, in stage order
     keys = ("documents_read", "rejected", "duplicates_removed", *reasons, "survivors", "written")
     totals: dict[str, Any] = {k: sum(int(r.get(k, 0) or 0) for r in out.values()) for k in keys}
     totals["removed"] = {k: totals[k] for k in reasons}

@@ -4,18 +4,33 @@ rest of :mod:`pipeline.report`)."""
 from __future__ import annotations
 
 
-def _removed(row: dict) -> dict[str, int]:
-    """A source's removals by reason (a manifest from before ``removed`` was recorded: its duplicates only)."""
-    if "removed" in row:
-        return dict(row["removed"])
-    return {"duplicates_removed": row.get("duplicates_removed", 0)}
+# the removal reasons a manifest recorded as plain keys before it recorded ``removed`` (read back, never written)
+LEGACY_REMOVALS = ("duplicates_removed", "contaminated", "duplicates_of_earlier_runs")
+
+
+def removed_by_reason(row: dict, order: list[str] | None = None) -> dict[str, int]:
+    """A source's accounting row's removals by reason, in ``order`` (the manifest's, stage by stage)."""
+    if "removed" not in row:
+        return {reason: row[reason] for reason in LEGACY_REMOVALS if reason in row}
+    found = row["removed"]
+    return {reason: found[reason] for reason in [*(order or []), *sorted(found)] if reason in found}
+
+
+def stage_order(manifest: dict) -> list[str]:
+    """The stages of the run in the order they ran (a manifest without ``order``: by finishing time)."""
+    stages = manifest.get("stages", {})
+    if "order" in manifest:
+        return [n for n in manifest["order"]["stages"] if n in stages]
+    return sorted(stages, key=lambda n: stages[n].get("finished") or "")
 
 
 def summary_text(data: dict) -> str:
     """A few lines a person reads at the end of a run: per-stage times, per-source accounting, blend."""
     lines = ["stage             seconds"]
     stages = data.get("stages", {})
-    for name, info in stages.items():  # recorded in run order
+    order = data.get("order", {}).get("removed")
+    for name in stage_order(data):
+        info = stages[name]
         lines.append(f"  {name:<16}{info.get('seconds', 0):>8.1f}")
     table = data.get("accounting", {})
     if table:
@@ -24,16 +39,17 @@ def summary_text(data: dict) -> str:
         for name in [n for n in config_order if n in table] + sorted(set(table) - set(config_order)):
             row = table[name]
             lines.append(
-                f"  {name:<10}{row['documents_read']:>6}{row['rejected']:>10}{sum(_removed(row).values()):>9}"
+                f"  {name:<10}{row['documents_read']:>6}{row['rejected']:>10}{sum(removed_by_reason(row).values()):>9}"
                 f"{row['survivors']:>11}{row['written']:>9}"
             )
-        reasons = list(dict.fromkeys(k for row in table.values() for k in _removed(row)))
+        reasons = list(dict.fromkeys(k for row in table.values() for k in removed_by_reason(row, order)))
         if reasons != ["duplicates_removed"]:
+            names = [n for n in config_order if n in table] + sorted(set(table) - set(config_order))
             for reason in reasons:
-                counts = ", ".join(f"{n} {_removed(r).get(reason, 0)}" for n, r in table.items())
+                counts = ", ".join(f"{n} {removed_by_reason(table[n]).get(reason, 0)}" for n in names)
                 lines.append(f"{reason.replace('_', ' ')}: {counts}")
-    for info in stages.values():
-        counts = info.get("counts") or {}
+    for name in stage_order(data):
+        counts = stages[name].get("counts") or {}
         for entry in counts.get("left_out") or []:
             if isinstance(entry, dict):
                 lines.append(f"left out of the blend: {entry['source']} (weight {entry['weight']}: {entry['why']})")

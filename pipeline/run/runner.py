@@ -15,6 +15,7 @@ from pipeline.run.registry import STAGE_NAMES, STAGES
 from pipeline.run.stage_outputs import record as record_outputs
 from pipeline.run.stage_outputs import verify as verify_outputs
 from pipeline.secrets import redact_data
+from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Stage, StageResult
 
@@ -84,7 +85,7 @@ def run_stages(
             stage.precheck(ctx)
     manifest = Manifest(ctx.run_dir)
     upstream, recomputed, started_manifest = "", False, False
-    ctx.results = {}
+    ctx.results, ctx.passed_on = {}, layout.DOCUMENTS
     for index, stage in enumerate(stages[: last + 1]):
         if not stage.applies(ctx.config):
             continue
@@ -106,12 +107,14 @@ def run_stages(
         if action == "reuse" and marker is not None:
             log(f"[{stage.name}] already finished, reusing its outputs")
             ctx.results[stage.name], upstream = stage.result(marker.get("counts", {})), fp
+            ctx.passed_on = stage.passes or ctx.passed_on
             _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
             continue
         if not started_manifest:  # the manifest describes the config of the outputs being written
             manifest.start(ctx.config)
             started_manifest = True
         ctx.results[stage.name] = _run_one(ctx, manifest, stages, index, fp, inputs, log)
+        ctx.passed_on = stage.passes or ctx.passed_on
         upstream, recomputed = fp, True
         _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
     accounted = [s.name for s in stages if s.accounted and s.applies(ctx.config)]
@@ -192,6 +195,9 @@ def _finish_run(ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], 
     """Check the accounting equation (raises AccountingError), write the report and summary, then let each stage
     make its last step (the dedup index commit), recorded in the manifest."""
     manifest.data["accounting"] = account(stages, ctx.results)
+    ran = [s for s in stages if s.name in ctx.results]
+    reasons = [r for s in ran for t in ctx.results[s.name].sources.values() for r in t.removed]
+    manifest.data["order"] = {"stages": [s.name for s in ran], "removed": list(dict.fromkeys(reasons))}  # JSON sorts keys
     manifest.save()
     log("[accounting] every document read is rejected, removed for a reason, or written")
     log("[report] {} and {}".format(*write_reports(ctx.run_dir, stages)))

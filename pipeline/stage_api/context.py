@@ -25,6 +25,7 @@ class RunContext:
         self._spark = spark
         self.job_description: str | None = None  # what the Spark UI calls the jobs of the running stage
         self.results: dict[str, StageResult] = {}  # the stages finished (or reused) so far in this run, by name
+        self.passed_on: str = layout.DOCUMENTS  # the table of documents the last stage passed on (Stage.passes)
 
     def path(self, *parts: str) -> str:
         """A path inside the run directory."""

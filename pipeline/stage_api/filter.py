@@ -9,7 +9,7 @@ dropped it. Decontamination is a filter (``pipeline.decontaminate.filter``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -100,3 +100,17 @@ def _dropped_rows(batch: pa.RecordBatch, result: FilterResult, rows: np.ndarray,
         given = result.fields.get(extra.name)
         columns[extra.name] = given.take(take).cast(extra.type) if given is not None else pa.nulls(len(rows), extra.type)
     return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)
+
+
+def dropped_batches(
+    batches: Iterable[pa.RecordBatch], filters: Sequence[Filter], fields: pa.Schema | None = None
+) -> Iterator[pa.RecordBatch]:
+    """The dropped rows of every batch (:func:`apply_filters`), for a Spark step that lists what filters removed."""
+    for batch in batches:
+        yield apply_filters(batch, filters, fields).dropped
+
+
+def dropped_ddl(fields: pa.Schema | None = None) -> str:
+    """The Spark DDL of :func:`dropped_batches`' rows."""
+    types = {pa.int64(): "long", pa.string(): "string", pa.float64(): "double", pa.int32(): "int"}
+    return ", ".join(f"{f.name} {types[f.type]}" for f in _dropped_schema(fields))

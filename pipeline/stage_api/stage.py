@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.config import PipelineConfig
+from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 
 
@@ -97,6 +98,7 @@ class Stage:
     tally: Callable[[dict[str, Any]], dict[str, SourceTally]] = no_tally
     passes_on: str | None = None  # the accounting's name for the documents it passes on ("survivors", ...)
     reads: tuple[str, ...] = ()  # the run's Parquet tables it reads (layout names), fetched before it runs
+    passes: str | None = None  # the table of the documents it passes on, which the next stage reads (layout name)
     applies: Callable[[PipelineConfig], bool] = lambda config: True  # noqa: E731 - False: skipped
     stop_when_empty: bool = False  # a run stops after it when it passes no document on
     # rules of its config section that span fields; raise ConfigError naming the key (before Spark starts)
@@ -114,7 +116,7 @@ class Stage:
     def run(self, ctx: RunContext) -> StageResult:
         """Fetch the tables it reads, run it; a missing third-party package raises its ``ImportError`` as is."""
         for table in self.reads:
-            ctx.tables.fetch(*table.split("/"))
+            ctx.tables.fetch(*layout.parts(ctx.passed_on if table == layout.PASSED_ON else table))
         return self.result(self.body(ctx))
 
     def result(self, counts: dict[str, Any]) -> StageResult:

@@ -142,7 +142,7 @@ def run_tokenize(ctx: RunContext) -> dict:
     eod_token = ctx.config.tokenizer.eod_token
     eod = tok.token_id(eod_token)
     dtype = dtype_for_vocab(tok.vocab_size)
-    survivors = ctx.spark.read.parquet(ctx.table(layout.SURVIVORS))
+    survivors = ctx.spark.read.parquet(ctx.table(ctx.passed_on))
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {
@@ -169,5 +169,5 @@ def _inputs(cfg: PipelineConfig) -> dict:
 
 
 STAGE = Stage(
-    "tokenize", ("tokenizer", "tokenize"), _inputs, run_tokenize, outputs=(layout.SHARDS,), reads=(layout.SURVIVORS,)
+    "tokenize", ("tokenizer", "tokenize"), _inputs, run_tokenize, outputs=(layout.SHARDS,), reads=(layout.PASSED_ON,)
 )
