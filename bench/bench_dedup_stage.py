@@ -15,8 +15,8 @@ from harness import DATA, PeakMemory, config_text, corpus, session
 
 from pipeline.config import load_config_text
 from pipeline.dedup import minhash_signatures
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 
 
 def kernel_rate(raw, megabytes: float = 20) -> float:

@@ -13,8 +13,8 @@ import time
 from harness import DATA, corpus, session
 
 from pipeline.config import load_config_text
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 
 
 def baseline(path) -> float:

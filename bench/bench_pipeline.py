@@ -13,9 +13,9 @@ import time
 from harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
-from pipeline.stage_api.context import RunContext
 from pipeline.run.registry import STAGE_NAMES
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 
 
 def run_once(spark, megabytes: float, overrides: list[str]) -> dict[str, float]:

@@ -103,8 +103,8 @@ def parquet_copy(jsonl: Path, column: str) -> Path:
 def ours_child(config_path: str, overrides: list[str]) -> None:
     """Ingest then dedup in this one process and one SparkSession, as ``python -m pipeline run`` would."""
     from pipeline.cli.commands import prepare
-    from pipeline.stage_api.context import RunContext
     from pipeline.run.runner import run_stages
+    from pipeline.stage_api.context import RunContext
 
     ctx = RunContext(prepare(config_path, overrides))
     for stage in ("ingest", "dedup"):

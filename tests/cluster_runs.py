@@ -170,8 +170,8 @@ def local_reference_run(spark, standalone_config, tmp_path_factory) -> Path:
     byte-identical.
     """
     from pipeline.cli.commands import prepare
-    from pipeline.stage_api.context import RunContext
     from pipeline.run.runner import run_stages
+    from pipeline.stage_api.context import RunContext
 
     out = tmp_path_factory.mktemp("local-reference") / "run"
     config = prepare(str(standalone_config), [f"output={out}", *SMALL_OVERRIDES])

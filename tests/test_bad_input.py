@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 
 pytestmark = pytest.mark.spark
 WORDS = (

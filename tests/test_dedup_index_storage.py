@@ -82,8 +82,8 @@ def test_concurrent_commits_both_land_and_other_parameters_are_refused(index_url
 def test_two_runs_with_the_index_in_a_bucket_then_compacted(spark, s3_emulator, tmp_path):
     from pipeline.config import load_config_text
     from pipeline.dedup_index.commit import commit_run
-    from pipeline.stage_api.context import RunContext
     from pipeline.run.runner import run_stages
+    from pipeline.stage_api.context import RunContext
     from tests.storage_fixtures import S3_ENV, new_bucket, restore_worker_env, spark_worker_env
 
     index = f"{new_bucket('s3')}/dedup-index"

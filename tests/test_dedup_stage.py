@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 from tests.oracles import require_oracle
 
 nx = require_oracle("networkx")

@@ -14,8 +14,8 @@ import pytest
 
 from pipeline.cli.commands import prepare
 from pipeline.config import load_config_text
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 from tests.storage_fixtures import GCS_ENV, S3_ENV, list_objects, new_bucket, restore_worker_env, spark_worker_env
 
 pytestmark = pytest.mark.spark

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import StageError, run_stages
+from pipeline.stage_api.context import RunContext
 from tests.cluster_runs import file_digests
 from tests.oracles import require_oracle
 

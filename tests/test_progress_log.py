@@ -107,8 +107,8 @@ def test_the_dedup_stage_runs_each_step_under_its_own_job_description(spark, tmp
     """The real stage: the description is read inside the buckets and verify steps' own code."""
     import pipeline.dedup.stage as dedup_stage
     from pipeline.config import load_config
-    from pipeline.stage_api.context import RunContext
     from pipeline.run.runner import run_stages
+    from pipeline.stage_api.context import RunContext
 
     seen: list[tuple[str, str | None]] = []
     for name in ("candidate_edges", "verify_edges"):

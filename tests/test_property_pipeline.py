@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from pipeline.config import load_config_text
 from pipeline.megatron import IndexedDataset
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark

@@ -12,8 +12,8 @@ import pytest
 
 from pipeline.cli.commands import main
 from pipeline.config import load_config_text
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]

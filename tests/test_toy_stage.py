@@ -71,5 +71,7 @@ def test_a_stage_from_tests_is_resumed_verified_accounted_and_reported(spark, tm
     part.unlink()
     messages.clear()
     run_stages(_context(spark, out), log=messages.append, stages=TOY_STAGES)
-    assert any(re.match(r"\[toy\] WARNING: its outputs changed since it finished: toy/kept/.*: missing", m) for m in messages)
+    assert any(
+        re.match(r"\[toy\] WARNING: its outputs changed since it finished: toy/kept/.*: missing", m) for m in messages
+    )
     assert "[toy] running" in messages and "[dedup] running" in messages

@@ -41,7 +41,9 @@ def _run_toy(ctx: RunContext) -> dict:
     kept = docs.mapInArrow(per_task(_kept_batches), docs.schema)
     kept.write.mode("overwrite").parquet(ctx.table(KEPT))
     before = {r["source"]: r["count"] for r in docs.groupBy("source").count().collect()}
-    after = {r["source"]: r["count"] for r in ctx.spark.read.parquet(ctx.table(KEPT)).groupBy("source").count().collect()}
+    after = {
+        r["source"]: r["count"] for r in ctx.spark.read.parquet(ctx.table(KEPT)).groupBy("source").count().collect()
+    }
     sources = {
         s.name: {"read": before.get(s.name, 0), "toy_word": before.get(s.name, 0) - after.get(s.name, 0),
                  "documents": after.get(s.name, 0)}

@@ -9,15 +9,15 @@ import sys
 import time
 import traceback
 
-from pipeline.config import ConfigError, PipelineConfig, load_config
-from pipeline.errors import PipelineError, missing_dependency, one_line
-from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
 from pipeline.cli.index import index_main
 from pipeline.cli.inspect import inspect_main
 from pipeline.cli.report import COMMANDS as REPORT_COMMANDS
 from pipeline.cli.report import add_commands as add_report_commands
 from pipeline.cli.report import run_command as run_report_command
+from pipeline.config import ConfigError, PipelineConfig, load_config
+from pipeline.errors import PipelineError, missing_dependency, one_line
 from pipeline.ingest.splits import source_files
+from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
 from pipeline.report.summary import summary_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.preflight import check_paths, check_stage_configs

@@ -12,6 +12,7 @@ import tempfile
 
 from pipeline import storage
 from pipeline.megatron import IndexedDatasetError, describe_dataset, validate
+from pipeline.tokenizer import BPETokenizer
 
 BAR_WIDTH = 40
 
@@ -25,8 +26,6 @@ def _strip_suffix(prefix: str) -> str:
 
 def _decoder(tokenizer_dir: str):
     """``decode(ids) -> str`` of the tokenizer in ``tokenizer_dir`` (local or fsspec URL)."""
-    from pipeline.tokenizer import BPETokenizer
-
     with tempfile.TemporaryDirectory(prefix="inspect-") as tmp:
         paths = []
         for name in ("vocab.json", "merges.txt"):

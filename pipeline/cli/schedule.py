@@ -23,9 +23,15 @@ import argparse
 import datetime as dt
 import json
 import os
+import sys
 from typing import Any
 
+import yaml
+
+import pipeline
+from pipeline.cli.commands import main
 from pipeline.errors import UsageError
+from pipeline.storage import read_text
 
 PLACEHOLDER = "{date}"
 _RELATIVE = {"today": 0, "yesterday": -1}
@@ -125,10 +131,6 @@ def cli_argv(command: str, argv: list[str]) -> list[str]:
     ``--date`` becomes overrides placed before the user's own ``--set`` (which therefore win).
     A config with ``{date}`` placeholders and no ``--date`` is refused.
     """
-    import yaml
-
-    from pipeline.storage import read_text
-
     parser = argparse.ArgumentParser(prog=job_file(command), add_help=True)
     parser.add_argument("--config", required=True, help="YAML config: local path, gs:// or s3://")
     parser.add_argument("--date", help="run date: YYYY-MM-DD, 'today' or 'yesterday' (UTC); fills {date}")
@@ -156,11 +158,6 @@ def cli_argv(command: str, argv: list[str]) -> list[str]:
 
 def job_main(command: str, argv: list[str] | None = None) -> int:
     """What ``jobs/job_<stage>.py`` runs: resolve ``--date`` and hand over to :func:`pipeline.cli.commands.main`."""
-    import sys
-
-    import pipeline
-    from pipeline.cli.commands import main
-
     # Which copy of the package runs (the --py-files zip, a wheel...): the first thing to check on a cluster.
     print(f"{command}: pipeline package from {pipeline.__file__}", flush=True)
     try:

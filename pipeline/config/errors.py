@@ -1,6 +1,7 @@
 """The one error type for bad configuration: always names the offending key."""
 
 from pipeline.errors import UsageError
+from pipeline.secrets import redact_text
 
 
 class ConfigError(UsageError, ValueError):
@@ -8,6 +9,4 @@ class ConfigError(UsageError, ValueError):
 
     def __init__(self, key: str, message: str) -> None:
         self.key = key
-        from pipeline.secrets import redact_text  # a URL's password never reaches a message
-
-        super().__init__(redact_text(f"config key '{key}': {message}"))
+        super().__init__(redact_text(f"config key '{key}': {message}"))  # a URL's password never reaches a message

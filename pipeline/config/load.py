@@ -14,12 +14,11 @@ import yaml
 
 from pipeline.config.errors import ConfigError
 from pipeline.config.schema import PipelineConfig
+from pipeline.storage import read_text
 
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> PipelineConfig:
     """Read a YAML config (local path or fsspec URL), apply ``key.sub=value`` overrides, validate."""
-    from pipeline.storage import read_text
-
     return load_config_text(read_text(str(path)), overrides, origin=str(path))
 
 

@@ -41,7 +41,9 @@ class ContaminationFilter:
             ref, count, example = found
             name = self.table.names[ref]
             keep[i], reason[i] = False, REASON
-            detail[i] = f"{count} distinct {self.n}-grams shared with reference {name!r} (min_matches {self.min_matches})"
+            detail[i] = (
+                f"{count} distinct {self.n}-grams shared with reference {name!r} (min_matches {self.min_matches})"
+            )
             fields["reference"][i], fields["matches"][i] = name, count
             fields["ngram"][i] = grams[int(np.searchsorted(hashes, np.uint64(example)))]
         arrays = {f.name: pa.array(fields[f.name], f.type) for f in FIELDS}

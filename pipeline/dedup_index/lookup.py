@@ -17,9 +17,9 @@ from pipeline.dedup.plan import DedupPlan
 from pipeline.dedup_index.batches import MATCH_DDL, pair_jaccards
 from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head
 from pipeline.dedup_index.tables import live_tables
-from pipeline.stage_api.context import RunContext
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
 
 
 def index_parameters(p: LshParams) -> dict:

@@ -29,9 +29,10 @@ from pipeline.errors import PipelineError
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
 from pipeline.megatron.format import bin_path, idx_path
 from pipeline.megatron.merge import merge_indexed_datasets
+from pipeline.megatron.reader import read_index
 from pipeline.megatron.validate import validate
-from pipeline.stage_api.context import RunContext
 from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import SourceTally, Stage
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name
 
@@ -90,8 +91,6 @@ def merge_source(ctx: RunContext, source: str) -> dict:
 
 
 def _documents(prefix: str) -> int:
-    from pipeline.megatron.reader import read_index
-
     return read_index(prefix, mmap=False)[0].document_count
 
 

@@ -168,4 +168,3 @@ def build_report_data(
         "blend": None,
         **stage_sections(run, manifest, stages),
     }
-

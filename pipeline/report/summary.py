@@ -3,7 +3,6 @@ rest of :mod:`pipeline.report`)."""
 
 from __future__ import annotations
 
-
 # the removal reasons a manifest recorded as plain keys before it recorded ``removed`` (read back, never written)
 LEGACY_REMOVALS = ("duplicates_removed", "contaminated", "duplicates_of_earlier_runs")
 

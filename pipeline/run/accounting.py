@@ -30,7 +30,9 @@ def _check_source(name: str, steps: list[tuple[Stage, SourceTally]]) -> list[str
                 before = previous[0].passes_on or f"documents after {previous[0].name}"
                 problems.append(f"{name}: {handed} {before} but {tally.documents} documents in {stage.name}")
             elif tally.read is not None and tally.read != handed:
-                problems.append(f"{name}: {previous[0].name} passed on {handed} documents, {stage.name} read {tally.read}")
+                problems.append(
+                    f"{name}: {previous[0].name} passed on {handed} documents, {stage.name} read {tally.read}"
+                )
         if tally.read is not None and tally.read != tally.rejected + sum(tally.removed.values()) + tally.documents:
             terms = ([f"rejected {tally.rejected}"] if tally.rejected else []) + [
                 f"{reason} {count}" for reason, count in tally.removed.items()

@@ -11,7 +11,7 @@ from pipeline.logs import format_counts, run_progress, stage_jobs
 from pipeline.report.publish import write_reports
 from pipeline.run.accounting import account
 from pipeline.run.manifest import Manifest, fingerprint, marker_path
-from pipeline.run.registry import STAGE_NAMES, STAGES
+from pipeline.run.registry import STAGES
 from pipeline.run.stage_outputs import record as record_outputs
 from pipeline.run.stage_outputs import verify as verify_outputs
 from pipeline.secrets import redact_data
@@ -197,7 +197,10 @@ def _finish_run(ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], 
     manifest.data["accounting"] = account(stages, ctx.results)
     ran = [s for s in stages if s.name in ctx.results]
     reasons = [r for s in ran for t in ctx.results[s.name].sources.values() for r in t.removed]
-    manifest.data["order"] = {"stages": [s.name for s in ran], "removed": list(dict.fromkeys(reasons))}  # JSON sorts keys
+    manifest.data["order"] = {
+        "stages": [s.name for s in ran],
+        "removed": list(dict.fromkeys(reasons)),
+    }  # JSON sorts keys
     manifest.save()
     log("[accounting] every document read is rejected, removed for a reason, or written")
     log("[report] {} and {}".format(*write_reports(ctx.run_dir, stages)))

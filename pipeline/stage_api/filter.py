@@ -98,7 +98,9 @@ def _dropped_rows(batch: pa.RecordBatch, result: FilterResult, rows: np.ndarray,
         if extra.name in columns:
             continue
         given = result.fields.get(extra.name)
-        columns[extra.name] = given.take(take).cast(extra.type) if given is not None else pa.nulls(len(rows), extra.type)
+        columns[extra.name] = (
+            given.take(take).cast(extra.type) if given is not None else pa.nulls(len(rows), extra.type)
+        )
     return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)
 
 

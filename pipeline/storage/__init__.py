@@ -23,6 +23,7 @@ from typing import IO, Any
 
 import fsspec
 
+from pipeline.storage.objectstore import server_side_concat
 from pipeline.storage.paths import is_local, join, local_path, resolve, scheme, unstrip
 
 __all__ = [
@@ -203,8 +204,6 @@ def concat(
     ``os.sendfile`` (no copy through Python); anything else goes through fsspec file objects
     ``chunk_size`` bytes at a time.
     """
-    from pipeline.storage.objectstore import server_side_concat
-
     server_side = server_side_concat(sources, dest)
     if server_side is not None:
         return server_side(sources, dest, on_bytes=on_bytes)

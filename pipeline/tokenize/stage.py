@@ -42,18 +42,18 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline import storage
+from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
 from pipeline.megatron.reader import read_index
-from pipeline.config import PipelineConfig
-from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import Stage
-from pipeline.tokenizer.run_files import load_tokenizer
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task
+from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Stage
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
-from pipeline.stage_api import layout
+from pipeline.tokenizer.run_files import load_tokenizer
 
 INJECT_PROPERTY = "pipeline.inject_failure"
 # Rows per Arrow batch fed to the encoder (Spark's default is 10,000): on 200 MB of prose and code, 1,000 took

@@ -14,19 +14,19 @@ the text while counting and get their own ids after the last merge.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
 import tempfile
 import time
+from dataclasses import asdict
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
+from pipeline.spark.worker_task import per_task
+from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Stage
-from pipeline.spark.worker_task import per_task
-from pipeline.train_tokenizer.batches import count_partition
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.run_files import TOKENIZER_FILES, special_tokens
-from pipeline.stage_api import layout
+from pipeline.train_tokenizer.batches import count_partition
 
 SAMPLE_SEED = 20240917
 _HASH_RANGE = 1 << 62
@@ -107,8 +107,6 @@ def run_train_tokenizer(ctx: RunContext) -> dict:
         "seconds_counting": round(counted - started, 3),
         "seconds_training": round(trained - counted, 3),
     }
-
-
 
 
 def _inputs(cfg: PipelineConfig) -> dict:
