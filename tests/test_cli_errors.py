@@ -125,16 +125,18 @@ def test_spark_s_own_reason_for_refusing_a_master_is_the_error_line(tmp_path):
     assert "'spark.master'" in lines[0] and "Asked to run locally with 0 threads" in lines[0]
 
 
-def test_missing_pyspark_is_reported_by_package_name(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(REPO)
-    for name in list(sys.modules):
-        if name == "pyspark" or name.startswith("pyspark.") or name in ("pipeline.ingest.stage",):
-            monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "pyspark", None)  # "import pyspark" now raises ModuleNotFoundError
-    code, line = _run_main(["ingest", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}"], capsys)
-    assert code == 1
-    assert "pyspark is not installed: pip install pyspark" in line and "not built yet" not in line
-    assert not (tmp_path / "run" / "_run.lock").exists()  # the lock was released
+def test_missing_pyspark_is_reported_by_package_name(tmp_path):
+    blocked = "import runpy, sys; sys.modules['pyspark'] = None; runpy.run_module('pipeline', run_name='__main__')"
+    argv = ["ingest", "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}"]
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, *argv], cwd=REPO, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    lines = _error_lines(done.stderr)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "pyspark is not installed: pip install pyspark" in lines[0] and "not built yet" not in lines[0]
+    assert not (tmp_path / "run" / "_run.lock").exists()
 
 
 def test_missing_java_is_one_line(tmp_path, monkeypatch, capsys):

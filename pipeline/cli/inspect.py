@@ -12,6 +12,7 @@ import tempfile
 
 from pipeline import storage
 from pipeline.megatron import IndexedDatasetError, describe_dataset, validate
+from pipeline.stage_api import layout
 from pipeline.tokenizer import BPETokenizer
 
 BAR_WIDTH = 40
@@ -52,7 +53,7 @@ def trace_documents(prefix: str, indices: list[int]) -> dict[int, dict]:
 
     parent, source = posixpath.split(prefix.replace("\\", "/").rstrip("/"))
     run, folder = posixpath.split(parent)
-    survivors = storage.join(run, "dedup", "survivors")
+    survivors = storage.join(run, layout.SURVIVORS)
     if folder != "megatron" or not indices or not storage.exists(survivors):
         return {}
     fs, path = storage.resolve(survivors)

@@ -23,6 +23,7 @@ from pipeline.stage_api.stage import Stage
 
 FORMAT = "spark-pretrain-pipeline/report/1"
 S_CURVE_POINTS = 101
+SOURCE_FIGURES = ("documents_read", "rejects_by_reason", "tokens")  # per-source figures a stage records
 DEDUP_STEPS = ("features", "exact_prepass", "buckets", "verify", "components", "survivors")  # run order
 
 
@@ -52,17 +53,24 @@ def parameters(config: dict) -> list[dict[str, Any]]:
 def _sources(manifest: dict) -> tuple[dict[str, dict], dict[str, int]]:
     stages = manifest.get("stages", {})
     accounting = manifest.get("accounting") or {}
-    ingest = stages.get("ingest", {}).get("counts", {}).get("sources", {})
-    tokens = stages.get("tokenize", {}).get("counts", {}).get("sources", {})
+    per_source: dict[str, dict] = {}  # what the stages recorded per source: rejects by reason, tokens, ...
+    for info in stages.values():
+        for name, row in ((info.get("counts") or {}).get("sources") or {}).items():
+            if isinstance(row, dict):
+                figures = per_source.setdefault(name, {})
+                for key in SOURCE_FIGURES:
+                    if key in row:
+                        figures.setdefault(key, row[key])
     order = [s["name"] for s in manifest.get("config", {}).get("sources", [])]
-    names = [n for n in order if n in accounting or n in ingest] + sorted(set(accounting) - set(order))
+    names = [n for n in order if n in accounting or n in per_source] + sorted(set(accounting) - set(order))
     out: dict[str, dict] = {}
     for name in names:
+        figures = per_source.get(name, {})
         row = dict(accounting.get(name, {}))
-        row.setdefault("documents_read", ingest.get(name, {}).get("documents_read", 0))
+        row.setdefault("documents_read", figures.get("documents_read", 0))
         row["survivor_ratio"] = _ratio(row.get("survivors", 0), row["documents_read"])
-        row["rejects_by_reason"] = ingest.get(name, {}).get("rejects_by_reason", {})
-        row["tokens"] = tokens.get(name, {}).get("tokens")
+        row["rejects_by_reason"] = figures.get("rejects_by_reason", {})
+        row["tokens"] = figures.get("tokens")
         out[name] = row
     for row in out.values():
         row["removed"] = removed_by_reason(row, manifest.get("order", {}).get("removed"))

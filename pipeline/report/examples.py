@@ -7,15 +7,13 @@ from typing import Any
 
 from pipeline.dedup.jaccard import text_jaccard
 from pipeline.report.tables import (
-    COMPONENTS,
-    DOCUMENTS,
-    REJECTS,
     excerpt,
     has_table,
     iter_rows,
     read_rows,
     rows_by_doc_id,
 )
+from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS
 
 PER_SOURCE = 3  # examples of each kind per source (and per reject reason)
 EXCERPT_CHARS = 1500  # of each document shown side by side

@@ -20,10 +20,6 @@ from pipeline.errors import PipelineError
 from pipeline.ingest.doc_id import doc_id as compute_doc_id
 from pipeline.report.examples import DOC_COLUMNS, exact_jaccard
 from pipeline.report.tables import (
-    COMPONENTS,
-    DOCUMENTS,
-    REJECTS,
-    SURVIVORS,
     edges_touching,
     excerpt,
     has_table,
@@ -31,6 +27,8 @@ from pipeline.report.tables import (
     read_rows,
     rows_by_doc_id,
 )
+from pipeline.stage_api import layout
+from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS, SURVIVORS
 
 MEMBERS_SHOWN = 50  # cluster members whose texts are read (and listed)
 EXCERPT = 300
@@ -42,7 +40,7 @@ class ExplainError(PipelineError, LookupError):
 
 def _run_parameters(run: str) -> tuple[dict, dict]:
     """(dedup parameters from ``dedup/report.json``, the run's dedup config from ``manifest.json``)."""
-    report = storage.join(run, "dedup", "report.json")
+    report = storage.join(run, layout.DEDUP_REPORT)
     if not storage.exists(report):
         raise ExplainError(f"{report} not found: the dedup stage has not finished in {run}")
     manifest = storage.read_json(storage.join(run, "manifest.json"))

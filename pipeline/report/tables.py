@@ -10,12 +10,7 @@ from collections.abc import Iterable, Iterator
 
 from pipeline import storage
 from pipeline.errors import PipelineError
-
-DOCUMENTS = "documents"
-REJECTS = "rejects"
-EDGES = "dedup/edges"
-COMPONENTS = "dedup/components"
-SURVIVORS = "dedup/survivors"
+from pipeline.stage_api.layout import EDGES
 
 
 class RunNotFoundError(PipelineError, FileNotFoundError):

@@ -1,0 +1,203 @@
+"""The package's architecture (issue #27), checked on the source (AST, nothing imported but the registry):
+
+1. No import cycle between ``pipeline``'s subpackages, imports inside functions included.
+2. At most :data:`MAX_LAZY` imports of our own modules inside functions (``importlib.import_module`` of a
+   ``pipeline`` name counts too), each with a one-line reason: a comment on its line or the line above.
+3. Only ``pipeline.run`` and ``pipeline.cli`` import ``pipeline.run`` (the runner is the roof).
+4. A stage package (one whose ``stage.py`` defines ``STAGE``) imports no other stage's Spark module (its
+   ``stage`` module or a module under its ``spark`` subpackage).
+5. A stage's name that is not also a config section is spelled, as a string, only inside its own package.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import PipelineConfig
+from pipeline.run.registry import STAGES
+from tests.test_layering import _cycles, _import_nodes, import_graph, module_files
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_LAZY = 10
+
+
+def _subpackage(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def subpackage_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Cycles of the graph of subpackages (``pipeline.dedup.x -> pipeline.run.y`` is ``dedup -> run``)."""
+    packages: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        edges = packages.setdefault(_subpackage(name), set())
+        edges.update(_subpackage(t) for t in targets if t in graph and _subpackage(t) != _subpackage(name))
+    return _cycles(packages)
+
+
+def _own_module(node: ast.AST, name: str, modules: dict[str, Path]) -> bool:
+    """Whether an import statement (or ``importlib.import_module("...")`` call) names one of our modules."""
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.level) or (node.module or "").split(".")[0] == name.split(".")[0]
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] == name.split(".")[0] for alias in node.names)
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+        first = node.args[0] if node.args else None
+        return isinstance(first, ast.Constant) and str(first.value).startswith((name.split(".")[0], "."))
+    return False
+
+
+def lazy_imports(root: Path, package: str = "pipeline") -> list[tuple[str, int, bool]]:
+    """(module, line, has a reason) of every import of our own modules made inside a function."""
+    modules = module_files(root, package)
+    found = []
+    for name, path in modules.items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        tree = ast.parse(text)
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            nodes = [n for n in _import_nodes(func) if n is not func] + [
+                n for n in ast.walk(func) if isinstance(n, ast.Call)
+            ]
+            for node in nodes:
+                if _own_module(node, name, modules):
+                    line = node.lineno
+                    reason = "#" in lines[line - 1] or lines[line - 2].strip().startswith("#")
+                    found.append((name, line, reason))
+    return sorted(set(found))
+
+
+def stage_packages(root: Path, package: str = "pipeline") -> set[str]:
+    """Subpackages whose ``stage.py`` defines ``STAGE``."""
+    found = set()
+    for path in (root / package).glob("*/stage.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "STAGE" for t in n.targets) for n in tree.body):
+            found.add(path.parent.name)
+    return found
+
+
+def _is_spark_module(name: str, stage_package: str, package: str = "pipeline") -> bool:
+    prefix = f"{package}.{stage_package}"
+    return name == f"{prefix}.stage" or name == f"{prefix}.spark" or name.startswith(f"{prefix}.spark.")
+
+
+def string_literals(root: Path, package: str = "pipeline") -> dict[str, set[str]]:
+    """Module -> every string constant in it."""
+    found: dict[str, set[str]] = {}
+    for name, path in module_files(root, package).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found[name] = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return found
+
+
+def violations(root: Path, stage_names: dict[str, str], sections: set[str], package: str = "pipeline") -> list[str]:
+    """Every broken rule, one line each; ``stage_names`` maps a stage's name to its package."""
+    graph = import_graph(root, package)
+    problems = [f"subpackage cycle: {' <-> '.join(c)}" for c in subpackage_cycles(graph)]
+    lazy = lazy_imports(root, package)
+    if len(lazy) > MAX_LAZY:
+        problems.append(f"{len(lazy)} lazy imports of {package} modules (at most {MAX_LAZY}): {lazy}")
+    problems += [f"lazy import without a reason: {m} line {line}" for m, line, why in lazy if not why]
+    roof = (f"{package}.run", f"{package}.cli")
+    for name, targets in sorted(graph.items()):
+        if name.startswith(roof) or name == f"{package}.__main__":
+            continue
+        for target in sorted(t for t in targets if t == roof[0] or t.startswith(roof[0] + ".")):
+            problems.append(f"{name} imports {target} (only {package}.run and {package}.cli may)")
+    stages = stage_packages(root, package)
+    for name, targets in sorted(graph.items()):
+        own = _subpackage(name)
+        if own not in stages:
+            continue
+        for target in sorted(targets):
+            other = _subpackage(target)
+            if other in stages and other != own and _is_spark_module(target, other, package):
+                problems.append(f"{name} imports another stage's Spark module {target}")
+    literals = string_literals(root, package)
+    for stage_name, home in sorted(stage_names.items()):
+        if stage_name in sections:
+            continue
+        for name, found in sorted(literals.items()):
+            if stage_name in found and _subpackage(name) != home:
+                problems.append(f"{name} spells the stage name {stage_name!r} (only {package}.{home} may)")
+    return problems
+
+
+def _registered() -> dict[str, str]:
+    return {s.name: s.body.__module__.split(".")[1] for s in STAGES}
+
+
+def _config_sections() -> set[str]:
+    return {f.name for f in dataclasses.fields(PipelineConfig)}
+
+
+def test_the_package_keeps_its_architecture() -> None:
+    assert violations(ROOT, _registered(), _config_sections()) == []
+
+
+def test_the_rules_bite_on_the_real_tree() -> None:
+    """What the rules count exists: stage packages are found, and the lazy imports left have reasons."""
+    assert {"ingest", "dedup", "tokenize", "merge_blend", "train_tokenizer"} <= stage_packages(ROOT)
+    assert "merge-blend" not in _config_sections() and "train-tokenizer" not in _config_sections()
+    assert all(why for _, _, why in lazy_imports(ROOT))
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+CLEAN = {
+    "pipeline/__init__.py": "",
+    "pipeline/cli/__init__.py": "",
+    "pipeline/cli/main.py": "from pipeline.run import runner\n",
+    "pipeline/run/__init__.py": "",
+    "pipeline/run/runner.py": "from pipeline.alpha.stage import STAGE\nfrom pipeline.beta.stage import STAGE as B\n",
+    "pipeline/api/__init__.py": "",
+    "pipeline/api/stage.py": "class Stage: ...\n",
+    "pipeline/alpha/__init__.py": "",
+    "pipeline/alpha/kernel.py": "def f():\n    # lazy: numba compiles on first use\n    from pipeline.alpha import fast\n",
+    "pipeline/alpha/fast.py": "",
+    "pipeline/alpha/stage.py": "from pipeline.api.stage import Stage\nSTAGE = Stage('alpha-one')\n",
+    "pipeline/beta/__init__.py": "",
+    "pipeline/beta/stage.py": "from pipeline.alpha.kernel import f\nSTAGE = 1\n",
+}
+NAMES = {"alpha-one": "alpha", "beta": "beta"}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"pipeline/api/stage.py": "def g():\n    # why\n    from pipeline.alpha import kernel\n"}, "subpackage cycle"),
+        ({"pipeline/alpha/kernel.py": "def f():\n    from pipeline.alpha import fast\n"}, "lazy import without"),
+        (
+            {"pipeline/alpha/kernel.py": "def f():\n" + "    import pipeline.alpha.fast  # r\n" * (MAX_LAZY + 1)},
+            "11 lazy imports",
+        ),
+        (
+            {"pipeline/alpha/kernel.py": "import importlib\ndef f():\n    importlib.import_module('pipeline.alpha.fast')\n"},
+            "lazy import without a reason: pipeline.alpha.kernel line 3",
+        ),
+        ({"pipeline/beta/stage.py": "from pipeline.run import runner\n"}, "pipeline.beta.stage imports pipeline.run"),
+        ({"pipeline/beta/stage.py": "from pipeline.alpha.stage import STAGE\n"}, "pipeline.beta.stage imports another"),
+        ({"pipeline/beta/x.py": "from pipeline.alpha.spark.job import go\n", "pipeline/alpha/spark/job.py": ""},
+         "pipeline.beta.x imports another stage's Spark module pipeline.alpha.spark.job"),
+        ({"pipeline/run/report.py": "NAME = 'alpha-one'\n"}, "pipeline.run.report spells the stage name 'alpha-one'"),
+    ],
+)  # fmt: skip
+def test_a_violation_is_reported(tmp_path: Path, change: dict[str, str], expected: str) -> None:
+    clean = _write_tree(tmp_path / "clean", CLEAN)
+    assert violations(clean, NAMES, {"beta"}) == []
+    broken = _write_tree(tmp_path / "broken", {**CLEAN, **change})
+    found = violations(broken, NAMES, {"beta"})
+    assert any(line.startswith(expected) for line in found), found
