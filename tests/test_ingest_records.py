@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.ingest.batches import records_to_batches
-from pipeline.ingest.records import RecordRules
-from pipeline.ingest.splits import Split
+from pipeline.sources.batches import records_to_batches
+from pipeline.sources.records import RecordRules
+from pipeline.sources.splits import Split
 
 RULES = RecordRules(text_field="text", keep_fields=("url", "score"), max_text_bytes=10_000, excerpt_chars=40)
 
@@ -57,7 +57,7 @@ def test_deep_nesting_rejects_that_record_only(tmp_path):
 
 
 def test_unexpected_parse_error_is_one_reject_not_the_rest_of_the_split(tmp_path, monkeypatch):
-    import pipeline.ingest.records as records
+    import pipeline.sources.records as records
 
     real = records.parse_json_line
 
@@ -126,7 +126,7 @@ def test_blank_jsonl_lines_are_empty_line_rejects(tmp_path):
 
 
 def test_not_parquet_at_all_is_one_unreadable_file_reject(tmp_path):
-    from pipeline.ingest.splits import _parquet_splits
+    from pipeline.sources.splits import _parquet_splits
 
     path = tmp_path / "fake.parquet"
     path.write_bytes(b"this is not parquet at all\n" * 10)
@@ -142,7 +142,7 @@ def test_not_parquet_at_all_is_one_unreadable_file_reject(tmp_path):
 
 def test_truncated_parquet_is_one_unreadable_file_reject(tmp_path):
     from pipeline.config import SourceConfig
-    from pipeline.ingest.splits import _parquet_splits
+    from pipeline.sources.splits import _parquet_splits
 
     path = tmp_path / "cut.parquet"
     pq.write_table(pa.table({"text": [f"row {i}" for i in range(100)]}), path)
@@ -172,7 +172,7 @@ def test_one_corrupt_row_group_is_one_reject_and_the_others_are_read(tmp_path):
 
 
 def test_a_reject_detail_with_a_lone_surrogate_does_not_break_the_batch(tmp_path, monkeypatch):
-    import pipeline.ingest.records as records
+    import pipeline.sources.records as records
 
     real = records.parse_json_line
 

@@ -11,15 +11,15 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.errors import PipelineError
-from pipeline.ingest.batches import RECORD_SCHEMA, records_to_batches
-from pipeline.ingest.records import RecordRules
-from pipeline.ingest.splits import Split, plan_splits, source_files
 from pipeline.config import PipelineConfig
-from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import Stage, source_tally
+from pipeline.errors import PipelineError
+from pipeline.sources.batches import RECORD_SCHEMA, records_to_batches
+from pipeline.sources.records import RecordRules
+from pipeline.sources.splits import Split, plan_splits, source_files
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Stage, source_tally
 
 SPLIT_SCHEMA = "source string, format string, url string, rel_path string, start long, end long, compression string"
 DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
@@ -49,7 +49,9 @@ def run_ingest(ctx: RunContext) -> dict:
     again = [s for s in splits if s in with_rejects.value]
     records = read_records(spark, again, rules, units, "rejects")
     records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.REJECTS))
-    tallies: list[tuple[str, str | None, int]] = [*documents_per_source(spark.read.parquet(ctx.table(layout.DOCUMENTS)))]
+    tallies: list[tuple[str, str | None, int]] = [
+        *documents_per_source(spark.read.parquet(ctx.table(layout.DOCUMENTS)))
+    ]
     for row in spark.read.parquet(ctx.table(layout.REJECTS)).groupBy("source", "reason").count().collect():
         tallies.append((row["source"], row["reason"], row["count"]))
     return {

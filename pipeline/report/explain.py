@@ -13,7 +13,6 @@ from typing import Any
 
 from pipeline import storage
 from pipeline.errors import PipelineError
-from pipeline.ingest.doc_id import doc_id as compute_doc_id
 from pipeline.report.examples import DOC_COLUMNS, exact_jaccard
 from pipeline.report.tables import (
     COMPONENTS,
@@ -27,6 +26,7 @@ from pipeline.report.tables import (
     read_rows,
     rows_by_doc_id,
 )
+from pipeline.sources.doc_id import doc_id as compute_doc_id
 
 MEMBERS_SHOWN = 50  # cluster members whose texts are read (and listed)
 EXCERPT = 300

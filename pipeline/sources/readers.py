@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 
-from pipeline.ingest import records
-from pipeline.ingest.records import Parsed, RecordRules, RejectReason, parse_mapping
-from pipeline.ingest.splits import Split
+from pipeline.sources import records
+from pipeline.sources.records import Parsed, RecordRules, RejectReason, parse_mapping
+from pipeline.sources.splits import Split
 from pipeline.storage import resolve
 
 Record = tuple[int, Parsed, bytes]

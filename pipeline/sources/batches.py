@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
-from pipeline.ingest.doc_id import doc_id
-from pipeline.ingest.readers import read_split
-from pipeline.ingest.records import RecordRules, RejectReason, excerpt
-from pipeline.ingest.splits import Split
+from pipeline.sources.doc_id import doc_id
+from pipeline.sources.readers import read_split
+from pipeline.sources.records import RecordRules, RejectReason, excerpt
+from pipeline.sources.splits import Split
 
 RECORD_SCHEMA = pa.schema(
     [
