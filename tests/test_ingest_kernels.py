@@ -9,9 +9,8 @@ import pytest
 import zstandard
 
 from pipeline.sources.doc_id import doc_id
-from pipeline.sources.readers import read_split
 from pipeline.sources.records import RecordRules, RejectReason, parse_json_line
-from pipeline.sources.splits import Split
+from pipeline.sources.splits import Split, read_split
 
 RULES = RecordRules(text_field="text", keep_fields=("url",), max_text_bytes=50, excerpt_chars=20)
 

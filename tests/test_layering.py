@@ -38,6 +38,7 @@ SPARK_MODULES = {
     "dedup.report",
     "dedup.extra_removals",
     "decontaminate.step",
+    "sources.reader",
     "dedup_index.lookup",
     "dedup_index.commit",
     "dedup_index.tables",

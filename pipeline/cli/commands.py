@@ -17,7 +17,7 @@ from pipeline.cli.inspect import inspect_main
 from pipeline.cli.report import COMMANDS as REPORT_COMMANDS
 from pipeline.cli.report import add_commands as add_report_commands
 from pipeline.cli.report import run_command as run_report_command
-from pipeline.sources.splits import source_files
+from pipeline.ingest.stage import source_files
 from pipeline.report.summary import summary_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.preflight import check_paths, check_stage_configs
