@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.sources import splits
+from pipeline.sources.formats import check_formats
 from pipeline.sources.reader import read_records
 from pipeline.sources.records import record_rules
 from pipeline.stage_api import layout
@@ -54,6 +55,12 @@ def run_ingest(ctx: RunContext) -> dict:
 def source_files(config: PipelineConfig) -> dict[str, list[str]]:
     """Every source's input files; a source whose paths match nothing fails, naming ``sources.<i>.paths.<j>``."""
     return splits.source_files(config.sources, "sources")
+
+
+def check_config(config: PipelineConfig) -> None:
+    """Every source and every decontamination reference names a known format (before Spark starts)."""
+    check_formats(config.sources, "sources")
+    check_formats(config.decontaminate.references, "decontaminate.references")
 
 
 class _SplitSet(AccumulatorParam):
@@ -123,4 +130,5 @@ STAGE = Stage(
     outputs=(layout.DOCUMENTS, layout.REJECTS),
     tally=source_tally("documents", read="documents_read", rejected="rejected"),
     stop_when_empty=True,
+    check_config=check_config,
 )
