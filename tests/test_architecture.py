@@ -78,7 +78,9 @@ def stage_packages(root: Path, package: str = "pipeline") -> set[str]:
     found = set()
     for path in (root / package).glob("*/stage.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "STAGE" for t in n.targets) for n in tree.body):
+        if any(
+            isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "STAGE" for t in n.targets) for n in tree.body
+        ):
             found.add(path.parent.name)
     return found
 

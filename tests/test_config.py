@@ -31,7 +31,6 @@ def test_defaults_and_types(base):
         ("dedup.verify=maybe", "dedup.verify"),
         ("sources.web.weight=0", "sources.0.weight"),
         ("sources.0.weight=-2", "sources.0.weight"),
-        ("sources.0.format=xml", "sources.0.format"),
         ("sources.0.name=bad/name", "sources.0.name"),
         ("dedup.bands=30", "dedup.rows"),
         ("tokenizer.train=false", "tokenizer.vocab"),
@@ -48,6 +47,17 @@ def test_bad_values_name_the_key(base, override, key):
         check_stage_configs(load_config_text(base, [override]))  # as the command line checks a config
     assert err.value.key == key
     assert key in str(err.value)
+
+
+def test_unknown_format_names_the_key_before_spark(base):
+    """Format names are those of pipeline.sources.formats: the ingest stage's config check refuses others."""
+    config = load_config_text(base, ["sources.0.format=xml"])
+    with pytest.raises(ConfigError) as err:
+        check_stage_configs(config)
+    assert err.value.key == "sources.0.format"
+    assert "must be one of jsonl, parquet, text; got 'xml'" in str(err.value)
+    for name in ("jsonl", "parquet", "text"):
+        check_stage_configs(load_config_text(base, [f"sources.0.format={name}"]))
 
 
 def test_overrides_reach_nested_values_and_sources_by_name(base):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.config import ConfigError, load_config_text
+from pipeline.run.preflight import check_stage_configs
 from pipeline.run.registry import STAGES
 from pipeline.run.runner import stage_inputs
 from tests.config_texts import config_text, write_jsonl
@@ -67,3 +68,12 @@ def test_bad_values_name_the_key(base, override, key):
     with pytest.raises(ConfigError) as err:
         load_config_text(base, [override])
     assert err.value.key == key
+
+
+def test_a_reference_format_is_checked_like_a_source_format(base):
+    config = load_config_text(
+        base, ["decontaminate.references=[{name: a, paths: [x]}, {name: b, paths: [y], format: csv}]"]
+    )
+    with pytest.raises(ConfigError) as err:
+        check_stage_configs(config)
+    assert err.value.key == "decontaminate.references.1.format" and "got 'csv'" in str(err.value)

@@ -114,10 +114,8 @@ def planted(tmp_path_factory):
     return root, expected
 
 
-def _run_dedup(spark, root, out_name, overrides=()):
+def _config(root, out_name, overrides=()):
     from pipeline.config import load_config_text
-    from pipeline.run.runner import run_stages
-    from pipeline.stage_api.context import RunContext
 
     text = f"""
 output: {root / out_name}
@@ -134,7 +132,14 @@ decontaminate:
 tokenizer:
   train: true
 """
-    ctx = RunContext(load_config_text(text, list(overrides)), spark=spark)
+    return load_config_text(text, list(overrides))
+
+
+def _run_dedup(spark, root, out_name, overrides=()):
+    from pipeline.run.runner import run_stages
+    from pipeline.stage_api.context import RunContext
+
+    ctx = RunContext(_config(root, out_name, overrides), spark=spark)
     run_stages(ctx, only="ingest", log=lambda *_: None)
     return run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"].counts
 
@@ -177,3 +182,16 @@ def test_min_matches_counts_distinct_shared_ngrams(spark, planted):
     # bench-a passages share exactly 13 words = 1 13-gram; bench-b passages share 20 words = 8 13-grams
     assert {r["reference"] for r in rows} == {"bench-b"} and all(r["matches"] == 8 for r in rows)
     assert counts["contaminated"] == 3
+
+
+@pytest.mark.spark
+def test_a_reference_matching_no_file_names_its_own_key(spark, planted):
+    from pipeline.config import ConfigError
+    from pipeline.decontaminate.step import read_references
+    from pipeline.stage_api.context import RunContext
+
+    root, _ = planted
+    config = _config(root, "run-missing", [f"decontaminate.references.1.paths=[{root / 'refs' / 'none.jsonl'}]"])
+    with pytest.raises(ConfigError) as err:
+        read_references(RunContext(config, spark=spark))
+    assert err.value.key == "decontaminate.references.1.paths.0" and "no input files match" in str(err.value)

@@ -8,10 +8,9 @@ import json
 import pytest
 import zstandard
 
-from pipeline.ingest.doc_id import doc_id
-from pipeline.ingest.readers import read_split
-from pipeline.ingest.records import RecordRules, RejectReason, parse_json_line
-from pipeline.ingest.splits import Split
+from pipeline.sources.doc_id import doc_id
+from pipeline.sources.records import RecordRules, RejectReason, parse_json_line
+from pipeline.sources.splits import Split, read_split
 
 RULES = RecordRules(text_field="text", keep_fields=("url",), max_text_bytes=50, excerpt_chars=20)
 

@@ -5,6 +5,7 @@ These run the ingest stage's Arrow body (`records_to_batches`) directly, without
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 
@@ -12,9 +13,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.ingest.batches import records_to_batches
-from pipeline.ingest.records import RecordRules
-from pipeline.ingest.splits import Split
+from pipeline.config import SourceConfig
+from pipeline.sources.batches import records_to_batches
+from pipeline.sources.formats import FORMATS
+from pipeline.sources.formats.base import SourceFile
+from pipeline.sources.records import RecordRules
+from pipeline.sources.splits import Split
 
 RULES = RecordRules(text_field="text", keep_fields=("url", "score"), max_text_bytes=10_000, excerpt_chars=40)
 
@@ -23,9 +27,15 @@ def _run(split: Split, rules: RecordRules = RULES, unit: str = "line") -> list[d
     """Every output row (documents and rejects) for one split, in reading order."""
     batch = pa.RecordBatch.from_pylist([split.as_row()])
     rows: list[dict] = []
-    for out in records_to_batches(iter([batch]), {split.source: rules}, {split.source: unit}):
+    for out in records_to_batches(iter([batch]), {split.source: dataclasses.replace(rules, text_unit=unit)}):
         rows.extend(out.to_pylist())
     return rows
+
+
+def _parquet_splits(path, rel: str) -> list[Split]:
+    """The Parquet format's splits of one file, of about 1 kB each."""
+    source = SourceConfig(name="s", paths=[str(path)], format="parquet")
+    return FORMATS["parquet"].splits(SourceFile(source, str(path), rel, path.stat().st_size), 1024)
 
 
 def _jsonl_split(tmp_path, lines: list[bytes], name: str = "data.jsonl", fmt: str = "jsonl") -> Split:
@@ -57,7 +67,7 @@ def test_deep_nesting_rejects_that_record_only(tmp_path):
 
 
 def test_unexpected_parse_error_is_one_reject_not_the_rest_of_the_split(tmp_path, monkeypatch):
-    import pipeline.ingest.records as records
+    import pipeline.sources.records as records
 
     real = records.parse_json_line
 
@@ -126,30 +136,19 @@ def test_blank_jsonl_lines_are_empty_line_rejects(tmp_path):
 
 
 def test_not_parquet_at_all_is_one_unreadable_file_reject(tmp_path):
-    from pipeline.ingest.splits import _parquet_splits
-
     path = tmp_path / "fake.parquet"
     path.write_bytes(b"this is not parquet at all\n" * 10)
-    from pipeline.config import SourceConfig
-
-    splits = _parquet_splits(
-        SourceConfig(name="s", paths=[str(path)], format="parquet"), str(path), "fake.parquet", 1024
-    )
+    splits = _parquet_splits(path, "fake.parquet")
     rows = [r for split in splits for r in _run(split)]
     assert _outcomes(rows) == ["unreadable_file"]
     assert rows[0]["file"] == "fake.parquet" and rows[0]["detail"]
 
 
 def test_truncated_parquet_is_one_unreadable_file_reject(tmp_path):
-    from pipeline.config import SourceConfig
-    from pipeline.ingest.splits import _parquet_splits
-
     path = tmp_path / "cut.parquet"
     pq.write_table(pa.table({"text": [f"row {i}" for i in range(100)]}), path)
     path.write_bytes(path.read_bytes()[:-20])
-    splits = _parquet_splits(
-        SourceConfig(name="s", paths=[str(path)], format="parquet"), str(path), "cut.parquet", 1024
-    )
+    splits = _parquet_splits(path, "cut.parquet")
     rows = [r for split in splits for r in _run(split)]
     assert _outcomes(rows) == ["unreadable_file"]
     assert rows[0]["file"] == "cut.parquet"
@@ -172,7 +171,7 @@ def test_one_corrupt_row_group_is_one_reject_and_the_others_are_read(tmp_path):
 
 
 def test_a_reject_detail_with_a_lone_surrogate_does_not_break_the_batch(tmp_path, monkeypatch):
-    import pipeline.ingest.records as records
+    import pipeline.sources.records as records
 
     real = records.parse_json_line
 

@@ -11,9 +11,10 @@ import pytest
 import zstandard
 
 from pipeline.config import load_config_text
-from pipeline.ingest.splits import Split
-from pipeline.ingest.stage import DocIdCollisionError, documents_per_source, split_frame
+from pipeline.ingest.stage import DocIdCollisionError, documents_per_source
 from pipeline.run.runner import run_stages
+from pipeline.sources.reader import split_frame
+from pipeline.sources.splits import Split
 from pipeline.stage_api.context import RunContext
 
 pytestmark = pytest.mark.spark

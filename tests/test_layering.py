@@ -20,6 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL_PACKAGES = (
     "ingest",
+    "sources",
     "dedup",
     "tokenizer",
     "tokenize",
@@ -37,6 +38,7 @@ SPARK_MODULES = {
     "dedup.report",
     "dedup.extra_removals",
     "decontaminate.step",
+    "sources.reader",
     "dedup_index.lookup",
     "dedup_index.commit",
     "dedup_index.tables",
@@ -194,7 +196,7 @@ def test_kernel_and_batch_modules_exist_and_are_checked() -> None:
     """The rules bite on real modules: every stage package's kernels and batches count as kernels."""
     names = set(module_files(ROOT))
     for module in (
-        "pipeline.ingest.batches",
+        "pipeline.sources.batches",
         "pipeline.dedup.batches",
         "pipeline.tokenize.batches",
         "pipeline.dedup.minhash",

@@ -16,7 +16,7 @@ from pipeline.cli.report import add_commands as add_report_commands
 from pipeline.cli.report import run_command as run_report_command
 from pipeline.config import ConfigError, PipelineConfig, load_config
 from pipeline.errors import PipelineError, missing_dependency, one_line
-from pipeline.ingest.splits import source_files
+from pipeline.ingest.stage import source_files
 from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
 from pipeline.report.summary import summary_text
 from pipeline.run.manifest import Manifest

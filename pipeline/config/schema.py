@@ -38,7 +38,7 @@ class SourceConfig:
 
     name: str = field(metadata={"pattern": _NAME_RE})
     paths: list[str] = field(metadata=_check(lambda v: len(v) > 0, "must list at least one path"))
-    format: str = field(default="jsonl", metadata=_choices("jsonl", "parquet", "text"))
+    format: str = "jsonl"  # a name of pipeline.sources.formats, checked by the ingest stage (Stage.check_config)
     text_field: str = "text"
     keep_fields: list[str] = field(default_factory=list)
     weight: float | None = field(

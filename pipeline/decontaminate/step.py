@@ -11,20 +11,15 @@ with. Contaminated documents leave the dedup stage's input and are listed in ``d
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from pipeline.config import ConfigError, PipelineConfig
 from pipeline.decontaminate.batches import doc_ngrams, reference_ngrams
 from pipeline.decontaminate.filter import FIELDS, REASON, ContaminationFilter
 from pipeline.decontaminate.ngrams import ReferenceTable
-from pipeline.ingest.records import RecordRules
-from pipeline.ingest.splits import plan_splits, source_files
-from pipeline.ingest.stage import read_records
+from pipeline.sources.reader import read_sources
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -37,21 +32,10 @@ EXAMPLES = 3
 def read_references(ctx: RunContext) -> tuple[DataFrame, dict[str, dict]]:
     """(source=reference name, text) of every reference text, and per reference its texts and rejects."""
     cfg = ctx.config
-    shadow: PipelineConfig = dataclasses.replace(cfg, sources=cfg.decontaminate.references)
-    try:
-        files = source_files(shadow)
-    except ConfigError as exc:  # name the reference's key, not a source's
-        raise ConfigError(
-            exc.key.replace("sources.", "decontaminate.references.", 1), str(exc).split("': ", 1)[-1]
-        ) from None
-    splits = plan_splits(shadow, files)
-    rules = {
-        r.name: RecordRules(r.text_field, (), cfg.ingest.max_text_bytes, cfg.ingest.excerpt_chars)
-        for r in shadow.sources
-    }
-    units = {r.name: r.text_unit for r in shadow.sources}
-    records = read_records(ctx.spark, splits, rules, units, "all").select("source", "text", "reason").persist()
-    stats = {r.name: {"texts": 0, "rejected": 0} for r in shadow.sources}
+    refs = cfg.decontaminate.references
+    records = read_sources(ctx.spark, refs, cfg.ingest, "decontaminate.references", keep_fields=False)
+    records = records.select("source", "text", "reason").persist()
+    stats = {r.name: {"texts": 0, "rejected": 0} for r in refs}
     for row in records.groupBy("source", F.col("reason").isNull().alias("ok")).count().collect():
         stats[row["source"]]["texts" if row["ok"] else "rejected"] = row["count"]
     return records.where(F.col("reason").isNull()).select("source", "text"), stats

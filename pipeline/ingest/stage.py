@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineError
-from pipeline.ingest.batches import RECORD_SCHEMA, records_to_batches
-from pipeline.ingest.records import RecordRules
-from pipeline.ingest.splits import Split, plan_splits, source_files
-from pipeline.spark.worker_task import per_task
+from pipeline.sources import splits
+from pipeline.sources.formats import check_formats
+from pipeline.sources.reader import read_records
+from pipeline.sources.records import record_rules
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Stage, source_tally
 
-SPLIT_SCHEMA = "source string, format string, url string, rel_path string, start long, end long, compression string"
 DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
 REJECT_COLUMNS = ["source", "file", "position", "reason", "detail", "excerpt"]
 
@@ -29,25 +26,19 @@ REJECT_COLUMNS = ["source", "file", "position", "reason", "detail", "excerpt"]
 def run_ingest(ctx: RunContext) -> dict:
     """Read every source, write ``documents/`` and ``rejects/``, return counts per source and reason."""
     config = ctx.config
-    splits = plan_splits(config, source_files(config))
-    rules = {
-        s.name: RecordRules(
-            s.text_field, tuple(s.keep_fields), config.ingest.max_text_bytes, config.ingest.excerpt_chars
-        )
-        for s in config.sources
-    }
-    units = {s.name: s.text_unit for s in config.sources}
+    planned = splits.plan_splits(config.sources, config.ingest, source_files(config))
+    rules = record_rules(config.sources, config.ingest)
     spark = ctx.spark
     with_rejects = spark.sparkContext.accumulator(frozenset(), _SplitSet())
 
-    def note(split: Split) -> None:
+    def note(split: splits.Split) -> None:
         with_rejects.add(frozenset((split,)))
 
-    records = read_records(spark, splits, rules, units, "documents", note)
+    records = read_records(spark, planned, rules, "documents", note)
     records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
     # the rejects pass re-reads only the splits where the documents pass met a reject
-    again = [s for s in splits if s in with_rejects.value]
-    records = read_records(spark, again, rules, units, "rejects")
+    again = [s for s in planned if s in with_rejects.value]
+    records = read_records(spark, again, rules, "rejects")
     records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.REJECTS))
     tallies: list[tuple[str, str | None, int]] = [
         *documents_per_source(spark.read.parquet(ctx.table(layout.DOCUMENTS)))
@@ -56,9 +47,20 @@ def run_ingest(ctx: RunContext) -> dict:
         tallies.append((row["source"], row["reason"], row["count"]))
     return {
         "sources": _count(tallies, [s.name for s in config.sources]),
-        "splits": len(splits),
+        "splits": len(planned),
         "splits_with_rejects": len(again),
     }
+
+
+def source_files(config: PipelineConfig) -> dict[str, list[str]]:
+    """Every source's input files; a source whose paths match nothing fails, naming ``sources.<i>.paths.<j>``."""
+    return splits.source_files(config.sources, "sources")
+
+
+def check_config(config: PipelineConfig) -> None:
+    """Every source and every decontamination reference names a known format (before Spark starts)."""
+    check_formats(config.sources, "sources")
+    check_formats(config.decontaminate.references, "decontaminate.references")
 
 
 class _SplitSet(AccumulatorParam):
@@ -69,31 +71,6 @@ class _SplitSet(AccumulatorParam):
 
     def addInPlace(self, value1: frozenset, value2: frozenset) -> frozenset:  # noqa: N802 - pyspark's name
         return value1 | value2
-
-
-def read_records(
-    spark,
-    splits: list[Split],
-    rules: dict[str, RecordRules],
-    units: dict[str, str],
-    want: str,
-    on_reject: Callable[[Split], None] | None = None,
-) -> DataFrame:
-    """The records (``RECORD_SCHEMA``) of ``splits``, one task per split; ``want`` and ``on_reject``
-    as in :func:`records_to_batches`."""
-    return split_frame(spark, splits).mapInArrow(
-        per_task(lambda it: records_to_batches(iter(it), rules, units, want, on_reject)), spark_schema(RECORD_SCHEMA)
-    )
-
-
-def split_frame(spark, splits: list[Split]) -> DataFrame:
-    """A DataFrame of ``splits``, exactly one per partition (none for no splits).
-
-    ``repartition(n)`` of n rows deals them round-robin from a random offset per input partition,
-    which left some tasks two splits and others none (1 GB in 16 splits: 4 tasks read 128 MB, 4 read
-    nothing), so a cluster waited on the doubled tasks."""
-    rows = spark.sparkContext.parallelize([s.as_row() for s in splits], max(1, len(splits)))
-    return spark.createDataFrame(rows, SPLIT_SCHEMA)
 
 
 class DocIdCollisionError(PipelineError, RuntimeError):
@@ -138,14 +115,6 @@ def _count(tallies: list[tuple[str, str | None, int]], names: list[str]) -> dict
     return per_source
 
 
-def spark_schema(schema: pa.Schema):
-    """The Spark struct type of an Arrow schema of int64 and string columns (``mapInArrow``'s output type)."""
-    from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-    mapping = {pa.int64(): LongType(), pa.string(): StringType()}
-    return StructType([StructField(f.name, mapping[f.type], True) for f in schema])
-
-
 SOURCE_FIELDS = ("name", "paths", "format", "text_field", "keep_fields", "text_unit")
 
 
@@ -162,4 +131,5 @@ STAGE = Stage(
     passes=layout.DOCUMENTS,
     tally=source_tally("documents", read="documents_read", rejected="rejected"),
     stop_when_empty=True,
+    check_config=check_config,
 )

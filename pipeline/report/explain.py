@@ -17,7 +17,6 @@ from pipeline import storage
 from pipeline.dedup.batches import LshParams, doc_features
 from pipeline.dedup.shingles import count_tokens
 from pipeline.errors import PipelineError
-from pipeline.ingest.doc_id import doc_id as compute_doc_id
 from pipeline.report.examples import DOC_COLUMNS, exact_jaccard
 from pipeline.report.tables import (
     edges_touching,
@@ -27,6 +26,7 @@ from pipeline.report.tables import (
     read_rows,
     rows_by_doc_id,
 )
+from pipeline.sources.doc_id import doc_id as compute_doc_id
 from pipeline.stage_api import layout
 from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS, SURVIVORS
 

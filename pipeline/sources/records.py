@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
+
+from pipeline.config import IngestConfig, SourceConfig
 
 
 class RejectReason(str, Enum):
@@ -35,6 +39,23 @@ class RecordRules:
     keep_fields: tuple[str, ...] = ()
     max_text_bytes: int = 10 * 1024 * 1024
     excerpt_chars: int = 200
+    text_unit: str = "line"  # text format: one record per line, or per whole file ("file")
+
+
+def record_rules(
+    sources: Sequence[SourceConfig], ingest: IngestConfig, keep_fields: bool = True
+) -> dict[str, RecordRules]:
+    """The rules of each source by name; ``keep_fields=False`` keeps no field (decontamination's references)."""
+    return {
+        s.name: RecordRules(
+            s.text_field,
+            tuple(s.keep_fields) if keep_fields else (),
+            ingest.max_text_bytes,
+            ingest.excerpt_chars,
+            s.text_unit,
+        )
+        for s in sources
+    }
 
 
 @dataclass
@@ -52,6 +73,14 @@ def excerpt(raw: bytes | str, limit: int) -> str:
     if isinstance(raw, bytes):
         raw = raw[: limit * 4].decode("utf-8", errors="replace")
     return raw[:limit].encode("utf-8", errors="replace").decode("utf-8")
+
+
+def guarded(parse: Callable[..., Parsed], *args: Any) -> Parsed:
+    """``parse(*args)``; an unexpected error while parsing is an ``unparseable_record`` reject of that record alone."""
+    try:
+        return parse(*args)
+    except Exception as exc:  # noqa: BLE001 - never let one record take the rest of its split with it
+        return Parsed(reason=RejectReason.UNPARSEABLE_RECORD, detail=f"{type(exc).__name__}: {exc}"[:200])
 
 
 def check_text(text: str, rules: RecordRules) -> Parsed | None:

@@ -1,4 +1,4 @@
-"""Arrow in, Arrow out for the ingest stage (no Spark import): split rows -> record batches."""
+"""Arrow in, Arrow out for reading sources (no Spark import): split rows -> record batches."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
-from pipeline.ingest.doc_id import doc_id
-from pipeline.ingest.readers import read_split
-from pipeline.ingest.records import RecordRules, RejectReason, excerpt
-from pipeline.ingest.splits import Split
+from pipeline.sources.doc_id import doc_id
+from pipeline.sources.records import RecordRules, RejectReason, excerpt
+from pipeline.sources.splits import Split, read_split
 
 RECORD_SCHEMA = pa.schema(
     [
@@ -30,7 +29,6 @@ BATCH_ROWS = 4096
 def records_to_batches(
     splits: Iterator[pa.RecordBatch],
     rules_by_source: dict[str, RecordRules],
-    units: dict[str, str],
     want: str = "all",
     on_reject: Callable[[Split], None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
@@ -73,7 +71,7 @@ def records_to_batches(
             rules = rules_by_source[split.source]
             last = -1
             try:
-                for position, parsed, raw in read_split(split, rules, units[split.source]):
+                for position, parsed, raw in read_split(split, rules):
                     last = position
                     if parsed.reason is None:
                         if keep_docs:
