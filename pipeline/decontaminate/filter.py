@@ -32,7 +32,7 @@ class ContaminationFilter:
         keep = np.ones(len(texts), dtype=bool)
         reason: list[str | None] = [None] * len(texts)
         detail: list[str | None] = [None] * len(texts)
-        fields: dict[str, list] = {f.name: [None] * len(texts) for f in FIELDS}
+        fields: dict[str, list[str | int | None]] = {f.name: [None] * len(texts) for f in FIELDS}
         for i, text in enumerate(texts):
             hashes, grams = ngram_hashes(text, self.n)
             found = contamination(hashes, self.table, self.min_matches)

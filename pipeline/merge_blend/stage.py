@@ -143,6 +143,11 @@ def blend_weights_by_source(config: PipelineConfig) -> dict[str, float] | None:
     return dict(zip(names, weights, strict=True))
 
 
+def check_blend_weights(config: PipelineConfig) -> None:
+    """``blend.weights``, when given, names every configured source once with a weight > 0 (before Spark starts)."""
+    blend_weights_by_source(config)
+
+
 def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[float]:
     """Weights for ``names``: ``blend.weights`` ("30 web 70 wiki"), else the sources' weights, else sizes."""
     cfg = ctx.config
@@ -254,6 +259,6 @@ STAGE = Stage(
     outputs=(layout.MEGATRON, layout.BLEND),
     tally=_tally,
     passes_on="written",
-    check_config=blend_weights_by_source,
+    check_config=check_blend_weights,
     report=_report,
 )

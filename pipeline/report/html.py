@@ -250,8 +250,8 @@ def _shares(weights: list[float]) -> list[float]:
 
 
 # report.json's own keys; any other is a section a stage owns (Stage.report), shown as a table of its figures
-REPORT_KEYS = ("format", "run", "generated", "summary", "sources", "timeline", "parameters", "dedup", "rejects")
-REPORT_KEYS += ("tokens", "blend")
+REPORT_KEYS = {"format", "run", "generated", "summary", "sources", "timeline", "parameters", "dedup", "rejects"}
+REPORT_KEYS |= {"tokens", "blend"}
 
 
 def _stage_sections(data: dict) -> list[str]:
