@@ -187,11 +187,14 @@ NAMES = {"alpha-one": "alpha", "beta": "beta"}
             "11 lazy imports",
         ),
         (
-            {"pipeline/alpha/kernel.py": "import importlib\ndef f():\n    importlib.import_module('pipeline.alpha.x')\n"},
+            {"pipeline/alpha/kernel.py": "import importlib\ndef f():\n    importlib.import_module('pipeline.a')\n"},
             "lazy import without a reason: pipeline.alpha.kernel line 3",
         ),
         ({"pipeline/beta/stage.py": "from pipeline.run import runner\n"}, "pipeline.beta.stage imports pipeline.run"),
-        ({"pipeline/beta/stage.py": "from pipeline.alpha.stage import STAGE\n"}, "pipeline.beta.stage imports another"),
+        (
+            {"pipeline/beta/stage.py": "from pipeline.alpha.stage import STAGE as A\nSTAGE = 1\n"},
+            "pipeline.beta.stage imports another stage's Spark module pipeline.alpha.stage",
+        ),
         ({"pipeline/beta/x.py": "from pipeline.alpha.spark.job import go\n", "pipeline/alpha/spark/job.py": ""},
          "pipeline.beta.x imports another stage's Spark module pipeline.alpha.spark.job"),
         ({"pipeline/run/report.py": "NAME = 'alpha-one'\n"}, "pipeline.run.report spells the stage name 'alpha-one'"),
