@@ -235,3 +235,18 @@ tokenizer: {train: false, vocab: tok/vocab.json, merges: s3://b/merges.txt}
     assert config.spark.checkpoint_dir == str(tmp_path / "ckpt")
     assert config.tokenizer.vocab == str(tmp_path / "tok" / "vocab.json")
     assert config.tokenizer.merges == "s3://b/merges.txt"
+
+
+def test_a_set_value_arrives_whole_or_is_refused(tmp_path, capsys):
+    """``--set "output=/data/o #1"``: YAML would read `` #1`` as a comment and write to /data/o (issue #28, 3)."""
+    base = config_text(write_jsonl(tmp_path))
+    quoted = load_config_text(base, [f'output="{tmp_path}/o #1"', "sources.web.text_field=body #x"[:-3]])
+    assert quoted.output == f"{tmp_path}/o #1" and quoted.sources[0].text_field == "body"
+    with pytest.raises(ConfigError) as err:
+        load_config_text(base, [f"output={tmp_path}/o #1"])
+    assert err.value.key == "output" and "'#1'" in str(err.value) and "quote the value" in str(err.value)
+    with pytest.raises(ConfigError, match="is not valid YAML"):
+        load_config_text(base, ["dedup.threshold=[0.7"])
+    (tmp_path / "c.yaml").write_text(base)
+    code = cli_main(["ingest", "--config", str(tmp_path / "c.yaml"), "--set", f"output={tmp_path}/o #1"])
+    assert code == 2 and not (tmp_path / "o").exists()

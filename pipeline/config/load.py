@@ -74,7 +74,7 @@ def apply_overrides(raw: dict, overrides) -> dict:
         parts = _schema_parts([p for p in key.strip().split(".") if p])
         if not parts:
             raise ConfigError(key, "empty key in override")
-        value = yaml.safe_load(value_text) if value_text.strip() else None
+        value = _override_value(key.strip(), value_text)
         node: Any = raw
         for i, part in enumerate(parts[:-1]):
             node = _step(node, part, ".".join(parts[: i + 1]), create=True)
@@ -86,6 +86,25 @@ def apply_overrides(raw: dict, overrides) -> dict:
         else:
             raise ConfigError(key, "cannot set a key below a plain value")
     return raw
+
+
+def _override_value(key: str, text: str) -> Any:
+    """The YAML value of ``--set key=text``, refused when YAML would drop part of it as a comment (`` #...``)."""
+    if not text.strip():
+        return None
+    try:
+        tokens = [t for t in yaml.scan(text) if not isinstance(t, (yaml.StreamStartToken, yaml.StreamEndToken))]
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(key, f"--set value {text!r} is not valid YAML: {' '.join(str(exc).split())}") from None
+    dropped = text[max((t.end_mark.index for t in tokens), default=0) :].strip()
+    if dropped:
+        raise ConfigError(
+            key,
+            f"--set value {text!r} would lose {dropped!r}: YAML reads ' #' as the start of a comment; "
+            f"quote the value (--set '{key}=\"{text}\"')",
+        )
+    return value
 
 
 def _schema_parts(parts: list[str]) -> list[str]:
