@@ -178,3 +178,31 @@ def test_remote_heartbeat_advances_and_a_lost_lock_is_noticed(bucket):
         lock.release()
     holder, _ = _read_remote(url)  # a run that lost its lock does not delete the new holder's
     assert holder["host"] == "other"
+
+
+def test_an_unwritable_output_does_not_mask_the_error_that_ended_the_run(tmp_path, monkeypatch, capsys):
+    """The output turned unwritable mid-run: the lock file cannot be removed, yet the error reported is the run's
+    own (``Mkdirs failed``), the lock is given up, and a warning says what was left behind (issue #28, 10)."""
+    from pipeline.cli import commands
+    from pipeline.errors import PipelineError
+    from tests.config_texts import config_text, write_jsonl
+
+    config = tmp_path / "c.yaml"
+    config.write_text(config_text(write_jsonl(tmp_path), output=str(tmp_path / "run")))
+
+    def failing_run(*args, **kwargs):
+        def refuse(path):
+            raise PermissionError(13, "Permission denied", path)
+
+        monkeypatch.setattr(os, "unlink", refuse)
+        raise PipelineError("Mkdirs failed to create file:/out/dedup/edges")
+
+    monkeypatch.setattr(commands, "run_stages", failing_run)
+    code = commands.main(["dedup", "--config", str(config)])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 1 and errors == ["error: Mkdirs failed to create file:/out/dedup/edges"], err
+    assert "WARNING pipeline.lock: could not remove the run lock" in err
+    monkeypatch.undo()
+    with RunLock(str(tmp_path / "run")) as again:  # the flock was given up: the file left behind blocks no one
+        assert again.took_over is not None and again.took_over["command"] == "dedup"

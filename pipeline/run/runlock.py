@@ -97,7 +97,8 @@ class RunLock:
             )
 
     def release(self) -> None:
-        """Drop the lock (idempotent)."""
+        """Drop the lock (idempotent). It never raises: the lock is always given up, and a lock file that cannot be
+        removed (the output became unwritable) is logged, so the error that ended the run is the one reported."""
         if self._fd is not None:
             import fcntl
 
@@ -105,6 +106,8 @@ class RunLock:
                 os.unlink(self._local_path())
             except FileNotFoundError:
                 pass
+            except OSError as exc:  # the flock below is what holds the lock: a file left behind blocks no one
+                log.warning("could not remove the run lock %s (%s); the lock itself is released", self.path, exc)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
@@ -113,11 +116,19 @@ class RunLock:
             if self._beat is not None:
                 self._beat.join()
             if not self.lost:
-                fs, inner = storage.resolve(self.path)
                 try:
+                    fs, inner = storage.resolve(self.path)
                     fs.rm_file(inner)
                 except FileNotFoundError:
                     pass
+                except Exception as exc:  # noqa: BLE001 - its heartbeat stops: the next run takes it over when stale
+                    log.warning(
+                        "could not remove the run lock %s (%s); it stops beating and the next run takes it over "
+                        "after %d s (or --break-lock)",
+                        self.path,
+                        exc,
+                        self.stale_seconds,
+                    )
             self._version = None
 
     # ------------------------------------------------------------------ local
