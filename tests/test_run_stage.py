@@ -115,3 +115,16 @@ def test_accounting_balances_and_names_a_gap():
         _account(*_results(written_web=1))
     with pytest.raises(AccountingError, match="web: 2 survivors but 0 documents"):
         _account(*_results(published=False))
+
+
+def test_nothing_left_names_the_removal_that_emptied_the_run():
+    """Decontamination removed every document: the error says so instead of blaming paths (issue #28, 12)."""
+    from pipeline.run.runner import StageError, _stop_if_nothing_left
+
+    counts = {"sources": {"web": {"documents": 3, "duplicates_removed": 0, "contaminated": 3, "survivors": 0}}}
+    with pytest.raises(StageError) as err:
+        _stop_if_nothing_left(stage("dedup"), stage("dedup").result(counts), True)
+    assert "removed 3 as contaminated" in str(err.value) and "paths" not in str(err.value)
+    empty = {"sources": {"web": {"documents_read": 2, "rejected": 2, "documents": 0}}}
+    with pytest.raises(StageError, match="check the sources' paths, format and text_field"):
+        _stop_if_nothing_left(stage("ingest"), stage("ingest").result(empty), True)
