@@ -155,3 +155,25 @@ def test_sample_draws_reproducible_records_of_the_asked_kind(facts, capsys):
     assert all(json.loads(line)["doc_id"] in facts["survivors"] for line in out.splitlines())
     _, out, _ = _run_cli(["sample", run, "--rejected", "100"], capsys)
     assert sum(1 for line in out.splitlines() if line.startswith("rejected")) == len(facts["rejects"])
+
+
+def test_report_on_an_incomplete_run_says_so(tmp_path, capsys):
+    """A run killed after ingest: ``report`` writes what there is and says the run is incomplete (issue #28, 13)."""
+    import json
+
+    from pipeline.cli.commands import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    manifest = {
+        "config": {"sources": [{"name": "web"}]},
+        "stages": {"ingest": {"seconds": 1.0, "finished": "2026-01-01T00:00:01Z", "counts": {"sources": {}}}},
+    }
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["report", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {run} is an incomplete run (finished: ingest)" in err
+    assert json.loads((run / "report.json").read_text())["complete"] is False
+    assert "<b>Incomplete run</b>" in (run / "report.html").read_text()
+    assert main(["report", str(run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["complete"] is False

@@ -128,3 +128,19 @@ def test_nothing_left_names_the_removal_that_emptied_the_run():
     empty = {"sources": {"web": {"documents_read": 2, "rejected": 2, "documents": 0}}}
     with pytest.raises(StageError, match="check the sources' paths, format and text_field"):
         _stop_if_nothing_left(stage("ingest"), stage("ingest").result(empty), True)
+
+
+def test_one_stage_command_runs_only_that_stage_as_the_readme_says(tmp_path):
+    """``python -m pipeline dedup`` runs dedup alone and refuses when ingest has not finished (issue #28, 15)."""
+    from pathlib import Path
+
+    from pipeline.run.runner import StageError, run_stages
+    from pipeline.stage_api.context import RunContext
+    from tests.config_texts import config_text, write_jsonl
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("python -m pipeline dedup --config conf/local.yaml  "))
+    assert "only that stage" in line and "the ones before it must have finished" in line
+    config = load_config_text(config_text(write_jsonl(tmp_path), output=str(tmp_path / "run")))
+    with pytest.raises(StageError, match="stage 'ingest' has not finished .*; run it first"):
+        run_stages(RunContext(config), only="dedup", log=lambda *_: None)

@@ -49,6 +49,7 @@ def machine_summary(data: dict) -> dict:
     return {
         "format": data["format"],
         "run": data["run"],
+        "complete": data.get("complete", True),
         "summary": data["summary"],
         "sources": {n: {k: r.get(k) for k in (*keys, *others)} for n, r in data["sources"].items()},
     }
@@ -73,6 +74,14 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _incomplete(data: dict) -> str | None:
+    """Why the report covers part of a run (it was killed or stopped before its accounting), or None."""
+    if data.get("complete", True):
+        return None
+    done = ", ".join(r["stage"] for r in data["timeline"]["stages"]) or "no stage"
+    return f"{data['run']} is an incomplete run (finished: {done}); its accounting was never checked"
+
+
 def _report(args: argparse.Namespace) -> int:
     if args.json:
         path = storage.join(args.run, layout.REPORT_JSON)
@@ -80,6 +89,9 @@ def _report(args: argparse.Namespace) -> int:
         print(json.dumps(machine_summary(data), indent=2, sort_keys=True))
         return 0
     json_path, html_path = write_reports(args.run, STAGES)
+    incomplete = _incomplete(storage.read_json(json_path))
+    if incomplete:
+        print(f"warning: {incomplete}", file=sys.stderr)
     print(summary_text(storage.read_json(storage.join(args.run, layout.MANIFEST))))
     print(f"report: {html_path} (figures: {json_path})", file=sys.stdout)
     return 0

@@ -153,6 +153,7 @@ def build_report_data(
         "format": FORMAT,
         "run": run,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "complete": "accounting" in manifest,  # False: killed or stopped early; the figures cover the stages shown
         "summary": {
             **totals,
             "survivor_ratio": _ratio(totals["survivors"], totals["documents_read"]),

@@ -30,7 +30,7 @@ vertical-align:top;overflow-wrap:break-word}td{overflow-wrap:anywhere}td.n{text-
 .doc{flex:1 1 320px;min-width:0;border:1px solid #ccc;border-radius:4px;padding:.5em;background:#fafafa}
 .doc pre,pre.excerpt{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;max-height:18em;overflow-y:auto;
 margin:.3em 0 0}
-mark{background:#ffd54f}.meta{font-size:.85em;color:#555;overflow-wrap:anywhere}
+mark{background:#ffd54f}.warn{background:#fff3cd;border-left:4px solid #e0a800;padding:.5em}.meta{font-size:.85em;color:#555;overflow-wrap:anywhere}
 .kpi{display:flex;flex-wrap:wrap;gap:1em}.kpi div{border:1px solid #ddd;border-radius:4px;padding:.4em .8em}
 .kpi b{display:block;font-size:1.3em}
 """
@@ -250,8 +250,18 @@ def _shares(weights: list[float]) -> list[float]:
 
 
 # report.json's own keys; any other is a section a stage owns (Stage.report), shown as a table of its figures
-REPORT_KEYS = {"format", "run", "generated", "summary", "sources", "timeline", "parameters", "dedup", "rejects"}
+REPORT_KEYS = {"format", "run", "generated", "complete", "summary", "sources", "timeline", "parameters", "dedup", "rejects"}
 REPORT_KEYS |= {"tokens", "blend"}
+
+
+def _incomplete(data: dict) -> list[str]:
+    if data.get("complete", True):
+        return []
+    done = ", ".join(r["stage"] for r in data["timeline"]["stages"]) or "none"
+    return [
+        f'<p class="warn"><b>Incomplete run</b>: the accounting was never checked; finished stages: {_esc(done)}. '
+        "The figures below cover those stages only.</p>"
+    ]
 
 
 def _stage_sections(data: dict) -> list[str]:
@@ -273,6 +283,7 @@ def render_html(data: dict) -> str:
     body = [
         f"<h1>Run report: {_esc(data['run'])}</h1>",
         f'<p class="meta">generated {_esc(data["generated"])}</p>',
+        *_incomplete(data),
         *_overview(data),
         *_dedup(data),
         *_examples(data),
