@@ -195,3 +195,22 @@ def test_a_reference_matching_no_file_names_its_own_key(spark, planted):
     with pytest.raises(ConfigError) as err:
         read_references(RunContext(config, spark=spark))
     assert err.value.key == "decontaminate.references.1.paths.0" and "no input files match" in str(err.value)
+
+
+@pytest.mark.spark
+def test_explain_and_sample_name_contamination(spark, planted):
+    """``explain`` says a contaminated document was removed as such, with its reference, and ``sample --removed``
+    draws contaminated documents too (issue #28, 14)."""
+    from pipeline.report.explain import explain, format_explanation, sample
+
+    root, _ = planted
+    _run_dedup(spark, root, "run-explain")
+    run = str(root / "run-explain")
+    rows = pq.read_table(root / "run-explain" / "dedup" / "contaminated").to_pylist()
+    for row in rows:
+        info = explain(run, row["doc_id"])
+        assert (info["status"], info["removed_as"]) == ("removed", "contaminated")
+        assert info["evidence"]["reference"] == row["reference"] and info["evidence"]["matches"] == row["matches"]
+        assert f"removed as contaminated: detail {row['detail']}" in format_explanation(info)
+    drawn = sample(run, "removed", 1000)
+    assert {r["doc_id"] for r in drawn if r.get("reason") == "contaminated"} == {r["doc_id"] for r in rows}

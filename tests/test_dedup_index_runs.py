@@ -141,3 +141,20 @@ def test_an_index_with_other_parameters_is_refused_naming_the_key(spark, days, o
         run(spark, root / f"run-other-{key}", root / "in" / "day2.jsonl", index, [override])
     assert (index / "HEAD.json").read_bytes() == head_before
     assert not (root / f"run-other-{key}" / "documents").exists()  # refused before ingest
+
+
+def test_explain_and_sample_name_duplicates_of_earlier_runs(days):
+    """A day-2 document removed for matching day 1 is explained and sampled as such (issue #28, 14)."""
+    from pipeline.report.explain import explain, sample
+
+    run_dir = str(days["root"] / "run-day2")
+    rows = pq.read_table(days["root"] / "run-day2" / "dedup" / "earlier_runs").to_pylist()
+    assert rows
+    for row in rows:
+        info = explain(run_dir, row["doc_id"])
+        assert (info["status"], info["removed_as"]) == ("removed", "duplicates_of_earlier_runs")
+        assert info["evidence"]["index_doc_id"] == row["index_doc_id"]
+    drawn = sample(run_dir, "removed", 1000)
+    assert {r["doc_id"] for r in drawn if r.get("reason") == "duplicates_of_earlier_runs"} == {
+        r["doc_id"] for r in rows
+    }

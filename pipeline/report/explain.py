@@ -6,6 +6,7 @@ Everything is read back from the run directory (tables with pyarrow, parameters 
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import deque
 from collections.abc import Iterable
@@ -28,7 +29,7 @@ from pipeline.report.tables import (
 )
 from pipeline.sources.doc_id import doc_id as compute_doc_id
 from pipeline.stage_api import layout
-from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS, SURVIVORS
+from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS, REMOVAL_TABLES, SURVIVORS
 
 MEMBERS_SHOWN = 50  # cluster members whose texts are read (and listed)
 EXCERPT = 300
@@ -130,6 +131,9 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
         "position": doc["position"],
         "excerpt": excerpt(doc["text"], EXCERPT),
     }
+    removal = _removal(run, doc_id)
+    if removal is not None:
+        return {**where, "status": "removed", "cluster": None, **removal}
     row = rows_by_doc_id(run, COMPONENTS, [doc_id]).get(doc_id)
     if row is None:
         tokens, min_tokens = count_tokens(doc["text"]), int(config.get("min_tokens", 0))
@@ -187,6 +191,25 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
     }
 
 
+def _removal(run: str, doc_id: int) -> dict[str, Any] | None:
+    """The reason and evidence of a removal listed in its own table (layout.REMOVAL_TABLES), or None."""
+    for reason, table in REMOVAL_TABLES.items():
+        if has_table(run, table):
+            row = rows_by_doc_id(run, table, [doc_id]).get(doc_id)
+            if row is not None:
+                evidence = {k: v for k, v in row.items() if k not in ("doc_id", "source", "reason")}
+                return {"removed_as": reason, "evidence": evidence}
+    return None
+
+
+def _removed_elsewhere(run: str) -> Iterable[list[tuple[int, None, str]]]:
+    """(doc_id, None, reason) batches of every document listed in a removal table."""
+    for reason, table in REMOVAL_TABLES.items():
+        if has_table(run, table):
+            for rows in iter_rows(run, table, ["doc_id"]):
+                yield [(r["doc_id"], None, reason) for r in rows]
+
+
 def format_explanation(info: dict[str, Any]) -> str:
     """The explanation as lines a person reads."""
     head = f"doc_id {info['doc_id']} ({info['source']}, {info['file']} at {info['position']})"
@@ -199,7 +222,10 @@ def format_explanation(info: dict[str, Any]) -> str:
             ]
         )
     lines = [head]
-    if info["cluster"] is None:
+    if "removed_as" in info:
+        evidence = ", ".join(f"{k} {v}" for k, v in info["evidence"].items() if v is not None)
+        lines.append(f"removed as {info['removed_as']}" + (f": {evidence}" if evidence else ""))
+    elif info["cluster"] is None:
         lines.append(f"kept: {info['why']}")
     else:
         rule = f"survivor rule: {info['survivor_rule']}" if info.get("survivor_rule") else ""
@@ -242,26 +268,29 @@ def sample(run: str, kind: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
             }
             for r in picked
         ]
-    if kind == "removed":
-        pool = (
-            [(r["doc_id"], r["survivor"]) for r in rows if r["doc_id"] != r["survivor"]]
+    pool: Iterable[list[tuple[int, int | None, str | None]]]
+    if kind == "removed":  # within-run duplicates, then every removal listed in its own table
+        duplicates = (
+            [(r["doc_id"], r["survivor"], None) for r in rows if r["doc_id"] != r["survivor"]]
             for rows in iter_rows(run, COMPONENTS, ["doc_id", "survivor"])
         )
+        pool = itertools.chain(duplicates, _removed_elsewhere(run))
     elif kind == "kept":
-        pool = ([(r["doc_id"], None) for r in rows] for rows in iter_rows(run, SURVIVORS, ["doc_id"]))
+        pool = ([(r["doc_id"], None, None) for r in rows] for rows in iter_rows(run, SURVIVORS, ["doc_id"]))
     else:
         raise ValueError(f"kind {kind!r}: one of {', '.join(SAMPLE_KINDS)}")
     picked = reservoir(pool, n, rng)
-    docs = rows_by_doc_id(run, DOCUMENTS, [i for i, _ in picked], DOC_COLUMNS)
+    docs = rows_by_doc_id(run, DOCUMENTS, [i for i, _, _ in picked], DOC_COLUMNS)
     return [
         {
             "kind": kind,
             "doc_id": i,
             **({"survivor": s} if s is not None else {}),
+            **({"reason": why} if why is not None else {}),
             **{k: docs[i][k] for k in ("source", "file", "position")},
             "excerpt": excerpt(docs[i]["text"], 160),
         }
-        for i, s in picked
+        for i, s, why in picked
     ]
 
 

@@ -250,7 +250,18 @@ def _shares(weights: list[float]) -> list[float]:
 
 
 # report.json's own keys; any other is a section a stage owns (Stage.report), shown as a table of its figures
-REPORT_KEYS = {"format", "run", "generated", "complete", "summary", "sources", "timeline", "parameters", "dedup", "rejects"}
+REPORT_KEYS = {
+    "format",
+    "run",
+    "generated",
+    "complete",
+    "summary",
+    "sources",
+    "timeline",
+    "parameters",
+    "dedup",
+    "rejects",
+}
 REPORT_KEYS |= {"tokens", "blend"}
 
 

@@ -17,6 +17,9 @@ CONTAMINATED = "dedup/contaminated"  # decontamination: documents sharing n-gram
 EARLIER_RUNS = "dedup/earlier_runs"  # dedup index: documents matching an earlier run
 EARLIER_MATCHES = "dedup/earlier_matches"
 INDEX_ENTRIES = "dedup/index_entries"  # dedup index: what this run's commit adds
+# removal reason -> the table listing the documents removed for it (doc_id, source and the reason's evidence);
+# within-run duplicates are read from COMPONENTS (a member that is not its cluster's survivor)
+REMOVAL_TABLES = {"contaminated": CONTAMINATED, "duplicates_of_earlier_runs": EARLIER_RUNS}
 TOKENIZER = "tokenizer"  # train-tokenizer: vocab.json, merges.txt, tokenizer.json
 SHARDS = "shards"  # tokenize: shards/<source>/part-NNNNN.{bin,idx}
 MEGATRON = "megatron"  # merge-blend: megatron/<source>.{bin,idx}
