@@ -30,7 +30,8 @@ vertical-align:top;overflow-wrap:break-word}td{overflow-wrap:anywhere}td.n{text-
 .doc{flex:1 1 320px;min-width:0;border:1px solid #ccc;border-radius:4px;padding:.5em;background:#fafafa}
 .doc pre,pre.excerpt{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;max-height:18em;overflow-y:auto;
 margin:.3em 0 0}
-mark{background:#ffd54f}.warn{background:#fff3cd;border-left:4px solid #e0a800;padding:.5em}.meta{font-size:.85em;color:#555;overflow-wrap:anywhere}
+mark{background:#ffd54f}.warn{background:#fff3cd;border-left:4px solid #e0a800;padding:.5em}
+.meta{font-size:.85em;color:#555;overflow-wrap:anywhere}
 .kpi{display:flex;flex-wrap:wrap;gap:1em}.kpi div{border:1px solid #ddd;border-radius:4px;padding:.4em .8em}
 .kpi b{display:block;font-size:1.3em}
 """
