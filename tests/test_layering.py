@@ -27,7 +27,6 @@ KERNEL_PACKAGES = (
     "megatron",
     "blend",
     "decontaminate",
-    "dedup_index",
 )
 SPARK_MODULES = {
     "dedup.components",
@@ -37,9 +36,9 @@ SPARK_MODULES = {
     "dedup.report",
     "dedup.extra_removals",
     "decontaminate.step",
-    "dedup_index.lookup",
-    "dedup_index.commit",
-    "dedup_index.tables",
+    "dedup.index.lookup",
+    "dedup.index.commit",
+    "dedup.index.tables",
 }
 SPARK_ROOTS = ("pyspark", "graphframes")
 
@@ -203,8 +202,8 @@ def test_kernel_and_batch_modules_exist_and_are_checked() -> None:
         "pipeline.blend.indices",
         "pipeline.decontaminate.ngrams",
         "pipeline.decontaminate.batches",
-        "pipeline.dedup_index.batches",
-        "pipeline.dedup_index.head",
+        "pipeline.dedup.index.batches",
+        "pipeline.dedup.index.head",
     ):
         assert module in names and is_kernel_module(module), module
     assert not is_kernel_module("pipeline.dedup.stage") and not is_kernel_module("pipeline.run.runner")

@@ -4,7 +4,7 @@
   taken out before clustering (:mod:`pipeline.decontaminate.step`); listed in ``dedup/contaminated/``.
 * **duplicates_of_earlier_runs**: with ``dedup.index``, a document matching an indexed document
   (every document of the earlier runs' dedup, kept or removed)
-  (:mod:`pipeline.dedup_index.lookup`) takes its whole within-run cluster with it, as one run over
+  (:mod:`pipeline.dedup.index.lookup`) takes its whole within-run cluster with it, as one run over
   both days would have: the cluster's survivor is removed too (its other members were already
   removed as within-run duplicates). Listed in ``dedup/earlier_runs/`` with the match that decided it.
 
@@ -41,7 +41,7 @@ class ExtraRemovals:
         self.features: DataFrame | None = None
         self._remove_stale_tables()
         if plan.index:
-            from pipeline.dedup_index.lookup import require_index_usable
+            from pipeline.dedup.index.lookup import require_index_usable
 
             require_index_usable(plan.index, plan.lsh)
 
@@ -71,7 +71,7 @@ class ExtraRemovals:
         """Find this run's matches in the dedup index (needs the stage's features: doc_id, h1, h2, keys)."""
         if not self.plan.index:
             return
-        from pipeline.dedup_index.lookup import match_index
+        from pipeline.dedup.index.lookup import match_index
 
         self.steps.begin("index_lookup")
         self.matches, runs = match_index(self.ctx, features, docs, self.plan)

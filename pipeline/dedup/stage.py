@@ -21,8 +21,8 @@ from pipeline.dedup.single_task_components import single_task_components
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.graphframes_engine import require_graphframes
-from pipeline.dedup_index.commit import commit_run
-from pipeline.dedup_index.lookup import require_index_usable, run_key, runs_looked_up
+from pipeline.dedup.index.commit import commit_run
+from pipeline.dedup.index.lookup import require_index_usable, run_key, runs_looked_up
 from pipeline.logs import StepLog
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Stage, source_tally
