@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import load_config_text
-from pipeline.stage_api.context import RunContext
 from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 from tests.oracles import require_oracle
 
 nx = require_oracle("networkx")
@@ -192,7 +192,7 @@ def test_graphframes_engine_keeps_the_same_survivors_as_the_star_engine(graphfra
 
 
 def test_stage_refuses_a_missing_graphframes_jar_before_any_job(spark, tmp_path, monkeypatch):
-    from pipeline.dedup import graphframes_engine
+    from pipeline.dedup.spark import graphframes as graphframes_engine
 
     ctx = RunContext(load_config_text(_config(tmp_path / "run"), ["dedup.engine=graphframes"]), spark=spark)
     run_stages(ctx, only="ingest")

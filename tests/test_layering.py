@@ -29,16 +29,18 @@ KERNEL_PACKAGES = (
     "decontaminate",
 )
 SPARK_MODULES = {
-    "dedup.components",
-    "dedup.edge_tables",
-    "dedup.graphframes_engine",
-    "dedup.single_task_components",
-    "dedup.report",
-    "dedup.extra_removals",
+    "dedup.spark",
+    "dedup.spark.components",
+    "dedup.spark.edges",
+    "dedup.spark.graphframes",
+    "dedup.spark.single_task_components",
+    "dedup.spark.report",
+    "dedup.spark.extra_removals",
     "decontaminate.step",
-    "dedup.index.lookup",
-    "dedup.index.commit",
-    "dedup.index.tables",
+    "dedup.index.spark",
+    "dedup.index.spark.lookup",
+    "dedup.index.spark.commit",
+    "dedup.index.spark.tables",
 }
 SPARK_ROOTS = ("pyspark", "graphframes")
 

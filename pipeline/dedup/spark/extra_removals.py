@@ -4,7 +4,7 @@
   taken out before clustering (:mod:`pipeline.decontaminate.step`); listed in ``dedup/contaminated/``.
 * **duplicates_of_earlier_runs**: with ``dedup.index``, a document matching an indexed document
   (every document of the earlier runs' dedup, kept or removed)
-  (:mod:`pipeline.dedup.index.lookup`) takes its whole within-run cluster with it, as one run over
+  (:mod:`pipeline.dedup.index.spark.lookup`) takes its whole within-run cluster with it, as one run over
   both days would have: the cluster's survivor is removed too (its other members were already
   removed as within-run duplicates). Listed in ``dedup/earlier_runs/`` with the match that decided it.
 
@@ -19,10 +19,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline import storage
+from pipeline.decontaminate.step import find_contaminated
+from pipeline.dedup.index.spark.lookup import match_index, require_index_usable
 from pipeline.dedup.plan import DedupPlan
 from pipeline.logs import StepLog
-from pipeline.stage_api.context import RunContext
 from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
 
 EXAMPLES = 5
 
@@ -41,8 +43,6 @@ class ExtraRemovals:
         self.features: DataFrame | None = None
         self._remove_stale_tables()
         if plan.index:
-            from pipeline.dedup.index.lookup import require_index_usable
-
             require_index_usable(plan.index, plan.lsh)
 
     def _remove_stale_tables(self) -> None:
@@ -57,8 +57,6 @@ class ExtraRemovals:
         """``docs`` without the contaminated documents (unchanged when no reference is configured)."""
         if not self.ctx.config.decontaminate.references:
             return docs
-        from pipeline.decontaminate.step import find_contaminated
-
         self.steps.begin("decontaminate")
         found, section = find_contaminated(self.ctx, docs)
         removed = sum(r["documents_removed"] for r in section["references"].values())
@@ -71,8 +69,6 @@ class ExtraRemovals:
         """Find this run's matches in the dedup index (needs the stage's features: doc_id, h1, h2, keys)."""
         if not self.plan.index:
             return
-        from pipeline.dedup.index.lookup import match_index
-
         self.steps.begin("index_lookup")
         self.matches, runs = match_index(self.ctx, features, docs, self.plan)
         self.stats["index_runs"] = runs  # the resume check compares it with the index (pipeline.run.registry)

@@ -8,8 +8,8 @@ from pyspark.sql import functions as F
 
 from pipeline import storage
 from pipeline.dedup.plan import DedupPlan
-from pipeline.stage_api.context import RunContext
 from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
 
 LARGEST = 5
 EXAMPLES = 5
