@@ -142,7 +142,7 @@ tokenizer:
 @pytest.mark.spark
 @pytest.mark.parametrize("path", ["broadcast", "join"])
 def test_planted_passages_are_removed_per_reference_and_near_misses_kept(spark, planted, path, monkeypatch):
-    import pipeline.decontaminate.step as step
+    import pipeline.decontaminate.spark.step as step
 
     root, expected = planted
     if path == "join":
