@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from pipeline.dedup.jaccard import text_jaccard
 from pipeline.report.tables import (
     COMPONENTS,
     DOCUMENTS,
@@ -37,8 +38,6 @@ def document_entry(row: dict, chars: int = EXCERPT_CHARS) -> dict[str, Any]:
 
 def exact_jaccard(text_a: str, text_b: str, params: dict) -> float:
     """Exact Jaccard of two texts' shingle sets with the run's shingling (what verification computed)."""
-    from pipeline.dedup.jaccard import text_jaccard
-
     return text_jaccard(
         text_a, text_b, params.get("ngram", 5), params.get("shingle", "word"), params.get("max_shingles")
     )

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from pipeline import storage
+from pipeline.dedup.batches import LshParams, doc_features
+from pipeline.dedup.shingles import count_tokens
 from pipeline.errors import PipelineError
 from pipeline.ingest.doc_id import doc_id as compute_doc_id
 from pipeline.report.examples import DOC_COLUMNS, exact_jaccard
@@ -48,8 +50,6 @@ def _run_parameters(run: str) -> tuple[dict, dict]:
 def shared_bands(text: str, others: dict[int, str], params: dict, min_tokens: int) -> dict[int, list[int]]:
     """For each other document: the band indices whose LSH keys equal those of ``text``."""
     import pyarrow as pa
-
-    from pipeline.dedup.batches import LshParams, doc_features
 
     fields = ("num_perm", "seed", "ngram", "scheme", "hash", "shingle", "max_shingles", "bands", "rows")
     if any(f not in params for f in fields) or not params.get("bands"):
@@ -134,8 +134,6 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
     }
     row = rows_by_doc_id(run, COMPONENTS, [doc_id]).get(doc_id)
     if row is None:
-        from pipeline.dedup.shingles import count_tokens
-
         tokens, min_tokens = count_tokens(doc["text"]), int(config.get("min_tokens", 0))
         why = (
             f"too short for MinHash ({tokens} tokens < min_tokens {min_tokens}) and no exact copy"
