@@ -1,12 +1,12 @@
-"""Connected components of a small edge table in one Spark task (docs/dedup.md, Connected components; issue #16).
+"""Connected components of a small edge table in one Spark task (docs/dedup.md, Connected components).
 
 The distributed large/small-star engine costs a few Spark jobs per round whatever the graph's size
 (15 s for 405 edges). When the edge count is at most ``dedup.local_components_max_edges`` (default
 2,000,000: two int64 columns, 32 MB, a few hundred MB of numpy temporaries at the peak in one Python
 worker), all edges go to one partition and one task labels them with
-:func:`pipeline.dedup.union_find.component_labels`. Edges never reach the driver
-(docs/running.md, Cluster and storage). The labels are the distributed engine's: every node with the
-smallest doc_id of its component.
+:func:`pipeline.dedup.batches.component_batches` (:func:`pipeline.dedup.union_find.component_labels` over
+the task's Arrow batches). Edges never reach the driver (docs/running.md, Cluster and storage). The labels
+are the distributed engine's: every node with the smallest doc_id of its component.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pyspark.sql import functions as F
 from pipeline.dedup.batches import component_batches
 from pipeline.spark.worker_task import per_task
 
-DEFAULT_MAX_EDGES = 2_000_000
 LABEL_SCHEMA = "doc_id long, component long"
 
 
