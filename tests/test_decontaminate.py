@@ -116,8 +116,8 @@ def planted(tmp_path_factory):
 
 def _run_dedup(spark, root, out_name, overrides=()):
     from pipeline.config import load_config_text
-    from pipeline.stage_api.context import RunContext
     from pipeline.run.runner import run_stages
+    from pipeline.stage_api.context import RunContext
 
     text = f"""
 output: {root / out_name}

@@ -24,9 +24,9 @@ from pipeline.decontaminate.ngrams import ReferenceTable
 from pipeline.ingest.records import RecordRules
 from pipeline.ingest.splits import plan_splits, source_files
 from pipeline.ingest.stage import read_records
-from pipeline.stage_api.context import RunContext
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
 
 BROADCAST_NGRAMS = 5_000_000  # ~60 MB of sorted hashes and reference indices per executor
 EXAMPLES = 3
