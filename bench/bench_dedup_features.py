@@ -43,8 +43,8 @@ from pipeline.dedup.bands import band_keys  # noqa: E402
 from pipeline.dedup.hashes import _codepoints, _replace_docs, sha1_hash32_many  # noqa: E402
 from pipeline.dedup.minhash import signatures_from_hashes  # noqa: E402
 from pipeline.dedup.shingles import shingles  # noqa: E402
+from pipeline.dedup.shingles_numba import utf8_units, word_table  # noqa: E402
 from pipeline.dedup.token_counts import token_counts  # noqa: E402
-from pipeline.dedup.units_numba import utf8_units, word_table  # noqa: E402
 
 MIN_TOKENS = 5
 

@@ -16,7 +16,7 @@ import time
 from harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
-from pipeline.dedup_index.commit import commit_run, describe
+from pipeline.dedup.index.spark.commit import commit_run, describe
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 

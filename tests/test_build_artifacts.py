@@ -47,7 +47,7 @@ def built(tmp_path_factory) -> dict[str, Path]:
 def test_zip_holds_only_the_pipeline_package(built):
     names = zipfile.ZipFile(built["zip"]).namelist()
     assert built["zip"].name == ZIP_NAME
-    assert "pipeline/__init__.py" in names and "pipeline/dedup/units_numba.py" in names
+    assert "pipeline/__init__.py" in names and "pipeline/dedup/shingles_numba.py" in names
     assert all(n.startswith("pipeline/") for n in names), [n for n in names if not n.startswith("pipeline/")]
     assert not [n for n in names if "packaging" in n or "build_artifacts" in n or "__pycache__" in n]
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from pipeline.dedup.components import (
+from pipeline.dedup.spark.components import (
     connected_components,
     large_star,
     node_table,

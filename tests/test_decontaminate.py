@@ -147,7 +147,7 @@ def _run_dedup(spark, root, out_name, overrides=()):
 @pytest.mark.spark
 @pytest.mark.parametrize("path", ["broadcast", "join"])
 def test_planted_passages_are_removed_per_reference_and_near_misses_kept(spark, planted, path, monkeypatch):
-    import pipeline.decontaminate.step as step
+    import pipeline.decontaminate.spark.step as step
 
     root, expected = planted
     if path == "join":
@@ -187,7 +187,7 @@ def test_min_matches_counts_distinct_shared_ngrams(spark, planted):
 @pytest.mark.spark
 def test_a_reference_matching_no_file_names_its_own_key(spark, planted):
     from pipeline.config import ConfigError
-    from pipeline.decontaminate.step import read_references
+    from pipeline.decontaminate.spark.step import read_references
     from pipeline.stage_api.context import RunContext
 
     root, _ = planted

@@ -9,7 +9,7 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dedup_index.head import read_head
+from pipeline.dedup.index.head import read_head
 from pipeline.run.runner import run_stages
 from tests.index_corpus import edit_one_word, random_doc, run, tree_digests, write_jsonl
 

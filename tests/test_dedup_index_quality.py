@@ -8,7 +8,7 @@ import pytest
 
 from bench.corpus import documents
 from pipeline.config import load_config_text
-from pipeline.dedup_index.commit import commit_run
+from pipeline.dedup.index.spark.commit import commit_run
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 from tests.index_corpus import dedup_quality, true_clusters, write_jsonl

@@ -9,8 +9,8 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dedup_index.commit import describe
-from pipeline.dedup_index.head import IndexParameterError, read_head
+from pipeline.dedup.index.head import IndexParameterError, read_head
+from pipeline.dedup.index.spark.commit import describe
 from pipeline.megatron import IndexedDataset
 from tests.index_corpus import edit_one_word, exact_jaccard, random_doc, run, tree_digests, write_jsonl
 
@@ -107,7 +107,7 @@ def test_rerun_of_day2_gives_the_same_outputs_and_the_same_index(spark, days):
 
 
 def test_a_run_killed_before_its_commit_leaves_the_index_unchanged(spark, days, monkeypatch):
-    import pipeline.dedup_index.commit as commit
+    import pipeline.dedup.index.spark.commit as commit
 
     root, index = days["root"], days["index"]
     write_jsonl(root / "in" / "day3.jsonl", [random_doc(random.Random(3)) for _ in range(20)])

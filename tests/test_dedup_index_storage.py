@@ -9,8 +9,8 @@ import threading
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dedup_index.commit import compact, describe, publish
-from pipeline.dedup_index.head import Head, IndexParameterError, read_head, write_head
+from pipeline.dedup.index.head import Head, IndexParameterError, read_head, write_head
+from pipeline.dedup.index.spark.commit import compact, describe, publish
 from tests.index_corpus import edit_one_word, random_doc, write_jsonl
 
 PARAMS = {
@@ -81,7 +81,7 @@ def test_concurrent_commits_both_land_and_other_parameters_are_refused(index_url
 @pytest.mark.spark
 def test_two_runs_with_the_index_in_a_bucket_then_compacted(spark, s3_emulator, tmp_path):
     from pipeline.config import load_config_text
-    from pipeline.dedup_index.commit import commit_run
+    from pipeline.dedup.index.spark.commit import commit_run
     from pipeline.run.runner import run_stages
     from pipeline.stage_api.context import RunContext
     from tests.storage_fixtures import S3_ENV, new_bucket, restore_worker_env, spark_worker_env

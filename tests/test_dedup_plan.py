@@ -53,3 +53,14 @@ def test_report_parameters_hold_the_lsh_parameters_and_the_driver_choices(base):
     lsh_fields = {f.name for f in dataclasses.fields(plan.lsh)}
     assert set(params) == lsh_fields | {"threshold", "verify", "exact_prepass", "engine", "survivor"}
     assert params["bands"] * params["rows"] <= params["num_perm"] and params["threshold"] == 0.7
+
+
+def test_a_run_builds_one_plan_and_a_changed_section_another(base):
+    config = load_config_text(base)
+    plan = DedupPlan.from_config(config)
+    assert DedupPlan.from_config(config) is plan  # the stage, its precheck, resume check and index commit share it
+    assert DedupPlan.from_config(load_config_text(base)) is plan  # same values, same plan
+    config.dedup.threshold = 0.8
+    assert DedupPlan.from_config(config).threshold == 0.8 and plan.threshold == 0.7
+    config.dedup.threshold, config.sources[0].priority = 0.7, 9
+    assert DedupPlan.from_config(config).priorities == {"web": 9, "wiki": 5}

@@ -192,7 +192,7 @@ def test_graphframes_engine_keeps_the_same_survivors_as_the_star_engine(graphfra
 
 
 def test_stage_refuses_a_missing_graphframes_jar_before_any_job(spark, tmp_path, monkeypatch):
-    from pipeline.dedup import graphframes_engine
+    from pipeline.dedup.spark import graphframes as graphframes_engine
 
     ctx = RunContext(load_config_text(_config(tmp_path / "run"), ["dedup.engine=graphframes"]), spark=spark)
     run_stages(ctx, only="ingest")

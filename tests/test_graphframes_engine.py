@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from pipeline.dedup import graphframes_engine
-from pipeline.dedup.components import connected_components
-from pipeline.dedup.graphframes_engine import (
+from pipeline.dedup.spark import graphframes as graphframes_engine
+from pipeline.dedup.spark.components import connected_components
+from pipeline.dedup.spark.graphframes import (
     AQE_KEY,
     GraphFramesJar,
     GraphFramesUnavailableError,

@@ -13,7 +13,7 @@ import zstandard
 from pipeline.config import load_config_text
 from pipeline.ingest.stage import DocIdCollisionError, documents_per_source
 from pipeline.run.runner import run_stages
-from pipeline.sources.reader import split_frame
+from pipeline.sources.spark.reader import split_frame
 from pipeline.sources.splits import Split
 from pipeline.stage_api.context import RunContext
 

@@ -1,9 +1,10 @@
 """The package's layering, checked on the import statements of every module (AST, nothing imported).
 
 Rules:
-1. Kernels and Arrow batch functions never reach pyspark: a module of a stage or format package that
-   is not one of the Spark modules (``stage.py``, the connected-components engines, the dedup report,
-   ``pipeline.spark``) imports no pyspark, directly or through other ``pipeline`` modules.
+1. Kernels and Arrow batch functions never reach pyspark. Spark glue is known by its place, not by a
+   list: a stage package's ``stage`` module, anything under a ``spark`` subpackage of a stage package
+   (``pipeline/dedup/spark/``, ``pipeline/dedup/index/spark/``), and ``pipeline.spark``. Every other
+   module of a stage or format package imports no pyspark, directly or through other ``pipeline`` modules.
 2. Only ``pipeline.__main__`` and ``pipeline.cli`` itself import ``pipeline.cli`` (jobs/ are outside).
 3. No import cycles among ``pipeline`` modules, counting imports inside functions too (a deferred
    import that dodges a cycle at run time is still a cycle in the design). Imports under
@@ -28,21 +29,7 @@ KERNEL_PACKAGES = (
     "megatron",
     "blend",
     "decontaminate",
-    "dedup_index",
 )
-SPARK_MODULES = {
-    "dedup.components",
-    "dedup.edge_tables",
-    "dedup.graphframes_engine",
-    "dedup.single_task_components",
-    "dedup.report",
-    "dedup.extra_removals",
-    "decontaminate.step",
-    "sources.reader",
-    "dedup_index.lookup",
-    "dedup_index.commit",
-    "dedup_index.tables",
-}
 SPARK_ROOTS = ("pyspark", "graphframes")
 
 
@@ -162,13 +149,19 @@ def _reaches(graph: dict[str, set[str]], start: str, targets: tuple[str, ...]) -
     return None
 
 
+def is_spark_glue(name: str, package: str = "pipeline") -> bool:
+    """Spark code by the rule: a ``stage`` module, a module under a ``spark`` subpackage of a stage package,
+    or ``pipeline.spark`` itself."""
+    parts = name.split(".")
+    return parts[0] == package and (parts[-1] == "stage" or "spark" in parts[1:])
+
+
 def is_kernel_module(name: str, package: str = "pipeline") -> bool:
     """A module of a stage or format package that must not reach Spark."""
     parts = name.split(".")
     if len(parts) < 3 or parts[1] not in KERNEL_PACKAGES:
         return False
-    rel = ".".join(parts[1:])
-    return parts[-1] != "stage" and rel not in SPARK_MODULES
+    return not is_spark_glue(name, package)
 
 
 def violations(root: Path, package: str = "pipeline") -> list[str]:
@@ -205,11 +198,21 @@ def test_kernel_and_batch_modules_exist_and_are_checked() -> None:
         "pipeline.blend.indices",
         "pipeline.decontaminate.ngrams",
         "pipeline.decontaminate.batches",
-        "pipeline.dedup_index.batches",
-        "pipeline.dedup_index.head",
+        "pipeline.dedup.index.batches",
+        "pipeline.dedup.index.head",
     ):
         assert module in names and is_kernel_module(module), module
-    assert not is_kernel_module("pipeline.dedup.stage") and not is_kernel_module("pipeline.run.runner")
+    for module in (
+        "pipeline.dedup.stage",
+        "pipeline.dedup.spark.components",
+        "pipeline.dedup.index.spark.lookup",
+        "pipeline.decontaminate.spark.step",
+        "pipeline.spark.worker_task",
+    ):
+        assert module in names and is_spark_glue(module) and not is_kernel_module(module), module
+    assert not is_kernel_module("pipeline.run.runner")
+    # a module's name alone does not make it glue: only the place does
+    assert is_kernel_module("pipeline.dedup.sparkline") and is_kernel_module("pipeline.dedup.index.stages")
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> Path:
@@ -231,7 +234,16 @@ CLEAN = {
     "pipeline/dedup/minhash.py": "import numpy as np\n\ndef sig():\n    from . import bands\n",
     "pipeline/dedup/bands.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pyspark\n",
     "pipeline/dedup/batches.py": "from pipeline.dedup.minhash import sig\n",
-    "pipeline/dedup/stage.py": "from pyspark.sql import functions as F\nfrom pipeline.dedup import batches\n",
+    "pipeline/dedup/stage.py": "from pyspark.sql import functions as F\nfrom pipeline.dedup import batches\n"
+    "from pipeline.dedup.spark.edges import f\nfrom pipeline.dedup.index.spark.lookup import g\n",
+    "pipeline/dedup/spark/__init__.py": "",
+    "pipeline/dedup/spark/edges.py": "from pyspark.sql import DataFrame\nfrom pipeline.dedup.batches import x\n",
+    "pipeline/dedup/index/__init__.py": "",
+    "pipeline/dedup/index/head.py": "import json\n",
+    "pipeline/dedup/index/spark/__init__.py": "",
+    "pipeline/dedup/index/spark/lookup.py": "import pyspark.sql\nfrom pipeline.dedup.index import head\n",
+    "pipeline/spark/__init__.py": "",
+    "pipeline/spark/session.py": "from pyspark.sql import SparkSession\n",
 }
 
 
@@ -239,6 +251,23 @@ CLEAN = {
     ("change", "expected"),
     [
         ({"pipeline/dedup/batches.py": "import pyspark.sql\n"}, "kernel module reaches Spark: pipeline.dedup.batches"),
+        (  # Spark code outside stage.py and spark/: its place is wrong, whatever its name
+            {"pipeline/dedup/edge_tables.py": "from pyspark.sql import DataFrame\n"},
+            "kernel module reaches Spark: pipeline.dedup.edge_tables -> pyspark",
+        ),
+        (
+            {"pipeline/dedup/index/head.py": "from pipeline.dedup.index.spark import lookup\n"},
+            "kernel module reaches Spark: pipeline.dedup.index.head -> pipeline.dedup.index.spark.lookup -> pyspark",
+        ),
+        (  # a kernel reaching Spark glue through a spark/ subpackage
+            {"pipeline/dedup/minhash.py": "from pipeline.dedup.spark.edges import f\n"},
+            "kernel module reaches Spark: pipeline.dedup.batches -> pipeline.dedup.minhash"
+            " -> pipeline.dedup.spark.edges -> pyspark",
+        ),
+        (
+            {"pipeline/dedup/bands.py": "from pipeline.spark import session\n"},
+            "kernel module reaches Spark: pipeline.dedup.bands -> pipeline.spark.session -> pyspark",
+        ),
         (
             {"pipeline/dedup/bands.py": "def f():\n    from pyspark import TaskContext\n"},
             "kernel module reaches Spark: pipeline.dedup.batches -> pipeline.dedup.minhash -> pipeline.dedup.bands",

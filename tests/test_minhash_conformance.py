@@ -189,7 +189,7 @@ def tricky_documents() -> list[str]:
 
 def test_code_point_tokeniser_equals_re():
     require_oracle("numba")
-    from pipeline.dedup.units_numba import utf8_units, word_table
+    from pipeline.dedup.shingles_numba import utf8_units, word_table
 
     table = word_table()
     word = re.compile(r"\w")

@@ -78,9 +78,9 @@ def test_equal_hashes_are_checked_byte_by_byte():
     """Force every shingle hash to collide: the compiled intersection must still count only equal bytes."""
     require_oracle("numba")
     from pipeline.dedup.hashes import _codepoints
-    from pipeline.dedup.jaccard_numba import distinct_shingles
-    from pipeline.dedup.jaccard_numba import pair_jaccards as compiled
-    from pipeline.dedup.units_numba import utf8_units, word_table
+    from pipeline.dedup.pair_jaccard_numba import distinct_shingles
+    from pipeline.dedup.pair_jaccard_numba import pair_jaccards as compiled
+    from pipeline.dedup.shingles_numba import utf8_units, word_table
 
     texts = random_texts(random.Random(3), 30)
     buf, lo, hi, unit_off = utf8_units(*_codepoints(texts), word_table(), False)

@@ -15,7 +15,7 @@ require_oracle("numba")
 
 from pipeline.dedup import sha1_numba  # noqa: E402
 from pipeline.dedup.hashes import _codepoints  # noqa: E402
-from pipeline.dedup.units_numba import utf8_units, word_table  # noqa: E402
+from pipeline.dedup.shingles_numba import utf8_units, word_table  # noqa: E402
 
 
 def hash32(data: bytes) -> int:

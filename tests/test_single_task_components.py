@@ -74,8 +74,8 @@ def test_union_find_rejects_mismatched_ends():
 @pytest.mark.spark
 @pytest.mark.parametrize("seed", range(2))
 def test_single_task_and_distributed_paths_give_identical_labels(spark, seed):
-    from pipeline.dedup.components import connected_components
-    from pipeline.dedup.single_task_components import single_task_components
+    from pipeline.dedup.spark.components import connected_components
+    from pipeline.dedup.spark.single_task_components import single_task_components
 
     rng = random.Random(100 + seed)
     edges = random_graph(rng, 300, 280, 10**12)
@@ -91,7 +91,7 @@ def test_single_task_and_distributed_paths_give_identical_labels(spark, seed):
 
 @pytest.mark.spark
 def test_single_task_components_of_an_empty_edge_table(spark):
-    from pipeline.dedup.single_task_components import single_task_components
+    from pipeline.dedup.spark.single_task_components import single_task_components
 
     labels = single_task_components(spark.createDataFrame([], "src long, dst long"))
     assert labels.count() == 0 and labels.columns == ["doc_id", "component"]

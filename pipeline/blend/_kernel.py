@@ -84,6 +84,7 @@ def fill(
     if not numba_enabled():
         _fill_numpy(w, counts, start, stop, fixed, out_index, out_sample, write)
         return
+    # lazy: importing numba and loading (or compiling) the kernels costs seconds; the numpy path never pays it
     from pipeline.blend import _kernel_numba as nb
 
     if n <= 4:

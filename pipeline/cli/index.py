@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.dedup_index.commit import compact, describe
+from pipeline.dedup.index.spark.commit import compact, describe
 from pipeline.spark.session import start_session
 
 

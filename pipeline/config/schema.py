@@ -93,7 +93,8 @@ class DedupConfig:
     verify: bool = True
     engine: str = field(default="star", metadata=_choices("star", "graphframes"))
     checkpoint_interval: int = field(default=3, metadata=_int_in(1, 1_000_000))
-    # at most this many verified edges: components on the driver (union-find); 0 = always distributed
+    # at most this many verified edges: components in one Spark task (union-find; the edges never reach the
+    # driver); 0 = always the distributed engine
     local_components_max_edges: int = field(default=2_000_000, metadata=_int_in(0, INT32_MAX))
     survivor: str = field(default="min_id", metadata=_choices("min_id", "priority", "longest"))
     index: str | None = field(

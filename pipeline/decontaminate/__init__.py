@@ -1,5 +1,5 @@
 """Decontamination against benchmarks (docs/dedup_index.md, Decontamination): word n-gram overlap with references.
 
 :mod:`.ngrams` is the pure kernel (no Spark), :mod:`.batches` the Arrow batch bodies, and
-:mod:`.step` the Spark step the dedup stage runs before clustering.
+:mod:`.spark.step` the Spark step the dedup stage runs before clustering.
 """

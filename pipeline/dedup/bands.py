@@ -6,8 +6,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from pipeline.dedup.mixing import BAND_SALT as _BAND_SALT
-from pipeline.dedup.mixing import fmix64
+from pipeline.dedup.hash_mixers import BAND_SALT as _BAND_SALT
+from pipeline.dedup.hash_mixers import fmix64
 
 
 def candidate_probability(s: float | np.ndarray, bands: int, rows: int) -> float | np.ndarray:

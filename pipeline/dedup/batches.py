@@ -6,7 +6,7 @@ executors over whole batches: signatures are vectorised per batch, never per row
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,8 +17,11 @@ from pipeline.dedup.bands import band_keys
 from pipeline.dedup.hashes import shingle_hashes_and_counts
 from pipeline.dedup.minhash import signatures_from_hashes
 from pipeline.dedup.pair_jaccard import pair_jaccards
+from pipeline.dedup.union_find import component_labels
 
 PAIR_SCHEMA = pa.schema([("src", pa.int64()), ("dst", pa.int64()), ("jaccard", pa.float64())])
+LABEL_ARROW_SCHEMA = pa.schema([("doc_id", pa.int64()), ("component", pa.int64())])
+LABEL_BATCH_ROWS = 1 << 20  # component labels are returned in Arrow batches of at most this many rows
 
 
 @dataclass(frozen=True)
@@ -148,4 +151,21 @@ def star_jaccards(
         yield pa.RecordBatch.from_arrays(
             [pa.array(docs[members], pa.int64()), pa.array(heads[members], pa.int64()), pa.array(values, pa.float64())],
             schema=PAIR_SCHEMA,
+        )
+
+
+def component_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """All (src, dst) batches of the task -> (doc_id, component) batches of the whole graph."""
+    parts = [
+        (b.column("src").to_numpy(zero_copy_only=False), b.column("dst").to_numpy(zero_copy_only=False))
+        for b in batches
+        if b.num_rows
+    ]
+    src = np.concatenate([s for s, _ in parts]) if parts else np.zeros(0, np.int64)
+    dst = np.concatenate([d for _, d in parts]) if parts else np.zeros(0, np.int64)
+    nodes, labels = component_labels(src, dst)
+    for lo in range(0, len(nodes), LABEL_BATCH_ROWS):
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(nodes[lo : lo + LABEL_BATCH_ROWS]), pa.array(labels[lo : lo + LABEL_BATCH_ROWS])],
+            schema=LABEL_ARROW_SCHEMA,
         )

@@ -8,9 +8,9 @@ Two hashes (docs/dedup.md, Signatures):
   over its ``n`` code points; the K unit hashes of a shingle are combined with a polynomial over
   uint64 and finalised with the MurmurHash3 64-bit mixer, keeping the high 32 bits.
 
-With numba (``pipeline.numba_backend.DEDUP.use(...)``) the whole batch is tokenised and hashed in compiled
-kernels (``units_numba``, ``sha1_numba``, ``signatures_numba``); without it, the same values come
-from Python tokenising, ``hashlib`` and vectorised numpy.
+With numba (:mod:`.numba_loader`, when ``pipeline.numba_backend.DEDUP`` says so) the whole batch is
+tokenised and hashed in compiled kernels (``shingles_numba``, ``sha1_numba``, ``hashes_numba``); without
+it, the same values come from Python tokenising, ``hashlib`` and vectorised numpy.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from itertools import chain
 
 import numpy as np
 
-from pipeline.dedup.mixing import UNIT_LEN_SALT, UNIT_MUL, WINDOW_LEN_SALT, WINDOW_MUL, fmix64
-from pipeline.numba_backend import DEDUP
+from pipeline.dedup.hash_mixers import UNIT_LEN_SALT, UNIT_MUL, WINDOW_LEN_SALT, WINDOW_MUL, fmix64
+from pipeline.dedup.numba_loader import compiled_kernels
 
 from .shingles import check_shingle_params, shingles, tokens, unit_shingles, units
 
@@ -85,20 +85,18 @@ def _sha1_hashes_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """SHA-1 shingle hashes, offsets and word-token counts from one tokenising pass (:func:`sha1_shingle_hashes`)."""
     check_shingle_params(ngram, shingle, max_shingles)
-    if not DEDUP.use("shingles", text_size(texts)):
+    nb = compiled_kernels("shingles", text_size(texts))
+    if nb is None:
         toks = [tokens(t) for t in texts]
         us = toks if shingle == "word" else [list(" ".join(x)) for x in toks]
         lists = [unit_shingles(u, ngram, shingle, max_shingles) for u in us]
         hashes = sha1_hash32_many(list(chain.from_iterable(lists)))
         counts = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
         return hashes, _offsets([len(x) for x in lists]), counts
-    from .sha1_numba import sha1_windows
-    from .units_numba import utf8_units, word_table
-
     cps, doc_off = _codepoints(texts)
-    buf, lo, hi, unit_off = utf8_units(cps, doc_off, word_table(), shingle == "char")
+    buf, lo, hi, unit_off = nb.shingles.utf8_units(cps, doc_off, nb.shingles.word_table(), shingle == "char")
     counts = np.diff(unit_off) if shingle == "word" else _char_token_counts(buf[lo] == 0x20, unit_off)
-    hashes, win_off = sha1_windows(buf, lo, hi, unit_off, ngram)
+    hashes, win_off = nb.sha1.sha1_windows(buf, lo, hi, unit_off, ngram)
     if max_shingles is not None:  # the cap counts distinct shingles: exact Python path for those docs
         over = np.flatnonzero(np.diff(win_off) > max_shingles)
         if len(over):
@@ -153,7 +151,7 @@ def _cap_distinct(h: np.ndarray, offsets: np.ndarray, cap: int | None) -> tuple[
 
 
 def _horner_unit_hashes(texts: Sequence[str], shingle: str) -> tuple[np.ndarray, np.ndarray]:
-    """numpy twin of ``units_numba.unit_hashes``: (uint64 unit hashes, int64 unit offsets per doc).
+    """numpy twin of ``shingles_numba.unit_hashes``: (uint64 unit hashes, int64 unit offsets per doc).
 
     ``H = sum c'_i * MUL^(n-1-i)`` (c' = code point + 1) for all units at once, mod 2^64:
     ``H = MUL^(e-1) * (S[e] - S[s])`` with ``S`` the prefix sums of ``c'_i * MUL^-i`` (MUL is odd,
@@ -181,14 +179,12 @@ def _xxhash_hashes_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fast shingle hashes, offsets and word-token counts from one tokenising pass (:func:`xxhash_shingle_hashes`)."""
     check_shingle_params(ngram, shingle, max_shingles)
-    if DEDUP.use("shingles", text_size(texts)):
-        from .signatures_numba import window_hashes
-        from .units_numba import unit_hashes, word_table
-
+    nb = compiled_kernels("shingles", text_size(texts))
+    if nb is not None:
         cps, doc_off = _codepoints(texts)
-        unit_h, unit_off = unit_hashes(cps, doc_off, word_table(), shingle == "char")
+        unit_h, unit_off = nb.shingles.unit_hashes(cps, doc_off, nb.shingles.word_table(), shingle == "char")
         counts = np.diff(unit_off) if shingle == "word" else _char_token_counts(unit_h == _SPACE_UNIT_H, unit_off)
-        hashes, win_off = window_hashes(unit_h, unit_off, ngram)
+        hashes, win_off = nb.hashes.window_hashes(unit_h, unit_off, ngram)
         return (*_cap_distinct(hashes, win_off, max_shingles), counts)
     unit_h, unit_off = _horner_unit_hashes(texts, shingle)
     lengths = np.diff(unit_off)

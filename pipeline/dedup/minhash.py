@@ -9,7 +9,7 @@ draws them, and cached per (num_perm, seed, scheme):
   uint32; value ``a * fmix32(h) + b mod 2^32``.
 
 With numba, one compiled pass per batch keeps each document's ``P`` running minima in its output
-row (``signatures_numba``). Without it, the batch's shingle hashes are permuted as matrices in row
+row (``minhash_numba``). Without it, the batch's shingle hashes are permuted as matrices in row
 chunks that bound memory and stay cache-sized, and min-reduced per document; same values.
 """
 
@@ -20,8 +20,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from pipeline.dedup.mixing import fmix32
-from pipeline.numba_backend import DEDUP
+from pipeline.dedup.hash_mixers import fmix32
+from pipeline.dedup.numba_loader import compiled_kernels
 
 from .hashes import shingle_hashes
 
@@ -131,11 +131,10 @@ def signatures_from_hashes(
     if offsets[-1] == 0:
         return out
     h = np.asarray(hashes, dtype=np.uint32)
-    if DEDUP.use("signatures", 4 * h.size):
-        from .signatures_numba import affine32_signatures, legacy_signatures
-
+    nb = compiled_kernels("signatures", 4 * h.size)
+    if nb is not None:
         a, b = permutations(num_perm, seed, scheme)
-        kernel = affine32_signatures if scheme == "affine32" else legacy_signatures
+        kernel = nb.minhash.affine32_signatures if scheme == "affine32" else nb.minhash.legacy_signatures
         kernel(np.ascontiguousarray(h), offsets, a, b, out)
         return out
     h = fmix32(h) if scheme == "affine32" else h.astype(np.uint64)

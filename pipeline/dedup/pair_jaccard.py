@@ -1,7 +1,7 @@
 """Exact Jaccard of many document pairs of one batch (docs/dedup.md, Verification), no Spark import.
 
-With numba the batch is tokenised once by the compiled tokeniser (:mod:`.units_numba`) and every
-pair is compared by :mod:`.jaccard_numba` (sorted 64-bit shingle hashes, byte comparison on equal
+With numba the batch is tokenised once by the compiled tokeniser (:mod:`.shingles_numba`) and every
+pair is compared by :mod:`.pair_jaccard_numba` (sorted 64-bit shingle hashes, byte comparison on equal
 hashes, so the value is exact). Documents with more distinct shingles than ``max_shingles`` (whose set
 is the first ``max_shingles`` in document order) and the pure-Python backend use
 :func:`pipeline.dedup.shingles.shingle_set`. Both give the same floats as
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.numba_backend import DEDUP
+from pipeline.dedup.numba_loader import compiled_kernels
 
 from .hashes import _codepoints, text_size
 from .jaccard import jaccard
@@ -36,16 +36,13 @@ def pair_jaccards(
         raise ValueError(f"a and b must have one shape, got {a.shape} and {b.shape}")
     if not len(a):
         return np.zeros(0, dtype=np.float64)
-    if not DEDUP.use("pair_jaccard", text_size(texts)):
+    nb = compiled_kernels("pair_jaccard", text_size(texts))
+    if nb is None:
         return _python_pairs(texts, a, b, ngram, shingle, max_shingles, np.ones(len(a), dtype=bool))
-    from .jaccard_numba import distinct_shingles
-    from .jaccard_numba import pair_jaccards as compiled_pairs
-    from .units_numba import utf8_units, word_table
-
     cps, doc_off = _codepoints(texts)
-    buf, lo, hi, unit_off = utf8_units(cps, doc_off, word_table(), shingle == "char")
-    hashes, start, end, off = distinct_shingles(buf, lo, hi, unit_off, ngram)
-    out = compiled_pairs(buf, hashes, start, end, off, a, b)
+    buf, lo, hi, unit_off = nb.shingles.utf8_units(cps, doc_off, nb.shingles.word_table(), shingle == "char")
+    hashes, start, end, off = nb.pair_jaccard.distinct_shingles(buf, lo, hi, unit_off, ngram)
+    out: np.ndarray = nb.pair_jaccard.pair_jaccards(buf, hashes, start, end, off, a, b)
     if max_shingles is not None:
         capped = np.diff(off) > max_shingles
         redo = capped[a] | capped[b]

@@ -1,15 +1,18 @@
 """The dedup stage's plan: every parameter resolved once from the config (bands and rows included).
 
-The stage, its Arrow batch functions and ``dedup/report.json`` all read this one object; nothing
-after :meth:`DedupPlan.from_config` looks at the raw config again.
+The stage, its Arrow batch functions, ``dedup/report.json``, the resume check and the index commit all
+read this one object; nothing after :meth:`DedupPlan.from_config` looks at the raw config again. A run
+builds it once: :meth:`DedupPlan.from_config` returns the same plan for the same ``dedup`` section and
+sources, however many steps of the run ask.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, astuple, dataclass
+from functools import lru_cache
 from typing import Any
 
-from pipeline.config.schema import PipelineConfig
+from pipeline.config.schema import DedupConfig, PipelineConfig
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.batches import LshParams
 
@@ -34,25 +37,10 @@ class DedupPlan:
 
     @classmethod
     def from_config(cls, config: PipelineConfig) -> DedupPlan:
-        """Resolve the ``dedup`` section: bands/rows as given, else datasketch's optimum for the threshold."""
-        d = config.dedup
-        bands, rows = (d.bands, d.rows) if d.bands and d.rows else optimal_bands(d.threshold, d.num_perm)
-        lsh = LshParams(d.num_perm, d.seed, d.ngram, d.scheme, d.hash, d.shingle, d.max_shingles, bands, rows)
-        return cls(
-            enabled=d.enabled,
-            lsh=lsh,
-            threshold=d.threshold,
-            min_tokens=d.min_tokens,
-            exact_prepass=d.exact_prepass,
-            verify=d.verify,
-            engine=d.engine,
-            checkpoint_interval=d.checkpoint_interval,
-            local_components_max_edges=d.local_components_max_edges,
-            survivor=d.survivor,
-            priorities={s.name: s.priority for s in config.sources},
-            sources=tuple(s.name for s in config.sources),
-            index=d.index,
-        )
+        """The plan of the ``dedup`` section: bands/rows as given, else datasketch's optimum for the threshold.
+
+        Built once per distinct section and sources (what it reads of the config), then shared."""
+        return _resolve(astuple(config.dedup), tuple((s.name, s.priority) for s in config.sources))
 
     def report_parameters(self) -> dict[str, Any]:
         """The ``parameters`` object of ``dedup/report.json``."""
@@ -64,3 +52,26 @@ class DedupPlan:
             "engine": self.engine,
             "survivor": self.survivor,
         }
+
+
+@lru_cache(maxsize=16)
+def _resolve(dedup: tuple[Any, ...], sources: tuple[tuple[str, int], ...]) -> DedupPlan:
+    """The plan of a ``dedup`` section (its field values, in order) and the (name, priority) of each source."""
+    d = DedupConfig(*dedup)
+    bands, rows = (d.bands, d.rows) if d.bands and d.rows else optimal_bands(d.threshold, d.num_perm)
+    lsh = LshParams(d.num_perm, d.seed, d.ngram, d.scheme, d.hash, d.shingle, d.max_shingles, bands, rows)
+    return DedupPlan(
+        enabled=d.enabled,
+        lsh=lsh,
+        threshold=d.threshold,
+        min_tokens=d.min_tokens,
+        exact_prepass=d.exact_prepass,
+        verify=d.verify,
+        engine=d.engine,
+        checkpoint_interval=d.checkpoint_interval,
+        local_components_max_edges=d.local_components_max_edges,
+        survivor=d.survivor,
+        priorities=dict(sources),
+        sources=tuple(name for name, _ in sources),
+        index=d.index,
+    )

@@ -14,15 +14,15 @@ from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
-from pipeline.dedup.components import connected_components
-from pipeline.dedup.edge_tables import clear_checkpoints
-from pipeline.dedup.extra_removals import ExtraRemovals
-from pipeline.dedup.graphframes_engine import require_graphframes
+from pipeline.dedup.index.spark.commit import commit_run
+from pipeline.dedup.index.spark.lookup import require_index_usable, run_key, runs_looked_up
 from pipeline.dedup.plan import DedupPlan
-from pipeline.dedup.report import build_report, verified_edge_figures
-from pipeline.dedup.single_task_components import single_task_components
-from pipeline.dedup_index.commit import commit_run
-from pipeline.dedup_index.lookup import require_index_usable, run_key, runs_looked_up
+from pipeline.dedup.spark.components import connected_components
+from pipeline.dedup.spark.edges import clear_checkpoints
+from pipeline.dedup.spark.extra_removals import ExtraRemovals
+from pipeline.dedup.spark.graphframes import require_graphframes
+from pipeline.dedup.spark.report import build_report, verified_edge_figures
+from pipeline.dedup.spark.single_task_components import single_task_components
 from pipeline.logs import StepLog
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout

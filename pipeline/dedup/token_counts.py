@@ -1,6 +1,6 @@
 """Word-token counts of a batch of texts (what ``min_tokens`` is compared with), no Spark import.
 
-With numba the batch goes through the compiled tokeniser of :mod:`.units_numba`, whose tokens are
+With numba the batch goes through the compiled tokeniser of :mod:`.shingles_numba`, whose tokens are
 exactly :func:`pipeline.dedup.shingles.tokens`; without it, :func:`pipeline.dedup.shingles.count_tokens`
 runs per text (a Python regex pass, the largest per-document cost of the features step before).
 The features step itself takes the counts from the pass that hashes the shingles
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.numba_backend import DEDUP
+from pipeline.dedup.numba_loader import compiled_kernels
 
 from .hashes import _codepoints, text_size
 from .shingles import count_tokens
@@ -21,9 +21,9 @@ from .shingles import count_tokens
 
 def token_counts(texts: Sequence[str]) -> np.ndarray:
     """int64 number of word tokens of every text."""
-    if not len(texts) or not DEDUP.use("shingles", text_size(texts)):
+    nb = compiled_kernels("shingles", text_size(texts)) if len(texts) else None
+    if nb is None:
         return np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
-    from .units_numba import utf8_units, word_table
-
-    _, _, _, unit_off = utf8_units(*_codepoints(texts), word_table(), False)
+    unit_off: np.ndarray
+    _, _, _, unit_off = nb.shingles.utf8_units(*_codepoints(texts), nb.shingles.word_table(), False)
     return np.diff(unit_off).astype(np.int64)

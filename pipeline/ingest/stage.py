@@ -13,8 +13,8 @@ from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.sources import splits
 from pipeline.sources.formats import check_formats
-from pipeline.sources.reader import read_records
 from pipeline.sources.records import record_rules
+from pipeline.sources.spark.reader import read_records
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Stage, source_tally

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -191,6 +191,9 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
     }
 
 
+Drawn = tuple[int, int | None, str | None]  # a sampled doc_id, its survivor, its removal reason
+
+
 def _removal(run: str, doc_id: int) -> dict[str, Any] | None:
     """The reason and evidence of a removal listed in its own table (layout.REMOVAL_TABLES), or None."""
     for reason, table in REMOVAL_TABLES.items():
@@ -202,7 +205,7 @@ def _removal(run: str, doc_id: int) -> dict[str, Any] | None:
     return None
 
 
-def _removed_elsewhere(run: str) -> Iterable[list[tuple[int, None, str]]]:
+def _removed_elsewhere(run: str) -> Iterator[list[Drawn]]:
     """(doc_id, None, reason) batches of every document listed in a removal table."""
     for reason, table in REMOVAL_TABLES.items():
         if has_table(run, table):
@@ -268,9 +271,9 @@ def sample(run: str, kind: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
             }
             for r in picked
         ]
-    pool: Iterable[list[tuple[int, int | None, str | None]]]
+    pool: Iterable[list[Drawn]]
     if kind == "removed":  # within-run duplicates, then every removal listed in its own table
-        duplicates = (
+        duplicates: Iterator[list[Drawn]] = (
             [(r["doc_id"], r["survivor"], None) for r in rows if r["doc_id"] != r["survivor"]]
             for rows in iter_rows(run, COMPONENTS, ["doc_id", "survivor"])
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
+from types import ModuleType
 
 import numpy as np
 
@@ -128,6 +129,14 @@ def char_classes() -> np.ndarray:
 _classes: dict[str, np.ndarray] = {}
 
 
+def _bpe_numba() -> ModuleType:
+    """:mod:`pipeline.tokenizer.bpe_numba`, imported at the first encoding that runs compiled."""
+    # lazy: importing numba and loading (or compiling) the encoder costs seconds; small inputs never pay it
+    from pipeline.tokenizer import bpe_numba
+
+    return bpe_numba
+
+
 class NumbaBPE:
     """Merge table as flat arrays plus the numba kernel call for a batch of texts.
 
@@ -147,20 +156,16 @@ class NumbaBPE:
     @cached_property
     def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(character classes, byte ids, open-addressing pair table): the encoding kernel's tables."""
-        from pipeline.tokenizer import bpe_numba
-
         bits = max(4, (2 * len(self._ranks)).bit_length())
         pairs = self._pairs
-        pair_table = bpe_numba.build_pair_table(
+        pair_table = _bpe_numba().build_pair_table(
             np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), self._ranks, self._merged, bits
         )
         return char_classes(), self._byte_ids, pair_table
 
     @cached_property
     def _kernel(self) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
-        from pipeline.tokenizer import bpe_numba
-
-        kernel: Callable[..., tuple[np.ndarray, np.ndarray]] = bpe_numba.encode_utf8
+        kernel: Callable[..., tuple[np.ndarray, np.ndarray]] = _bpe_numba().encode_utf8
         return kernel
 
     def encode_utf8(

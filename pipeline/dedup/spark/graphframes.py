@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline.dedup.edge_tables import (
+from pipeline.dedup.spark.edges import (
     DEFAULT_HUB_THRESHOLD,
     cut_lineage,
     hub_split_join,

@@ -17,10 +17,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from pipeline import storage
+from pipeline.dedup.index.head import DedupIndexError, Head, check_parameters, read_head, write_head
+from pipeline.dedup.index.spark.lookup import index_parameters, run_key
+from pipeline.dedup.index.spark.tables import DOCS_DDL, generation_path, live_tables, tree_bytes
 from pipeline.dedup.plan import DedupPlan
-from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head, write_head
-from pipeline.dedup_index.lookup import index_parameters, run_key
-from pipeline.dedup_index.tables import DOCS_DDL, generation_path, live_tables, tree_bytes
 from pipeline.spark.tables import read_table_at, write_table_at
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext

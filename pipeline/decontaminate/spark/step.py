@@ -19,7 +19,7 @@ from pyspark.sql.window import Window
 from pipeline.decontaminate.batches import doc_ngrams, reference_ngrams
 from pipeline.decontaminate.filter import FIELDS, REASON, ContaminationFilter
 from pipeline.decontaminate.ngrams import ReferenceTable
-from pipeline.sources.reader import read_sources
+from pipeline.sources.spark.reader import read_sources
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext

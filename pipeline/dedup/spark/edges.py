@@ -1,8 +1,8 @@
 """Edge-table plumbing both connected-components engines use (Spark DataFrames).
 
 Normalising an edge list, the hub-aware join, and cutting a plan's lineage (persist + re-root,
-checkpoints). The engines: :mod:`pipeline.dedup.components` (large-star / small-star, and the
-engine choice) and :mod:`pipeline.dedup.graphframes_engine`.
+checkpoints). The engines: :mod:`pipeline.dedup.spark.components` (large-star / small-star, and the
+engine choice) and :mod:`pipeline.dedup.spark.graphframes`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""numba kernels: exact Jaccard of shingle sets for many document pairs of one batch (issue #16).
+"""numba kernels: exact Jaccard of shingle sets for many document pairs of one batch
 
-Input is :func:`pipeline.dedup.units_numba.utf8_units`' layout: the UTF-8 bytes of every document's
+Input is :func:`pipeline.dedup.shingles_numba.utf8_units`' layout: the UTF-8 bytes of every document's
 units back to back in ``buf``, unit ``u`` at ``buf[lo[u]:hi[u]]``. A shingle is the byte range from
 a window's first unit start to its last unit end, exactly the bytes :func:`pipeline.dedup.shingles.shingles`
 builds. Each shingle gets a 64-bit FNV-1a hash; per document the shingles are sorted by hash and

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline import storage
-from pipeline.dedup_index.head import Head
+from pipeline.dedup.index.head import Head
 from pipeline.spark.tables import read_table_at
 
 BANDS_DDL = "band int, key long, run string, doc_id long"

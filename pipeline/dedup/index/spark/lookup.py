@@ -13,10 +13,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline.dedup.batches import LshParams
+from pipeline.dedup.index.batches import MATCH_DDL, pair_jaccards
+from pipeline.dedup.index.head import DedupIndexError, Head, check_parameters, read_head
+from pipeline.dedup.index.spark.tables import live_tables
 from pipeline.dedup.plan import DedupPlan
-from pipeline.dedup_index.batches import MATCH_DDL, pair_jaccards
-from pipeline.dedup_index.head import DedupIndexError, Head, check_parameters, read_head
-from pipeline.dedup_index.tables import live_tables
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext

@@ -1,4 +1,5 @@
-"""numba tokeniser over a whole batch's code points: word runs, exactly as ``re.findall(r"\\w+")``.
+"""numba twin of :mod:`pipeline.dedup.shingles`: a batch's code points cut into units (word runs, exactly
+as ``re.findall(r"\\w+")``), as UTF-8 byte ranges or as fast unit hashes.
 
 The caller lower-cases every text with ``str.lower`` (so Unicode special cases such as final sigma
 stay Python's), concatenates them and hands over the UTF-32 code points with per-document offsets.
@@ -15,8 +16,8 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from pipeline.dedup.mixing import UNIT_LEN_SALT, UNIT_MUL
-from pipeline.dedup.signatures_numba import fmix64
+from pipeline.dedup.hash_mixers import UNIT_LEN_SALT, UNIT_MUL
+from pipeline.dedup.hashes_numba import fmix64
 
 _SPACE = 0x20
 

@@ -1,10 +1,10 @@
 """What the dedup stage removes besides within-run duplicates (docs/dedup_index.md), behind one small interface.
 
 * **contaminated**: documents sharing word n-grams with a benchmark (``decontaminate.references``),
-  taken out before clustering (:mod:`pipeline.decontaminate.step`); listed in ``dedup/contaminated/``.
+  taken out before clustering (:mod:`pipeline.decontaminate.spark.step`); listed in ``dedup/contaminated/``.
 * **duplicates_of_earlier_runs**: with ``dedup.index``, a document matching an indexed document
   (every document of the earlier runs' dedup, kept or removed)
-  (:mod:`pipeline.dedup_index.lookup`) takes its whole within-run cluster with it, as one run over
+  (:mod:`pipeline.dedup.index.spark.lookup`) takes its whole within-run cluster with it, as one run over
   both days would have: the cluster's survivor is removed too (its other members were already
   removed as within-run duplicates). Listed in ``dedup/earlier_runs/`` with the match that decided it.
 
@@ -19,9 +19,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline import storage
-from pipeline.decontaminate.step import find_contaminated
+from pipeline.decontaminate.spark.step import find_contaminated
+from pipeline.dedup.index.spark.lookup import match_index, require_index_usable
 from pipeline.dedup.plan import DedupPlan
-from pipeline.dedup_index.lookup import match_index, require_index_usable
 from pipeline.logs import StepLog
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext

@@ -3,7 +3,7 @@
 Engine ``"star"``: the alternating large-star / small-star algorithm of Kiveris et al.,
 "Connected Components in MapReduce and Beyond" (SoCC 2014), written with DataFrame operators only
 (no RDDs of Python objects, no Python UDFs). Engine ``"graphframes"``: GraphFrames'
-``connectedComponents()`` (see :mod:`pipeline.dedup.graphframes_engine`). Both label every node
+``connectedComponents()`` (see :mod:`pipeline.dedup.spark.graphframes`). Both label every node
 with the smallest doc_id of its component.
 
 Representation. Edges are kept oriented ``src > dst`` (larger id first), distinct, without self
@@ -50,13 +50,14 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.dedup.edge_tables import (
+from pipeline.dedup.spark.edges import (
     DEFAULT_HUB_THRESHOLD,
     cut_lineage,
     freeze,
     hub_split_join,
     normalize_edges,
 )
+from pipeline.dedup.spark.graphframes import graphframes_components
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +86,6 @@ def connected_components(
     """
     _check_args(engine, checkpoint_interval, max_iterations, hub_threshold)
     if engine == "graphframes":
-        from pipeline.dedup.graphframes_engine import graphframes_components
-
         return graphframes_components(edges, checkpoint_interval=checkpoint_interval, hub_threshold=hub_threshold)
     return star_components(edges, checkpoint_interval, max_iterations, hub_threshold).labels
 

@@ -1,0 +1,1 @@
+"""Decontamination's Spark glue: reading the references and finding the contaminated documents of a run."""
