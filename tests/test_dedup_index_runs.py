@@ -158,3 +158,31 @@ def test_explain_and_sample_name_duplicates_of_earlier_runs(days):
     assert {r["doc_id"] for r in drawn if r.get("reason") == "duplicates_of_earlier_runs"} == {
         r["doc_id"] for r in rows
     }
+
+
+def test_a_dedup_only_run_says_why_it_has_not_joined_the_index(spark, tmp_path):
+    """``python -m pipeline dedup`` with ``dedup.index`` says in one line why nothing was committed (a run joins
+    the index when its last stage has finished); the full run then commits once, and a rerun that reuses every
+    stage does not commit again (issue #28, 5)."""
+    from pipeline.run.runner import run_stages
+    from pipeline.stage_api.context import RunContext
+    from tests.index_corpus import config
+
+    rng = random.Random(5)
+    write_jsonl(tmp_path / "in" / "a.jsonl", [random_doc(rng) for _ in range(20)])
+    index, out = tmp_path / "index", tmp_path / "run"
+    ctx = RunContext(config(out, tmp_path / "in" / "a.jsonl", index), spark=spark)
+    messages: list[str] = []
+    run_stages(ctx, only="ingest", log=messages.append)
+    run_stages(ctx, only="dedup", log=messages.append)
+    said = [m for m in messages if m.startswith("[index]")]
+    assert len(said) == 1 and said[0].startswith(f"[index] not committed to {index} yet"), messages
+    assert not (index / "HEAD.json").exists()
+    messages.clear()
+    run_stages(ctx, log=messages.append)
+    assert [m for m in messages if m.startswith("[index]")][0].startswith("[index] 20 documents (20 kept)")
+    generation = read_head(str(index))[0].runs[str(out)]["generation"]
+    messages.clear()
+    run_stages(ctx, log=messages.append)
+    assert not any(m.startswith("[index]") for m in messages), messages
+    assert read_head(str(index))[0].runs[str(out)]["generation"] == generation

@@ -281,9 +281,16 @@ def _outdated(ctx: RunContext, counts: dict[str, Any]) -> str | None:
     return f"the dedup index {index} " + "; ".join(changes) if changes else None
 
 
-def _commit_index(ctx: RunContext, log: Callable[[str], None]) -> dict[str, Any] | None:
-    """The complete, accounted run's documents join ``dedup.index`` (docs/dedup_index.md, Commit)."""
+def _commit_index(ctx: RunContext, log: Callable[[str], None], complete: bool) -> dict[str, Any] | None:
+    """The complete, accounted run's documents join ``dedup.index`` (docs/dedup_index.md, Commit); a run that
+    stops before its last stage says so."""
     if not ctx.config.dedup.index:
+        return None
+    if not complete:
+        log(
+            f"[index] not committed to {ctx.config.dedup.index} yet: a run's documents join the index when its "
+            "last stage has finished and its accounting holds (python -m pipeline run finishes it)"
+        )
         return None
     done = commit_run(ctx)
     log(

@@ -85,6 +85,8 @@ def run_stages(
             stage.precheck(ctx)
     manifest = Manifest(ctx.run_dir)
     upstream, recomputed, started_manifest = "", False, False
+    fingerprints: dict[str, str] = {}
+    ran: set[str] = set()
     ctx.results, ctx.passed_on = {}, layout.DOCUMENTS
     for index, stage in enumerate(stages[: last + 1]):
         if not stage.applies(ctx.config):
@@ -107,6 +109,7 @@ def run_stages(
         if action == "reuse" and marker is not None:
             log(f"[{stage.name}] already finished, reusing its outputs")
             ctx.results[stage.name], upstream = stage.result(marker.get("counts", {})), fp
+            fingerprints[stage.name] = fp
             ctx.passed_on = stage.passes or ctx.passed_on
             _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
             continue
@@ -116,10 +119,14 @@ def run_stages(
         ctx.results[stage.name] = _run_one(ctx, manifest, stages, index, fp, inputs, log)
         ctx.passed_on = stage.passes or ctx.passed_on
         upstream, recomputed = fp, True
+        fingerprints[stage.name] = fp
+        ran.add(stage.name)
         _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
     accounted = [s.name for s in stages if s.accounted and s.applies(ctx.config)]
-    if accounted and set(accounted) <= set(ctx.results):
+    complete = bool(accounted) and set(accounted) <= set(ctx.results)
+    if complete:
         _finish_run(ctx, manifest, stages, log)
+    _after_run(ctx, manifest, stages, fingerprints, ran, complete, log)
     return dict(ctx.results)
 
 
@@ -192,8 +199,7 @@ def _stop_if_nothing_left(stage: Stage, result: StageResult, more_stages: bool) 
 
 
 def _finish_run(ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], log) -> None:
-    """Check the accounting equation (raises AccountingError), write the report and summary, then let each stage
-    make its last step (the dedup index commit), recorded in the manifest."""
+    """Check the accounting equation (raises AccountingError), then write the report and summary."""
     manifest.data["accounting"] = account(stages, ctx.results)
     ran = [s for s in stages if s.name in ctx.results]
     reasons = [r for s in ran for t in ctx.results[s.name].sources.values() for r in t.removed]
@@ -204,9 +210,28 @@ def _finish_run(ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], 
     manifest.save()
     log("[accounting] every document read is rejected, removed for a reason, or written")
     log("[report] {} and {}".format(*write_reports(ctx.run_dir, stages)))
+
+
+def _after_run(
+    ctx: RunContext,
+    manifest: Manifest,
+    stages: tuple[Stage, ...],
+    fingerprints: dict[str, str],
+    ran: set[str],
+    complete: bool,
+    log,
+) -> None:
+    """Each finished stage's last step (the dedup index commit; ``complete``: the run is complete and accounted
+    for, else the step may say why it waits). Made again for a stage that ran now; for a reused one only when
+    the manifest does not record it for that output (a run killed before it), so never twice for one output."""
+    made = manifest.data.setdefault("after_run", {})
     for stage in stages:
-        if stage.name in ctx.results:
-            done = stage.after_run(ctx, log)
-            if done:
-                manifest.data.update(done)
-                manifest.save()
+        if stage.name not in ctx.results:
+            continue
+        if stage.name not in ran and made.get(stage.name) == fingerprints[stage.name]:
+            continue
+        recorded = stage.after_run(ctx, log, complete)
+        if recorded:  # a stage with no last step (or none for this config) records nothing
+            manifest.data.update(recorded)
+            made[stage.name] = fingerprints[stage.name]
+            manifest.save()

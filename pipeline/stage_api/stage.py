@@ -107,9 +107,9 @@ class Stage:
     precheck: Callable[[RunContext], None] = _nothing
     # why a finished stage's outputs are out of date though its config is not (None: they are not)
     outdated: Callable[[RunContext, dict[str, Any]], str | None] = _nothing
-    # once the run is complete and accounted for: its last step (the dedup index commit), given the runner's
-    # progress sink; returns what to add to manifest.json (None: nothing)
-    after_run: Callable[[RunContext, Callable[[str], None]], dict[str, Any] | None] = _nothing
+    # after the stages asked for: its last step (the dedup index commit), given the runner's progress sink and
+    # whether the run is complete and accounted for; returns what to add to manifest.json (None: nothing made)
+    after_run: Callable[[RunContext, Callable[[str], None], bool], dict[str, Any] | None] = _nothing
     # its section of report.json, from the run directory and its recorded counts (None: no section)
     report: Callable[[str, dict[str, Any]], dict[str, Any] | None] = _nothing
 
