@@ -22,7 +22,8 @@ import xxhash
 
 from pipeline import storage
 from pipeline.run.manifest import marker_path
-from pipeline.run.stage_outputs import STAGE_OUTPUTS, list_files, record, verify
+from pipeline.run.registry import STAGES
+from pipeline.run.stage_outputs import list_files, record, verify
 
 
 def full_read_seconds(run_dir: str, files: dict[str, int]) -> float:
@@ -78,16 +79,17 @@ def main() -> None:
         f"{'verify/full':>12} {'stage s':>8}"
     )
     total_verify = total_full = 0.0
-    for stage in STAGE_OUTPUTS:
-        files = list_files(args.run, stage)
+    for definition in STAGES:
+        stage, outputs = definition.name, definition.outputs
+        files = list_files(args.run, outputs)
         if not files:
             continue
         marker = marker_path(args.run, stage)
         stage_seconds = storage.read_json(marker).get("seconds", float("nan")) if storage.exists(marker) else None
-        recorded = record(args.run, stage)
-        assert verify(args.run, stage, recorded) == [], f"{stage}: outputs changed while measuring"
-        t_record = best(lambda s=stage: record(args.run, s), args.repeat)
-        t_verify = best(lambda s=stage, r=recorded: verify(args.run, s, r), args.repeat)
+        recorded = record(args.run, outputs)
+        assert verify(args.run, outputs, recorded) == [], f"{stage}: outputs changed while measuring"
+        t_record = best(lambda o=outputs: record(args.run, o), args.repeat)
+        t_verify = best(lambda o=outputs, r=recorded: verify(args.run, o, r), args.repeat)
         t_full = best(lambda f=files: full_read_seconds(args.run, f), args.repeat)
         total_verify, total_full = total_verify + t_verify, total_full + t_full
         print(
