@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.oracles import missing_tool
+
 REPO = Path(__file__).resolve().parents[1]
 SPARK_BIN = Path(sys.executable).parent  # the venv's spark-submit: pyspark's own launcher
 SPARK_SUBMIT = SPARK_BIN / "spark-submit"
@@ -146,7 +148,7 @@ def package_origin(done: subprocess.CompletedProcess) -> str:
 def require_spark_submit() -> None:
     """Skip with the reason when pyspark's launcher is not beside the interpreter."""
     if not SPARK_SUBMIT.exists():
-        pytest.skip(f"pyspark's spark-submit not found at {SPARK_SUBMIT}")
+        missing_tool(f"pyspark's spark-submit not found at {SPARK_SUBMIT}")
 
 
 @pytest.fixture(scope="session")

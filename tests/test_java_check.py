@@ -8,6 +8,7 @@ import stat
 import pytest
 
 from pipeline.spark.session import JavaMissingError, build_session, check_java
+from tests.oracles import missing_tool
 
 
 def test_missing_java_says_how_to_install_it(tmp_path, monkeypatch):
@@ -35,5 +36,5 @@ def test_this_machines_java_passes():
         os.environ.get("JAVA_HOME")
         or any(os.access(os.path.join(p, "java"), os.X_OK) for p in os.environ.get("PATH", "").split(os.pathsep))
     ):
-        pytest.skip("no java on this machine")
+        missing_tool("no java on this machine")
     assert "version" in check_java()

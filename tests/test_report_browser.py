@@ -16,6 +16,7 @@ import pytest
 
 from pipeline.report.html import highlight_differences, render_html
 from tests.browser_cdp import Chromium, find_chromium
+from tests.oracles import missing_tool
 
 WIDTHS = (1280, 800)
 CHARTS = 7  # cluster sizes, S-curve, tokens per source, token lengths, blend, stage and dedup-step timelines
@@ -39,10 +40,7 @@ PAGE_FACTS = """(() => {
 def _chromium() -> str:
     path = find_chromium()
     if path is None:
-        reason = "headless Chromium not found (Debian: apt-get install -y chromium)"
-        if os.environ.get("PIPELINE_REQUIRE_ORACLES") == "1":
-            pytest.fail(f"{reason}; CI requires it (PIPELINE_REQUIRE_ORACLES=1)")
-        pytest.skip(reason)
+        missing_tool("headless Chromium not found (Debian: apt-get install -y chromium)")
     return path
 
 

@@ -30,6 +30,7 @@ from tests.cluster_runs import (
     submit_job,
     write_standalone_config,
 )
+from tests.oracles import missing_tool
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 SPARK_CLASS = SPARK_BIN / "spark-class"
@@ -155,7 +156,7 @@ def standalone_cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
     """A master and two workers (1 core, 1g each) on 127.0.0.1, always stopped afterwards."""
     require_spark_submit()
     if not SPARK_CLASS.exists():
-        pytest.skip(f"pyspark's spark-class not found at {SPARK_CLASS}")
+        missing_tool(f"pyspark's spark-class not found at {SPARK_CLASS}")
     cluster = StandaloneCluster(tmp_path / "cluster")
     try:
         cluster.start(workers=2)
