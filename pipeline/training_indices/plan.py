@@ -75,7 +75,7 @@ def make_plan(
     (``megatron/<source>``), ``local`` ones this run reads, and their blend weights (ignored for one source)."""
     prefixes = [dataset_prefix(data_path, r) for r in relative]
     matrix = describe.split_matrix(describe.split_vector(cfg.split))
-    common = {
+    common: dict[str, Any] = {
         "random_seed": cfg.random_seed,
         "sequence_length": cfg.sequence_length,
         "split_string": cfg.split,
