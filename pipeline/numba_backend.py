@@ -1,6 +1,6 @@
 """One on/off switch per kernel family for the optional numba backend, and when a kernel is worth loading.
 
-Each family (:data:`DEDUP`, :data:`TOKENIZER`, :data:`BLEND`) has its own environment variable;
+Each family (:data:`DEDUP`, :data:`TOKENIZER`, :data:`BLEND`, :data:`TRAINING`) has its own environment variable;
 ``VAR=0`` (or ``SWITCH.set(False)``) forces the pure Python/numpy path, which gives identical results.
 numba is imported on first use only.
 
@@ -84,3 +84,4 @@ class NumbaSwitch:
 DEDUP = NumbaSwitch("PIPELINE_DEDUP_NUMBA")  # MinHash signatures, shingle hashing (pipeline.dedup)
 TOKENIZER = NumbaSwitch("PIPELINE_TOKENIZER_NUMBA")  # BPE encoding (pipeline.tokenizer)
 BLEND = NumbaSwitch("PIPELINE_BLEND_NUMBA")  # the blending-index loop (pipeline.blend)
+TRAINING = NumbaSwitch("PIPELINE_TRAINING_NUMBA")  # the sample-index loop (pipeline.training_indices)

@@ -33,6 +33,7 @@ OVERRIDES = {
     "tokenizer": "tokenizer.vocab_size=600",
     "tokenize": "tokenize.partitions=3",
     "blend": "blend.mode=megatron",
+    "training": "training={sequence_length: 8, samples: [10, 1, 1], tokenizer: {class: T}}",
 }
 
 
@@ -44,12 +45,12 @@ def base(tmp_path):
 
 
 def test_stages_run_in_pipeline_order_as_objects():
-    assert STAGE_NAMES == ("ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend")
+    assert STAGE_NAMES == ("ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend", "training-indices")
     assert all(isinstance(s, Stage) and callable(s.body) for s in STAGES)
     assert stage("dedup") is STAGES[1]
 
 
-@pytest.mark.parametrize("name", ["ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend"])
+@pytest.mark.parametrize("name", ["ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend", "training-indices"])
 @pytest.mark.parametrize("key", sorted(OVERRIDES))
 def test_a_stage_depends_on_exactly_its_declared_config_keys(base, name, key):
     """A stage's recorded inputs change with a key it declares and with no other."""
@@ -64,6 +65,11 @@ def test_train_tokenizer_applies_only_when_training(base):
     assert not stage("train-tokenizer").applies(
         load_config_text(base, ["tokenizer.train=false", "tokenizer.vocab=v.json", "tokenizer.merges=m.txt"])
     )
+
+
+def test_training_indices_applies_only_with_a_training_section(base):
+    assert not stage("training-indices").applies(load_config_text(base))
+    assert stage("training-indices").applies(load_config_text(base, [OVERRIDES["training"]]))
 
 
 def _results(written_web: int = 2, published: bool = True):

@@ -157,13 +157,18 @@ def build_blending_indices(
     *,
     names: Sequence[str] | None = None,
     chunk: int = 1 << 22,
+    as_given: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Build ``(dataset_index, dataset_sample_index)`` of length ``size`` (see module doc).
 
     ``sizes`` (samples per dataset) enables the oversample policy; ``names`` only labels errors;
-    ``chunk`` bounds the sample-wrapping temporaries. ``dataset_sample_index`` is int64.
+    ``chunk`` bounds the sample-wrapping temporaries. ``dataset_sample_index`` is int64. ``as_given``
+    uses weights that already sum to about 1 without normalising them again, as megatron-core's
+    BlendedDataset hands its normalised list to the helper (a second ``w / w.sum()`` may move a bit).
     """
     w = normalize_weights(weights)
+    if as_given:
+        w = np.asarray(weights, dtype=np.float64)
     n = w.size
     size_arr = _check_args(w, size, sizes, mode, oversample)
     size = int(size)

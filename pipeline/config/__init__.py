@@ -12,6 +12,7 @@ from pipeline.config.schema import (
     SparkConfig,
     TokenizeConfig,
     TokenizerConfig,
+    TrainingConfig,
 )
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "SparkConfig",
     "TokenizeConfig",
     "TokenizerConfig",
+    "TrainingConfig",
     "apply_overrides",
     "load_config",
     "load_config_text",

@@ -178,6 +178,8 @@ def _build(cls: type, data: Any, prefix: str):
 
 
 def _coerce(tp: Any, value: Any, key: str) -> Any:
+    if tp is Any:  # a free-form value kept as YAML gave it (training.tokenizer's identifiers)
+        return value
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):

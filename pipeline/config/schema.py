@@ -7,6 +7,7 @@ loader in :mod:`pipeline.config.load` enforces them and names the key on failure
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,6 +155,44 @@ class BlendConfig:
     materialize: bool = False
 
 
+def _split_string(value: str) -> bool:
+    """Megatron's ``--split``: up to three non-negative numbers ("969,30,1"), with a positive sum."""
+    parts = re.findall(r"[.0-9]+", value)
+    try:
+        numbers = [float(p) for p in parts]
+    except ValueError:
+        return False
+    return 0 < len(numbers) <= 3 and sum(numbers) > 0 and not re.sub(r"[.0-9,\s]", "", value)
+
+
+@dataclass
+class TrainingConfig:
+    """The training run's index caches (docs/training_indices.md); absent = the training-indices stage is off."""
+
+    # Megatron's --seq-length: tokens per sample
+    sequence_length: int = field(metadata=_int_in(2, INT32_MAX))
+    # [train, valid, test] samples the training run asks for (Megatron-LM's train_val_test_num_samples)
+    samples: list[int] = field(
+        metadata=_check(lambda v: len(v) == 3 and all(0 <= x <= INT64_MAX for x in v), "must be three integers >= 0")
+    )
+    # the training tokenizer's unique_identifiers, in its order (megatron-core puts them in every cache key)
+    tokenizer: dict[str, Any] = field(metadata=_check(lambda v: len(v) > 0, "must give the tokenizer's identifiers"))
+    # Megatron's --seed: the seed of every shuffle
+    random_seed: int = field(default=1234, metadata=_int_in(0, 2**32 - 1))
+    # Megatron's --split, verbatim (the string is part of the cache key); Megatron-LM's default when omitted
+    split: str = field(default="969, 30, 1", metadata=_check(_split_string, 'must look like "969,30,1"'))
+    # the run directory as the training job sees it (its --data-path prefixes); None: the run's output
+    data_path: str | None = field(default=None, metadata=_check(lambda v: v is None or bool(v.strip()), "empty"))
+    # GPTDatasetConfig.add_extra_token_to_sequence: samples of sequence_length + 1 tokens
+    add_extra_token_to_sequence: bool = True
+    # GPTDatasetConfig.drop_last_partial_validation_sequence
+    drop_last_partial_validation_sequence: bool = True
+    # BlendedMegatronDatasetConfig.mid_level_dataset_surplus: extra samples built per source and split
+    mid_level_dataset_surplus: float = field(
+        default=0.005, metadata=_check(lambda v: math.isfinite(v) and v >= 0, "must be finite and >= 0")
+    )
+
+
 @dataclass
 class PipelineConfig:
     """A whole run: sources, run directory, Spark, and every stage's parameters."""
@@ -167,6 +206,7 @@ class PipelineConfig:
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
     tokenize: TokenizeConfig = field(default_factory=TokenizeConfig)
     blend: BlendConfig = field(default_factory=BlendConfig)
+    training: TrainingConfig | None = None  # None: no training-indices stage
 
     def source(self, name: str) -> SourceConfig:
         """The source called ``name``."""

@@ -23,8 +23,9 @@ import numpy as np
 from pipeline import storage
 from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
-from pipeline.blend.megatron_args import parse_blend
-from pipeline.config import ConfigError, PipelineConfig
+from pipeline.blend.weights import blend_weights as weights_of
+from pipeline.blend.weights import blend_weights_by_source
+from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
 from pipeline.megatron.format import bin_path, idx_path
@@ -114,49 +115,14 @@ def merge_sources(ctx: RunContext) -> dict:
     return {"sources": sources, "unpublished": [n for n, c in sources.items() if not c["published"]]}
 
 
-def blend_weights_by_source(config: PipelineConfig) -> dict[str, float] | None:
-    """The weight of every source given by ``blend.weights`` ("30 web 70 wiki"), or None when unset.
-
-    Raises :class:`ConfigError` unless it names every configured source once, with a weight > 0.
-    """
-    if not config.blend.weights:
-        return None
-    try:
-        weights, names = parse_blend(config.blend.weights)
-    except ValueError as exc:
-        raise ConfigError("blend.weights", str(exc)) from None
-    if weights is None:
-        raise ConfigError("blend.weights", "must alternate weights and source names, e.g. '30 web 70 wiki'")
-    unknown = sorted(set(names) - {s.name for s in config.sources})
-    if unknown:
-        raise ConfigError("blend.weights", f"names unknown sources {unknown}")
-    missing = [s.name for s in config.sources if s.name not in names]
-    if missing:
-        raise ConfigError(
-            "blend.weights",
-            f"needs a positive weight for every source; missing {missing} "
-            "(remove a source from sources to leave it out)",
-        )
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ConfigError("blend.weights", f"names a source more than once: {repeated}")
-    return dict(zip(names, weights, strict=True))
-
-
 def check_blend_weights(config: PipelineConfig) -> None:
     """``blend.weights``, when given, names every configured source once with a weight > 0 (before Spark starts)."""
     blend_weights_by_source(config)
 
 
 def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[float]:
-    """Weights for ``names``: ``blend.weights`` ("30 web 70 wiki"), else the sources' weights, else sizes."""
-    cfg = ctx.config
-    given = blend_weights_by_source(cfg)
-    if given is not None:
-        return [float(given.get(n, 0.0)) for n in names]
-    if all(s.weight is not None for s in cfg.sources):
-        return [float(cfg.source(n).weight or 0.0) for n in names]
-    return [float(s) for s in sizes]
+    """Weights for ``names`` (:func:`pipeline.blend.weights.blend_weights`)."""
+    return weights_of(ctx.config, names, sizes)
 
 
 def left_out_sources(config: PipelineConfig, unpublished: list[str]) -> list[dict]:

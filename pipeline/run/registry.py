@@ -8,8 +8,9 @@ from pipeline.merge_blend.stage import STAGE as MERGE_BLEND
 from pipeline.stage_api.stage import Stage
 from pipeline.tokenize.stage import STAGE as TOKENIZE
 from pipeline.train_tokenizer.stage import STAGE as TRAIN_TOKENIZER
+from pipeline.training_indices.stage import STAGE as TRAINING_INDICES
 
-STAGES: tuple[Stage, ...] = (INGEST, DEDUP, TRAIN_TOKENIZER, TOKENIZE, MERGE_BLEND)
+STAGES: tuple[Stage, ...] = (INGEST, DEDUP, TRAIN_TOKENIZER, TOKENIZE, MERGE_BLEND, TRAINING_INDICES)
 STAGE_NAMES: tuple[str, ...] = tuple(s.name for s in STAGES)
 
 

@@ -1,0 +1,198 @@
+"""Benchmark: the training-indices files, ours vs megatron-core 0.16.1's BlendedMegatronDatasetBuilder.
+
+Usage: python bench/bench_training_indices.py [--tokens 1e9] [--sources 5] [--seq-length 4096]
+    [--epochs 1.3] [--workdir DIR]
+
+Synthesises ``--sources`` merged datasets of ``--tokens`` tokens in all (log-normal document lengths,
+median ~600 tokens; the ``.idx`` files only, the ``.bin`` files sparse), with a blend asking about
+``--epochs`` passes over the data. Each side runs in its own fresh process pinned to one core
+(``taskset``-like ``os.sched_setaffinity``): ours runs the stage's task functions (every (source, split)
+GPTDataset, then every blend) one after the other, megatron-core its builder with one thread (imports
+are outside the timing; ours includes loading its numba kernel from the cache). Prints
+wall seconds of a first build in a fresh process and of a second one in the same process (a reused
+Spark worker), peak RSS (of the first), the ratio ours / megatron-core, and checks that the two
+cache directories hold the same files, byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["/models/bench"]}
+
+
+def synthesize(root: Path, tokens: float, sources: int, seed: int = 0) -> list[str]:
+    """``root/megatron/s<k>.{idx,bin}`` holding about ``tokens / sources`` tokens each; their names."""
+    from pipeline.megatron.format import bin_path, idx_path, pack_index
+
+    rng = np.random.default_rng(seed)
+    names = []
+    (root / "megatron").mkdir(parents=True, exist_ok=True)
+    for k in range(sources):
+        name = f"s{k}"
+        share = tokens / sources * (0.5 + k / max(1, sources - 1))  # unequal sources: 0.5x .. 1.5x
+        lengths = np.clip(rng.lognormal(6.4, 1.1, size=int(share / 1100) + 1), 1, 200_000).astype(np.int32)
+        prefix = str(root / "megatron" / name)
+        Path(idx_path(prefix)).write_bytes(pack_index(np.uint16, lengths, np.arange(len(lengths) + 1)))
+        with open(bin_path(prefix), "wb") as f:
+            f.truncate(int(lengths.sum(dtype=np.int64)) * 2)
+        names.append(name)
+    return names
+
+
+def plan_config(root: Path, names: list[str], seq_length: int, epochs: float) -> dict:
+    from pipeline.megatron.reader import read_index
+
+    tokens = sum(int(read_index(str(root / "megatron" / n))[1].sum(dtype=np.int64)) for n in names)
+    train = int(tokens * epochs / seq_length)
+    weights = [float(w) for w in range(1, len(names) + 1)]
+    return {
+        "root": str(root),
+        "names": names,
+        "weights": weights,
+        "tokens": tokens,
+        "training": {
+            "sequence_length": seq_length,
+            "samples": [train, train // 100, train // 1000],
+            "split": "969, 30, 1",
+            "random_seed": 1234,
+            "tokenizer": TOKENIZER,
+        },
+    }
+
+
+def run_ours(spec: dict, cache: str) -> None:
+    from pipeline.config import TrainingConfig
+    from pipeline.training_indices.plan import make_plan
+    from pipeline.training_indices.tasks import build_blend, build_gpt
+
+    names = spec["names"]
+    plan = make_plan(
+        TrainingConfig(**spec["training"]),
+        spec["root"],
+        names,
+        [f"megatron/{n}" for n in names],
+        [f"{spec['root']}/megatron/{n}" for n in names],
+        spec["weights"],
+    )
+    os.makedirs(cache, exist_ok=True)
+    rows = {(t.source, t.split): build_gpt(t, cache)["samples"] for t in plan.gpt}
+    for blend in plan.blends:
+        build_blend(blend, [rows[(g.source, g.split)] for g in blend.gpt], cache)
+    print(json.dumps({"data_path": plan.data_path}))
+
+
+def run_megatron(spec: dict, cache: str) -> None:
+    import torch
+    from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
+    from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
+    from megatron.core.datasets.utils import get_blend_from_list
+
+    from pipeline.blend.megatron_args import megatron_data_path
+
+    class Tokenizer:
+        unique_identifiers = TOKENIZER
+        vocab_size = 50257
+
+    torch.distributed.get_rank = lambda *a: 0  # BlendedDataset asks even without a process group
+    t = spec["training"]
+    # the weights merge-blend writes into blend.json (normalised once), as the stage reads them
+    w = np.asarray(spec["weights"], dtype=np.float64)
+    w = w / float(w.sum())
+    path = megatron_data_path(w.tolist(), [f"{spec['root']}/megatron/{n}" for n in spec["names"]])
+    config = GPTDatasetConfig(
+        random_seed=t["random_seed"],
+        sequence_length=t["sequence_length"],
+        blend=get_blend_from_list(path.split()),
+        split=t["split"],
+        path_to_cache=cache,
+        tokenizer=Tokenizer(),
+        reset_position_ids=False,
+        reset_attention_mask=False,
+        eod_mask_loss=False,
+        num_dataset_builder_threads=1,
+    )
+    BlendedMegatronDatasetBuilder(GPTDataset, t["samples"], lambda: True, config).build()
+
+
+def child(side: str, spec_file: str, cache: str) -> None:
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    spec = json.loads(Path(spec_file).read_text())
+    if side == "ours":
+        spec["weights"] = (np.asarray(spec["weights"]) / float(np.sum(spec["weights"]))).tolist()
+    if side == "ours":  # imports outside the timing, both sides
+        import pipeline.training_indices.tasks  # noqa: F401
+    else:
+        import megatron.core.datasets.blended_megatron_dataset_builder  # noqa: F401
+    run = run_ours if side == "ours" else run_megatron
+    started = time.perf_counter()
+    run(spec, cache)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    run(spec, cache + "-again")  # the same process again (a reused Spark worker): compiled code loaded
+    again = time.perf_counter() - started
+    print(json.dumps({"side": side, "seconds": seconds, "again": again, "peak_mb": peak}))
+
+
+def measure(side: str, spec_file: Path, cache: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", side, str(spec_file), str(cache)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tokens", type=float, default=1e9)
+    parser.add_argument("--sources", type=int, default=5)
+    parser.add_argument("--seq-length", type=int, default=4096)
+    parser.add_argument("--epochs", type=float, default=1.3, help="train samples = tokens * epochs / seq-length")
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-training-indices-"))
+    names = synthesize(work / "run", args.tokens, args.sources)
+    spec = plan_config(work / "run", names, args.seq_length, args.epochs)
+    spec_file = work / "spec.json"
+    spec_file.write_text(json.dumps(spec))
+    print(f"{spec['tokens']:,} tokens in {len(names)} sources; samples {spec['training']['samples']}")
+    theirs = measure("megatron", spec_file, work / "megatron_core_cache")
+    ours = measure("ours", spec_file, work / "ours_cache")
+    files = sorted(os.listdir(work / "megatron_core_cache"))
+    same = sorted(os.listdir(work / "ours_cache")) == files
+    _, mismatch, errors = filecmp.cmpfiles(work / "megatron_core_cache", work / "ours_cache", files, shallow=False)
+    same = same and not mismatch and not errors
+    for r in (theirs, ours):
+        print(
+            f"{r['side']:>9}: {r['seconds']:7.2f} s first build in a fresh process, {r['again']:7.2f} s again; "
+            f"peak RSS {r['peak_mb']:7.0f} MB (one core)"
+        )
+    ratio, warm = ours["seconds"] / theirs["seconds"], ours["again"] / theirs["again"]
+    print(f"ratio ours / megatron-core: {ratio:.2f}x fresh, {warm:.2f}x again; {len(files)} files identical: {same}")
+    if not same:
+        raise SystemExit(f"files differ: {mismatch} {errors}")
+
+
+if __name__ == "__main__":
+    main()

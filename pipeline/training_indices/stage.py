@@ -1,0 +1,119 @@
+"""training-indices stage: megatron-core's GPTDataset and BlendedDataset index caches, ``<run>/megatron_cache/``.
+
+Off unless the config has a ``training`` section. The sources and their weights are the blend's
+(``blend/blend.json``: the published sources, in blend order); the dataset prefixes are
+``<training.data_path>/megatron/<source>``, spelled as the training job's ``--data-path`` spells them, since
+they are part of every cache key (docs/training_indices.md). Each (source, split) GPTDataset is built by its
+own Spark task from the merged ``.idx`` alone; the blends (one per split, a few bytes per sample) are built
+on the driver once the tasks report each GPTDataset's length.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict
+from functools import partial
+from typing import Any
+
+from pipeline import storage
+from pipeline.blend.io import BLEND_JSON_FILE
+from pipeline.config import ConfigError, PipelineConfig
+from pipeline.errors import PipelineError
+from pipeline.megatron.format import idx_path
+from pipeline.spark.worker_task import per_task
+from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Stage
+from pipeline.training_indices import describe
+from pipeline.training_indices.plan import GptTask, Plan, dataset_prefix, make_plan
+from pipeline.training_indices.tasks import build_blend, build_gpt
+
+
+def training_data_path(config: PipelineConfig) -> str:
+    """The run directory as the training job sees it: ``training.data_path``, else the run's output."""
+    assert config.training is not None
+    return config.training.data_path or config.output
+
+
+def plan_for(ctx: RunContext) -> Plan:
+    """The plan over the sources the blend holds (``blend/blend.json``), with its weights."""
+    cfg = ctx.config.training
+    assert cfg is not None
+    blend_json = ctx.path(layout.BLEND, BLEND_JSON_FILE)
+    if not storage.exists(blend_json):
+        raise PipelineError(f"{blend_json} not found: the training indices need the blended run's outputs")
+    doc = storage.read_json(blend_json)
+    sources = list(doc["sources"])
+    relative = [f"{layout.MEGATRON}/{name}" for name in sources]
+    local = [ctx.path(layout.MEGATRON, name) for name in sources]
+    for prefix in local:
+        if not storage.exists(idx_path(prefix)):
+            raise PipelineError(f"{idx_path(prefix)} not found: re-run the stage that merges the sources")
+    return make_plan(cfg, training_data_path(ctx.config), sources, relative, local, list(doc["weights"]))
+
+
+def _gpt_tasks(cache: str, tasks: Iterable[GptTask]) -> Iterator[dict[str, Any]]:
+    for task in tasks:
+        yield build_gpt(task, cache)
+
+
+def run_training_indices(ctx: RunContext) -> dict[str, Any]:
+    """Write every GPTDataset (a Spark task each) and BlendedDataset of the plan into ``megatron_cache/``."""
+    started = time.time()
+    cfg = ctx.config.training
+    assert cfg is not None
+    plan = plan_for(ctx)
+    cache = ctx.path(layout.MEGATRON_CACHE)
+    storage.remove(cache)  # files of an earlier configuration have other names: none may linger
+    storage.makedirs(cache)
+    sc = ctx.spark.sparkContext
+    rows = sc.parallelize(plan.gpt, max(1, len(plan.gpt))).mapPartitions(per_task(partial(_gpt_tasks, cache))).collect()
+    length = {(r["source"], r["split"]): r["samples"] for r in rows}
+    blends = [build_blend(b, [length[(g.source, describe.SPLITS[g.split])] for g in b.gpt], cache) for b in plan.blends]
+    data_path = training_data_path(ctx.config)
+    return {
+        "data_path": plan.data_path,
+        "data_cache_path": dataset_prefix(data_path, layout.MEGATRON_CACHE),
+        "split": cfg.split,
+        "seq_length": cfg.sequence_length,
+        "seed": cfg.random_seed,
+        "datasets": rows,
+        "blends": blends,
+        "files": 4 * len(rows) + 3 * len(blends),
+        "seconds": round(time.time() - started, 3),
+    }
+
+
+def check_training(config: PipelineConfig) -> None:
+    """``training.split`` parses as Megatron's; the data path can be spelled on a ``--data-path``."""
+    cfg = config.training
+    if cfg is None:
+        return
+    try:
+        describe.split_vector(cfg.split)
+    except ValueError as exc:
+        raise ConfigError("training.split", str(exc)) from None
+    path = training_data_path(config)
+    if any(c.isspace() for c in path):
+        key = "training.data_path" if cfg.data_path else "output"
+        raise ConfigError(key, f"{path!r} has whitespace, which Megatron's --data-path cannot carry")
+
+
+def _inputs(cfg: PipelineConfig) -> dict:
+    return {
+        "training": asdict(cfg.training) if cfg.training else None,
+        "blend.weights": cfg.blend.weights,
+        "weights": {s.name: s.weight for s in cfg.sources},
+    }
+
+
+STAGE = Stage(
+    "training-indices",
+    ("training", "blend.weights", "sources[].weight"),
+    _inputs,
+    run_training_indices,
+    outputs=(layout.MEGATRON_CACHE,),
+    applies=lambda config: config.training is not None,
+    check_config=check_training,
+)

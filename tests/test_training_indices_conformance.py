@@ -1,0 +1,150 @@
+"""Conformance: the training-indices stage writes the files megatron-core 0.16.1's builder writes, byte for byte,
+and the builder, pointed at them with every building function disabled, loads every split."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+
+import numpy as np
+import pytest
+
+from pipeline.blend.indices import build_blending_indices
+from pipeline.blend.io import write_blend
+from pipeline.config import load_config_text
+from pipeline.megatron import IndexedDatasetWriter
+from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
+from pipeline.training_indices.stage import STAGE
+from tests.oracles import require_oracle
+
+torch = require_oracle("torch")
+gpt_dataset = require_oracle("megatron.core.datasets.gpt_dataset")
+builder_mod = require_oracle("megatron.core.datasets.blended_megatron_dataset_builder")
+helpers = require_oracle("megatron.core.datasets.helpers")
+mcore_utils = require_oracle("megatron.core.datasets.utils")
+
+TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["/models/gpt2"], "vocab_extra_ids": 0}
+
+CASES = {
+    # name: (documents per source, longest document, config lines)
+    "one-source-one-epoch": ([400], 300, "sequence_length: 64\n  samples: [50, 10, 5]\n  split: '90,6,4'"),
+    "one-source-epochs-long-sequences": (
+        [120],
+        40,
+        "sequence_length: 512\n  samples: [90, 12, 9]\n  split: '80,10,10'\n  random_seed: 7",
+    ),
+    "three-sources-epochs": (
+        [3000, 1500, 1000],
+        200,
+        "sequence_length: 32\n  samples: [20000, 300, 100]\n  split: '969, 30, 1'",
+    ),
+    "three-sources-epochs-no-extra-token": (
+        [200, 90, 60],
+        120,
+        "sequence_length: 48\n  samples: [700, 120, 40]\n  split: '90,7,3'\n  add_extra_token_to_sequence: false\n"
+        "  drop_last_partial_validation_sequence: false\n  mid_level_dataset_surplus: 0.05",
+    ),
+}
+
+
+def _write_run(run, documents, longest, rng):
+    names = [f"src{k}" for k in range(len(documents))]
+    for name, count in zip(names, documents, strict=True):
+        lengths = rng.integers(1, longest, size=count)
+        with IndexedDatasetWriter(str(run / layout.MEGATRON / name), dtype=np.uint16) as writer:
+            for n in lengths:
+                writer.add_document(rng.integers(0, 50000, size=int(n)).astype(np.uint16))
+    weights = [float(w) for w in rng.integers(1, 10, size=len(names))]
+    index, sample = build_blending_indices(weights, 10, sizes=list(documents), oversample="wrap")
+    write_blend(
+        str(run / layout.BLEND),
+        index,
+        sample,
+        sources=names,
+        prefixes=[f"{layout.MEGATRON}/{n}" for n in names],
+        weights=weights,
+        sizes=list(documents),
+        mode="fixed",
+        oversample="wrap",
+    )
+    return names
+
+
+class _Tokenizer:
+    """What megatron-core reads of a tokenizer while building indices: its identifiers and vocabulary size."""
+
+    unique_identifiers = TOKENIZER
+    vocab_size = 50257
+
+
+def _megatron_build(config, counts, cache):
+    cfg = config.training
+    mconfig = gpt_dataset.GPTDatasetConfig(
+        random_seed=cfg.random_seed,
+        sequence_length=cfg.sequence_length,
+        blend=mcore_utils.get_blend_from_list(counts["data_path"].split()),
+        split=cfg.split,
+        path_to_cache=str(cache),
+        tokenizer=_Tokenizer(),
+        reset_position_ids=False,
+        reset_attention_mask=False,
+        eod_mask_loss=False,
+        add_extra_token_to_sequence=cfg.add_extra_token_to_sequence,
+        drop_last_partial_validation_sequence=cfg.drop_last_partial_validation_sequence,
+        mid_level_dataset_surplus=cfg.mid_level_dataset_surplus,
+    )
+    builder = builder_mod.BlendedMegatronDatasetBuilder(gpt_dataset.GPTDataset, cfg.samples, lambda: True, mconfig)
+    return builder.build()
+
+
+def _no_building(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("megatron-core tried to build an index instead of loading it")
+
+    for name in ("build_sample_idx", "build_blending_indices", "build_exhaustive_blending_indices"):
+        monkeypatch.setattr(helpers, name, refuse)
+    monkeypatch.setattr(gpt_dataset, "_build_document_index", refuse)
+    monkeypatch.setattr(gpt_dataset, "_build_shuffle_index", refuse)
+    monkeypatch.setattr(np, "save", refuse)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_stage_writes_megatron_cores_files_and_megatron_core_loads_them(spark, tmp_path, monkeypatch, case):
+    documents, longest, training = CASES[case]
+    run = tmp_path / "run"
+    names = _write_run(run, documents, longest, np.random.default_rng(len(case)))
+    config = load_config_text(
+        f"output: {run}\nsources:\n"
+        + "".join(f"  - name: {n}\n    paths: [x.jsonl]\n" for n in names)
+        + f"tokenizer: {{train: true}}\ntraining:\n  tokenizer: {TOKENIZER}\n  {training}\n"
+    )
+    counts = STAGE.body(RunContext(config, spark=spark))
+    ours = run / layout.MEGATRON_CACHE
+    # megatron-core's BlendedDataset asks torch.distributed for the rank even when it is not initialised
+    monkeypatch.setattr(torch.distributed, "get_rank", lambda *a: 0)
+    reference = tmp_path / "reference"
+    built = _megatron_build(config, counts, reference)
+
+    theirs = sorted(os.listdir(reference))
+    assert sorted(os.listdir(ours)) == theirs
+    per_dataset = 4 * len(names) * 3 + (3 * 3 if len(names) > 1 else 0)
+    assert len(theirs) == per_dataset  # every split of every source (and every blend) is cached
+    match, mismatch, errors = filecmp.cmpfiles(reference, ours, theirs, shallow=False)
+    assert (mismatch, errors) == ([], [])
+    train = [r for r in counts["datasets"] if r["split"] == "train"]
+    assert any(r["epochs"] > 1 for r in train) == ("epochs" in case)
+    if "three" in case:  # the last epoch shuffled on its own, and not
+        assert {r["separate_final_epoch"] for r in counts["datasets"]} == {True, False}
+
+    with monkeypatch.context() as patched:
+        _no_building(patched)
+        loaded = _megatron_build(config, counts, ours)
+    assert sorted(os.listdir(ours)) == theirs  # nothing was written
+    for split, (want, got) in enumerate(zip(built, loaded, strict=True)):
+        assert got is not None and len(got) == len(want) > 0, split
+        if len(names) > 1:
+            assert np.array_equal(got.dataset_index, want.dataset_index)
+            assert np.array_equal(got.datasets[0].shuffle_index, want.datasets[0].shuffle_index)
+        else:
+            assert np.array_equal(got.sample_index, want.sample_index)

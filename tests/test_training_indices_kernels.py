@@ -1,0 +1,68 @@
+"""Conformance of the training-indices kernels with megatron-core 0.16.1's C++ helper and config rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.numba_backend import TRAINING
+from pipeline.training_indices import describe
+from pipeline.training_indices.gpt_indices import sample_count, sample_index
+from tests.backends import numba_backend
+from tests.oracles import require_oracle
+
+helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
+mcore_config = require_oracle("megatron.core.datasets.blended_megatron_dataset_config")
+mcore_builder = require_oracle("megatron.core.datasets.blended_megatron_dataset_builder")
+
+
+def _case(rng, docs, longest):
+    lengths = rng.integers(0, longest, size=docs).astype(np.int32)
+    lengths[rng.integers(docs)] = max(2, int(lengths.max()))  # at least one non-empty document
+    epochs = int(rng.integers(1, 4))
+    doc_index = np.tile(np.arange(docs, dtype=np.int32), epochs)
+    rng.shuffle(doc_index)
+    return lengths, doc_index, epochs, int(lengths.sum())
+
+
+@pytest.mark.parametrize("numba", [False, True])
+@pytest.mark.parametrize("wide", [False, True])
+def test_sample_index_equals_the_cpp_helper(numba, wide):
+    rng = np.random.default_rng(7)
+    helper = helpers_cpp.build_sample_idx_int64 if wide else helpers_cpp.build_sample_idx_int32
+    with numba_backend(TRAINING, numba):
+        for case in range(200):
+            lengths, doc_index, epochs, tokens = _case(rng, int(rng.integers(1, 60)), int(rng.integers(1, 40)))
+            seq = int(rng.integers(2, 50))
+            extra = int(rng.integers(0, 2))
+            drop_last = bool(rng.integers(0, 2))
+            if epochs * tokens - extra < seq and drop_last:
+                continue
+            want = helper(lengths, doc_index, seq, epochs, tokens, drop_last, extra)
+            got = sample_index(lengths, doc_index, seq, epochs, tokens, drop_last, extra)
+            assert got.shape == want.shape, case
+            assert np.array_equal(got.astype(np.int64), want.astype(np.int64)), (case, seq, extra, drop_last)
+            if not wide:
+                assert got.dtype == want.dtype == np.int32
+
+
+def test_partial_sample_count_uses_single_precision():
+    """ceil(float(x) / L) in C++ is float32: 2^24 + 1 tokens over L = 1 rounds to 2^24."""
+    assert sample_count(1, 2**24 + 2, 1, 1, drop_last=False) == 2**24
+    assert sample_count(1, 2**24 + 2, 1, 1, drop_last=True) == 2**24 + 1
+
+
+@pytest.mark.parametrize("split", ["969,30,1", "969, 30, 1", "98,2", "1,0,0", "0.5,0.3,0.2", "3"])
+def test_split_matrix_equals_megatron_core(split):
+    vector = mcore_config.parse_and_normalize_split(split)
+    assert describe.split_vector(split) == vector
+    assert describe.split_matrix(vector) == mcore_config.convert_split_vector_to_split_matrix(vector)
+
+
+@pytest.mark.parametrize("weights", [[0.3, 0.7], [1.0, 1.0, 1.0], [0.1, 0.2, 0.3, 0.15, 0.25]])
+def test_samples_per_source_equal_megatron_core(weights):
+    w = describe.normalize(weights)
+    sizes = [1000003, 3001, 17]
+    for surplus in (0.0, 0.005, 0.5):
+        got = describe.samples_per_source(w, sizes, surplus)
+        assert got == mcore_builder._get_size_per_split_per_dataset(w, sizes, surplus=surplus)
