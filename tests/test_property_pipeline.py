@@ -242,3 +242,118 @@ def check_run(run: Path, planted: list[Source]) -> None:
         else:
             assert not prefix.with_suffix(".bin").exists()
         assert Counter(decoded) == Counter(distinct), src.name
+
+
+# ---- two dated runs on one dedup index, run concurrently (issue #28, item 4; docs/dedup_index.md, Commit) ----
+
+
+def _decoded(run: Path, source: str) -> Counter:
+    """The texts in ``megatron/<source>`` of a run, decoded with the run's tokenizer (empty when none was written)."""
+    prefix = run / "megatron" / source
+    if not prefix.with_suffix(".bin").exists():
+        return Counter()
+    hf = tokenizers.Tokenizer.from_file(str(run / "tokenizer" / "tokenizer.json"))
+    eod = hf.token_to_id(EOD)
+    dataset = IndexedDataset(str(prefix))
+    texts = []
+    for k in range(len(dataset)):
+        ids = dataset[k].tolist()
+        assert ids[-1] == eod
+        texts.append(hf.decode(ids[:-1], skip_special_tokens=False))
+    return Counter(texts)
+
+
+def _dated_runs_concurrently(spark, root: Path, inputs: dict[str, Path]) -> dict[str, BaseException | None]:
+    """Every stage of each run in its own thread on one index; the commits wait for each other, so both runs
+    looked the index up before either published. What each run raised (None: it committed)."""
+    import threading
+
+    import pipeline.dedup.stage as dedup_stage
+
+    real_commit = dedup_stage.commit_run
+    barrier = threading.Barrier(len(inputs), timeout=900)
+    outcomes: dict[str, BaseException | None] = {}
+
+    def together(ctx):
+        barrier.wait()
+        return real_commit(ctx)
+
+    def one(name: str) -> None:
+        try:
+            run_stages(RunContext(_dated_config(root, name, inputs[name]), spark=spark), log=lambda *_: None)
+            outcomes[name] = None
+        except BaseException as exc:  # noqa: BLE001 - checked by the caller
+            outcomes[name] = exc
+            barrier.abort()  # the other run must not wait for a commit that never comes
+
+    dedup_stage.commit_run = together
+    try:
+        threads = [threading.Thread(target=one, args=(name,)) for name in inputs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        dedup_stage.commit_run = real_commit
+    return outcomes
+
+
+def _dated_config(root: Path, name: str, path: Path):
+    return load_config_text(f"""
+output: {root / name}
+sources:
+  - {{name: web, paths: ["{path}"], format: jsonl}}
+dedup: {{index: "{root / "index"}"}}
+tokenizer: {{train: true, vocab_size: 300}}
+tokenize: {{partitions: 1}}
+""")
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    shared=st.integers(1, 30),
+    own=st.tuples(st.integers(1, 12), st.integers(1, 12)),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_two_dated_runs_sharing_documents_on_one_index_keep_them_once(spark, shared, own, seed):
+    """Two dated runs sharing documents run concurrently on one dedup index: one commits, the other's commit is
+    refused (the index gained a run its dedup did not look up); rerun, it removes the shared documents as
+    duplicates of the first and commits. Each shared text reaches exactly one run's ``megatron/``, each run's own
+    texts reach it, and both runs' accounting equations hold."""
+    from pipeline.dedup.index.head import read_head
+    from pipeline.dedup.index.spark.commit import IndexMovedError
+
+    rng = random.Random(seed)
+    root = Path(tempfile.mkdtemp(prefix="prop-dated-"))
+    texts = Source("web", "jsonl", rng)
+    common = [texts.text() for _ in range(shared)]
+    mine = {name: [texts.text() for _ in range(n)] for name, n in zip(("day-a", "day-b"), own, strict=True)}
+    try:
+        inputs = {}
+        for name, own_texts in mine.items():
+            lines = common + own_texts
+            rng.shuffle(lines)
+            inputs[name] = root / "raw" / f"{name}.jsonl"
+            inputs[name].parent.mkdir(parents=True, exist_ok=True)
+            inputs[name].write_text("".join(json.dumps({"text": t}) + "\n" for t in lines))
+        outcomes = _dated_runs_concurrently(spark, root, inputs)
+        refused = [name for name, exc in outcomes.items() if exc is not None]
+        assert len(refused) == 1, outcomes
+        assert isinstance(outcomes[refused[0]], IndexMovedError), outcomes
+        first = next(name for name in inputs if name not in refused)
+        assert str(root / first) in str(outcomes[refused[0]])
+        run_stages(RunContext(_dated_config(root, refused[0], inputs[refused[0]]), spark=spark), log=lambda *_: None)
+        TRIED["runs"] += 3
+        for name in inputs:
+            row = json.loads((root / name / "manifest.json").read_text())["accounting"]["web"]
+            earlier = row.get("duplicates_of_earlier_runs", 0)
+            assert earlier == (shared if name in refused else 0), (name, row)
+            assert row["documents_read"] == row["rejected"] + row["duplicates_removed"] + earlier + row["survivors"]
+            assert row["survivors"] == row["written"] == len(mine[name]) + (0 if name in refused else shared)
+        got = {name: _decoded(root / name, "web") for name in inputs}
+        assert sum(got.values(), Counter()) == Counter(common + mine["day-a"] + mine["day-b"])
+        assert all(got[first][t] == 1 and got[refused[0]][t] == 0 for t in common)
+        head, _ = read_head(str(root / "index"))
+        assert sorted(head.runs) == sorted(str(root / name) for name in inputs)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

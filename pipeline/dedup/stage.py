@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
 from pipeline.config import ConfigError, PipelineConfig
+from pipeline.decontaminate.references import changed_references, reference_stamps
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
 from pipeline.dedup.index.spark.commit import commit_run
@@ -265,8 +266,15 @@ def _precheck(ctx: RunContext) -> None:
 
 
 def _outdated(ctx: RunContext, counts: dict[str, Any]) -> str | None:
-    """The index runs the dedup would look up now differ from those it looked up (docs/dedup_index.md, Order):
-    another run committed while this one was unfinished, or a rerun of it finds the index changed."""
+    """Why the finished dedup is stale though its config is not: the index runs it would look up differ from those
+    it looked up (docs/dedup_index.md, Order), or a decontamination reference's files changed
+    (docs/dedup_index.md, Decontamination)."""
+    found = [why for why in (_index_changed(ctx, counts), *_references_changed(ctx, counts)) if why]
+    return "; ".join(found) or None
+
+
+def _index_changed(ctx: RunContext, counts: dict[str, Any]) -> str | None:
+    """Another run committed while this one was unfinished, or a rerun of it finds the index changed."""
     index = ctx.config.dedup.index
     if index is None or "index_runs" not in counts:  # no index, or a marker from before runs were recorded
         return None
@@ -279,6 +287,13 @@ def _outdated(ctx: RunContext, counts: dict[str, Any]) -> str | None:
     if lost:
         changes.append(f"no longer holds {', '.join(lost)}")
     return f"the dedup index {index} " + "; ".join(changes) if changes else None
+
+
+def _references_changed(ctx: RunContext, counts: dict[str, Any]) -> list[str]:
+    """A reference file added, removed or rewritten since the dedup ran (the listing recorded in its counts)."""
+    if not ctx.config.decontaminate.references or "reference_files" not in counts:
+        return []
+    return changed_references(counts["reference_files"], reference_stamps(ctx.config))
 
 
 def _commit_index(ctx: RunContext, log: Callable[[str], None], complete: bool) -> dict[str, Any] | None:

@@ -16,6 +16,8 @@ import threading
 
 from pipeline import storage
 from pipeline.config import ConfigError, PipelineConfig
+from pipeline.decontaminate.references import reference_files
+from pipeline.dedup.index.head import check_location, read_head
 from pipeline.run.registry import STAGES
 from pipeline.secrets import is_secret_setting
 
@@ -29,7 +31,8 @@ def check_stage_configs(config: PipelineConfig) -> None:
 
 
 def check_paths(config: PipelineConfig) -> None:
-    """No credentials in the config; every remote location answers; tokenizer files exist when given."""
+    """No credentials in the config; every remote location answers; tokenizer files exist when given; every
+    decontamination reference matches files; the dedup index's place is usable."""
     check_no_secrets(config)
     check_output_apart_from_sources(config)
     probes = [("output", config.output)]
@@ -37,6 +40,8 @@ def check_paths(config: PipelineConfig) -> None:
         probes += [(f"sources.{i}.paths.{j}", p) for j, p in enumerate(src.paths)]
     for i, ref in enumerate(config.decontaminate.references):
         probes += [(f"decontaminate.references.{i}.paths.{j}", p) for j, p in enumerate(ref.paths)]
+    if config.dedup.index:
+        probes.append(("dedup.index", config.dedup.index))
     tok = config.tokenizer
     if not tok.train:
         probes += [(f"tokenizer.{k}", getattr(tok, k)) for k in ("vocab", "merges") if getattr(tok, k)]
@@ -50,6 +55,16 @@ def check_paths(config: PipelineConfig) -> None:
             path = getattr(tok, key)
             if not _exists(key, path):
                 raise ConfigError(f"tokenizer.{key}", f"file not found: {path!r}")
+    reference_files(config)  # every reference path matches files (decontaminate.references.<i>.paths.<j>)
+    check_dedup_index(config)
+
+
+def check_dedup_index(config: PipelineConfig) -> None:
+    """``dedup.index`` can hold an index (not a file, writable) and its HEAD, if any, reads (docs/dedup_index.md,
+    Index); the MinHash parameters are compared at the dedup stage's precheck."""
+    if config.dedup.index:
+        check_location(config.dedup.index)
+        read_head(config.dedup.index)
 
 
 def check_no_secrets(config: PipelineConfig) -> None:

@@ -11,6 +11,9 @@ with. Contaminated documents leave the dedup stage's input and are listed in ``d
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
+
 import numpy as np
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -27,6 +30,7 @@ from pipeline.stage_api.filter import dropped_batches, dropped_ddl
 
 BROADCAST_NGRAMS = 5_000_000  # ~60 MB of sorted hashes and reference indices per executor
 EXAMPLES = 3
+LOG = logging.getLogger("pipeline.dedup")
 
 
 def read_references(ctx: RunContext) -> tuple[DataFrame, dict[str, dict]]:
@@ -58,6 +62,7 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
     if size <= BROADCAST_NGRAMS:
         lookup = "broadcast"
         rows = distinct.select("reference", "hash").collect()
+        per_ref = Counter(r["reference"] for r in rows)
         index = {name: i for i, name in enumerate(names)}
         table = ReferenceTable(
             np.array([r["hash"] for r in rows], np.int64).view(np.uint64),
@@ -70,15 +75,38 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
         )
     else:
         lookup = "join"
+        per_ref = Counter({r["reference"]: r["count"] for r in distinct.groupBy("reference").count().collect()})
         found = _joined_matches(docs, distinct, cfg.min_matches, n)
         detail = F.format_string(
             f"%d distinct {n}-grams shared with reference '%s' (min_matches {cfg.min_matches})", "matches", "reference"
         )
         found = found.select("doc_id", "source", F.lit(REASON).alias("reason"), detail.alias("detail"), *FIELDS.names)
+    for name in names:
+        stats[name]["ngrams"] = per_ref[name]
+    _warn_empty(stats, names, n)
     found.write.mode("overwrite").parquet(ctx.table(layout.CONTAMINATED))
     ngrams.unpersist()
     found = spark.read.parquet(ctx.table(layout.CONTAMINATED))
     return found, _section(found, stats, names, size, lookup)
+
+
+def _warn_empty(stats: dict, names: list[str], n: int) -> None:
+    """A WARNING naming each reference that yields no n-gram at all (empty, all rejected, or every text too short):
+    it cannot remove anything (docs/dedup_index.md, Decontamination)."""
+    for i, name in enumerate(names):
+        s = stats[name]
+        if not s["ngrams"]:
+            LOG.warning(
+                "decontaminate.references.%d (%r) yields no %d-grams (%d texts, %d rejected, %d shorter than %d "
+                "words): it removes nothing; check its paths, format and text_field",
+                i,
+                name,
+                n,
+                s["texts"],
+                s["rejected"],
+                s.get("short_texts", 0),
+                n,
+            )
 
 
 def _joined_matches(docs: DataFrame, ref_ngrams: DataFrame, min_matches: int, n: int) -> DataFrame:
@@ -106,6 +134,7 @@ def _section(found: DataFrame, stats: dict, names: list[str], ngrams: int, looku
             "texts": stats[name]["texts"],
             "rejected": stats[name]["rejected"],
             "short_texts": stats[name].get("short_texts", 0),
+            "ngrams": stats[name]["ngrams"],
             "examples": [],
         }
         for name in names

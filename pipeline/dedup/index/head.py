@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline import storage
+from pipeline.config import ConfigError
 from pipeline.errors import PipelineError
 from pipeline.storage.conditional import create_if_absent, read_versioned, replace_if_version
 
@@ -59,7 +60,8 @@ class Head:
             raise DedupIndexError(f"{where} is not JSON: not a dedup index HEAD") from None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             raise DedupIndexError(f"{where} is not a dedup index HEAD (format {FORMAT!r} expected)")
-        return cls(raw["parameters"], raw.get("runs", {}), raw.get("generations", {}), int(raw.get("serial", 0)))
+        _check_shape(raw, where)
+        return cls(raw["parameters"], raw.get("runs", {}), raw.get("generations", {}), raw.get("serial", 0))
 
     def live_generations(self, runs: list[str] | None = None) -> dict[str, list[str]]:
         """Generation id -> the runs whose documents it holds (sorted): of ``runs``, or of every run."""
@@ -87,14 +89,72 @@ class Head:
         return {**entry, **kept, "recommitted": entry["committed"]}
 
 
+# what each key of HEAD.json holds (docs/dedup_index.md, Layout): a HEAD written by hand or cut short is refused
+# naming the file and the first key that is missing or of the wrong type, never a KeyError later
+# (required keys, optional keys) of a run's and of a generation's entry, with their types
+RUN_KEYS: tuple[dict[str, type], dict[str, type]] = (
+    {"generation": str, "documents": int},
+    {"committed": str, "kept": int, "sequence": int, "recommitted": str},
+)
+GENERATION_KEYS: tuple[dict[str, type], dict[str, type]] = ({"documents": int, "bytes": int}, {})
+
+
+def _check_shape(raw: dict[str, Any], where: str) -> None:
+    """Refuse a HEAD with a missing or mistyped key, naming the file and the key (``runs.<run>.generation``)."""
+
+    def need(value: Any, key: str, kind: type, missing: bool = False) -> None:
+        if missing:
+            raise DedupIndexError(f"{where}: key {key!r} is missing: a corrupt dedup index HEAD")
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            shown = repr(value)[:60]
+            raise DedupIndexError(
+                f"{where}: key {key!r} is {type(value).__name__} {shown}, not {kind.__name__}: "
+                "a corrupt dedup index HEAD"
+            )
+
+    need(raw.get("parameters"), "parameters", dict, "parameters" not in raw)
+    need(raw.get("serial", 0), "serial", int)
+    for name, (required, optional) in (("runs", RUN_KEYS), ("generations", GENERATION_KEYS)):
+        rows = raw.get(name, {})
+        need(rows, name, dict)
+        for item, entry in rows.items():
+            need(entry, f"{name}.{item}", dict)
+            for key, kind in required.items():
+                need(entry.get(key), f"{name}.{item}.{key}", kind, key not in entry)
+            for key, kind in optional.items():
+                if key in entry:
+                    need(entry[key], f"{name}.{item}.{key}", kind)
+
+
 def _place(entry: dict[str, Any]) -> tuple[int, str]:
     """Commit order: by ``sequence`` (the HEAD serial of the first commit); entries written before sequences
     existed come first, by their commit time."""
-    return entry.get("sequence", 0), entry["committed"]
+    return entry.get("sequence", 0), entry.get("committed", "")
 
 
 def head_path(index: str) -> str:
     return storage.join(index, HEAD_NAME)
+
+
+def check_location(index: str) -> None:
+    """Refuse a ``dedup.index`` that cannot hold an index, before any work (docs/dedup_index.md, Index): locally an
+    existing file, a path below a file, or a directory this process cannot write; a ``HEAD.json`` that is not a
+    file. ConfigError naming ``dedup.index``. (A bucket's reachability is preflight's storage probe.)"""
+    if not storage.is_local(index):
+        return
+    local = os.path.abspath(storage.local_path(index))
+    if os.path.exists(local) and not os.path.isdir(local):
+        raise ConfigError("dedup.index", f"{index!r} is an existing file, not a directory")
+    present = local
+    while not os.path.exists(present):
+        present = os.path.dirname(present)
+    if not os.path.isdir(present):
+        raise ConfigError("dedup.index", f"cannot create {index!r}: {present!r} is a file, not a directory")
+    if not os.access(present, os.W_OK | os.X_OK):
+        raise ConfigError("dedup.index", f"cannot write to {index!r}: {present!r} is not writable")
+    head = os.path.join(local, HEAD_NAME)
+    if os.path.lexists(head) and not os.path.isfile(head):
+        raise ConfigError("dedup.index", f"{head!r} is not a file: not a dedup index")
 
 
 def check_parameters(head: Head, wanted: dict[str, Any], index: str) -> None:

@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline import storage
+from pipeline.decontaminate.references import reference_stamps
 from pipeline.decontaminate.spark.step import find_contaminated
 from pipeline.dedup.index.spark.lookup import match_index, require_index_usable
 from pipeline.dedup.plan import DedupPlan
@@ -58,6 +59,8 @@ class ExtraRemovals:
         if not self.ctx.config.decontaminate.references:
             return docs
         self.steps.begin("decontaminate")
+        # what the references were, before reading them: a resumed run compares it with a fresh listing (outdated)
+        self.stats["reference_files"] = reference_stamps(self.ctx.config)
         found, section = find_contaminated(self.ctx, docs)
         removed = sum(r["documents_removed"] for r in section["references"].values())
         self.steps.lap("decontaminate", contaminated=removed)

@@ -4,8 +4,11 @@
 A commit writes the run's generation aside (``generations/<new id>/``), then publishes it by one
 conditional write of HEAD mapping the run to it. A HEAD changed by another committer in between
 makes the write fail; the commit re-reads HEAD and tries again (up to :data:`COMMIT_ATTEMPTS`), so
-two runs committing at once both land. A run killed before the publish leaves HEAD as it was; its
-unpublished generation is never read (``describe`` lists it, ``compact`` deletes it).
+two runs committing at once both land, unless one of them should have looked the other up: a HEAD
+that gained runs the dedup stage did not look up (its ``index_runs``) refuses the commit
+(:class:`IndexMovedError`), checked on the version the conditional write names, so two racing commits
+cannot both pass. A run killed before the publish leaves HEAD as it was; its unpublished generation
+is never read (``describe`` lists it, ``compact`` deletes it).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pyspark.sql import functions as F
 from pipeline import storage
 from pipeline.dedup.index.head import DedupIndexError, Head, check_parameters, read_head, write_head
 from pipeline.dedup.index.spark.lookup import index_parameters, run_key
-from pipeline.dedup.index.spark.tables import DOCS_DDL, generation_path, live_tables, tree_bytes
+from pipeline.dedup.index.spark.tables import DOCS_DDL, generation_dirs, generation_path, live_tables, tree_bytes
 from pipeline.dedup.plan import DedupPlan
 from pipeline.spark.tables import read_table_at, write_table_at
 from pipeline.stage_api import layout
@@ -27,6 +30,10 @@ from pipeline.stage_api.context import RunContext
 
 COMMIT_ATTEMPTS = 20
 ORPHAN_SECONDS = 24 * 3600  # compact deletes unpublished generations older than this (a commit in flight is younger)
+
+
+class IndexMovedError(DedupIndexError):
+    """HEAD gained runs this run's dedup did not look up: publishing would keep what they hold a second time."""
 
 
 def new_generation_id() -> str:
@@ -40,6 +47,8 @@ def commit_run(ctx: RunContext) -> dict:
     if index is None:
         raise DedupIndexError("commit_run needs dedup.index")
     params = index_parameters(DedupPlan.from_config(ctx.config).lsh)
+    dedup = ctx.results.get("dedup")
+    looked_up = dedup.counts.get("index_runs") if dedup is not None else None  # None: a marker from before it
     for table in (("dedup", "index_entries"), ("documents",)):  # a resumed run may hold them only remotely
         ctx.tables.fetch(*table)
     entries = spark.read.parquet(ctx.table(layout.INDEX_ENTRIES))
@@ -58,22 +67,36 @@ def commit_run(ctx: RunContext) -> dict:
     documents = sum(r["count"] for r in counted)
     kept = sum(r["count"] for r in counted if r["kept"])
     size = tree_bytes(generation_path(index, generation))
-    replaced = publish(
-        index,
-        params,
-        {
-            run: {
-                "generation": generation,
-                "documents": documents,
-                "kept": kept,
-                "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            }
-        },
-        {generation: {"documents": documents, "bytes": size}},
-    )
+    entry = {
+        "generation": generation,
+        "documents": documents,
+        "kept": kept,
+        "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    try:
+        replaced = publish(
+            index, params, {run: entry}, {generation: {"documents": documents, "bytes": size}}, looked_up=looked_up
+        )
+    except IndexMovedError:
+        storage.remove(generation_path(index, generation))  # never published: nothing reads it
+        raise
     for old in replaced:
         storage.remove(generation_path(index, old))
     return {"index": index, "run": run, "generation": generation, "documents": documents, "kept": kept}
+
+
+def gained_runs(head: Head, run: str, looked_up: list[str]) -> list[str]:
+    """The runs ``run`` would look up in ``head`` that its dedup did not (docs/dedup_index.md, Order)."""
+    return sorted(set(head.runs_before(run)) - set(looked_up))
+
+
+def _refuse_moved(index: str, run: str, gained: list[str]) -> IndexMovedError:
+    return IndexMovedError(
+        f"dedup index {index} gained {len(gained)} run(s) since this run's dedup looked it up "
+        f"({', '.join(gained)}): nothing was committed and this run's outputs may keep documents they hold; "
+        f"rerun the same command (python -m pipeline run ...) for {run}: it recomputes dedup and every later "
+        "stage against them, then commits"
+    )
 
 
 def publish(
@@ -82,18 +105,25 @@ def publish(
     runs: dict[str, dict],
     generations: dict[str, dict],
     drop_generations: tuple[str, ...] = (),
+    looked_up: list[str] | None = None,
 ) -> list[str]:
     """Map ``runs`` to their (already written) generations in HEAD by a conditional write, retried on races.
 
     With ``drop_generations`` (a compaction) a run is remapped only while HEAD still maps it to one of
-    them: a run recommitted meanwhile keeps its new generation. Returns the generations no run maps
-    to any more (safe to delete).
+    them: a run recommitted meanwhile keeps its new generation. With ``looked_up`` (a run's commit: the
+    runs its dedup looked up) the HEAD version the write names must hold no other run the committed run
+    would look up, else :class:`IndexMovedError` and HEAD is left as it was. Returns the generations no
+    run maps to any more (safe to delete).
     """
     for _ in range(COMMIT_ATTEMPTS):
         head, version = read_head(index)
         if head is None:
             head = Head(parameters=params)
         check_parameters(head, params, index)
+        for run in runs if looked_up is not None else ():
+            gained = gained_runs(head, run, looked_up or [])
+            if gained:  # checked on `version`: a HEAD changed after this read fails the write below, and is re-checked
+                raise _refuse_moved(index, run, gained)
         before = set(head.generations)
         for run, entry in runs.items():
             if not drop_generations:
@@ -119,14 +149,49 @@ def publish(
     )
 
 
+COMPACT_ATTEMPTS = 3
+
+
 def compact(spark: SparkSession, index: str) -> str:
-    """Rewrite every live row into one generation (few files); a one-line summary."""
-    head, _ = read_head(index)
-    if head is None:
-        raise DedupIndexError(f"{index} holds no dedup index (no HEAD.json)")
-    old = sorted(head.live_generations())
+    """Rewrite every live row into one generation (few files); a one-line summary.
+
+    It reads the generations of the HEAD version it started from. A commit landing meanwhile may delete one
+    of them (a recommitted run's old generation): the read then fails, HEAD has moved, and compaction
+    starts again from the new HEAD (up to :data:`COMPACT_ATTEMPTS` times, then :class:`DedupIndexError`);
+    its own publish is the conditional write of :func:`publish`, which leaves a recommitted run's newer
+    generation in place (docs/dedup_index.md, Maintenance).
+    """
+    for _ in range(COMPACT_ATTEMPTS):
+        head, version = read_head(index)
+        if head is None:
+            raise DedupIndexError(f"{index} holds no dedup index (no HEAD.json)")
+        generation = new_generation_id()
+        try:
+            documents, size = _write_compacted(spark, index, head, generation)
+        except Exception:  # noqa: BLE001 - a generation deleted under the read, or a real failure: HEAD tells
+            storage.remove(generation_path(index, generation))
+            if read_head(index)[1] == version:
+                raise
+            continue
+        old = sorted(head.live_generations())
+        runs = {r: {**entry, "generation": generation} for r, entry in head.runs.items() if entry["generation"] in old}
+        summary = {generation: {"documents": documents, "bytes": size}}
+        replaced = publish(index, head.parameters, runs, summary, tuple(old))
+        for gid in replaced:
+            storage.remove(generation_path(index, gid))
+        removed = _remove_orphans(index)
+        return f"compacted {len(old)} generation(s) of {index} into {generation}: {documents} documents, " + (
+            f"{size} bytes" + (f"; deleted {removed} unpublished generation(s)" if removed else "")
+        )
+    raise DedupIndexError(
+        f"dedup index {index}: HEAD changed {COMPACT_ATTEMPTS} times while compacting (runs committing): "
+        "nothing was compacted; run index compact again when no run is committing"
+    )
+
+
+def _write_compacted(spark: SparkSession, index: str, head: Head, generation: str) -> tuple[int, int]:
+    """Write every live row of ``head`` into ``generation``; its documents and bytes."""
     bands, docs = live_tables(spark, index, head, None)
-    generation = new_generation_id()
     files = max(1, spark.sparkContext.defaultParallelism)
     write_table_at(
         spark,
@@ -135,23 +200,7 @@ def compact(spark: SparkSession, index: str) -> str:
     )
     write_table_at(spark, docs.repartition(files, "run", "doc_id"), generation_path(index, generation, "docs"))
     documents = read_table_at(spark, generation_path(index, generation, "docs"), DOCS_DDL).count()
-    size = tree_bytes(generation_path(index, generation))
-    runs = {run: {**entry, "generation": generation} for run, entry in head.runs.items() if entry["generation"] in old}
-    replaced = publish(index, head.parameters, runs, {generation: {"documents": documents, "bytes": size}}, tuple(old))
-    for gid in replaced:
-        storage.remove(generation_path(index, gid))
-    removed = _remove_orphans(index)
-    return f"compacted {len(old)} generation(s) of {index} into {generation}: {documents} documents, {size} bytes" + (
-        f"; deleted {removed} unpublished generation(s)" if removed else ""
-    )
-
-
-def _generation_dirs(index: str) -> list[str]:
-    fs, root = storage.resolve(storage.join(index, "generations"))
-    fs.invalidate_cache()
-    if not fs.exists(root):
-        return []
-    return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(root, detail=False))
+    return documents, tree_bytes(generation_path(index, generation))
 
 
 def _remove_orphans(index: str) -> int:
@@ -159,7 +208,7 @@ def _remove_orphans(index: str) -> int:
     head, _ = read_head(index)
     live = set(head.generations) if head else set()
     removed = 0
-    for gid in _generation_dirs(index):
+    for gid in generation_dirs(index):
         stamp = gid.split("-", 1)[0]
         try:
             age = time.time() - time.mktime(time.strptime(stamp, "%Y%m%dT%H%M%SZ")) + time.timezone
@@ -172,7 +221,7 @@ def _remove_orphans(index: str) -> int:
 
 
 def describe(index: str) -> str:
-    """Runs, documents and size of an index, as text."""
+    """Runs, documents and size of an index, as text; its problems (:func:`index_problems`) last."""
     head, _ = read_head(index)
     if head is None:
         raise DedupIndexError(f"{index} holds no dedup index (no HEAD.json)")
@@ -184,10 +233,22 @@ def describe(index: str) -> str:
     for run, entry in sorted(head.runs.items()):
         lines.append(
             f"  {run}: {entry['documents']} documents ({entry.get('kept', '?')} kept), "
-            f"committed {entry['committed']}, "
+            f"committed {entry.get('committed', '?')}, "
             f"generation {entry['generation']}"
         )
-    orphans = [g for g in _generation_dirs(index) if g not in head.generations]
+    present = generation_dirs(index)
+    orphans = [g for g in present if g not in head.generations]
     if orphans:
         lines.append(f"unpublished generations (from runs that stopped before their commit): {', '.join(orphans)}")
+    lines += [f"problem: {p}" for p in index_problems(index, head, present)]
     return "\n".join(lines)
+
+
+def index_problems(index: str, head: Head, present: list[str] | None = None) -> list[str]:
+    """What makes the index unreadable: a generation HEAD maps a run to that is not in ``generations/``."""
+    present = generation_dirs(index) if present is None else present
+    return [
+        f"HEAD maps {', '.join(runs)} to generation {gid}, missing from {storage.join(index, 'generations')}"
+        for gid, runs in sorted(head.live_generations().items())
+        if gid not in present
+    ]

@@ -12,10 +12,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from pipeline import storage
 from pipeline.dedup.batches import LshParams
 from pipeline.dedup.index.batches import MATCH_DDL, pair_jaccards
-from pipeline.dedup.index.head import DedupIndexError, Head, check_parameters, read_head
-from pipeline.dedup.index.spark.tables import live_tables
+from pipeline.dedup.index.head import DedupIndexError, Head, check_location, check_parameters, read_head
+from pipeline.dedup.index.spark.tables import generation_dirs, live_tables
 from pipeline.dedup.plan import DedupPlan
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
@@ -103,10 +104,20 @@ def match_index(
 
 
 def require_index_usable(index: str, p: LshParams) -> None:
-    """Fail before any Spark work when the index is unreadable or has other parameters."""
+    """Fail before any Spark work when the index's place cannot hold an index, its HEAD is unreadable or has other
+    parameters, or a generation HEAD maps a run to is missing."""
+    check_location(index)
     try:
-        open_index(index, p)
+        head = open_index(index, p)
+        live = sorted(head.live_generations()) if head is not None else []
+        present = set(generation_dirs(index)) if live else set()
     except DedupIndexError:
         raise
     except OSError as exc:
         raise DedupIndexError(f"cannot read dedup index {index}: {type(exc).__name__}: {exc}") from None
+    missing = [g for g in live if g not in present]
+    if missing:
+        raise DedupIndexError(
+            f"dedup index {index}: HEAD maps runs to generation {missing[0]}, missing from "
+            f"{storage.join(index, 'generations')} (python -m pipeline index describe {index} lists them)"
+        )

@@ -43,3 +43,12 @@ def tree_bytes(url: str) -> int:
     fs, root = storage.resolve(url)
     fs.invalidate_cache()
     return int(sum(fs.du(root, total=False).values())) if fs.exists(root) else 0
+
+
+def generation_dirs(index: str) -> list[str]:
+    """The generation ids present under ``generations/`` (published or not), sorted."""
+    fs, root = storage.resolve(storage.join(index, "generations"))
+    fs.invalidate_cache()
+    if not fs.exists(root):
+        return []
+    return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(root, detail=False))
