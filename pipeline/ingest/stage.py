@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict
 from typing import Any
 
@@ -21,12 +22,15 @@ from pipeline.stage_api.stage import Stage, source_tally
 
 DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
 REJECT_COLUMNS = ["source", "file", "position", "reason", "detail", "excerpt"]
+SKIPPED_EXAMPLES = 5  # hidden names recorded per source (all are counted)
+log = logging.getLogger("pipeline.ingest")
 
 
 def run_ingest(ctx: RunContext) -> dict:
     """Read every source, write ``documents/`` and ``rejects/``, return counts per source and reason."""
     config = ctx.config
-    planned = splits.plan_splits(config.sources, config.ingest, source_files(config))
+    listings = source_files(config)
+    planned = splits.plan_splits(config.sources, config.ingest, listings)
     rules = record_rules(config.sources, config.ingest)
     spark = ctx.spark
     with_rejects = spark.sparkContext.accumulator(frozenset(), _SplitSet())
@@ -49,12 +53,32 @@ def run_ingest(ctx: RunContext) -> dict:
         "sources": _count(tallies, [s.name for s in config.sources]),
         "splits": len(planned),
         "splits_with_rejects": len(again),
+        "skipped_files": _skipped(listings),
     }
 
 
-def source_files(config: PipelineConfig) -> dict[str, list[str]]:
-    """Every source's input files; a source whose paths match nothing fails, naming ``sources.<i>.paths.<j>``."""
-    return splits.source_files(config.sources, "sources")
+def source_files(config: PipelineConfig) -> dict[str, splits.SourceListing]:
+    """Every source's input files (docs/bad_input.md, Files); a source whose paths match nothing fails, naming
+    ``sources.<i>.paths.<j>``."""
+    return splits.source_files(config.sources, "sources", config.ingest.include_hidden)
+
+
+def _skipped(listings: dict[str, splits.SourceListing]) -> dict[str, dict[str, Any]]:
+    """Per source with hidden names left out: how many, a few of them, and a warning line saying so."""
+    skipped = {}
+    for name, listing in listings.items():
+        if listing.skipped:
+            examples = listing.skipped[:SKIPPED_EXAMPLES]
+            skipped[name] = {"count": len(listing.skipped), "examples": examples}
+            log.warning(
+                "source %r: %d hidden name(s) left out of its directories (%s%s); "
+                "set ingest.include_hidden: true to read them",
+                name,
+                len(listing.skipped),
+                ", ".join(examples),
+                ", ..." if len(listing.skipped) > len(examples) else "",
+            )
+    return skipped
 
 
 def check_config(config: PipelineConfig) -> None:
@@ -119,7 +143,10 @@ SOURCE_FIELDS = ("name", "paths", "format", "text_field", "keep_fields", "text_u
 
 
 def _inputs(cfg: PipelineConfig) -> dict:
-    return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": asdict(cfg.ingest)}
+    ingest = asdict(cfg.ingest)
+    if not ingest["include_hidden"]:  # at its default: runs from before the key existed keep their fingerprint
+        del ingest["include_hidden"]
+    return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": ingest}
 
 
 STAGE = Stage(

@@ -31,7 +31,7 @@ def read_sources(
 ) -> DataFrame:
     """The records of every file of ``sources`` (the list at config key ``key``), read with ``ingest``'s
     settings; ``keep_fields=False`` keeps no metadata field."""
-    splits = plan_splits(sources, ingest, source_files(sources, key))
+    splits = plan_splits(sources, ingest, source_files(sources, key, ingest.include_hidden))
     return read_records(spark, splits, record_rules(sources, ingest, keep_fields), want)
 
 
