@@ -1,5 +1,5 @@
-"""Which files a source reads (issue #28 items 1, 2, 17): hidden names are counted, directory links followed
-(loops not), paths with ``[`` read as themselves."""
+"""Which files a source reads (issue #28 items 1, 2, 16, 17): hidden names are counted, directory links
+followed (loops not), paths with ``[`` read as themselves, small files packed into few tasks."""
 
 from __future__ import annotations
 
@@ -110,3 +110,20 @@ def test_a_missing_path_with_a_bracket_says_how_to_escape_it(tmp_path):
 
     with pytest.raises(ConfigError, match=r"sources\.0\.paths\.0.*no input files match.*\[\[\]"):
         source_files(_config(tmp_path / "run", [str(tmp_path / "part[2].jsonl")]))
+
+
+def test_small_files_are_packed_into_few_tasks_and_parts(spark, tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for i in range(300):
+        (raw / f"f{i:04d}.jsonl").write_text(_jsonl(f"small file {i}", f"second line of {i}"))
+    counts = _ingest(spark, _config(tmp_path / "run", [str(raw)]))
+    parts = list((tmp_path / "run" / "documents").glob("part-*.parquet"))
+    assert 1 <= len(parts) <= 4, len(parts)
+    assert counts["splits"] == 300
+    assert counts["tasks"] <= 4
+    assert counts["sources"]["web"]["documents"] == 600
+    rows = spark.read.parquet(str(tmp_path / "run" / "documents")).collect()
+    assert {(r["file"], r["position"]) for r in rows if r["text"] == "second line of 7"} == {
+        ("f0007.jsonl", len(_jsonl("small file 7")))
+    }

@@ -31,6 +31,7 @@ def run_ingest(ctx: RunContext) -> dict:
     config = ctx.config
     listings = source_files(config)
     planned = splits.plan_splits(config.sources, config.ingest, listings)
+    tasks = splits.pack_splits(planned, config.ingest)
     rules = record_rules(config.sources, config.ingest)
     spark = ctx.spark
     with_rejects = spark.sparkContext.accumulator(frozenset(), _SplitSet())
@@ -38,11 +39,11 @@ def run_ingest(ctx: RunContext) -> dict:
     def note(split: splits.Split) -> None:
         with_rejects.add(frozenset((split,)))
 
-    records = read_records(spark, planned, rules, "documents", note)
+    records = read_records(spark, tasks, rules, "documents", note)
     records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
     # the rejects pass re-reads only the splits where the documents pass met a reject
     again = [s for s in planned if s in with_rejects.value]
-    records = read_records(spark, again, rules, "rejects")
+    records = read_records(spark, splits.pack_splits(again, config.ingest), rules, "rejects")
     records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.REJECTS))
     tallies: list[tuple[str, str | None, int]] = [
         *documents_per_source(spark.read.parquet(ctx.table(layout.DOCUMENTS)))
@@ -52,6 +53,7 @@ def run_ingest(ctx: RunContext) -> dict:
     return {
         "sources": _count(tallies, [s.name for s in config.sources]),
         "splits": len(planned),
+        "tasks": len(tasks),
         "splits_with_rejects": len(again),
         "skipped_files": _skipped(listings),
     }

@@ -17,7 +17,10 @@ from pipeline.sources.formats.base import Record, SourceFile, Split
 from pipeline.sources.records import RecordRules
 from pipeline.storage import FileInfo, list_files
 
-__all__ = ["SourceListing", "Split", "plan_splits", "read_split", "source_files"]
+__all__ = ["OPEN_COST", "SourceListing", "Split", "pack_splits", "plan_splits", "read_split", "source_files"]
+
+# what opening one more file costs a task, in bytes read (packing small files into tasks)
+OPEN_COST = 256 * 1024
 
 
 @dataclass
@@ -83,6 +86,31 @@ def plan_splits(sources: Sequence[SourceConfig], ingest: IngestConfig, files: di
         for rel, info in files[src.name].relative().items():
             splits.extend(cut(SourceFile(src, info.url, rel, info.size), split_bytes))
     return splits
+
+
+def pack_splits(splits: Sequence[Split], ingest: IngestConfig) -> list[list[Split]]:
+    """The splits grouped into tasks, in order: consecutive splits until a task holds about ``ingest.split_bytes``
+    (``ingest.partitions``: that many tasks of about equal bytes), each split counting its bytes plus
+    ``OPEN_COST``. A split of a large file fills a task alone; many small files share one (docs/stages.md,
+    doc_id: ids do not depend on it)."""
+    weights = [s.size + OPEN_COST for s in splits]
+    if ingest.partitions:
+        n, total = min(ingest.partitions, len(splits)), sum(weights)
+        groups: list[list[Split]] = [[] for _ in range(n)]
+        start = 0
+        for split, weight in zip(splits, weights, strict=True):
+            groups[min(n - 1, start * n // total)].append(split)
+            start += weight
+        return [g for g in groups if g]
+    tasks: list[list[Split]] = []
+    held = 0
+    for split, weight in zip(splits, weights, strict=True):
+        if not tasks or held + weight > ingest.split_bytes:
+            tasks.append([])
+            held = 0
+        tasks[-1].append(split)
+        held += weight
+    return tasks
 
 
 def read_split(split: Split, rules: RecordRules) -> Iterator[Record]:
