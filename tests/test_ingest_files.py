@@ -1,5 +1,6 @@
-"""Which files a source reads (issue #28 items 1, 2, 16, 17): hidden names are counted, directory links
-followed (loops not), paths with ``[`` read as themselves, small files packed into few tasks."""
+"""Which files a source reads (issue #28 items 1, 2, 6, 16, 17): hidden names are counted, directory links
+followed (loops not), paths with ``[`` read as themselves, small files packed into few tasks, and a changed
+input listing recomputes a finished ingest."""
 
 from __future__ import annotations
 
@@ -127,3 +128,22 @@ def test_small_files_are_packed_into_few_tasks_and_parts(spark, tmp_path):
     assert {(r["file"], r["position"]) for r in rows if r["text"] == "second line of 7"} == {
         ("f0007.jsonl", len(_jsonl("small file 7")))
     }
+
+
+def test_a_file_added_to_a_source_recomputes_a_finished_ingest(spark, tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "a.jsonl").write_text(_jsonl("first"))
+    (raw / "b.jsonl").write_text(_jsonl("second"))
+    _ingest(spark, _config(tmp_path / "run", [str(raw)]))
+    messages: list[str] = []
+    _ingest(spark, _config(tmp_path / "run", [str(raw)]), messages.append)
+    assert any("reusing" in m for m in messages), messages  # nothing changed: reused
+    (raw / "c.jsonl").write_text(_jsonl("added later"))
+    (raw / "b.jsonl").write_text(_jsonl("second, rewritten"))
+    messages.clear()
+    counts = _ingest(spark, _config(tmp_path / "run", [str(raw)]), messages.append)
+    why = [m for m in messages if "recomputing" in m]
+    assert why and "web" in why[0] and "c.jsonl" in why[0] and "b.jsonl" in why[0], messages
+    assert counts["sources"]["web"]["documents"] == 3
+    assert _texts(spark, tmp_path / "run") == ["added later", "first", "second, rewritten"]
