@@ -1,4 +1,4 @@
-"""Ingest kernels without Spark: record parsing, reject reasons, line splits, doc ids."""
+"""Ingest kernels without Spark: record parsing, reject reasons, line splits, packing splits into tasks, doc ids."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import json
 import pytest
 import zstandard
 
+from pipeline.config import IngestConfig
 from pipeline.sources.doc_id import doc_id
 from pipeline.sources.records import RecordRules, RejectReason, parse_json_line
-from pipeline.sources.splits import Split, read_split
+from pipeline.sources.splits import OPEN_COST, Split, pack_splits, read_split
 
 RULES = RecordRules(text_field="text", keep_fields=("url",), max_text_bytes=50, excerpt_chars=20)
 
@@ -83,3 +84,26 @@ def test_doc_id_is_signed_64_bit_and_depends_on_every_part():
     assert len(ids) == 4
     assert all(-(2**63) <= i < 2**63 for i in ids)
     assert doc_id("a", "f", 0) == doc_id("a", "f", 0)
+
+
+def _sized(*sizes: int) -> list[Split]:
+    return [Split("web", "jsonl", f"/d/{i}.jsonl", f"{i}.jsonl", 0, -1, None, size) for i, size in enumerate(sizes)]
+
+
+def test_small_splits_share_tasks_and_large_ones_stay_alone():
+    mb = 1 << 20
+    splits = _sized(*[500] * 10, 40 * mb, 40 * mb, *[500] * 3)
+    tasks = pack_splits(splits, IngestConfig(split_bytes=64 * mb))
+    assert [len(t) for t in tasks] == [11, 4]  # ten small files and a large one; the other and the rest
+    assert [s for t in tasks for s in t] == splits
+    per_task = (64 * mb) // (500 + OPEN_COST)
+    assert len(pack_splits(_sized(*[500] * 5000), IngestConfig())) == -(-5000 // per_task)
+    assert [len(t) for t in pack_splits(_sized(10, 10, 10), IngestConfig(split_bytes=64))] == [1, 1, 1]
+
+
+def test_partitions_gives_at_most_that_many_tasks_in_order():
+    splits = _sized(*[100] * 9)
+    for n in (1, 2, 3, 7, 20):
+        tasks = pack_splits(splits, IngestConfig(partitions=n))
+        assert len(tasks) == min(n, 9) and [s for t in tasks for s in t] == splits
+    assert pack_splits([], IngestConfig(partitions=3)) == []

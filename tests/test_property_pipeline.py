@@ -1,7 +1,8 @@
 """Property-based test (Hypothesis, issue 14): random corpora of good and bad records, across formats and
-split sizes, run through every stage. Per source, the accounting equation holds with the figures planted
-by the generator, and every distinct good text reaches ``megatron/<source>`` exactly once (decoded with
-the run's tokenizer through Hugging Face ``tokenizers``).
+split sizes, run through every stage; each source also holds a linked directory (read), hidden names and a
+link that loops (left out and counted, docs/bad_input.md, Files). Per source, the accounting equation holds
+with the figures planted by the generator, and every distinct good text reaches ``megatron/<source>``
+exactly once (decoded with the run's tokenizer through Hugging Face ``tokenizers``).
 
 Good texts are 30 random words: far below the Jaccard threshold from each other, so the expected
 survivors are the distinct good texts of each source (exact copies are planted within a source only).
@@ -194,6 +195,14 @@ def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, s
                     kinds.append("good")  # at least one document in the run
                 write_file(src, directory, j, kinds, compression if fmt == "jsonl" else "plain")
                 TRIED["records"] += len(kinds)
+            # read through a link to a directory elsewhere; left out and counted: hidden names, a link that loops
+            linked = root / "elsewhere" / src.name
+            linked.mkdir(parents=True)
+            write_file(src, linked, len(files), [KINDS[fmt][p % len(KINDS[fmt])] for p in files[0][1]], "plain")
+            (directory / "linked").symlink_to(linked)
+            (directory / "_x").write_bytes(b'{"text": "a hidden file"}\n')
+            (directory / ".x").write_bytes(b'{"text": "a dot file"}\n')
+            (directory / "up").symlink_to("..")
             if fmt == "parquet" and corrupt:
                 (directory / "zz.parquet").write_bytes(b"PAR1 this is not a parquet file")
                 src.rejects["unreadable_file"] += 1
@@ -229,8 +238,11 @@ def check_run(run: Path, planted: list[Source]) -> None:
         assert row["duplicates_removed"] == len(src.good) - len(distinct), (src.name, row)
         assert row["survivors"] == len(distinct) == row["written"], (src.name, row)
         assert row["documents_read"] == row["rejected"] + row["duplicates_removed"] + row["survivors"]
-        by_reason = manifest["stages"]["ingest"]["counts"]["sources"][src.name]["rejects_by_reason"]
+        ingest = manifest["stages"]["ingest"]["counts"]
+        by_reason = ingest["sources"][src.name]["rejects_by_reason"]
         assert by_reason == dict(src.rejects), (src.name, by_reason, src.rejects)
+        skipped = ingest["skipped_files"][src.name]
+        assert skipped["count"] == 3 and sorted(skipped["examples"]) == [".x", "_x", "up/"], skipped
         prefix = run / "megatron" / src.name
         decoded = []
         if distinct:

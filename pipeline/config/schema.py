@@ -69,9 +69,14 @@ class IngestConfig:
     """Reading raw files: split size, size limits, reject excerpts."""
 
     partitions: int | None = field(default=None, metadata=_int_in(1, INT32_MAX, optional=True))
+    # bytes per split, and per task: small files are packed together into tasks of about this size
     split_bytes: int = field(default=64 * 1024 * 1024, metadata=_int_in(1, INT64_MAX))
     max_text_bytes: int = field(default=10 * 1024 * 1024, metadata=_int_in(1, INT32_MAX))  # one Arrow string
     excerpt_chars: int = field(default=200, metadata=_check(lambda v: 0 <= v <= 10_000, "must be in [0, 10000]"))
+    # read the files whose name (or a directory's, below a source directory) starts with _ or . (_SUCCESS,
+    # .crc side files); by default they are left out and counted (docs/bad_input.md, Files). Also for
+    # decontamination's references
+    include_hidden: bool = False
 
 
 @dataclass

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 from dataclasses import asdict
 from typing import Any
 
@@ -21,12 +24,17 @@ from pipeline.stage_api.stage import Stage, source_tally
 
 DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
 REJECT_COLUMNS = ["source", "file", "position", "reason", "detail", "excerpt"]
+SKIPPED_EXAMPLES = 5  # hidden names recorded per source (all are counted)
+LISTED_FILES = 1000  # a source of at most this many files records each one, so a changed input is named
+log = logging.getLogger("pipeline.ingest")
 
 
 def run_ingest(ctx: RunContext) -> dict:
     """Read every source, write ``documents/`` and ``rejects/``, return counts per source and reason."""
     config = ctx.config
-    planned = splits.plan_splits(config.sources, config.ingest, source_files(config))
+    listings = source_files(config)
+    planned = splits.plan_splits(config.sources, config.ingest, listings)
+    tasks = splits.pack_splits(planned, config.ingest)
     rules = record_rules(config.sources, config.ingest)
     spark = ctx.spark
     with_rejects = spark.sparkContext.accumulator(frozenset(), _SplitSet())
@@ -34,11 +42,11 @@ def run_ingest(ctx: RunContext) -> dict:
     def note(split: splits.Split) -> None:
         with_rejects.add(frozenset((split,)))
 
-    records = read_records(spark, planned, rules, "documents", note)
+    records = read_records(spark, tasks, rules, "documents", note)
     records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
     # the rejects pass re-reads only the splits where the documents pass met a reject
     again = [s for s in planned if s in with_rejects.value]
-    records = read_records(spark, again, rules, "rejects")
+    records = read_records(spark, splits.pack_splits(again, config.ingest), rules, "rejects")
     records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.REJECTS))
     tallies: list[tuple[str, str | None, int]] = [
         *documents_per_source(spark.read.parquet(ctx.table(layout.DOCUMENTS)))
@@ -48,13 +56,90 @@ def run_ingest(ctx: RunContext) -> dict:
     return {
         "sources": _count(tallies, [s.name for s in config.sources]),
         "splits": len(planned),
+        "tasks": len(tasks),
         "splits_with_rejects": len(again),
+        "skipped_files": _skipped(listings),
+        "inputs": {name: input_state(listing) for name, listing in listings.items()},
     }
 
 
-def source_files(config: PipelineConfig) -> dict[str, list[str]]:
-    """Every source's input files; a source whose paths match nothing fails, naming ``sources.<i>.paths.<j>``."""
-    return splits.source_files(config.sources, "sources")
+_LISTED: list[tuple[PipelineConfig, str, dict[str, splits.SourceListing]]] = []  # the last config's listing
+
+
+def source_files(config: PipelineConfig) -> dict[str, splits.SourceListing]:
+    """Every source's input files (docs/bad_input.md, Files); a source whose paths match nothing fails, naming
+    ``sources.<i>.paths.<j>``. Listed once per config object (one invocation: preflight, resume's check and
+    the stage share it); a changed ``sources`` or ``ingest.include_hidden`` lists again."""
+    key = json.dumps([[s.name, s.paths] for s in config.sources] + [config.ingest.include_hidden])
+    if _LISTED and _LISTED[0][0] is config and _LISTED[0][1] == key:
+        return _LISTED[0][2]
+    found = splits.source_files(config.sources, "sources", config.ingest.include_hidden)
+    _LISTED[:] = [(config, key, found)]
+    return found
+
+
+def _skipped(listings: dict[str, splits.SourceListing]) -> dict[str, dict[str, Any]]:
+    """Per source with hidden names left out: how many, a few of them, and a warning line saying so."""
+    skipped = {}
+    for name, listing in listings.items():
+        if listing.skipped:
+            examples = listing.skipped[:SKIPPED_EXAMPLES]
+            skipped[name] = {"count": len(listing.skipped), "examples": examples}
+            log.warning(
+                "source %r: %d hidden name(s) left out of its directories (%s%s); "
+                "set ingest.include_hidden: true to read them",
+                name,
+                len(listing.skipped),
+                ", ".join(examples),
+                ", ..." if len(listing.skipped) > len(examples) else "",
+            )
+    return skipped
+
+
+def input_state(listing: splits.SourceListing) -> dict[str, Any]:
+    """What a source's input was: file count, bytes, a digest of every (file, size, version), and the files
+    themselves when there are at most ``LISTED_FILES``."""
+    files = {rel: [f.size, f.version] for rel, f in listing.relative().items()}
+    state: dict[str, Any] = {
+        "files": len(files),
+        "bytes": sum(size for size, _ in files.values()),
+        "digest": hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest(),
+    }
+    if len(files) <= LISTED_FILES:
+        state["listed"] = files
+    return state
+
+
+def _outdated(ctx: RunContext, counts: dict[str, Any]) -> str | None:
+    """The sources' files differ from those the finished ingest read (docs/bad_input.md, Files): a file added,
+    removed or rewritten since. None for a marker from before inputs were recorded."""
+    recorded = counts.get("inputs")
+    if recorded is None:
+        return None
+    changes = []
+    for name, listing in source_files(ctx.config).items():
+        then, now = recorded.get(name), input_state(listing)
+        if then is None or then["digest"] != now["digest"]:
+            changes.append(f"source {name!r} {_changes(then, now)}")
+    return "its input files changed since it ran: " + "; ".join(changes) if changes else None
+
+
+def _changes(then: dict[str, Any] | None, now: dict[str, Any]) -> str:
+    """What differs between two input states of a source, naming files when both list them."""
+    if then is None:
+        return "was not read"
+    if "listed" not in then or "listed" not in now:
+        return f"has {now['files']} files ({now['bytes']} bytes), had {then['files']} ({then['bytes']} bytes)"
+    old, new = then["listed"], now["listed"]
+    parts = []
+    for label, names in (
+        ("added", sorted(set(new) - set(old))),
+        ("removed", sorted(set(old) - set(new))),
+        ("rewritten", sorted(n for n in set(old) & set(new) if old[n] != new[n])),
+    ):
+        if names:
+            parts.append(f"{label} {', '.join(names[:5])}" + (f" and {len(names) - 5} more" if len(names) > 5 else ""))
+    return ", ".join(parts)
 
 
 def check_config(config: PipelineConfig) -> None:
@@ -119,7 +204,10 @@ SOURCE_FIELDS = ("name", "paths", "format", "text_field", "keep_fields", "text_u
 
 
 def _inputs(cfg: PipelineConfig) -> dict:
-    return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": asdict(cfg.ingest)}
+    ingest = asdict(cfg.ingest)
+    if not ingest["include_hidden"]:  # at its default: runs from before the key existed keep their fingerprint
+        del ingest["include_hidden"]
+    return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": ingest}
 
 
 STAGE = Stage(
@@ -132,4 +220,5 @@ STAGE = Stage(
     tally=source_tally("documents", read="documents_read", rejected="rejected"),
     stop_when_empty=True,
     check_config=check_config,
+    outdated=_outdated,
 )

@@ -6,6 +6,7 @@
   a staged name and rename (``os.replace``, atomic); on object stores, an object appears whole when
   its upload completes, so it is written under its final name. :func:`open_atomic` does this for
   one file; :func:`commit` publishes staged files in order, the last one being the commit point.
+* :func:`list_files` lists a source's files with their sizes and versions (:mod:`pipeline.storage.listing`).
 * :func:`concat` concatenates files, server side when it can (:mod:`pipeline.storage.objectstore`).
 
 File-system objects are created where they are used (inside each task), never shipped from the
@@ -17,12 +18,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import posixpath
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 import fsspec
 
+from pipeline.storage.listing import FileInfo, Listing, list_files
 from pipeline.storage.objectstore import server_side_concat
 from pipeline.storage.paths import is_local, join, local_path, resolve, scheme, unstrip
 
@@ -32,7 +33,9 @@ __all__ = [
     "concat",
     "ensure_parent",
     "exists",
-    "expand",
+    "FileInfo",
+    "Listing",
+    "list_files",
     "is_local",
     "join",
     "local_path",
@@ -50,22 +53,7 @@ __all__ = [
     "write_json",
     "write_text",
 ]
-GLOB_CHARS = "*?["
 DEFAULT_CHUNK = 16 << 20
-
-
-def expand(pattern: str) -> list[str]:
-    """Files matching a path, directory (all files below it) or glob, sorted; [] if none."""
-    fs, path = resolve(pattern)
-    if any(c in path for c in GLOB_CHARS):
-        found = [p for p in fs.glob(path) if fs.isfile(p)]
-    elif fs.isdir(path):
-        found = [p for p in fs.find(path) if not posixpath.basename(p).startswith(("_", "."))]
-    elif fs.exists(path):
-        found = [path]
-    else:
-        found = []
-    return sorted(unstrip(pattern, p) for p in found)
 
 
 def exists(path: str) -> bool:

@@ -14,7 +14,8 @@ Record = tuple[int, Parsed, bytes]  # (position in the file, parsed outcome, raw
 @dataclass(frozen=True)
 class Split:
     """One unit of reading work. Byte range [start, end) for splittable files; row groups for Parquet;
-    ``end == -1`` means the whole (compressed or whole-file) input."""
+    ``end == -1`` means the whole (compressed or whole-file) input. ``size`` is about the bytes it reads
+    (what packing splits into tasks weighs)."""
 
     source: str
     format: str
@@ -23,6 +24,7 @@ class Split:
     start: int
     end: int
     compression: str | None
+    size: int = 0
 
     def as_row(self) -> dict:
         return asdict(self)
@@ -37,9 +39,12 @@ class SourceFile:
     rel_path: str  # relative to the source's base directory: what doc ids and rejects name
     size: int
 
-    def split(self, start: int, end: int, compression: str | None = None) -> Split:
-        """The split of this file from ``start`` to ``end`` (``-1``: to its end)."""
-        return Split(self.source.name, self.source.format, self.url, self.rel_path, start, end, compression)
+    def split(self, start: int, end: int, compression: str | None = None, size: int | None = None) -> Split:
+        """The split of this file from ``start`` to ``end`` (``-1``: to its end); its ``size`` is by default the
+        bytes from ``start`` to ``end`` (a format whose start and end are not byte offsets gives it)."""
+        if size is None:
+            size = self.size if end == -1 else end - start
+        return Split(self.source.name, self.source.format, self.url, self.rel_path, start, end, compression, size)
 
 
 @dataclass(frozen=True)

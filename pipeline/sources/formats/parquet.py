@@ -23,14 +23,16 @@ def splits(file: SourceFile, split_bytes: int) -> list[Split]:
             meta = pq.ParquetFile(f).metadata
     except Exception:  # noqa: BLE001 - ArrowInvalid, OSError: reported per file by the reading task
         return [file.split(0, -1)]
+    # a split's size is its share of the file's bytes (row group sizes are uncompressed)
+    total = sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups)) or 1
     found, first, acc = [], 0, 0
     for g in range(meta.num_row_groups):
         acc += meta.row_group(g).total_byte_size
         if acc >= split_bytes:
-            found.append(file.split(first, g + 1))
+            found.append(file.split(first, g + 1, size=file.size * acc // total))
             first, acc = g + 1, 0
     if first < meta.num_row_groups or not found:
-        found.append(file.split(first, meta.num_row_groups))
+        found.append(file.split(first, meta.num_row_groups, size=file.size * acc // total))
     return found
 
 
