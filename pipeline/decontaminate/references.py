@@ -22,7 +22,8 @@ VERSION_FIELDS = ("generation", "ETag", "etag", "mtime", "LastModified", "update
 
 def reference_files(config: PipelineConfig) -> dict[str, list[str]]:
     """Every reference's files; a path matching nothing fails, naming ``decontaminate.references.<i>.paths.<j>``."""
-    return source_files(config.decontaminate.references, KEY)
+    listings = source_files(config.decontaminate.references, KEY, config.ingest.include_hidden)
+    return {name: [f.url for f in listing.files] for name, listing in listings.items()}
 
 
 def reference_stamps(config: PipelineConfig) -> dict[str, dict[str, list[Any]]]:
