@@ -72,6 +72,10 @@ class IngestConfig:
     split_bytes: int = field(default=64 * 1024 * 1024, metadata=_int_in(1, INT64_MAX))
     max_text_bytes: int = field(default=10 * 1024 * 1024, metadata=_int_in(1, INT32_MAX))  # one Arrow string
     excerpt_chars: int = field(default=200, metadata=_check(lambda v: 0 <= v <= 10_000, "must be in [0, 10000]"))
+    # warc format: how HTML becomes text (docs/bad_input.md, Web archives)
+    html_extractor: str = field(default="resiliparse", metadata=_choices("resiliparse"))
+    # warc and wet formats: a record (decompressed WARC record) over this is a record_too_large reject
+    max_record_bytes: int = field(default=64 * 1024 * 1024, metadata=_int_in(1, INT32_MAX))
 
 
 @dataclass
