@@ -1,6 +1,6 @@
-"""Cutting WARC files into records without Spark: gzip members of a ``.warc.gz`` (one record each, as Common
-Crawl ships them) found from any byte offset, and the records of a plain ``.warc`` (docs/bad_input.md, Web
-archives).
+"""Cutting WARC files into records without Spark (docs/bad_input.md, Web archives): gzip members of a
+``.warc.gz`` (one record each, as Common Crawl ships them) found from any byte offset, and the records of a
+plain ``.warc``.
 
 A record's position is the byte offset where its gzip member (or, uncompressed, its ``WARC/`` line) starts in
 the file, so a record's doc id is the same whichever split reads it. A split ``[start, end)`` reads the members
