@@ -26,6 +26,7 @@ ORACLE_PACKAGES: dict[str, str] = {
     "networkx": "networkx",
     "scipy": "scipy",
     "numba": "numba",
+    "warcio": "warcio",
 }
 
 

@@ -55,7 +55,7 @@ def test_unknown_format_names_the_key_before_spark(base):
     with pytest.raises(ConfigError) as err:
         check_stage_configs(config)
     assert err.value.key == "sources.0.format"
-    assert "must be one of jsonl, parquet, text; got 'xml'" in str(err.value)
+    assert "must be one of jsonl, parquet, text, warc, wet; got 'xml'" in str(err.value)
     for name in ("jsonl", "parquet", "text"):
         check_stage_configs(load_config_text(base, [f"sources.0.format={name}"]))
 

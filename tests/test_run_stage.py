@@ -150,3 +150,12 @@ def test_one_stage_command_runs_only_that_stage_as_the_readme_says(tmp_path):
     config = load_config_text(config_text(write_jsonl(tmp_path), output=str(tmp_path / "run")))
     with pytest.raises(StageError, match="stage 'ingest' has not finished .*; run it first"):
         run_stages(RunContext(config), only="dedup", log=lambda *_: None)
+
+
+def test_ingest_keys_added_later_leave_the_fingerprint_of_existing_runs_alone(base):
+    """A scheduled run made before include_hidden, html_extractor and max_record_bytes existed resumes after an
+    upgrade: at their defaults those keys are not part of ingest's recorded inputs; set, they are."""
+    inputs = stage("ingest").inputs(load_config_text(base))
+    assert sorted(inputs["ingest"]) == ["excerpt_chars", "max_text_bytes", "partitions", "split_bytes"]
+    changed = stage("ingest").inputs(load_config_text(base, ["ingest.include_hidden=true"]))
+    assert changed["ingest"]["include_hidden"] is True

@@ -77,6 +77,10 @@ class IngestConfig:
     # .crc side files); by default they are left out and counted (docs/bad_input.md, Files). Also for
     # decontamination's references
     include_hidden: bool = False
+    # warc format: how HTML becomes text (docs/bad_input.md, Web archives)
+    html_extractor: str = field(default="resiliparse", metadata=_choices("resiliparse"))
+    # warc and wet formats: a record (decompressed WARC record) over this is a record_too_large reject
+    max_record_bytes: int = field(default=64 * 1024 * 1024, metadata=_int_in(1, INT32_MAX))
 
 
 @dataclass

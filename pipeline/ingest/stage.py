@@ -12,7 +12,7 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipeline.config import PipelineConfig
+from pipeline.config import IngestConfig, PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.sources import splits
 from pipeline.sources.formats import check_formats
@@ -203,10 +203,15 @@ def _count(tallies: list[tuple[str, str | None, int]], names: list[str]) -> dict
 SOURCE_FIELDS = ("name", "paths", "format", "text_field", "keep_fields", "text_unit")
 
 
+LATER_KEYS = ("include_hidden", "html_extractor", "max_record_bytes")  # ingest keys added after runs existed
+
+
 def _inputs(cfg: PipelineConfig) -> dict:
     ingest = asdict(cfg.ingest)
-    if not ingest["include_hidden"]:  # at its default: runs from before the key existed keep their fingerprint
-        del ingest["include_hidden"]
+    defaults = asdict(IngestConfig())
+    for key in LATER_KEYS:  # at their defaults: runs from before these keys existed keep their fingerprint
+        if ingest[key] == defaults[key]:
+            del ingest[key]
     return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": ingest}
 
 

@@ -25,6 +25,17 @@ class RejectReason(str, Enum):
     EMPTY_LINE = "empty_line"
     UNPARSEABLE_RECORD = "unparseable_record"
     UNREADABLE_FILE = "unreadable_file"
+    # web archives (docs/bad_input.md, Web archives): records skipped by kind, then damaged or unusable ones
+    WARC_REQUEST = "warc_request"
+    WARC_METADATA = "warc_metadata"
+    WARC_WARCINFO = "warc_warcinfo"
+    WARC_OTHER_TYPE = "warc_other_type"
+    HTTP_NOT_200 = "http_not_200"
+    NOT_HTML = "not_html"
+    CORRUPT_RECORD = "corrupt_record"
+    MALFORMED_WARC_HEADER = "malformed_warc_header"
+    UNDECODABLE_CHARSET = "undecodable_charset"
+    RECORD_TOO_LARGE = "record_too_large"
 
 
 BOM = "\ufeff"
@@ -40,6 +51,8 @@ class RecordRules:
     max_text_bytes: int = 10 * 1024 * 1024
     excerpt_chars: int = 200
     text_unit: str = "line"  # text format: one record per line, or per whole file ("file")
+    html_extractor: str = "resiliparse"  # warc format: HTML to text
+    max_record_bytes: int = 64 * 1024 * 1024  # warc and wet formats: a record's decompressed bytes
 
 
 def record_rules(
@@ -53,6 +66,8 @@ def record_rules(
             ingest.max_text_bytes,
             ingest.excerpt_chars,
             s.text_unit,
+            ingest.html_extractor,
+            ingest.max_record_bytes,
         )
         for s in sources
     }

@@ -10,8 +10,10 @@ from pipeline.sources.formats.base import Format
 from pipeline.sources.formats.jsonl import FORMAT as JSONL
 from pipeline.sources.formats.parquet import FORMAT as PARQUET
 from pipeline.sources.formats.text import FORMAT as TEXT
+from pipeline.sources.formats.warc import FORMAT as WARC
+from pipeline.sources.formats.wet import FORMAT as WET
 
-FORMATS: dict[str, Format] = {f.name: f for f in (JSONL, PARQUET, TEXT)}
+FORMATS: dict[str, Format] = {f.name: f for f in (JSONL, PARQUET, TEXT, WARC, WET)}
 
 
 def check_formats(sources: Sequence[SourceConfig], key: str) -> None:
