@@ -19,7 +19,7 @@ import pytest
 
 from pipeline.config import PipelineConfig
 from pipeline.run.registry import STAGES
-from tests.test_layering import _cycles, _import_nodes, import_graph, module_files
+from tests.test_layering import _cycles, _import_nodes, _write_tree, import_graph, module_files
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LAZY = 10
@@ -149,14 +149,6 @@ def test_the_rules_bite_on_the_real_tree() -> None:
     assert {"ingest", "dedup", "tokenize", "merge_blend", "train_tokenizer"} <= stage_packages(ROOT)
     assert "merge-blend" not in _config_sections() and "train-tokenizer" not in _config_sections()
     assert all(why for _, _, why in lazy_imports(ROOT))
-
-
-def _write_tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
 
 
 CLEAN = {
