@@ -31,6 +31,10 @@ class FilterResult:
     text: pa.Array | None = None  # the rewritten text of every document (None: unchanged)
     changed: int = 0  # documents whose text the filter rewrote
     fields: Mapping[str, pa.Array] = field(default_factory=dict)  # further per-document columns of a drop
+    # per rule, the value it measured for each document (float64, NaN where the rule did not run): the report's
+    # distributions and a drop's evidence
+    measures: Mapping[str, np.ndarray] = field(default_factory=dict)
+    columns: Mapping[str, pa.Array] = field(default_factory=dict)  # columns set on every document (language, ...)
 
     def __post_init__(self) -> None:
         n = len(self.keep)
@@ -70,6 +74,9 @@ def apply_filters(batch: pa.RecordBatch, filters: Sequence[Filter], fields: pa.S
         changed[step.name] = changed.get(step.name, 0) + result.changed
         if result.text is not None:
             batch = batch.set_column(batch.schema.get_field_index("text"), "text", result.text)
+        for name, column in result.columns.items():
+            at = batch.schema.get_field_index(name)
+            batch = batch.set_column(at, name, column) if at >= 0 else batch.append_column(name, column)
         keep = np.asarray(result.keep, dtype=bool)
         if not keep.all():
             gone = np.flatnonzero(~keep)
