@@ -1,4 +1,5 @@
-"""Commands on a finished run: ``report RUN [--json]``, ``explain RUN DOC_ID``, ``sample RUN --removed N``."""
+"""Commands on a finished run: ``report RUN [--json]``, ``explain RUN DOC_ID``, ``sample RUN --removed N``,
+``sample RUN --filtered [RULE]``."""
 
 from __future__ import annotations
 
@@ -37,6 +38,15 @@ def add_commands(sub, add_log_level) -> None:
     kind = p.add_mutually_exclusive_group(required=True)
     for name in ("removed", "kept", "rejected"):
         kind.add_argument(f"--{name}", type=int, metavar="N", help=f"N random {name} records")
+    kind.add_argument(
+        "--filtered",
+        nargs="?",
+        const="",
+        metavar="RULE",
+        help="documents the filter stage dropped: for RULE (a reason such as gopher_quality.gopher_short_doc, or a "
+        "filter's name) or any; --number of them",
+    )
+    p.add_argument("--number", "-n", type=int, default=5, metavar="N", help="with --filtered: how many (default 5)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0: the same sample every time)")
     p.add_argument("--json", action="store_true", help="print one JSON object per line")
     add_log_level(p)
@@ -65,11 +75,11 @@ def run_command(args: argparse.Namespace) -> int:
         info = explain(args.run, args.doc_id)
         print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_explanation(info))
         return 0
-    kind = next(k for k in ("removed", "kept", "rejected") if getattr(args, k) is not None)
-    n = getattr(args, kind)
+    kind = next(k for k in ("removed", "kept", "rejected", "filtered") if getattr(args, k) is not None)
+    n = args.number if kind == "filtered" else getattr(args, kind)
     if n < 0:
-        raise ExplainError(f"--{kind} {n}: give a number of records >= 0")
-    for row in sample(args.run, kind, n, args.seed):
+        raise ExplainError(f"--{'number' if kind == 'filtered' else kind} {n}: give a number of records >= 0")
+    for row in sample(args.run, kind, n, args.seed, args.filtered or None):
         print(json.dumps(row, sort_keys=True) if args.json else format_sample(row))
     return 0
 

@@ -248,6 +248,7 @@ def _check_whole(config: PipelineConfig) -> None:
     if d.bands is not None and d.rows is not None and d.bands * d.rows > d.num_perm:
         raise ConfigError("dedup.bands", f"bands*rows = {d.bands * d.rows} exceeds num_perm = {d.num_perm}")
     _check_references(config)
+    _check_filter_entries(config)
     t = config.tokenizer
     if not t.train and not (t.vocab and t.merges):
         raise ConfigError("tokenizer.vocab", "give vocab and merges files, or set tokenizer.train: true")
@@ -273,6 +274,15 @@ def _check_references(config: PipelineConfig) -> None:
         raise ConfigError("dedup.index", "must not be the run directory itself")
     if index and not config.dedup.enabled:
         raise ConfigError("dedup.index", "needs dedup.enabled: true (the index holds MinHash band keys)")
+
+
+def _check_filter_entries(config: PipelineConfig) -> None:
+    """Every entry of a filter list names its filter (the filter stage checks the names and their keys)."""
+    lists = [("filter", config.filter)] + [(f"sources.{i}.filter", s.filter) for i, s in enumerate(config.sources)]
+    for key, entries in lists:
+        for i, entry in enumerate(entries or []):
+            if not isinstance(entry.get("name"), str) or not entry["name"]:
+                raise ConfigError(f"{key}.{i}.name", f"every filter entry names its filter; got {entry!r}")
 
 
 def _join(prefix: str, name: str) -> str:

@@ -51,6 +51,8 @@ class SourceConfig:
     )
     text_unit: str = field(default="line", metadata=_choices("line", "file"))
     priority: int = field(default=0, metadata=_int_in(-(2**62), 2**62))
+    # this source's own filter list, replacing the run's ``filter`` (docs/stages.md, The filter stage); [] = none
+    filter: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -216,6 +218,9 @@ class PipelineConfig:
     tokenize: TokenizeConfig = field(default_factory=TokenizeConfig)
     blend: BlendConfig = field(default_factory=BlendConfig)
     training: TrainingConfig | None = None  # None: no training-indices stage
+    # the filter stage's ordered list of filters, ``{name: ..., <keyword argument>: ...}`` each; [] = no filter
+    # stage (docs/stages.md, The filter stage); names, keys and types are checked by the stage before Spark starts
+    filter: list[dict[str, Any]] = field(default_factory=list)
 
     def source(self, name: str) -> SourceConfig:
         """The source called ``name``."""

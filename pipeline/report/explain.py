@@ -199,9 +199,9 @@ def _removal(run: str, doc_id: int) -> dict[str, Any] | None:
     for reason, table in REMOVAL_TABLES.items():
         if has_table(run, table):
             row = rows_by_doc_id(run, table, [doc_id]).get(doc_id)
-            if row is not None:
-                evidence = {k: v for k, v in row.items() if k not in ("doc_id", "source", "reason")}
-                return {"removed_as": reason, "evidence": evidence}
+            if row is not None:  # a table of several reasons (the filter stage's) names each row's
+                evidence = {k: v for k, v in row.items() if k not in ("doc_id", "source", "reason", "excerpt")}
+                return {"removed_as": row.get("reason") or reason, "evidence": evidence}
     return None
 
 
@@ -253,11 +253,39 @@ def format_explanation(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-SAMPLE_KINDS = ("removed", "kept", "rejected")
+SAMPLE_KINDS = ("removed", "kept", "rejected", "filtered")
+FILTERED_COLUMNS = ["doc_id", "source", "reason", "detail", "value", "threshold", "excerpt"]
 
 
-def sample(run: str, kind: str, n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` random removed, kept (survivors) or rejected records with where they come from."""
+def matches_rule(reason: str, rule: str | None) -> bool:
+    """Whether a filter reason is ``rule`` itself or one of its rules (``rule`` a filter's name); None: any."""
+    return rule is None or reason == rule or reason.startswith(f"{rule}.")
+
+
+def sample_filtered(run: str, n: int, seed: int = 0, rule: str | None = None) -> list[dict[str, Any]]:
+    """``n`` random documents the filter stage dropped (for ``rule``: a full reason or a filter's name), with the
+    value that failed and the threshold."""
+    if not has_table(run, layout.FILTER_DROPPED):
+        raise ExplainError(f"{run} has no {layout.FILTER_DROPPED}/: the filter stage did not run")
+    batches = iter_rows(run, layout.FILTER_DROPPED, FILTERED_COLUMNS)
+    rows = ([r for r in batch if matches_rule(r["reason"], rule)] for batch in batches)
+    picked = reservoir(rows, n, random.Random(seed))
+    docs = rows_by_doc_id(run, DOCUMENTS, [r["doc_id"] for r in picked], DOC_COLUMNS)
+    return [
+        {
+            "kind": "filtered",
+            **{k: r[k] for k in FILTERED_COLUMNS if k != "excerpt"},
+            **{k: docs[r["doc_id"]][k] for k in ("file", "position") if r["doc_id"] in docs},
+            "excerpt": excerpt(r["excerpt"] or "", 160),
+        }
+        for r in picked
+    ]
+
+
+def sample(run: str, kind: str, n: int, seed: int = 0, rule: str | None = None) -> list[dict[str, Any]]:
+    """``n`` random removed, kept (survivors), rejected or filtered records with where they come from."""
+    if kind == "filtered":
+        return sample_filtered(run, n, seed, rule)
     rng = random.Random(seed)
     if kind == "rejected":
         picked = reservoir(
@@ -301,5 +329,9 @@ def format_sample(row: dict[str, Any]) -> str:
     """One sampled record: kind, doc_id, source location, why, and the start of its text."""
     why = f" duplicate of {row['survivor']}" if "survivor" in row else ""
     why = f" {row['reason']}" + (f" ({row['detail']})" if row.get("detail") else "") if "reason" in row else why
+    if row.get("value") is not None:
+        limit = f", threshold {row['threshold']:g}" if row.get("threshold") is not None else ""
+        why += f" [value {row['value']:g}{limit}]"
     text = " ".join(str(row["excerpt"]).split())
-    return f"{row['kind']:<8} {row['doc_id']:>20}  {row['source']} {row['file']} at {row['position']}{why}\n    {text}"
+    where = f"{row['file']} at {row['position']}" if "file" in row else ""
+    return f"{row['kind']:<8} {row['doc_id']:>20}  {row['source']} {where}{why}\n    {text}"

@@ -44,7 +44,8 @@ def _check_source(name: str, steps: list[tuple[Stage, SourceTally]]) -> list[str
 
 def account(stages: Sequence[Stage], results: dict[str, StageResult]) -> dict[str, dict]:
     """Per source: ``documents_read``, ``rejected``, ``removed`` (by reason; each reason also as its own key),
-    and each accounted stage's documents under its ``passes_on`` name; raises if they don't add up."""
+    each accounted stage's documents under its ``passes_on`` name and its removals by reason under its
+    ``removals_as`` name; raises if they don't add up."""
     accounted = [s for s in stages if s.accounted and s.name in results]
     if not accounted:
         return {}
@@ -69,6 +70,7 @@ def account(stages: Sequence[Stage], results: dict[str, StageResult]) -> dict[st
         row: dict = {"documents_read": first.read, "rejected": sum(t.rejected for _, t in steps), **removed}
         row["removed"] = removed
         row.update({stage.passes_on: tally.documents for stage, tally in steps if stage.passes_on})
+        row.update({stage.removals_as: dict(tally.removed) for stage, tally in steps if stage.removals_as})
         table[name] = row
     if problems:
         raise AccountingError("documents unaccounted for: " + "; ".join(problems))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pipeline.dedup.stage import STAGE as DEDUP
+from pipeline.filter.stage import STAGE as FILTER
 from pipeline.ingest.stage import STAGE as INGEST
 from pipeline.merge_blend.stage import STAGE as MERGE_BLEND
 from pipeline.stage_api.stage import Stage
@@ -10,7 +11,7 @@ from pipeline.tokenize.stage import STAGE as TOKENIZE
 from pipeline.train_tokenizer.stage import STAGE as TRAIN_TOKENIZER
 from pipeline.training_indices.stage import STAGE as TRAINING_INDICES
 
-STAGES: tuple[Stage, ...] = (INGEST, DEDUP, TRAIN_TOKENIZER, TOKENIZE, MERGE_BLEND, TRAINING_INDICES)
+STAGES: tuple[Stage, ...] = (INGEST, FILTER, DEDUP, TRAIN_TOKENIZER, TOKENIZE, MERGE_BLEND, TRAINING_INDICES)
 STAGE_NAMES: tuple[str, ...] = tuple(s.name for s in STAGES)
 
 

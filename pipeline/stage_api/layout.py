@@ -8,6 +8,10 @@ from __future__ import annotations
 
 DOCUMENTS = "documents"  # ingest: doc_id, source, text, kept metadata
 REJECTS = "rejects"  # ingest: source, file, position, reason, detail, excerpt
+FILTER = "filter"  # the filter stage's directory
+FILTERED = "filter/documents"  # the documents every filter kept: ingest's columns, language, language_score
+FILTER_DROPPED = "filter/dropped"  # doc_id, source, reason, detail, value, threshold, excerpt
+FILTER_SUMMARY = "filter/summary.json"  # per source counts, languages, and a histogram of each measured value
 DEDUP = "dedup"  # the dedup stage's directory
 EDGES = "dedup/edges"
 COMPONENTS = "dedup/components"
@@ -19,7 +23,13 @@ EARLIER_MATCHES = "dedup/earlier_matches"
 INDEX_ENTRIES = "dedup/index_entries"  # dedup index: what this run's commit adds
 # removal reason -> the table listing the documents removed for it (doc_id, source and the reason's evidence);
 # within-run duplicates are read from COMPONENTS (a member that is not its cluster's survivor)
-REMOVAL_TABLES = {"contaminated": CONTAMINATED, "duplicates_of_earlier_runs": EARLIER_RUNS}
+# FILTER_REASONS stands for every reason "<filter>.<rule>" of the filter stage (a reason holding a dot)
+FILTER_REASONS = "<filter>.<rule>"
+REMOVAL_TABLES = {
+    FILTER_REASONS: FILTER_DROPPED,
+    "contaminated": CONTAMINATED,
+    "duplicates_of_earlier_runs": EARLIER_RUNS,
+}
 TOKENIZER = "tokenizer"  # train-tokenizer: vocab.json, merges.txt, tokenizer.json
 SHARDS = "shards"  # tokenize: shards/<source>/part-NNNNN.{bin,idx}
 MEGATRON = "megatron"  # merge-blend: megatron/<source>.{bin,idx}
@@ -36,6 +46,13 @@ REPORT_HTML = "report.html"
 def marker(stage: str) -> str:
     """Where a finished stage leaves its marker, relative to the run directory."""
     return f"{MARKERS}/{stage}/{MARKER}"
+
+
+def removal_table(reason: str) -> str | None:
+    """The table listing the documents removed for ``reason`` (None: none does, e.g. within-run duplicates)."""
+    if reason in REMOVAL_TABLES:
+        return REMOVAL_TABLES[reason]
+    return REMOVAL_TABLES[FILTER_REASONS] if "." in reason else None
 
 
 def parts(table: str) -> tuple[str, ...]:

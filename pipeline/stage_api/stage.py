@@ -97,6 +97,7 @@ class Stage:
     outputs: tuple[str, ...] = ()  # the run-directory parts it writes (layout names): what resume verifies
     tally: Callable[[dict[str, Any]], dict[str, SourceTally]] = no_tally
     passes_on: str | None = None  # the accounting's name for the documents it passes on ("survivors", ...)
+    removals_as: str | None = None  # the accounting's name for its removals by reason, per source ("filtered")
     reads: tuple[str, ...] = ()  # the run's Parquet tables it reads (layout names), fetched before it runs
     passes: str | None = None  # the table of the documents it passes on, which the next stage reads (layout name)
     applies: Callable[[PipelineConfig], bool] = lambda config: True  # noqa: E731 - False: skipped

@@ -1,0 +1,162 @@
+"""The filter stage's batch step (docs/stages.md, The filter stage): Arrow batches of documents in; out, in one
+schema told apart by ``kind``, the kept documents (with ``language`` and ``language_score``), one row per dropped
+document (reason, detail, value, threshold, excerpt), and at the end one ``summary`` row with the partition's
+counts and histograms (:class:`Summary`, merged on the driver). No Spark here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.filter.plan import Plan, Step
+from pipeline.filter.thresholds import histogram
+from pipeline.stage_api.filter import FilterResult, apply_filters
+
+EXCERPT = 300  # characters of the text a dropping filter saw
+LANGUAGE = pa.schema([("language", pa.string()), ("language_score", pa.float64())])
+DROP_FIELDS = pa.schema([("value", pa.float64()), ("threshold", pa.float64()), ("excerpt", pa.string())])
+DROPPED_COLUMNS = ("doc_id", "source", "reason", "detail", *DROP_FIELDS.names)
+
+
+@dataclass
+class Summary:
+    """Counts per source and histogram counts per rule and source; partials of tasks merge into the stage's."""
+
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    counts: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # rule -> source -> bin counts
+
+    def source(self, name: str) -> dict[str, Any]:
+        """The counters of one source (created empty)."""
+        return self.sources.setdefault(name, {"read": 0, "kept": 0, "dropped": {}, "changed": {}, "languages": {}})
+
+    def add_histogram(self, rule: str, source: str, counts: np.ndarray) -> None:
+        """Add one batch's bin counts of ``rule``."""
+        have = self.counts.setdefault(rule, {}).get(source)
+        self.counts[rule][source] = counts.tolist() if have is None else (np.asarray(have) + counts).tolist()
+
+    def merge(self, other: Mapping[str, Any]) -> None:
+        """Add a partial (:meth:`to_json`'s form)."""
+        for name, row in other["sources"].items():
+            mine = self.source(name)
+            mine["read"] += row["read"]
+            mine["kept"] += row["kept"]
+            for part in ("dropped", "changed", "languages"):
+                for key, n in row[part].items():
+                    mine[part][key] = mine[part].get(key, 0) + n
+        for rule, per_source in other["counts"].items():
+            for name, counts in per_source.items():
+                self.add_histogram(rule, name, np.asarray(counts, np.int64))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sources": self.sources, "counts": self.counts}
+
+
+def qualified(name: str, reason: str) -> str:
+    """``"<filter>.<rule>"``: a reason or measure as the filter stage counts it."""
+    return reason if reason.startswith(f"{name}.") else f"{name}.{reason}"
+
+
+class Recorder:
+    """A filter of one source, as :func:`apply_filters` runs it: reasons qualified by the filter's name, each drop's
+    value, threshold and excerpt as fields, and the histograms and languages of what it saw added to a summary."""
+
+    def __init__(self, step: Step, source: str, plan: Plan, summary: Summary) -> None:
+        self.inner = step.build()
+        self.name: str = self.inner.name
+        self.step, self.source, self.plan, self.summary = step, source, plan, summary
+
+    def apply(self, batch: pa.RecordBatch) -> FilterResult:
+        """The inner filter's result, completed with what the stage records."""
+        result = self.inner.apply(batch)
+        measures = {qualified(self.name, k): np.asarray(v, np.float64) for k, v in result.measures.items()}
+        for rule, values in measures.items():
+            self.summary.add_histogram(rule, self.source, histogram(values, self.plan.edges(rule)))
+        if "language" in result.columns:
+            languages = self.summary.source(self.source)["languages"]
+            for label in result.columns["language"].to_pylist():
+                if label is not None:
+                    languages[label] = languages.get(label, 0) + 1
+        n = batch.num_rows
+        reasons = [None if r is None else qualified(self.name, r) for r in result.reason]
+        value, threshold, excerpt = np.full(n, np.nan), np.full(n, np.nan), [None] * n
+        texts = batch.column("text")
+        only = next(iter(measures.values())) if len(measures) == 1 else None
+        for i in np.flatnonzero(~np.asarray(result.keep, dtype=bool)):
+            reason = reasons[i] or self.name
+            reasons[i] = reason
+            measured = measures.get(reason, only)
+            value[i] = measured[i] if measured is not None else np.nan
+            threshold[i] = self.step.thresholds.get(reason, (np.nan, ""))[0]
+            excerpt[i] = texts[i].as_py()[:EXCERPT]
+        fields = {
+            "value": pa.array(value, pa.float64(), from_pandas=True),
+            "threshold": pa.array(threshold, pa.float64(), from_pandas=True),
+            "excerpt": pa.array(excerpt, pa.string()),
+        }
+        return FilterResult(
+            result.keep, reasons, result.detail, result.text, result.changed, fields, measures, result.columns
+        )
+
+
+def output_schema(documents: pa.Schema) -> pa.Schema:
+    """The step's rows: ``kind``, the documents' columns, ``language``, ``language_score``, the dropped rows' columns,
+    ``summary`` (JSON)."""
+    names = set(documents.names)
+    extra = [*LANGUAGE, pa.field("reason", pa.string()), pa.field("detail", pa.string()), *DROP_FIELDS]
+    added = [f for f in extra if f.name not in names]
+    return pa.schema([pa.field("kind", pa.string()), *documents, *added, pa.field("summary", pa.string())])
+
+
+def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Every batch's kept and dropped rows (``schema``: :func:`output_schema`), then the partition's summary row."""
+    summary = Summary()
+    filters: dict[str, list[Recorder]] = {}
+    for batch in batches:
+        sources = batch.column("source")
+        for name in sorted(set(sources.to_pylist())):
+            part = batch.filter(pc.equal(sources, name))
+            if name not in filters:
+                filters[name] = [Recorder(s, name, plan, summary) for s in plan.steps.get(name, [])]
+            yield from _filtered(part, name, filters[name], summary, schema)
+    row = {f.name: pa.nulls(1, f.type) for f in schema}
+    row["kind"] = pa.array(["summary"], pa.string())
+    row["summary"] = pa.array([json.dumps(summary.to_json(), sort_keys=True)], pa.string())
+    yield pa.RecordBatch.from_arrays([row[f.name] for f in schema], schema=schema)
+
+
+def _filtered(
+    batch: pa.RecordBatch, source: str, filters: Sequence[Recorder], summary: Summary, schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    counters = summary.source(source)
+    counters["read"] += batch.num_rows
+    done = apply_filters(batch, filters, DROP_FIELDS)
+    counters["kept"] += done.kept.num_rows
+    for name, n in done.changed.items():
+        counters["changed"][name] = counters["changed"].get(name, 0) + n
+    for reason in done.dropped.column("reason").to_pylist():
+        counters["dropped"][reason] = counters["dropped"].get(reason, 0) + 1
+    if done.kept.num_rows:
+        yield _rows("kept", done.kept, schema)
+    if done.dropped.num_rows:
+        yield _rows("dropped", done.dropped, schema)
+
+
+def _rows(kind: str, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` in the step's schema (absent columns null)."""
+    n = batch.num_rows
+    columns = []
+    for f in schema:
+        if f.name == "kind":
+            columns.append(pa.array([kind] * n, pa.string()))
+        elif f.name in batch.schema.names:
+            columns.append(batch.column(f.name).cast(f.type))
+        else:
+            columns.append(pa.nulls(n, f.type))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)

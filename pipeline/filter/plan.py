@@ -1,0 +1,77 @@
+"""The filter stage resolved once per run on the driver (docs/stages.md, The filter stage): each source's
+filters with their checked settings and thresholds, each rule's histogram bins, and the summary's final form."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.config import PipelineConfig
+from pipeline.filter import entries, registry
+from pipeline.filter.thresholds import bin_edges, rule_thresholds
+
+
+@dataclass(frozen=True)
+class Step:
+    """One configured filter of a source: where its class is, its checked entry, its rules' thresholds."""
+
+    target: str  # "module:Class"
+    entry: dict[str, Any]  # {"name": ..., every keyword argument}
+    thresholds: dict[str, tuple[float, str]]  # rule -> (threshold, direction)
+
+    def build(self) -> Any:
+        """The filter object (built in each task: filters need not pickle, a registered one is found by its path)."""
+        module, _, cls = self.target.partition(":")
+        settings = {k: v for k, v in self.entry.items() if k != "name"}
+        return getattr(importlib.import_module(module), cls)(**settings)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every task needs: each source's steps, and each rule's histogram bins (the same in every task)."""
+
+    steps: dict[str, list[Step]]
+    bins: dict[str, list[float]]  # rule -> edges
+    rules: dict[str, dict[str, Any]]  # rule -> {"threshold", "direction", "thresholds": {source: x}}
+
+    def edges(self, rule: str) -> list[float]:
+        """The bin edges of ``rule`` (a rule without a threshold: :func:`bin_edges`' default)."""
+        return self.bins.get(rule) or bin_edges(rule, None)
+
+
+def make_plan(config: PipelineConfig) -> Plan:
+    """Every source's steps, in its filter list's order; a rule's bins follow the first source's threshold."""
+    steps: dict[str, list[Step]] = {}
+    bins: dict[str, list[float]] = {}
+    rules: dict[str, dict[str, Any]] = {}
+    for source, listed in entries.effective(config).items():
+        steps[source] = []
+        for entry in listed:
+            found = rule_thresholds(registry.build(entry), entry)
+            steps[source].append(Step(registry.FILTERS[entry["name"]], entry, found))
+            for rule, (threshold, direction) in found.items():
+                bins.setdefault(rule, bin_edges(rule, threshold))
+                meta = rules.setdefault(rule, {"threshold": threshold, "direction": direction, "thresholds": {}})
+                meta["thresholds"][source] = threshold
+    return Plan(steps, bins, rules)
+
+
+def summary_json(plan: Plan, merged: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """FILTER_SUMMARY's content: the effective entries per source, counts per source, each rule's histograms."""
+    empty = {"read": 0, "kept": 0, "dropped": {}, "changed": {}, "languages": {}}
+    measures = {}
+    for rule in sorted(set(plan.rules) | set(merged["counts"])):
+        meta = plan.rules.get(rule, {"threshold": None, "direction": None, "thresholds": {}})
+        measures[rule] = {
+            "threshold": meta["threshold"],
+            "direction": meta["direction"],
+            "thresholds": meta["thresholds"],
+            "bins": plan.edges(rule),
+            "counts": merged["counts"].get(rule, {}),
+        }
+    return {
+        "filters": {name: [s.entry for s in plan.steps.get(name, [])] for name in names},
+        "sources": {name: merged["sources"].get(name, dict(empty)) for name in names},
+        "measures": measures,
+    }

@@ -1,0 +1,86 @@
+"""The filter stage's Spark plan (docs/stages.md, The filter stage): one ``mapInArrow`` pass over the documents
+ingest passed on, kept on disk (not in memory) while the kept documents go to ``filter/documents/``, the dropped
+ones to ``filter/dropped/`` and the partitions' summaries, merged on the driver one at a time, to
+``filter/summary.json``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+
+from pipeline import storage
+from pipeline.config import PipelineConfig
+from pipeline.filter import entries
+from pipeline.filter.batches import DROPPED_COLUMNS, LANGUAGE, Summary, filter_partition, output_schema
+from pipeline.filter.plan import make_plan, summary_json
+from pipeline.spark.worker_task import per_task
+from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import SourceTally, Stage
+
+
+def run_filter(ctx: RunContext) -> dict[str, Any]:
+    """``<passed on>`` -> ``filter/documents/``, ``filter/dropped/``, ``filter/summary.json``; counts per source."""
+    plan = make_plan(ctx.config)
+    names = [s.name for s in ctx.config.sources]
+    docs = ctx.spark.read.parquet(ctx.table(ctx.passed_on))
+    schema = output_schema(to_arrow_schema(docs.schema))
+    rows = docs.mapInArrow(per_task(lambda it: filter_partition(it, plan, schema)), from_arrow_schema(schema))
+    rows = rows.persist(StorageLevel.DISK_ONLY)  # the filters run once; documents never sit in memory
+    kept = [c for c in docs.columns if c not in LANGUAGE.names] + LANGUAGE.names
+    rows.where(F.col("kind") == "kept").select(*kept).write.mode("overwrite").parquet(ctx.table(layout.FILTERED))
+    dropped = rows.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS)
+    dropped.write.mode("overwrite").parquet(ctx.table(layout.FILTER_DROPPED))
+    merged = Summary()
+    for row in rows.where(F.col("kind") == "summary").select("summary").toLocalIterator():
+        merged.merge(json.loads(row["summary"]))
+    rows.unpersist()
+    summary = summary_json(plan, merged.to_json(), names)
+    storage.write_json(ctx.path(*layout.parts(layout.FILTER_SUMMARY)), json.loads(json.dumps(summary, default=str)))
+    return {
+        "sources": {
+            name: {
+                "read": row["read"],
+                "documents": row["kept"],
+                "removed": dict(sorted(row["dropped"].items())),
+                "changed": row["changed"],
+            }
+            for name, row in summary["sources"].items()
+        }
+    }
+
+
+def _tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
+    """Every document the stage read per source is dropped for a ``"<filter>.<rule>"`` reason or passed on."""
+    return {
+        name: SourceTally(documents=row["documents"], read=row["read"], removed=row["removed"])
+        for name, row in counts.get("sources", {}).items()
+    }
+
+
+def _inputs(config: PipelineConfig) -> dict[str, Any]:
+    return {
+        "filter": config.filter,
+        "sources": {s.name: s.filter for s in config.sources if s.filter is not None},
+    }
+
+
+STAGE = Stage(
+    "filter",
+    ("filter", "sources[].filter"),
+    _inputs,
+    run_filter,
+    outputs=(layout.FILTER,),
+    tally=_tally,
+    passes_on="passed_filters",
+    removals_as="filtered",
+    reads=(layout.PASSED_ON,),
+    passes=layout.FILTERED,
+    applies=entries.runs_filters,
+    stop_when_empty=True,
+    check_config=entries.check_config,
+)
