@@ -34,6 +34,8 @@ OVERRIDES = {
     "tokenize": "tokenize.partitions=3",
     "blend": "blend.mode=megatron",
     "training": "training={sequence_length: 8, samples: [10, 1, 1], tokenizer: {class: T}}",
+    "filter": "filter=[{name: language}]",
+    "sources[].filter": "sources.web.filter=[]",
 }
 
 
@@ -45,12 +47,16 @@ def base(tmp_path):
 
 
 def test_stages_run_in_pipeline_order_as_objects():
-    assert STAGE_NAMES == ("ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend", "training-indices")
+    assert STAGE_NAMES == (
+        "ingest", "filter", "dedup", "train-tokenizer", "tokenize", "merge-blend", "training-indices"
+    )  # fmt: skip
     assert all(isinstance(s, Stage) and callable(s.body) for s in STAGES)
-    assert stage("dedup") is STAGES[1]
+    assert stage("dedup") is STAGES[2]
 
 
-@pytest.mark.parametrize("name", ["ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend", "training-indices"])
+@pytest.mark.parametrize(
+    "name", ["ingest", "filter", "dedup", "train-tokenizer", "tokenize", "merge-blend", "training-indices"]
+)
 @pytest.mark.parametrize("key", sorted(OVERRIDES))
 def test_a_stage_depends_on_exactly_its_declared_config_keys(base, name, key):
     """A stage's recorded inputs change with a key it declares and with no other."""

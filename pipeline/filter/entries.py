@@ -1,5 +1,5 @@
-"""A run's filter lists, checked against the registry and the filters' signatures (docs/stages.md, The filter
-stage): each source's effective list (its own ``filter`` or the run's), with every keyword argument's value."""
+"""A run's filter lists, checked against the registry and the filters' signatures: each source's effective list
+(its own ``filter`` or the run's), with every keyword argument's value (docs/stages.md, The filter stage)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def checked_entry(entry: dict[str, Any], key: str) -> dict[str, Any]:
     cls = registry.filter_class(name)
     params = registry.keyword_parameters(cls)
     try:
-        hints = typing.get_type_hints(cls.__init__)
+        hints = typing.get_type_hints(getattr(cls, "__init__"))  # noqa: B009 - mypy refuses cls.__init__
     except Exception:  # an annotation that does not resolve here: values are passed unchecked
         hints = {}
     out: dict[str, Any] = {"name": name}

@@ -38,7 +38,8 @@ def unregister(name: str) -> None:
 def filter_class(name: str) -> type:
     """The class of filter ``name`` (imports its module); KeyError for an unknown name."""
     module, _, cls = FILTERS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)  # type: ignore[no-any-return]
+    found: type = getattr(importlib.import_module(module), cls)
+    return found
 
 
 def keyword_parameters(cls: type) -> dict[str, inspect.Parameter]:
