@@ -119,6 +119,15 @@ def test_explain_and_sample_name_the_rule_value_and_threshold(run, capsys):
     assert info["status"] == "removed" and info["removed_as"] == "toy_length.too_short"
     assert info["evidence"]["value"] == len(docs[short[0]]["text"].split())
     assert info["evidence"]["threshold"] == MIN_WORDS
+    assert main(["explain", str(out), str(short[0])]) == 0
+    words = len(docs[short[0]]["text"].split())
+    assert f"removed as toy_length.too_short: detail {words} words, value {words}.0, threshold {MIN_WORDS}.0" in (
+        capsys.readouterr().out
+    )
+    assert main(["sample", str(out), "--removed", "10000", "--json"]) == 0
+    removed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    reasons = {r["doc_id"]: r["reason"] for r in removed if r.get("reason", "").startswith("toy_")}
+    assert reasons == {i: why for i, (why, _) in expected.items() if why}
     assert main(["sample", str(out), "--filtered", "toy_length", "-n", "3", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(rows) == min(3, len(short))

@@ -2,7 +2,9 @@
 split sizes, run through every stage; each source also holds a linked directory (read), hidden names and a
 link that loops (left out and counted, docs/bad_input.md, Files). Per source, the accounting equation holds
 with the figures planted by the generator, and every distinct good text reaches ``megatron/<source>``
-exactly once (decoded with the run's tokenizer through Hugging Face ``tokenizers``).
+exactly once (decoded with the run's tokenizer through Hugging Face ``tokenizers``). The filter stage runs a toy
+filter (tests/filter_toys.py) that drops texts of fewer than 5 words on the even-numbered sources (the others
+override the run's list with none), so the equation also counts filtered documents.
 
 Good texts are 30 random words: far below the Jaccard threshold from each other, so the expected
 survivors are the distinct good texts of each source (exact copies are planted within a source only).
@@ -26,9 +28,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.config import load_config_text
+from pipeline.filter import registry
 from pipeline.megatron import IndexedDataset
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
+from tests.filter_toys import TOYS
 from tests.oracles import require_oracle
 
 pytestmark = pytest.mark.spark
@@ -67,6 +71,7 @@ BAD_REASON = {
     "too_large": "text_too_large",
 }
 MAX_TEXT_BYTES = 2000
+MIN_WORDS = 5  # the toy filter's threshold: "good_short" texts (3 words) are dropped where it runs
 
 
 class Source:
@@ -207,6 +212,7 @@ def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, s
                 (directory / "zz.parquet").write_bytes(b"PAR1 this is not a parquet file")
                 src.rejects["unreadable_file"] += 1
             keep = ', keep_fields: ["url", "score"]' if fmt != "text" else ""
+            keep += ", filter: []" if i % 2 else ""  # odd sources: no filter
             yaml_sources.append(f'  - {{name: {src.name}, paths: ["{directory}"], format: {fmt}{keep}}}')
             planted.append(src)
         config = load_config_text(f"""
@@ -214,9 +220,11 @@ output: {root / "run"}
 sources:
 {chr(10).join(yaml_sources)}
 ingest: {{{splits}, max_text_bytes: {MAX_TEXT_BYTES}}}
+filter: [{{name: toy_length, min_words: {MIN_WORDS}}}]
 tokenizer: {{train: true, vocab_size: 300}}
 tokenize: {{partitions: {shards}}}
 """)
+        registry.register("toy_length", TOYS["toy_length"])
         run_stages(RunContext(config, spark=spark), log=lambda *_: None)
         TRIED["runs"] += 1
         check_run(root / "run", planted)
@@ -230,14 +238,18 @@ def check_run(run: Path, planted: list[Source]) -> None:
     manifest = json.loads((run / "manifest.json").read_text())
     hf = tokenizers.Tokenizer.from_file(str(run / "tokenizer" / "tokenizer.json"))
     eod = hf.token_to_id(EOD)
-    for src in planted:
+    for i, src in enumerate(planted):
         row = manifest["accounting"][src.name]
-        distinct = set(src.good)
+        filtered = [t for t in src.good if len(t.split()) < MIN_WORDS] if i % 2 == 0 else []
+        passed = [t for t in src.good if i % 2 or len(t.split()) >= MIN_WORDS]
+        distinct = set(passed)
         assert row["rejected"] == sum(src.rejects.values()), (src.name, row, src.rejects)
         assert row["documents_read"] == len(src.good) + sum(src.rejects.values()), (src.name, row)
-        assert row["duplicates_removed"] == len(src.good) - len(distinct), (src.name, row)
+        assert row["filtered"] == ({"toy_length.too_short": len(filtered)} if filtered else {}), (src.name, row)
+        assert row["duplicates_removed"] == len(passed) - len(distinct), (src.name, row)
         assert row["survivors"] == len(distinct) == row["written"], (src.name, row)
-        assert row["documents_read"] == row["rejected"] + row["duplicates_removed"] + row["survivors"]
+        assert row["documents_read"] == row["rejected"] + len(filtered) + row["duplicates_removed"] + row["survivors"]
+        assert row["documents_read"] == row["rejected"] + sum(row["removed"].values()) + row["written"]
         ingest = manifest["stages"]["ingest"]["counts"]
         by_reason = ingest["sources"][src.name]["rejects_by_reason"]
         assert by_reason == dict(src.rejects), (src.name, by_reason, src.rejects)

@@ -209,6 +209,10 @@ def _removed_elsewhere(run: str) -> Iterator[list[Drawn]]:
     """(doc_id, None, reason) batches of every document listed in a removal table."""
     for reason, table in REMOVAL_TABLES.items():
         if has_table(run, table):
+            if reason == layout.FILTER_REASONS:  # one table of many reasons: each row names its own
+                for rows in iter_rows(run, table, ["doc_id", "reason"]):
+                    yield [(r["doc_id"], None, r["reason"]) for r in rows]
+                continue
             for rows in iter_rows(run, table, ["doc_id"]):
                 yield [(r["doc_id"], None, reason) for r in rows]
 
