@@ -80,16 +80,16 @@ class Recorder:
             self.summary.add_histogram(rule, self.source, histogram(values, self.plan.edges(rule)))
         if "language" in result.columns:
             languages = self.summary.source(self.source)["languages"]
-            for label in result.columns["language"].to_pylist():
-                if label is not None:
-                    languages[label] = languages.get(label, 0) + 1
+            for item in pc.value_counts(result.columns["language"]).to_pylist():
+                if item["values"] is not None:
+                    languages[item["values"]] = languages.get(item["values"], 0) + item["counts"]
         n = batch.num_rows
         reasons = [None if r is None else qualified(self.name, r) for r in result.reason]
         value, threshold, excerpt = np.full(n, np.nan), np.full(n, np.nan), [None] * n
         texts = batch.column("text")
         only = next(iter(measures.values())) if len(measures) == 1 else None
         for i in np.flatnonzero(~np.asarray(result.keep, dtype=bool)):
-            reason = reasons[i] or self.name
+            reason = reasons[i] or f"{self.name}.dropped"  # a filter that gives no reason
             reasons[i] = reason
             measured = measures.get(reason, only)
             value[i] = measured[i] if measured is not None else np.nan
