@@ -8,6 +8,9 @@ from __future__ import annotations
 
 DOCUMENTS = "documents"  # ingest: doc_id, source, text, kept metadata
 REJECTS = "rejects"  # ingest: source, file, position, reason, detail, excerpt
+FILTERED = "filter/documents"  # filter: the documents every filter kept (ingest's columns, language, language_score)
+FILTER_DROPPED = "filter/dropped"  # filter: doc_id, source, reason, detail, value, threshold, excerpt
+FILTER_SUMMARY = "filter/summary.json"  # filter: per-source counts and each rule's histogram of measured values
 DEDUP = "dedup"  # the dedup stage's directory
 EDGES = "dedup/edges"
 COMPONENTS = "dedup/components"
