@@ -124,7 +124,7 @@ def filter_parts(data: dict) -> list[str]:
         for name, r in sources.items()
     ]
     parts = [
-        "<h2>Filter</h2>",
+        '<section class="filter"><h2>Filter</h2>',
         table(["source", "read", "kept", "dropped", "kept ratio", "text rewritten (documents, by filter)"], rows),
         *_drops(section),
         *_languages(section),
@@ -134,4 +134,4 @@ def filter_parts(data: dict) -> list[str]:
     if section["filters"]:
         entries = [[json.dumps(e, sort_keys=True) if not isinstance(e, str) else e] for e in section["filters"]]
         parts += ["<h3>Filters as configured</h3>", table(["entry"], entries)]
-    return parts
+    return [*parts, "</section>"]
