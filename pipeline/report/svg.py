@@ -258,4 +258,5 @@ def histogram_chart(
         for k in ticks
     ]
     legend = [(n, COLORS[i % len(COLORS)]) for i, n in enumerate(series)] if len(series) > 1 else []
+    legend += [("outside the bins", "#999")] if under or over else []
     return _frame(title, body, "measured value", "documents", legend)
