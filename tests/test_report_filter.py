@@ -137,6 +137,7 @@ def test_a_run_without_the_filter_stage_has_no_filter_figures(facts):
         (lambda s: s["measures"]["fineweb.line_punct_ratio"]["counts"]["web"].pop(), "counts.web"),
         (lambda s: s["measures"]["fineweb.line_punct_ratio"].update(direction="up"), "line_punct_ratio.direction"),
         (lambda s: s["sources"]["code"].pop("read"), "sources.code.read"),
+        (lambda s: s["sources"]["web"]["languages"].update(en=2.5), "sources.web.languages"),
         (lambda s: s["measures"]["fineweb.line_punct_ratio"]["bins"].reverse(), "line_punct_ratio.bins"),
     ],
 )

@@ -44,8 +44,15 @@ def _fail(key: str, why: str) -> FilterSummaryError:
     return FilterSummaryError(f"{layout.FILTER_SUMMARY}: {key} {why}")
 
 
+def _is_count(value: Any) -> bool:
+    """A non-negative whole number (``3`` or ``3.0``: a JSON writer may give either)."""
+    return (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    ) and float(value).is_integer()
+
+
 def _counts(key: str, value: Any) -> dict[str, int]:
-    if not isinstance(value, dict) or not all(isinstance(v, int) and v >= 0 for v in value.values()):
+    if not isinstance(value, dict) or not all(_is_count(v) for v in value.values()):
         raise _fail(key, "must map names to counts (non-negative integers)")
     return {str(k): int(v) for k, v in value.items()}
 
@@ -55,12 +62,12 @@ def _source(name: str, row: Any) -> dict[str, Any]:
     if not isinstance(row, dict):
         raise _fail(key, "must be an object")
     for field in ("read", "kept"):
-        if not isinstance(row.get(field), int) or row[field] < 0:
+        if not _is_count(row.get(field)):
             raise _fail(f"{key}.{field}", "must be a count (non-negative integer)")
     dropped = _counts(f"{key}.dropped", row.get("dropped", {}))
     return {
-        "read": row["read"],
-        "kept": row["kept"],
+        "read": int(row["read"]),
+        "kept": int(row["kept"]),
         "dropped": dropped,
         "dropped_total": sum(dropped.values()),
         "changed": _counts(f"{key}.changed", row.get("changed", {})),
@@ -95,8 +102,9 @@ def _measure(rule: str, entry: Any) -> dict[str, Any]:
     histograms: dict[str, dict[str, Any]] = {}
     for source, counts in (entry.get("counts") or {}).items():
         where = f"{key}.counts.{source}"
-        if not isinstance(counts, list) or not all(isinstance(c, int) and c >= 0 for c in counts):
+        if not isinstance(counts, list) or not all(_is_count(c) for c in counts):
             raise _fail(where, "must be a list of counts")
+        counts = [int(c) for c in counts]
         if len(counts) == bins + 2:  # underflow, the bins, overflow
             histograms[source] = {"counts": counts[1:-1], "underflow": counts[0], "overflow": counts[-1]}
         elif len(counts) == bins:
