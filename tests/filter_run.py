@@ -28,6 +28,7 @@ class FilterFacts:
     """What the test wrote and what a correct report must show."""
 
     run: Path
+    sources: tuple[str, str] = SOURCES  # a prose source and a code-like one
     drops: list[dict] = field(default_factory=list)  # filter/dropped rows in file order
     read: dict[str, int] = field(default_factory=dict)  # documents the filter got, per source
     languages: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -62,18 +63,19 @@ def _texts(shared: Path) -> tuple[list[str], list[str]]:
     return english, german
 
 
-def _drops(english: list[str], german: list[str]) -> list[dict]:
+def _drops(english: list[str], german: list[str], sources: tuple[str, str]) -> list[dict]:
     """The dropped rows (the order is the file order; examples are the first per rule and source)."""
     rows = []
+    web, code = sources
     plan = [  # (source, reason, value, texts)
-        ("web", "gopher_quality.gopher_short_doc", 12.0, english[0]),
-        ("web", "gopher_quality.gopher_short_doc", 5.0, HOSTILE),  # among the examples: shown escaped
-        *[("web", "gopher_quality.gopher_short_doc", float(n), english[i]) for i, n in enumerate((7, 33, 41, 3), 1)],
-        *[("web", NO_MEASURE, 0.02 + 0.1 * i, german[i]) for i in range(4)],
-        ("web", "fineweb.line_punct_ratio", 0.05, english[10]),
-        ("web", "fineweb.line_punct_ratio", 0.1, "\n".join(english[11:20])),
-        ("code", "gopher_quality.gopher_short_doc", 9.0, "def f():\n    return 1\n"),
-        ("code", "gopher_repetition.dup_line_frac", 0.75, "x = 1\n" * 80),
+        (web, "gopher_quality.gopher_short_doc", 12.0, english[0]),
+        (web, "gopher_quality.gopher_short_doc", 5.0, HOSTILE),  # among the examples: shown escaped
+        *[(web, "gopher_quality.gopher_short_doc", float(n), english[i]) for i, n in enumerate((7, 33, 41, 3), 1)],
+        *[(web, NO_MEASURE, 0.02 + 0.1 * i, german[i]) for i in range(4)],
+        (web, "fineweb.line_punct_ratio", 0.05, english[10]),
+        (web, "fineweb.line_punct_ratio", 0.1, "\n".join(english[11:20])),
+        (code, "gopher_quality.gopher_short_doc", 9.0, "def f():\n    return 1\n"),
+        (code, "gopher_repetition.dup_line_frac", 0.75, "x = 1\n" * 80),
     ]
     for doc_id, (source, reason, value, text) in enumerate(plan, start=1000):
         threshold = MEASURES[reason][0] if reason in MEASURES else 0.65
@@ -104,20 +106,22 @@ def _write_dropped(run: Path, rows: list[dict]) -> None:
     (out / "_SUCCESS").write_text("")
 
 
-def build_filter_run(tmp: Path, shared: Path) -> FilterFacts:
-    """Write the run directory under ``tmp`` and return its facts."""
+def build_filter_run(tmp: Path, shared: Path, sources: tuple[str, str] = SOURCES) -> FilterFacts:
+    """Write the filter stage's outputs under the run directory ``tmp`` and return their facts; the manifest's
+    accounting gains the filter's removals (a new manifest when ``tmp`` holds none)."""
     english, german = _texts(shared)
-    facts = FilterFacts(run=tmp)
-    facts.drops = _drops(english, german)
+    facts = FilterFacts(run=tmp, sources=sources)
+    facts.drops = _drops(english, german, sources)
     rng = np.random.default_rng(29)
-    facts.read = {"web": 120, "code": 30}
-    facts.languages = {"web": {"en": 104, "de": 4, "fr": 7, "es": 5}, "code": {}}
-    facts.changed = {"web": {"c4": 9, "pii": 2}, "code": {"c4": 0, "pii": 1}}
+    web, code = sources
+    facts.read = {web: 120, code: 30}
+    facts.languages = {web: {"en": 104, "de": 4, "fr": 7, "es": 5}, code: {}}
+    facts.changed = {web: {"c4": 9, "pii": 2}, code: {"c4": 0, "pii": 1}}
     measures = {}
     for rule, (threshold, direction, edges, outside) in MEASURES.items():
         facts.values[rule] = {}
         entry = {"threshold": threshold, "direction": direction, "bins": edges, "counts": {}}
-        for source in SOURCES:
+        for source in sources:
             failed = [r["value"] for r in facts.drops if r["reason"] == rule and r["source"] == source]
             spread = edges[-1] - edges[0]  # a few values fall outside the edges, on both sides
             passed = rng.uniform(edges[0] - 0.1 * spread, edges[-1] + 0.1 * spread, size=25).tolist()
@@ -138,25 +142,38 @@ def build_filter_run(tmp: Path, shared: Path) -> FilterFacts:
                 "changed": facts.changed[s],
                 "languages": facts.languages[s],
             }
-            for s in SOURCES
+            for s in sources
         },
         "measures": measures,
     }
     (tmp / "filter").mkdir(parents=True)
     (tmp / "filter" / "summary.json").write_text(json.dumps(summary))
     _write_dropped(tmp, facts.drops)
-    (tmp / "manifest.json").write_text(json.dumps(manifest(facts)))
+    path = tmp / "manifest.json"
+    found = json.loads(path.read_text()) if path.exists() else None
+    path.write_text(json.dumps(manifest(facts) if found is None else with_filter(found, facts)))
     return facts
 
 
 def manifest(facts: FilterFacts) -> dict:
     """The manifest's accounting as the runner writes it: each removal reason as a key and in ``removed``."""
     accounting = {}
-    for source in SOURCES:
+    for source in facts.sources:
         removed = {**facts.dropped(source), "duplicates_removed": 3}
         rejected = 2
         read = facts.read[source] + rejected
         survivors = read - rejected - sum(removed.values())
         accounting[source] = {"documents_read": read, "rejected": rejected, **removed, "removed": removed,
                               "survivors": survivors, "written": survivors}  # fmt: skip
-    return {"config": {"sources": [{"name": s} for s in SOURCES]}, "stages": {}, "accounting": accounting}
+    return {"config": {"sources": [{"name": s} for s in facts.sources]}, "stages": {}, "accounting": accounting}
+
+
+def with_filter(found: dict, facts: FilterFacts) -> dict:
+    """A real run's manifest as if a filter had dropped ``facts.drops`` before dedup (read grows by as many)."""
+    for source in facts.sources:
+        row = found["accounting"][source]
+        dropped = facts.dropped(source)
+        row["documents_read"] += sum(dropped.values())
+        row["removed"] = {**dropped, **row.get("removed", {})}
+        row.update(dropped)
+    return found
