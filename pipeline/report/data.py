@@ -17,6 +17,7 @@ from pipeline.dedup.bands import candidate_probability
 from pipeline.megatron.describe import document_lengths, length_histogram
 from pipeline.megatron.reader import IndexedDataset
 from pipeline.report import examples
+from pipeline.report.filter_data import filter_section, filtered_by_rule, has_filter_summary
 from pipeline.report.summary import removed_by_reason
 from pipeline.stage_api import layout
 from pipeline.stage_api.stage import Stage
@@ -50,7 +51,8 @@ def parameters(config: dict) -> list[dict[str, Any]]:
     return [{"key": k, "value": v} for k, v in flat.items()]
 
 
-def _sources(manifest: dict) -> tuple[dict[str, dict], dict[str, int]]:
+def _sources(manifest: dict, filtered: bool = False) -> tuple[dict[str, dict], dict[str, Any]]:
+    """Per-source accounting rows and their totals; ``filtered``: each also gets its filter removals by rule."""
     stages = manifest.get("stages", {})
     accounting = manifest.get("accounting") or {}
     per_source: dict[str, dict] = {}  # what the stages recorded per source: rejects by reason, tokens, ...
@@ -74,10 +76,14 @@ def _sources(manifest: dict) -> tuple[dict[str, dict], dict[str, int]]:
         out[name] = row
     for row in out.values():
         row["removed"] = removed_by_reason(row, manifest.get("order", {}).get("removed"))
+        if filtered:
+            row["filtered"] = filtered_by_rule(row["removed"])
     reasons = list(dict.fromkeys(k for r in out.values() for k in r["removed"]))  # the run's, in stage order
     keys = ("documents_read", "rejected", "duplicates_removed", *reasons, "survivors", "written")
     totals: dict[str, Any] = {k: sum(int(r.get(k, 0) or 0) for r in out.values()) for k in keys}
     totals["removed"] = {k: totals[k] for k in reasons}
+    if filtered:
+        totals["filtered"] = filtered_by_rule(totals["removed"])
     return out, totals
 
 
@@ -145,7 +151,8 @@ def build_report_data(
     manifest = storage.read_json(storage.join(run, layout.MANIFEST))
     dedup_path = storage.join(run, layout.DEDUP_REPORT)
     dedup = storage.read_json(dedup_path) if storage.exists(dedup_path) else {}
-    sources, totals = _sources(manifest)
+    filtered = has_filter_summary(run)
+    sources, totals = _sources(manifest, filtered)
     tokens = {n: r["tokens"] for n, r in sources.items() if r.get("tokens") is not None}
     dedup_counts = {k: v for k, v in dedup.get("counts", {}).items() if isinstance(v, (int, float))}
     has_documents = storage.exists(storage.join(run, layout.DOCUMENTS))
@@ -176,4 +183,5 @@ def build_report_data(
         "tokens": {"per_source": tokens, **_tokens(run, list(tokens))},
         "blend": None,
         **stage_sections(run, manifest, stages),
+        **({"filter": filter_section(run, per_source)} if filtered else {}),
     }

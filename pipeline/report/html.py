@@ -7,13 +7,14 @@ words that differ highlighted.
 from __future__ import annotations
 
 import difflib
-import html
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from pipeline.report import svg
+from pipeline.report.filter_html import filter_parts, overview_reasons, removal_figure
+from pipeline.report.html_parts import esc as _esc
+from pipeline.report.html_parts import table as _table
 
 STYLE = """
 *{box-sizing:border-box}
@@ -35,24 +36,6 @@ mark{background:#ffd54f}.warn{background:#fff3cd;border-left:4px solid #e0a800;p
 .kpi{display:flex;flex-wrap:wrap;gap:1em}.kpi div{border:1px solid #ddd;border-radius:4px;padding:.4em .8em}
 .kpi b{display:block;font-size:1.3em}
 """
-
-
-def _esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    def cell(value: Any) -> str:
-        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-        return (
-            f'<td class="n">{_esc(f"{value:,}" if isinstance(value, int) else value)}</td>'
-            if numeric
-            else f"<td>{_esc(value)}</td>"
-        )
-
-    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(cell(c) for c in r) + "</tr>" for r in rows)
-    return f'<div class="scroll"><table><tr>{head}</tr>{body}</table></div>'
 
 
 def highlight_differences(text: str, other: str) -> str:
@@ -123,10 +106,11 @@ def _overview(data: dict) -> list[str]:
     s = data["summary"]
     ratio = "n/a" if s["survivor_ratio"] is None else f"{100 * s['survivor_ratio']:.1f} %"
     reasons = list(s.get("removed") or {"duplicates_removed": s["duplicates_removed"]})  # the run's removals
+    reasons = overview_reasons(reasons)  # a filter's rules are one column here, by rule in the filter section
     kpis = [
         ("documents read", f"{s['documents_read']:,}"),
         ("rejected", f"{s['rejected']:,}"),
-        *[(k.replace("_", " "), f"{s[k]:,}") for k in reasons],
+        *[(k.replace("_", " "), f"{removal_figure(s, k):,}") for k in reasons],
         ("written", f"{s['written']:,}"),
         ("survivor ratio", ratio),
         ("tokens", "n/a" if s["tokens"] is None else f"{s['tokens']:,}"),
@@ -140,7 +124,7 @@ def _overview(data: dict) -> list[str]:
             n,
             r.get("documents_read", 0),
             r.get("rejected", 0),
-            *[r.get(k, 0) for k in reasons],
+            *[removal_figure(r, k) for k in reasons],
             r.get("survivors", 0),
             r.get("written", 0),
             "" if r["survivor_ratio"] is None else f"{100 * r['survivor_ratio']:.1f} %",
@@ -263,7 +247,7 @@ REPORT_KEYS = {
     "dedup",
     "rejects",
 }
-REPORT_KEYS |= {"tokens", "blend"}
+REPORT_KEYS |= {"tokens", "blend", "filter"}
 
 
 def _incomplete(data: dict) -> list[str]:
@@ -297,6 +281,7 @@ def render_html(data: dict) -> str:
         f'<p class="meta">generated {_esc(data["generated"])}</p>',
         *_incomplete(data),
         *_overview(data),
+        *filter_parts(data),
         *_dedup(data),
         *_examples(data),
         *_tokens_and_blend(data),

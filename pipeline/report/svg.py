@@ -183,3 +183,80 @@ def timeline_chart(rows: Sequence[tuple[str, float, float]], title: str) -> str:
         f'<svg class="chart" viewBox="0 0 {WIDTH} {axis_y + 24}" role="img" aria-label="{_esc(title)}" '
         f'xmlns="http://www.w3.org/2000/svg"><title>{_esc(title)}</title>{"".join(body)}</svg>'
     )
+
+
+def _edge_label(value: float) -> str:
+    return f"{value:.3g}" if abs(value) < 1_000 else _number(value)
+
+
+def histogram_chart(
+    title: str,
+    edges: Sequence[float],
+    series: dict[str, Sequence[int]],
+    outside: tuple[int, int] = (0, 0),
+    threshold: float | None = None,
+    direction: str = "min",
+) -> str:
+    """Stacked bars of a histogram (one series per source) over bins of ``edges`` drawn equally wide, with
+    ``outside`` = (underflow, overflow) as a bar at each end when not zero, and the threshold as a dashed
+    line over a shaded failing side (``direction`` "min": values below it fail; "max": above it)."""
+    under, over = outside
+    slots = [("under", under)] * (under > 0) + [("bin", 0)] * (len(edges) - 1) + [("over", over)] * (over > 0)
+    totals = [sum(values[i] for values in series.values()) for i in range(len(edges) - 1)]
+    top = _nice_max(max([*totals, under, over], default=0))
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    width = plot_w / len(slots)
+    first = LEFT + width * (under > 0)  # x of the first edge
+    body = _y_axis(top)
+
+    def x_of(value: float) -> float:  # a value's place on the bins' axis (inside a bin: linearly)
+        if value <= edges[0]:
+            return first
+        if value >= edges[-1]:
+            return first + width * (len(edges) - 1)
+        i = max(k for k in range(len(edges) - 1) if edges[k] <= value)
+        return first + width * (i + (value - edges[i]) / (edges[i + 1] - edges[i]))
+
+    if threshold is not None:
+        x = x_of(threshold)
+        left, right = (LEFT, x) if direction == "min" else (x, WIDTH - RIGHT)
+        body.append(
+            f'<rect class="failing" x="{left:.1f}" y="{TOP}" width="{max(right - left, 0):.1f}" height="{plot_h}" '
+            f'fill="{COLORS[3]}" opacity="0.08"/>'
+        )
+    for s, (name, values) in enumerate(series.items()):
+        color = COLORS[s % len(COLORS)]
+        below = [sum(v[i] for v in list(series.values())[:s]) for i in range(len(edges) - 1)]
+        for i, count in enumerate(values):
+            if count:
+                h, base = plot_h * count / top, plot_h * below[i] / top
+                body.append(
+                    f'<rect x="{first + width * i + 0.5:.1f}" y="{HEIGHT - BOTTOM - base - h:.1f}" '
+                    f'width="{max(width - 1, 0.5):.1f}" height="{h:.1f}" fill="{color}"><title>{_esc(name)}: '
+                    f"{count:,} in [{_edge_label(edges[i])}, {_edge_label(edges[i + 1])})</title></rect>"
+                )
+    for kind, count, x in (("below", under, LEFT), ("above", over, first + width * (len(edges) - 1))):
+        if count:
+            h = plot_h * count / top
+            body.append(
+                f'<rect x="{x + 0.5:.1f}" y="{HEIGHT - BOTTOM - h:.1f}" width="{max(width - 1, 0.5):.1f}" '
+                f'height="{h:.1f}" fill="#999"><title>{count:,} {kind} the range, all sources</title></rect>'
+            )
+    if threshold is not None:
+        x = x_of(threshold)
+        anchor, dx = ("start", 4) if x < LEFT + plot_w * 0.7 else ("end", -4)
+        body.append(
+            f'<line class="threshold" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{HEIGHT - BOTTOM}" '
+            f'stroke="{COLORS[3]}" stroke-width="2" stroke-dasharray="4 3"/>'
+            f'<text x="{x + dx:.1f}" y="{TOP + 12}" text-anchor="{anchor}">'
+            f"{'min' if direction == 'min' else 'max'} {_edge_label(threshold)}</text>"
+        )
+    ticks = sorted({round(k * (len(edges) - 1) / 4) for k in range(5)})
+    body += [
+        f'<text x="{first + width * k:.1f}" y="{HEIGHT - BOTTOM + 16}" '
+        f'text-anchor="{"end" if k == len(edges) - 1 else "middle"}">{_edge_label(edges[k])}</text>'
+        for k in ticks
+    ]
+    legend = [(n, COLORS[i % len(COLORS)]) for i, n in enumerate(series)] if len(series) > 1 else []
+    legend += [("outside the bins", "#999")] if under or over else []
+    return _frame(title, body, "measured value", "documents", legend)
