@@ -133,7 +133,10 @@ def build_filter_run(tmp: Path, shared: Path, sources: tuple[str, str] = SOURCES
             entry["counts"][source] = [under, *counts, over] if outside else counts
         measures[rule] = entry
     summary = {
-        "filters": [{"name": "language", "languages": ["en"], "min_score": 0.65}, {"name": "gopher_quality"}],
+        "filters": {
+            source: [{"name": "language", "languages": ["en"], "min_score": 0.65}, {"name": "gopher_quality"}]
+            for source in SOURCES
+        },
         "sources": {
             s: {
                 "read": facts.read[s],

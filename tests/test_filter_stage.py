@@ -103,6 +103,14 @@ def test_summary_and_accounting_count_every_document(run):
     assert sum(counts) == len(words) and summary["filters"]["forum"] == []
     report = json.loads((out / "report.json").read_text())
     assert report["sources"]["web"]["filtered"] == manifest["accounting"]["web"]["filtered"]
+    # the report's filter section reads the stage's own summary: the same counts, each rule's histogram
+    section = report["filter"]
+    assert {s: r["dropped"] for s, r in section["sources"].items()} == {
+        s: r["dropped"] for s, r in summary["sources"].items()
+    }
+    histogram = section["measures"]["toy_length.too_short"]["counts"]["web"]
+    assert sum(histogram["counts"]) + histogram["underflow"] + histogram["overflow"] == len(words)
+    assert "Filter</h2>" in (out / "report.html").read_text()
 
 
 def test_a_finished_filter_stage_is_reused(spark, run):

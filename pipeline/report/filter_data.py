@@ -96,8 +96,8 @@ def _measure(rule: str, entry: Any) -> dict[str, Any]:
     if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
         raise _fail(f"{key}.bins", "must increase")
     direction = entry.get("direction")
-    if direction not in ("min", "max"):
-        raise _fail(f"{key}.direction", f"must be 'min' or 'max', not {direction!r}")
+    if direction not in ("min", "max") and not (direction is None and entry.get("threshold") is None):
+        raise _fail(f"{key}.direction", f"must be 'min' or 'max' (null only without a threshold), not {direction!r}")
     bins = len(edges) - 1
     histograms: dict[str, dict[str, Any]] = {}
     for source, counts in (entry.get("counts") or {}).items():
@@ -160,9 +160,9 @@ def filter_section(run: str, per_source: int = PER_SOURCE) -> dict[str, Any] | N
         raise _fail("sources", "must map source names to their counts")
     if not isinstance(summary.get("measures", {}), dict):
         raise _fail("measures", "must map '<filter>.<rule>' to a histogram")
-    filters = summary.get("filters", [])
-    if not isinstance(filters, list):
-        raise _fail("filters", "must be a list of config entries")
+    filters = summary.get("filters", {})
+    if not isinstance(filters, dict) or not all(isinstance(v, list) for v in filters.values()):
+        raise _fail("filters", "must map each source to its list of config entries")
     sources = {name: _source(name, row) for name, row in summary.get("sources", {}).items()}
     measures = {rule: _measure(rule, entry) for rule, entry in summary.get("measures", {}).items()}
     wanted = {(reason, name): n for name, row in sources.items() for reason, n in row["dropped"].items()}

@@ -132,6 +132,9 @@ def filter_parts(data: dict) -> list[str]:
     for rule in section["rules"]:
         parts += _rule(rule, section)
     if section["filters"]:
-        entries = [[json.dumps(e, sort_keys=True) if not isinstance(e, str) else e] for e in section["filters"]]
-        parts += ["<h3>Filters as configured</h3>", table(["entry"], entries)]
+        entries = [
+            [source, "none" if not steps else ", ".join(json.dumps(e, sort_keys=True) for e in steps)]
+            for source, steps in section["filters"].items()
+        ]
+        parts += ["<h3>Filters as configured</h3>", table(["source", "filters, in order"], entries)]
     return [*parts, "</section>"]
