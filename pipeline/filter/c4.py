@@ -70,12 +70,12 @@ class C4Filter:
         }
         for arg, value in flags.items():
             settings.flag(NAME, arg, value)
-        for arg, value in [
+        for arg, count in [
             ("min_num_sentences", min_num_sentences),
             ("min_words_per_line", min_words_per_line),
             ("max_word_length", max_word_length),
         ]:
-            settings.number(NAME, arg, value, optional=False, allow=(-1,))
+            settings.number(NAME, arg, count, optional=False, allow=(-1,))
         self.split_paragraph, self.remove_citations = split_paragraph, remove_citations
         self.filter_no_terminal_punct = filter_no_terminal_punct
         self.min_num_sentences, self.min_words_per_line = min_num_sentences, min_words_per_line
@@ -122,13 +122,13 @@ class C4Filter:
                 continue
             lower = line.lower()
             if self.filter_lorem_ipsum and "lorem ipsum" in lower:
-                out.measure(i, "lorem_ipsum", number)
+                out.measure(i, "lorem_ipsum", 1.0)
                 out.drop(i, "lorem_ipsum", f"'lorem ipsum' in kept line {number} (filter_lorem_ipsum)")
                 return None
             if self.filter_javascript and "javascript" in lower:
                 continue
             if self.filter_curly_bracket and "{" in line:
-                out.measure(i, "curly_bracket", number)
+                out.measure(i, "curly_bracket", 1.0)
                 out.drop(i, "curly_bracket", f"'{{' in kept line {number} (filter_curly_bracket)")
                 return None
             if self.filter_policy and any(phrase in lower for phrase in _POLICY):
@@ -136,6 +136,9 @@ class C4Filter:
             if self.min_num_sentences != -1:
                 sentences += len(split_sentences(line)) if self.split_paragraph else 1
             kept.append(line)
+        for rule, on in (("lorem_ipsum", self.filter_lorem_ipsum), ("curly_bracket", self.filter_curly_bracket)):
+            if on:
+                out.measure(i, rule, 0.0)  # 1.0 where a kept line had it (and dropped the document)
         if self.min_num_sentences != -1:
             out.measure(i, "too_few_sentences", sentences)
         if sentences < self.min_num_sentences:

@@ -1,7 +1,7 @@
 """The punctuation character sets of datatrove 0.10.1's rules (``datatrove.utils.text``), defined here.
 
 ``TERMINAL_PUNCTUATION`` (FineWeb's line endings) is Unicode's Sentence_Terminal property as of Unicode 15.0
-together with three Khmer signs (U+17D6, U+17D9, U+17DA); it is written out as code point ranges so that it
+together with three Khmer punctuation signs (U+17D6, U+17D9, U+17DA); it is written out as code point ranges so that it
 does not move with the Unicode data of the installed Python. ``PUNCTUATION_SET`` (a Gopher word made only of
 these is a symbol, not a word) is ASCII punctuation, a few dozen typographic and full-width marks, the C0 and
 C1 control characters except tab and newline, and the terminal punctuation.

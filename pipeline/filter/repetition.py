@@ -55,7 +55,7 @@ class _Joined:
         size = len(cp) + 1
         self.prefix: list[np.ndarray] = []
         self.power: list[np.ndarray] = []
-        for base, prime in zip(_BASES, _PRIMES):
+        for base, prime in zip(_BASES, _PRIMES, strict=True):
             inverse = _power_table(pow(base, prime - 2, prime), prime, size)
             prefix = np.zeros(size, dtype=np.int64)
             np.cumsum(cp * inverse[:-1] % prime, out=prefix[1:])
@@ -65,7 +65,7 @@ class _Joined:
     def keys(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """A hash of each substring ``text[start:end]``; equal substrings have equal keys."""
         key = np.zeros(len(starts), dtype=np.int64)
-        for prefix, power, prime in zip(self.prefix, self.power, _PRIMES):
+        for prefix, power, prime in zip(self.prefix, self.power, _PRIMES, strict=True):
             h = (prefix[ends] - prefix[starts]) % prime * power[starts] % prime
             key = key * prime + h
         return key

@@ -36,4 +36,4 @@ def split_sentences(text: str) -> list[str]:
     with nlp.memory_zone():
         ends = [sent.end_char for sent in nlp(text).sents]
     cuts = [0, *ends[:-1], len(text)]
-    return [text[a:b] for a, b in zip(cuts, cuts[1:])]
+    return [text[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
