@@ -58,9 +58,9 @@ def copyright_files() -> Iterator[tuple[str, str]]:
         yield str(path), path.read_text(encoding="utf-8", errors="replace")
 
 
-def real_documents(fixtures: Path, per_kind: int, seed: int = 0) -> list[tuple[str, str]]:
+def real_documents(fixtures: Path, per_kind: int, seed: int = 0, max_file: int = MAX_FILE) -> list[tuple[str, str]]:
     """(origin, text) of the fixtures plus about ``per_kind`` characters from each other kind: every file's first
-    MAX_FILE characters, whole or cut into pieces (a seeded coin decides), until the kind's budget is spent."""
+    ``max_file`` characters, whole or cut into pieces (a seeded coin decides), until the kind's budget is spent."""
     rng = random.Random(seed)
     docs = fixture_documents(fixtures, seed)
     for kind in (python_sources(), html_texts(), copyright_files()):
@@ -68,7 +68,7 @@ def real_documents(fixtures: Path, per_kind: int, seed: int = 0) -> list[tuple[s
         for origin, text in kind:
             if spent >= per_kind:
                 break
-            text = text[:MAX_FILE]
+            text = text[:max_file]
             parts = cut(text, rng) if rng.random() < 0.3 else [text]
             docs += [(origin, part) for part in parts]
             spent += len(text)

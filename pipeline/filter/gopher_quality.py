@@ -4,7 +4,6 @@ with a letter, stop words. The first failing rule drops the document; a falsy th
 
 from __future__ import annotations
 
-import re
 from functools import cache
 
 import numpy as np
@@ -31,10 +30,8 @@ RULES = (
     "gopher_below_alpha_threshold",
     "gopher_enough_stop_words",
 )
-# str.splitlines' line boundaries; whitespace inside a line is any other str.isspace character
-_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_BULLET_LINE = re.compile(rf"(?:^|(?<=[{_BREAKS}]))[^\S{_BREAKS}]*[•-]")
-_ELLIPSIS_LINE_END = re.compile(rf"(?:\.\.\.|…)[^\S{_BREAKS}]*(?=[{_BREAKS}]|\Z)")
+_BULLETS = ("•", "-")
+_ELLIPSES = ("...", "…")
 
 
 @cache
@@ -129,11 +126,13 @@ class GopherQualityFilter:
         per_word = _ratio(text.count("...") + text.count("…"), n_words)
         if high("gopher_too_many_ellipsis", "ellipses per word", per_word, self.max_symbol_word_ratio):
             return
-        n_lines = len(text.splitlines())
-        bullets = _ratio(len(_BULLET_LINE.findall(text)), n_lines)
+        lines = text.splitlines()
+        n_lines = len(lines)
+        bullets = _ratio(sum(line.lstrip().startswith(_BULLETS) for line in lines), n_lines)
         if high("gopher_too_many_bullets", "bullet line fraction", bullets, self.max_bullet_lines_ratio):
             return
-        endings = _ratio(len(_ELLIPSIS_LINE_END.findall(text)), n_lines)
+        ended = sum(line.rstrip().endswith(_ELLIPSES) for line in lines) if "..." in text or "…" in text else 0
+        endings = _ratio(ended, n_lines)
         if high("gopher_too_many_end_ellipsis", "ellipsis line fraction", endings, self.max_ellipsis_lines_ratio):
             return
         if self.max_non_alpha_words_ratio and n_words:

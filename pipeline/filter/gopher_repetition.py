@@ -16,7 +16,13 @@ from pipeline.stage_api.filter import FilterResult
 
 NAME = "gopher_repetition"
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
-_LINE_BREAK = re.compile(r"\n+")
+
+
+def _lines(text: str) -> list[str]:
+    """The pieces of ``re.split(r"\n+", text)`` (in another order): the non-empty lines, and an empty piece before
+    a leading and after a trailing newline."""
+    lines = [line for line in text.split("\n") if line]
+    return lines + [""] * (text.startswith("\n") + text.endswith("\n"))
 
 
 class GopherRepetitionFilter:
@@ -85,7 +91,7 @@ class GopherRepetitionFilter:
             return
         if self._fails(out, i, "dup_para_char_frac", "duplicate paragraph character fraction", chars / size):
             return
-        lines = _LINE_BREAK.split(text)
+        lines = _lines(text)
         count, chars = duplicates(lines)
         if self._fails(out, i, "dup_line_frac", "duplicate line fraction", count / len(lines)):
             return

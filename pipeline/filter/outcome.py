@@ -22,11 +22,11 @@ class Outcomes:
         self.keep = np.ones(n, dtype=bool)
         self.reason: list[str | None] = [None] * n
         self.detail: list[str | None] = [None] * n
-        self.measures = {f"{name}.{rule}": np.full(n, np.nan, dtype=np.float64) for rule in rules}
+        self.measures = {rule: np.full(n, np.nan, dtype=np.float64) for rule in rules}
 
     def measure(self, i: int, rule: str, value: float) -> None:
         """Record what ``rule`` measured on document ``i``."""
-        self.measures[f"{self.name}.{rule}"][i] = value
+        self.measures[rule][i] = value
 
     def drop(self, i: int, rule: str, detail: str) -> None:
         """Document ``i`` fails ``rule``: what was measured against which threshold."""
@@ -36,7 +36,8 @@ class Outcomes:
 
     def result(self, text: pa.Array | None = None, changed: int = 0) -> FilterResult:
         """The :class:`FilterResult` of the batch."""
-        return FilterResult(self.keep, self.reason, self.detail, text=text, changed=changed, measures=self.measures)
+        measures = {f"{self.name}.{rule}": values for rule, values in self.measures.items()}
+        return FilterResult(self.keep, self.reason, self.detail, text=text, changed=changed, measures=measures)
 
 
 def texts_of(batch: pa.RecordBatch) -> list[str]:
