@@ -271,3 +271,40 @@ def test_bad_arguments_name_the_key(make: Callable[[], object], key: str) -> Non
         make()
     message = str(raised.value)
     assert key in message and "\n" not in message
+
+
+def _word_lists() -> Iterator[list[str]]:
+    """Word lists full of repeats, ties, one character sequence split into words in different ways, and words
+    holding spaces."""
+    rng = np.random.default_rng(7)
+    for size in (1, 2, 5, 11, 40, 300):
+        for alphabet in (["a", "b"], ["ab", "a", "b", "c", "bc"], ["x y", "x", "y", "x y z"], ["the", "cat", "sat"]):
+            for _ in range(6):
+                yield [alphabet[k] for k in rng.integers(0, len(alphabet), size)]
+    yield ["ab", "c", "d", "e", "f", "a", "bc", "d", "e", "f"]
+    yield ["one two", "three", "one", "two three"] * 3
+
+
+@pytest.mark.parametrize("hashing", ["polynomial", "length only", "constant"])
+def test_ngram_kernels_equal_datatrove_s_helpers(hashing: str, monkeypatch) -> None:
+    """Exact whatever the hash: with keys that collide (by length only, or all equal) the string checks decide."""
+    dt_rep = require_oracle("datatrove.pipeline.filters.gopher_repetition_filter")
+    from pipeline.filter import repetition
+    from pipeline.filter.repetition import WordGrams, duplicates
+
+    if hashing != "polynomial":
+        weak = (lambda self, s, e: (e - s).astype(np.uint64)) if hashing == "length only" else None
+        weak = weak or (lambda self, s, e: np.zeros(len(s), dtype=np.uint64))
+        monkeypatch.setattr(repetition._Polynomial, "runs", weak)
+
+    checked = 0
+    for word_list in _word_lists():
+        grams = WordGrams(word_list)
+        for n in range(1, 11):
+            spaced = dt_rep.get_n_grams(word_list, n)
+            expected = dt_rep.find_top_duplicate(spaced) if spaced else None
+            assert grams.top_chars(n) == expected, (word_list, n)
+            assert grams.duplicated_chars(n) == dt_rep.find_all_duplicate(word_list, n), (word_list, n)
+            checked += 1
+        assert duplicates(word_list) == dt_rep.find_duplicates(word_list)
+    assert checked > 900

@@ -5,7 +5,8 @@ Line by line (or sentence by sentence with ``split_paragraph=False``): a line wi
 ``max_word_length`` goes, Wikipedia citation marks are removed, a line must end in terminal punctuation (not an
 ellipsis) and have ``min_words_per_line`` words, lines mentioning javascript or a cookie / terms-of-use phrase go;
 a kept line with "lorem ipsum" or a curly bracket drops the whole document, and so do fewer than
-``min_num_sentences`` sentences in the kept lines. Kept documents get the kept lines as their text."""
+``min_num_sentences`` sentences in the kept lines. Kept documents get the kept lines as their text.
+Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 

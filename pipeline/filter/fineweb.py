@@ -1,6 +1,7 @@
 """FineWeb's own quality rules (Penedo et al. 2024) as datatrove 0.10.1's ``FineWebQualityFilter`` applies them:
 the share of non-blank lines ending in terminal punctuation, the share of short lines, the share of characters
-in duplicated lines and newlines per word. The first failing rule drops the document."""
+in duplicated lines and newlines per word. The first failing rule drops the document.
+Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 

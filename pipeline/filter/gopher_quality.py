@@ -1,6 +1,7 @@
 """Gopher's quality rules (Rae et al. 2021, section A.1.1) as datatrove 0.10.1's ``GopherQualityFilter`` applies
 them, in its order: word count, mean word length, ``#`` and ellipsis per word, bullet and ellipsis lines, words
-with a letter, stop words. The first failing rule drops the document; a falsy threshold switches its rule off."""
+with a letter, stop words. The first failing rule drops the document; a falsy threshold switches its rule off.
+Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Gopher's repetition rules (Rae et al. 2021, table A1) as datatrove 0.10.1's ``GopherRepetitionFilter`` applies
 them: duplicate paragraphs and lines (by count and by characters), the top 2-4-gram's share of the characters
-and the share of characters in duplicated 5-10-grams. The first failing rule drops the document."""
+and the share of characters in duplicated 5-10-grams. The first failing rule drops the document.
+Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 
