@@ -104,5 +104,6 @@ def edge_cases() -> list[tuple[str, str]]:
         ("no punctuation", "\n".join(["a line without a stop at its end and more words here"] * 3)),
         ("symbols only", "!!! ??? ... ### --- *** ;;; ::: ,,, ..."),
         ("digits", " ".join(str(i) for i in range(200))),
+        ("list", "\n".join(f"Extraordinarily_{i:03d} comprehensively." for i in range(40))),
         ("split n-grams", "ab c d e f g " * 3 + "a bc d e f g " * 3 + long_prose),
     ]

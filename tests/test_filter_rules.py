@@ -181,6 +181,20 @@ def test_same_decisions_as_datatrove(name: str, kwargs: dict[str, Any], document
     assert wrong == []
 
 
+def test_the_documents_reach_every_rule(documents) -> None:
+    """The conformance cases mean something only if the documents fail each rule somewhere."""
+    texts = [text for _, text in documents]
+    seen = {reason for name, kwargs in CASES for reason in OURS[name][0](**kwargs).apply(_batch(texts)).reason}
+    for name, rules in [
+        ("gopher_quality", gopher_quality.RULES),
+        ("c4", c4.RULES[:3]),
+        ("fineweb", fineweb.RULES),
+        ("gopher_repetition", ("empty", "dup_para_frac", "dup_para_char_frac", "dup_line_frac", "dup_line_char_frac")),
+        ("gopher_repetition", ("top_2_gram", "top_3_gram", "top_4_gram", "duplicated_5_n_grams")),
+    ]:
+        assert {f"{name}.{rule}" for rule in rules} <= seen
+
+
 def test_c4_bad_words_as_datatrove_with_the_same_list(documents, tmp_path, monkeypatch) -> None:
     listing = tmp_path / "bad_words.txt"
     listing.write_text("python\ncopyright holder\nthe door\nsun\nkatze\n", encoding="utf-8")
