@@ -2,6 +2,8 @@
 each a :class:`pipeline.stage_api.filter.Filter` over Arrow batches, configured as an ordered list.
 
 Kernels (no Spark): ``words`` (English words and sentences as datatrove's spaCy tokenizer splits them),
-``gopher_quality``, ``gopher_repetition``, ``c4``, ``fineweb``, ``language``, ``pii``; ``registry`` (a config
+``gopher_quality``, ``gopher_repetition``, ``c4``, ``fineweb``, ``language``, ``pii``, and the rule filters' shared
+helpers ``punctuation`` (character sets), ``chars`` (code point tables), ``repetition`` (duplicates, n-grams),
+``outcome`` (decisions and measures of a batch), ``settings`` (checking a filter's arguments); ``registry`` (a config
 entry to a filter), ``batches`` (Arrow in, Arrow out), ``stage`` (the Spark plan and its I/O).
 """

@@ -1,0 +1,149 @@
+"""C4's cleaning rules (Raffel et al. 2020, section 2.2) as datatrove 0.10.1's ``C4QualityFilter`` applies them,
+and optionally its bad-words rule (``C4BadWordsFilter``) with a word list the user gives.
+
+Line by line (or sentence by sentence with ``split_paragraph=False``): a line with a word longer than
+``max_word_length`` goes, Wikipedia citation marks are removed, a line must end in terminal punctuation (not an
+ellipsis) and have ``min_words_per_line`` words, lines mentioning javascript or a cookie / terms-of-use phrase go;
+a kept line with "lorem ipsum" or a curly bracket drops the whole document, and so do fewer than
+``min_num_sentences`` sentences in the kept lines. Kept documents get the kept lines as their text.
+Contract: docs/stages.md, Quality rules."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.config import ConfigError
+from pipeline.filter import settings
+from pipeline.filter.outcome import Outcomes, fmt, texts_of
+from pipeline.filter.words import split_sentences
+from pipeline.stage_api.filter import FilterResult
+
+NAME = "c4"
+RULES = ("lorem_ipsum", "curly_bracket", "too_few_sentences", "document_removed_with_badwords")
+_CITATION = re.compile(r"\[(?:\d*|edit|citation needed)\]")
+_LINE_ENDS = (".", "?", "!", '"', "'")
+_POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
+
+
+def _bad_words_pattern(path: str) -> re.Pattern[str]:
+    """A search for any word of the file at ``path`` (one per line), not inside a longer word."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(settings.key(NAME, "bad_words_file"), f"cannot read {path}: {exc}") from exc
+    words = sorted({line.strip() for line in lines} - {""}, key=lambda w: (-len(w), w))
+    if not words:
+        raise ConfigError(settings.key(NAME, "bad_words_file"), f"{path} holds no words")
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)")
+
+
+class C4Filter:
+    """Removes C4's unwanted lines from every document and drops documents C4 would not keep."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        *,
+        split_paragraph: bool = True,
+        remove_citations: bool = True,
+        filter_no_terminal_punct: bool = True,
+        min_num_sentences: int = 5,
+        min_words_per_line: int = 3,
+        max_word_length: int = 1000,
+        filter_lorem_ipsum: bool = True,
+        filter_javascript: bool = True,
+        filter_curly_bracket: bool = True,
+        filter_policy: bool = True,
+        bad_words_file: str | None = None,
+    ) -> None:
+        flags = {
+            "split_paragraph": split_paragraph,
+            "remove_citations": remove_citations,
+            "filter_no_terminal_punct": filter_no_terminal_punct,
+            "filter_lorem_ipsum": filter_lorem_ipsum,
+            "filter_javascript": filter_javascript,
+            "filter_curly_bracket": filter_curly_bracket,
+            "filter_policy": filter_policy,
+        }
+        for arg, value in flags.items():
+            settings.flag(NAME, arg, value)
+        for arg, count in [
+            ("min_num_sentences", min_num_sentences),
+            ("min_words_per_line", min_words_per_line),
+            ("max_word_length", max_word_length),
+        ]:
+            settings.number(NAME, arg, count, optional=False, allow=(-1,))
+        self.split_paragraph, self.remove_citations = split_paragraph, remove_citations
+        self.filter_no_terminal_punct = filter_no_terminal_punct
+        self.min_num_sentences, self.min_words_per_line = min_num_sentences, min_words_per_line
+        self.max_word_length = max_word_length
+        self.filter_lorem_ipsum, self.filter_javascript = filter_lorem_ipsum, filter_javascript
+        self.filter_curly_bracket, self.filter_policy = filter_curly_bracket, filter_policy
+        if bad_words_file is not None and not isinstance(bad_words_file, str):
+            raise ConfigError(settings.key(NAME, "bad_words_file"), f"expected a path, got {bad_words_file!r}")
+        self.bad_words = None if bad_words_file is None else _bad_words_pattern(bad_words_file)
+
+    def apply(self, batch: pa.RecordBatch) -> FilterResult:
+        """Keep mask, first failing rule, per-rule measures and the cleaned text of every document."""
+        texts = texts_of(batch)
+        out = Outcomes(NAME, RULES, len(texts))
+        cleaned: list[str] = []
+        changed = 0
+        for i, text in enumerate(texts):
+            kept = self._clean(out, i, text)
+            if kept is not None and self.bad_words is not None:
+                found = self.bad_words.search(kept.lower())
+                out.measure(i, "document_removed_with_badwords", float(found is not None))
+                if found is not None:
+                    out.drop(i, "document_removed_with_badwords", f"bad word {found.group()!r} (bad_words_file)")
+                    kept = None
+            cleaned.append(text if kept is None else kept)
+            changed += kept is not None and kept != text
+        return out.result(text=pa.array(cleaned, pa.string()), changed=changed)
+
+    def _clean(self, out: Outcomes, i: int, text: str) -> str | None:
+        """The kept lines of ``text`` joined, or None when the document is dropped."""
+        pieces = text.splitlines() if self.split_paragraph else split_sentences(text)
+        sentences = 0
+        kept: list[str] = []
+        for number, piece in enumerate(pieces, 1):
+            line = piece.strip()
+            words = line.split()
+            if self.max_word_length != -1 and any(len(word) > self.max_word_length for word in words):
+                continue
+            if self.remove_citations:
+                line = _CITATION.sub("", line)
+            if self.filter_no_terminal_punct and (not line.endswith(_LINE_ENDS) or line.endswith("...")):
+                continue
+            if len(words) < self.min_words_per_line:
+                continue
+            lower = line.lower()
+            if self.filter_lorem_ipsum and "lorem ipsum" in lower:
+                out.measure(i, "lorem_ipsum", 1.0)
+                out.drop(i, "lorem_ipsum", f"'lorem ipsum' in kept line {number} (filter_lorem_ipsum)")
+                return None
+            if self.filter_javascript and "javascript" in lower:
+                continue
+            if self.filter_curly_bracket and "{" in line:
+                out.measure(i, "curly_bracket", 1.0)
+                out.drop(i, "curly_bracket", f"'{{' in kept line {number} (filter_curly_bracket)")
+                return None
+            if self.filter_policy and any(phrase in lower for phrase in _POLICY):
+                continue
+            if self.min_num_sentences != -1:
+                sentences += len(split_sentences(line)) if self.split_paragraph else 1
+            kept.append(line)
+        for rule, on in (("lorem_ipsum", self.filter_lorem_ipsum), ("curly_bracket", self.filter_curly_bracket)):
+            if on:
+                out.measure(i, rule, 0.0)  # 1.0 where a kept line had it (and dropped the document)
+        if self.min_num_sentences != -1:
+            out.measure(i, "too_few_sentences", sentences)
+        if sentences < self.min_num_sentences:
+            detail = f"sentences in kept lines {sentences} < min_num_sentences {fmt(self.min_num_sentences)}"
+            out.drop(i, "too_few_sentences", detail)
+            return None
+        return ("\n" if self.split_paragraph else " ").join(kept).strip()

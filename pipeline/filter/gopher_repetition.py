@@ -1,0 +1,127 @@
+"""Gopher's repetition rules (Rae et al. 2021, table A1) as datatrove 0.10.1's ``GopherRepetitionFilter`` applies
+them: duplicate paragraphs and lines (by count and by characters), the top 2-4-gram's share of the characters
+and the share of characters in duplicated 5-10-grams. The first failing rule drops the document.
+Contract: docs/stages.md, Quality rules."""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+from pipeline.filter import settings
+from pipeline.filter.outcome import Outcomes, fmt, texts_of
+from pipeline.filter.repetition import WordGrams, duplicates
+from pipeline.filter.words import split_words
+from pipeline.stage_api.filter import FilterResult
+
+NAME = "gopher_repetition"
+_PARAGRAPH_BREAK = re.compile(r"\n{2,}")
+
+
+def _lines(text: str) -> list[str]:
+    """The pieces of ``re.split(r"\n+", text)`` (in another order): the non-empty lines, and an empty piece before
+    a leading and after a trailing newline."""
+    lines = [line for line in text.split("\n") if line]
+    return lines + [""] * (text.startswith("\n") + text.endswith("\n"))
+
+
+class GopherRepetitionFilter:
+    """Drops documents whose paragraphs, lines or word n-grams repeat too much (a falsy line/paragraph
+    threshold switches its rule off)."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        *,
+        dup_line_frac: float | None = 0.3,
+        dup_para_frac: float | None = 0.3,
+        dup_line_char_frac: float | None = 0.2,
+        dup_para_char_frac: float | None = 0.2,
+        top_n_grams: tuple[tuple[int, float], ...] = ((2, 0.2), (3, 0.18), (4, 0.16)),
+        dup_n_grams: tuple[tuple[int, float], ...] = (
+            (5, 0.15),
+            (6, 0.14),
+            (7, 0.13),
+            (8, 0.12),
+            (9, 0.11),
+            (10, 0.10),
+        ),
+    ) -> None:
+        for arg, value in [
+            ("dup_line_frac", dup_line_frac),
+            ("dup_para_frac", dup_para_frac),
+            ("dup_line_char_frac", dup_line_char_frac),
+            ("dup_para_char_frac", dup_para_char_frac),
+        ]:
+            settings.number(NAME, arg, value)
+        self.dup_line_frac = dup_line_frac
+        self.dup_para_frac = dup_para_frac
+        self.dup_line_char_frac = dup_line_char_frac
+        self.dup_para_char_frac = dup_para_char_frac
+        self.top_n_grams = settings.ngram_thresholds(NAME, "top_n_grams", top_n_grams)
+        self.dup_n_grams = settings.ngram_thresholds(NAME, "dup_n_grams", dup_n_grams)
+        self.rules = [
+            "empty",
+            "dup_para_frac",
+            "dup_para_char_frac",
+            "dup_line_frac",
+            "dup_line_char_frac",
+            *(f"top_{n}_gram" for n, _ in self.top_n_grams),
+            *(f"duplicated_{n}_n_grams" for n, _ in self.dup_n_grams),
+        ]
+
+    def apply(self, batch: pa.RecordBatch) -> FilterResult:
+        """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""
+        texts = texts_of(batch)
+        out = Outcomes(NAME, list(dict.fromkeys(self.rules)), len(texts))
+        for i, text in enumerate(texts):
+            self._judge(out, i, text)
+        return out.result()
+
+    def _judge(self, out: Outcomes, i: int, text: str) -> None:
+        out.measure(i, "empty", float(len(text)))
+        if not text:
+            out.drop(i, "empty", "empty text")
+            return
+        size = len(text)
+        paragraphs = _PARAGRAPH_BREAK.split(text.strip())
+        count, chars = duplicates(paragraphs)
+        if self._fails(out, i, "dup_para_frac", "duplicate paragraph fraction", count / len(paragraphs)):
+            return
+        if self._fails(out, i, "dup_para_char_frac", "duplicate paragraph character fraction", chars / size):
+            return
+        lines = _lines(text)
+        count, chars = duplicates(lines)
+        if self._fails(out, i, "dup_line_frac", "duplicate line fraction", count / len(lines)):
+            return
+        if self._fails(out, i, "dup_line_char_frac", "duplicate line character fraction", chars / size):
+            return
+        grams = WordGrams(split_words(text))
+        for n, limit in self.top_n_grams:
+            top = grams.top_chars(n)
+            if top is None:
+                continue
+            rule = f"top_{n}_gram"
+            out.measure(i, rule, top / size)
+            if top / size > limit:
+                out.drop(i, rule, f"top {n}-gram character fraction {fmt(top / size)} > {fmt(limit)}")
+                return
+        for n, limit in self.dup_n_grams:
+            rule = f"duplicated_{n}_n_grams"
+            fraction = grams.duplicated_chars(n) / size
+            out.measure(i, rule, fraction)
+            if fraction > limit:
+                out.drop(i, rule, f"duplicated {n}-gram character fraction {fmt(fraction)} > {fmt(limit)}")
+                return
+
+    def _fails(self, out: Outcomes, i: int, rule: str, what: str, value: float) -> bool:
+        limit = getattr(self, rule)
+        if not limit:
+            return False
+        out.measure(i, rule, value)
+        if value > limit:
+            out.drop(i, rule, f"{what} {fmt(value)} > {rule} {fmt(limit)}")
+            return True
+        return False
