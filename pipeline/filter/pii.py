@@ -112,7 +112,7 @@ class PIIFilter:
         # an e-mail replacement can only make a new IP match if it holds a dotted quad or starts or ends with one's
         # characters; otherwise a text without a dotted quad has none after the e-mails are replaced either
         self._emails_may_add_ips = any(
-            _QUAD_RE.search(r) or r[:1] in _IP_CHARS or r[-1:] in _IP_CHARS for r in self.email_replacement
+            not r or _QUAD_RE.search(r) or r[:1] in _IP_CHARS or r[-1:] in _IP_CHARS for r in self.email_replacement
         )
         if not isinstance(phone_region, str) or not (len(phone_region) == 2 and phone_region.isalpha()):
             raise UsageError(f"pii filter: phone_region must be a two-letter region code, got {phone_region!r}")
