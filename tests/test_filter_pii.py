@@ -72,8 +72,8 @@ def test_real_documents_equal_datatrove() -> None:
     docs = _real_documents()
     expected = [_oracle(d) for d in docs]
     out, result = _run(docs)
-    assert [i for i, (a, b) in enumerate(zip(out, expected)) if a != b] == []
-    changed = sum(a != b for a, b in zip(docs, expected))
+    assert [i for i, (a, b) in enumerate(zip(out, expected, strict=True)) if a != b] == []
+    changed = sum(a != b for a, b in zip(docs, expected, strict=True))
     assert result.changed == changed and changed > 100  # the oracle itself found many addresses to replace
     counts = [_oracle_counts(d) for d in docs]
     assert result.measures["pii.emails"].tolist() == [float(e) for e, _ in counts]
@@ -98,7 +98,7 @@ def test_edge_cases_equal_datatrove(kwargs: dict[str, object]) -> None:
     expected = [_oracle(d, **kwargs) for d in docs]
     out, result = _run(docs, **kwargs)
     assert out == expected
-    assert result.changed == sum(a != b for a, b in zip(docs, expected))
+    assert result.changed == sum(a != b for a, b in zip(docs, expected, strict=True))
 
 
 def test_cycle_restarts_per_document_and_ignores_partitioning() -> None:
@@ -152,4 +152,3 @@ def test_bad_arguments_name_the_key(kwargs: dict[str, object], key: str) -> None
     with pytest.raises(UsageError, match=key) as error:
         PIIFilter(**kwargs)
     assert "\n" not in str(error.value)
-

@@ -155,7 +155,7 @@ class PIIFilter:
         phones = _Cycle(self.phone_replacement)
         changed_rows: list[int] = []
         new_texts: list[str] = []
-        for row, text in zip(rows.tolist(), column.take(pa.array(rows, pa.int64())).to_pylist()):
+        for row, text in zip(rows.tolist(), column.take(pa.array(rows, pa.int64())).to_pylist(), strict=True):
             out = text
             emails.restart()
             if has_at[row]:
@@ -193,8 +193,8 @@ def _runs_around_at(text: str, cycle: _Cycle) -> str:
     done = 0
     at = text.find("@")
     while at >= 0:
-        start = at - (_EMAIL_RUN.match(reverse, n - at).end() - (n - at))
-        end = _EMAIL_RUN.match(text, at).end()
+        start = at - (_run_end(reverse, n - at) - (n - at))
+        end = _run_end(text, at)
         # one character before the run keeps the \b test at its start what it is in the whole text
         begin = max(start - 1, done)
         pieces.append(text[done:begin])
@@ -203,6 +203,12 @@ def _runs_around_at(text: str, cycle: _Cycle) -> str:
         at = text.find("@", end)
     pieces.append(text[done:])
     return "".join(pieces)
+
+
+def _run_end(text: str, at: int) -> int:
+    """Where the run of e-mail characters starting at ``at`` ends."""
+    run = _EMAIL_RUN.match(text, at)
+    return at if run is None else run.end()
 
 
 def _digit_runs(text: str, cycle: _Cycle) -> str:
