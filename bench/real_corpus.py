@@ -14,8 +14,9 @@ Sources, each read in sorted path order:
 5. ``python``: the ``.py``, ``.md``, ``.rst`` and ``.txt`` files of the running interpreter's site-packages.
 
 The sources are interleaved by size: the next document comes from the source that has given the fewest bytes so
-far (a source that runs out drops out), until the corpus reaches its size, so that any size has a similar mix. A document longer than 100,000 characters is cut into pieces
-of that size. The file is cached: ``build`` returns an existing corpus of that size at its path unchanged.
+far (a source that runs out drops out), until the corpus reaches its size, so that any size has a similar mix. A
+document longer than 100,000 characters is cut into pieces of that size. The file is cached: ``build`` returns an
+existing corpus of that size at its path unchanged.
 """
 
 from __future__ import annotations

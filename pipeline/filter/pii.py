@@ -45,8 +45,10 @@ IP = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}")
 # the characters an e-mail match can contain, and a run of them; a dotted quad (any IP match contains one)
 _EMAIL_RUN = re.compile(rf"[.@\[\]:{_ATEXT}]*")
 _IP_CHARS = frozenset("0123456789.")
+_IP_RUN = re.compile(r"[0-9.]*")
 _QUAD = r"[0-9]\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]"
-_QUAD_RE = re.compile(_QUAD)
+# in Python, a search that starts with a literal is several times faster; it finds a dot of every dotted quad
+_QUAD_RE = re.compile(r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]")
 
 
 class _Cycle:
@@ -117,6 +119,7 @@ class PIIFilter:
         if not isinstance(phone_region, str) or not (len(phone_region) == 2 and phone_region.isalpha()):
             raise UsageError(f"pii filter: phone_region must be a two-letter region code, got {phone_region!r}")
         self.phone_region = phone_region.upper()
+        self._seen_ips: dict[str, bool] = {}  # IP string -> replaced (ipaddress's verdict, a pure function)
         if self.remove_phones:
             import phonenumbers
 
@@ -124,11 +127,17 @@ class PIIFilter:
                 raise UsageError(f"pii filter: phone_region {phone_region!r} is not a region phonenumbers knows")
 
     def _valid_ip(self, found: str) -> bool:
-        try:
-            address = ipaddress.ip_address(found)
-        except ValueError:  # e.g. an octet with a leading zero
-            return False
-        return address.is_global or not self.only_remove_public_ips
+        valid = self._seen_ips.get(found)
+        if valid is None:
+            try:
+                address = ipaddress.ip_address(found)
+                valid = address.is_global or not self.only_remove_public_ips
+            except ValueError:  # e.g. an octet with a leading zero
+                valid = False
+            if len(self._seen_ips) >= 100_000:
+                self._seen_ips.clear()
+            self._seen_ips[found] = valid
+        return valid
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """The rewritten text of every document, with the replacements per document in ``measures``."""
@@ -215,13 +224,15 @@ def _digit_runs(text: str, cycle: _Cycle) -> str:
     """``IP.sub(cycle, text)``, run only on the runs of digits and dots that hold a dotted quad."""
     pieces: list[str] = []
     done = 0
+    reverse = text[::-1]
+    n = len(text)
     found = _QUAD_RE.search(text)
     while found is not None:
         start, end = found.start(), found.end()
-        while start > done and text[start - 1] in _IP_CHARS:
-            start -= 1
-        while end < len(text) and text[end] in _IP_CHARS:
-            end += 1
+        back = _IP_RUN.match(reverse, n - start)
+        start -= 0 if back is None else back.end() - (n - start)
+        ahead = _IP_RUN.match(text, end)
+        end = end if ahead is None else ahead.end()
         pieces.append(text[done:start])
         pieces.append(IP.sub(cycle, text[start:end]))
         done = end
