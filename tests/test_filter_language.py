@@ -179,3 +179,28 @@ def test_catalogue_agreement_table(capsys: pytest.CaptureFixture[str]) -> None:
         print(f"\ncatalogue language agreement: {sum(agree.values())}/{len(docs)} documents, {len(total)} languages")
         print("\n".join(rows))
     assert len(labels) == len(docs)
+
+
+def test_a_file_that_is_not_a_model(tmp_path: Path) -> None:
+    bad = tmp_path / "lid.ftz"
+    bad.write_bytes(b"not a fastText model")
+    with pytest.raises(UsageError, match="model_path") as error:
+        LanguageFilter(model_path=str(bad)).apply(pa.RecordBatch.from_pydict({"text": ["hello"]}))
+    assert "\n" not in str(error.value)
+
+
+def test_columns_reach_the_kept_documents(shared_fixtures: Path) -> None:
+    """Through apply_filters: German kept with its language columns, English dropped as not listed."""
+    from pipeline.stage_api.filter import apply_filters
+
+    german = (shared_fixtures / "german.txt").read_text(encoding="utf-8")
+    english = (shared_fixtures / "corpus.en").read_text(encoding="utf-8")[:2000]
+    batch = pa.RecordBatch.from_pydict(
+        {"doc_id": pa.array([1, 2], pa.int64()), "source": ["a", "a"], "text": [german, english]}
+    )
+    out = apply_filters(batch, [LanguageFilter(languages=["de"])])
+    expected = _oracle(german)
+    assert out.kept.column("doc_id").to_pylist() == [1]
+    assert out.kept.column("language").to_pylist() == [next(iter(expected))] == ["de"]
+    assert abs(out.kept.column("language_score")[0].as_py() - next(iter(expected.values()))) <= 1e-6
+    assert out.dropped.column("reason").to_pylist() == ["language.not_listed"]

@@ -53,7 +53,10 @@ def load_model(path: str) -> Any:
         if not Path(path).is_file():
             raise UsageError(f"language filter: model_path {path} is not a file")
         fasttext = importlib.import_module("fasttext")
-        model = _MODELS[path] = fasttext.load_model(path)
+        try:
+            model = _MODELS[path] = fasttext.load_model(path)
+        except ValueError as exc:
+            raise UsageError(f"language filter: model_path {path} is not a fastText model ({exc})") from exc
     return model
 
 
@@ -82,12 +85,10 @@ class LanguageFilter:
         if not Path(self.model_path).is_file():
             raise UsageError(f"language filter: model_path {self.model_path} is not a file")
 
-    def __getstate__(self) -> dict[str, Any]:
-        return dict(self.__dict__)  # the model stays out of the pickle: each worker loads it once
-
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Label every document; drop those not in ``languages`` above ``min_score`` (when ``languages`` is set)."""
-        predict = load_model(self.model_path).f.predict  # the C++ call under fastText's Python predict
+        # the C++ call under fasttext-predict's Python predict (same arguments), without its per-call checks
+        predict = load_model(self.model_path).f.predict
         listed = None if self.languages is None else set(self.languages)
         k = 1 if listed is None else 2
         texts = batch.column("text").to_pylist()
@@ -101,7 +102,7 @@ class LanguageFilter:
         threshold = self.min_score
         for i, text in enumerate(texts):
             line = normalise(text or "")
-            top = predict(line, k, 0.0, "strict")  # [(probability, label), ...], best first
+            top = predict(line, k, 0.0, "strict") or [(0.0, LABEL_PREFIX)]  # [(probability, label)], best first
             label, score = top[0][1][skip:], top[0][0]
             labels[i], scores[i] = label, score
             if listed is not None:
