@@ -157,6 +157,7 @@ def test_pickles_for_spark_tasks() -> None:
     [
         ({"model_path": "/nonexistent/lid.176.ftz"}, "model_path"),
         ({"languages": "en"}, "languages"),
+        ({"languages": []}, "languages"),  # datatrove would drop every document
         ({"min_score": "high"}, "min_score"),
     ],
 )

@@ -74,9 +74,9 @@ class LanguageFilter:
         self, *, languages: list[str] | None = None, min_score: float = 0.65, model_path: str | None = None
     ) -> None:
         if languages is not None and (
-            isinstance(languages, str) or not all(isinstance(x, str) and x for x in languages)
+            isinstance(languages, str) or not languages or not all(isinstance(x, str) and x for x in languages)
         ):
-            raise UsageError(f"language filter: languages must be a list of language codes, got {languages!r}")
+            raise UsageError(f"language filter: languages must be a non-empty list of language codes, got {languages!r}")
         if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or math.isnan(min_score):
             raise UsageError(f"language filter: min_score must be a number, got {min_score!r}")
         self.languages = None if languages is None else list(languages)
