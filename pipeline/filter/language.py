@@ -76,7 +76,7 @@ class LanguageFilter:
         if languages is not None and (
             isinstance(languages, str) or not languages or not all(isinstance(x, str) and x for x in languages)
         ):
-            raise UsageError(f"language filter: languages must be a non-empty list of language codes, got {languages!r}")
+            raise UsageError(f"language filter: languages must be a non-empty list of codes, got {languages!r}")
         if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or math.isnan(min_score):
             raise UsageError(f"language filter: min_score must be a number, got {min_score!r}")
         self.languages = None if languages is None else list(languages)
