@@ -46,9 +46,10 @@ IP = re.compile(rf"(?:{_OCTET}\.){{3}}{_OCTET}")
 _EMAIL_RUN = re.compile(rf"[.@\[\]:{_ATEXT}]*")
 _IP_CHARS = frozenset("0123456789.")
 _IP_RUN = re.compile(r"[0-9.]*")
-_QUAD = r"[0-9]\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]"
-# in Python, a search that starts with a literal is several times faster; it finds a dot of every dotted quad
-_QUAD_RE = re.compile(r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]")
+# what every IP match contains (from its first dot on); starting with a literal makes both RE2 and Python's re
+# search several times faster
+_QUAD = r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]"
+_QUAD_RE = re.compile(_QUAD)
 
 
 class _Cycle:
@@ -204,11 +205,14 @@ def _runs_around_at(text: str, cycle: _Cycle) -> str:
     while at >= 0:
         start = at - (_run_end(reverse, n - at) - (n - at))
         end = _run_end(text, at)
-        # one character before the run keeps the \b test at its start what it is in the whole text
-        begin = max(start - 1, done)
-        pieces.append(text[done:begin])
-        pieces.append(EMAIL.sub(cycle, text[begin:end]))
-        done = end
+        # an address needs a character before an "@" and a "." or "[" after it (the domain)
+        first = text.find("@", start + 1, end)
+        if first >= 0 and (text.find(".", first, end) >= 0 or text.find("[", first, end) >= 0):
+            # one character before the run keeps the \b test at its start what it is in the whole text
+            begin = max(start - 1, done)
+            pieces.append(text[done:begin])
+            pieces.append(EMAIL.sub(cycle, text[begin:end]))
+            done = end
         at = text.find("@", end)
     pieces.append(text[done:])
     return "".join(pieces)
