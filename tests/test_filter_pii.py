@@ -31,6 +31,7 @@ EDGE_CASES = [
     "IPv6 2001:4860:4860::8888 and ::ffff:8.8.4.4 and fe80::1",
     "8.8.8.8",  # the whole text
     "mixed: root@8.8.8.8 and user@[8.8.8.8] then 8.8.8.8@x.com",
+    "@property\ndef f(): ...  @foo@bar.com @@a@b.c x@y a@[1.2.3.4] @ .@. a.@b.c",  # runs that hold no address
     "",
 ]
 
