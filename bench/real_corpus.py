@@ -1,0 +1,179 @@
+"""A corpus of REAL documents from what this machine has, as JSONL (``{"source", "path", "text"}`` per line), for
+the filter benchmark; deterministic: the same machine gives the same bytes.
+
+Sources, each read in sorted path order:
+
+1. ``fixtures``: the texts of ``../shared/fixtures`` (corpus.en, tinystories_sample.txt, german.txt, address.txt),
+   each file cut at blank lines into documents of about 4 kB;
+2. ``catalogues``: every translation catalogue under ``/usr/share/locale`` (``*/LC_MESSAGES/*.mo``, read with
+   ``gettext.GNUTranslations``): one document per catalogue, its translated strings in msgid order, one a line,
+   in dozens of languages;
+3. ``debian``: ``/usr/share/doc/*/copyright`` and ``changelog*.gz`` (full of names and e-mail addresses);
+4. ``html``: Debian's HTML documentation (``/usr/share/doc/**/*.html``), as text by resiliparse's
+   ``extract_plain_text``;
+5. ``python``: the ``.py``, ``.md``, ``.rst`` and ``.txt`` files of the running interpreter's site-packages.
+
+The sources are interleaved by size: the next document comes from the source that has given the fewest bytes so
+far (a source that runs out drops out), until the corpus reaches its size, so that any size has a similar mix. A
+document longer than 100,000 characters is cut into pieces of that size. The file is cached: ``build`` returns an
+existing corpus of that size at its path unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gettext
+import gzip
+import json
+import os
+import sysconfig
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURE_FILES = ("corpus.en", "tinystories_sample.txt", "german.txt", "address.txt")
+LOCALES = Path("/usr/share/locale")
+DOCS = Path("/usr/share/doc")
+MAX_CHARS = 100_000
+DEFAULT_DIR = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench"))
+
+Doc = tuple[str, str]  # (path, text)
+
+
+def _read(path: Path) -> str:
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
+
+
+def fixtures() -> Iterator[Doc]:
+    """The shared fixture texts, cut at blank lines into documents of about 4 kB."""
+    for name in FIXTURE_FILES:
+        path = FIXTURES / name
+        if not path.is_file():
+            continue
+        piece: list[str] = []
+        for para in _read(path).split("\n\n"):
+            piece.append(para)
+            if sum(map(len, piece)) >= 4000:
+                yield str(path), "\n\n".join(piece)
+                piece = []
+        if piece:
+            yield str(path), "\n\n".join(piece)
+
+
+def catalogue_text(path: Path) -> str:
+    """A catalogue's translated strings (those that differ from their msgid) in msgid order, one a line."""
+    with open(path, "rb") as handle:
+        catalogue = gettext.GNUTranslations(handle)
+    entries = sorted(catalogue._catalog.items(), key=lambda kv: str(kv[0]))
+    return "\n".join(v for k, v in entries if k and v and v != k)
+
+
+def catalogues() -> Iterator[Doc]:
+    """One document per translation catalogue under /usr/share/locale."""
+    for path in sorted(LOCALES.glob("*/LC_MESSAGES/*.mo")):
+        try:
+            text = catalogue_text(path)
+        except (OSError, UnicodeDecodeError):  # a catalogue in another encoding: gettext cannot read it as UTF-8
+            continue
+        yield str(path), text
+
+
+def debian() -> Iterator[Doc]:
+    """Debian copyright files and changelogs."""
+    paths = sorted([*DOCS.glob("*/copyright"), *DOCS.glob("*/changelog*.gz")])
+    for path in paths:
+        yield str(path), _read(path)
+
+
+def html() -> Iterator[Doc]:
+    """Debian's HTML documentation as plain text (resiliparse)."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    for path in sorted(DOCS.rglob("*.html")):
+        if path.is_file():
+            yield str(path), extract_plain_text(_read(path))
+
+
+def python() -> Iterator[Doc]:
+    """Python sources and docs of the running interpreter's site-packages."""
+    root = Path(sysconfig.get_paths()["purelib"])
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".md", ".rst", ".txt")):
+        if path.is_file():
+            yield str(path.relative_to(root)), _read(path)
+
+
+SOURCES: dict[str, Callable[[], Iterator[Doc]]] = {
+    "fixtures": fixtures,
+    "catalogues": catalogues,
+    "debian": debian,
+    "html": html,
+    "python": python,
+}
+
+
+def documents() -> Iterator[tuple[str, str, str]]:
+    """(source, path, text) of every document, next from the source that has given the fewest bytes so far."""
+    active = {name: make() for name, make in SOURCES.items()}
+    given = dict.fromkeys(SOURCES, 0)
+    while active:
+        name = min(active, key=lambda s: (given[s], list(SOURCES).index(s)))
+        try:
+            path, text = next(active[name])
+        except StopIteration:
+            del active[name]
+            continue
+        for at in range(0, len(text), MAX_CHARS):
+            piece = text[at : at + MAX_CHARS]
+            if piece.strip():
+                given[name] += len(piece.encode("utf-8"))
+                yield name, path, piece
+
+
+def build(megabytes: float, path: Path | None = None) -> Path:
+    """The corpus of at least ``megabytes`` MB of text at ``path`` (default under /tmp), built once."""
+    path = path or DEFAULT_DIR / f"real-corpus-{megabytes:g}mb.jsonl"
+    if path.is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target, size = int(megabytes * 1e6), 0
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "w", encoding="utf-8") as out:
+        for source, where, text in documents():
+            out.write(json.dumps({"source": source, "path": where, "text": text}, ensure_ascii=False) + "\n")
+            size += len(text.encode("utf-8"))
+            if size >= target:
+                break
+    if size < target:
+        partial.unlink()
+        raise SystemExit(f"only {size / 1e6:.1f} MB of real documents on this machine, {megabytes} MB asked (--mb)")
+    partial.rename(path)
+    return path
+
+
+def read(path: Path) -> list[dict[str, str]]:
+    """The records of a corpus file."""
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def main() -> None:
+    """Build the corpus and print its path and what each source gave."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=100, help="size of the text in MB (default 100)")
+    parser.add_argument("--out", type=Path, default=None, help="output file (default under $PIPELINE_BENCH_DATA)")
+    args = parser.parse_args()
+    path = build(args.mb, args.out)
+    sizes: dict[str, list[int]] = {}
+    for record in read(path):
+        sizes.setdefault(record["source"], []).append(len(record["text"].encode("utf-8")))
+    print(path)
+    for source, lengths in sizes.items():
+        print(f"{source:<11} {len(lengths):>7} documents {sum(lengths) / 1e6:>8.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

