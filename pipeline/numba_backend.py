@@ -56,18 +56,20 @@ class NumbaSwitch:
             self._enabled = self.importable()
         return self._enabled
 
-    def use(self, kernel: str, size: int) -> bool:
+    def use(self, kernel: str, size: int, after: int | None = None) -> bool:
         """Whether this call of ``kernel`` on ``size`` bytes of input runs compiled (see the module doc).
 
-        Always when forced on with :meth:`set`; otherwise once this process has run
-        :func:`numba_after` bytes through the kernel's Python path, counting this call."""
+        Always when forced on with :meth:`set`; otherwise once this process has run ``after`` (default
+        :func:`numba_after`) bytes through the kernel's Python path, counting this call. numba is not
+        imported before then."""
+        if self._forced or self._enabled is False:
+            return self.enabled()
+        if kernel not in self._warm:
+            seen = self._seen.get(kernel, 0) + size
+            if seen < (numba_after() if after is None else after):
+                self._seen[kernel] = seen
+                return False
         if not self.enabled():
-            return False
-        if self._forced or kernel in self._warm:
-            return True
-        seen = self._seen.get(kernel, 0) + size
-        if seen < numba_after():
-            self._seen[kernel] = seen
             return False
         self._warm.add(kernel)
         return True
