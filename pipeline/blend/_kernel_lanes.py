@@ -37,9 +37,7 @@ def _guess(w: np.ndarray, total: np.ndarray) -> np.ndarray:
     return guess
 
 
-def _run(
-    w: np.ndarray, count: np.ndarray, first: np.ndarray, steps: int, fixed: bool
-) -> tuple[np.ndarray, np.ndarray]:
+def _run(w: np.ndarray, count: np.ndarray, first: np.ndarray, steps: int, fixed: bool) -> tuple[np.ndarray, np.ndarray]:
     """Advance every lane (the columns of ``count``, float, updated in place) ``steps`` steps from its step
     ``first``; the picks (int16) and the picked dataset's count before each pick, both ``steps x lanes``."""
     n, lanes = count.shape

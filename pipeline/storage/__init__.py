@@ -138,12 +138,13 @@ def commit(moves: Sequence[tuple[str, str]], *, keep_staged: bool = False) -> No
     is copied server side, then deleted unless ``keep_staged`` (its directory is removed later).
     """
     for staged, final in moves:
-        fs, s = resolve(staged)
-        _, d = resolve(final)
         if is_local(staged) and is_local(final):
             ensure_parent(final)
-            os.replace(s, d)
-        elif keep_staged:
+            os.replace(local_path(staged), local_path(final))  # no file system object: a rename per file
+            continue
+        fs, s = resolve(staged)
+        _, d = resolve(final)
+        if keep_staged:
             fs.copy(s, d)
         else:
             fs.mv(s, d)

@@ -99,14 +99,21 @@ def sample_index_numpy(
     out[0] = 0
     if count == 0:
         return
-    ends = np.cumsum(lengths[doc_index], dtype=np.int64)  # token position after each document of the stream
-    starts = np.arange(1, count + 1, dtype=np.int64) * sequence_length
-    rows = np.searchsorted(ends, starts + extra, side="left")
+    stream = np.take(lengths, doc_index)  # each position's length, in stream order
+    total = int(np.sum(stream, dtype=np.int64))
+    # int32 sums are exact while the stream and the last key fit: half the memory traffic of int64
+    dtype = np.int32 if total + sequence_length + extra <= INT32_MAX else np.int64
+    ends = np.cumsum(stream, dtype=dtype)  # token position after each document of the stream
+    keys = np.arange(1, count + 1, dtype=dtype)
+    keys *= sequence_length
+    keys += extra
+    rows = np.searchsorted(ends, keys, side="left")
     past = rows >= doc_index.shape[0]
     rows[past] = doc_index.shape[0] - 1
-    before = ends[rows] - lengths[doc_index[rows]]
-    offsets = starts - before
-    offsets[past] = int(lengths[doc_index[-1]]) - extra
+    offsets = keys - extra  # s * L ...
+    offsets -= ends.take(rows)  # ... minus where its document starts in the stream
+    offsets += stream.take(rows)
+    offsets[past] = int(stream[-1]) - extra
     out[1:, 0] = rows
     out[1:, 1] = offsets
 
