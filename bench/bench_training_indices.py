@@ -223,12 +223,11 @@ def main() -> None:
         medians[side] = {key: statistics.median(r[key] for r in rs) for key in ("seconds", "again", "cpu", "cpu_again")}
         peak = max(r["peak_mb"] for r in rs)
         print(f"{side:>9} ({len(rs)} runs, one core; median (min..max)), peak RSS {peak:.0f} MB:")
-        print(
-            f"{'':>11}wall: first build in a fresh process {spread([r['seconds'] for r in rs])}, again {spread([r['again'] for r in rs])}"
-        )
-        print(
-            f"{'':>11}CPU:  first build in a fresh process {spread([r['cpu'] for r in rs])}, again {spread([r['cpu_again'] for r in rs])}"
-        )
+        for label, fresh, again in (("wall", "seconds", "again"), ("CPU ", "cpu", "cpu_again")):
+            print(
+                f"{'':>11}{label}: first build in a fresh process {spread([r[fresh] for r in rs])}, "
+                f"again {spread([r[again] for r in rs])}"
+            )
     ours, theirs = medians["ours"], medians["megatron"]
     same = not differ
     print(
