@@ -39,10 +39,10 @@ def _guess(w: np.ndarray, total: np.ndarray) -> np.ndarray:
 
 def _run(w: np.ndarray, count: np.ndarray, first: np.ndarray, steps: int, fixed: bool) -> tuple[np.ndarray, np.ndarray]:
     """Advance every lane (the columns of ``count``, float, updated in place) ``steps`` steps from its step
-    ``first``; the picks (int16) and the picked dataset's count before each pick, both ``steps x lanes``."""
+    ``first``; the picks (int16) and the picked dataset's count before each pick (int64), ``lanes x steps``."""
     n, lanes = count.shape
-    picks = np.empty((steps, lanes), np.int16)
-    samples = np.empty((steps, lanes), np.float64)
+    picks = np.empty((lanes, steps), np.int16)
+    samples = np.empty((lanes, steps), np.int64)
     cells = np.arange(lanes, dtype=np.intp)
     if not count.flags.c_contiguous:
         raise ValueError("lane counts must be C-contiguous")  # the updates go through a flat view
@@ -58,24 +58,24 @@ def _run(w: np.ndarray, count: np.ndarray, first: np.ndarray, steps: int, fixed:
             deficit = deficits[s]
             np.subtract(deficit, count, out=deficit)
             k = (deficit == deficit.max(axis=0)).argmax(axis=0)  # the first maximum, as the strict ">" scan
-            picks[lo + s] = k
+            picks[:, lo + s] = k
             k *= lanes
             k += cells
             taken = flat[k]
-            samples[lo + s] = taken  # the dataset's count before this step: the sample it gives
+            samples[:, lo + s] = taken  # the dataset's count before this step: the sample it gives
             taken += 1.0
             flat[k] = taken
     return picks, samples
 
 
 def _segment(w: np.ndarray, counts: np.ndarray, start: int, stop: int, fixed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The picks (int16) and samples (float) of steps ``start..stop-1`` from the exact ``counts`` at ``start``."""
+    """The picks (int16) and samples (int64) of steps ``start..stop-1`` from the exact ``counts`` at ``start``."""
     steps = stop - start
     size = chunk_length(steps)
     lanes = -(-(steps - WARM_UP) // size)
     if lanes <= 1:  # too short to share out: one lane from the exact counts
         picks, samples = _run(w, counts.astype(np.float64)[:, None], np.array([start]), steps, fixed)
-        return picks[:, 0], samples[:, 0]
+        return picks[0], samples[0]
     firsts = start + np.arange(lanes, dtype=np.int64) * size  # lane k runs from here, answers from here + W
     count = _guess(w, firsts - start + int(counts.sum()))
     count[:, 0] = counts  # lane 0 starts at the exact state and answers for its warm-up steps too
@@ -89,11 +89,12 @@ def _segment(w: np.ndarray, counts: np.ndarray, start: int, stop: int, fixed: bo
         # the first bad lane's predecessor is exact, so at least that lane is exact after this pass
         again = np.ascontiguousarray(count[:, bad - 1])  # _run updates it through a flat view
         entry[:, bad] = again
-        picks[:, bad], samples[:, bad] = _run(w, again, firsts[bad] + WARM_UP, size, fixed)
+        picks[bad], samples[bad] = _run(w, again, firsts[bad] + WARM_UP, size, fixed)
         count[:, bad] = again
+    # lane 0's warm-up steps, then each lane's chunk in order
     return (
-        np.concatenate((head[:, 0], picks.T.reshape(-1)))[:steps],
-        np.concatenate((head_samples[:, 0], samples.T.reshape(-1)))[:steps],
+        np.concatenate((head[0], picks.reshape(-1)))[:steps],
+        np.concatenate((head_samples[0], samples.reshape(-1)))[:steps],
     )
 
 
