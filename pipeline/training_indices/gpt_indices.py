@@ -54,27 +54,30 @@ def num_epochs(tokens_per_epoch: int, num_samples: int, sequence_length: int, ex
     return -(-wanted // tokens_per_epoch)
 
 
+def shuffled(values: np.ndarray, rng: np.random.RandomState, dtype: type) -> np.ndarray:
+    """``rng.shuffle`` of a 1-D array (in place when it is int64), returned as ``dtype``. The draws and swaps do
+    not depend on the item size, and numpy swaps 8-byte items on a faster path: shuffled as int64, then cast."""
+    wide = values if values.dtype == np.int64 else values.astype(np.int64)
+    rng.shuffle(wide)
+    return wide.astype(dtype)
+
+
 def document_index(documents: np.ndarray, epochs: int, rng: np.random.RandomState, separate: bool) -> np.ndarray:
     """The split's documents ``epochs`` times, shuffled (the last epoch on its own when ``separate``)."""
     if separate and epochs > 1:
         first = document_index(documents, epochs - 1, rng, False)
         last = document_index(documents, 1, rng, False)
         return np.concatenate((first, last))
-    index = np.tile(documents.astype(np.int32, copy=False), epochs)
-    rng.shuffle(index)
-    return index
+    return shuffled(np.tile(documents, epochs), rng, np.int32)
 
 
 def shuffle_index(first: int, total: int, rng: np.random.RandomState) -> np.ndarray:
     """``[0, first)`` shuffled, then ``[first, total)`` shuffled (uint32; int64 from ``2^32 - 2`` samples)."""
     dtype = np.int64 if total >= UINT32_MAX - 1 else np.uint32
-    head = np.arange(0, first, dtype=dtype)
-    rng.shuffle(head)
+    head = shuffled(np.arange(0, first, dtype=np.int64), rng, dtype)
     if first == total:
         return head
-    tail = np.arange(first, total, dtype=dtype)
-    rng.shuffle(tail)
-    return np.concatenate((head, tail))
+    return np.concatenate((head, shuffled(np.arange(first, total, dtype=np.int64), rng, dtype)))
 
 
 def sample_count(epochs: int, tokens_per_epoch: int, sequence_length: int, extra: int, drop_last: bool) -> int:
@@ -104,13 +107,17 @@ def sample_index_numpy(
     # int32 sums are exact while the stream and the last key fit: half the memory traffic of int64
     dtype = np.int32 if total + sequence_length + extra <= INT32_MAX else np.int64
     ends = np.cumsum(stream, dtype=dtype)  # token position after each document of the stream
-    keys = np.arange(1, count + 1, dtype=dtype)
-    keys *= sequence_length
-    keys += extra
-    rows = np.searchsorted(ends, keys, side="left")
+    # sample s starts in the first document ending past token s * L + extra - 1: the number of ends below
+    # s * L + extra, i.e. of ends with (end - extra) // L < s (a count per quotient, then a running sum)
+    quotient = ends - extra
+    quotient //= sequence_length
+    quotient += 1
+    np.minimum(quotient, count + 1, out=quotient)
+    rows = np.cumsum(np.bincount(quotient, minlength=count + 2)[: count + 1])[1:]
     past = rows >= doc_index.shape[0]
     rows[past] = doc_index.shape[0] - 1
-    offsets = keys - extra  # s * L ...
+    offsets = np.arange(1, count + 1, dtype=dtype)
+    offsets *= sequence_length  # s * L ...
     offsets -= ends.take(rows)  # ... minus where its document starts in the stream
     offsets += stream.take(rows)
     offsets[past] = int(stream[-1]) - extra
@@ -165,7 +172,7 @@ def build_gpt_indices(
             raise PipelineError(f"last epoch would give {from_last} samples of {per_epoch} per epoch")
         separate = from_last < int(FINAL_EPOCH_THRESHOLD * per_epoch)
     rng = np.random.RandomState(seed)
-    docs = document_index(np.arange(beg, end, dtype=np.int32), epochs, rng, separate)
+    docs = document_index(np.arange(beg, end, dtype=np.int64), epochs, rng, separate)
     samples = sample_index(lengths, docs, sequence_length, epochs, tokens, drop_last, add)
     total = samples.shape[0] - 1
     shuffled = shuffle_index(before_last if separate else total, total, rng)
