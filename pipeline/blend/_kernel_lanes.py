@@ -57,7 +57,7 @@ def _run(w: np.ndarray, count: np.ndarray, first: np.ndarray, steps: int, fixed:
         for s in range(hi - lo):
             deficit = deficits[s]
             np.subtract(deficit, count, out=deficit)
-            k = (deficit == deficit.max(axis=0)).argmax(axis=0)  # the first maximum, as the strict ">" scan
+            k = deficit.argmax(axis=0)  # the first maximum, as the strict ">" scan keeps
             picks[:, lo + s] = k
             k *= lanes
             k += cells
