@@ -109,10 +109,8 @@ def sample_index_numpy(
     ends = np.cumsum(stream, dtype=dtype)  # token position after each document of the stream
     # sample s starts in the first document ending past token s * L + extra - 1: the number of ends below
     # s * L + extra, i.e. of ends with (end - extra) // L < s (a count per quotient, then a running sum)
-    quotient = ends - extra
+    quotient = ends + (sequence_length - extra)  # (end - extra) // L + 1, from 0 up
     quotient //= sequence_length
-    quotient += 1
-    np.minimum(quotient, count + 1, out=quotient)
     rows = np.cumsum(np.bincount(quotient, minlength=count + 2)[: count + 1])[1:]
     past = rows >= doc_index.shape[0]
     rows[past] = doc_index.shape[0] - 1
