@@ -31,7 +31,7 @@ set_numba = BLEND.set
 
 _FEW_DATASETS = 64  # up to this many datasets, every step scans them all
 # steps x datasets per process on the numpy lanes before numba's kernel (loading numba costs ~0.6 s, the
-# lanes ~12 ns per step and dataset more than the compiled loop; docs/blending.md, Complexity)
+# lanes ~12 ns per step and dataset more than the compiled loop; docs/blending.md, Speed)
 LANES_AFTER = 50_000_000
 
 

@@ -11,8 +11,9 @@
   (the samples before the separate last epoch, then those after).
 
 The shuffles call numpy's ``RandomState.shuffle`` itself, in megatron-core's order, so the same draws
-happen. The sample index loop is compiled with numba (:mod:`.sample_index_numba`; switch
-``PIPELINE_TRAINING_NUMBA``), with a vectorised numpy fallback giving the same arrays.
+happen (on int64 copies: :func:`shuffled`). The sample index is vectorised numpy; a process moves to the
+compiled loop (:mod:`.sample_index_numba`, switch ``PIPELINE_TRAINING_NUMBA``) after ``NUMBA_AFTER``
+document-index entries, when loading numba pays off (docs/training_indices.md, The indices).
 """
 
 from __future__ import annotations
