@@ -139,8 +139,10 @@ def commit(moves: Sequence[tuple[str, str]], *, keep_staged: bool = False) -> No
     """
     for staged, final in moves:
         if is_local(staged) and is_local(final):
-            ensure_parent(final)
-            os.replace(local_path(staged), local_path(final))  # no file system object: a rename per file
+            source, target = local_path(staged), local_path(final)
+            if os.path.dirname(source) != os.path.dirname(target):  # else the staged file's directory exists
+                ensure_parent(final)
+            os.replace(source, target)  # no file system object: a rename per file
             continue
         fs, s = resolve(staged)
         _, d = resolve(final)
