@@ -11,7 +11,9 @@ kernel (default 2 MB, ``0`` = compiled from the first call) through the Python p
 then on (:meth:`NumbaSwitch.use`); a call at least that large uses the kernel at once. The bundled sample
 (1.2 M characters of documents) therefore compiles no dedup or encoder kernel (its first run: 33.5 ->
 about 20 s), and a large run loses at most 0.3 s per kernel and process (the Python paths run 6.6 MB/s
-encoding, 8.7 MB/s shingle hashing, 15 MB/s pair Jaccard on one core).
+encoding, 8.7 MB/s shingle hashing, 15 MB/s pair Jaccard on one core). A kernel whose Python path is
+nearly as fast passes its own, larger threshold (``use(kernel, size, after=...)``: the blend lanes, the
+training sample index), and numba is not imported until a threshold is reached.
 """
 
 from __future__ import annotations
