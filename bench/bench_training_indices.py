@@ -1,7 +1,7 @@
 """Benchmark: the training-indices files, ours vs megatron-core 0.16.1's BlendedMegatronDatasetBuilder.
 
 Usage: python bench/bench_training_indices.py [--tokens 1e9] [--sources 5] [--seq-length 4096]
-    [--epochs 1.3] [--workdir DIR]
+    [--epochs 1.3] [--repeat 5] [--workdir DIR]
 
 Synthesises ``--sources`` merged datasets of ``--tokens`` tokens in all (log-normal document lengths,
 median ~600 tokens; the ``.idx`` files only, the ``.bin`` files sparse), with a blend asking about
@@ -10,8 +10,11 @@ median ~600 tokens; the ``.idx`` files only, the ``.bin`` files sparse), with a 
 GPTDataset, then every blend) one after the other, megatron-core its builder with one thread (imports
 are outside the timing; ours includes loading its numba kernel from the cache). Prints
 wall seconds of a first build in a fresh process and of a second one in the same process (a reused
-Spark worker), peak RSS (of the first), the ratio ours / megatron-core, and checks that the two
-cache directories hold the same files, byte for byte.
+Spark worker), wall and CPU seconds (CPU time is steadier on a shared machine), peak RSS (of the
+first), the ratios ours / megatron-core, and checks that the two
+cache directories hold the same files, byte for byte. With ``--repeat N`` the two sides run N times,
+alternating, each into empty cache directories (megatron-core would load, not build, files already
+there); the medians make the ratios and the spread (min..max) is printed beside them.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import filecmp
 import json
 import os
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -137,18 +142,31 @@ def child(side: str, spec_file: str, cache: str) -> None:
     else:
         import megatron.core.datasets.blended_megatron_dataset_builder  # noqa: F401
     run = run_ours if side == "ours" else run_megatron
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     run(spec, cache)
-    seconds = time.perf_counter() - started
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     run(spec, cache + "-again")  # the same process again (a reused Spark worker): compiled code loaded
-    again = time.perf_counter() - started
-    print(json.dumps({"side": side, "seconds": seconds, "again": again, "peak_mb": peak}))
+    again, cpu_again = time.perf_counter() - started, time.process_time() - cpu
+    print(
+        json.dumps(
+            {
+                "side": side,
+                "seconds": seconds,
+                "again": again,
+                "cpu": cpu_seconds,
+                "cpu_again": cpu_again,
+                "peak_mb": peak,
+            }
+        )
+    )
 
 
 def measure(side: str, spec_file: Path, cache: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for d in (cache, Path(f"{cache}-again")):
+        shutil.rmtree(d, ignore_errors=True)  # megatron-core loads files it finds instead of building them
     out = subprocess.run(
         [sys.executable, __file__, "--child", side, str(spec_file), str(cache)],
         env=env,
@@ -159,12 +177,26 @@ def measure(side: str, spec_file: Path, cache: Path) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def same_files(a: Path, b: Path) -> tuple[int, list[str]]:
+    """The number of files in ``a`` and the names that differ between ``a`` and ``b`` (or exist in one only)."""
+    files = sorted(os.listdir(a))
+    if sorted(os.listdir(b)) != files:
+        return len(files), sorted(set(files).symmetric_difference(os.listdir(b)))
+    _, mismatch, errors = filecmp.cmpfiles(a, b, files, shallow=False)
+    return len(files), mismatch + errors
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):6.3f} s ({min(values):.3f}..{max(values):.3f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=float, default=1e9)
     parser.add_argument("--sources", type=int, default=5)
     parser.add_argument("--seq-length", type=int, default=4096)
     parser.add_argument("--epochs", type=float, default=1.3, help="train samples = tokens * epochs / seq-length")
+    parser.add_argument("--repeat", type=int, default=5, help="fresh processes per side (medians are compared)")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -177,21 +209,34 @@ def main() -> None:
     spec_file = work / "spec.json"
     spec_file.write_text(json.dumps(spec))
     print(f"{spec['tokens']:,} tokens in {len(names)} sources; samples {spec['training']['samples']}")
-    theirs = measure("megatron", spec_file, work / "megatron_core_cache")
-    ours = measure("ours", spec_file, work / "ours_cache")
-    files = sorted(os.listdir(work / "megatron_core_cache"))
-    same = sorted(os.listdir(work / "ours_cache")) == files
-    _, mismatch, errors = filecmp.cmpfiles(work / "megatron_core_cache", work / "ours_cache", files, shallow=False)
-    same = same and not mismatch and not errors
-    for r in (theirs, ours):
-        print(
-            f"{r['side']:>9}: {r['seconds']:7.2f} s first build in a fresh process, {r['again']:7.2f} s again; "
-            f"peak RSS {r['peak_mb']:7.0f} MB (one core)"
-        )
-    ratio, warm = ours["seconds"] / theirs["seconds"], ours["again"] / theirs["again"]
-    print(f"ratio ours / megatron-core: {ratio:.2f}x fresh, {warm:.2f}x again; {len(files)} files identical: {same}")
+    runs: dict[str, list[dict]] = {"megatron": [], "ours": []}
+    differ: list[str] = []
+    count = 0
+    for _ in range(args.repeat):
+        for side in runs:  # alternating, so that both sides see the same load on a shared machine
+            runs[side].append(measure(side, spec_file, work / f"{side}_cache"))
+        for suffix in ("", "-again"):
+            count, bad = same_files(work / f"megatron_cache{suffix}", work / f"ours_cache{suffix}")
+            differ += bad
+    medians: dict[str, dict[str, float]] = {}
+    for side, rs in runs.items():
+        medians[side] = {key: statistics.median(r[key] for r in rs) for key in ("seconds", "again", "cpu", "cpu_again")}
+        peak = max(r["peak_mb"] for r in rs)
+        print(f"{side:>9} ({len(rs)} runs, one core; median (min..max)), peak RSS {peak:.0f} MB:")
+        for label, fresh, again in (("wall", "seconds", "again"), ("CPU ", "cpu", "cpu_again")):
+            print(
+                f"{'':>11}{label}: first build in a fresh process {spread([r[fresh] for r in rs])}, "
+                f"again {spread([r[again] for r in rs])}"
+            )
+    ours, theirs = medians["ours"], medians["megatron"]
+    same = not differ
+    print(
+        f"ratio ours / megatron-core (medians): wall {ours['seconds'] / theirs['seconds']:.2f}x fresh, "
+        f"{ours['again'] / theirs['again']:.2f}x again; CPU {ours['cpu'] / theirs['cpu']:.2f}x fresh, "
+        f"{ours['cpu_again'] / theirs['cpu_again']:.2f}x again; {count} files identical: {same}"
+    )
     if not same:
-        raise SystemExit(f"files differ: {mismatch} {errors}")
+        raise SystemExit(f"files differ: {sorted(set(differ))}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ kernel (default 2 MB, ``0`` = compiled from the first call) through the Python p
 then on (:meth:`NumbaSwitch.use`); a call at least that large uses the kernel at once. The bundled sample
 (1.2 M characters of documents) therefore compiles no dedup or encoder kernel (its first run: 33.5 ->
 about 20 s), and a large run loses at most 0.3 s per kernel and process (the Python paths run 6.6 MB/s
-encoding, 8.7 MB/s shingle hashing, 15 MB/s pair Jaccard on one core).
+encoding, 8.7 MB/s shingle hashing, 15 MB/s pair Jaccard on one core). A kernel whose Python path is
+nearly as fast passes its own, larger threshold (``use(kernel, size, after=...)``: the blend lanes, the
+training sample index), and numba is not imported until a threshold is reached.
 """
 
 from __future__ import annotations
@@ -56,18 +58,20 @@ class NumbaSwitch:
             self._enabled = self.importable()
         return self._enabled
 
-    def use(self, kernel: str, size: int) -> bool:
+    def use(self, kernel: str, size: int, after: int | None = None) -> bool:
         """Whether this call of ``kernel`` on ``size`` bytes of input runs compiled (see the module doc).
 
-        Always when forced on with :meth:`set`; otherwise once this process has run
-        :func:`numba_after` bytes through the kernel's Python path, counting this call."""
+        Always when forced on with :meth:`set`; otherwise once this process has run ``after`` (default
+        :func:`numba_after`) bytes through the kernel's Python path, counting this call. numba is not
+        imported before then."""
+        if self._forced or self._enabled is False:
+            return self.enabled()
+        if kernel not in self._warm:
+            seen = self._seen.get(kernel, 0) + size
+            if seen < (numba_after() if after is None else after):
+                self._seen[kernel] = seen
+                return False
         if not self.enabled():
-            return False
-        if self._forced or kernel in self._warm:
-            return True
-        seen = self._seen.get(kernel, 0) + size
-        if seen < numba_after():
-            self._seen[kernel] = seen
             return False
         self._warm.add(kernel)
         return True

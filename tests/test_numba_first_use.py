@@ -56,6 +56,27 @@ def test_zero_uses_the_kernel_from_the_first_call(switch, monkeypatch):
     assert switch.use("k", 0) is True
 
 
+def test_a_per_kernel_threshold_replaces_the_default(switch):
+    assert switch.use("k", 150, after=200) is False  # above the default (100), below its own threshold
+    assert switch.use("k", 60, after=200) is True  # 210 >= 200
+    assert switch.use("other", 1, after=0) is True
+
+
+def test_numba_is_not_imported_below_the_threshold():
+    require_oracle("numba")
+    code = (
+        "import sys\n"
+        "from pipeline.numba_backend import NumbaSwitch\n"
+        "s = NumbaSwitch('PIPELINE_TEST_NUMBA')\n"
+        "below = s.use('k', 10, after=100)\n"
+        "print(below, 'numba' in sys.modules, s.use('k', 90, after=100), 'numba' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PIPELINE_TEST_NUMBA"}
+    env["PYTHONPATH"] = str(REPO)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["False", "False", "True", "True"]
+
+
 def _kernel_files(cache: Path, family: str) -> list[str]:
     """Names of numba cache files of one kernel package (``dedup``, ``tokenizer``, ``blend``) under ``cache``."""
     return sorted(p.name for p in cache.rglob("*.nb[ic]") if family in str(p.relative_to(cache)))

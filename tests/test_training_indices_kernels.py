@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -44,6 +49,37 @@ def test_sample_index_equals_the_cpp_helper(numba, wide):
             assert np.array_equal(got.astype(np.int64), want.astype(np.int64)), (case, seq, extra, drop_last)
             if not wide:
                 assert got.dtype == want.dtype == np.int32
+
+
+@pytest.mark.parametrize("numba", [False, True])
+def test_sample_index_of_a_stream_past_int32_tokens_equals_the_cpp_helper(numba):
+    """More than 2^31 tokens in the stream (the numpy path then sums in int64); the index itself stays int32."""
+    lengths = np.array([2**30, 2**30 - 5, 7, 2**29, 0, 3], dtype=np.int32)
+    rng = np.random.default_rng(3)
+    doc_index = np.tile(np.arange(lengths.size, dtype=np.int32), 2)
+    rng.shuffle(doc_index)
+    tokens = int(lengths.sum(dtype=np.int64))
+    with numba_backend(TRAINING, numba):
+        for seq, extra, drop_last in ((2**27 + 3, 1, True), (2**28 - 1, 0, True), (2**26 + 11, 1, False)):
+            want = helpers_cpp.build_sample_idx_int32(lengths, doc_index, seq, 2, tokens, drop_last, extra)
+            got = sample_index(lengths, doc_index, seq, 2, tokens, drop_last, extra)
+            assert got.dtype == want.dtype and np.array_equal(got, want), (seq, extra, drop_last)
+
+
+def test_a_split_of_a_million_documents_does_not_import_numba():
+    """The default path (numba importable, the tests' threshold removed) builds the indices with numpy alone."""
+    code = (
+        "import sys, numpy as np\n"
+        "from pipeline.training_indices.gpt_indices import build_gpt_indices\n"
+        "lengths = np.random.default_rng(0).integers(1, 3000, size=1_000_000).astype(np.int32)\n"
+        "built = build_gpt_indices(lengths, (0, 1_000_000), 600_000, sequence_length=4096, seed=1)\n"
+        "print('numba' in sys.modules, built.sample_index.shape[0])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PIPELINE_NUMBA_AFTER", "PIPELINE_TRAINING_NUMBA")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    imported, rows = out.stdout.split()
+    assert imported == "False" and int(rows) > 600_000
 
 
 def test_partial_sample_count_uses_single_precision():

@@ -10,9 +10,11 @@ The rule is a smooth weighted round robin: the winner at a step depends on every
 steps run in order. With numba (:mod:`pipeline.blend._kernel_numba`) up to 4 datasets live in
 registers; up to ``_FEW_DATASETS`` every step scans all datasets (vectorised maximum, then its first
 index); beyond that the steps run in blocks that scan only the datasets able to win within the block
-(about ``4 * sqrt(n)`` per step instead of ``n``). Without numba, or with ``PIPELINE_BLEND_NUMBA=0``
-(or :func:`set_numba`), a Python loop over steps with numpy over datasets gives identical output
-(O(S) interpreter iterations: fine for S up to ~10^6).
+(about ``4 * sqrt(n)`` per step instead of ``n``). Up to ``_FEW_DATASETS`` datasets a process runs its
+first ``LANES_AFTER`` steps x datasets on numpy lanes (:mod:`pipeline.blend._kernel_lanes`, the same
+steps vectorised across chunks), so a blend of a few million steps never imports numba. Beyond, without
+numba, or with ``PIPELINE_BLEND_NUMBA=0`` (or :func:`set_numba`), the lanes (up to ``_FEW_DATASETS``) or a
+Python loop over steps with numpy over datasets (O(S) interpreter iterations) give identical output.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ import math
 
 import numpy as np
 
+from pipeline.blend._kernel_lanes import fill_lanes
 from pipeline.numba_backend import BLEND
 
 numba_enabled = BLEND.enabled
 set_numba = BLEND.set
 
 _FEW_DATASETS = 64  # up to this many datasets, every step scans them all
+# steps x datasets per process on the numpy lanes before numba's kernel (loading numba costs ~0.6 s, the
+# lanes ~12 ns per step and dataset more than the compiled loop; docs/blending.md, Speed)
+LANES_AFTER = 50_000_000
 
 
 def _fill_numpy(
@@ -81,6 +87,9 @@ def fill(
     if stop <= start:
         return
     n = w.shape[0]
+    if n <= _FEW_DATASETS and not BLEND.use("fill", (stop - start) * n, after=LANES_AFTER):
+        fill_lanes(w, counts, start, stop, fixed, out_index, out_sample, write)
+        return
     if not numba_enabled():
         _fill_numpy(w, counts, start, stop, fixed, out_index, out_sample, write)
         return

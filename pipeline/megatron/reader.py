@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -18,13 +19,16 @@ def read_index(prefix: str, *, mmap: bool = True) -> tuple[IndexHeader, np.ndarr
     when the header is bad or the file is shorter than the header says.
     """
     path = idx_path(prefix)
-    fs, inner = storage.resolve(path)
-    if not fs.exists(inner):
-        raise FileNotFoundError(f"{path}: index file not found")
     buf: Any
-    if mmap and storage.is_local(path):
-        buf = np.memmap(inner, dtype=np.uint8, mode="r")
+    if mmap and storage.is_local(path):  # no file system object: a stat and a map
+        local = storage.local_path(path)
+        if not os.path.isfile(local):
+            raise FileNotFoundError(f"{path}: index file not found")
+        buf = np.memmap(local, dtype=np.uint8, mode="r")
     else:
+        fs, inner = storage.resolve(path)
+        if not fs.exists(inner):
+            raise FileNotFoundError(f"{path}: index file not found")
         buf = np.frombuffer(fs.cat_file(inner), dtype=np.uint8)
     header = parse_header(bytes(buf[:HEADER_SIZE]), path)
     if len(buf) < header.expected_idx_size():

@@ -138,12 +138,15 @@ def commit(moves: Sequence[tuple[str, str]], *, keep_staged: bool = False) -> No
     is copied server side, then deleted unless ``keep_staged`` (its directory is removed later).
     """
     for staged, final in moves:
+        if is_local(staged) and is_local(final):
+            source, target = local_path(staged), local_path(final)
+            if os.path.dirname(source) != os.path.dirname(target):  # else the staged file's directory exists
+                ensure_parent(final)
+            os.replace(source, target)  # no file system object: a rename per file
+            continue
         fs, s = resolve(staged)
         _, d = resolve(final)
-        if is_local(staged) and is_local(final):
-            ensure_parent(final)
-            os.replace(s, d)
-        elif keep_staged:
+        if keep_staged:
             fs.copy(s, d)
         else:
             fs.mv(s, d)

@@ -11,8 +11,9 @@
   (the samples before the separate last epoch, then those after).
 
 The shuffles call numpy's ``RandomState.shuffle`` itself, in megatron-core's order, so the same draws
-happen. The sample index loop is compiled with numba (:mod:`.sample_index_numba`; switch
-``PIPELINE_TRAINING_NUMBA``), with a vectorised numpy fallback giving the same arrays.
+happen (on int64 copies: :func:`shuffled`). The sample index is vectorised numpy; a process moves to the
+compiled loop (:mod:`.sample_index_numba`, switch ``PIPELINE_TRAINING_NUMBA``) after ``NUMBA_AFTER``
+document-index entries, when loading numba pays off (docs/training_indices.md, The indices).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from pipeline.numba_backend import TRAINING
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 UINT32_MAX = int(np.iinfo(np.uint32).max)
+# document-index entries per process on the numpy path before the compiled loop: numpy takes ~20 ns more per
+# entry, loading numba ~0.6 s
+NUMBA_AFTER = 30_000_000
 FINAL_EPOCH_THRESHOLD = 0.80  # a last epoch giving fewer samples than this share of an epoch is shuffled apart
 
 
@@ -51,27 +55,30 @@ def num_epochs(tokens_per_epoch: int, num_samples: int, sequence_length: int, ex
     return -(-wanted // tokens_per_epoch)
 
 
+def shuffled(values: np.ndarray, rng: np.random.RandomState, dtype: type) -> np.ndarray:
+    """``rng.shuffle`` of a 1-D array (in place when it is int64), returned as ``dtype``. The draws and swaps do
+    not depend on the item size, and numpy swaps 8-byte items on a faster path: shuffled as int64, then cast."""
+    wide = values if values.dtype == np.int64 else values.astype(np.int64)
+    rng.shuffle(wide)
+    return wide.astype(dtype)
+
+
 def document_index(documents: np.ndarray, epochs: int, rng: np.random.RandomState, separate: bool) -> np.ndarray:
     """The split's documents ``epochs`` times, shuffled (the last epoch on its own when ``separate``)."""
     if separate and epochs > 1:
         first = document_index(documents, epochs - 1, rng, False)
         last = document_index(documents, 1, rng, False)
         return np.concatenate((first, last))
-    index = np.tile(documents.astype(np.int32, copy=False), epochs)
-    rng.shuffle(index)
-    return index
+    return shuffled(np.tile(documents, epochs), rng, np.int32)
 
 
 def shuffle_index(first: int, total: int, rng: np.random.RandomState) -> np.ndarray:
     """``[0, first)`` shuffled, then ``[first, total)`` shuffled (uint32; int64 from ``2^32 - 2`` samples)."""
     dtype = np.int64 if total >= UINT32_MAX - 1 else np.uint32
-    head = np.arange(0, first, dtype=dtype)
-    rng.shuffle(head)
+    head = shuffled(np.arange(0, first, dtype=np.int64), rng, dtype)
     if first == total:
         return head
-    tail = np.arange(first, total, dtype=dtype)
-    rng.shuffle(tail)
-    return np.concatenate((head, tail))
+    return np.concatenate((head, shuffled(np.arange(first, total, dtype=np.int64), rng, dtype)))
 
 
 def sample_count(epochs: int, tokens_per_epoch: int, sequence_length: int, extra: int, drop_last: bool) -> int:
@@ -96,14 +103,23 @@ def sample_index_numpy(
     out[0] = 0
     if count == 0:
         return
-    ends = np.cumsum(lengths[doc_index], dtype=np.int64)  # token position after each document of the stream
-    starts = np.arange(1, count + 1, dtype=np.int64) * sequence_length
-    rows = np.searchsorted(ends, starts + extra, side="left")
+    stream = np.take(lengths, doc_index)  # each position's length, in stream order
+    total = int(np.sum(stream, dtype=np.int64))
+    # int32 sums are exact while the stream and the last key fit: half the memory traffic of int64
+    dtype = np.int32 if total + sequence_length + extra <= INT32_MAX else np.int64
+    ends = np.cumsum(stream, dtype=dtype)  # token position after each document of the stream
+    # sample s starts in the first document ending past token s * L + extra - 1: the number of ends below
+    # s * L + extra, i.e. of ends with (end - extra) // L < s (a count per quotient, then a running sum)
+    quotient = ends + (sequence_length - extra)  # (end - extra) // L + 1, from 0 up
+    quotient //= sequence_length
+    rows = np.cumsum(np.bincount(quotient, minlength=count + 2)[: count + 1])[1:]
     past = rows >= doc_index.shape[0]
     rows[past] = doc_index.shape[0] - 1
-    before = ends[rows] - lengths[doc_index[rows]]
-    offsets = starts - before
-    offsets[past] = int(lengths[doc_index[-1]]) - extra
+    offsets = np.arange(1, count + 1, dtype=dtype)
+    offsets *= sequence_length  # s * L ...
+    offsets -= ends.take(rows)  # ... minus where its document starts in the stream
+    offsets += stream.take(rows)
+    offsets[past] = int(stream[-1]) - extra
     out[1:, 0] = rows
     out[1:, 1] = offsets
 
@@ -120,7 +136,7 @@ def sample_index(
     """The (S + 1) x 2 sample index (module doc)."""
     count = sample_count(epochs, tokens_per_epoch, sequence_length, extra, drop_last)
     out = np.empty((count + 1, 2), dtype=sample_index_dtype(lengths, doc_index))
-    if TRAINING.use("sample_index", 4 * int(doc_index.shape[0])):
+    if TRAINING.use("sample_index", int(doc_index.shape[0]), after=NUMBA_AFTER):
         # lazy: importing numba and loading the compiled loop costs seconds; the numpy path never pays it
         from pipeline.training_indices.sample_index_numba import fill_sample_index
 
@@ -155,7 +171,7 @@ def build_gpt_indices(
             raise PipelineError(f"last epoch would give {from_last} samples of {per_epoch} per epoch")
         separate = from_last < int(FINAL_EPOCH_THRESHOLD * per_epoch)
     rng = np.random.RandomState(seed)
-    docs = document_index(np.arange(beg, end, dtype=np.int32), epochs, rng, separate)
+    docs = document_index(np.arange(beg, end, dtype=np.int64), epochs, rng, separate)
     samples = sample_index(lengths, docs, sequence_length, epochs, tokens, drop_last, add)
     total = samples.shape[0] - 1
     shuffled = shuffle_index(before_last if separate else total, total, rng)

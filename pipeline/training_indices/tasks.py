@@ -5,7 +5,6 @@ No Spark here, so the bench and the tests call the same functions in one process
 
 from __future__ import annotations
 
-import io
 import time
 from typing import Any
 
@@ -21,10 +20,9 @@ from pipeline.training_indices.plan import BlendTask, GptTask
 
 
 def write_npy(path: str, array: np.ndarray) -> None:
-    """``numpy.save`` bytes (format 1.0 header, as megatron-core saves them), written atomically."""
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=True)
-    storage.write_bytes(path, buffer.getvalue())
+    """``numpy.save`` bytes (format 1.0 header, as megatron-core saves them), streamed to the file atomically."""
+    with storage.open_atomic(path) as f:
+        np.save(f, array, allow_pickle=True)
 
 
 def build_gpt(task: GptTask, cache_dir: str) -> dict[str, Any]:
