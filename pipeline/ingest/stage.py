@@ -13,11 +13,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipeline.config import IngestConfig, PipelineConfig
+from pipeline.config.errors import ConfigError
 from pipeline.errors import PipelineError
-from pipeline.sources import splits
+from pipeline.sources import splits, trafilatura_text
 from pipeline.sources.formats import check_formats
 from pipeline.sources.records import record_rules
 from pipeline.sources.spark.reader import read_records
+from pipeline.sources.url_rules import load_blocklist
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Stage, source_tally
@@ -143,9 +145,13 @@ def _changes(then: dict[str, Any] | None, now: dict[str, Any]) -> str:
 
 
 def check_config(config: PipelineConfig) -> None:
-    """Every source and every decontamination reference names a known format (before Spark starts)."""
+    """Every source and every decontamination reference names a known format, the chosen HTML extractor is
+    installed and the domain blocklist reads (before Spark starts)."""
     check_formats(config.sources, "sources")
     check_formats(config.decontaminate.references, "decontaminate.references")
+    if config.ingest.html_extractor == "trafilatura" and not trafilatura_text.available():
+        raise ConfigError(f"ingest.html_extractor: trafilatura is not installed ({trafilatura_text.INSTALL})")
+    load_blocklist(config.ingest.domain_blocklist)
 
 
 class _SplitSet(AccumulatorParam):
@@ -203,7 +209,13 @@ def _count(tallies: list[tuple[str, str | None, int]], names: list[str]) -> dict
 SOURCE_FIELDS = ("name", "paths", "format", "text_field", "keep_fields", "text_unit")
 
 
-LATER_KEYS = ("include_hidden", "html_extractor", "max_record_bytes")  # ingest keys added after runs existed
+LATER_KEYS = (  # ingest keys added after runs existed
+    "include_hidden",
+    "html_extractor",
+    "max_record_bytes",
+    "domain_blocklist",
+    "latest_capture_only",
+)
 
 
 def _inputs(cfg: PipelineConfig) -> dict:
@@ -212,6 +224,9 @@ def _inputs(cfg: PipelineConfig) -> dict:
     for key in LATER_KEYS:  # at their defaults: runs from before these keys existed keep their fingerprint
         if ingest[key] == defaults[key]:
             del ingest[key]
+    if cfg.ingest.domain_blocklist is not None:  # the list's domains, so an edited file is not reused
+        domains = "\n".join(sorted(load_blocklist(cfg.ingest.domain_blocklist)))
+        ingest["domain_blocklist_sha256"] = hashlib.sha256(domains.encode()).hexdigest()
     return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": ingest}
 
 
