@@ -28,7 +28,7 @@ def parse_blocklist(text: str, where: str) -> frozenset[str]:
         except UnicodeError:
             pass
         if not _DOMAIN.match(name):
-            raise ConfigError(f"{KEY}: line {number} of {where} is not a domain: {line.strip()[:80]!r}")
+            raise ConfigError(KEY, f"line {number} of {where} is not a domain: {line.strip()[:80]!r}")
         domains.add(name)
     return frozenset(domains)
 
@@ -42,11 +42,11 @@ def load_blocklist(path: str | None) -> frozenset[str]:
         with fs.open(where, "rb") as f:
             raw = f.read()
     except OSError as exc:
-        raise ConfigError(f"{KEY}: cannot read {path}: {exc}") from exc
+        raise ConfigError(KEY, f"cannot read {path}: {exc}") from exc
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{KEY}: {path} is not UTF-8 text (byte {exc.start})") from exc
+        raise ConfigError(KEY, f"{path} is not UTF-8 text (byte {exc.start})") from exc
     return parse_blocklist(text, path)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 DOCUMENTS = "documents"  # ingest: doc_id, source, text, kept metadata
 REJECTS = "rejects"  # ingest: source, file, position, reason, detail, excerpt
+OLDER_CAPTURES = "older_captures"  # ingest: web pages removed for a later capture of their URL
+INGEST_READ = "_ingest_read"  # ingest: every document read, before the URL rule (deleted once it is applied)
 DEDUP = "dedup"  # the dedup stage's directory
 EDGES = "dedup/edges"
 COMPONENTS = "dedup/components"
@@ -19,7 +21,11 @@ EARLIER_MATCHES = "dedup/earlier_matches"
 INDEX_ENTRIES = "dedup/index_entries"  # dedup index: what this run's commit adds
 # removal reason -> the table listing the documents removed for it (doc_id, source and the reason's evidence);
 # within-run duplicates are read from COMPONENTS (a member that is not its cluster's survivor)
-REMOVAL_TABLES = {"contaminated": CONTAMINATED, "duplicates_of_earlier_runs": EARLIER_RUNS}
+REMOVAL_TABLES = {
+    "older_capture": OLDER_CAPTURES,
+    "contaminated": CONTAMINATED,
+    "duplicates_of_earlier_runs": EARLIER_RUNS,
+}
 TOKENIZER = "tokenizer"  # train-tokenizer: vocab.json, merges.txt, tokenizer.json
 SHARDS = "shards"  # tokenize: shards/<source>/part-NNNNN.{bin,idx}
 MEGATRON = "megatron"  # merge-blend: megatron/<source>.{bin,idx}

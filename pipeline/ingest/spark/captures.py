@@ -1,0 +1,51 @@
+"""The latest capture of each URL (docs/bad_input.md, URL rules): of the web archive pages of a run that share
+a URL, the one with the latest ``WARC-Date`` is kept (a tie: the smallest doc_id), the others are removed as
+``older_capture`` and listed in ``older_captures/``.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+REASON = "older_capture"
+OLDER_COLUMNS = ["doc_id", "source", "file", "position", "url", "warc_date", "kept_doc_id", "kept_warc_date"]
+
+
+def _capture_time(date: Column) -> Column:
+    """A WARC-Date (ISO 8601, UTC, with or without fractions of a second) as a timestamp; null when it is not one."""
+    return F.coalesce(
+        F.to_timestamp(date, "yyyy-MM-dd'T'HH:mm:ssX"),
+        F.to_timestamp(date, "yyyy-MM-dd'T'HH:mm:ss.SSSSSSX"),
+        F.to_timestamp(date, "yyyy-MM-dd'T'HH:mm:ss.SSSX"),
+        F.to_timestamp(date),
+    )
+
+
+def older_captures(documents: DataFrame, web_sources: list[str]) -> DataFrame:
+    """The documents of ``web_sources`` whose URL another of the run's documents holds with a later capture time
+    (or the same time and a smaller doc_id), with the kept capture's doc_id and date. A document without a URL
+    or a readable date takes part with its URL and sorts as the oldest."""
+    pages = (
+        documents.where(F.col("source").isin(web_sources))
+        .select(
+            "doc_id",
+            "source",
+            "file",
+            "position",
+            F.get_json_object("meta", "$.url").alias("url"),
+            F.get_json_object("meta", "$.warc_date").alias("warc_date"),
+        )
+        .where(F.col("url").isNotNull())
+        .withColumn("captured", _capture_time(F.col("warc_date")))
+    )
+    latest_first = Window.partitionBy("url").orderBy(F.col("captured").desc_nulls_last(), F.col("doc_id").asc())
+    ranked = pages.withColumn("rank", F.row_number().over(latest_first))
+    ranked = ranked.withColumn("kept_doc_id", F.first("doc_id").over(latest_first))
+    ranked = ranked.withColumn("kept_warc_date", F.first("warc_date").over(latest_first))
+    return ranked.where(F.col("rank") > 1).select(*OLDER_COLUMNS)
+
+
+def without(documents: DataFrame, removed: DataFrame) -> DataFrame:
+    """``documents`` less the rows whose doc_id is in ``removed``."""
+    return documents.join(removed.select("doc_id"), "doc_id", "left_anti")
