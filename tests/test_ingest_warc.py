@@ -111,6 +111,29 @@ def test_damaged_members_are_rejects_and_the_rest_is_read(pages, tmp_path):
         assert kept == expected
 
 
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_header_without_its_blank_line_is_a_malformed_header_and_the_rest_is_read(pages, tmp_path, compressed):
+    b = build_warc(pages[:30], gzip=compressed)
+    target = b.pages[4].position  # this response's WARC header runs straight into its HTTP status line
+    starts = sorted([*b.skipped, *(p.position for p in b.pages)])
+    end = starts[starts.index(target) + 1]
+    record = gzip.decompress(b.data[target:end]) if compressed else b.data[target:end]
+    blank = record.index(b"\r\n\r\n")
+    broken = record[:blank] + b"\r\n" + record[blank + 4 :]
+    data = b.data[:target] + (gzip.compress(broken) if compressed else broken) + b.data[end:]
+    path = tmp_path / ("pages.warc.gz" if compressed else "pages.warc")
+    path.write_bytes(data)
+    _, records = _read(path, "warc")
+    rejects = {pos: (p.reason.value, p.detail) for pos, p, _ in records if p.reason is not None}
+    assert rejects[target][0] == "malformed_warc_header" and "HTTP/1.1 200 OK" in rejects[target][1]
+    shift = len(data) - len(b.data)  # every later record is read, at its own (shifted) position
+    expected = {**b.skipped, **{p.position: "empty_text" for p in b.pages if not _oracle(p.html).strip()}}
+    expected = {(pos + shift if pos > target else pos): reason for pos, reason in expected.items()}
+    assert {pos: r for pos, (r, _) in rejects.items() if pos != target} == expected
+    kept = {json.loads(p.meta)["url"] for _, p, _ in records if p.reason is None}
+    assert kept == {p.url for p in b.pages if _oracle(p.html).strip()} - {b.pages[4].url}
+
+
 def test_records_over_the_limit_and_undecodable_pages_are_rejects(pages, tmp_path):
     b = build_warc(pages[:12])
     path = tmp_path / "pages.warc.gz"

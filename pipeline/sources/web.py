@@ -15,6 +15,7 @@ from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
 from pipeline.sources.records import Parsed, RecordRules, RejectReason, check_text
 from pipeline.sources.trafilatura_text import trafilatura_text
 from pipeline.sources.url_rules import blocked_by
+from pipeline.sources.warc_framing import header_fault
 
 # resiliparse's option: the page's main content only (navigation, headers and footers left out), the rest of
 # extract_plain_text's defaults (alt texts kept, links, form fields and noscript left out)
@@ -82,6 +83,9 @@ def _finish(text: str, meta: dict, rules: RecordRules) -> Parsed:
 
 
 def _load(data: bytes) -> WarcRecord | Parsed:
+    fault = header_fault(data[:65536])
+    if fault is not None:
+        return Parsed(reason=RejectReason.MALFORMED_WARC_HEADER, detail=fault[:200])
     try:
         return WarcRecord.from_bytes(data)
     except OSError as exc:  # fastwarc: "Invalid WARC header"
