@@ -121,3 +121,19 @@ tokenizer: {{train: true}}
 """
     with pytest.raises(ConfigError, match=r"ingest\.domain_blocklist.*nope\.txt"):
         INGEST.check_config(load_config_text(text))
+
+
+def test_the_blocklists_domains_are_in_ingests_fingerprint(tmp_path):
+    blocklist = tmp_path / "blocklist.txt"
+    blocklist.write_text(BLOCKLIST)
+    text = f"""
+output: {tmp_path}/run
+sources: [{{name: web, paths: ["{tmp_path}"], format: warc}}]
+ingest: {{domain_blocklist: "{blocklist}"}}
+tokenizer: {{train: true}}
+"""
+    before = INGEST.inputs(load_config_text(text))["ingest"]
+    blocklist.write_text("# the same domains, spelled otherwise\n*.example.net\nblocked.test.\n")
+    assert INGEST.inputs(load_config_text(text))["ingest"] == before
+    blocklist.write_text(BLOCKLIST + "more.test\n")
+    assert INGEST.inputs(load_config_text(text))["ingest"] != before
