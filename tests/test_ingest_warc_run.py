@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from resiliparse.extract.html2text import extract_plain_text
 
 from pipeline.config import load_config_text
+from pipeline.report.explain import explain, sample
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 from tests.oracles import require_oracle
@@ -52,5 +54,12 @@ tokenize: {{partitions: 2}}
     assert acc["older_capture"] == 5
     removed = acc["duplicates_removed"] + acc["older_capture"]
     assert acc["documents_read"] == acc["rejected"] + removed + acc["survivors"]
+    older = pq.read_table(str(out / "older_captures")).to_pylist()
+    assert sorted(r["url"] for r in older) == sorted(p.url for p in built[1].pages[:5])
+    info = explain(str(out), older[0]["doc_id"])  # a removed capture is explained, and drawn by sample
+    assert (info["status"], info["removed_as"], info["file"]) == ("removed", "older_capture", older[0]["file"])
+    assert info["evidence"]["kept_doc_id"] == older[0]["kept_doc_id"]
+    drawn = sample(str(out), "removed", 10_000)
+    assert {r["doc_id"] for r in drawn if r.get("reason") == "older_capture"} == {r["doc_id"] for r in older}
     ds = MegatronDataset(str(Path(out) / "megatron" / "web"))
     assert len(ds) == acc["survivors"] == acc["written"] > 100

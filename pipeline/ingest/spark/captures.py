@@ -9,7 +9,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 REASON = "older_capture"
-OLDER_COLUMNS = ["doc_id", "source", "file", "position", "url", "warc_date", "kept_doc_id", "kept_warc_date"]
+OLDER_COLUMNS = ["doc_id", "source", "file", "position", "url", "warc_date", "kept_doc_id", "kept_warc_date", "excerpt"]
+EXCERPT_CHARS = 200  # of the removed capture's text, for explain and sample
 
 
 def _capture_time(date: Column) -> Column:
@@ -35,6 +36,7 @@ def older_captures(documents: DataFrame, web_sources: list[str]) -> DataFrame:
             "position",
             F.get_json_object("meta", "$.url").alias("url"),
             F.get_json_object("meta", "$.warc_date").alias("warc_date"),
+            F.substring("text", 1, EXCERPT_CHARS).alias("excerpt"),
         )
         .where(F.col("url").isNotNull())
         .withColumn("captured", _capture_time(F.col("warc_date")))
