@@ -13,14 +13,10 @@ OLDER_COLUMNS = ["doc_id", "source", "file", "position", "url", "warc_date", "ke
 EXCERPT_CHARS = 200  # of the removed capture's text, for explain and sample
 
 
-def _capture_time(date: Column) -> Column:
-    """A WARC-Date (ISO 8601, UTC, with or without fractions of a second) as a timestamp; null when it is not one."""
-    return F.coalesce(
-        F.to_timestamp(date, "yyyy-MM-dd'T'HH:mm:ssX"),
-        F.to_timestamp(date, "yyyy-MM-dd'T'HH:mm:ss.SSSSSSX"),
-        F.to_timestamp(date, "yyyy-MM-dd'T'HH:mm:ss.SSSX"),
-        F.to_timestamp(date),
-    )
+def _capture_time(column: str) -> Column:
+    """A WARC-Date (ISO 8601: ``2024-03-01T08:30:00Z``, with fractions of a second or an offset) as a timestamp;
+    null when it is not one (``try_cast``: no error under ANSI mode either)."""
+    return F.expr(f"try_cast({column} AS TIMESTAMP)")
 
 
 def older_captures(documents: DataFrame, web_sources: list[str]) -> DataFrame:
@@ -39,7 +35,7 @@ def older_captures(documents: DataFrame, web_sources: list[str]) -> DataFrame:
             F.substring("text", 1, EXCERPT_CHARS).alias("excerpt"),
         )
         .where(F.col("url").isNotNull())
-        .withColumn("captured", _capture_time(F.col("warc_date")))
+        .withColumn("captured", _capture_time("warc_date"))
     )
     latest_first = Window.partitionBy("url").orderBy(F.col("captured").desc_nulls_last(), F.col("doc_id").asc())
     ranked = pages.withColumn("rank", F.row_number().over(latest_first))
