@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from resiliparse.extract.html2text import extract_plain_text
 
-from pipeline.config import SourceConfig, load_config
+from pipeline.config import ConfigError, SourceConfig, load_config, load_config_text
+from pipeline.ingest.stage import STAGE
+from pipeline.sources import trafilatura_text
 from pipeline.sources.formats import FORMATS
 from pipeline.sources.formats.base import SourceFile
 from pipeline.sources.records import RecordRules
@@ -162,3 +164,21 @@ def test_commoncrawl_config_loads():
     cfg = load_config(REPO / "conf" / "commoncrawl.yaml")
     assert {s.format for s in cfg.sources} <= {"warc", "wet"}
     assert cfg.ingest.html_extractor == "resiliparse"
+
+
+def test_trafilatura_chosen_but_not_installed_names_the_key(monkeypatch, tmp_path):
+    def missing():
+        raise ImportError("No module named 'trafilatura'")
+
+    monkeypatch.setattr(trafilatura_text, "_loaded", [])
+    monkeypatch.setattr(trafilatura_text, "_load", missing)
+    text = f"""
+output: {tmp_path}/run
+sources: [{{name: web, paths: ["{tmp_path}"], format: warc}}]
+ingest: {{html_extractor: trafilatura}}
+tokenizer: {{train: true}}
+"""
+    with pytest.raises(ConfigError, match=r"^config key 'ingest\.html_extractor': trafilatura is not installed") as err:
+        STAGE.check_config(load_config_text(text))
+    assert "\n" not in str(err.value)
+    STAGE.check_config(load_config_text(text.replace("trafilatura}", "resiliparse}")))
