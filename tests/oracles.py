@@ -27,6 +27,10 @@ ORACLE_PACKAGES: dict[str, str] = {
     "scipy": "scipy",
     "numba": "numba",
     "warcio": "warcio",
+    "datatrove": "datatrove",
+    "trafilatura": "trafilatura",
+    "cchardet": "faust-cchardet",
+    "magic": "python-magic",
 }
 
 

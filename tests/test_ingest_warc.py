@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from resiliparse.extract.html2text import extract_plain_text
 
-from pipeline.config import SourceConfig, load_config
+from pipeline.config import ConfigError, SourceConfig, load_config, load_config_text
+from pipeline.ingest.stage import STAGE
+from pipeline.sources import trafilatura_text
 from pipeline.sources.formats import FORMATS
 from pipeline.sources.formats.base import SourceFile
 from pipeline.sources.records import RecordRules
@@ -111,6 +113,29 @@ def test_damaged_members_are_rejects_and_the_rest_is_read(pages, tmp_path):
         assert kept == expected
 
 
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_header_without_its_blank_line_is_a_malformed_header_and_the_rest_is_read(pages, tmp_path, compressed):
+    b = build_warc(pages[:30], gzip=compressed)
+    target = b.pages[4].position  # this response's WARC header runs straight into its HTTP status line
+    starts = sorted([*b.skipped, *(p.position for p in b.pages)])
+    end = starts[starts.index(target) + 1]
+    record = gzip.decompress(b.data[target:end]) if compressed else b.data[target:end]
+    blank = record.index(b"\r\n\r\n")
+    broken = record[:blank] + b"\r\n" + record[blank + 4 :]
+    data = b.data[:target] + (gzip.compress(broken) if compressed else broken) + b.data[end:]
+    path = tmp_path / ("pages.warc.gz" if compressed else "pages.warc")
+    path.write_bytes(data)
+    _, records = _read(path, "warc")
+    rejects = {pos: (p.reason.value, p.detail) for pos, p, _ in records if p.reason is not None}
+    assert rejects[target][0] == "malformed_warc_header" and "HTTP/1.1 200 OK" in rejects[target][1]
+    shift = len(data) - len(b.data)  # every later record is read, at its own (shifted) position
+    expected = {**b.skipped, **{p.position: "empty_text" for p in b.pages if not _oracle(p.html).strip()}}
+    expected = {(pos + shift if pos > target else pos): reason for pos, reason in expected.items()}
+    assert {pos: r for pos, (r, _) in rejects.items() if pos != target} == expected
+    kept = {json.loads(p.meta)["url"] for _, p, _ in records if p.reason is None}
+    assert kept == {p.url for p in b.pages if _oracle(p.html).strip()} - {b.pages[4].url}
+
+
 def test_records_over_the_limit_and_undecodable_pages_are_rejects(pages, tmp_path):
     b = build_warc(pages[:12])
     path = tmp_path / "pages.warc.gz"
@@ -139,3 +164,21 @@ def test_commoncrawl_config_loads():
     cfg = load_config(REPO / "conf" / "commoncrawl.yaml")
     assert {s.format for s in cfg.sources} <= {"warc", "wet"}
     assert cfg.ingest.html_extractor == "resiliparse"
+
+
+def test_trafilatura_chosen_but_not_installed_names_the_key(monkeypatch, tmp_path):
+    def missing():
+        raise ImportError("No module named 'trafilatura'")
+
+    monkeypatch.setattr(trafilatura_text, "_loaded", [])
+    monkeypatch.setattr(trafilatura_text, "_load", missing)
+    text = f"""
+output: {tmp_path}/run
+sources: [{{name: web, paths: ["{tmp_path}"], format: warc}}]
+ingest: {{html_extractor: trafilatura}}
+tokenizer: {{train: true}}
+"""
+    with pytest.raises(ConfigError, match=r"^config key 'ingest\.html_extractor': trafilatura is not installed") as err:
+        STAGE.check_config(load_config_text(text))
+    assert "\n" not in str(err.value)
+    STAGE.check_config(load_config_text(text.replace("trafilatura}", "resiliparse}")))

@@ -130,3 +130,26 @@ def build_wet(texts: list[tuple[str, str]]) -> tuple[bytes, list[int]]:
         )
         writer.write_record(rec)
     return buf.getvalue(), positions
+
+
+def build_captures(captures: list[tuple[str, str, str]]) -> tuple[bytes, list[int]]:
+    """A WARC (gzip per record) of UTF-8 HTML responses, one per (url, WARC-Date, html); their positions."""
+    warcio = require_oracle("warcio.warcwriter")
+    headers_mod = require_oracle("warcio.statusandheaders")
+    buf = io.BytesIO()
+    writer = warcio.WARCWriter(buf, gzip=True)
+    positions = []
+    for url, date, html in captures:
+        http = headers_mod.StatusAndHeaders(
+            "200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1"
+        )
+        rec = writer.create_warc_record(
+            url,
+            "response",
+            payload=io.BytesIO(html.encode("utf-8")),
+            http_headers=http,
+            warc_headers_dict={"WARC-Date": date},
+        )
+        positions.append(buf.tell())
+        writer.write_record(rec)
+    return buf.getvalue(), positions

@@ -80,9 +80,15 @@ class IngestConfig:
     # decontamination's references
     include_hidden: bool = False
     # warc format: how HTML becomes text (docs/bad_input.md, Web archives)
-    html_extractor: str = field(default="resiliparse", metadata=_choices("resiliparse"))
+    html_extractor: str = field(default="resiliparse", metadata=_choices("resiliparse", "trafilatura"))
     # warc and wet formats: a record (decompressed WARC record) over this is a record_too_large reject
     max_record_bytes: int = field(default=64 * 1024 * 1024, metadata=_int_in(1, INT32_MAX))
+    # warc and wet formats: a file of domains, one per line; pages of a listed domain or its subdomains are
+    # blocked_domain rejects (docs/bad_input.md, URL rules)
+    domain_blocklist: str | None = None
+    # warc and wet formats: of the pages sharing a URL in a run, only the latest capture (WARC-Date) is kept,
+    # the others are removed as older_capture (docs/bad_input.md, URL rules)
+    latest_capture_only: bool = True
 
 
 @dataclass

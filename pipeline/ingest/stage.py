@@ -12,12 +12,16 @@ from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from pipeline import storage
 from pipeline.config import IngestConfig, PipelineConfig
+from pipeline.config.errors import ConfigError
 from pipeline.errors import PipelineError
-from pipeline.sources import splits
-from pipeline.sources.formats import check_formats
+from pipeline.ingest.spark.captures import REASON, older_captures, without
+from pipeline.sources import splits, trafilatura_text
+from pipeline.sources.formats import FORMATS, check_formats
 from pipeline.sources.records import record_rules
 from pipeline.sources.spark.reader import read_records
+from pipeline.sources.url_rules import load_blocklist
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Stage, source_tally
@@ -43,7 +47,12 @@ def run_ingest(ctx: RunContext) -> dict:
         with_rejects.add(frozenset((split,)))
 
     records = read_records(spark, tasks, rules, "documents", note)
-    records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
+    web = [s.name for s in config.sources if FORMATS[s.format].web]
+    older: dict[str, int] = {}
+    if web and config.ingest.latest_capture_only:
+        older = _keep_latest_captures(ctx, records.select(*DOCUMENT_COLUMNS), web)
+    else:
+        records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
     # the rejects pass re-reads only the splits where the documents pass met a reject
     again = [s for s in planned if s in with_rejects.value]
     records = read_records(spark, splits.pack_splits(again, config.ingest), rules, "rejects")
@@ -54,13 +63,28 @@ def run_ingest(ctx: RunContext) -> dict:
     for row in spark.read.parquet(ctx.table(layout.REJECTS)).groupBy("source", "reason").count().collect():
         tallies.append((row["source"], row["reason"], row["count"]))
     return {
-        "sources": _count(tallies, [s.name for s in config.sources]),
+        "sources": _count(tallies, [s.name for s in config.sources], older),
         "splits": len(planned),
         "tasks": len(tasks),
         "splits_with_rejects": len(again),
         "skipped_files": _skipped(listings),
         "inputs": {name: input_state(listing) for name, listing in listings.items()},
     }
+
+
+def _keep_latest_captures(ctx: RunContext, documents: DataFrame, web: list[str]) -> dict[str, int]:
+    """Write ``documents/`` without the older captures of a URL and ``older_captures/`` listing them
+    (docs/bad_input.md, URL rules); their count per web source."""
+    spark = ctx.spark
+    read_all = ctx.table(layout.INGEST_READ)
+    documents.write.mode("overwrite").parquet(read_all)
+    staged = spark.read.parquet(read_all)
+    older_captures(staged, web).write.mode("overwrite").parquet(ctx.table(layout.OLDER_CAPTURES))
+    older = spark.read.parquet(ctx.table(layout.OLDER_CAPTURES))
+    without(staged, older).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
+    counts = {row["source"]: row["count"] for row in older.groupBy("source").count().collect()}
+    storage.remove(read_all)
+    return {name: counts.get(name, 0) for name in web}
 
 
 _LISTED: list[tuple[PipelineConfig, str, dict[str, splits.SourceListing]]] = []  # the last config's listing
@@ -143,9 +167,13 @@ def _changes(then: dict[str, Any] | None, now: dict[str, Any]) -> str:
 
 
 def check_config(config: PipelineConfig) -> None:
-    """Every source and every decontamination reference names a known format (before Spark starts)."""
+    """Every source and every decontamination reference names a known format, the chosen HTML extractor is
+    installed and the domain blocklist reads (before Spark starts)."""
     check_formats(config.sources, "sources")
     check_formats(config.decontaminate.references, "decontaminate.references")
+    if config.ingest.html_extractor == "trafilatura" and not trafilatura_text.available():
+        raise ConfigError("ingest.html_extractor", f"trafilatura is not installed ({trafilatura_text.INSTALL})")
+    load_blocklist(config.ingest.domain_blocklist)
 
 
 class _SplitSet(AccumulatorParam):
@@ -183,9 +211,9 @@ def _check_unique_ids(docs) -> None:
         )
 
 
-def _count(tallies: list[tuple[str, str | None, int]], names: list[str]) -> dict:
-    """documents_read = documents + rejected per source, with rejects broken down by reason, from
-    (source, reject reason or None for documents, count) rows."""
+def _count(tallies: list[tuple[str, str | None, int]], names: list[str], older: dict[str, int]) -> dict:
+    """documents_read = documents + rejected + older_capture per source, with rejects broken down by reason,
+    from (source, reject reason or None for documents, count) rows and the older captures per web source."""
     per_source: dict[str, dict[str, Any]] = {
         name: {"documents_read": 0, "rejected": 0, "documents": 0, "rejects_by_reason": {}} for name in names
     }
@@ -197,13 +225,22 @@ def _count(tallies: list[tuple[str, str | None, int]], names: list[str]) -> dict
         else:
             entry["rejected"] += count
             entry["rejects_by_reason"][reason] = count
+    for source, count in older.items():
+        per_source[source][REASON] = count
+        per_source[source]["documents_read"] += count
     return per_source
 
 
 SOURCE_FIELDS = ("name", "paths", "format", "text_field", "keep_fields", "text_unit")
 
 
-LATER_KEYS = ("include_hidden", "html_extractor", "max_record_bytes")  # ingest keys added after runs existed
+LATER_KEYS = (  # ingest keys added after runs existed
+    "include_hidden",
+    "html_extractor",
+    "max_record_bytes",
+    "domain_blocklist",
+    "latest_capture_only",
+)
 
 
 def _inputs(cfg: PipelineConfig) -> dict:
@@ -212,6 +249,9 @@ def _inputs(cfg: PipelineConfig) -> dict:
     for key in LATER_KEYS:  # at their defaults: runs from before these keys existed keep their fingerprint
         if ingest[key] == defaults[key]:
             del ingest[key]
+    if cfg.ingest.domain_blocklist is not None:  # the list's domains, so an edited file is not reused
+        domains = "\n".join(sorted(load_blocklist(cfg.ingest.domain_blocklist)))
+        ingest["domain_blocklist_sha256"] = hashlib.sha256(domains.encode()).hexdigest()
     return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": ingest}
 
 
@@ -222,7 +262,7 @@ STAGE = Stage(
     run_ingest,
     outputs=(layout.DOCUMENTS, layout.REJECTS),
     passes=layout.DOCUMENTS,
-    tally=source_tally("documents", read="documents_read", rejected="rejected"),
+    tally=source_tally("documents", read="documents_read", rejected="rejected", removals=(REASON,)),
     stop_when_empty=True,
     check_config=check_config,
     outdated=_outdated,

@@ -113,7 +113,7 @@ def reservoir(batches: Iterable[list[Any]], n: int, rng: random.Random) -> list[
 
 def explain(run: str, doc_id: int) -> dict[str, Any]:
     """Why ``doc_id`` was kept, removed or rejected, with the evidence (cluster, edges, bands, reason)."""
-    doc = rows_by_doc_id(run, DOCUMENTS, [doc_id], DOC_COLUMNS).get(doc_id)
+    doc = rows_by_doc_id(run, DOCUMENTS, [doc_id], DOC_COLUMNS).get(doc_id) or _listed(run, [doc_id]).get(doc_id)
     if doc is None:
         reject = _find_reject(run, doc_id)
         if reject is None:
@@ -203,6 +203,18 @@ def _removal(run: str, doc_id: int) -> dict[str, Any] | None:
                 evidence = {k: v for k, v in row.items() if k not in ("doc_id", "source", "reason", "excerpt")}
                 return {"removed_as": row.get("reason") or reason, "evidence": evidence}
     return None
+
+
+def _listed(run: str, doc_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Documents removed before ``documents/`` was written (ingest's older captures), from the removal tables
+    that hold where they come from and an excerpt: ``{doc_id: {source, file, position, text}}``."""
+    found: dict[int, dict[str, Any]] = {}
+    for table in REMOVAL_TABLES.values():
+        if doc_ids and has_table(run, table):
+            for i, row in rows_by_doc_id(run, table, doc_ids).items():
+                if "excerpt" in row and "file" in row:
+                    found[i] = {**{k: row[k] for k in ("source", "file", "position")}, "text": row["excerpt"]}
+    return found
 
 
 def _removed_elsewhere(run: str) -> Iterator[list[Drawn]]:
@@ -316,6 +328,7 @@ def sample(run: str, kind: str, n: int, seed: int = 0, rule: str | None = None) 
         raise ValueError(f"kind {kind!r}: one of {', '.join(SAMPLE_KINDS)}")
     picked = reservoir(pool, n, rng)
     docs = rows_by_doc_id(run, DOCUMENTS, [i for i, _, _ in picked], DOC_COLUMNS)
+    docs.update(_listed(run, [i for i, _, _ in picked if i not in docs]))
     return [
         {
             "kind": kind,

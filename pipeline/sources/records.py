@@ -10,6 +10,7 @@ from enum import Enum
 from typing import Any
 
 from pipeline.config import IngestConfig, SourceConfig
+from pipeline.sources.url_rules import load_blocklist
 
 
 class RejectReason(str, Enum):
@@ -36,6 +37,7 @@ class RejectReason(str, Enum):
     MALFORMED_WARC_HEADER = "malformed_warc_header"
     UNDECODABLE_CHARSET = "undecodable_charset"
     RECORD_TOO_LARGE = "record_too_large"
+    BLOCKED_DOMAIN = "blocked_domain"  # docs/bad_input.md, URL rules
 
 
 BOM = "\ufeff"
@@ -53,12 +55,15 @@ class RecordRules:
     text_unit: str = "line"  # text format: one record per line, or per whole file ("file")
     html_extractor: str = "resiliparse"  # warc format: HTML to text
     max_record_bytes: int = 64 * 1024 * 1024  # warc and wet formats: a record's decompressed bytes
+    blocked_domains: frozenset[str] = frozenset()  # warc and wet formats: pages of these domains are dropped
 
 
 def record_rules(
     sources: Sequence[SourceConfig], ingest: IngestConfig, keep_fields: bool = True
 ) -> dict[str, RecordRules]:
-    """The rules of each source by name; ``keep_fields=False`` keeps no field (decontamination's references)."""
+    """The rules of each source by name; ``keep_fields=False`` keeps no field (decontamination's references).
+    The domain blocklist file, when set, is read here (once, on the driver)."""
+    blocked = load_blocklist(ingest.domain_blocklist)
     return {
         s.name: RecordRules(
             s.text_field,
@@ -68,6 +73,7 @@ def record_rules(
             s.text_unit,
             ingest.html_extractor,
             ingest.max_record_bytes,
+            blocked,
         )
         for s in sources
     }

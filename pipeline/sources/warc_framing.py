@@ -131,6 +131,10 @@ def plain_records(f: IO[bytes], limit: int) -> Iterator[Member]:
                 break
         head = b"".join(header)
         length = _content_length(head) if head.startswith(WARC_MAGIC) else None
+        if length is not None and header_fault(head) is not None:  # framed by a blank line of its payload
+            yield Member(start, head[:limit], len(head))  # parsed as a malformed_warc_header reject
+            pos = _skip_to_warc_line(f, pos)
+            continue
         if length is None:
             yield Member(start, head[:limit], len(head), "no WARC header with a Content-Length here")
             pos = _skip_to_warc_line(f, pos)
@@ -143,6 +147,20 @@ def plain_records(f: IO[bytes], limit: int) -> Iterator[Member]:
         pos += length
         f.seek(pos)
         yield Member(start, head + block, len(head) + length)
+
+
+def header_fault(head: bytes) -> str | None:
+    """What is wrong with a record's WARC header block (its bytes up to the first blank line): a line after the
+    version line that is neither a ``Name: value`` field nor a continuation, as when the blank line before the
+    payload is missing and the HTTP status line follows the fields; None when every line is a field."""
+    ends = [i for i in (head.find(b"\r\n\r\n"), head.find(b"\n\n")) if i != -1]
+    block = head[: min(ends)] if ends else head
+    for line in block.split(b"\n")[1:]:
+        line = line.rstrip(b"\r")
+        if line and line[:1] not in b" \t" and b":" not in line:
+            shown = line[:80].decode("utf-8", "replace")
+            return f"a header line that is no field (no blank line before the payload?): {shown!r}"
+    return None
 
 
 def _content_length(head: bytes) -> int | None:

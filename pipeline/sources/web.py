@@ -13,6 +13,9 @@ from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
 
 from pipeline.sources.records import Parsed, RecordRules, RejectReason, check_text
+from pipeline.sources.trafilatura_text import trafilatura_text
+from pipeline.sources.url_rules import blocked_by
+from pipeline.sources.warc_framing import header_fault
 
 # resiliparse's option: the page's main content only (navigation, headers and footers left out), the rest of
 # extract_plain_text's defaults (alt texts kept, links, form fields and noscript left out)
@@ -30,7 +33,7 @@ def _resiliparse(html: str) -> str:
     return extract_plain_text(html, main_content=MAIN_CONTENT)
 
 
-EXTRACTORS: dict[str, Callable[[str], str]] = {"resiliparse": _resiliparse}
+EXTRACTORS: dict[str, Callable[[str], str]] = {"resiliparse": _resiliparse, "trafilatura": trafilatura_text}
 
 
 def meta_charset(body: bytes) -> str | None:
@@ -80,17 +83,24 @@ def _finish(text: str, meta: dict, rules: RecordRules) -> Parsed:
 
 
 def _load(data: bytes) -> WarcRecord | Parsed:
+    fault = header_fault(data[:65536])
+    if fault is not None:
+        return Parsed(reason=RejectReason.MALFORMED_WARC_HEADER, detail=fault[:200])
     try:
         return WarcRecord.from_bytes(data)
     except OSError as exc:  # fastwarc: "Invalid WARC header"
         return Parsed(reason=RejectReason.MALFORMED_WARC_HEADER, detail=str(exc)[:200])
 
 
-def _skip(record: WarcRecord, keep: WarcRecordType) -> Parsed | None:
-    if record.record_type == keep:
-        return None
-    kind = str(record.headers.get("WARC-Type", ""))
-    return Parsed(reason=SKIPPED_KINDS.get(kind, RejectReason.WARC_OTHER_TYPE), detail=kind[:100])
+def _skip(record: WarcRecord, keep: WarcRecordType, rules: RecordRules) -> Parsed | None:
+    """A reject for a record of another kind than ``keep`` or of a blocklisted domain; None for one to read."""
+    if record.record_type != keep:
+        kind = str(record.headers.get("WARC-Type", ""))
+        return Parsed(reason=SKIPPED_KINDS.get(kind, RejectReason.WARC_OTHER_TYPE), detail=kind[:100])
+    domain = blocked_by(record.headers.get("WARC-Target-URI"), rules.blocked_domains)
+    if domain is not None:
+        return Parsed(reason=RejectReason.BLOCKED_DOMAIN, detail=domain[:200])
+    return None
 
 
 def parse_warc_record(data: bytes, rules: RecordRules) -> Parsed:
@@ -99,7 +109,7 @@ def parse_warc_record(data: bytes, rules: RecordRules) -> Parsed:
     record = _load(data)
     if isinstance(record, Parsed):
         return record
-    skipped = _skip(record, WarcRecordType.response)
+    skipped = _skip(record, WarcRecordType.response, rules)
     if skipped is not None:
         return skipped
     try:
@@ -129,7 +139,7 @@ def parse_wet_record(data: bytes, rules: RecordRules) -> Parsed:
     record = _load(data)
     if isinstance(record, Parsed):
         return record
-    skipped = _skip(record, WarcRecordType.conversion)
+    skipped = _skip(record, WarcRecordType.conversion, rules)
     if skipped is not None:
         return skipped
     body = record.reader.read()

@@ -12,6 +12,8 @@ FILTER = "filter"  # the filter stage's directory
 FILTERED = "filter/documents"  # the documents every filter kept: ingest's columns, language, language_score
 FILTER_DROPPED = "filter/dropped"  # doc_id, source, reason, detail, value, threshold, excerpt
 FILTER_SUMMARY = "filter/summary.json"  # per source counts, languages, and a histogram of each measured value
+OLDER_CAPTURES = "older_captures"  # ingest: web pages removed for a later capture of their URL
+INGEST_READ = "_ingest_read"  # ingest: every document read, before the URL rule (deleted once it is applied)
 DEDUP = "dedup"  # the dedup stage's directory
 EDGES = "dedup/edges"
 COMPONENTS = "dedup/components"
@@ -27,6 +29,7 @@ INDEX_ENTRIES = "dedup/index_entries"  # dedup index: what this run's commit add
 FILTER_REASONS = "<filter>.<rule>"
 REMOVAL_TABLES = {
     FILTER_REASONS: FILTER_DROPPED,
+    "older_capture": OLDER_CAPTURES,
     "contaminated": CONTAMINATED,
     "duplicates_of_earlier_runs": EARLIER_RUNS,
 }

@@ -60,3 +60,4 @@ class Format:
     name: str
     splits: Callable[[SourceFile, int], list[Split]]
     read: Callable[[Split, RecordRules], Iterator[Record]]
+    web: bool = False  # its documents are web pages with a url and warc_date in meta (docs/bad_input.md, URL rules)

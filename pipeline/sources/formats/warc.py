@@ -16,4 +16,4 @@ def read(split: Split, rules: RecordRules) -> Iterator[Record]:
     return read_records(split, rules, parse_warc_record)
 
 
-FORMAT = Format("warc", splits, read)
+FORMAT = Format("warc", splits, read, web=True)

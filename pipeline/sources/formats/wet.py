@@ -16,4 +16,4 @@ def read(split: Split, rules: RecordRules) -> Iterator[Record]:
     return read_records(split, rules, parse_wet_record)
 
 
-FORMAT = Format("wet", splits, read)
+FORMAT = Format("wet", splits, read, web=True)
