@@ -1,0 +1,122 @@
+"""Facts about spaCy's blank English tokenizer, measured through its public API (oracle side only).
+
+``measure()`` probes ``spacy.blank("en")`` as a black box: which characters each of its rule classes
+accepts, its special cases and the sentencizer's sentence-final characters. The test compares
+``pipeline/filter/english_tables.py`` with a fresh measurement; running this file regenerates that
+module (``python tests/spacy_english_facts.py > pipeline/filter/english_tables.py``).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+_BRACKET = re.compile(r"\[(?:\\.|[^\]\\])+\]")
+
+
+def _members(char_class: str) -> frozenset[int]:
+    """Code points a regex character class matches."""
+    pattern = re.compile(char_class)
+    return frozenset(cp for cp in range(sys.maxunicode + 1) if pattern.fullmatch(chr(cp)))
+
+
+def ranges(points: frozenset[int]) -> str:
+    """A character-class body (``\\uXXXX-\\uYYYY`` ranges) accepting exactly ``points``."""
+    out: list[list[int]] = []
+    for cp in sorted(points):
+        if out and out[-1][1] == cp - 1:
+            out[-1][1] = cp
+        else:
+            out.append([cp, cp])
+
+    def esc(cp: int) -> str:
+        return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
+
+    return "".join(esc(a) if a == b else f"{esc(a)}-{esc(b)}" for a, b in out)
+
+
+def _classes_of(pattern: str) -> list[frozenset[int]]:
+    return [_members(m.group(0)) for m in _BRACKET.finditer(pattern)]
+
+
+def _alternation(pattern: str) -> list[str]:
+    """The alternatives of the ``(?:a|b|...)`` group of a lookbehind-guarded suffix rule."""
+    body = pattern[pattern.index("(?:") + 3 : pattern.rindex(")")]
+    return body.split("|")
+
+
+def measure() -> dict[str, Any]:
+    """Every table ``pipeline/filter/english_tables.py`` holds, measured from spaCy."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    tok = nlp.tokenizer
+    defaults = nlp.Defaults
+    suffixes = list(defaults.suffixes)
+    infixes = list(defaults.infixes)
+    long_suffix = [p for p in suffixes if len(p) >= 60]
+    currency = _alternation(long_suffix[1])
+    units = _alternation(long_suffix[2])
+    (dot_after,) = _classes_of(long_suffix[3])
+    upper, _ = _classes_of(long_suffix[4])
+    icons = _members(long_suffix[0])
+    lower_q, upper_q = _classes_of([p for p in infixes if len(p) >= 60][1])
+    (alpha, _) = _classes_of([p for p in infixes if len(p) >= 60][2])
+    url = tok.url_match.__self__.pattern
+    url_classes = _classes_of(url)
+    lower = url_classes[-2]
+    quotes = lower_q - lower
+    assert upper_q - upper == quotes
+    prefix_single = frozenset(
+        cp
+        for cp in range(sys.maxunicode + 1)
+        if cp != ord("+") and (m := tok.prefix_search(chr(cp) + "\x00")) is not None and m.end() == 1
+    )
+    suffix_single = frozenset(
+        cp
+        for cp in range(sys.maxunicode + 1)
+        if (m := tok.suffix_search("\x00" + chr(cp))) is not None and m.start() == 1
+    )
+    specials = {text: tuple(piece[65] for piece in pieces) for text, pieces in sorted(tok.rules.items())}
+    sentencizer = nlp.add_pipe("sentencizer")
+    return {
+        "LOWER": ranges(lower),
+        "UPPER": ranges(upper),
+        "ALPHA": ranges(alpha),
+        "QUOTES": ranges(quotes),
+        "ICONS": ranges(icons),
+        "DOT_AFTER": ranges(dot_after),
+        "PREFIX_CHARS": ranges(prefix_single),
+        "SUFFIX_CHARS": ranges(suffix_single),
+        "CURRENCY": tuple(currency),
+        "UNITS": tuple(units),
+        "SENTENCE_END": "".join(sorted(sentencizer.punct_chars)),
+        "SPECIALS": specials,
+    }
+
+
+def main() -> None:
+    """Print the tables module."""
+    facts = measure()
+    print('"""English tokenizer tables measured from spaCy 3.8 as a black box (tests/spacy_english_facts.py).')
+    print()
+    print("Character classes are regex class bodies; SPECIALS maps a special-case string to its tokens.")
+    print('Regenerated, never edited by hand; tests/test_filter_words.py checks it against spaCy."""')
+    print()
+    print("# fmt: off")
+    for key, value in facts.items():
+        if key == "SPECIALS":
+            print("SPECIALS: dict[str, tuple[str, ...]] = {")
+            for text, pieces in value.items():
+                print(f"    {text!r}: {pieces!r},")
+            print("}")
+        elif isinstance(value, tuple):
+            print(f"{key}: tuple[str, ...] = {value!r}")
+        else:
+            print(f'{key} = r"{value}"' if key != "SENTENCE_END" else f"{key} = {value!r}")
+    print("# fmt: on")
+
+
+if __name__ == "__main__":
+    main()
