@@ -15,10 +15,17 @@ from typing import Any
 _BRACKET = re.compile(r"\[(?:\\.|[^\]\\])+\]")
 
 
+_ALL = "\x00".join(map(chr, range(sys.maxunicode + 1)))  # every code point, each between two NULs
+
+
 def _members(char_class: str) -> frozenset[int]:
     """Code points a regex character class matches."""
-    pattern = re.compile(char_class)
-    return frozenset(cp for cp in range(sys.maxunicode + 1) if pattern.fullmatch(chr(cp)))
+    return _whole(char_class)
+
+
+def _whole(pattern: str) -> frozenset[int]:
+    """Code points that ``pattern`` matches as a whole (with NUL on either side)."""
+    return frozenset(ord(m) for m in re.findall(f"(?<=\x00)(?:{pattern})(?=\x00)", _ALL) if len(m) == 1)
 
 
 def ranges(points: frozenset[int]) -> str:
@@ -68,16 +75,9 @@ def measure() -> dict[str, Any]:
     lower = url_classes[-2]
     quotes = lower_q - lower
     assert upper_q - upper == quotes
-    prefix_single = frozenset(
-        cp
-        for cp in range(sys.maxunicode + 1)
-        if cp != ord("+") and (m := tok.prefix_search(chr(cp) + "\x00")) is not None and m.end() == 1
-    )
-    suffix_single = frozenset(
-        cp
-        for cp in range(sys.maxunicode + 1)
-        if (m := tok.suffix_search("\x00" + chr(cp))) is not None and m.start() == 1
-    )
+    # a character that is a whole prefix (suffix) on its own; "+" is its own rule (not before a digit)
+    prefix_single = _whole("|".join(defaults.prefixes)) - {ord("+")}
+    suffix_single = _whole("|".join(suffixes))
     specials = {text: tuple(piece[65] for piece in pieces) for text, pieces in sorted(tok.rules.items())}
     sentencizer = nlp.add_pipe("sentencizer")
     return {

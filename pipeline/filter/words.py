@@ -34,6 +34,7 @@ _INFIX = re.compile(
     + "|(?<=[" + T.ALPHA + "0-9])(?:-|–|—|--|---|——|~)(?=[" + T.ALPHA + "])"
     + "|(?<=[" + T.ALPHA + "0-9])[:<>=/](?=[" + T.ALPHA + "])"
 )  # fmt: skip
+_SUFFIX_WINDOW = 2 + max(len(re.sub(r"\\(.)", r"\1", x)) for x in (*T.CURRENCY, *T.UNITS))
 _OCTET = r"(?:1?\d{1,2}|2[0-4]\d|25[0-5])"
 _HOST_CHAR = "A-Za-z0-9\u00a1-\uffff"
 _URL = re.compile(
@@ -59,6 +60,14 @@ _CACHE: dict[str, tuple[str, ...]] = {}
 _CACHE_LIMIT = 500_000
 
 
+def _suffix_length(s: str) -> int:
+    """Length of the suffix spaCy's suffix search finds (its leftmost match ending at the end), or 0."""
+    if s.endswith(".."):
+        return len(s) - len(s.rstrip("."))  # no other rule reaches past a run of dots
+    m = _SUFFIX.search(s, max(0, len(s) - _SUFFIX_WINDOW))  # lookbehinds still see the whole string
+    return len(s) - m.start() if m else 0
+
+
 def _affixes(chunk: str, specials: bool) -> list[str]:
     """Tokens of one whitespace-free chunk by the prefix / suffix / URL / infix rules."""
     prefixes: list[str] = []
@@ -76,8 +85,7 @@ def _affixes(chunk: str, specials: bool) -> list[str]:
             prefixes.append(s[:pre])
             s = s[pre:]
             break
-        m = _SUFFIX.search(s[pre:])
-        suf = len(s) - pre - m.start() if m else 0
+        suf = _suffix_length(s[pre:])
         if suf and specials and s[: len(s) - suf] and s[: len(s) - suf] in _SPECIALS:
             suffixes.append(s[len(s) - suf :])
             s = s[: len(s) - suf]
@@ -99,7 +107,7 @@ def _affixes(chunk: str, specials: bool) -> list[str]:
     if s:
         if specials and s in _SPECIALS:
             out.extend(_SPECIALS[s])
-        elif _URL.match(s):
+        elif "." in s and _URL.match(s):  # a URL has a dot before its TLD or in its IP address
             out.append(s)
         else:
             start = 0
@@ -163,6 +171,8 @@ def chunk_tokens(chunk: str) -> tuple[str, ...]:
         return hit
     if chunk in _SPECIALS:
         tokens: tuple[str, ...] = _SPECIALS[chunk]
+    elif chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/test_filter_words.py)
+        tokens = (chunk,)
     else:
         pieces = _affixes(chunk, specials=True)
         tokens = tuple(_restore_specials(pieces) if len(pieces) > 1 else pieces)
