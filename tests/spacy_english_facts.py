@@ -79,6 +79,8 @@ def measure() -> dict[str, Any]:
     prefix_single = _whole("|".join(defaults.prefixes)) - {ord("+")}
     suffix_single = _whole("|".join(suffixes))
     specials = {text: tuple(piece[65] for piece in pieces) for text, pieces in sorted(tok.rules.items())}
+    spaced = {text for text in specials if any(c.isspace() for c in text)}
+    assert all(len(text) == 1 and specials[text] == (text,) for text in spaced)
     sentencizer = nlp.add_pipe("sentencizer")
     return {
         "LOWER": ranges(lower),
@@ -92,8 +94,31 @@ def measure() -> dict[str, Any]:
         "CURRENCY": tuple(currency),
         "UNITS": tuple(units),
         "SENTENCE_END": "".join(sorted(sentencizer.punct_chars)),
-        "SPECIALS": specials,
+        "SPECIAL_SPACES": "".join(sorted(spaced)),
+        "SPECIALS": tuple(" ".join(pieces) for text, pieces in specials.items() if text not in spaced),
     }
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut between escapes, at most 100 characters a piece."""
+    units = re.findall(r"\\u[0-9a-f]{4}|\\U[0-9a-f]{8}|.", text)
+    out = [""]
+    for unit in units:
+        if len(out[-1]) + len(unit) > 100:
+            out.append("")
+        out[-1] += unit
+    return out
+
+
+def _packed(items: tuple[str, ...]) -> list[str]:
+    """Lines of ``repr``s of ``items``, several to a line."""
+    lines = [""]
+    for item in items:
+        text = repr(item) + ", "
+        if len(lines[-1]) + len(text) > 110:
+            lines.append("")
+        lines[-1] += text
+    return [line.rstrip() for line in lines]
 
 
 def main() -> None:
@@ -101,20 +126,27 @@ def main() -> None:
     facts = measure()
     print('"""English tokenizer tables measured from spaCy 3.8 as a black box (tests/spacy_english_facts.py).')
     print()
-    print("Character classes are regex class bodies; SPECIALS maps a special-case string to its tokens.")
+    print("Character classes are regex class bodies. SPECIALS are spaCy's special cases, each written as its tokens")
+    print("joined by a space (the special case is their concatenation); SPECIAL_SPACES are the whitespace ones.")
     print('Regenerated, never edited by hand; tests/test_filter_words.py checks it against spaCy."""')
     print()
     print("# fmt: off")
     for key, value in facts.items():
-        if key == "SPECIALS":
-            print("SPECIALS: dict[str, tuple[str, ...]] = {")
-            for text, pieces in value.items():
-                print(f"    {text!r}: {pieces!r},")
-            print("}")
-        elif isinstance(value, tuple):
-            print(f"{key}: tuple[str, ...] = {value!r}")
+        if isinstance(value, tuple):
+            print(f"{key}: tuple[str, ...] = (")
+            for line in _packed(value):
+                print(f"    {line}")
+            print(")")
+        elif key in ("SENTENCE_END", "SPECIAL_SPACES"):
+            print(f"{key} = (")
+            for start in range(0, len(value), 50):
+                print(f"    {value[start : start + 50]!r}")
+            print(")")
         else:
-            print(f'{key} = r"{value}"' if key != "SENTENCE_END" else f"{key} = {value!r}")
+            print(f"{key} = (")
+            for piece in _pieces(value):
+                print(f'    r"{piece}"')
+            print(")")
     print("# fmt: on")
 
 

@@ -120,14 +120,14 @@ EDGE_CASES = [
     " ",
     "  leading and trailing  ",
     "Don't stop. We can't, won't and shouldn't!",
-    "He said: \"Hello.\" Then (Mr. Smith) left... and U.S. troops came.",
+    'He said: "Hello." Then (Mr. Smith) left... and U.S. troops came.',
     "Visit https://example.com/a?b=c). Or www.google.com. Mail foo@bar.com!",
     "Emoticons :) :-) hi:) x:):) (:) <3 x;);) ^_^ ¯\\(ツ)/¯",
     "Numbers: 5km, 10°C., $5, US$10, 2,500.00, 1/2, 3-4, 5+6, 100%.",
     "Tabs\tand\n\nnewlines\r\n and \u00a0nbsp\u2003em space. Done?! Yes.\n",
     "Ellipsis…and dashes—here–there -- a--b. a.b.c, e.g., i.e. etc. gonna y'all 'tis",
     "Quotes: “smart” ‘single’ «guillemets» 「日本語」。次の文！",
-    "Sentences end here! Really? Yes. \"Quoted.\" (Parenthesised.) Next.",
+    'Sentences end here! Really? Yes. "Quoted." (Parenthesised.) Next.',
     "Tricky: a.B c.D. O'Neil's John's JOHN'S rock'n'roll 9am 10p.m. 11a.m.",
     "Symbols © ® ° ™ → ★ ✓ 😀😀 and math ∑∫ (x+y)=z, a<b>c, key=value, path/to/file.",
 ]
@@ -141,7 +141,7 @@ def test_edge_cases_split_as_datatrove(text):
 
 
 def test_sentences_join_back_into_the_text():
-    text = "One. Two!  Three?\n\nFour \"five.\" Six"
+    text = 'One. Two!  Three?\n\nFour "five." Six'
     assert "".join(words.split_sentences(text)) == text
     assert len(words.split_sentences(text)) == len(dt_text.split_into_sentences(text, "en"))
 

@@ -13,8 +13,8 @@ the token before). The sentencizer starts a sentence at the first token after a 
 from __future__ import annotations
 
 import re
-import unicodedata
 import sys
+import unicodedata
 from itertools import chain
 
 from pipeline.filter import english_tables as T
@@ -47,7 +47,8 @@ _URL = re.compile(
     rf"|(?:(?:[{_HOST_CHAR}][{_HOST_CHAR}_-]{{0,62}})?[{_HOST_CHAR}]\.)+(?:[{T.LOWER}]{{2,63}})"  # host.tld
     r")(?::\d{2,5})?(?:[/?#]\S*)?$"
 )
-_SPECIALS: dict[str, tuple[str, ...]] = T.SPECIALS
+_SPECIALS: dict[str, tuple[str, ...]] = {c: (c,) for c in T.SPECIAL_SPACES}
+_SPECIALS.update({"".join(parts): tuple(parts) for parts in map(str.split, T.SPECIALS)})
 _SENTENCE_END = frozenset(T.SENTENCE_END)
 _HAS_SENTENCE_END = re.compile("[" + re.escape(T.SENTENCE_END) + "]")
 _PUNCT = re.compile(
@@ -221,4 +222,4 @@ def split_sentences(text: str) -> list[str]:
             pos += len(tok)
             prev_end = pos
     bounds = [0, *cuts, len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
