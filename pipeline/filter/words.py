@@ -20,13 +20,6 @@ from itertools import chain
 from pipeline.filter import english_tables as T
 
 _PREFIX = re.compile(r"(?:\.\.+|US\$|C\$|A\$|\+(?![0-9])|[" + T.PREFIX_CHARS + "])")
-_SUFFIX = re.compile(
-    r"(?:\.\.+|'s|'S|’s|’S|(?<=[0-9])\+|(?<=°[FfCcKk])\."
-    + r"|(?<=[0-9])(?:" + "|".join(T.CURRENCY) + ")"
-    + r"|(?<=[0-9])(?:" + "|".join(T.UNITS) + ")"
-    + r"|(?<=[" + T.DOT_AFTER + r"])\.|(?<=[" + T.UPPER + "][" + T.UPPER + r"])\."
-    + "|[" + T.SUFFIX_CHARS + "])$"
-)  # fmt: skip
 _INFIX = re.compile(
     r"\.\.+|…|[" + T.ICONS + r"]|(?<=[0-9])[+\-\*^](?=[0-9-])"
     + "|(?<=[" + T.LOWER + T.QUOTES + r"])\.(?=[" + T.UPPER + T.QUOTES + "])"
@@ -34,7 +27,29 @@ _INFIX = re.compile(
     + "|(?<=[" + T.ALPHA + "0-9])(?:-|–|—|--|---|——|~)(?=[" + T.ALPHA + "])"
     + "|(?<=[" + T.ALPHA + "0-9])[:<>=/](?=[" + T.ALPHA + "])"
 )  # fmt: skip
-_SUFFIX_WINDOW = 2 + max(len(re.sub(r"\\(.)", r"\1", x)) for x in (*T.CURRENCY, *T.UNITS))
+_INFIX_CHAR = re.compile(r"[.…+\-*^,–—~:<>=/" + T.ICONS + "]")  # a character every infix rule needs
+
+
+def _expand(ranges: str) -> frozenset[str]:
+    """The characters of a class body made of ``\\uXXXX`` escapes and ranges."""
+    out: set[str] = set()
+    for first, last in re.findall(r"\\[uU]([0-9a-fA-F]+)(?:-\\[uU]([0-9a-fA-F]+))?", ranges):
+        out.update(map(chr, range(int(first, 16), int(last or first, 16) + 1)))
+    return frozenset(out)
+
+
+# the last character of any suffix: a suffix character, a dot, 's / 'S, a plus, or ends a currency or unit
+_AFTER_DIGIT = [re.sub(r"\\(.)", r"\1", x) for x in (*T.CURRENCY, *T.UNITS)]  # unescaped
+_SUFFIX_LAST = _expand(T.SUFFIX_CHARS) | {".", "s", "S", "+"} | {x[-1] for x in _AFTER_DIGIT}
+_AFTER_DIGIT_BY_LAST: dict[str, list[str]] = {}
+for _tail in sorted(set(_AFTER_DIGIT), key=len, reverse=True):
+    _AFTER_DIGIT_BY_LAST.setdefault(_tail[-1], []).append(_tail)
+_SUFFIX_ONE = _expand(T.SUFFIX_CHARS)
+_SUFFIX_TWO = frozenset({"'s", "'S", "’s", "’S", "……"})
+_DOT_AFTER = _expand(T.DOT_AFTER)
+_UPPER = _expand(T.UPPER)
+_DIGITS = frozenset("0123456789")
+_PREFIX_FIRST = _expand(T.PREFIX_CHARS) | {".", "U", "C", "A", "+"}
 _OCTET = r"(?:1?\d{1,2}|2[0-4]\d|25[0-5])"
 _HOST_CHAR = "A-Za-z0-9\u00a1-\uffff"
 _URL = re.compile(
@@ -62,11 +77,38 @@ _CACHE_LIMIT = 500_000
 
 
 def _suffix_length(s: str) -> int:
-    """Length of the suffix spaCy's suffix search finds (its leftmost match ending at the end), or 0."""
+    """Length of the suffix spaCy's suffix search finds, or 0. Every rule is anchored at the end, so its
+    leftmost match is the longest rule that matches: one character of a class, a dot after a letter or
+    digit (or two capitals, or a temperature), ``'s``, a run of dots, or a unit or currency after a digit."""
+    n = len(s)
+    if not n or s[-1] not in _SUFFIX_LAST:
+        return 0
     if s.endswith(".."):
-        return len(s) - len(s.rstrip("."))  # no other rule reaches past a run of dots
-    m = _SUFFIX.search(s, max(0, len(s) - _SUFFIX_WINDOW))  # lookbehinds still see the whole string
-    return len(s) - m.start() if m else 0
+        return n - len(s.rstrip("."))
+    best = 0
+    last = s[-1]
+    if last in _SUFFIX_ONE:
+        best = 1
+    elif last == ".":
+        before = s[-2:-1]
+        if before and (
+            before in _DOT_AFTER
+            or (n >= 3 and s[-3] in _UPPER and before in _UPPER)
+            or (n >= 3 and s[-3] == "°" and before in "FfCcKk")
+        ):
+            best = 1
+    elif last == "+" and n >= 2 and s[-2] in _DIGITS:
+        best = 1
+    if n >= 2 and s[-2:] in _SUFFIX_TWO:
+        best = 2
+    for tail in _AFTER_DIGIT_BY_LAST.get(last, ()):  # longest first
+        k = len(tail)
+        if k <= best:
+            break
+        if n > k and s.endswith(tail) and s[-k - 1] in _DIGITS:
+            best = k
+            break
+    return best
 
 
 def _affixes(chunk: str, specials: bool) -> list[str]:
@@ -80,7 +122,7 @@ def _affixes(chunk: str, specials: bool) -> list[str]:
         if specials and s in _SPECIALS:
             break
         last = len(s)
-        m = _PREFIX.match(s)
+        m = _PREFIX.match(s) if s[0] in _PREFIX_FIRST else None
         pre = m.end() if m else 0
         if pre and specials and s[pre:] in _SPECIALS:
             prefixes.append(s[:pre])
@@ -112,7 +154,7 @@ def _affixes(chunk: str, specials: bool) -> list[str]:
             out.append(s)
         else:
             start = 0
-            for m in _INFIX.finditer(s):
+            for m in _INFIX.finditer(s) if _INFIX_CHAR.search(s) else ():
                 if m.start() == 0:
                     continue
                 if m.start() != start:
@@ -143,7 +185,8 @@ _MATCHER_FIRST = frozenset(k[0] for k in _MATCHER)
 
 
 def _restore_specials(tokens: list[str]) -> list[str]:
-    """Rejoin side-by-side pieces of a special case; an overlap with an earlier match suppresses a match."""
+    """Rejoin side-by-side pieces of a special case. Matches are taken longest first, then leftmost; one is
+    dropped when its first or last token lies in a match seen before it, kept or dropped (spaCy's outcome)."""
     matches: list[tuple[int, int]] = []
     for i, tok in enumerate(tokens):
         if tok in _MATCHER_FIRST:
@@ -152,17 +195,40 @@ def _restore_specials(tokens: list[str]) -> list[str]:
                     matches.append((i, i + n))
     if not matches:
         return tokens
+    seen: set[int] = set()
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(matches, key=lambda m: (m[0] - m[1], m[0])):
+        if start not in seen and end - 1 not in seen:
+            kept.append((start, end))
+        seen.update(range(start, end))
     out: list[str] = []
-    reach = 0
     pos = 0
-    for start, end in matches:  # by start, longest first
-        if start >= reach:
-            out.extend(tokens[pos:start])
-            out.extend(_SPECIALS[_MATCHER[tuple(tokens[start:end])]])
-            pos = end
-        reach = max(reach, end)
+    for start, end in sorted(kept):
+        out.extend(tokens[pos:start])
+        out.extend(_SPECIALS[_MATCHER[tuple(tokens[start:end])]])
+        pos = end
     out.extend(tokens[pos:])
     return out
+
+
+# A word of letters between single-character prefixes and suffixes ("(word", "word),"): each affix character
+# is a token, unless a special case contains the word with some of them (then the full rules run).
+_SIMPLE = re.compile("([" + T.PREFIX_CHARS + r"]*)(\w+)([" + T.SUFFIX_CHARS.replace(r"\u2026", "") + r"]*)\Z")
+_SPECIAL_CORES = frozenset(
+    m.group(2) for text in _SPECIALS if (m := _SIMPLE.match(text)) and (m.group(1) or m.group(3))
+)
+assert all(_SPECIALS[c] == (c,) for c in _SPECIALS if len(c) == 1), "a one-character special case splits"
+
+
+def _simple(chunk: str) -> list[str] | None:
+    """The tokens of a word of letters between affix characters, or None for any other chunk."""
+    m = _SIMPLE.match(chunk)
+    if m is None:
+        return None
+    pre, word, suf = m.groups()
+    if not word.isalpha() or word in _SPECIAL_CORES:
+        return None
+    return [*pre, *_SPECIALS.get(word, (word,)), *suf]
 
 
 def chunk_tokens(chunk: str) -> tuple[str, ...]:
@@ -175,7 +241,7 @@ def chunk_tokens(chunk: str) -> tuple[str, ...]:
     elif chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/test_filter_words.py)
         tokens = (chunk,)
     else:
-        pieces = _affixes(chunk, specials=True)
+        pieces = _simple(chunk) or _affixes(chunk, specials=True)
         tokens = tuple(_restore_specials(pieces) if len(pieces) > 1 else pieces)
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
