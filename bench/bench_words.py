@@ -17,7 +17,7 @@ from pathlib import Path
 
 def real_documents(megabytes: float) -> list[str]:
     """Real English documents (HTML docs as text, then Python sources) totalling about ``megabytes`` MB."""
-    from resiliparse.extract.html2text import extract_plain_text
+    from pipeline.sources.web import EXTRACTORS
 
     limit = int(megabytes * 1e6)
     docs: list[str] = []
@@ -28,7 +28,7 @@ def real_documents(megabytes: float) -> list[str]:
         if not path.is_file():
             continue
         raw = path.read_text(encoding="utf-8", errors="replace")
-        text = extract_plain_text(raw) if path.suffix == ".html" else raw
+        text = EXTRACTORS["resiliparse"](raw) if path.suffix == ".html" else raw
         if not text.strip():
             continue
         docs.append(text)

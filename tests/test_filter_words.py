@@ -166,3 +166,31 @@ def test_no_rule_splits_a_chunk_of_letters():
     sample = letters[::97]
     chunks = [sample[i : i + 7] for i in range(0, len(sample), 7)]
     assert [t.text for t in tok(" ".join(chunks))] == chunks
+
+
+# Pieces that exercise every rule: affixes, units and currencies, contractions, emoticon parts, URLs, scripts.
+PIECES = [
+    ":", ")", "(", "'", "-", ";", "x", "word", "Word", "AB", "D", "<", "3", "=", ".", "..", "o", "_", "^", "|",
+    "8", "/", "*", "0", "1", "km", "$", "US$", "€", "%", "+", ",", "!", "?", '"', "“", "”", "’", "'s", "n't",
+    "don", "can", "…", "—", "–", "~", "°", "C", "©", "™", "😀", "日本", "й", "é", "http://", "www", ".com", "@",
+    "a.m.", "Mr", "e.g", "#", "&", "[", "]", "{", "}", "\\", "’s", "ª", "²", "U.S", "a", "b",
+]  # fmt: skip
+SEPARATORS = [" ", "  ", "\n", " \n ", "\t", ". ", "! ", "? ", '." ', ".\n"]
+
+
+def test_random_chunks_and_texts_split_as_spacy():
+    """Deterministic random glue of rule-triggering pieces: every chunk's tokens equal spaCy's, every text's
+    words and sentences equal datatrove's (emoticons side by side, suffix chains, dots, units, URLs)."""
+    import random
+
+    spacy = require_oracle("spacy")
+    tok = spacy.blank("en").tokenizer
+    rng = random.Random(7)
+    chunks = ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 6))) for _ in range(4000)]
+    wrong = [c for c in chunks if list(words.chunk_tokens(c)) != [t.text for t in tok(c)]]
+    assert not wrong, wrong[:5]
+    for _ in range(300):
+        parts = (rng.choice(PIECES) + (rng.choice(SEPARATORS) if rng.random() < 0.5 else "") for _ in range(20))
+        text = "".join(parts)
+        assert words.split_words(text) == dt_text.split_into_words(text, "en"), text
+        assert words.split_sentences(text) == dt_text.split_into_sentences(text, "en"), text
