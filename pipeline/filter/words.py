@@ -13,7 +13,6 @@ the token before). The sentencizer starts a sentence at the first token after a 
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
 from itertools import chain
 
@@ -46,8 +45,8 @@ for _tail in sorted(set(_AFTER_DIGIT), key=len, reverse=True):
     _AFTER_DIGIT_BY_LAST.setdefault(_tail[-1], []).append(_tail)
 _SUFFIX_ONE = _expand(T.SUFFIX_CHARS)
 _SUFFIX_TWO = frozenset({"'s", "'S", "’s", "’S", "……"})
-_DOT_AFTER = _expand(T.DOT_AFTER)
-_UPPER = _expand(T.UPPER)
+_DOT_AFTER = re.compile("[" + T.DOT_AFTER + "]")  # classes of about 10^5 characters: matched, not expanded
+_UPPER2 = re.compile("[" + T.UPPER + "]{2}")
 _DIGITS = frozenset("0123456789")
 _PREFIX_FIRST = _expand(T.PREFIX_CHARS) | {".", "U", "C", "A", "+"}
 _OCTET = r"(?:1?\d{1,2}|2[0-4]\d|25[0-5])"
@@ -66,14 +65,14 @@ _SPECIALS: dict[str, tuple[str, ...]] = {c: (c,) for c in T.SPECIAL_SPACES}
 _SPECIALS.update({"".join(parts): tuple(parts) for parts in map(str.split, T.SPECIALS)})
 _SENTENCE_END = frozenset(T.SENTENCE_END)
 _HAS_SENTENCE_END = re.compile("[" + re.escape(T.SENTENCE_END) + "]")
-_PUNCT = re.compile(
-    "["
-    + "".join(re.escape(chr(cp)) for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)).startswith("P"))
-    + "]+"
-)
 _PIECES = re.compile(r"\s+|\S+")
 _CACHE: dict[str, tuple[str, ...]] = {}
 _CACHE_LIMIT = 500_000
+
+
+def _is_punct(token: str) -> bool:
+    """spaCy's ``is_punct``: every character is in a Unicode punctuation category (P*)."""
+    return all(unicodedata.category(c)[0] == "P" for c in token)
 
 
 def _suffix_length(s: str) -> int:
@@ -92,8 +91,8 @@ def _suffix_length(s: str) -> int:
     elif last == ".":
         before = s[-2:-1]
         if before and (
-            before in _DOT_AFTER
-            or (n >= 3 and s[-3] in _UPPER and before in _UPPER)
+            _DOT_AFTER.match(before)
+            or (n >= 3 and _UPPER2.match(s, n - 3))
             or (n >= 3 and s[-3] == "°" and before in "FfCcKk")
         ):
             best = 1
@@ -280,7 +279,7 @@ def split_sentences(text: str) -> list[str]:
         pos = m.start()
         for tok in chunk_tokens(piece):
             in_end = tok in _SENTENCE_END
-            if seen_end and not in_end and not _PUNCT.fullmatch(tok):
+            if seen_end and not in_end and not _is_punct(tok):
                 cuts.append(prev_end)
                 seen_end = False
             elif in_end:
