@@ -68,6 +68,7 @@ _HAS_SENTENCE_END = re.compile("[" + re.escape(T.SENTENCE_END) + "]")
 _PIECES = re.compile(r"\s+|\S+")
 _CACHE: dict[str, tuple[str, ...]] = {}
 _CACHE_LIMIT = 500_000
+_REJOINED: dict[str, tuple[str, ...]] = {}  # chunk -> its pieces, when a special case was rejoined inside it
 
 
 def _is_punct(token: str) -> bool:
@@ -183,31 +184,42 @@ _MATCHER_LENGTHS = sorted({len(k) for k in _MATCHER}, reverse=True)
 _MATCHER_FIRST = frozenset(k[0] for k in _MATCHER)
 
 
-def _restore_specials(tokens: list[str]) -> list[str]:
-    """Rejoin side-by-side pieces of a special case. Matches are taken longest first, then leftmost; one is
-    dropped when its first or last token lies in a match seen before it, kept or dropped (spaCy's outcome)."""
+def _special_matches(tokens: list[str], groups: list[int] | None = None) -> list[tuple[int, int]]:
+    """Spans of side-by-side pieces of a special case to rejoin. Matches are taken longest first, then
+    leftmost; one is dropped when its first or last token lies in a match taken before it, kept or dropped
+    (spaCy's outcome). With ``groups`` (the chunk of each token), a match across chunks takes part but is
+    never rejoined."""
     matches: list[tuple[int, int]] = []
     for i, tok in enumerate(tokens):
         if tok in _MATCHER_FIRST:
             for n in _MATCHER_LENGTHS:
                 if i + n <= len(tokens) and tuple(tokens[i : i + n]) in _MATCHER:
                     matches.append((i, i + n))
-    if not matches:
-        return tokens
     seen: set[int] = set()
     kept: list[tuple[int, int]] = []
     for start, end in sorted(matches, key=lambda m: (m[0] - m[1], m[0])):
-        if start not in seen and end - 1 not in seen:
+        if start not in seen and end - 1 not in seen and (groups is None or groups[start] == groups[end - 1]):
             kept.append((start, end))
         seen.update(range(start, end))
+    return sorted(kept)
+
+
+def _rejoin(tokens: list[str], spans: list[tuple[int, int]]) -> list[str]:
+    """``tokens`` with each span replaced by its special case's tokens."""
     out: list[str] = []
     pos = 0
-    for start, end in sorted(kept):
+    for start, end in spans:
         out.extend(tokens[pos:start])
         out.extend(_SPECIALS[_MATCHER[tuple(tokens[start:end])]])
         pos = end
     out.extend(tokens[pos:])
     return out
+
+
+def _restore_specials(tokens: list[str]) -> list[str]:
+    """Rejoin the special cases split inside one chunk."""
+    spans = _special_matches(tokens)
+    return _rejoin(tokens, spans) if spans else tokens
 
 
 # A word of letters between single-character prefixes and suffixes ("(word", "word),"): each affix character
@@ -242,30 +254,68 @@ def chunk_tokens(chunk: str) -> tuple[str, ...]:
     else:
         pieces = _simple(chunk) or _affixes(chunk, specials=True)
         tokens = tuple(_restore_specials(pieces) if len(pieces) > 1 else pieces)
+        if len(tokens) != len(pieces):
+            _REJOINED[chunk] = tuple(pieces)
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
+        _REJOINED.clear()
     _CACHE[chunk] = tokens
     return tokens
 
 
+def _doc_tokens(text: str, chunks: list[str]) -> list[tuple[str, ...]]:
+    """Tokens of each chunk of ``text``. A special-case match across two chunks (only a plain space between)
+    is never rejoined but can keep one inside a chunk from being rejoined, so a text holding a chunk with a
+    rejoined special case is matched as a whole (spaCy matches special cases over the whole text)."""
+    get = _CACHE.get
+    tokens = [get(c) or chunk_tokens(c) for c in chunks]
+    if _REJOINED.keys().isdisjoint(chunks):
+        return tokens
+    seq: list[str] = []
+    groups: list[int] = []
+    index = -1
+    for m in _PIECES.finditer(text):
+        piece = m.group()
+        if piece[0].isspace():
+            if piece != " " or not seq:  # a whitespace token
+                seq.append(piece)
+                groups.append(-1)
+            continue
+        index += 1
+        pieces = _REJOINED.get(piece) or tokens[index]
+        seq.extend(pieces)
+        groups.extend([index] * len(pieces))
+    spans = _special_matches(seq, groups)
+    out: list[list[str]] = [[] for _ in chunks]
+    pos = 0
+    for start, end in [*spans, (len(seq), len(seq))]:
+        for i in range(pos, start):
+            if groups[i] >= 0:
+                out[groups[i]].append(seq[i])
+        if start < len(seq):
+            out[groups[start]].extend(_SPECIALS[_MATCHER[tuple(seq[start:end])]])
+        pos = end
+    return [tuple(t) for t in out]
+
+
 def split_words(text: str) -> list[str]:
     """``datatrove.utils.text.split_into_words(text, "en")``: spaCy's non-whitespace tokens."""
-    get = _CACHE.get
-    return list(chain.from_iterable([get(c) or chunk_tokens(c) for c in text.split()]))
+    return list(chain.from_iterable(_doc_tokens(text, text.split())))
 
 
 def count_words(text: str) -> int:
     """``len(split_words(text))`` without building the list."""
-    get = _CACHE.get
-    return sum(len(get(c) or chunk_tokens(c)) for c in text.split())
+    return sum(map(len, _doc_tokens(text, text.split())))
 
 
 def split_sentences(text: str) -> list[str]:
     """``datatrove.utils.text.split_into_sentences(text, "en")``: the text cut after each sentence's last
     token, so whitespace between sentences opens the next one and the pieces join back into ``text``."""
+    tokens = _doc_tokens(text, text.split())
     cuts: list[int] = []
     seen_end = False
     prev_end = 0  # end of the last non-whitespace token
+    index = -1
     for m in _PIECES.finditer(text):
         piece = m.group()
         if piece[0].isspace():
@@ -273,11 +323,12 @@ def split_sentences(text: str) -> list[str]:
                 cuts.append(prev_end)
                 seen_end = False
             continue
+        index += 1
         if not seen_end and not _HAS_SENTENCE_END.search(piece):
             prev_end = m.end()
             continue
         pos = m.start()
-        for tok in chunk_tokens(piece):
+        for tok in tokens[index]:
             in_end = tok in _SENTENCE_END
             if seen_end and not in_end and not _is_punct(tok):
                 cuts.append(prev_end)
