@@ -194,3 +194,21 @@ def test_random_chunks_and_texts_split_as_spacy():
         text = "".join(parts)
         assert words.split_words(text) == dt_text.split_into_words(text, "en"), text
         assert words.split_sentences(text) == dt_text.split_into_sentences(text, "en"), text
+
+
+def test_special_cases_across_chunks_split_as_spacy():
+    """Emoticon pieces glued and spaced: a special case whose pieces straddle a plain space is never rejoined
+    but can keep an overlapping one from being rejoined (``") :]"``), as spaCy's whole-text matching does."""
+    import random
+
+    spacy = require_oracle("spacy")
+    tok = spacy.blank("en").tokenizer
+    rng = random.Random(3)
+    parts = [":", ")", "(", "'", "-", ";", "x", "D", "<", "3", "=", ".", "o", "_", "^", "|", "8", "]", "s", "Mr"]
+    for _ in range(3000):
+        gaps = [" ", " ", "  ", "\n"]
+        glue = (rng.choice(parts) + (rng.choice(gaps) if rng.random() < 0.4 else "") for _ in range(8))
+        text = "".join(glue)
+        assert words.split_words(text) == [t.text.strip() for t in tok(text) if t.text.strip()], text
+    text = 'tail = header[match.end("val") :].lstrip("'
+    assert words.split_words(text) == dt_text.split_into_words(text, "en")
