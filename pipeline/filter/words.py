@@ -66,6 +66,7 @@ _SPECIALS.update({"".join(parts): tuple(parts) for parts in map(str.split, T.SPE
 _SENTENCE_END = frozenset(T.SENTENCE_END)
 _HAS_SENTENCE_END = re.compile("[" + re.escape(T.SENTENCE_END) + "]")
 _PIECES = re.compile(r"\s+|\S+")
+_GAPS = re.compile(r"(\s+)")
 _CACHE: dict[str, tuple[str, ...]] = {}
 _CACHE_LIMIT = 500_000
 _REJOINED: dict[str, tuple[str, ...]] = {}  # chunk -> its pieces, when a special case was rejoined inside it
@@ -182,6 +183,15 @@ def _matcher_table() -> dict[tuple[str, ...], str]:
 _MATCHER = _matcher_table()
 _MATCHER_LENGTHS = sorted({len(k) for k in _MATCHER}, reverse=True)
 _MATCHER_FIRST = frozenset(k[0] for k in _MATCHER)
+_PAIRS = frozenset(pair for k in _MATCHER for pair in zip(k, k[1:], strict=False))  # side by side in one
+# two chunks with a plain space between whose facing characters could belong to a pair above
+_BOUNDARY = re.compile(
+    r"(?<!\S)(\S*["
+    + re.escape("".join({a[-1] for a, _ in _PAIRS}))
+    + r"]) (?=(["
+    + re.escape("".join({b[0] for _, b in _PAIRS}))
+    + r"]\S*))"
+)
 
 
 def _special_matches(tokens: list[str], groups: list[int] | None = None) -> list[tuple[int, int]]:
@@ -263,55 +273,139 @@ def chunk_tokens(chunk: str) -> tuple[str, ...]:
     return tokens
 
 
-def _doc_tokens(text: str, chunks: list[str]) -> list[tuple[str, ...]]:
-    """Tokens of each chunk of ``text``. A special-case match across two chunks (only a plain space between)
-    is never rejoined but can keep one inside a chunk from being rejoined, so a text holding a chunk with a
-    rejoined special case is matched as a whole (spaCy matches special cases over the whole text)."""
+def _straddled(text: str) -> bool:
+    """Whether a special case's pieces could straddle a plain space next to a chunk with a rejoined special
+    case: the last piece before the space and the first after it stand side by side in some special case.
+    Only such a match can keep one inside the chunk from being rejoined."""
+    for m in _BOUNDARY.finditer(text):
+        left, right = m.group(1), m.group(2)
+        if left in _REJOINED or right in _REJOINED:
+            left_pieces = _REJOINED.get(left) or chunk_tokens(left)
+            right_pieces = _REJOINED.get(right) or chunk_tokens(right)
+            if (left_pieces[-1], right_pieces[0]) in _PAIRS:
+                return True
+    return False
+
+
+def _doc_tokens(text: str, chunks: list[str]) -> tuple[list[tuple[str, ...]], bool]:
+    """Tokens of each chunk of ``text``, and whether a neighbour changed some. spaCy matches special cases over
+    the whole text: a match across chunks (only a plain space between) is never rejoined but can keep one
+    inside a chunk from being rejoined. A whitespace token never joins a match, so each run of chunks with
+    plain spaces between is matched on its own, when it holds a rejoined special case and a boundary where
+    one could straddle."""
     get = _CACHE.get
     tokens = [get(c) or chunk_tokens(c) for c in chunks]
     if _REJOINED.keys().isdisjoint(chunks):
-        return tokens
+        return tokens, False
+    if not _straddled(text):
+        return tokens, False
+    rejoined = [i for i, chunk in enumerate(chunks) if chunk in _REJOINED]
+    parts = _GAPS.split(text)
+    if parts[0] == "":  # leading whitespace: a token of its own, never part of a match
+        parts = parts[2:]
+    gaps = parts[1::2]  # gaps[i] lies between chunks i and i + 1
+    changed = False
+    done = -1
+    for i in rejoined:
+        if i <= done:
+            continue
+        first, last = i, i
+        while first > 0 and gaps[first - 1] == " ":
+            first -= 1
+        while last + 1 < len(chunks) and gaps[last] == " ":
+            last += 1
+        done = last
+        if first == last:
+            continue
+        changed |= _rematch(chunks, tokens, range(first, last + 1))
+    return tokens, changed
+
+
+def _rematch(chunks: list[str], tokens: list[tuple[str, ...]], run: range) -> bool:
+    """Match special cases over a run of chunks with plain spaces between; update their tokens in place."""
     seq: list[str] = []
     groups: list[int] = []
-    index = -1
-    for m in _PIECES.finditer(text):
-        piece = m.group()
-        if piece[0].isspace():
-            if piece != " " or not seq:  # a whitespace token
-                seq.append(piece)
-                groups.append(-1)
-            continue
-        index += 1
-        pieces = _REJOINED.get(piece) or tokens[index]
+    for i in run:
+        pieces = _REJOINED.get(chunks[i]) or tokens[i]
         seq.extend(pieces)
-        groups.extend([index] * len(pieces))
-    spans = _special_matches(seq, groups)
-    out: list[list[str]] = [[] for _ in chunks]
+        groups.extend([i] * len(pieces))
+    new: dict[int, list[str]] = {i: [] for i in run}
     pos = 0
-    for start, end in [*spans, (len(seq), len(seq))]:
-        for i in range(pos, start):
-            if groups[i] >= 0:
-                out[groups[i]].append(seq[i])
+    for start, end in [*_special_matches(seq, groups), (len(seq), len(seq))]:
+        for k in range(pos, start):
+            new[groups[k]].append(seq[k])
         if start < len(seq):
-            out[groups[start]].extend(_SPECIALS[_MATCHER[tuple(seq[start:end])]])
+            new[groups[start]].extend(_SPECIALS[_MATCHER[tuple(seq[start:end])]])
         pos = end
-    return [tuple(t) for t in out]
+    changed = False
+    for i in run:
+        if tuple(new[i]) != tokens[i]:
+            tokens[i] = tuple(new[i])
+            changed = True
+    return changed
 
 
 def split_words(text: str) -> list[str]:
     """``datatrove.utils.text.split_into_words(text, "en")``: spaCy's non-whitespace tokens."""
-    return list(chain.from_iterable(_doc_tokens(text, text.split())))
+    return list(chain.from_iterable(_doc_tokens(text, text.split())[0]))
 
 
 def count_words(text: str) -> int:
     """``len(split_words(text))`` without building the list."""
-    return sum(map(len, _doc_tokens(text, text.split())))
+    return sum(map(len, _doc_tokens(text, text.split())[0]))
+
+
+_END_CHUNK = re.compile(r"(?<!\S)\S*[" + re.escape(T.SENTENCE_END) + r"]\S*")
+_NEXT_CHUNK = re.compile(r"(\s*)(\S+)")
 
 
 def split_sentences(text: str) -> list[str]:
     """``datatrove.utils.text.split_into_sentences(text, "en")``: the text cut after each sentence's last
     token, so whitespace between sentences opens the next one and the pieces join back into ``text``."""
-    tokens = _doc_tokens(text, text.split())
+    chunks = text.split()
+    tokens, changed = _doc_tokens(text, chunks)
+    if changed:
+        return _split_sentences_by_index(text, tokens)
+    cuts: list[int] = []
+    seen_end = False  # a sentence-final token was seen and no sentence has started since
+    prev_end = 0  # end of the last non-whitespace token
+    pos = 0
+    while True:
+        if not seen_end:  # jump to the next chunk holding a sentence-final character
+            m = _END_CHUNK.search(text, pos)
+            if m is None:
+                break
+            start, chunk = m.start(), m.group()
+        else:
+            m = _NEXT_CHUNK.match(text, pos)
+            if m is None:
+                if text[pos:] and text[pos:] != " ":  # trailing whitespace token
+                    cuts.append(prev_end)
+                break
+            gap = m.group(1)
+            if gap and gap != " ":  # a whitespace token starts the sentence
+                cuts.append(prev_end)
+                seen_end = False
+                pos = m.start(2)
+                continue
+            start, chunk = m.start(2), m.group(2)
+        at = start
+        for tok in _CACHE.get(chunk) or chunk_tokens(chunk):
+            in_end = tok in _SENTENCE_END
+            if seen_end and not in_end and not _is_punct(tok):
+                cuts.append(prev_end)
+                seen_end = False
+            elif in_end:
+                seen_end = True
+            at += len(tok)
+            prev_end = at
+        pos = start + len(chunk)
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def _split_sentences_by_index(text: str, tokens: list[tuple[str, ...]]) -> list[str]:
+    """``split_sentences`` token by token, for a text whose chunks' tokens depend on their neighbours."""
     cuts: list[int] = []
     seen_end = False
     prev_end = 0  # end of the last non-whitespace token
