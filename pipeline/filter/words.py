@@ -257,6 +257,9 @@ def chunk_tokens(chunk: str) -> tuple[str, ...]:
     hit = _CACHE.get(chunk)
     if hit is not None:
         return hit
+    if len(_CACHE) >= _CACHE_LIMIT:  # both tables start over together
+        _CACHE.clear()
+        _REJOINED.clear()
     if chunk in _SPECIALS:
         tokens: tuple[str, ...] = _SPECIALS[chunk]
     elif chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/test_filter_words.py)
@@ -266,9 +269,6 @@ def chunk_tokens(chunk: str) -> tuple[str, ...]:
         tokens = tuple(_restore_specials(pieces) if len(pieces) > 1 else pieces)
         if len(tokens) != len(pieces):
             _REJOINED[chunk] = tuple(pieces)
-    if len(_CACHE) >= _CACHE_LIMIT:
-        _CACHE.clear()
-        _REJOINED.clear()
     _CACHE[chunk] = tokens
     return tokens
 
