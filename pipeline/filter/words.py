@@ -267,7 +267,7 @@ def chunk_tokens(chunk: str) -> tuple[str, ...]:
     else:
         pieces = _simple(chunk) or _affixes(chunk, specials=True)
         tokens = tuple(_restore_specials(pieces) if len(pieces) > 1 else pieces)
-        if len(tokens) != len(pieces):
+        if tokens != tuple(pieces):
             _REJOINED[chunk] = tuple(pieces)
     _CACHE[chunk] = tokens
     return tokens
