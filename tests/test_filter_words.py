@@ -14,7 +14,7 @@ import pytest
 
 from pipeline.filter import english_tables, words
 from pipeline.sources.web import EXTRACTORS
-from tests.oracles import require_oracle
+from tests.oracles import missing_tool, require_oracle
 
 dt_text = require_oracle("datatrove.utils.text")
 require_oracle("spacy")
@@ -108,7 +108,7 @@ def test_real_documents_split_as_datatrove(corpus, request):
     else:
         docs = CORPORA[corpus]()
     if not docs:
-        pytest.skip(f"no {corpus} documents on this machine")
+        missing_tool(f"no {corpus} documents on this machine (/usr/share/doc, site-packages)")
     equal, diffs = _agreement(docs)
     print(f"{corpus}: {equal}/{len(docs)} documents equal")
     assert len(diffs) == sum(KNOWN_DIFFERENCES.get(corpus, {}).values()), diffs[:5]
