@@ -1,0 +1,214 @@
+"""English words and sentences (pipeline/filter/words.py) against datatrove 0.10.1's ``split_into_words`` and
+``split_into_sentences`` (spaCy's blank English pipeline with the sentencizer) on real text: the shared
+fixtures, Python sources and docstrings of the installed packages, Debian's HTML documentation as ingest
+extracts it, and Debian copyright files. Every document's word list and sentence list must be equal."""
+
+from __future__ import annotations
+
+import ast
+import site
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.filter import english_tables, words
+from pipeline.sources.web import EXTRACTORS
+from tests.oracles import missing_tool, require_oracle
+
+dt_text = require_oracle("datatrove.utils.text")
+require_oracle("spacy")
+
+# Documented, pinned differences per corpus: kind -> count. Empty: every sampled document agrees.
+KNOWN_DIFFERENCES: dict[str, dict[str, int]] = {}
+
+
+def _every(paths: list[Path], n: int) -> list[Path]:
+    """``n`` paths spread evenly over the sorted list (a deterministic sample)."""
+    paths = sorted(paths)
+    step = max(1, len(paths) // n)
+    return paths[::step][:n]
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _fixture_docs(shared: Path) -> list[str]:
+    docs = []
+    lines = _read(shared / "corpus.en").splitlines(keepends=True)
+    docs += ["".join(lines[i : i + 40]) for i in range(0, len(lines), 40)][:25]
+    docs += [d for d in _read(shared / "tinystories_sample.txt").split("\n\n") if d.strip()]
+    docs += [_read(shared / "address.txt"), _read(shared / "german.txt")]
+    return docs
+
+
+def _python_files() -> list[Path]:
+    roots = [Path(d) for d in site.getsitepackages()]
+    return _every([p for r in roots for p in r.glob("*/*.py") if p.is_file()], 40)
+
+
+def _source_docs() -> list[str]:
+    return [_read(p)[:20_000] for p in _python_files()]
+
+
+def _docstring_docs() -> list[str]:
+    docs = []
+    for path in _python_files():
+        try:
+            tree = ast.parse(_read(path))
+        except (SyntaxError, ValueError):
+            continue
+        nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef))]
+        found = [d for n in nodes if (d := ast.get_docstring(n, clean=False))]
+        if found:
+            docs.append("\n\n".join(found)[:10_000])
+    return docs
+
+
+def _html_docs() -> list[str]:
+    pages = [p for p in Path("/usr/share/doc").rglob("*.html") if p.is_file()]
+    texts = [EXTRACTORS["resiliparse"](_read(p)) for p in _every(pages, 40)]
+    return [t[:30_000] for t in texts if t.strip()]
+
+
+def _copyright_docs() -> list[str]:
+    return [_read(p)[:10_000] for p in _every(list(Path("/usr/share/doc").glob("*/copyright")), 40)]
+
+
+def _agreement(docs: list[str]) -> tuple[int, list[str]]:
+    """Documents whose words and sentences both equal datatrove's, and a description of each difference."""
+    equal, diffs = 0, []
+    for doc in docs:
+        ours_w, theirs_w = words.split_words(doc), dt_text.split_into_words(doc, "en")
+        ours_s, theirs_s = words.split_sentences(doc), dt_text.split_into_sentences(doc, "en")
+        if ours_w == theirs_w and ours_s == theirs_s:
+            equal += 1
+            continue
+        kind = "words" if ours_w != theirs_w else "sentences"
+        a, b = (ours_w, theirs_w) if kind == "words" else (ours_s, theirs_s)
+        i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        diffs.append(f"{kind}: ours {a[i : i + 3]!r} vs datatrove {b[i : i + 3]!r}")
+    return equal, diffs
+
+
+CORPORA = {
+    "fixtures": None,  # needs ../shared
+    "python_sources": _source_docs,
+    "docstrings": _docstring_docs,
+    "debian_html": _html_docs,
+    "debian_copyright": _copyright_docs,
+}
+
+
+@pytest.mark.parametrize("corpus", list(CORPORA))
+def test_real_documents_split_as_datatrove(corpus, request):
+    if corpus == "fixtures":
+        docs = _fixture_docs(request.getfixturevalue("shared_fixtures"))
+    else:
+        docs = CORPORA[corpus]()
+    if not docs:
+        missing_tool(f"no {corpus} documents on this machine (/usr/share/doc, site-packages)")
+    equal, diffs = _agreement(docs)
+    print(f"{corpus}: {equal}/{len(docs)} documents equal")
+    assert len(diffs) == sum(KNOWN_DIFFERENCES.get(corpus, {}).values()), diffs[:5]
+    assert equal + len(diffs) == len(docs)
+
+
+EDGE_CASES = [
+    "",
+    " ",
+    "  leading and trailing  ",
+    "Don't stop. We can't, won't and shouldn't!",
+    'He said: "Hello." Then (Mr. Smith) left... and U.S. troops came.',
+    "Visit https://example.com/a?b=c). Or www.google.com. Mail foo@bar.com!",
+    "Emoticons :) :-) hi:) x:):) (:) <3 x;);) ^_^ ¯\\(ツ)/¯",
+    "Numbers: 5km, 10°C., $5, US$10, 2,500.00, 1/2, 3-4, 5+6, 100%.",
+    "Tabs\tand\n\nnewlines\r\n and \u00a0nbsp\u2003em space. Done?! Yes.\n",
+    "Ellipsis…and dashes—here–there -- a--b. a.b.c, e.g., i.e. etc. gonna y'all 'tis",
+    "Quotes: “smart” ‘single’ «guillemets» 「日本語」。次の文！",
+    'Sentences end here! Really? Yes. "Quoted." (Parenthesised.) Next.',
+    "Tricky: a.B c.D. O'Neil's John's JOHN'S rock'n'roll 9am 10p.m. 11a.m.",
+    "Symbols © ® ° ™ → ★ ✓ 😀😀 and math ∑∫ (x+y)=z, a<b>c, key=value, path/to/file.",
+]
+
+
+@pytest.mark.parametrize("text", EDGE_CASES)
+def test_edge_cases_split_as_datatrove(text):
+    assert words.split_words(text) == dt_text.split_into_words(text, "en")
+    assert words.split_sentences(text) == dt_text.split_into_sentences(text, "en")
+    assert words.count_words(text) == len(dt_text.split_into_words(text, "en"))
+
+
+def test_sentences_join_back_into_the_text():
+    text = 'One. Two!  Three?\n\nFour "five." Six'
+    assert "".join(words.split_sentences(text)) == text
+    assert len(words.split_sentences(text)) == len(dt_text.split_into_sentences(text, "en"))
+
+
+def test_tables_equal_a_fresh_measurement_of_spacy():
+    from tests.spacy_english_facts import measure
+
+    facts = measure()
+    for key, value in facts.items():
+        assert getattr(english_tables, key) == value, key
+
+
+def test_no_rule_splits_a_chunk_of_letters():
+    """The fast path: an all-letter chunk is one token unless it is a special case (checked on spaCy too)."""
+    import re
+
+    letters = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isalpha())
+    for name in ("PREFIX_CHARS", "SUFFIX_CHARS", "ICONS"):
+        assert not re.search("[" + getattr(english_tables, name) + "]", letters), name
+    spacy = require_oracle("spacy")
+    tok = spacy.blank("en").tokenizer
+    sample = letters[::97]
+    chunks = [sample[i : i + 7] for i in range(0, len(sample), 7)]
+    assert [t.text for t in tok(" ".join(chunks))] == chunks
+
+
+# Pieces that exercise every rule: affixes, units and currencies, contractions, emoticon parts, URLs, scripts.
+PIECES = [
+    ":", ")", "(", "'", "-", ";", "x", "word", "Word", "AB", "D", "<", "3", "=", ".", "..", "o", "_", "^", "|",
+    "8", "/", "*", "0", "1", "km", "$", "US$", "€", "%", "+", ",", "!", "?", '"', "“", "”", "’", "'s", "n't",
+    "don", "can", "…", "—", "–", "~", "°", "C", "©", "™", "😀", "日本", "й", "é", "http://", "www", ".com", "@",
+    "a.m.", "Mr", "e.g", "#", "&", "[", "]", "{", "}", "\\", "’s", "ª", "²", "U.S", "a", "b",
+]  # fmt: skip
+SEPARATORS = [" ", "  ", "\n", " \n ", "\t", ". ", "! ", "? ", '." ', ".\n"]
+
+
+def test_random_chunks_and_texts_split_as_spacy():
+    """Deterministic random glue of rule-triggering pieces: every chunk's tokens equal spaCy's, every text's
+    words and sentences equal datatrove's (emoticons side by side, suffix chains, dots, units, URLs)."""
+    import random
+
+    spacy = require_oracle("spacy")
+    tok = spacy.blank("en").tokenizer
+    rng = random.Random(7)
+    chunks = ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 6))) for _ in range(4000)]
+    wrong = [c for c in chunks if list(words.chunk_tokens(c)) != [t.text for t in tok(c)]]
+    assert not wrong, wrong[:5]
+    for _ in range(300):
+        parts = (rng.choice(PIECES) + (rng.choice(SEPARATORS) if rng.random() < 0.5 else "") for _ in range(20))
+        text = "".join(parts)
+        assert words.split_words(text) == dt_text.split_into_words(text, "en"), text
+        assert words.split_sentences(text) == dt_text.split_into_sentences(text, "en"), text
+
+
+def test_special_cases_across_chunks_split_as_spacy():
+    """Emoticon pieces glued and spaced: a special case whose pieces straddle a plain space is never rejoined
+    but can keep an overlapping one from being rejoined (``") :]"``), as spaCy's whole-text matching does."""
+    import random
+
+    spacy = require_oracle("spacy")
+    tok = spacy.blank("en").tokenizer
+    rng = random.Random(3)
+    parts = [":", ")", "(", "'", "-", ";", "x", "D", "<", "3", "=", ".", "o", "_", "^", "|", "8", "]", "s", "Mr"]
+    for _ in range(3000):
+        gaps = [" ", " ", "  ", "\n"]
+        glue = (rng.choice(parts) + (rng.choice(gaps) if rng.random() < 0.4 else "") for _ in range(8))
+        text = "".join(glue)
+        assert words.split_words(text) == [t.text.strip() for t in tok(text) if t.text.strip()], text
+    text = 'tail = header[match.end("val") :].lstrip("'
+    assert words.split_words(text) == dt_text.split_into_words(text, "en")
