@@ -19,7 +19,15 @@ import pytest
 
 GOLDEN = Path(__file__).parent / "golden" / "sample_run.json"
 FILE_DIRS = ("megatron", "blend", "tokenizer")
-TABLES = ("documents", "rejects", "dedup/edges", "dedup/components", "dedup/survivors")
+TABLES = (
+    "documents",
+    "rejects",
+    "filter/documents",
+    "filter/dropped",
+    "dedup/edges",
+    "dedup/components",
+    "dedup/survivors",
+)
 
 
 def _table_digest(path: Path) -> dict[str, object]:
