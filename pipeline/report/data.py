@@ -84,6 +84,8 @@ def _sources(manifest: dict, filtered: bool = False) -> tuple[dict[str, dict], d
     totals["removed"] = {k: totals[k] for k in reasons}
     if filtered:
         totals["filtered"] = filtered_by_rule(totals["removed"])
+        for rule in totals["filtered"]:  # a filter's rules are counted under `filtered`, not as flat totals
+            del totals[rule]
     return out, totals
 
 

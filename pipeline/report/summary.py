@@ -46,7 +46,8 @@ def summary_text(data: dict) -> str:
             names = [n for n in config_order if n in table] + sorted(set(table) - set(config_order))
             for reason in reasons:
                 per_source = ", ".join(f"{n} {removed_by_reason(table[n]).get(reason, 0)}" for n in names)
-                lines.append(f"{reason.replace('_', ' ')}: {per_source}")
+                label = f"filtered {reason}" if "." in reason else reason.replace("_", " ")  # a filter's rule as named
+                lines.append(f"{label}: {per_source}")
     for name in stage_order(data):
         counts = stages[name].get("counts") or {}
         for entry in counts.get("left_out") or []:
