@@ -38,12 +38,17 @@ def jaccard(a: str, b: str, k: int = 5) -> float:
 @pytest.fixture(scope="module")
 def facts(local_reference_run: Path) -> dict:
     run = local_reference_run
-    # the documents dedup read: the filter stage's (text as its filters left it) when the run filters
-    docs = {r["doc_id"]: r for r in table(run, "filter/documents" if (run / "filter").is_dir() else "documents")}
+    docs = {r["doc_id"]: r for r in table(run, "documents")}
+    # the texts dedup compared: the filter stage's (as its filters left them) when the run filters
+    compared = {
+        r["doc_id"]: r["text"] for r in table(run, "filter/documents" if (run / "filter").is_dir() else "documents")
+    }
     components = {r["doc_id"]: r for r in table(run, "dedup/components")}
     return {
         "run": run,
         "docs": docs,
+        "compared": compared,
+        "filtered": (run / "filter").is_dir(),
         "components": components,
         "edges": table(run, "dedup/edges"),
         "rejects": table(run, "rejects"),
@@ -67,6 +72,12 @@ def test_report_json_follows_its_schema_and_counts_what_the_tables_hold(facts):
     assert s["documents_read"] == len(facts["docs"]) + len(facts["rejects"])
     assert s["rejected"] == len(facts["rejects"]) and s["duplicates_removed"] == len(removed)
     assert s["survivors"] == len(facts["survivors"])
+    if facts["filtered"]:
+        assert (
+            sum(s["filtered"].values())
+            == len(table(facts["run"], "filter/dropped"))
+            == len(facts["docs"]) - len(facts["compared"])
+        )
     assert s["survivor_ratio"] == pytest.approx(len(facts["survivors"]) / s["documents_read"], abs=1e-6)
     for source, row in data["sources"].items():
         assert row["survivors"] == sum(1 for i in facts["survivors"] if facts["docs"][i]["source"] == source)
@@ -85,11 +96,11 @@ def test_report_examples_are_true_survivor_member_pairs_with_their_exact_jaccard
     for example in near:
         survivor, removed = example["survivor"]["doc_id"], example["removed"]["doc_id"]
         assert facts["components"][removed]["survivor"] == survivor != removed
-        texts = facts["docs"][survivor]["text"], facts["docs"][removed]["text"]
+        texts = facts["compared"][survivor], facts["compared"][removed]
         assert example["jaccard"] == pytest.approx(jaccard(*texts), abs=1e-6)
         assert facts["docs"][removed]["file"] == example["removed"]["file"]
     for group in exact:
-        texts = {facts["docs"][c["doc_id"]]["text"] for c in group["copies"]}
+        texts = {facts["compared"][c["doc_id"]] for c in group["copies"]}
         assert len(texts) == 1 and group["size"] == len(group["copies"]) >= 2
     rejects = {(s, reason) for s, reasons in data["rejects"]["examples"].items() for reason in reasons}
     assert rejects == {(r["source"], r["reason"]) for r in facts["rejects"]}
@@ -115,7 +126,7 @@ def test_explain_a_removed_document_names_its_survivor_edges_and_shared_bands(fa
     expected = {(e["dst"] if e["src"] == doc else e["src"]): e["jaccard"] for e in edges if doc in (e["src"], e["dst"])}
     assert {e["doc_id"]: e["jaccard"] for e in info["verified_edges"]} == expected
     for edge in info["verified_edges"]:
-        texts = facts["docs"][doc]["text"], facts["docs"][edge["doc_id"]]["text"]
+        texts = facts["compared"][doc], facts["compared"][edge["doc_id"]]
         assert edge["jaccard"] == pytest.approx(jaccard(*texts), abs=1e-9)
         assert edge["shared_bands"], "a candidate edge joins two documents that share at least one LSH band"
     assert info["path_to_survivor"][-1]["doc_id"] == info["survivor"]
@@ -145,9 +156,13 @@ def test_sample_draws_reproducible_records_of_the_asked_kind(facts, capsys):
     code, out, _ = _run_cli(["sample", run, "--removed", "5", "--seed", "7", "--json"], capsys)
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(rows) == 5 and len({r["doc_id"] for r in rows}) == 5
+    dropped = {r["doc_id"]: r["reason"] for r in table(facts["run"], "filter/dropped")} if facts["filtered"] else {}
     for row in rows:
-        component = facts["components"][row["doc_id"]]
-        assert component["survivor"] == row["survivor"] != row["doc_id"]
+        if row["doc_id"] in dropped:  # removed by a filter: its rule, not a cluster
+            assert row["reason"] == dropped[row["doc_id"]] and row["doc_id"] not in facts["components"]
+        else:
+            component = facts["components"][row["doc_id"]]
+            assert component["survivor"] == row["survivor"] != row["doc_id"]
         doc = facts["docs"][row["doc_id"]]
         assert (row["source"], row["file"], row["position"]) == (doc["source"], doc["file"], doc["position"])
     assert _run_cli(["sample", run, "--removed", "5", "--seed", "7", "--json"], capsys)[1] == out

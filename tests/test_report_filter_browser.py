@@ -46,6 +46,11 @@ SECTION_FACTS = """(() => {
 
 
 def _check_page(html_path: str, facts: FilterFacts) -> None:
+    examples = sum(min(3, n) for s in facts.sources for n in facts.dropped(s).values())
+    _check_section(html_path, set(MEASURES), len(MEASURES) + 1, examples)
+
+
+def _check_section(html_path: str, with_threshold: set[str], charts_total: int, examples: int) -> None:
     browser = Chromium(_chromium())
     try:
         for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
@@ -62,12 +67,11 @@ def _check_page(html_path: str, facts: FilterFacts) -> None:
             charts = seen["charts"]
             assert all(c["w"] > 50 and c["h"] > 50 and c["bars"] > 0 for c in charts), charts
             histograms = {c["title"]: c["threshold"] for c in charts if c["threshold"] is not None}
-            assert set(histograms) == set(MEASURES), charts
+            assert set(histograms) == with_threshold, charts
             assert all(t["h"] > 50 and t["inside"] for t in histograms.values()), histograms
-            assert len(charts) == len(MEASURES) + 1  # and the drops per filter
+            assert len(charts) == charts_total  # one per measured rule and the drops per filter
             assert seen["scrollWidth"] <= seen["width"] == width, seen
             assert seen["outside"] == [] and seen["hiddenScroll"] == [], seen
-            examples = sum(min(3, n) for s in facts.sources for n in facts.dropped(s).values())
             assert seen["excerpts"] == examples
         assert _errors(browser.events) == []
     finally:
@@ -80,15 +84,23 @@ def test_filter_section_renders_in_chromium_at_two_widths(tmp_path: Path, shared
 
 
 @pytest.mark.spark
-def test_filter_section_beside_a_real_run(local_reference_run: Path, tmp_path: Path, shared_fixtures: Path) -> None:
-    """The sample run (its dedup examples, token charts, timeline) with filter outputs added: the whole page."""
+def test_filter_section_of_the_sample_run(local_reference_run: Path, tmp_path: Path) -> None:
+    """The sample run filters (conf/local.yaml): its whole page, the section's figures read from its own tables."""
+    import pyarrow.parquet as pq
+
     run = tmp_path / "run"
     shutil.copytree(local_reference_run, run, ignore=shutil.ignore_patterns("report.*"))
-    facts = build_filter_run(run, shared_fixtures, ("web", "forum"))
+    summary = json.loads((run / "filter" / "summary.json").read_text())
+    dropped = pq.read_table(run / "filter" / "dropped").to_pylist()
     data = build_report_data(str(run))
-    assert data["sources"]["forum"]["filtered"] == facts.dropped("forum")
-    assert (
-        data["summary"]["survivors"]
-        == json.loads((local_reference_run / "report.json").read_text())["summary"]["survivors"]
+    for source in data["sources"]:
+        mine = [r["reason"] for r in dropped if r["source"] == source]
+        assert data["sources"][source]["filtered"] == {k: mine.count(k) for k in set(mine)}
+    per_rule: dict[tuple[str, str], int] = {}
+    for r in dropped:
+        per_rule[(r["source"], r["reason"])] = per_rule.get((r["source"], r["reason"]), 0) + 1
+    measures = summary["measures"]
+    with_threshold = {rule for rule, m in measures.items() if m["threshold"] is not None}
+    _check_section(
+        write_reports(str(run))[1], with_threshold, len(measures) + 1, sum(min(3, n) for n in per_rule.values())
     )
-    _check_page(write_reports(str(run))[1], facts)

@@ -7,13 +7,14 @@ from typing import Any
 
 from pipeline.dedup.jaccard import text_jaccard
 from pipeline.report.tables import (
+    dedup_input,
     excerpt,
     has_table,
     iter_rows,
     read_rows,
     rows_by_doc_id,
 )
-from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS
+from pipeline.stage_api.layout import COMPONENTS, REJECTS
 
 PER_SOURCE = 3  # examples of each kind per source (and per reject reason)
 EXCERPT_CHARS = 1500  # of each document shown side by side
@@ -77,7 +78,7 @@ def duplicate_examples(run: str, sources: list[str], params: dict, per_source: i
         return out
     clusters = _clusters(run, sources)
     ids = {r["doc_id"] for _, rows in clusters for r in rows[:MEMBERS_LOOKED_AT]}
-    texts = rows_by_doc_id(run, DOCUMENTS, ids, DOC_COLUMNS)
+    texts = rows_by_doc_id(run, dedup_input(run), ids, DOC_COLUMNS)  # the texts their Jaccard is of
     for component, rows in clusters:
         survivor = texts.get(rows[0]["survivor"])
         members = [texts[r["doc_id"]] for r in rows[:MEMBERS_LOOKED_AT] if r["doc_id"] in texts]

@@ -20,6 +20,7 @@ from pipeline.dedup.shingles import count_tokens
 from pipeline.errors import PipelineError
 from pipeline.report.examples import DOC_COLUMNS, exact_jaccard
 from pipeline.report.tables import (
+    dedup_input,
     edges_touching,
     excerpt,
     has_table,
@@ -147,7 +148,8 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
 
     members = read_rows(run, COMPONENTS, None, pc.field("component") == row["component"])
     shown = sorted(members, key=lambda m: (m["doc_id"] not in (doc_id, row["survivor"]), m["doc_id"]))[:MEMBERS_SHOWN]
-    texts = {k: v["text"] for k, v in rows_by_doc_id(run, DOCUMENTS, [m["doc_id"] for m in shown], DOC_COLUMNS).items()}
+    shown_ids = [m["doc_id"] for m in shown]
+    texts = {k: v["text"] for k, v in rows_by_doc_id(run, dedup_input(run), shown_ids, DOC_COLUMNS).items()}
     links: dict[int, dict[int, str]] = {}
     edges = edges_touching(run, [m["doc_id"] for m in members])
     for e in edges:

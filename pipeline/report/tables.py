@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 
 from pipeline import storage
 from pipeline.errors import PipelineError
-from pipeline.stage_api.layout import EDGES
+from pipeline.stage_api.layout import DOCUMENTS, EDGES, FILTERED
 
 
 class RunNotFoundError(PipelineError, FileNotFoundError):
@@ -46,6 +46,11 @@ def iter_rows(run: str, table: str, columns: list[str]) -> Iterator[list[dict]]:
     for fragment in sorted(dataset.get_fragments(), key=lambda f: f.path):
         for batch in fragment.to_batches(columns=columns):
             yield batch.to_pylist()
+
+
+def dedup_input(run: str) -> str:
+    """The table of the texts dedup compared: the filter stage's documents when the run filtered, else ingest's."""
+    return FILTERED if has_table(run, FILTERED) else DOCUMENTS
 
 
 def rows_by_doc_id(run: str, table: str, doc_ids: Iterable[int], columns: list[str] | None = None) -> dict[int, dict]:
