@@ -16,7 +16,9 @@ os.environ.setdefault("PIPELINE_NUMBA_AFTER", "0")
 
 from tests.cluster_runs import cluster_zip, local_reference_run, standalone_config  # noqa: F401  (spark-submit)
 from tests.oracles import missing_tool
+from tests.sample_runs import sample_run  # noqa: F401  (the sample's run, made once)
 from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:// and s3:// emulators)
+from tests.xdist_groups import mark_xdist_groups
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
@@ -97,12 +99,15 @@ def graphframes_spark(spark):
     return spark
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the xdist_group marks
 def pytest_collection_modifyitems(config, items) -> None:
     """Every test that uses the ``spark`` fixture (directly or through another fixture) is marked ``spark``,
-    so ``-m spark`` selects all Spark-touching tests (CI runs them on Spark 4 too)."""
+    so ``-m spark`` selects all Spark-touching tests (CI runs them on Spark 4 too). Under pytest-xdist, each
+    test gets its worker group (tests/xdist_groups.py)."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+    mark_xdist_groups(config, items)
 
 
 @pytest.fixture(autouse=True)

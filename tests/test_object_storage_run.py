@@ -13,9 +13,9 @@ import fsspec
 import pytest
 
 from pipeline.cli.commands import prepare
-from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
+from tests.sample_runs import SAMPLE_SETS, SampleRun
 from tests.storage_fixtures import GCS_ENV, S3_ENV, list_objects, new_bucket, restore_worker_env, spark_worker_env
 
 pytestmark = pytest.mark.spark
@@ -38,13 +38,10 @@ def _shape(names) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def local_run(spark, tmp_path_factory):
-    """The reference: the sample on a local disk."""
-    out = tmp_path_factory.mktemp("local") / "run"
-    config = load_config_text((REPO / "conf" / "local.yaml").read_text(), [f"output={out}", *SIZES])
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)
-        run_stages(RunContext(config, spark=spark), log=lambda *_: None)
+def local_run(sample_run: SampleRun):
+    """The reference: the sample on a local disk with the same SIZES (run once per session, tests/sample_runs.py)."""
+    assert set(SIZES) <= set(SAMPLE_SETS)
+    out = sample_run.path
     files = {
         str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")
     }
