@@ -18,7 +18,7 @@ from tests.cluster_runs import cluster_zip, local_reference_run, standalone_conf
 from tests.oracles import missing_tool
 from tests.sample_runs import sample_run  # noqa: F401  (the sample's run, made once)
 from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:// and s3:// emulators)
-from tests.xdist_groups import mark_xdist_groups
+from tests.xdist_groups import shared_run_scheduler, unlisted_shared_run
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
@@ -99,15 +99,27 @@ def graphframes_spark(spark):
     return spark
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the xdist_group marks
 def pytest_collection_modifyitems(config, items) -> None:
     """Every test that uses the ``spark`` fixture (directly or through another fixture) is marked ``spark``,
-    so ``-m spark`` selects all Spark-touching tests (CI runs them on Spark 4 too). Under pytest-xdist, each
-    test gets its worker group (tests/xdist_groups.py)."""
+    so ``-m spark`` selects all Spark-touching tests (CI runs them on Spark 4 too)."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
-    mark_xdist_groups(config, items)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` keeps the files sharing a session run on one worker (tests/xdist_groups.py)."""
+    return shared_run_scheduler(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    """On a pytest-xdist worker, a test using a shared run from a file not listed with it fails before its
+    fixtures are made (tests/xdist_groups.py)."""
+    why = unlisted_shared_run(item) if os.environ.get("PYTEST_XDIST_WORKER") else None
+    if why:
+        pytest.fail(why)
 
 
 @pytest.fixture(autouse=True)
