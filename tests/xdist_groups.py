@@ -15,6 +15,7 @@ import pytest
 SHARED_RUN_FILES: dict[str, tuple[str, ...]] = {
     "local_reference_run": (
         "tests/test_golden_outputs.py",
+        "tests/test_numba_first_use.py",
         "tests/test_report_browser.py",
         "tests/test_report_explain.py",
         "tests/test_spark_submit.py",
