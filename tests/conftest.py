@@ -16,7 +16,9 @@ os.environ.setdefault("PIPELINE_NUMBA_AFTER", "0")
 
 from tests.cluster_runs import cluster_zip, local_reference_run, standalone_config  # noqa: F401  (spark-submit)
 from tests.oracles import missing_tool
+from tests.sample_runs import sample_run  # noqa: F401  (the sample's run, made once)
 from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:// and s3:// emulators)
+from tests.xdist_groups import shared_run_scheduler, unlisted_shared_run
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
@@ -103,6 +105,21 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` keeps the files sharing a session run on one worker (tests/xdist_groups.py)."""
+    return shared_run_scheduler(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    """On a pytest-xdist worker, a test using a shared run from a file not listed with it fails before its
+    fixtures are made (tests/xdist_groups.py)."""
+    why = unlisted_shared_run(item) if os.environ.get("PYTEST_XDIST_WORKER") else None
+    if why:
+        pytest.fail(why)
 
 
 @pytest.fixture(autouse=True)

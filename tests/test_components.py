@@ -58,7 +58,8 @@ def random_graph(seed: int, nodes: int = 400, edges: int = 330) -> list[Edge]:
 
 @pytest.mark.parametrize(
     ("seed", "checkpoint_interval", "hub_threshold"),
-    [(0, 3, 10_000), (1, 1, 2), (2, 2, 3)],  # small thresholds route most keys through the hub join
+    # small thresholds route most keys through the hub join; (2, 2, 3) is (1, 1, 2)'s plan on other data
+    [(0, 3, 10_000), (1, 1, 2), pytest.param(2, 2, 3, marks=pytest.mark.same_plan)],
 )
 def test_random_graphs_match_networkx(spark, seed, checkpoint_interval, hub_threshold):
     edges = random_graph(seed)

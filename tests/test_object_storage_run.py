@@ -13,9 +13,9 @@ import fsspec
 import pytest
 
 from pipeline.cli.commands import prepare
-from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
+from tests.sample_runs import SAMPLE_SETS, SampleRun
 from tests.storage_fixtures import GCS_ENV, S3_ENV, list_objects, new_bucket, restore_worker_env, spark_worker_env
 
 pytestmark = pytest.mark.spark
@@ -38,13 +38,10 @@ def _shape(names) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def local_run(spark, tmp_path_factory):
-    """The reference: the sample on a local disk."""
-    out = tmp_path_factory.mktemp("local") / "run"
-    config = load_config_text((REPO / "conf" / "local.yaml").read_text(), [f"output={out}", *SIZES])
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)
-        run_stages(RunContext(config, spark=spark), log=lambda *_: None)
+def local_run(sample_run: SampleRun):
+    """The reference: the sample on a local disk with the same SIZES (run once per session, tests/sample_runs.py)."""
+    assert set(SIZES) <= set(SAMPLE_SETS)
+    out = sample_run.path
     files = {
         str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")
     }
@@ -87,6 +84,7 @@ def test_sample_on_gcs_with_a_failed_first_tokenize_attempt_equals_a_local_run(s
     print(f"gs:// run: {time.time() - started:.1f} s")
 
 
+@pytest.mark.same_plan  # the gs:// run stages its tables the same way; only the fsspec backend differs
 def test_sample_on_s3_equals_a_local_run(spark, s3_emulator, local_run):
     started = time.time()
     run, files, results = _remote_run(spark, "s3", S3_ENV, inject=False)

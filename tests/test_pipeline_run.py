@@ -21,6 +21,7 @@ from pipeline.run.runner import StageError, run_stages
 from pipeline.stage_api.context import RunContext
 from tests.cluster_runs import file_digests
 from tests.oracles import require_oracle
+from tests.sample_runs import SampleRun
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -32,14 +33,10 @@ def _config(out: Path, overrides=()):
 
 
 @pytest.fixture(scope="module")
-def reference(spark, tmp_path_factory):
-    """One clean run on the sample: 2 ingest splits, 2 tokenize shards per source."""
-    out = tmp_path_factory.mktemp("reference") / "run"
-    ctx = RunContext(_config(out, ["ingest.partitions=2", "tokenize.partitions=2"]), spark=spark)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)
-        results = run_stages(ctx, log=lambda *_: None)
-    return out, results
+def reference(sample_run: SampleRun):
+    """One clean run on the sample: 2 ingest splits, 2 tokenize shards per source (made once per session,
+    tests/sample_runs.py; the same as ``_config(out, ["ingest.partitions=2", "tokenize.partitions=2"])``)."""
+    return sample_run.path, sample_run.results
 
 
 def test_outputs_open_in_megatron_core_and_accounting_holds(reference):

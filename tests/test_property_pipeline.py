@@ -174,6 +174,7 @@ source_spec = st.tuples(
 )
 
 
+@pytest.mark.same_plan  # random inputs through the plans of test_pipeline_run.py and test_ingest_files.py
 @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     sources=st.lists(source_spec, min_size=1, max_size=3),
@@ -333,6 +334,7 @@ tokenize: {{partitions: 1}}
 """)
 
 
+@pytest.mark.same_plan  # the case of test_dedup_index_safety.py's concurrent dated runs, with random inputs
 @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     shared=st.integers(1, 30),

@@ -14,6 +14,7 @@ from pipeline.cli.commands import main
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
+from tests.sample_runs import SAMPLE_SETS, SampleRun
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
@@ -43,13 +44,10 @@ def _digests(run: Path, sub: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def finished(spark, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("finished") / "run"
-    config = load_config_text((REPO / "conf" / "local.yaml").read_text(), [f"output={out}", *BASE])
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(REPO)
-        run_stages(RunContext(config, spark=spark), log=lambda *_: None)
-    return out
+def finished(sample_run: SampleRun) -> Path:
+    """conf/local.yaml with BASE, run once per session (tests/sample_runs.py); only ever copied."""
+    assert list(SAMPLE_SETS) == BASE
+    return sample_run.path
 
 
 @pytest.fixture
