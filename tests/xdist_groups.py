@@ -18,6 +18,7 @@ SHARED_RUN_FILES: dict[str, tuple[str, ...]] = {
         "tests/test_numba_first_use.py",
         "tests/test_report_browser.py",
         "tests/test_report_explain.py",
+        "tests/test_report_filter_browser.py",
         "tests/test_spark_submit.py",
         "tests/test_standalone_cluster.py",
     ),
