@@ -99,11 +99,16 @@ def _rule(rule: str, section: dict) -> list[str]:
         fails = "below" if measure["direction"] == "min" else "above"
         parts[-1] += f" · a document {fails} {esc(_number(measure['threshold']))} is dropped"
     parts[-1] += "</p>"
-    if measure is not None:
+    if measure is not None and _measured(measure):
         parts.append(_histogram(rule, measure))
     for source, examples in section["examples"].get(rule, {}).items():
         parts += [_example(source, e) for e in examples]
     return parts
+
+
+def _measured(measure: dict) -> bool:
+    """True when the rule measured at least one document (a rule no document reached gets no empty chart)."""
+    return any(sum(h["counts"]) + h["underflow"] + h["overflow"] for h in measure["counts"].values())
 
 
 def filter_parts(data: dict) -> list[str]:
