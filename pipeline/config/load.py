@@ -199,6 +199,17 @@ def _coerce(tp: Any, value: Any, key: str) -> Any:
         if not isinstance(value, dict):
             raise ConfigError(key, f"expected a mapping, got {type(value).__name__}")
         return {str(k): _coerce(args[1], v, f"{key}.{k}") for k, v in value.items()}
+    if tp in (bool, int, float):
+        return coerce_number(tp, value, key)
+    if tp is str:
+        if isinstance(value, (dict, list)) or value is None:
+            raise ConfigError(key, f"expected a string, got {value!r}")
+        return str(value)
+    raise ConfigError(key, f"unsupported type {tp}")
+
+
+def coerce_number(tp: type, value: Any, key: str) -> Any:
+    """``value`` as a YAML boolean, integer or number (``tp`` bool, int or float; true is not a number)."""
     if tp is bool:
         if not isinstance(value, bool):
             raise ConfigError(key, f"expected true or false, got {value!r}")
@@ -207,15 +218,9 @@ def _coerce(tp: Any, value: Any, key: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(key, f"expected an integer, got {value!r}")
         return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(key, f"expected a number, got {value!r}")
-        return float(value)
-    if tp is str:
-        if isinstance(value, (dict, list)) or value is None:
-            raise ConfigError(key, f"expected a string, got {value!r}")
-        return str(value)
-    raise ConfigError(key, f"unsupported type {tp}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(key, f"expected a number, got {value!r}")
+    return float(value)
 
 
 def _check_field(fld: dataclasses.Field, value: Any, key: str) -> None:

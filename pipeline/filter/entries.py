@@ -9,6 +9,7 @@ import typing
 from typing import Any
 
 from pipeline.config import ConfigError, PipelineConfig
+from pipeline.config.load import coerce_number
 from pipeline.filter import registry
 
 
@@ -78,18 +79,8 @@ def _typed(tp: Any, value: Any, key: str) -> Any:
             except ConfigError as exc:
                 errors.append(exc)
         raise errors[0] if errors else ConfigError(key, f"unexpected value {value!r}")
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(key, f"expected true or false, got {value!r}")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(key, f"expected an integer, got {value!r}")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(key, f"expected a number, got {value!r}")
-        return float(value)
+    if tp in (bool, int, float):
+        return coerce_number(tp, value, key)
     if tp is str:
         if not isinstance(value, str):
             raise ConfigError(key, f"expected a string, got {value!r}")

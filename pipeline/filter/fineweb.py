@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from pipeline.filter import settings
-from pipeline.filter.outcome import Outcomes, fmt, texts_of
+from pipeline.filter.outcome import Outcomes, fmt, judge_each
 from pipeline.filter.punctuation import TERMINAL_PUNCTUATION
 from pipeline.filter.repetition import duplicates
 from pipeline.filter.words import split_words
@@ -52,11 +52,7 @@ class FineWebFilter:
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""
-        texts = texts_of(batch)
-        out = Outcomes(NAME, RULES, len(texts))
-        for i, text in enumerate(texts):
-            self._judge(out, i, text)
-        return out.result()
+        return judge_each(NAME, RULES, batch, self._judge)
 
     def _judge(self, out: Outcomes, i: int, text: str) -> None:
         lines = [line for line in text.split("\n") if line and not line.isspace()]

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from pipeline.filter import settings
 from pipeline.filter.chars import alpha_table, codepoints, table_of
-from pipeline.filter.outcome import Outcomes, fmt, texts_of
+from pipeline.filter.outcome import Outcomes, fmt, judge_each
 from pipeline.filter.punctuation import PUNCTUATION_SET
 from pipeline.filter.words import split_words
 from pipeline.stage_api.filter import FilterResult
@@ -78,11 +78,7 @@ class GopherQualityFilter:
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""
-        texts = texts_of(batch)
-        out = Outcomes(NAME, RULES, len(texts))
-        for i, text in enumerate(texts):
-            self._judge(out, i, text)
-        return out.result()
+        return judge_each(NAME, RULES, batch, self._judge)
 
     def _judge(self, out: Outcomes, i: int, text: str) -> None:
         words = split_words(text)

@@ -10,7 +10,7 @@ import re
 import pyarrow as pa
 
 from pipeline.filter import settings
-from pipeline.filter.outcome import Outcomes, fmt, texts_of
+from pipeline.filter.outcome import Outcomes, fmt, judge_each
 from pipeline.filter.repetition import WordGrams, duplicates
 from pipeline.filter.words import split_words
 from pipeline.stage_api.filter import FilterResult
@@ -74,11 +74,7 @@ class GopherRepetitionFilter:
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""
-        texts = texts_of(batch)
-        out = Outcomes(NAME, list(dict.fromkeys(self.rules)), len(texts))
-        for i, text in enumerate(texts):
-            self._judge(out, i, text)
-        return out.result()
+        return judge_each(NAME, list(dict.fromkeys(self.rules)), batch, self._judge)
 
     def _judge(self, out: Outcomes, i: int, text: str) -> None:
         out.measure(i, "empty", float(len(text)))

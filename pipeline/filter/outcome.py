@@ -3,7 +3,7 @@ and the value every evaluated rule measured (docs/stages.md, Filters)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +38,17 @@ class Outcomes:
         """The :class:`FilterResult` of the batch."""
         measures = {f"{self.name}.{rule}": values for rule, values in self.measures.items()}
         return FilterResult(self.keep, self.reason, self.detail, text=text, changed=changed, measures=measures)
+
+
+def judge_each(
+    name: str, rules: Sequence[str], batch: pa.RecordBatch, judge: Callable[[Outcomes, int, str], None]
+) -> FilterResult:
+    """The result of a filter that decides each document alone: ``judge(out, i, text)`` for every row of ``batch``."""
+    texts = texts_of(batch)
+    out = Outcomes(name, rules, len(texts))
+    for i, text in enumerate(texts):
+        judge(out, i, text)
+    return out.result()
 
 
 def texts_of(batch: pa.RecordBatch) -> list[str]:
