@@ -1,0 +1,71 @@
+"""What the filter stage adds to a run (issue #29, item 8: at most 50 % of ingest + dedup): the same real corpus
+(bench/real_corpus.py) through ingest + dedup, then through ingest + filter + dedup with conf/dataproc.yaml's
+filter list (language ID, Gopher repetition and quality, C4, FineWeb, PII), local[2], in one process.
+
+Prints seconds per stage of both runs, the filter stage's seconds over the first run's ingest + dedup, and the
+second run's whole time over the first's (dedup has less to do after filtering, so both are shown).
+
+Run: python bench/bench_filter_stage.py [--mb 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from harness import DATA, session
+
+from pipeline.config import load_config_text
+from pipeline.run.manifest import Manifest
+from pipeline.run.registry import DEDUP, FILTER, INGEST
+from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
+
+sys.path.insert(0, str(Path(__file__).parent))
+import real_corpus  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(spark, raw: Path, out: Path, filters: list | None) -> dict[str, float]:
+    """Seconds per stage of a fresh run of ingest (+ filter) + dedup over ``raw``."""
+    shutil.rmtree(out, ignore_errors=True)
+    text = f"""
+output: {out}
+sources: [{{name: bench, paths: ["{raw}"]}}]
+{yaml.safe_dump({"filter": filters}) if filters else ""}
+"""
+    ctx = RunContext(load_config_text(text, []), spark=spark)
+    started = time.time()
+    stages = (INGEST, FILTER, DEDUP) if filters else (INGEST, DEDUP)
+    run_stages(ctx, log=lambda *_: None, stages=stages)
+    seconds = {name: info["seconds"] for name, info in Manifest(str(out)).data["stages"].items()}
+    seconds["total"] = round(time.time() - started, 1)
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=200, help="MB of real documents (default 200)")
+    args = parser.parse_args()
+    raw = real_corpus.build(args.mb)
+    filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
+    spark = session()
+    plain = run(spark, raw, DATA / "run-filter-stage-off", None)
+    filtered = run(spark, raw, DATA / "run-filter-stage-on", filters)
+    spark.stop()
+    print(f"{raw} ({raw.stat().st_size / 1e6:.0f} MB on disk), local[2]; filters: {[f['name'] for f in filters]}")
+    print(f"{'run':<22}{'ingest':>9}{'filter':>9}{'dedup':>9}{'total':>9}")
+    for name, secs in (("ingest + dedup", plain), ("ingest + filter + dedup", filtered)):
+        print(f"{name:<22}" + "".join(f"{secs.get(c, 0.0):>9.1f}" for c in ("ingest", "filter", "dedup", "total")))
+    base = plain["ingest"] + plain["dedup"]
+    print(f"filter stage / (ingest + dedup): {filtered['filter'] / base:.2f} (goal <= 0.50)")
+    print(f"whole run with filters / without: {filtered['total'] / plain['total']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
