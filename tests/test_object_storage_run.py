@@ -21,7 +21,16 @@ from tests.storage_fixtures import GCS_ENV, S3_ENV, list_objects, new_bucket, re
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[1]
 SIZES = ["ingest.partitions=2", "tokenize.partitions=2"]
-TABLES = ("documents/", "rejects/", "dedup/edges/", "dedup/components/", "dedup/survivors/", "dedup/duplicates/")
+TABLES = (
+    "documents/",
+    "rejects/",
+    "filter/documents/",
+    "filter/dropped/",
+    "dedup/edges/",
+    "dedup/components/",
+    "dedup/survivors/",
+    "dedup/duplicates/",
+)
 
 
 def _digests(files: dict[str, bytes]) -> dict[str, str]:

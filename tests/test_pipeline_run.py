@@ -45,7 +45,9 @@ def test_outputs_open_in_megatron_core_and_accounting_holds(reference):
     out, results = reference
     manifest = json.loads((out / "manifest.json").read_text())
     for source, row in manifest["accounting"].items():
-        assert row["documents_read"] == row["rejected"] + row["duplicates_removed"] + row["survivors"]
+        filtered = sum(row.get("filtered", {}).values())  # conf/local.yaml runs the filter stage
+        assert filtered > 0 and row["passed_filters"] == row["documents_read"] - row["rejected"] - filtered
+        assert row["documents_read"] == row["rejected"] + filtered + row["duplicates_removed"] + row["survivors"]
         ds = MegatronDataset(str(out / "megatron" / source))
         assert len(ds) == row["survivors"] == row["written"] > 0
         eod = results["tokenize"].counts["eod_id"]
@@ -159,7 +161,7 @@ def test_one_stage_job_reuses_finished_stages_and_still_checks_accounting(spark,
     ctx = RunContext(_config(run, base), spark=spark)
     results = run_stages(ctx, only="tokenize", log=messages.append)
     assert all("already finished" in m for m in messages if m.startswith("[")), messages
-    assert set(results) == {"ingest", "dedup", "train-tokenizer", "tokenize"}
+    assert set(results) == {"ingest", "filter", "dedup", "train-tokenizer", "tokenize"}
     reweighted = RunContext(_config(run, [*base, "sources.web.weight=0.7"]), spark=spark)
     with pytest.raises(StageError, match=r"merge-blend.*weights\.web.*--force merge-blend"):
         run_stages(reweighted, only="merge-blend", log=messages.append)

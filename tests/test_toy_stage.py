@@ -52,7 +52,7 @@ def test_a_stage_from_tests_is_resumed_verified_accounted_and_reported(spark, tm
     for source, row in manifest["accounting"].items():
         assert row["removed"]["toy_word"] == row["toy_word"] == expected[source], source
         assert row["documents_read"] == row["rejected"] + sum(row["removed"].values()) + row["written"]
-        assert row["filtered"] == manifest["stages"]["toy"]["counts"]["sources"][source]["documents"]
+        assert row["toy_kept"] == manifest["stages"]["toy"]["counts"]["sources"][source]["documents"]
     report = json.loads((out / "report.json").read_text())
     assert report["toy"] == {"dropped": sum(expected.values()), "word": WORD}
     assert report["summary"]["removed"]["toy_word"] == sum(expected.values())

@@ -67,7 +67,7 @@ TOY = Stage(
     _run_toy,
     outputs=("toy",),
     tally=source_tally("documents", read="read", removals=("toy_word",)),
-    passes_on="filtered",
+    passes_on="toy_kept",
     reads=(layout.PASSED_ON,),
     passes=KEPT,
     report=_report,
