@@ -77,8 +77,8 @@ def catalogues() -> Iterator[Doc]:
     for path in sorted(LOCALES.glob("*/LC_MESSAGES/*.mo")):
         try:
             text = catalogue_text(path)
-        except (OSError, UnicodeDecodeError):  # a catalogue in another encoding: gettext cannot read it as UTF-8
-            continue
+        except (OSError, UnicodeDecodeError, IndexError, ValueError):  # another encoding, a malformed header
+            continue  # (gettext cannot parse it): left out, the same on every build
         yield str(path), text
 
 
