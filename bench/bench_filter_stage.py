@@ -2,7 +2,8 @@
 (bench/real_corpus.py) through ingest + dedup, then through ingest + filter + dedup with conf/dataproc.yaml's
 filter list (language ID, Gopher repetition and quality, C4, FineWeb, PII), local[2], in one process.
 
-Prints seconds per stage of both runs, the filter stage's seconds over the first run's ingest + dedup, and the
+A first run without filters warms the JVM, the page cache and the kernels and is not reported. Prints seconds
+per stage of both runs, the filter stage's seconds over the first run's ingest + dedup, and the
 second run's whole time over the first's (dedup has less to do after filtering, so both are shown).
 
 Run: python bench/bench_filter_stage.py [--mb 200]
@@ -37,6 +38,7 @@ def run(spark, raw: Path, out: Path, filters: list | None) -> dict[str, float]:
     text = f"""
 output: {out}
 sources: [{{name: bench, paths: ["{raw}"]}}]
+tokenizer: {{train: true}}
 {yaml.safe_dump({"filter": filters}) if filters else ""}
 """
     ctx = RunContext(load_config_text(text, []), spark=spark)
@@ -55,6 +57,7 @@ def main() -> None:
     raw = real_corpus.build(args.mb)
     filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
     spark = session()
+    run(spark, raw, DATA / "run-filter-stage-off", None)  # warm-up: JVM, page cache, numba cache (not reported)
     plain = run(spark, raw, DATA / "run-filter-stage-off", None)
     filtered = run(spark, raw, DATA / "run-filter-stage-on", filters)
     spark.stop()
