@@ -28,7 +28,8 @@ LABEL_PREFIX = "__label__"
 SPLIT = re.compile("[^ \t\n\v\f\r\x00]+")  # fastText's words: runs of anything but its whitespace bytes
 # characters str.split() treats as whitespace and fastText does not, and \0 which fastText does
 NOT_PY_SPLIT = re.compile("[\x00\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
-CHUNK_ROWS = 1 << 20  # rows gathered at once (64 MB of float32 at dim 16)
+GROUP_CHARS = 1 << 18  # characters of lines whose rows are gathered at once (at most ~4 rows a character)
+MAX_WORDS = 1 << 20  # distinct words whose row lists are kept; the cache starts again beyond
 
 
 def fnv1a(data: bytes) -> int:
@@ -99,10 +100,40 @@ class HierarchicalSoftmax:
         return score[: self.n].T.copy(), reached[: self.n].T.copy()
 
 
+class _Slots(dict[str, int]):
+    """word -> its slot (row list number); a word not seen before gets the next slot and waits in ``pending``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[str] = []
+
+    def __missing__(self, word: str) -> int:
+        slot = self[word] = len(self)
+        self.pending.append(word)
+        return slot
+
+
+class _Growing:
+    """An int64 array appended to in blocks (its capacity doubles)."""
+
+    def __init__(self) -> None:
+        self.data = np.zeros(1024, dtype=np.int64)
+        self.size = 0
+
+    def extend(self, values: np.ndarray) -> None:
+        need = self.size + len(values)
+        if need > len(self.data):
+            grown = np.zeros(max(need, 2 * len(self.data)), dtype=np.int64)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : need] = values
+        self.size = need
+
+
 class FastTextPredictor:
     """Label probabilities of lines, as fastText's predict gives them on the same model."""
 
-    def __init__(self, model: FastTextModel) -> None:
+    def __init__(self, model: FastTextModel, max_words: int = MAX_WORDS) -> None:
         args = model.args
         if args["loss"] != "hs" or int(args["word_ngrams"]) > 1:
             raise ValueError(f"only hierarchical softmax models without word n-grams (loss {args['loss']})")
@@ -110,68 +141,106 @@ class FastTextPredictor:
         self.minn, self.maxn, self.bucket = int(args["minn"]), int(args["maxn"]), int(args["bucket"])
         self.word_ids = {w: i for i, w in enumerate(model.words)}
         self.nwords = len(model.words)
-        self.prune = model.prune
+        # bucket -> its input row (-1 when pruned away): the prune index as a table
+        if model.prune is None:
+            self._bucket_rows = self.nwords + np.arange(self.bucket, dtype=np.int64)
+        else:
+            self._bucket_rows = np.full(self.bucket, -1, dtype=np.int64)
+            keys = np.fromiter(model.prune.keys(), dtype=np.int64, count=len(model.prune))
+            self._bucket_rows[keys] = self.nwords + np.fromiter(model.prune.values(), np.int64, len(model.prune))
         self.input = model.input
         self.tree = HierarchicalSoftmax(model.label_counts, model.output)
-        self._slot: dict[str, int] = {}  # word -> its row list's slot in the pool
-        self._pool: list[int] = []  # row lists of the words seen, one after the other
-        self._start: list[int] = []
-        self._length: list[int] = []
+        self.max_words = max_words
+        self._reset()
 
-    def rows(self, word: str) -> list[int]:
-        """The input rows fastText adds for ``word``, in its order: the word's own row, then its n-grams'."""
-        wid = self.word_ids.get(word, -1)
-        out = [] if wid < 0 else [wid]
-        if word == EOS or self.maxn <= 0:
-            return out
-        chars = BOW + word + EOW
-        size = len(chars)
-        for i in range(size):
-            for n in range(self.minn, min(self.maxn, size - i) + 1):
-                if n == 1 and (i == 0 or i + n == size):
-                    continue
-                h = fnv1a(chars[i : i + n].encode("utf-8", "surrogatepass")) % self.bucket
-                if self.prune is None:
-                    out.append(self.nwords + h)
-                elif h in self.prune:
-                    out.append(self.nwords + self.prune[h])
+    def _reset(self) -> None:
+        self._slots = _Slots()
+        self._pool, self._start, self._length = _Growing(), _Growing(), _Growing()
+
+    def rows(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(the input rows fastText adds for each word, end to end; rows per word): a word's own row when the
+        dictionary has it, then its n-grams' rows, by start code point then length."""
+        count = len(words)
+        wid = np.array([self.word_ids.get(w, -1) for w in words], dtype=np.int64)
+        wrapped = [BOW + w + EOW for w in words]
+        chars = np.array([len(w) for w in wrapped], dtype=np.int64)
+        grams = self._ngram_rows("".join(wrapped), chars)  # (code points, sizes): row or -1
+        grams[np.repeat(np.array([w == EOS for w in words], dtype=bool), chars)] = -1  # </s> has no n-grams
+        kept = grams >= 0
+        per_word = np.add.reduceat(kept.sum(axis=1), np.cumsum(chars) - chars) if count else chars
+        own = (wid >= 0).astype(np.int64)
+        lengths = own + per_word
+        at_word = np.cumsum(lengths) - lengths  # where each word's rows start
+        rows = np.empty(int(lengths.sum()), dtype=np.int64)
+        rows[at_word[own == 1]] = wid[own == 1]  # a word's own row first, then its n-grams in their order
+        rest = np.ones(len(rows), dtype=bool)
+        rest[at_word[own == 1]] = False
+        rows[rest] = grams[kept]  # row-major: by start code point, then by size
+        return rows, lengths
+
+    def _ngram_rows(self, joined: str, chars: np.ndarray) -> np.ndarray:
+        """Input rows (-1: pruned away or not an n-gram of its word) of the n-grams of each code point of
+        ``joined`` (words end to end, ``chars`` code points each), one column per size ``minn..maxn``."""
+        data = np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        starts = np.flatnonzero((data & 0xC0) != 0x80)  # each code point's first byte
+        total = len(starts)
+        width = np.diff(np.append(starts, len(data)))
+        signed = data.astype(np.int8).astype(np.int32).view(np.uint32)  # uint32_t(int8_t(c))
+        cp_bytes = np.zeros((4, total + self.maxn), dtype=np.uint32)  # code point -> its bytes (padded past the end)
+        cp_width = np.zeros(total + self.maxn, dtype=np.int64)
+        cp_width[:total] = width
+        for j in range(int(width.max(initial=0))):
+            has = width > j
+            cp_bytes[j, :total][has] = signed[starts[has] + j]
+        # code points left from each one to its word's end (the word included)
+        left = np.repeat(np.cumsum(chars), chars) - np.arange(total)
+        h = np.full(total, 2166136261, dtype=np.uint32)
+        sizes = range(self.minn, self.maxn + 1)
+        out = np.full((total, len(sizes)), -1, dtype=np.int64)
+        local = np.arange(total) - np.repeat(np.cumsum(chars) - chars, chars)
+        for n in range(1, self.maxn + 1):  # the n-gram from g is the (n-1)-gram from g and code point g + n - 1
+            for j in range(4):
+                more = cp_width[n - 1 : n - 1 + total] > j
+                h = np.where(more, (h ^ cp_bytes[j, n - 1 : n - 1 + total]) * np.uint32(16777619), h)
+            if n >= self.minn:
+                ok = left >= n
+                if n == 1:  # a single character at either end is only BOW or EOW
+                    ok &= (local > 0) & (left > 1)
+                out[:, n - self.minn] = np.where(ok, self._bucket_rows[h % np.uint32(self.bucket)], -1)
         return out
 
-    def _slots(self, words: list[str]) -> list[int]:
-        slot = self._slot
-        out = list(map(slot.get, words))
-        if None in out:
-            for i, s in enumerate(out):
-                if s is None:
-                    out[i] = slot.get(words[i])
-                    if out[i] is None:
-                        rows = self.rows(words[i])
-                        out[i] = slot[words[i]] = len(self._start)
-                        self._start.append(len(self._pool))
-                        self._length.append(len(rows))
-                        self._pool.extend(rows)
-        return out  # type: ignore[return-value]
+    def _resolve_pending(self) -> None:
+        pending = self._slots.pending
+        if pending:
+            rows, lengths = self.rows(pending)
+            self._start.extend(self._pool.size + np.cumsum(lengths) - lengths)
+            self._length.extend(lengths)
+            self._pool.extend(rows)
+            pending.clear()
 
     def hidden(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(hidden vectors float32 (lines, dim), rows per line); a line of no rows has a zero vector."""
-        slots = [self._slots(words_of(line)) for line in lines]
-        pool, start, length = (np.array(x, dtype=np.int64) for x in (self._pool, self._start, self._length))
         out = np.zeros((len(lines), self.input.shape[1]), dtype=np.float32)
         counts = np.zeros(len(lines), dtype=np.int64)
-        for i, line_slots in enumerate(slots):
-            ids = np.array(line_slots, dtype=np.int64)
-            lens = length[ids]
-            total = int(lens.sum())
-            counts[i] = total
-            if total == 0:
-                continue
-            # each word's pool slice, end to end: position p of word w is start[w] + p
-            begin = np.repeat(start[ids] - np.cumsum(lens) + lens, lens)
-            rows = pool[begin + np.arange(total)]
-            vectors = self.input[rows]
-            # rows summed one after another (numpy reduces axis 0 of a C-ordered array row by row)
-            total_vector = vectors.sum(axis=0, dtype=np.float32)
-            out[i] = total_vector * np.float32(1.0 / total)
+        for first, stop in _groups(lines):
+            if len(self._slots) > self.max_words:
+                self._reset()
+            per_line = [words_of(line) for line in lines[first:stop]]
+            words = [w for line_words in per_line for w in line_words]
+            slots = np.fromiter(map(self._slots.__getitem__, words), dtype=np.int64, count=len(words))
+            self._resolve_pending()
+            lengths = self._length.data[slots]
+            total = int(lengths.sum())
+            # each word's pool slice, end to end: the p-th row of word w is pool[start[w] + p]
+            begin = np.repeat(self._start.data[slots] - np.cumsum(lengths) + lengths, lengths)
+            vectors = self.input[self._pool.data[begin + np.arange(total)]]
+            line_rows = np.add.reduceat(lengths, np.cumsum([0] + [len(x) for x in per_line[:-1]]))
+            at = 0
+            for i, n in enumerate(line_rows.tolist()):
+                counts[first + i] = n
+                if n:  # rows summed one after another (numpy reduces axis 0 of a C-ordered array row by row)
+                    out[first + i] = vectors[at : at + n].sum(axis=0, dtype=np.float32) * np.float32(1.0 / n)
+                at += n
         return out, counts
 
     def probabilities(self, lines: list[str], threshold: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -188,6 +257,20 @@ class FastTextPredictor:
         order = np.argsort(-probs[0], kind="stable")
         ranked = [(float(probs[0, j]), self.labels[j]) for j in order if reached[0, j]]
         return ranked if k < 0 else ranked[:k]
+
+
+def _groups(lines: list[str]) -> list[tuple[int, int]]:
+    """Consecutive lines of about GROUP_CHARS characters in all (a longer line alone): each group's rows are
+    gathered at once (at most a few rows per character)."""
+    out, first, size = [], 0, 0
+    for i, line in enumerate(lines):
+        if size and size + len(line) > GROUP_CHARS:
+            out.append((first, i))
+            first, size = i, 0
+        size += len(line)
+    if first < len(lines):
+        out.append((first, len(lines)))
+    return out
 
 
 def _expf(x: np.ndarray) -> np.ndarray:
