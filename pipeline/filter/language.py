@@ -6,12 +6,15 @@ given to fastText's predict; the label is the top prediction without its ``__lab
 probability. With ``languages``, a document stays if any listed language's probability (0.0 when fastText does
 not return it) is strictly above ``min_score``; without, if the top probability is. Drops are
 ``language.not_listed`` (the top language is not listed) or ``language.low_score``; ``measures["language.score"]``
-is the top probability. Prediction runs through ``fasttext-predict`` (``import fasttext``) on the model file,
-loaded once per process.
+is the top probability.
 
-Speed: fastText's Python ``predict(k=-1)`` (what datatrove calls) ranks all 176 labels for every document; the
-decision needs only the top two (every label outside them scores at most the second's probability), so one
-call with k=2 decides, and k=-1 runs again only when two unlisted languages both pass the threshold.
+Prediction: our own reading of the model file and fastText's predict in numpy (``fasttext_model``,
+``fasttext_predict``: the same labels, probabilities within 1e-6 of fastText's, and it hashes each distinct word's
+n-grams once per process instead of once per occurrence), for hierarchical softmax models without word n-grams
+such as lid.176; any other model runs through ``fasttext-predict`` (``import fasttext``). Either is loaded once per
+process. Ours gives every label's probability (those fastText's search would not return count 0), which is
+datatrove's ``k=-1``. Through fastText, one call with k=2 decides (every label outside the top two scores at most
+the second's probability), and k=-1 runs again only when two unlisted languages both pass the threshold.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import UsageError
+from pipeline.filter import fasttext_model
+from pipeline.filter.fasttext_predict import FastTextPredictor
 from pipeline.stage_api.filter import FilterResult
 
 NAME = "language"
@@ -36,6 +41,7 @@ LABEL_PREFIX = "__label__"
 MODEL_FILE = "lid.176.ftz"
 
 _MODELS: dict[str, Any] = {}  # model path -> the loaded fastText model, one per process (and Spark worker)
+_PREDICTORS: dict[str, FastTextPredictor | None] = {}  # model path -> our predictor (None: a model it cannot run)
 
 
 def default_model_path() -> str:
@@ -58,6 +64,22 @@ def load_model(path: str) -> Any:
         except ValueError as exc:
             raise UsageError(f"language filter: model_path {path} is not a fastText model ({exc})") from exc
     return model
+
+
+def load_predictor(path: str) -> FastTextPredictor | None:
+    """Our predictor over the model at ``path``, built once per process; None when the model is not one it runs."""
+    if path not in _PREDICTORS:
+        if not Path(path).is_file():
+            raise UsageError(f"language filter: model_path {path} is not a file")
+        try:
+            model = fasttext_model.load(path)
+        except UsageError as exc:
+            raise UsageError(f"language filter: model_path {path} is not a fastText model ({exc})") from exc
+        try:
+            _PREDICTORS[path] = FastTextPredictor(model)
+        except ValueError:
+            _PREDICTORS[path] = None
+    return _PREDICTORS[path]
 
 
 def normalise(text: str) -> str:
@@ -87,40 +109,63 @@ class LanguageFilter:
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Label every document; drop those not in ``languages`` above ``min_score`` (when ``languages`` is set)."""
-        # the C++ call under fasttext-predict's Python predict (same arguments), without its per-call checks
-        predict = load_model(self.model_path).f.predict
-        listed = None if self.languages is None else set(self.languages)
-        k = 1 if listed is None else 2
+        predictor = load_predictor(self.model_path)
         texts = batch.column("text").to_pylist()
-        n = len(texts)
-        labels: list[str] = [""] * n
-        scores = np.zeros(n, dtype=np.float64)
-        keep = np.ones(n, dtype=bool)
-        reason: list[str | None] = [None] * n
-        detail: list[str | None] = [None] * n
-        skip = len(LABEL_PREFIX)
+        if predictor is None:
+            labels, scores, passed = self._fasttext(texts)
+        else:
+            labels, scores, passed = self._ours(predictor, texts)
+        keep = passed.copy()
+        reason: list[str | None] = [None] * len(texts)
+        detail: list[str | None] = [None] * len(texts)
         threshold = self.min_score
-        for i, text in enumerate(texts):
-            line = normalise(text or "")
-            top = predict(line, k, 0.0, "strict") or [(0.0, LABEL_PREFIX)]  # [(probability, label)], best first
-            label, score = top[0][1][skip:], top[0][0]
-            labels[i], scores[i] = label, score
-            if listed is not None:
-                passed = _listed_passes(top, listed, skip, threshold, k)
-                if passed is None:  # two unlisted languages above the threshold: rank them all, as datatrove does
-                    passed = _listed_passes(predict(line, -1, 0.0, "strict"), listed, skip, threshold, 0)
-            else:
-                passed = score > threshold
-            if passed:
-                continue
-            keep[i] = False
-            if listed is None or label in listed:
+        for i in np.flatnonzero(~passed).tolist():
+            label, score = labels[i], scores[i]
+            if self.languages is None or label in self.languages:
                 reason[i], detail[i] = LOW_SCORE, f"{label} scores {score:.4f} <= min_score {threshold}"
             else:
                 reason[i] = NOT_LISTED
                 detail[i] = f"{label} scores {score:.4f}; no language of {self.languages} above min_score {threshold}"
         columns = {"language": pa.array(labels, pa.string()), "language_score": pa.array(scores, pa.float64())}
         return FilterResult(keep, reason, detail, measures={MEASURE: scores.copy()}, columns=columns)
+
+    def _ours(self, predictor: FastTextPredictor, texts: list[str | None]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(top labels, their probabilities, passed) from every label's probability (0 where fastText returns none)."""
+        probs, reached = predictor.probabilities([(text or "").replace("\n", " ") for text in texts])
+        probs = np.where(reached, probs, np.float32(0)).astype(np.float64)
+        top = probs.argmax(axis=1)
+        scores = probs[np.arange(len(texts)), top]
+        named = np.array([*predictor.labels, ""], dtype=object)  # "": fastText returns no label
+        labels = named[np.where(reached.any(axis=1), top, len(predictor.labels))].tolist()
+        if self.languages is None:
+            return labels, scores, scores > self.min_score
+        listed = [predictor.labels.index(x) for x in self.languages if x in predictor.labels]
+        return labels, scores, (probs[:, listed] > self.min_score).any(axis=1)
+
+    def _fasttext(self, texts: list[str | None]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(top labels, their probabilities, passed) through fasttext-predict."""
+        # the C++ call under fasttext-predict's Python predict (same arguments), without its per-call checks
+        predict = load_model(self.model_path).f.predict
+        listed = None if self.languages is None else set(self.languages)
+        k = 1 if listed is None else 2
+        n = len(texts)
+        labels: list[str] = [""] * n
+        scores = np.zeros(n, dtype=np.float64)
+        passed = np.ones(n, dtype=bool)
+        skip = len(LABEL_PREFIX)
+        threshold = self.min_score
+        for i, text in enumerate(texts):
+            line = normalise(text or "")
+            top = predict(line, k, 0.0, "strict") or [(0.0, LABEL_PREFIX)]  # [(probability, label)], best first
+            labels[i], scores[i] = top[0][1][skip:], top[0][0]
+            if listed is None:
+                passed[i] = scores[i] > threshold
+                continue
+            ok = _listed_passes(top, listed, skip, threshold, k)
+            if ok is None:  # two unlisted languages above the threshold: rank them all, as datatrove does
+                ok = _listed_passes(predict(line, -1, 0.0, "strict"), listed, skip, threshold, 0)
+            passed[i] = ok
+        return labels, scores, passed
 
 
 def _listed_passes(top: list[tuple[float, str]], listed: set[str], skip: int, threshold: float, k: int) -> bool | None:
