@@ -133,7 +133,7 @@ class _Growing:
 class FastTextPredictor:
     """Label probabilities of lines, as fastText's predict gives them on the same model."""
 
-    def __init__(self, model: FastTextModel, max_words: int = MAX_WORDS) -> None:
+    def __init__(self, model: FastTextModel, max_words: int = MAX_WORDS, group_chars: int = GROUP_CHARS) -> None:
         args = model.args
         if args["loss"] != "hs" or int(args["word_ngrams"]) > 1:
             raise ValueError(f"only hierarchical softmax models without word n-grams (loss {args['loss']})")
@@ -150,7 +150,7 @@ class FastTextPredictor:
             self._bucket_rows[keys] = self.nwords + np.fromiter(model.prune.values(), np.int64, len(model.prune))
         self.input = model.input
         self.tree = HierarchicalSoftmax(model.label_counts, model.output)
-        self.max_words = max_words
+        self.max_words, self.group_chars = max_words, group_chars
         self._reset()
 
     def _reset(self) -> None:
@@ -222,7 +222,7 @@ class FastTextPredictor:
         """(hidden vectors float32 (lines, dim), rows per line); a line of no rows has a zero vector."""
         out = np.zeros((len(lines), self.input.shape[1]), dtype=np.float32)
         counts = np.zeros(len(lines), dtype=np.int64)
-        for first, stop in _groups(lines):
+        for first, stop in _groups(lines, self.group_chars):
             if len(self._slots) > self.max_words:
                 self._reset()
             per_line = [words_of(line) for line in lines[first:stop]]
@@ -259,12 +259,12 @@ class FastTextPredictor:
         return ranked if k < 0 else ranked[:k]
 
 
-def _groups(lines: list[str]) -> list[tuple[int, int]]:
-    """Consecutive lines of about GROUP_CHARS characters in all (a longer line alone): each group's rows are
+def _groups(lines: list[str], group_chars: int) -> list[tuple[int, int]]:
+    """Consecutive lines of about ``group_chars`` characters in all (a longer line alone): each group's rows are
     gathered at once (at most a few rows per character)."""
     out, first, size = [], 0, 0
     for i, line in enumerate(lines):
-        if size and size + len(line) > GROUP_CHARS:
+        if size and size + len(line) > group_chars:
             out.append((first, i))
             first, size = i, 0
         size += len(line)

@@ -138,9 +138,9 @@ class LanguageFilter:
         named = np.array([*predictor.labels, ""], dtype=object)  # "": fastText returns no label
         labels = named[np.where(reached.any(axis=1), top, len(predictor.labels))].tolist()
         if self.languages is None:
-            return labels, scores, scores > self.min_score
+            return labels, scores, np.asarray(scores > self.min_score)
         listed = [predictor.labels.index(x) for x in self.languages if x in predictor.labels]
-        return labels, scores, (probs[:, listed] > self.min_score).any(axis=1)
+        return labels, scores, np.asarray((probs[:, listed] > self.min_score).any(axis=1))
 
     def _fasttext(self, texts: list[str | None]) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(top labels, their probabilities, passed) through fasttext-predict."""

@@ -1,0 +1,163 @@
+"""Our reading of lid.176.ftz and our predict against fastText's own predict (fasttext-predict) on the same model and
+lines: the same labels in the same order for ``k=-1``, every probability within 1e-6; the FNV-1a hash against its
+published test vectors and the signed-char rule computed here; a model we do not run falls back to fastText."""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from pipeline.errors import UsageError
+from pipeline.filter import fasttext_model
+from pipeline.filter.fasttext_predict import FastTextPredictor, fnv1a
+from pipeline.filter.language import LanguageFilter
+from tests.oracles import require_oracle
+from tests.test_filter_language import _model_path, catalogue_documents
+
+fasttext = require_oracle("fasttext")
+TOLERANCE = 1e-6
+
+
+@pytest.fixture(scope="module")
+def model_path() -> str:
+    return _model_path()
+
+
+@pytest.fixture(scope="module")
+def oracle(model_path: str):
+    return fasttext.load_model(model_path)
+
+
+@pytest.fixture(scope="module")
+def lines(shared_fixtures: Path) -> list[str]:
+    """Catalogue documents in dozens of languages, German and English prose, source code, and lines with fastText's
+    tokenisation corners: its whitespace set (not Python's), ``</s>`` inside a line, labels, a word of 1000+ bytes."""
+    german = (shared_fixtures / "german.txt").read_text(encoding="utf-8")[:6000]
+    english = (shared_fixtures / "corpus.en").read_text(encoding="utf-8")[:6000]
+    texts = [t for _, t in catalogue_documents()] + [german[i : i + 1500] for i in range(0, 6000, 1500)]
+    texts += [english[i : i + 1500] for i in range(0, 6000, 1500)] + [inspect.getsource(json)[:3000]]
+    corners = [
+        "",
+        " ",
+        "42",
+        "🙂 🙂",
+        "Guten Tag </s> the rest is never read",
+        "</s>",
+        "__label__en __label__de Bonjour tout le monde",
+        "__label__xx",
+        "nbsp\xa0joins words\u3000ideographic\u2003em space",
+        "unit\x1fseparator \x85next line\u2028line separator",
+        "nul\x00splits tab\tsplits\vvertical\fform\rreturn",
+        "x" * 1200 + " " + "ü" * 700,
+        "日本語のテキストです。これは言語識別のテストです。",
+        "Ελληνικά κείμενα για τη δοκιμή",
+    ]
+    return [t.replace("\n", " ") for t in texts] + corners
+
+
+def _theirs(oracle, line: str, threshold: float = 0.0) -> list[tuple[float, str]]:
+    labels, probs = oracle.predict(line, k=-1, threshold=threshold, on_unicode_error="replace")
+    return [(float(p), label.removeprefix("__label__")) for label, p in zip(labels, probs, strict=True)]
+
+
+def _same(ours: list[tuple[float, str]], theirs: list[tuple[float, str]]) -> bool:
+    return [label for _, label in ours] == [label for _, label in theirs] and all(
+        abs(a - b) <= TOLERANCE for (a, _), (b, _) in zip(ours, theirs, strict=True)
+    )
+
+
+def test_fnv1a_published_vectors_and_signed_bytes() -> None:
+    assert [fnv1a(b""), fnv1a(b"a"), fnv1a(b"foobar")] == [0x811C9DC5, 0xE40C292C, 0xBF9CF968]  # FNV's test vectors
+    for text in ("é", "日本", "<ü>"):
+        h = 2166136261
+        for byte in text.encode("utf-8"):  # fastText: h ^ uint32_t(int8_t(c))
+            h = ((h ^ ctypes.c_uint32(ctypes.c_int8(byte).value).value) * 16777619) % 2**32
+        assert fnv1a(text.encode("utf-8")) == h
+        assert h != _plain_fnv1a(text.encode("utf-8"))  # the quirk matters for bytes >= 0x80
+
+
+def _plain_fnv1a(data: bytes) -> int:
+    h = 2166136261
+    for byte in data:
+        h = ((h ^ byte) * 16777619) % 2**32
+    return h
+
+
+def test_the_model_file_is_read_whole(model_path: str, oracle, capsys: pytest.CaptureFixture[str]) -> None:
+    model = fasttext_model.load(model_path)
+    with capsys.disabled():
+        print(f"\nlid.176.ftz args: {model.args}")
+    args = model.args
+    assert (args["loss"], args["word_ngrams"], args["minn"], args["maxn"]) == ("hs", 1, 2, 4)
+    assert model.prune is not None and model.input.shape == (len(model.words) + len(model.prune), args["dim"])
+    assert model.output.shape == (len(model.labels), args["dim"]) and len(model.labels) == 176  # lid.176: 176 languages
+    assert model.words[0] == "</s>" and all(0 <= v < len(model.prune) for v in model.prune.values())
+    assert all(0 <= k < int(args["bucket"]) for k in model.prune)
+    returned = {label for label, _ in zip(*oracle.predict("Hello world, bonjour, hallo, hola", k=-1), strict=True)}
+    assert returned <= set(model.labels)
+
+
+def test_predict_equals_fasttext_on_every_line(lines: list[str], model_path: str, oracle) -> None:
+    """k=-1: every label fastText returns, in its order, with its probability; the filter's top label too."""
+    predictor = FastTextPredictor(fasttext_model.load(model_path))
+    differ = [i for i, line in enumerate(lines) if not _same(predictor.predict(line, -1), _theirs(oracle, line))]
+    assert differ == []
+    probs, reached = predictor.probabilities(lines)  # all lines in one call, the cache now warm
+    for i, line in enumerate(lines):
+        theirs = dict((label, p) for p, label in _theirs(oracle, line))
+        ours = {predictor.labels[j]: float(probs[i, j]) for j in np.flatnonzero(reached[i])}
+        assert ours.keys() == theirs.keys()
+        assert all(abs(ours[label] - theirs[label]) <= TOLERANCE for label in ours)
+
+
+@pytest.mark.parametrize("threshold", [0.05, 0.3])
+def test_threshold_prunes_as_fasttext_does(lines: list[str], model_path: str, oracle, threshold: float) -> None:
+    predictor = FastTextPredictor(fasttext_model.load(model_path))
+    assert all(_same(predictor.predict(x, -1, threshold), _theirs(oracle, x, threshold)) for x in lines)
+
+
+def test_a_small_cache_starts_again_and_gives_the_same(lines: list[str], model_path: str, oracle) -> None:
+    predictor = FastTextPredictor(fasttext_model.load(model_path), max_words=50, group_chars=2000)
+    probs, reached = predictor.probabilities(lines)
+    again, _ = predictor.probabilities(lines[::-1])
+    np.testing.assert_array_equal(again[::-1], probs)
+    assert len(predictor._slots) < 3000  # it was cleared on the way (the lines hold far more distinct words)
+    for i in range(0, len(lines), 7):
+        theirs = _theirs(oracle, lines[i])
+        if theirs:
+            j = predictor.labels.index(theirs[0][1])
+            assert reached[i, j] and abs(float(probs[i, j]) - theirs[0][0]) <= TOLERANCE
+
+
+def test_a_model_we_do_not_run_goes_through_fasttext(tmp_path: Path, model_path: str) -> None:
+    """lid.176 with its loss set to softmax in the args header: fastText runs it (another model), we do not."""
+    data = bytearray(Path(model_path).read_bytes())
+    loss_at = 8 + 6 * 4  # magic, version, then dim ws epoch minCount neg wordNgrams
+    assert int.from_bytes(data[loss_at : loss_at + 4], "little") == 1  # hs
+    data[loss_at : loss_at + 4] = (3).to_bytes(4, "little")  # softmax
+    softmax = tmp_path / "softmax.ftz"
+    softmax.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="hierarchical softmax"):
+        FastTextPredictor(fasttext_model.load(str(softmax)))
+    texts = [t for _, t in catalogue_documents()][:40]
+    result = LanguageFilter(model_path=str(softmax), min_score=0.3).apply(pa.RecordBatch.from_pydict({"text": texts}))
+    oracle = fasttext.load_model(str(softmax))
+    expected = [oracle.predict(t.replace("\n", " "), k=1) for t in texts]
+    assert result.columns["language"].to_pylist() == [labels[0].removeprefix("__label__") for labels, _ in expected]
+    scores = result.columns["language_score"].to_numpy()
+    assert np.abs(scores - np.array([probs[0] for _, probs in expected])).max() <= TOLERANCE
+    assert result.keep.tolist() == [probs[0] > 0.3 for _, probs in expected]
+
+
+def test_a_cut_model_file_names_the_key(tmp_path: Path, model_path: str) -> None:
+    cut = tmp_path / "cut.ftz"
+    cut.write_bytes(Path(model_path).read_bytes()[:5000])
+    with pytest.raises(UsageError, match="model_path") as error:
+        LanguageFilter(model_path=str(cut)).apply(pa.RecordBatch.from_pydict({"text": ["hello"]}))
+    assert "\n" not in str(error.value) and "ends inside" in str(error.value)
