@@ -151,9 +151,10 @@ class FastTextPredictor:
         self.input = model.input
         self.tree = HierarchicalSoftmax(model.label_counts, model.output)
         self.max_words, self.group_chars = max_words, group_chars
-        self._reset()
+        self.clear()
 
-    def _reset(self) -> None:
+    def clear(self) -> None:
+        """Forget the row lists of the words seen so far."""
         self._slots = _Slots()
         self._pool, self._start, self._length = _Growing(), _Growing(), _Growing()
 
@@ -224,7 +225,7 @@ class FastTextPredictor:
         counts = np.zeros(len(lines), dtype=np.int64)
         for first, stop in _groups(lines, self.group_chars):
             if len(self._slots) > self.max_words:
-                self._reset()
+                self.clear()
             per_line = [words_of(line) for line in lines[first:stop]]
             words = [w for line_words in per_line for w in line_words]
             slots = np.fromiter(map(self._slots.__getitem__, words), dtype=np.int64, count=len(words))
