@@ -17,6 +17,7 @@ kept in a pool, and a line is the pool slices of its words, gathered and summed 
 from __future__ import annotations
 
 import re
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -155,18 +156,20 @@ class FastTextPredictor:
 
     def clear(self) -> None:
         """Forget the row lists of the words seen so far."""
-        self._slots = _Slots()
+        self._slots = _Slots()  # word -> its slot: its row list is pool[start[slot]:][:length[slot]]
         self._pool, self._start, self._length = _Growing(), _Growing(), _Growing()
 
     def rows(self, words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(the input rows fastText adds for each word, end to end; rows per word): a word's own row when the
         dictionary has it, then its n-grams' rows, by start code point then length."""
         count = len(words)
-        wid = np.array([self.word_ids.get(w, -1) for w in words], dtype=np.int64)
-        wrapped = [BOW + w + EOW for w in words]
-        chars = np.array([len(w) for w in wrapped], dtype=np.int64)
-        grams = self._ngram_rows("".join(wrapped), chars)  # (code points, sizes): row or -1
-        grams[np.repeat(np.array([w == EOS for w in words], dtype=bool), chars)] = -1  # </s> has no n-grams
+        wid = np.fromiter(map(self.word_ids.get, words, repeat(-1)), dtype=np.int64, count=count)
+        chars = np.fromiter(map(len, words), dtype=np.int64, count=count) + len(BOW) + len(EOW)
+        grams = self._ngram_rows(BOW + (EOW + BOW).join(words) + EOW, chars)  # (code points, sizes): row or -1
+        if EOS in words:  # </s> has no n-grams
+            eos = words.index(EOS)
+            at = int(chars[:eos].sum())
+            grams[at : at + int(chars[eos])] = -1
         kept = grams >= 0
         per_word = np.add.reduceat(kept.sum(axis=1), np.cumsum(chars) - chars) if count else chars
         own = (wid >= 0).astype(np.int64)
@@ -211,13 +214,15 @@ class FastTextPredictor:
         return out
 
     def _resolve_pending(self) -> None:
+        """The row lists of the words given slots since the last call."""
         pending = self._slots.pending
-        if pending:
-            rows, lengths = self.rows(pending)
-            self._start.extend(self._pool.size + np.cumsum(lengths) - lengths)
-            self._length.extend(lengths)
-            self._pool.extend(rows)
-            pending.clear()
+        if not pending:
+            return
+        rows, lengths = self.rows(pending)
+        pending.clear()
+        self._start.extend(self._pool.size + np.cumsum(lengths) - lengths)
+        self._length.extend(lengths)
+        self._pool.extend(rows)
 
     def hidden(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(hidden vectors float32 (lines, dim), rows per line); a line of no rows has a zero vector."""
@@ -227,7 +232,7 @@ class FastTextPredictor:
             if len(self._slots) > self.max_words:
                 self.clear()
             per_line = [words_of(line) for line in lines[first:stop]]
-            words = [w for line_words in per_line for w in line_words]
+            words = list(chain.from_iterable(per_line))
             slots = np.fromiter(map(self._slots.__getitem__, words), dtype=np.int64, count=len(words))
             self._resolve_pending()
             lengths = self._length.data[slots]
