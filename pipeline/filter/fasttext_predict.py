@@ -191,8 +191,6 @@ class FastTextPredictor:
         width = np.diff(np.append(starts, len(data)))
         signed = data.astype(np.int8).astype(np.int32).view(np.uint32)  # uint32_t(int8_t(c))
         cp_bytes = np.zeros((4, total + self.maxn), dtype=np.uint32)  # code point -> its bytes (padded past the end)
-        cp_width = np.zeros(total + self.maxn, dtype=np.int64)
-        cp_width[:total] = width
         for j in range(int(width.max(initial=0))):
             has = width > j
             cp_bytes[j, :total][has] = signed[starts[has] + j]
@@ -202,10 +200,14 @@ class FastTextPredictor:
         sizes = range(self.minn, self.maxn + 1)
         out = np.full((total, len(sizes)), -1, dtype=np.int64)
         local = np.arange(total) - np.repeat(np.cumsum(chars) - chars, chars)
+        prime = np.uint32(16777619)
+        longer = [np.flatnonzero(width > j) for j in range(1, int(width.max(initial=1)))]  # a (j+1)-th byte
         for n in range(1, self.maxn + 1):  # the n-gram from g is the (n-1)-gram from g and code point g + n - 1
-            for j in range(4):
-                more = cp_width[n - 1 : n - 1 + total] > j
-                h = np.where(more, (h ^ cp_bytes[j, n - 1 : n - 1 + total]) * np.uint32(16777619), h)
+            # every code point's first byte (past the end: padding, never part of an n-gram), then the few others
+            h = (h ^ cp_bytes[0, n - 1 : n - 1 + total]) * prime
+            for j, has in enumerate(longer, start=1):
+                g = has[has >= n - 1] - (n - 1)
+                h[g] = (h[g] ^ cp_bytes[j, g + n - 1]) * prime
             if n >= self.minn:
                 ok = left >= n
                 if n == 1:  # a single character at either end is only BOW or EOW
