@@ -145,10 +145,14 @@ class FastTextPredictor:
         # bucket -> its input row (-1 when pruned away): the prune index as a table
         if model.prune is None:
             self._bucket_rows = self.nwords + np.arange(self.bucket, dtype=np.int64)
+            self._kept_bits = None
         else:
             self._bucket_rows = np.full(self.bucket, -1, dtype=np.int64)
             keys = np.fromiter(model.prune.keys(), dtype=np.int64, count=len(model.prune))
             self._bucket_rows[keys] = self.nwords + np.fromiter(model.prune.values(), np.int64, len(model.prune))
+            # the same as one bit per bucket (250 KB for lid.176, where the table is 16 MB): most n-grams are
+            # pruned away, and this answers for them without a cache miss
+            self._kept_bits = np.packbits(self._bucket_rows >= 0, bitorder="little")
         self.input = model.input
         self.tree = HierarchicalSoftmax(model.label_counts, model.output)
         self.max_words, self.group_chars = max_words, group_chars
@@ -186,33 +190,37 @@ class FastTextPredictor:
         """Input rows (-1: pruned away or not an n-gram of its word) of the n-grams of each code point of
         ``joined`` (words end to end, ``chars`` code points each), one column per size ``minn..maxn``."""
         data = np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        starts = np.flatnonzero((data & 0xC0) != 0x80)  # each code point's first byte
-        total = len(starts)
-        width = np.diff(np.append(starts, len(data)))
         signed = data.astype(np.int8).astype(np.int32).view(np.uint32)  # uint32_t(int8_t(c))
-        cp_bytes = np.zeros((4, total + self.maxn), dtype=np.uint32)  # code point -> its bytes (padded past the end)
-        for j in range(int(width.max(initial=0))):
-            has = width > j
-            cp_bytes[j, :total][has] = signed[starts[has] + j]
+        if len(data) == len(joined):  # all ASCII: a code point is a byte
+            total, first, later = len(data), signed, []
+        else:
+            starts = np.flatnonzero((data & 0xC0) != 0x80)  # each code point's first byte
+            total, first = len(starts), signed[starts]
+            width = np.diff(np.append(starts, len(data)))
+            # per further byte j: (the code points that have one, that byte of each)
+            later = [(has, signed[starts[has] + j]) for j in range(1, 4) if len(has := np.flatnonzero(width > j))]
+        first = np.append(first, np.zeros(self.maxn, dtype=np.uint32))  # padding past the end: never an n-gram
         # code points left from each one to its word's end (the word included)
         left = np.repeat(np.cumsum(chars), chars) - np.arange(total)
         h = np.full(total, 2166136261, dtype=np.uint32)
-        sizes = range(self.minn, self.maxn + 1)
-        out = np.full((total, len(sizes)), -1, dtype=np.int64)
-        local = np.arange(total) - np.repeat(np.cumsum(chars) - chars, chars)
+        out = np.full((total, self.maxn - self.minn + 1), -1, dtype=np.int32)
         prime = np.uint32(16777619)
-        longer = [np.flatnonzero(width > j) for j in range(1, int(width.max(initial=1)))]  # a (j+1)-th byte
         for n in range(1, self.maxn + 1):  # the n-gram from g is the (n-1)-gram from g and code point g + n - 1
-            # every code point's first byte (past the end: padding, never part of an n-gram), then the few others
-            h = (h ^ cp_bytes[0, n - 1 : n - 1 + total]) * prime
-            for j, has in enumerate(longer, start=1):
-                g = has[has >= n - 1] - (n - 1)
-                h[g] = (h[g] ^ cp_bytes[j, g + n - 1]) * prime
-            if n >= self.minn:
-                ok = left >= n
-                if n == 1:  # a single character at either end is only BOW or EOW
-                    ok &= (local > 0) & (left > 1)
-                out[:, n - self.minn] = np.where(ok, self._bucket_rows[h % np.uint32(self.bucket)], -1)
+            h = (h ^ first[n - 1 : n - 1 + total]) * prime
+            for has, byte in later:
+                keep = has >= n - 1
+                g = has[keep] - (n - 1)
+                h[g] = (h[g] ^ byte[keep]) * prime
+            if n < self.minn:
+                continue
+            ok = left >= n
+            if n == 1:  # a single character at either end is only BOW or EOW
+                ok &= (left > 1) & (np.arange(total) - np.repeat(np.cumsum(chars) - chars, chars) > 0)
+            bucket = (h % np.uint32(self.bucket)).astype(np.int64)
+            if self._kept_bits is not None:
+                ok &= ((self._kept_bits[bucket >> 3] >> (bucket & 7).astype(np.uint8)) & 1).astype(bool)
+            at = np.flatnonzero(ok)
+            out[at, n - self.minn] = self._bucket_rows[bucket[at]]
         return out
 
     def _resolve_pending(self) -> None:
