@@ -161,3 +161,15 @@ def test_a_cut_model_file_names_the_key(tmp_path: Path, model_path: str) -> None
     with pytest.raises(UsageError, match="model_path") as error:
         LanguageFilter(model_path=str(cut)).apply(pa.RecordBatch.from_pydict({"text": ["hello"]}))
     assert "\n" not in str(error.value) and "ends inside" in str(error.value)
+
+
+def test_python_split_is_used_only_where_it_equals_fastText() -> None:
+    """words_of takes str.split() unless the line holds a character it splits on and fastText does not (or \\0)."""
+    import sys
+
+    from pipeline.filter.fasttext_predict import NOT_PY_SPLIT, words_of
+
+    separators = [c for c in map(chr, range(sys.maxunicode + 1)) if len(f"a{c}b".split()) == 2]
+    assert len(separators) > 6
+    assert all(c in " \t\n\v\f\r" or NOT_PY_SPLIT.search(c) for c in separators)
+    assert words_of("a\xa0b c\x00d") == ["a\xa0b", "c", "d", "</s>"]

@@ -144,13 +144,13 @@ class FastTextPredictor:
         self.nwords = len(model.words)
         # bucket -> its input row (-1 when pruned away): the prune index as a table
         if model.prune is None:
-            self._bucket_rows = self.nwords + np.arange(self.bucket, dtype=np.int64)
+            self._bucket_rows = self.nwords + np.arange(self.bucket, dtype=np.int32)
             self._kept_bits = None
         else:
-            self._bucket_rows = np.full(self.bucket, -1, dtype=np.int64)
+            self._bucket_rows = np.full(self.bucket, -1, dtype=np.int32)
             keys = np.fromiter(model.prune.keys(), dtype=np.int64, count=len(model.prune))
             self._bucket_rows[keys] = self.nwords + np.fromiter(model.prune.values(), np.int64, len(model.prune))
-            # the same as one bit per bucket (250 KB for lid.176, where the table is 16 MB): most n-grams are
+            # the same as one bit per bucket (250 KB for lid.176, where the table is 8 MB): most n-grams are
             # pruned away, and this answers for them without a cache miss
             self._kept_bits = np.packbits(self._bucket_rows >= 0, bitorder="little")
         self.input = model.input
