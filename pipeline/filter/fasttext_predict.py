@@ -138,6 +138,8 @@ class FastTextPredictor:
         args = model.args
         if args["loss"] != "hs" or int(args["word_ngrams"]) > 1:
             raise ValueError(f"only hierarchical softmax models without word n-grams (loss {args['loss']})")
+        if model.output_norms is not None:  # dotRow would scale each product sum by its norm after the sum
+            raise ValueError("an output matrix quantized with norms is not supported")
         self.labels = [label.removeprefix(LABEL_PREFIX) for label in model.labels]
         self.minn, self.maxn, self.bucket = int(args["minn"]), int(args["maxn"]), int(args["bucket"])
         self.word_ids = {w: i for i, w in enumerate(model.words)}
