@@ -11,10 +11,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
-
 from pipeline.numba_backend import NumbaSwitch
-from tests.oracles import require_oracle
+from tests.oracles import not_applicable, require_oracle
 
 
 @contextmanager
@@ -24,7 +22,7 @@ def numba_backend(switch: NumbaSwitch, numba: bool) -> Iterator[None]:
     if numba:
         require_oracle("numba")
         if os.environ.get(switch.env_var) == "0":
-            pytest.skip(f"{switch.env_var}=0 switches numba off: there is no second backend to compare with")
+            not_applicable(f"{switch.env_var}=0 switches numba off: there is no second backend to compare with")
     previous = switch.set(numba)
     try:
         assert switch.enabled() is numba, f"{switch.env_var}: asked for numba={numba}, got {switch.enabled()}"

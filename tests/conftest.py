@@ -15,8 +15,9 @@ import pytest
 os.environ.setdefault("PIPELINE_NUMBA_AFTER", "0")
 
 from tests.cluster_runs import cluster_zip, local_reference_run, standalone_config  # noqa: F401  (spark-submit)
-from tests.oracles import missing_tool
+from tests.oracles import missing_tool, not_applicable
 from tests.sample_runs import sample_run  # noqa: F401  (the sample's run, made once)
+from tests.skip_gate import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401  (CI: no skips)
 from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:// and s3:// emulators)
 from tests.xdist_groups import shared_run_scheduler, unlisted_shared_run
 
@@ -95,7 +96,7 @@ def graphframes_spark(spark):
     if jar is None and not GRAPHFRAMES_JAR.is_file():
         missing_tool(reason)
     if jar is None:  # Spark 4 / Scala 2.13: no GraphFrames build for it exists here, so the engine cannot run
-        pytest.skip(reason)
+        not_applicable(reason)
     return spark
 
 

@@ -15,6 +15,9 @@ from types import ModuleType
 import pytest
 
 REQUIRE_ORACLES_ENV = "PIPELINE_REQUIRE_ORACLES"
+# The start of every deliberate skip's reason: the test does not apply here (a backend the user switched off,
+# a Python or Spark version that needs no fix or has no build). tests/skip_gate.py lets only these through in CI.
+NOT_APPLICABLE = "not applicable here: "
 
 # import name (top level) -> what to pip install (all in the `test` extra of pyproject.toml)
 ORACLE_PACKAGES: dict[str, str] = {
@@ -50,6 +53,13 @@ def missing_tool(reason: str) -> None:
     """A tool or file a test needs (../shared, Java, spark-submit, fake-gcs-server, shellcheck, Chromium) is
     absent: a skip with the reason on a developer's machine, a failure in CI; never returns."""
     missing_oracle(reason, "tool")
+
+
+def not_applicable(reason: str) -> None:
+    """Skip deliberately (also in CI): the test does not apply to this setup, whatever is installed; never returns.
+
+    For a ``skipif`` marker, start its reason with :data:`NOT_APPLICABLE` instead."""
+    pytest.skip(NOT_APPLICABLE + reason)
 
 
 def require_oracle(module: str) -> ModuleType:

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.tokenizer import BPETokenizer
 from pipeline.tokenizer.encode import WordCache, numba_enabled, set_numba
-from tests.oracles import require_oracle
+from tests.oracles import not_applicable, require_oracle
 
 require_oracle("numba")
 tiktoken = require_oracle("tiktoken")
@@ -22,7 +22,7 @@ def _build(shared_fixtures, numba: bool, **kwargs) -> BPETokenizer:
     previous = set_numba(numba)
     try:
         if numba and not numba_enabled():
-            pytest.skip("numba disabled (PIPELINE_TOKENIZER_NUMBA=0)")
+            not_applicable("numba disabled (PIPELINE_TOKENIZER_NUMBA=0)")
         return BPETokenizer.from_files(
             shared_fixtures / "gpt2_vocab.json", shared_fixtures / "gpt2_merges.txt", [EOT], **kwargs
         )

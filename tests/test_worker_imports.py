@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.spark.worker_imports import needs_fix
+from tests.oracles import NOT_APPLICABLE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,7 +68,10 @@ def test_versions_with_the_eager_reread() -> None:
     assert [needs_fix(v) for v in ((3, 9), (3, 10), (3, 11), (3, 12), (3, 13))] == [False, True, True, False, False]
 
 
-@pytest.mark.skipif(not needs_fix(), reason="this CPython's zipimporter re-reads lazily already (3.12+) or never")
+@pytest.mark.skipif(
+    not needs_fix(),
+    reason=f"{NOT_APPLICABLE}this CPython's zipimporter re-reads lazily already (3.12+) or never",
+)
 def test_unchanged_archive_is_not_reread_and_a_rewritten_one_is(tmp_path: Path) -> None:
     seen = run_child(tmp_path)
     assert seen["installed"] == ["True", "True"]

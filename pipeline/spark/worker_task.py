@@ -12,7 +12,14 @@ PySpark's worker pays two costs per task, whatever the task does:
   collection after this task only looks at this task's objects. Frozen objects are still freed by
   reference counting; only a reference cycle among them would never be collected.
 
-:func:`per_task` wraps a ``mapInArrow`` body so that it does both first.
+:func:`per_task` wraps a ``mapInArrow`` body so that it does both first. Where this is proven
+(tests/test_cluster_worker_memory.py, a standalone cluster): over 1,000 tasks a worker's RSS and frozen
+objects stay flat, and a user's Python or pandas UDF later in the same workers gets its results, a working
+collector and its newly added py-files. The limit: the freeze also catches the task's own command (the
+function Spark unpickled for it), so that command must not be a reference cycle, or each task's copy is
+never freed. The pipeline's commands are module functions, lambdas and ``functools.partial`` over plain
+values and broadcasts (no classes or mutually referring functions shipped by value): wrap only those, and
+never a user's function.
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ def start_task() -> None:
 
 
 def per_task(body: Callable[[Iterable[Any]], Iterable[Any]]) -> Callable[[Iterable[Any]], Iterator[Any]]:
-    """``body`` (a ``mapInArrow`` function) preceded by :func:`start_task` in the worker."""
+    """``body`` (a ``mapInArrow`` function) preceded by :func:`start_task` in the worker.
+
+    ``body`` and what it captures must hold no reference cycle (see the module's docstring)."""
 
     def run(batches: Iterable[Any]) -> Iterator[Any]:
         start_task()
