@@ -13,18 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pipeline.dedup.shingles_numba import same_bytes as _same_bytes
+
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-
-
-@njit(cache=True, nogil=True)
-def _same_bytes(buf: np.ndarray, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> bool:
-    if a_hi - a_lo != b_hi - b_lo:
-        return False
-    for i in range(a_hi - a_lo):
-        if buf[a_lo + i] != buf[b_lo + i]:
-            return False
-    return True
 
 
 @njit(cache=True, nogil=True)

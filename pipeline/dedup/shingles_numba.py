@@ -152,3 +152,70 @@ def unit_hashes(
             u += 1
         unit_off[d + 1] = u
     return out[:u].copy(), unit_off
+
+
+@njit(cache=True, nogil=True)
+def same_bytes(buf: np.ndarray, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> bool:
+    """``buf[a_lo:a_hi] == buf[b_lo:b_hi]``."""
+    if a_hi - a_lo != b_hi - b_lo:
+        return False
+    for i in range(a_hi - a_lo):
+        if buf[a_lo + i] != buf[b_lo + i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def first_distinct_windows(
+    buf: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    unit_off: np.ndarray,
+    win_off: np.ndarray,
+    keys: np.ndarray,
+    ngram: int,
+    cap: int,
+) -> np.ndarray:
+    """Keep mask over the K-gram windows laid out by ``win_off`` (as ``sha1_numba.sha1_windows`` lists them):
+    in a document with more than ``cap`` windows, True at the first occurrence of each of its first ``cap``
+    distinct shingles and False elsewhere; every window of the other documents is kept.
+
+    ``keys`` is a 32-bit hash of each window's bytes (its SHA-1 value): windows are looked up by it in an
+    open-addressing table and compared byte by byte on equal keys, so distinct means distinct bytes, and
+    the cost is one pass over the document whatever its size.
+    """
+    n_docs = unit_off.shape[0] - 1
+    keep = np.ones(win_off[n_docs], dtype=np.bool_)
+    size = 1
+    while size < 2 * cap:
+        size *= 2
+    mask = np.uint32(size - 1)
+    slots = np.empty(size, dtype=np.int64)  # index of a window (in ``keys``) per slot, -1 when free
+    for d in range(n_docs):
+        count = win_off[d + 1] - win_off[d]
+        if count <= cap:
+            continue
+        slots[:] = -1
+        first, base = unit_off[d], win_off[d]
+        width = min(unit_off[d + 1] - first, ngram)
+        distinct = 0
+        for k in range(count):
+            if distinct == cap:
+                keep[base + k : win_off[d + 1]] = False
+                break
+            key = keys[base + k]
+            s, e = lo[first + k], hi[first + k + width - 1]
+            j = key & mask
+            seen = False
+            while slots[j] >= 0:
+                m = slots[j]
+                if keys[m] == key and same_bytes(buf, lo[first + m - base], hi[first + m - base + width - 1], s, e):
+                    seen = True
+                    break
+                j = (j + np.uint32(1)) & mask
+            if seen:
+                keep[base + k] = False
+            else:
+                slots[j] = base + k
+                distinct += 1
+    return keep
