@@ -19,6 +19,7 @@ import pytest
 from pipeline.dedup import minhash_signatures, shingle_hashes
 from pipeline.numba_backend import DEDUP
 from tests.backends import numba_backend
+from tests.oracles import require_oracle
 from tests.test_minhash_conformance import ref_shingles, ref_signatures
 
 
@@ -120,3 +121,17 @@ def test_capped_documents_stay_compiled(monkeypatch):
     assert np.diff(off).tolist()[:3] == [7, 7, 7]
     with numba_backend(DEDUP, False), pytest.raises(AssertionError, match="Python shingler"):
         shingle_hashes(docs, 5, "word", 7)
+
+
+def test_same_bytes_equals_python_comparison():
+    require_oracle("numba")
+    from pipeline.dedup.shingles_numba import same_bytes
+
+    rng = random.Random(5)
+    data = bytes(rng.choice(b"ab") for _ in range(4000))
+    buf = np.frombuffer(data, dtype=np.uint8)
+    for _ in range(3000):
+        n, m = rng.randrange(0, 30), rng.randrange(0, 30) if rng.random() < 0.2 else None
+        a, b = rng.randrange(0, 4000 - 30), rng.randrange(0, 4000 - 30)
+        m = n if m is None else m
+        assert same_bytes(buf, a, a + n, b, b + m) == (data[a : a + n] == data[b : b + m]), (a, n, b, m)
