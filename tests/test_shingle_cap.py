@@ -135,3 +135,36 @@ def test_same_bytes_equals_python_comparison():
         a, b = rng.randrange(0, 4000 - 30), rng.randrange(0, 4000 - 30)
         m = n if m is None else m
         assert same_bytes(buf, a, a + n, b, b + m) == (data[a : a + n] == data[b : b + m]), (a, n, b, m)
+
+
+@pytest.mark.parametrize("cap", [2, 7, 20])
+def test_capped_pair_jaccards_equal_reference_sets(backend, cap):
+    """Verification's exact Jaccard of capped documents: the sets are the first ``cap`` distinct shingles."""
+    from pipeline.dedup.pair_jaccard import pair_jaccards
+
+    docs = capped_documents()
+    docs += [docs[0].replace("six", "sixty"), docs[0].replace(" one ", " uno "), docs[1][::-1], docs[0][40:]]
+    a, b = np.meshgrid(np.arange(len(docs)), np.arange(len(docs)))
+    got = pair_jaccards(docs, a.ravel(), b.ravel(), 5, "word", cap)
+    sets = [set(ref_shingles(d)[:cap]) for d in docs]
+    expected = [
+        1.0 if not sets[i] and not sets[j] else len(sets[i] & sets[j]) / len(sets[i] | sets[j])
+        for i, j in zip(a.ravel(), b.ravel(), strict=True)
+    ]
+    assert got.tolist() == expected
+    assert 0 < np.mean(got == 1.0) < 1 and np.mean((got > 0) & (got < 1)) > 0
+
+
+def test_capped_pairs_stay_compiled(monkeypatch):
+    from pipeline.dedup import pair_jaccard
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the Python shingle sets ran")
+
+    monkeypatch.setattr(pair_jaccard, "shingle_set", refuse)
+    docs = capped_documents()
+    with numba_backend(DEDUP, True):
+        got = pair_jaccard.pair_jaccards(docs, np.array([0, 1, 2]), np.array([0, 2, 1]), 5, "word", 7)
+    assert got.tolist()[0] == 1.0
+    with numba_backend(DEDUP, False), pytest.raises(AssertionError, match="Python shingle sets"):
+        pair_jaccard.pair_jaccards(docs, np.array([0]), np.array([1]), 5, "word", 7)
