@@ -6,6 +6,8 @@ stay Python's), concatenates them and hands over the UTF-32 code points with per
 A code point is a word character iff Python's ``re`` says so (:func:`word_table`, computed once with
 ``re`` itself), so tokens equal :func:`pipeline.dedup.shingles.tokens`. Units are the tokens
 (``char_mode=False``) or the code points of the tokens joined by single spaces (``char_mode=True``).
+:func:`first_distinct_windows` is the twin of the ``max_shingles`` cap (the first distinct shingles of a
+document, by bytes) over that layout.
 """
 
 from __future__ import annotations
