@@ -24,7 +24,7 @@ import numpy as np
 from pipeline.dedup.hash_mixers import UNIT_LEN_SALT, UNIT_MUL, WINDOW_LEN_SALT, WINDOW_MUL, fmix64
 from pipeline.dedup.numba_loader import compiled_kernels
 
-from .shingles import check_shingle_params, shingles, tokens, unit_shingles, units
+from .shingles import check_shingle_params, tokens, unit_shingles, units
 
 HASHES = ("sha1", "xxhash")
 
@@ -63,16 +63,6 @@ def _codepoints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(joined, dtype=np.uint32), _offsets(lengths)
 
 
-def _replace_docs(
-    h: np.ndarray, offsets: np.ndarray, docs: np.ndarray, new: list[np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(h, offsets)`` with the segments of ``docs`` replaced by ``new`` (same order)."""
-    parts = [h[offsets[d] : offsets[d + 1]] for d in range(len(offsets) - 1)]
-    for d, seg in zip(docs.tolist(), new, strict=True):
-        parts[d] = seg
-    return (np.concatenate(parts) if parts else h[:0]), _offsets([len(p) for p in parts])
-
-
 def _char_token_counts(is_space: np.ndarray, unit_off: np.ndarray) -> np.ndarray:
     """Word tokens per document from its char units: the single spaces that join its tokens, plus one if any."""
     before = _offsets(is_space.astype(np.int64))
@@ -97,11 +87,9 @@ def _sha1_hashes_counts(
     buf, lo, hi, unit_off = nb.shingles.utf8_units(cps, doc_off, nb.shingles.word_table(), shingle == "char")
     counts = np.diff(unit_off) if shingle == "word" else _char_token_counts(buf[lo] == 0x20, unit_off)
     hashes, win_off = nb.sha1.sha1_windows(buf, lo, hi, unit_off, ngram)
-    if max_shingles is not None:  # the cap counts distinct shingles: exact Python path for those docs
-        over = np.flatnonzero(np.diff(win_off) > max_shingles)
-        if len(over):
-            new = [sha1_hash32_many(shingles(texts[d], ngram, shingle, max_shingles)) for d in over.tolist()]
-            hashes, win_off = _replace_docs(hashes, win_off, over, new)
+    if max_shingles is not None and (np.diff(win_off) > max_shingles).any():  # the cap counts distinct shingles
+        keep = nb.shingles.first_distinct_windows(buf, lo, hi, unit_off, win_off, hashes, ngram, max_shingles)
+        hashes, win_off = hashes[keep], _offsets(keep.astype(np.int64))[win_off]
     return hashes, win_off, counts
 
 

@@ -2,8 +2,9 @@
 
 With numba the batch is tokenised once by the compiled tokeniser (:mod:`.shingles_numba`) and every
 pair is compared by :mod:`.pair_jaccard_numba` (sorted 64-bit shingle hashes, byte comparison on equal
-hashes, so the value is exact). Documents with more distinct shingles than ``max_shingles`` (whose set
-is the first ``max_shingles`` in document order) and the pure-Python backend use
+hashes, so the value is exact). A document with more windows than ``max_shingles`` (whose set is its first
+``max_shingles`` distinct shingles in document order) is cut after the window where the last of them first
+occurs (``shingles_numba.first_distinct_windows``). The pure-Python backend uses
 :func:`pipeline.dedup.shingles.shingle_set`. Both give the same floats as
 :func:`pipeline.dedup.jaccard.jaccard` on the two shingle sets.
 """
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.dedup.numba_loader import compiled_kernels
+from pipeline.dedup.numba_loader import DedupKernels, compiled_kernels
 
 from .hashes import _codepoints, text_size
 from .jaccard import jaccard
@@ -41,13 +42,36 @@ def pair_jaccards(
         return _python_pairs(texts, a, b, ngram, shingle, max_shingles, np.ones(len(a), dtype=bool))
     cps, doc_off = _codepoints(texts)
     buf, lo, hi, unit_off = nb.shingles.utf8_units(cps, doc_off, nb.shingles.word_table(), shingle == "char")
-    hashes, start, end, off = nb.pair_jaccard.distinct_shingles(buf, lo, hi, unit_off, ngram)
+    limits = nb.pair_jaccard.window_counts(unit_off, ngram)
+    if max_shingles is not None and (limits > max_shingles).any():
+        limits = _capped_limits(nb, buf, lo, hi, unit_off, limits, ngram, max_shingles)
+    hashes, start, end, off = nb.pair_jaccard.distinct_shingles_upto(buf, lo, hi, unit_off, ngram, limits)
     out: np.ndarray = nb.pair_jaccard.pair_jaccards(buf, hashes, start, end, off, a, b)
-    if max_shingles is not None:
-        capped = np.diff(off) > max_shingles
-        redo = capped[a] | capped[b]
-        if redo.any():
-            out[redo] = _python_pairs(texts, a, b, ngram, shingle, max_shingles, redo)[redo]
+    return out
+
+
+def _capped_limits(
+    nb: DedupKernels,
+    buf: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    unit_off: np.ndarray,
+    limits: np.ndarray,
+    ngram: int,
+    cap: int,
+) -> np.ndarray:
+    """``limits`` (windows per document) with each document over ``cap`` cut after the window where its
+    ``cap``-th distinct shingle first occurs: the distinct shingles of that prefix are its first ``cap``."""
+    over = np.flatnonzero(limits > cap)
+    sub_lo = np.concatenate([lo[unit_off[d] : unit_off[d + 1]] for d in over])
+    sub_hi = np.concatenate([hi[unit_off[d] : unit_off[d + 1]] for d in over])
+    sub_off = np.zeros(len(over) + 1, dtype=np.int64)
+    np.cumsum(unit_off[over + 1] - unit_off[over], out=sub_off[1:])
+    keys, win_off = nb.sha1.sha1_windows(buf, sub_lo, sub_hi, sub_off, ngram)
+    keep = nb.shingles.first_distinct_windows(buf, sub_lo, sub_hi, sub_off, win_off, keys, ngram, cap)
+    out: np.ndarray = limits.copy()
+    for i, d in enumerate(over.tolist()):
+        out[d] = int(np.flatnonzero(keep[win_off[i] : win_off[i + 1]])[-1]) + 1
     return out
 
 

@@ -13,18 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pipeline.dedup.shingles_numba import same_bytes as _same_bytes
+
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-
-
-@njit(cache=True, nogil=True)
-def _same_bytes(buf: np.ndarray, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> bool:
-    if a_hi - a_lo != b_hi - b_lo:
-        return False
-    for i in range(a_hi - a_lo):
-        if buf[a_lo + i] != buf[b_lo + i]:
-            return False
-    return True
 
 
 @njit(cache=True, nogil=True)
@@ -36,15 +28,33 @@ def _fnv1a(buf: np.ndarray, lo: int, hi: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
+def window_counts(unit_off: np.ndarray, ngram: int) -> np.ndarray:
+    """K-gram windows per document (one window of all units when it has fewer than K, none when it has none)."""
+    n_docs = unit_off.shape[0] - 1
+    counts = np.empty(n_docs, dtype=np.int64)
+    for d in range(n_docs):
+        n = unit_off[d + 1] - unit_off[d]
+        counts[d] = n - ngram + 1 if n >= ngram else min(n, 1)
+    return counts
+
+
+@njit(cache=True, nogil=True)
 def distinct_shingles(
     buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray, ngram: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each document's distinct shingles sorted by hash: ``(hash, start, end, offsets per document)``."""
+    return distinct_shingles_upto(buf, lo, hi, unit_off, ngram, window_counts(unit_off, ngram))
+
+
+@njit(cache=True, nogil=True)
+def distinct_shingles_upto(
+    buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray, ngram: int, limits: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`distinct_shingles` of each document's first ``limits[d]`` windows only (at most all of them)."""
     n_docs = unit_off.shape[0] - 1
     win_off = np.zeros(n_docs + 1, dtype=np.int64)
     for d in range(n_docs):
-        n = unit_off[d + 1] - unit_off[d]
-        win_off[d + 1] = win_off[d] + (n - ngram + 1 if n >= ngram else min(n, 1))
+        win_off[d + 1] = win_off[d] + limits[d]
     total = win_off[n_docs]
     hashes = np.empty(total, dtype=np.uint64)
     start = np.empty(total, dtype=np.int64)

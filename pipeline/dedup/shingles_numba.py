@@ -6,6 +6,8 @@ stay Python's), concatenates them and hands over the UTF-32 code points with per
 A code point is a word character iff Python's ``re`` says so (:func:`word_table`, computed once with
 ``re`` itself), so tokens equal :func:`pipeline.dedup.shingles.tokens`. Units are the tokens
 (``char_mode=False``) or the code points of the tokens joined by single spaces (``char_mode=True``).
+:func:`first_distinct_windows` is the twin of the ``max_shingles`` cap (the first distinct shingles of a
+document, by bytes) over that layout.
 """
 
 from __future__ import annotations
@@ -152,3 +154,89 @@ def unit_hashes(
             u += 1
         unit_off[d + 1] = u
     return out[:u].copy(), unit_off
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word_at(buf: np.ndarray, i: np.uint64) -> np.uint64:
+    """The 8 bytes ``buf[i:i+8]`` as one big-endian word (unsigned indices: LLVM fuses the loads into one)."""
+    v = np.uint64(0)
+    for k in range(8):
+        v = (v << np.uint64(8)) | np.uint64(buf[i + np.uint64(k)])
+    return v
+
+
+@njit(cache=True, nogil=True)
+def same_bytes(buf: np.ndarray, a_lo: int, a_hi: int, b_lo: int, b_hi: int) -> bool:
+    """``buf[a_lo:a_hi] == buf[b_lo:b_hi]``, compared 8 bytes at a time."""
+    n = a_hi - a_lo
+    if n != b_hi - b_lo:
+        return False
+    i = 0
+    while i + 8 <= n:
+        if _word_at(buf, np.uint64(a_lo + i)) != _word_at(buf, np.uint64(b_lo + i)):
+            return False
+        i += 8
+    while i < n:
+        if buf[np.uint64(a_lo + i)] != buf[np.uint64(b_lo + i)]:
+            return False
+        i += 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def first_distinct_windows(
+    buf: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    unit_off: np.ndarray,
+    win_off: np.ndarray,
+    keys: np.ndarray,
+    ngram: int,
+    cap: int,
+) -> np.ndarray:
+    """Keep mask over the K-gram windows laid out by ``win_off`` (as ``sha1_numba.sha1_windows`` lists them):
+    in a document with more than ``cap`` windows, True at the first occurrence of each of its first ``cap``
+    distinct shingles and False elsewhere; every window of the other documents is kept.
+
+    ``keys`` is a 32-bit hash of each window's bytes (its SHA-1 value). Each document is one pass over an
+    open-addressing table whose slot holds a window's key and byte length in one word and its start in the
+    next (one cache line per probe); a window whose key and length match a slot's is compared byte by byte,
+    so distinct means distinct bytes, and the cost is linear in the document's bytes whatever its size.
+    """
+    n_docs = unit_off.shape[0] - 1
+    keep = np.ones(win_off[n_docs], dtype=np.bool_)
+    size = 1
+    while size < 2 * cap:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.empty(2 * size, dtype=np.uint64)  # slot j: (key << 32 | length) at 2j (0: free), start at 2j + 1
+    for d in range(n_docs):
+        count = win_off[d + 1] - win_off[d]
+        if count <= cap:
+            continue
+        table[:] = 0
+        first, base = unit_off[d], win_off[d]
+        width = min(unit_off[d + 1] - first, ngram)
+        distinct = 0
+        for k in range(count):
+            if distinct == cap:
+                keep[base + k : win_off[d + 1]] = False
+                break
+            s, e = lo[first + k], hi[first + k + width - 1]
+            key = np.uint64(keys[base + k])
+            tag = (key << np.uint64(32)) | np.uint64(e - s)
+            j = key & mask
+            seen = False
+            while table[2 * j] != 0:
+                if table[2 * j] == tag:
+                    t = np.int64(table[2 * j + 1])
+                    if same_bytes(buf, t, t + (e - s), s, e):
+                        seen = True
+                        break
+                j = (j + np.uint64(1)) & mask
+            if seen:
+                keep[base + k] = False
+            else:
+                table[2 * j], table[2 * j + 1] = tag, np.uint64(s)
+                distinct += 1
+    return keep
