@@ -197,10 +197,10 @@ def same_files(a: Path, b: Path) -> tuple[int, list[str]]:
     return len(files), mismatch + errors
 
 
-def median_steps(runs: list[dict[str, list[float]]], totals: list[float]) -> dict[str, list[float]]:
-    """The median wall and CPU seconds of each step over ``runs``, and the median total wall time."""
+def median_steps(runs: list[dict[str, list[float]]], wall: list[float], cpu: list[float]) -> dict[str, list[float]]:
+    """The median wall and CPU seconds of each step over ``runs``, and of the whole builds (``total``)."""
     rows = {step: [statistics.median(r[step][i] for r in runs) for i in (0, 1)] for step in runs[0]}
-    rows["total"] = [statistics.median(totals), sum(v[1] for v in rows.values())]
+    rows["total"] = [statistics.median(wall), statistics.median(cpu)]
     return rows
 
 
@@ -248,8 +248,11 @@ def main() -> None:
                 f"again {spread([r[again] for r in rs])}"
             )
     if args.breakdown:
-        for build, key in (("fresh", "seconds"), ("again", "again")):
-            rows = {side: median_steps([r["steps"][build] for r in rs], [r[key] for r in rs]) for side, rs in runs.items()}
+        for build, key, cpu in (("fresh", "seconds", "cpu"), ("again", "again", "cpu_again")):
+            rows = {
+                side: median_steps([r["steps"][build] for r in rs], [r[key] for r in rs], [r[cpu] for r in rs])
+                for side, rs in runs.items()
+            }
             print(f"per step, {build} build (median ms; megatron-core writes its descriptions inside 'other'):")
             print(table(rows))
     ours, theirs = medians["ours"], medians["megatron"]
