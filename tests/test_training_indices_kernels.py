@@ -13,6 +13,7 @@ import pytest
 from pipeline.numba_backend import TRAINING
 from pipeline.training_indices import describe
 from pipeline.training_indices.gpt_indices import sample_count, sample_index
+from pipeline.training_indices.tasks import write_npy
 from tests.backends import numba_backend
 from tests.oracles import require_oracle
 
@@ -102,3 +103,23 @@ def test_samples_per_source_equal_megatron_core(weights):
     for surplus in (0.0, 0.005, 0.5):
         got = describe.samples_per_source(w, sizes, surplus)
         assert got == mcore_builder._get_size_per_split_per_dataset(w, sizes, surplus=surplus)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(7, dtype=np.int32)[::-1],
+        np.arange(12, dtype=np.int64).reshape(6, 2),
+        np.asfortranarray(np.arange(12, dtype=np.int32).reshape(3, 4)),
+        np.array([], dtype=np.uint32),
+        np.arange(5, dtype=np.int16),
+    ],
+)
+def test_write_npy_writes_the_bytes_numpy_save_writes(tmp_path, array):
+    """The oracle is numpy.save itself (what megatron-core calls); the loaded array is the one given."""
+    ours, theirs = tmp_path / "ours.npy", tmp_path / "theirs.npy"
+    write_npy(str(ours), array)
+    np.save(theirs, np.ascontiguousarray(array), allow_pickle=True)
+    assert ours.read_bytes() == theirs.read_bytes()
+    loaded = np.load(ours)
+    assert loaded.dtype == array.dtype and np.array_equal(loaded, array)
