@@ -28,7 +28,7 @@ def write_npy(path: str, array: np.ndarray) -> None:
     np.lib.format.write_array_header_1_0(header, np.lib.format.header_data_from_array_1_0(data))
     with storage.open_atomic(path) as f:
         f.write(header.getvalue())
-        f.write(memoryview(data).cast("B"))
+        f.write(data.data.cast("B"))
 
 
 def build_gpt(task: GptTask, cache_dir: str) -> dict[str, Any]:
