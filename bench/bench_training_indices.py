@@ -1,7 +1,7 @@
 """Benchmark: the training-indices files, ours vs megatron-core 0.16.1's BlendedMegatronDatasetBuilder.
 
 Usage: python bench/bench_training_indices.py [--tokens 1e9] [--sources 5] [--seq-length 4096]
-    [--epochs 1.3] [--repeat 5] [--workdir DIR]
+    [--epochs 1.3] [--repeat 5] [--breakdown] [--workdir DIR]
 
 Synthesises ``--sources`` merged datasets of ``--tokens`` tokens in all (log-normal document lengths,
 median ~600 tokens; the ``.idx`` files only, the ``.bin`` files sparse), with a blend asking about
@@ -14,7 +14,8 @@ Spark worker), wall and CPU seconds (CPU time is steadier on a shared machine), 
 first), the ratios ours / megatron-core, and checks that the two
 cache directories hold the same files, byte for byte. With ``--repeat N`` the two sides run N times,
 alternating, each into empty cache directories (megatron-core would load, not build, files already
-there); the medians make the ratios and the spread (min..max) is printed beside them.
+there); the medians make the ratios and the spread (min..max) is printed beside them. ``--breakdown`` also
+times each side's steps (bench/training_indices_breakdown.py) and prints their medians, both builds.
 """
 
 from __future__ import annotations
