@@ -125,8 +125,11 @@ def test_write_npy_writes_the_bytes_numpy_save_writes(tmp_path, array):
     assert loaded.dtype == array.dtype and np.array_equal(loaded, array)
 
 
-@pytest.mark.parametrize("entries", [2**31 - 1, 2**31])
-def test_sample_index_type_is_chosen_as_megatron_core_chooses(monkeypatch, entries):
+@pytest.mark.parametrize(
+    ("entries", "longest", "dtype"),
+    [(2**31 - 1, 2**31 - 1, np.int32), (2**31, 5, np.int32), (10, 2**31 - 1, np.int64), (10, 2**31, np.int64)],
+)
+def test_sample_index_type_is_chosen_as_megatron_core_chooses(monkeypatch, entries, longest, dtype):
     """The document-index length at which megatron-core 0.16.1's ``helpers.build_sample_idx`` moves to its int64
     helper, read from its own dispatch: a zero-stride view stands for a document index of ``entries`` entries
     (no memory), and the C++ helpers are replaced by recorders so that nothing walks it."""
@@ -142,7 +145,7 @@ def test_sample_index_type_is_chosen_as_megatron_core_chooses(monkeypatch, entri
 
     monkeypatch.setattr(helpers, "build_sample_idx_int32", recorder(np.int32))
     monkeypatch.setattr(helpers, "build_sample_idx_int64", recorder(np.int64))
-    lengths = np.array([5, 2**31 - 1, 3], dtype=np.int32)  # the largest int32 length stays int32 on its own
+    lengths = np.array([5, longest, 3], dtype=dtype)
     doc_index = np.broadcast_to(np.int32(0), (entries,))
     helpers.build_sample_idx(lengths, doc_index, 4, 1, 10, True, True)
     assert sample_index_dtype(lengths, doc_index) == chosen[0]

@@ -92,7 +92,9 @@ def sample_count(epochs: int, tokens_per_epoch: int, sequence_length: int, extra
 
 def sample_index_dtype(lengths: np.ndarray, doc_index: np.ndarray) -> np.dtype:
     """int32 while the document index's length and every length fit int32, else int64."""
-    largest = max(int(doc_index.shape[0]), int(lengths.max()) if lengths.size else 0)
+    # an int32 length never passes int32: read the lengths only when they are wider
+    wide = lengths.size and lengths.dtype.itemsize > 4
+    largest = max(int(doc_index.shape[0]), int(lengths.max()) if wide else 0)
     return np.dtype(np.int32 if largest <= INT32_MAX else np.int64)
 
 
