@@ -12,7 +12,8 @@ import pytest
 
 from pipeline.numba_backend import TRAINING
 from pipeline.training_indices import describe
-from pipeline.training_indices.gpt_indices import sample_count, sample_index
+from pipeline.training_indices.gpt_indices import sample_count, sample_index, sample_index_dtype, sample_index_numpy
+from pipeline.training_indices.tasks import write_npy
 from tests.backends import numba_backend
 from tests.oracles import require_oracle
 
@@ -102,3 +103,72 @@ def test_samples_per_source_equal_megatron_core(weights):
     for surplus in (0.0, 0.005, 0.5):
         got = describe.samples_per_source(w, sizes, surplus)
         assert got == mcore_builder._get_size_per_split_per_dataset(w, sizes, surplus=surplus)
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(7, dtype=np.int32)[::-1],
+        np.arange(12, dtype=np.int64).reshape(6, 2),
+        np.asfortranarray(np.arange(12, dtype=np.int32).reshape(3, 4)),
+        np.array([], dtype=np.uint32),
+        np.arange(5, dtype=np.int16),
+    ],
+)
+def test_write_npy_writes_the_bytes_numpy_save_writes(tmp_path, array):
+    """The oracle is numpy.save itself (what megatron-core calls); the loaded array is the one given."""
+    ours, theirs = tmp_path / "ours.npy", tmp_path / "theirs.npy"
+    write_npy(str(ours), array)
+    np.save(theirs, np.ascontiguousarray(array), allow_pickle=True)
+    assert ours.read_bytes() == theirs.read_bytes()
+    loaded = np.load(ours)
+    assert loaded.dtype == array.dtype and np.array_equal(loaded, array)
+
+
+@pytest.mark.parametrize(
+    ("entries", "longest", "dtype"),
+    [(2**31 - 1, 2**31 - 1, np.int32), (2**31, 5, np.int32), (10, 2**31 - 1, np.int64), (10, 2**31, np.int64)],
+)
+def test_sample_index_type_is_chosen_as_megatron_core_chooses(monkeypatch, entries, longest, dtype):
+    """The document-index length at which megatron-core 0.16.1's ``helpers.build_sample_idx`` moves to its int64
+    helper, read from its own dispatch: a zero-stride view stands for a document index of ``entries`` entries
+    (no memory), and the C++ helpers are replaced by recorders so that nothing walks it."""
+    helpers = require_oracle("megatron.core.datasets.helpers")
+    chosen = []
+
+    def recorder(dtype):
+        def helper(*args):
+            chosen.append(dtype)
+            return np.zeros((2, 2), dtype=dtype)
+
+        return helper
+
+    monkeypatch.setattr(helpers, "build_sample_idx_int32", recorder(np.int32))
+    monkeypatch.setattr(helpers, "build_sample_idx_int64", recorder(np.int64))
+    lengths = np.array([5, longest, 3], dtype=dtype)
+    doc_index = np.broadcast_to(np.int32(0), (entries,))
+    helpers.build_sample_idx(lengths, doc_index, 4, 1, 10, True, True)
+    assert sample_index_dtype(lengths, doc_index) == chosen[0]
+
+
+@pytest.mark.parametrize("numba", [False, True])
+def test_an_int64_sample_index_equals_the_cpp_int64_helper(numba):
+    """The kernels fill an int64 index (what a document index past 2^31 - 1 entries gets: more than 8 GiB, so
+    the end-to-end case cannot run here) as megatron-core's C++ int64 helper does, values and type."""
+    rng = np.random.default_rng(11)
+    with numba_backend(TRAINING, numba):
+        for case in range(100):
+            lengths, doc_index, epochs, tokens = _case(rng, int(rng.integers(1, 80)), int(rng.integers(1, 60)))
+            seq, extra, drop_last = int(rng.integers(2, 50)), int(rng.integers(0, 2)), bool(rng.integers(0, 2))
+            if epochs * tokens - extra < seq and drop_last:
+                continue
+            want = helpers_cpp.build_sample_idx_int64(lengths, doc_index, seq, epochs, tokens, drop_last, extra)
+            count = sample_count(epochs, tokens, seq, extra, drop_last)
+            got = np.full((count + 1, 2), -7, dtype=np.int64)
+            if numba:
+                from pipeline.training_indices.sample_index_numba import fill_sample_index
+
+                fill_sample_index(lengths, doc_index, seq, count, extra, got)
+            else:
+                sample_index_numpy(lengths, doc_index, seq, count, extra, got, epochs * tokens)
+            assert want.dtype == np.int64 and np.array_equal(got, want), (case, seq, extra, drop_last)

@@ -30,6 +30,7 @@ UINT32_MAX = int(np.iinfo(np.uint32).max)
 # document-index entries per process on the numpy path before the compiled loop: numpy takes ~20 ns more per
 # entry, loading numba ~0.6 s
 NUMBA_AFTER = 30_000_000
+BLOCK = 1 << 16  # stream positions per block of the numpy sample index (its temporaries stay in cache)
 FINAL_EPOCH_THRESHOLD = 0.80  # a last epoch giving fewer samples than this share of an epoch is shuffled apart
 
 
@@ -91,37 +92,72 @@ def sample_count(epochs: int, tokens_per_epoch: int, sequence_length: int, extra
 
 def sample_index_dtype(lengths: np.ndarray, doc_index: np.ndarray) -> np.dtype:
     """int32 while the document index's length and every length fit int32, else int64."""
-    largest = max(int(doc_index.shape[0]), int(lengths.max()) if lengths.size else 0)
+    # an int32 length never passes int32: read the lengths only when they are wider
+    wide = lengths.size and lengths.dtype.itemsize > 4
+    largest = max(int(doc_index.shape[0]), int(lengths.max()) if wide else 0)
     return np.dtype(np.int32 if largest <= INT32_MAX else np.int64)
 
 
 def sample_index_numpy(
-    lengths: np.ndarray, doc_index: np.ndarray, sequence_length: int, count: int, extra: int, out: np.ndarray
+    lengths: np.ndarray,
+    doc_index: np.ndarray,
+    sequence_length: int,
+    count: int,
+    extra: int,
+    out: np.ndarray,
+    total: int | None = None,
 ) -> None:
     """Vectorised: row ``s`` is the document holding token ``s * L + extra - 1`` of the stream and ``s * L``'s
-    offset in it; a last partial sample past the end stops at the last document's end minus ``extra``."""
+    offset in it; a last partial sample past the end stops at the last document's end minus ``extra``.
+
+    The stream runs in blocks of ``BLOCK`` positions whose temporaries stay in the CPU's cache. Position ``i``
+    ends at token ``end_i`` (a running sum); sample ``s`` starts in the first position with
+    ``q_i = (end_i - extra) // L + 1 > s``, i.e. its row is the number of positions with ``q_i <= s`` (a count
+    per quotient, then a running sum). ``total``, the stream's tokens when the caller knows them (epochs x tokens
+    per epoch), is checked at the end; without it a pass sums them first."""
     out[0] = 0
     if count == 0:
         return
-    stream = np.take(lengths, doc_index)  # each position's length, in stream order
-    total = int(np.sum(stream, dtype=np.int64))
-    # int32 sums are exact while the stream and the last key fit: half the memory traffic of int64
-    dtype = np.int32 if total + sequence_length + extra <= INT32_MAX else np.int64
-    ends = np.cumsum(stream, dtype=dtype)  # token position after each document of the stream
-    # sample s starts in the first document ending past token s * L + extra - 1: the number of ends below
-    # s * L + extra, i.e. of ends with (end - extra) // L < s (a count per quotient, then a running sum)
-    quotient = ends + (sequence_length - extra)  # (end - extra) // L + 1, from 0 up
-    quotient //= sequence_length
-    rows = np.cumsum(np.bincount(quotient, minlength=count + 2)[: count + 1])[1:]
-    past = rows >= doc_index.shape[0]
-    rows[past] = doc_index.shape[0] - 1
-    offsets = np.arange(1, count + 1, dtype=dtype)
-    offsets *= sequence_length  # s * L ...
-    offsets -= ends.take(rows)  # ... minus where its document starts in the stream
-    offsets += stream.take(rows)
-    offsets[past] = int(stream[-1]) - extra
-    out[1:, 0] = rows
-    out[1:, 1] = offsets
+    n = int(doc_index.shape[0])
+    if total is None:
+        total = int(np.sum(np.take(lengths, doc_index), dtype=np.int64))
+    # int32 sums are exact while the stream and every key fit: half the memory traffic of int64
+    dtype = np.dtype(np.int32 if total + sequence_length + extra <= INT32_MAX else np.int64)
+    starts = np.empty(min(n, BLOCK) + 1, dtype=dtype)  # starts[j]: where position a + j of the block starts
+    quotient = np.empty(min(n, BLOCK), dtype=dtype)
+    carry = 0  # tokens before the block
+    first = 1  # the first sample whose row is not written yet
+    for a in range(0, n, BLOCK):
+        m = min(n, a + BLOCK) - a
+        ends = starts[1 : m + 1]
+        if lengths.dtype == dtype:
+            np.take(lengths, doc_index[a : a + m], out=ends)
+        else:
+            ends[:] = np.take(lengths, doc_index[a : a + m])
+        starts[0] = carry
+        ends[0] += carry
+        np.cumsum(ends, out=ends)
+        carry = int(ends[-1])
+        # the samples s in [first, stop) start in this block: q_{a-1} <= s < q_{a+m-1}
+        stop = min(count + 1, (carry - extra) // sequence_length + 1)
+        if stop <= first:
+            continue
+        q = quotient[:m]
+        np.add(ends, sequence_length - extra - first * sequence_length, out=q)
+        q //= sequence_length  # q_i - first; below 0: counted for every sample from first on
+        np.maximum(q, 0, out=q)
+        rows = np.cumsum(np.bincount(q)[: stop - first])  # per sample: positions of the block with q_i <= s
+        offsets = starts.take(rows)  # where the sample's document starts
+        np.subtract(np.arange(first, stop, dtype=dtype) * sequence_length, offsets, out=offsets)
+        rows += a
+        out[first:stop, 0] = rows
+        out[first:stop, 1] = offsets
+        first = stop
+    if carry != total:
+        raise PipelineError(f"the document index holds {carry} tokens, not the {total} of its epochs")
+    if first <= count:  # a last partial sample: the last document's end minus extra
+        out[first:, 0] = n - 1
+        out[first:, 1] = int(lengths[doc_index[n - 1]]) - extra
 
 
 def sample_index(
@@ -142,7 +178,7 @@ def sample_index(
 
         fill_sample_index(lengths, doc_index, sequence_length, count, extra, out)
     else:
-        sample_index_numpy(lengths, doc_index, sequence_length, count, extra, out)
+        sample_index_numpy(lengths, doc_index, sequence_length, count, extra, out, epochs * tokens_per_epoch)
     return out
 
 

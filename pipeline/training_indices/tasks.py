@@ -5,6 +5,7 @@ No Spark here, so the bench and the tests call the same functions in one process
 
 from __future__ import annotations
 
+import io
 import time
 from typing import Any
 
@@ -20,9 +21,14 @@ from pipeline.training_indices.plan import BlendTask, GptTask
 
 
 def write_npy(path: str, array: np.ndarray) -> None:
-    """``numpy.save`` bytes (format 1.0 header, as megatron-core saves them), streamed to the file atomically."""
+    """``numpy.save`` bytes (format 1.0 header, as megatron-core saves them) written to the file atomically: the
+    header numpy formats, then the array's memory as it is (no copy, no ``tofile`` round trip per file)."""
+    data = np.ascontiguousarray(array)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, np.lib.format.header_data_from_array_1_0(data))
     with storage.open_atomic(path) as f:
-        np.save(f, array, allow_pickle=True)
+        f.write(header.getvalue())
+        f.write(data.data.cast("B"))
 
 
 def build_gpt(task: GptTask, cache_dir: str) -> dict[str, Any]:
