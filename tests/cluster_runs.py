@@ -67,6 +67,21 @@ def write_standalone_config(directory: Path, sample_root: Path | str = REPO / "p
     return path
 
 
+def write_warc_config(directory: Path, paths: str) -> Path:
+    """A run of one ``warc`` source, ``crawl`` (``paths`` relative to where the job starts), no filter, the
+    Spark settings of the submitted jobs."""
+    raw = {
+        "output": str(directory / "unused-default-output"),  # every run passes --set output=...
+        "spark": {"settings": {**SUBMIT_CONF, "spark.driver.memory": "1g"}},
+        "sources": [{"name": "crawl", "paths": [paths], "format": "warc"}],
+        "tokenizer": {"train": True, "vocab_size": 300, "special_tokens": ["<|endoftext|>"]},
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "pipeline.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
 def file_digests(run: Path) -> dict[str, str]:
     """sha256 of every file under ``megatron/`` and ``blend/`` (what the trainer reads)."""
     found = {}

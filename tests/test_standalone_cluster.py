@@ -15,10 +15,13 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
+from resiliparse.extract.html2text import extract_plain_text
 
 from tests.cluster_runs import (
     REPO,
@@ -29,12 +32,25 @@ from tests.cluster_runs import (
     require_spark_submit,
     submit_job,
     write_standalone_config,
+    write_warc_config,
 )
-from tests.oracles import missing_tool
+from tests.oracles import missing_tool, require_oracle
+from tests.warc_corpus import build_warc, html_pages
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 SPARK_CLASS = SPARK_BIN / "spark-class"
 START_TIMEOUT_S = 240
+# spark-submit's arguments for a job on the cluster: an executor of one core on each worker
+CLUSTER_ARGS = (
+    "--executor-memory",
+    "512m",
+    "--total-executor-cores",
+    "2",
+    "--conf",
+    "spark.executor.cores=1",
+    "--conf",
+    "spark.driver.host=127.0.0.1",
+)
 
 
 def _free_port() -> int:
@@ -67,6 +83,7 @@ class StandaloneCluster:
         self.webui_port = _free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         self.procs: list[tuple[str, subprocess.Popen, Path]] = []
+        self.workers = 0
         self.env = child_env(root)
         self.env["SPARK_DAEMON_MEMORY"] = "384m"
 
@@ -84,6 +101,7 @@ class StandaloneCluster:
         self.procs.append((name, proc, log))
 
     def start(self, workers: int) -> None:
+        self.workers = workers
         self._start(
             "master",
             [
@@ -146,18 +164,33 @@ class StandaloneCluster:
         logs = "\n".join(f"--- {name}\n{log.read_text()[-1500:]}" for name, _, log in self.procs)
         pytest.fail(f"no {what} after {START_TIMEOUT_S} s:\n{logs}")
 
+    def app_ids(self) -> set[str]:
+        """The ids of the applications the master has seen (running or completed)."""
+        state = self.state()
+        assert state is not None, "the master stopped serving its status"
+        return {app["id"] for app in state.get("completedapps", []) + state.get("activeapps", [])}
+
+    def executor_dirs(self, app_id: str) -> list[list[Path]]:
+        """Per worker, the executor directories it made for ``app_id`` (``<work-dir>/<app-id>/<executor-id>/``)."""
+        found = []
+        for i in range(self.workers):
+            app_dir = self.root / f"worker{i}" / app_id
+            found.append(list(app_dir.iterdir()) if app_dir.is_dir() else [])
+        return found
+
     def stop(self) -> None:
         for _, proc, _ in reversed(self.procs):
             _stop(proc)
 
 
-@pytest.fixture
-def standalone_cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
-    """A master and two workers (1 core, 1g each) on 127.0.0.1, always stopped afterwards."""
+@pytest.fixture(scope="module")
+def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    """A master and two workers (1 core, 1g each) on 127.0.0.1, shared by this file's jobs, always stopped
+    afterwards."""
     require_spark_submit()
     if not SPARK_CLASS.exists():
         missing_tool(f"pyspark's spark-class not found at {SPARK_CLASS}")
-    cluster = StandaloneCluster(tmp_path / "cluster")
+    cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone") / "cluster")
     try:
         cluster.start(workers=2)
         yield cluster
@@ -176,6 +209,7 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
     ``conf/local.yaml``: executors run elsewhere (``<work-dir>/<app>/<executor>/``), so this only works
     when the driver anchors them (pipeline.config.load).
     """
+    before = standalone_cluster.app_ids()
     workdir = tmp_path / "user-dir"
     shutil.copytree(REPO / "pipeline" / "sample", workdir / "sample")
     relative_config = write_standalone_config(tmp_path / "conf", sample_root=".")
@@ -188,28 +222,68 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
         tmp_path / "submit",
         master=standalone_cluster.url,
         workdir=workdir,
-        extra_args=(
-            "--executor-memory",
-            "512m",
-            "--total-executor-cores",
-            "2",
-            "--conf",
-            "spark.executor.cores=1",
-            "--conf",
-            "spark.driver.host=127.0.0.1",
-        ),
+        extra_args=CLUSTER_ARGS,
     )
+
     assert package_origin(done).startswith(str(cluster_zip) + os.sep)
     assert f"outputs in {out}" in done.stdout
 
-    state = standalone_cluster.state()
-    assert state is not None
-    apps = state.get("completedapps", []) + state.get("activeapps", [])
+    apps = standalone_cluster.app_ids() - before
     assert len(apps) == 1, apps
-    # Each worker started an executor for the application: <work-dir>/<app-id>/<executor-id>/.
-    app_id = apps[0]["id"]
-    for i in range(2):
-        executors = list((standalone_cluster.root / f"worker{i}" / app_id).iterdir())
+    (app_id,) = apps
+    for i, executors in enumerate(standalone_cluster.executor_dirs(app_id)):
         assert executors, f"worker{i} ran no executor for {app_id}"
 
     assert file_digests(out) == file_digests(local_reference_run)
+
+
+def test_warc_files_to_megatron_files_on_the_standalone_cluster(
+    standalone_cluster: StandaloneCluster, cluster_zip: Path, tmp_path: Path
+) -> None:
+    """A second job on the same cluster: a ``.warc.gz`` of real pages (packed with warcio, some re-encoded) read
+    in several splits by the executors (fastwarc and resiliparse imported there), each page's text as resiliparse
+    extracts it from the HTML the test wrote, and Megatron files holding those texts."""
+    tokenizers = require_oracle("tokenizers")
+    indexed = require_oracle("megatron.core.datasets.indexed_dataset")
+    built = build_warc(html_pages()[::10])
+    expected = {p.url: t for p in built.pages if (t := extract_plain_text(p.html, main_content=True)).strip()}
+    workdir = tmp_path / "user-dir"
+    (workdir / "crawl").mkdir(parents=True)
+    (workdir / "crawl" / "pages.warc.gz").write_bytes(built.data)
+    config = write_warc_config(tmp_path / "conf", "crawl/*.warc.gz")
+    before = standalone_cluster.app_ids()
+    submit_job(
+        "run",
+        cluster_zip,
+        config,
+        Path("run"),
+        tmp_path / "submit",
+        master=standalone_cluster.url,
+        workdir=workdir,
+        extra_args=CLUSTER_ARGS,
+    )
+    (app_id,) = standalone_cluster.app_ids() - before
+    assert all(standalone_cluster.executor_dirs(app_id)), "a worker ran no executor for the WARC job"
+    out = workdir / "run"
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    ingest = manifest["stages"]["ingest"]["counts"]
+    assert ingest["splits"] >= 2  # the file is cut (ingest.partitions=2): a task finds its first record mid-file
+    documents = pq.read_table(str(out / "documents"), columns=["text", "meta"]).to_pylist()
+    found = {json.loads(d["meta"])["url"]: d["text"] for d in documents}
+    assert found == expected  # every page with text, under its URL, as resiliparse extracts it
+    row = manifest["accounting"]["crawl"]
+    assert row["documents_read"] == len(built.pages) + len(built.skipped)
+    assert row["rejected"] == len(built.skipped) + len(built.pages) - len(expected)
+    assert row["survivors"] + row["duplicates_removed"] == len(expected)
+
+    hf = tokenizers.Tokenizer.from_file(str(out / "tokenizer" / "tokenizer.json"))
+    eod = hf.token_to_id("<|endoftext|>")
+    dataset = indexed.IndexedDataset(str(out / "megatron" / "crawl"))
+    decoded = []
+    for k in range(len(dataset)):
+        ids = dataset[k].tolist()
+        assert ids[-1] == eod
+        decoded.append(hf.decode(ids[:-1], skip_special_tokens=False))
+    assert len(decoded) == row["survivors"] > len(expected) // 2
+    assert Counter(decoded) <= Counter(expected.values())  # each one a page's text, none twice

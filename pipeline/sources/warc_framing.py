@@ -19,6 +19,7 @@ from typing import IO
 GZIP_MAGIC = b"\x1f\x8b\x08"
 WARC_MAGIC = b"WARC/"
 CHUNK = 1 << 20
+FIRST_READ = 1 << 16  # a member's first read: most records are a few kB compressed; later reads double up to CHUNK
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,12 @@ def _inflate(f: IO[bytes], position: int, limit: int) -> tuple[Member, int]:
     kept: list[bytes] = []
     size = 0
     fed = 0
+    want = FIRST_READ
     while not d.eof:
-        chunk = d.unconsumed_tail or f.read(CHUNK)
+        chunk = d.unconsumed_tail or f.read(want)
         if not d.unconsumed_tail:
             fed += len(chunk)
+            want = min(2 * want, CHUNK)
         if not chunk:
             head = b"".join(kept)
             return Member(position, head, size, "truncated: the file ends inside this gzip member"), position + 1

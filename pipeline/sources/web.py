@@ -6,7 +6,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from fastwarc.warc import WarcRecord, WarcRecordType
 from resiliparse.extract.html2text import extract_plain_text
@@ -43,13 +43,22 @@ def meta_charset(body: bytes) -> str | None:
     return found.group(1).decode("ascii") if found else None
 
 
+def _candidates(body: bytes, declared: list[str | None]) -> Iterator[str]:
+    """The charset labels to try in order; the detection (a pass over the body) runs only when none declared
+    decodes it."""
+    yield from (c for c in declared if c)
+    detected = detect_encoding(body)
+    if detected:
+        yield detected
+    yield "utf-8"
+
+
 def decode_html(body: bytes, declared: list[str | None]) -> tuple[str, str] | None:
     """``(text, charset)``: ``body`` decoded with the first of the declared charsets (HTTP header, then
     ``<meta>``) that is known and decodes it without error, else with the detected one (resiliparse), else
     UTF-8; None when none of them decodes it. Labels are mapped as HTML5 does (``iso-8859-1`` is
     windows-1252)."""
-    candidates = [c for c in (*declared, detect_encoding(body), "utf-8") if c]
-    for label in candidates:
+    for label in _candidates(body, declared):
         try:
             codecs.lookup(label)
         except LookupError:
