@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.spark.tables import STORE_ENV
 from tests.cluster_runs import (
     REPO,
     SPARK_BIN,
@@ -31,6 +32,8 @@ from tests.cluster_runs import (
     write_standalone_config,
 )
 from tests.oracles import missing_tool
+from tests.run_files import run_contents
+from tests.storage_fixtures import new_bucket
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 SPARK_CLASS = SPARK_BIN / "spark-class"
@@ -151,13 +154,17 @@ class StandaloneCluster:
             _stop(proc)
 
 
-@pytest.fixture
-def standalone_cluster(tmp_path: Path) -> Iterator[StandaloneCluster]:
-    """A master and two workers (1 core, 1g each) on 127.0.0.1, always stopped afterwards."""
+@pytest.fixture(scope="module")
+def standalone_cluster(tmp_path_factory) -> Iterator[StandaloneCluster]:
+    """A master and two workers (1 core, 1g each) on 127.0.0.1 for this file's tests, always stopped afterwards.
+
+    The daemons get no object-store settings (:data:`STORE_ENV`): executors must receive them from the driver."""
     require_spark_submit()
     if not SPARK_CLASS.exists():
         missing_tool(f"pyspark's spark-class not found at {SPARK_CLASS}")
-    cluster = StandaloneCluster(tmp_path / "cluster")
+    cluster = StandaloneCluster(tmp_path_factory.mktemp("cluster"))
+    for name in STORE_ENV:
+        cluster.env.pop(name, None)
     try:
         cluster.start(workers=2)
         yield cluster
@@ -176,6 +183,7 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
     ``conf/local.yaml``: executors run elsewhere (``<work-dir>/<app>/<executor>/``), so this only works
     when the driver anchors them (pipeline.config.load).
     """
+    before = _app_ids(standalone_cluster)
     workdir = tmp_path / "user-dir"
     shutil.copytree(REPO / "pipeline" / "sample", workdir / "sample")
     relative_config = write_standalone_config(tmp_path / "conf", sample_root=".")
@@ -204,7 +212,7 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
 
     state = standalone_cluster.state()
     assert state is not None
-    apps = state.get("completedapps", []) + state.get("activeapps", [])
+    apps = [a for a in state.get("completedapps", []) + state.get("activeapps", []) if a["id"] not in before]
     assert len(apps) == 1, apps
     # Each worker started an executor for the application: <work-dir>/<app-id>/<executor-id>/.
     app_id = apps[0]["id"]
@@ -213,3 +221,48 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
         assert executors, f"worker{i} ran no executor for {app_id}"
 
     assert file_digests(out) == file_digests(local_reference_run)
+
+
+def _app_ids(cluster: StandaloneCluster) -> set[str]:
+    state = cluster.state() or {}
+    return {a["id"] for a in state.get("completedapps", []) + state.get("activeapps", [])}
+
+
+CLUSTER_ARGS = (
+    "--executor-memory",
+    "512m",
+    "--total-executor-cores",
+    "2",
+    "--conf",
+    "spark.executor.cores=1",
+    "--conf",
+    "spark.driver.host=127.0.0.1",
+)
+
+
+@pytest.mark.parametrize("scheme", ["s3", "gs"])
+def test_a_run_into_an_object_store_without_a_connector_matches_a_local_run(
+    scheme: str,
+    request: pytest.FixtureRequest,
+    standalone_cluster: StandaloneCluster,
+    cluster_zip: Path,
+    standalone_config: Path,
+    local_reference_run: Path,
+    tmp_path: Path,
+) -> None:
+    """The run directory in a bucket (moto's S3, fake-gcs-server) that Spark's Hadoop cannot write: executors on
+    the workers write and read the tables directly (pipeline.spark.direct_tables), with the store's settings from
+    the driver alone. Every table holds the local run's rows; every other file is the local run's."""
+    request.getfixturevalue("s3_emulator" if scheme == "s3" else "gcs_emulator")
+    run = f"{new_bucket(scheme)}/runs/r1"
+    done = submit_job(
+        "run", cluster_zip, standalone_config, run, tmp_path / "submit", master=standalone_cluster.url,
+        extra_args=CLUSTER_ARGS,
+    )  # fmt: skip
+    assert "tables: direct" in done.stdout + done.stderr
+    remote, local = run_contents(run), run_contents(str(local_reference_run))
+    assert not [n for n in remote if "_attempts" in n or "_tmp" in n], sorted(remote)
+    assert sorted(remote) == sorted(local)
+    assert [k for k in local if k.endswith("/") and local[k]], "the reference has tables with rows"
+    for name in sorted(local):
+        assert remote[name] == local[name], name

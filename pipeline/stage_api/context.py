@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.spark.session import start_session
-from pipeline.spark.tables import TableStore
+from pipeline.spark.tables import TableStore, forward_store_env
 from pipeline.stage_api import layout
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class RunContext:
             cfg = self.config.spark
             self._spark = start_session(cfg.app_name, cfg.master, cfg.settings)
             self._spark.sparkContext.setLogLevel(cfg.log_level)
+            forward_store_env(self._spark)  # before any task function exists: each carries the environment
             checkpoints = cfg.checkpoint_dir or self.path("_checkpoints")
             placed = self.tables.checkpoint_dir(checkpoints)
             if placed is not None:
