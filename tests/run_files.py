@@ -5,6 +5,7 @@ byte, and the files that record times or the run's own location compared without
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import fsspec
@@ -12,7 +13,7 @@ import pyarrow.parquet as pq
 
 # files that record wall times or the run directory's location: compared without those fields (see `comparable`)
 TIMED = ("manifest.json", "report.json", "report.html")
-TIME_KEYS = ("seconds", "started", "finished", "time", "date", "elapsed")
+TIME_KEY = re.compile(r"(^|_)(seconds|started|finished|elapsed|time)(_|$)")  # seconds, seconds_training, ...
 
 
 def list_run(url: str) -> list[str]:
@@ -42,20 +43,26 @@ def table_rows(url: str, table: str, names: list[str]) -> list[str]:
 
 def _drop_times(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _drop_times(v) for k, v in value.items() if not any(t in k for t in TIME_KEYS)}
+        return {k: _drop_times(v) for k, v in value.items() if not TIME_KEY.search(k)}
     if isinstance(value, list):
         return [_drop_times(v) for v in value]
     return value
 
 
-def comparable(name: str, data: bytes) -> Any:
-    """What must be equal between two runs: the bytes, or for a stage marker and ``dedup/report.json`` the JSON
-    without its time fields; None for :data:`TIMED` files (they hold the run's own path and times)."""
+def comparable(name: str, data: bytes, run: str) -> Any:
+    """What must be equal between two runs: the bytes; for a stage marker and ``dedup/report.json`` the JSON
+    without time fields and with the run's location as ``<run>``, a marker's file list without the Parquet part
+    files (tables are compared by their rows) and files holding times; None for :data:`TIMED` files."""
     if name in TIMED:
         return None
-    if name.startswith("_stages/") or name == "dedup/report.json":
-        return _drop_times(json.loads(data))
-    return data
+    if not (name.startswith("_stages/") or name == "dedup/report.json"):
+        return data
+    found = _drop_times(json.loads(data.decode("utf-8").replace(run.rstrip("/"), "<run>")))
+    files = found.get("outputs", {}).get("files")
+    if files is not None:
+        timed = (*TIMED, "dedup/report.json")  # their sizes vary with the times they hold
+        found["outputs"]["files"] = {k: v for k, v in files.items() if not k.endswith(".parquet") and k not in timed}
+    return found
 
 
 def run_contents(url: str) -> dict[str, Any]:
@@ -66,5 +73,5 @@ def run_contents(url: str) -> dict[str, Any]:
     found: dict[str, Any] = {f"{t}/": table_rows(url, t, names) for t in sorted(tables)}
     for name in names:
         if not any(name.startswith(t + "/") for t in tables):
-            found[name] = comparable(name, fs.cat_file(f"{root.rstrip('/')}/{name}"))
+            found[name] = comparable(name, fs.cat_file(f"{root.rstrip('/')}/{name}"), url)
     return found
