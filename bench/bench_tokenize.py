@@ -144,7 +144,7 @@ def spark_floor(ctx: RunContext, partitions: int, repeat: int) -> float:
     """Least Python-worker CPU seconds of a no-op mapInArrow over the stage's exact input plan."""
     from pyspark.sql import functions as F
 
-    survivors = ctx.spark.read.parquet(ctx.table(layout.SURVIVORS))
+    survivors = ctx.read_table(layout.SURVIVORS)
     docs = (
         survivors.where(F.col("source") == "web")
         .select("doc_id", "text")

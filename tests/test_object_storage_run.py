@@ -93,7 +93,7 @@ def test_sample_on_gcs_with_a_failed_first_tokenize_attempt_equals_a_local_run(s
     print(f"gs:// run: {time.time() - started:.1f} s")
 
 
-@pytest.mark.same_plan  # the gs:// run stages its tables the same way; only the fsspec backend differs
+@pytest.mark.same_plan  # the gs:// run writes its tables the same way (direct); only the fsspec backend differs
 def test_sample_on_s3_equals_a_local_run(spark, s3_emulator, local_run):
     started = time.time()
     run, files, results = _remote_run(spark, "s3", S3_ENV, inject=False)

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from resiliparse.extract.html2text import extract_plain_text
 
+from pipeline.spark.tables import STORE_ENV
 from tests.cluster_runs import (
     REPO,
     SPARK_BIN,
@@ -35,6 +36,8 @@ from tests.cluster_runs import (
     write_warc_config,
 )
 from tests.oracles import missing_tool, require_oracle
+from tests.run_files import run_contents
+from tests.storage_fixtures import new_bucket
 from tests.warc_corpus import build_warc, html_pages
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -191,6 +194,8 @@ def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
     if not SPARK_CLASS.exists():
         missing_tool(f"pyspark's spark-class not found at {SPARK_CLASS}")
     cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone") / "cluster")
+    for name in STORE_ENV:  # executors must receive the store settings from the driver
+        cluster.env.pop(name, None)
     try:
         cluster.start(workers=2)
         yield cluster
@@ -287,3 +292,32 @@ def test_warc_files_to_megatron_files_on_the_standalone_cluster(
         decoded.append(hf.decode(ids[:-1], skip_special_tokens=False))
     assert len(decoded) == row["survivors"] > len(expected) // 2
     assert Counter(decoded) <= Counter(expected.values())  # each one a page's text, none twice
+
+
+# the gs:// case runs the same plans as the s3:// one; only the fsspec backend differs (CONTRIBUTING.md, Spark 4)
+@pytest.mark.parametrize("scheme", ["s3", pytest.param("gs", marks=pytest.mark.same_plan)])
+def test_a_run_into_an_object_store_without_a_connector_matches_a_local_run(
+    scheme: str,
+    request: pytest.FixtureRequest,
+    standalone_cluster: StandaloneCluster,
+    cluster_zip: Path,
+    standalone_config: Path,
+    local_reference_run: Path,
+    tmp_path: Path,
+) -> None:
+    """The run directory in a bucket (moto's S3, fake-gcs-server) that Spark's Hadoop cannot write: executors on
+    the workers write and read the tables directly (pipeline.spark.direct_tables), with the store's settings from
+    the driver alone. Every table holds the local run's rows; every other file is the local run's."""
+    request.getfixturevalue("s3_emulator" if scheme == "s3" else "gcs_emulator")
+    run = f"{new_bucket(scheme)}/runs/r1"
+    done = submit_job(
+        "run", cluster_zip, standalone_config, run, tmp_path / "submit", master=standalone_cluster.url,
+        extra_args=CLUSTER_ARGS,
+    )  # fmt: skip
+    assert "tables: direct" in done.stdout + done.stderr
+    remote, local = run_contents(run), run_contents(str(local_reference_run))
+    assert not [n for n in remote if "_attempts" in n or "_tmp" in n], sorted(remote)
+    assert sorted(remote) == sorted(local)
+    assert [k for k in local if k.endswith("/") and local[k]], "the reference has tables with rows"
+    differing = [name for name in sorted(local) if remote[name] != local[name]]
+    assert not differing, [(name, remote[name], local[name]) for name in differing][:3]

@@ -37,13 +37,11 @@ def _kept_batches(batches):
 
 
 def _run_toy(ctx: RunContext) -> dict:
-    docs = ctx.spark.read.parquet(ctx.table(ctx.passed_on))
+    docs = ctx.read_table(ctx.passed_on)
     kept = docs.mapInArrow(per_task(_kept_batches), docs.schema)
-    kept.write.mode("overwrite").parquet(ctx.table(KEPT))
+    ctx.write_table(kept, KEPT)
     before = {r["source"]: r["count"] for r in docs.groupBy("source").count().collect()}
-    after = {
-        r["source"]: r["count"] for r in ctx.spark.read.parquet(ctx.table(KEPT)).groupBy("source").count().collect()
-    }
+    after = {r["source"]: r["count"] for r in ctx.read_table(KEPT).groupBy("source").count().collect()}
     sources = {
         s.name: {"read": before.get(s.name, 0), "toy_word": before.get(s.name, 0) - after.get(s.name, 0),
                  "documents": after.get(s.name, 0)}

@@ -94,7 +94,7 @@ def run_dedup(ctx: RunContext) -> dict:
     """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
     plan, spark = DedupPlan.from_config(ctx.config), ctx.spark
     timer = StepLog("dedup", spark)
-    docs = spark.read.parquet(ctx.table(ctx.passed_on)).withColumn("rank", _rank_key(plan))
+    docs = ctx.read_table(ctx.passed_on).withColumn("rank", _rank_key(plan))
     p, min_tokens = plan.lsh, plan.min_tokens
     extra = ExtraRemovals(ctx, plan, timer)  # decontamination, dedup index (docs/dedup_index.md); no-ops when off
     docs = extra.before_clustering(docs)
@@ -142,8 +142,8 @@ def run_dedup(ctx: RunContext) -> dict:
     else:
         kept, candidate_jaccards = edges.withColumn("jaccard", F.lit(None).cast("double")), []
     timer.begin("components")
-    kept.write.mode("overwrite").parquet(ctx.table(layout.EDGES))
-    kept = spark.read.parquet(ctx.table(layout.EDGES))
+    ctx.write_table(kept, layout.EDGES)
+    kept = ctx.read_table(layout.EDGES)
     verified = kept.count()
     if verified <= plan.local_components_max_edges:  # small graph: union-find in one task
         near = single_task_components(kept).persist()
@@ -193,14 +193,14 @@ def _finish(
     components = components.join(best, "cluster").select(
         "doc_id", "source", "component", F.col("best.doc_id").alias("survivor")
     )
-    components.write.mode("overwrite").parquet(ctx.table(layout.COMPONENTS))
-    components = spark.read.parquet(ctx.table(layout.COMPONENTS))
+    ctx.write_table(components, layout.COMPONENTS)
+    components = ctx.read_table(layout.COMPONENTS)
     removed = components.where("doc_id != survivor")
     survivors = docs.drop("rank").join(removed.select("doc_id"), "doc_id", "left_anti")
     survivors = extra.final_survivors(survivors, components) if extra else survivors
-    survivors.write.mode("overwrite").parquet(ctx.table(layout.SURVIVORS))
+    ctx.write_table(survivors, layout.SURVIVORS)
     if extra:
-        extra.after_survivors(ctx.table(layout.SURVIVORS))
+        extra.after_survivors(layout.SURVIVORS)
     timer.lap("survivors")
     timer.begin("report")
     stats = {**(stats or {}), **(extra.stats if extra else {})}

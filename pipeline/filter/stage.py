@@ -27,14 +27,14 @@ def run_filter(ctx: RunContext) -> dict[str, Any]:
     """``<passed on>`` -> ``filter/documents/``, ``filter/dropped/``, ``filter/summary.json``; counts per source."""
     plan = make_plan(ctx.config)
     names = [s.name for s in ctx.config.sources]
-    docs = ctx.spark.read.parquet(ctx.table(ctx.passed_on))
+    docs = ctx.read_table(ctx.passed_on)
     schema = output_schema(to_arrow_schema(docs.schema))
     rows = docs.mapInArrow(per_task(lambda it: filter_partition(it, plan, schema)), from_arrow_schema(schema))
     rows = rows.persist(StorageLevel.DISK_ONLY)  # the filters run once; documents never sit in memory
     kept = [c for c in docs.columns if c not in LANGUAGE.names] + LANGUAGE.names
-    rows.where(F.col("kind") == "kept").select(*kept).write.mode("overwrite").parquet(ctx.table(layout.FILTERED))
+    ctx.write_table(rows.where(F.col("kind") == "kept").select(*kept), layout.FILTERED)
     dropped = rows.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS)
-    dropped.write.mode("overwrite").parquet(ctx.table(layout.FILTER_DROPPED))
+    ctx.write_table(dropped, layout.FILTER_DROPPED)
     merged = Summary()
     for row in rows.where(F.col("kind") == "summary").select("summary").toLocalIterator():
         merged.merge(json.loads(row["summary"]))

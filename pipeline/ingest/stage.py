@@ -52,15 +52,13 @@ def run_ingest(ctx: RunContext) -> dict:
     if web and config.ingest.latest_capture_only:
         older = _keep_latest_captures(ctx, records.select(*DOCUMENT_COLUMNS), web)
     else:
-        records.select(*DOCUMENT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
+        ctx.write_table(records.select(*DOCUMENT_COLUMNS), layout.DOCUMENTS)
     # the rejects pass re-reads only the splits where the documents pass met a reject
     again = [s for s in planned if s in with_rejects.value]
     records = read_records(spark, splits.pack_splits(again, config.ingest), rules, "rejects")
-    records.select(*REJECT_COLUMNS).write.mode("overwrite").parquet(ctx.table(layout.REJECTS))
-    tallies: list[tuple[str, str | None, int]] = [
-        *documents_per_source(spark.read.parquet(ctx.table(layout.DOCUMENTS)))
-    ]
-    for row in spark.read.parquet(ctx.table(layout.REJECTS)).groupBy("source", "reason").count().collect():
+    ctx.write_table(records.select(*REJECT_COLUMNS), layout.REJECTS)
+    tallies: list[tuple[str, str | None, int]] = [*documents_per_source(ctx.read_table(layout.DOCUMENTS))]
+    for row in ctx.read_table(layout.REJECTS).groupBy("source", "reason").count().collect():
         tallies.append((row["source"], row["reason"], row["count"]))
     return {
         "sources": _count(tallies, [s.name for s in config.sources], older),
@@ -75,15 +73,13 @@ def run_ingest(ctx: RunContext) -> dict:
 def _keep_latest_captures(ctx: RunContext, documents: DataFrame, web: list[str]) -> dict[str, int]:
     """Write ``documents/`` without the older captures of a URL and ``older_captures/`` listing them
     (docs/bad_input.md, URL rules); their count per web source."""
-    spark = ctx.spark
-    read_all = ctx.table(layout.INGEST_READ)
-    documents.write.mode("overwrite").parquet(read_all)
-    staged = spark.read.parquet(read_all)
-    older_captures(staged, web).write.mode("overwrite").parquet(ctx.table(layout.OLDER_CAPTURES))
-    older = spark.read.parquet(ctx.table(layout.OLDER_CAPTURES))
-    without(staged, older).write.mode("overwrite").parquet(ctx.table(layout.DOCUMENTS))
+    ctx.write_table(documents, layout.INGEST_READ)
+    staged = ctx.read_table(layout.INGEST_READ)
+    ctx.write_table(older_captures(staged, web), layout.OLDER_CAPTURES)
+    older = ctx.read_table(layout.OLDER_CAPTURES)
+    ctx.write_table(without(staged, older), layout.DOCUMENTS)
     counts = {row["source"]: row["count"] for row in older.groupBy("source").count().collect()}
-    storage.remove(read_all)
+    storage.remove(ctx.table(layout.INGEST_READ))
     return {name: counts.get(name, 0) for name in web}
 
 

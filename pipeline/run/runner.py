@@ -133,7 +133,7 @@ def run_stages(
 def _run_one(
     ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], index: int, fp: str, inputs: dict, log
 ) -> StageResult:
-    """Run one stage, then record its marker (after its tables reached the run directory)."""
+    """Run one stage, then record its marker."""
     stage = stages[index]
     for later in stages[index:]:  # their outputs are about to be stale
         storage.remove(marker_path(ctx.run_dir, later.name))
@@ -141,7 +141,6 @@ def _run_one(
     started = time.time()
     with stage_jobs(ctx, stage.name):
         result = stage.run(ctx)
-    ctx.tables.sync()  # staged Parquet tables reach the run directory before the marker
     seconds = round(time.time() - started, 3)
     info = {
         "fingerprint": fp,

@@ -1,24 +1,22 @@
 """Where Spark reads and writes the run's Parquet tables (``documents/``, ``rejects/``, ``dedup/*``).
 
-Every other file of a run goes through fsspec in Python; Parquet tables go through Spark's Hadoop
-file systems. One mechanism, chosen once per run and logged (logger ``pipeline.tables``):
+Every other file of a run goes through fsspec in Python. Stages read and write tables only through
+:meth:`TableStore.read` / :meth:`TableStore.write` (``ctx.read_table`` / ``ctx.write_table``), which use
+one mechanism, chosen once per run and logged (logger ``pipeline.tables``):
 
 * **native**: the session's Hadoop has a FileSystem for the run directory's scheme (local paths
   always; ``gs://`` on Dataproc through the GCS connector; ``s3://`` on EMR through EMRFS;
-  ``s3a://`` with hadoop-aws). ``ctx.table(...)`` is the path in the run directory; Spark writes
-  and reads it directly. This is the fast path on a cluster.
-* **staged**: no Hadoop FileSystem for the scheme (a laptop or the emulator tests writing to
-  ``gs://``/``s3://``). ``ctx.table(...)`` is a local working directory; after every stage the
-  runner calls :meth:`TableStore.sync`, which uploads each changed table (its files, without
-  Hadoop's ``.crc`` side files) to the run directory through fsspec, replacing the old copy. Before a
-  stage runs, the runner calls :meth:`TableStore.fetch` for each table the stage reads (its
-  ``Stage.reads``): a table not in the working directory (a resumed run in a new process) is
-  downloaded then, never as a side effect of asking for its path.
-  Staged tables need the driver and the executors to share a disk, so they are refused on a
-  non-local master: install the cluster's connector instead.
+  ``s3a://`` with hadoop-aws). Spark writes and reads the table's directory itself
+  (``DataFrameWriter.parquet`` in overwrite mode, ``DataFrameReader.parquet``). The fast path on a cluster.
+* **direct**: no Hadoop FileSystem for the scheme (a laptop, a standalone cluster, the emulator tests
+  writing to ``gs://``/``s3://``). The executors write and read the Parquet files themselves with
+  pyarrow and fsspec, with a commit that survives task retries (:mod:`pipeline.spark.direct_tables`).
+  Nothing passes through the driver's disk, so it works on any master. The driver's store settings
+  (endpoint and credential variables, :data:`STORE_ENV`) are passed to the Python tasks.
 
-The Spark checkpoint directory follows the same rule: when the run directory is not
-Hadoop-visible, checkpoints go to the local working directory.
+The Spark checkpoint directory follows the same rule: when the run directory is not Hadoop-visible,
+checkpoints go to a local directory on a local master, and on another master none is set (the
+components' rounds then cut their lineage with local checkpoints).
 """
 
 from __future__ import annotations
@@ -30,9 +28,24 @@ import shutil
 import tempfile
 
 from pipeline import storage
-from pipeline.errors import PipelineError
+from pipeline.spark.direct_tables import read_direct, write_direct
 
 log = logging.getLogger("pipeline.tables")
+# what fsspec's gcsfs and s3fs read from the environment: endpoints, emulator switches, credentials
+STORE_ENV = (
+    "STORAGE_EMULATOR_HOST",
+    "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "AWS_PROFILE",
+)
 
 
 def hadoop_supports(spark, path: str) -> bool:
@@ -51,156 +64,96 @@ def hadoop_supports(spark, path: str) -> bool:
         return False
 
 
-def _signature(local: str) -> tuple:
-    """Names, sizes and mtimes of a local table's files (detects a rewrite)."""
-    found = []
-    for root, _, files in os.walk(local):
-        for name in files:
-            p = os.path.join(root, name)
-            st = os.stat(p)
-            found.append((os.path.relpath(p, local), st.st_size, st.st_mtime_ns))
-    return tuple(sorted(found))
+def forward_store_env(spark) -> list[str]:
+    """Pass the driver's :data:`STORE_ENV` variables to the session's Python tasks; the names passed.
+
+    ``SparkContext.environment`` travels with every Python function created afterwards, to executors on
+    any master, so tasks reach the store the driver reaches."""
+    env = spark.sparkContext.environment
+    passed = [name for name in STORE_ENV if name in os.environ]
+    for name in passed:
+        env[name] = os.environ[name]
+    return passed
 
 
 class TableStore:
-    """Hadoop-visible locations of a run's tables, and their upload to an object-store run directory."""
+    """The run's Parquet tables: where they are, and reading and writing them in this run's mode."""
 
     def __init__(self, run_dir: str, spark_getter) -> None:
         self.run_dir = run_dir
         self._spark = spark_getter
         self._mode: str | None = None
         self._work: str | None = None
-        self._synced: dict[str, tuple] = {}
 
     @property
     def mode(self) -> str:
-        """``native`` or ``staged`` (decided on first use, then logged)."""
+        """``native`` or ``direct`` (decided on first use, then logged)."""
         if self._mode is None:
             spark = self._spark()
-            self._mode = "native" if hadoop_supports(spark, self.run_dir) else "staged"
-            if self._mode == "staged":
-                master = spark.sparkContext.master
-                if not master.startswith("local"):
-                    raise PipelineError(
-                        f"Spark's Hadoop has no FileSystem for {self.run_dir.split('://')[0]}:// on master "
-                        f"{master}; install the cluster's connector (GCS connector, EMRFS or hadoop-aws)"
-                    )
+            self._mode = "native" if hadoop_supports(spark, self.run_dir) else "direct"
+            if self._mode == "direct":
+                passed = forward_store_env(spark)
                 log.warning(
-                    "tables: staged (no Hadoop FileSystem for %s; Spark writes Parquet to %s "
-                    "and the driver uploads it to the run directory)",
+                    "tables: direct (no Hadoop FileSystem for %s; executors write and read Parquet there with "
+                    "pyarrow and fsspec; store settings passed to the tasks: %s)",
                     self.run_dir,
-                    self.work,
+                    ", ".join(passed) or "none",
                 )
             else:
                 log.info("tables: native (Spark reads and writes Parquet in %s)", self.run_dir)
         return self._mode
 
-    @property
-    def work(self) -> str:
-        """The local working directory of staged tables (deleted when the process exits)."""
-        if self._work is None:
-            self._work = tempfile.mkdtemp(prefix="pipeline-tables-")
-            atexit.register(shutil.rmtree, self._work, True)
-        return self._work
-
     def path(self, *parts: str) -> str:
-        """The Hadoop-visible location of the table ``parts`` (no I/O; see :meth:`fetch`)."""
-        remote = storage.join(self.run_dir, *parts)
-        if self.mode == "native":
-            return remote
-        local = os.path.join(self.work, *parts)
-        self._synced.setdefault("/".join(parts), _signature(local) if os.path.isdir(local) else ())
-        return local
+        """The table ``parts``'s directory in the run directory (no I/O)."""
+        return storage.join(self.run_dir, *parts)
 
-    def fetch(self, *parts: str) -> None:
-        """Make the run directory's table ``parts`` readable at :meth:`path`: when staged, download it
-        unless this process already holds it (written or fetched here). Native tables need nothing."""
+    def write(self, frame, *parts: str) -> None:
+        """Write ``frame`` as the table ``parts``, replacing it."""
         if self.mode == "native":
-            return
-        key = "/".join(parts)
-        remote = storage.join(self.run_dir, *parts)
-        local = os.path.join(self.work, *parts)
-        if key not in self._synced and storage.exists(remote):
-            shutil.rmtree(local, ignore_errors=True)
-            _download(remote, local)
-        self._synced.setdefault(key, _signature(local) if os.path.isdir(local) else ())
+            frame.write.mode("overwrite").parquet(self.path(*parts))
+        else:
+            write_direct(frame, self.path(*parts))
 
-    def checkpoint_dir(self, wanted: str) -> str:
-        """``wanted`` when Hadoop can write there, else a local directory (logged)."""
-        if hadoop_supports(self._spark(), wanted):
+    def read(self, *parts: str):
+        """The table ``parts`` as a DataFrame."""
+        if self.mode == "native":
+            return self._spark().read.parquet(self.path(*parts))
+        return read_direct(self._spark(), self.path(*parts))
+
+    def checkpoint_dir(self, wanted: str) -> str | None:
+        """``wanted`` when Hadoop can write there, else a local directory on a local master, else None (logged)."""
+        spark = self._spark()
+        if hadoop_supports(spark, wanted):
             return wanted
-        local = os.path.join(self.work, "_checkpoints")
-        log.warning("checkpoints: %s is not Hadoop-visible in this session; using %s", wanted, local)
-        return local
-
-    def sync(self) -> list[str]:
-        """Upload every staged table written since its last sync; the tables uploaded."""
-        if self._mode != "staged":
-            return []
-        done = []
-        for key, seen in sorted(self._synced.items()):
-            local = os.path.join(self.work, *key.split("/"))
-            now = _signature(local) if os.path.isdir(local) else ()
-            if now != seen and now:
-                _upload(local, storage.join(self.run_dir, *key.split("/")))
-                self._synced[key] = now
-                done.append(key)
-        return done
-
-
-def _upload(local: str, remote: str) -> None:
-    """Replace ``remote`` with the files of ``local`` (Hadoop's hidden ``.crc`` files left out)."""
-    storage.remove(remote)
-    fs, root = storage.resolve(remote)
-    src, dst = [], []
-    for base, _, files in os.walk(local):
-        for name in sorted(files):
-            if name.startswith("."):
-                continue
-            path = os.path.join(base, name)
-            src.append(path)
-            dst.append(f"{root.rstrip('/')}/{os.path.relpath(path, local).replace(os.sep, '/')}")
-    if src:
-        fs.put(src, dst)
-
-
-def _download(remote: str, local: str) -> None:
-    """Copy every file below ``remote`` into ``local``."""
-    fs, root = storage.resolve(remote)
-    root = root.rstrip("/")
-    files = [p for p in fs.find(root)]
-    dst = [os.path.join(local, *p[len(root) + 1 :].split("/")) for p in files]
-    for d in dst:
-        os.makedirs(os.path.dirname(d), exist_ok=True)
-    if files:
-        fs.get(files, dst)
-
-
-def _scratch() -> str:
-    """A local directory for one staged table outside any run (deleted when the process exits)."""
-    path = tempfile.mkdtemp(prefix="pipeline-table-")
-    atexit.register(shutil.rmtree, path, True)
-    return path
+        if not spark.sparkContext.master.startswith("local"):
+            log.warning("checkpoints: %s is not Hadoop-visible in this session; none set (local checkpoints)", wanted)
+            return None
+        if self._work is None:
+            self._work = tempfile.mkdtemp(prefix="pipeline-checkpoints-")
+            atexit.register(shutil.rmtree, self._work, True)
+        log.warning("checkpoints: %s is not Hadoop-visible in this session; using %s", wanted, self._work)
+        return self._work
 
 
 def write_table_at(spark, frame, url: str) -> None:
     """Write ``frame`` as Parquet at ``url``, a location outside the run directory (e.g. a dedup index).
 
-    The same rule as the run's tables: natively when Spark's Hadoop can write ``url``, else written to a
-    local scratch directory and uploaded through fsspec (a local master only).
+    The same rule as the run's tables: natively when Spark's Hadoop can write ``url``, else directly from the
+    executors (:mod:`pipeline.spark.direct_tables`).
     """
     if hadoop_supports(spark, url):
         frame.write.mode("overwrite").parquet(url)
         return
-    local = os.path.join(_scratch(), "table")
-    frame.write.mode("overwrite").parquet(local)
-    _upload(local, url)
+    forward_store_env(spark)
+    write_direct(frame, url)
 
 
 def read_table_at(spark, url: str, ddl: str):
-    """The Parquet table at ``url`` with schema ``ddl`` (downloaded first when Spark cannot read its scheme)."""
-    if not hadoop_supports(spark, url):
-        local = os.path.join(_scratch(), "table")
-        _download(url, local)
-        url = local
-    return spark.read.schema(ddl).parquet(url)
+    """The Parquet table at ``url`` with schema ``ddl`` (read by the executors when Spark cannot read its scheme)."""
+    if hadoop_supports(spark, url):
+        return spark.read.schema(ddl).parquet(url)
+    forward_store_env(spark)
+    from pyspark.sql import functions as F
+
+    fields = spark.createDataFrame([], ddl).schema.fields
+    return read_direct(spark, url).select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in fields])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.spark.session import start_session
-from pipeline.spark.tables import TableStore
+from pipeline.spark.tables import TableStore, forward_store_env
 from pipeline.stage_api import layout
 
 if TYPE_CHECKING:
@@ -33,14 +33,20 @@ class RunContext:
 
     @cached_property
     def tables(self) -> TableStore:
-        """Where Spark reads and writes Parquet tables (see :mod:`pipeline.spark.tables`)."""
+        """How the run's Parquet tables are read and written (see :mod:`pipeline.spark.tables`)."""
         return TableStore(self.run_dir, lambda: self.spark)
 
     def table(self, name: str) -> str:
-        """The Hadoop-visible location of a Parquet table of the run (a :mod:`~pipeline.stage_api.layout` name).
-
-        No I/O: a table an earlier process wrote is fetched by the runner (``Stage.reads``)."""
+        """The directory of a Parquet table of the run (a :mod:`~pipeline.stage_api.layout` name; no I/O)."""
         return self.tables.path(*layout.parts(name))
+
+    def read_table(self, name: str):
+        """A Parquet table of the run (a :mod:`~pipeline.stage_api.layout` name) as a DataFrame."""
+        return self.tables.read(*layout.parts(name))
+
+    def write_table(self, frame, name: str) -> None:
+        """Write ``frame`` as the run's table ``name`` (a :mod:`~pipeline.stage_api.layout` name), replacing it."""
+        self.tables.write(frame, *layout.parts(name))
 
     @property
     def spark(self):
@@ -48,8 +54,11 @@ class RunContext:
             cfg = self.config.spark
             self._spark = start_session(cfg.app_name, cfg.master, cfg.settings)
             self._spark.sparkContext.setLogLevel(cfg.log_level)
+            forward_store_env(self._spark)  # before any task function exists: each carries the environment
             checkpoints = cfg.checkpoint_dir or self.path("_checkpoints")
-            self._spark.sparkContext.setCheckpointDir(self.tables.checkpoint_dir(checkpoints))
+            placed = self.tables.checkpoint_dir(checkpoints)
+            if placed is not None:
+                self._spark.sparkContext.setCheckpointDir(placed)
             if self.job_description:  # the stage that started Spark names its jobs (pipeline.logs.stage_jobs)
                 self._spark.sparkContext.setJobDescription(self.job_description)
         return self._spark

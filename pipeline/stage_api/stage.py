@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.config import PipelineConfig
-from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 
 
@@ -98,7 +97,7 @@ class Stage:
     tally: Callable[[dict[str, Any]], dict[str, SourceTally]] = no_tally
     passes_on: str | None = None  # the accounting's name for the documents it passes on ("survivors", ...)
     removals_as: str | None = None  # the accounting's name for its removals by reason, per source ("filtered")
-    reads: tuple[str, ...] = ()  # the run's Parquet tables it reads (layout names), fetched before it runs
+    reads: tuple[str, ...] = ()  # the run's Parquet tables it reads (layout names)
     passes: str | None = None  # the table of the documents it passes on, which the next stage reads (layout name)
     applies: Callable[[PipelineConfig], bool] = lambda config: True  # noqa: E731 - False: skipped
     stop_when_empty: bool = False  # a run stops after it when it passes no document on
@@ -115,9 +114,7 @@ class Stage:
     report: Callable[[str, dict[str, Any]], dict[str, Any] | None] = _nothing
 
     def run(self, ctx: RunContext) -> StageResult:
-        """Fetch the tables it reads, run it; a missing third-party package raises its ``ImportError`` as is."""
-        for table in self.reads:
-            ctx.tables.fetch(*layout.parts(ctx.passed_on if table == layout.PASSED_ON else table))
+        """Run it; a missing third-party package raises its ``ImportError`` as is."""
         return self.result(self.body(ctx))
 
     def result(self, counts: dict[str, Any]) -> StageResult:

@@ -142,7 +142,7 @@ def run_tokenize(ctx: RunContext) -> dict:
     eod_token = ctx.config.tokenizer.eod_token
     eod = tok.token_id(eod_token)
     dtype = dtype_for_vocab(tok.vocab_size)
-    survivors = ctx.spark.read.parquet(ctx.table(ctx.passed_on))
+    survivors = ctx.read_table(ctx.passed_on)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {

@@ -37,7 +37,7 @@ def sampled_survivors(ctx: RunContext):
     from pyspark.sql import functions as F
 
     fraction = ctx.config.tokenizer.sample_fraction
-    df = ctx.spark.read.parquet(ctx.table(ctx.passed_on)).select("doc_id", "text")
+    df = ctx.read_table(ctx.passed_on).select("doc_id", "text")
     if fraction < 1.0:
         bucket = F.pmod(F.xxhash64(F.col("doc_id"), F.lit(SAMPLE_SEED)), F.lit(_HASH_RANGE))
         df = df.where(bucket < F.lit(int(fraction * _HASH_RANGE)))

@@ -84,9 +84,9 @@ def find_contaminated(ctx: RunContext, docs: DataFrame) -> tuple[DataFrame, dict
     for name in names:
         stats[name]["ngrams"] = per_ref[name]
     _warn_empty(stats, names, n)
-    found.write.mode("overwrite").parquet(ctx.table(layout.CONTAMINATED))
+    ctx.write_table(found, layout.CONTAMINATED)
     ngrams.unpersist()
-    found = spark.read.parquet(ctx.table(layout.CONTAMINATED))
+    found = ctx.read_table(layout.CONTAMINATED)
     return found, _section(found, stats, names, size, lookup)
 
 

@@ -97,14 +97,14 @@ class ExtraRemovals:
             earlier = first.join(survivors.select(F.col("doc_id").alias("removed"), "source"), "removed").select(
                 F.col("removed").alias("doc_id"), "source", "m.via_doc_id", "m.index_run", "m.index_doc_id", "m.jaccard"
             )
-        earlier.write.mode("overwrite").parquet(self.ctx.table(layout.EARLIER_RUNS))
-        earlier = spark.read.parquet(self.ctx.table(layout.EARLIER_RUNS))
+        self.ctx.write_table(earlier, layout.EARLIER_RUNS)
+        earlier = self.ctx.read_table(layout.EARLIER_RUNS)
         self.removed["duplicates_of_earlier_runs"] = earlier.select("doc_id", "source")
         examples = earlier.orderBy("doc_id").limit(EXAMPLES).collect()
         self.sections["earlier_runs"] = {"index": self.plan.index, "examples": [r.asDict() for r in examples]}
         return survivors.join(earlier.select("doc_id"), "doc_id", "left_anti")
 
-    def after_survivors(self, survivors_path: str) -> None:
+    def after_survivors(self, survivors: str) -> None:
         """Keep what the index commit needs: ``dedup/index_entries/`` (doc_id, h1, h2, keys, kept).
 
         Every document the dedup saw goes into the index, the removed duplicates too: a later
@@ -113,6 +113,6 @@ class ExtraRemovals:
         """
         if not self.plan.index or self.features is None:
             return
-        kept = self.ctx.spark.read.parquet(survivors_path).select("doc_id", F.lit(True).alias("kept"))
+        kept = self.ctx.read_table(survivors).select("doc_id", F.lit(True).alias("kept"))
         entries = self.features.join(kept, "doc_id", "left").withColumn("kept", F.coalesce("kept", F.lit(False)))
-        entries.write.mode("overwrite").parquet(self.ctx.table(layout.INDEX_ENTRIES))
+        self.ctx.write_table(entries, layout.INDEX_ENTRIES)

@@ -30,7 +30,7 @@ def build_report(
     (doc_id, source) rows removed for that reason; ``sections`` are added to the report as they are.
     """
     removed_for = removed_for or {}
-    docs = ctx.spark.read.parquet(ctx.table(ctx.passed_on))
+    docs = ctx.read_table(ctx.passed_on)
     keys = ("documents", "duplicates_removed", *removed_for, "survivors")
     per_source = {name: {k: 0 for k in keys} for name in plan.sources}
     for row in docs.groupBy("source").count().collect():
@@ -42,7 +42,7 @@ def build_report(
         for row in frame.groupBy("source").count().collect():
             per_source[row["source"]][key] = row["count"]
     # survivors counted from the written table, so documents = removed + survivors is a real check
-    for row in ctx.spark.read.parquet(ctx.table(layout.SURVIVORS)).groupBy("source").count().collect():
+    for row in ctx.read_table(layout.SURVIVORS).groupBy("source").count().collect():
         per_source[row["source"]]["survivors"] = row["count"]
     sizes = components.groupBy("component").count()
     histogram = {

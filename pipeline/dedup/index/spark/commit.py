@@ -49,10 +49,8 @@ def commit_run(ctx: RunContext) -> dict:
     params = index_parameters(DedupPlan.from_config(ctx.config).lsh)
     dedup = ctx.results.get("dedup")
     looked_up = dedup.counts.get("index_runs") if dedup is not None else None  # None: a marker from before it
-    for table in (("dedup", "index_entries"), ("documents",)):  # a resumed run may hold them only remotely
-        ctx.tables.fetch(*table)
-    entries = spark.read.parquet(ctx.table(layout.INDEX_ENTRIES))
-    texts = spark.read.parquet(ctx.table(layout.DOCUMENTS)).select("doc_id", "source", "text")
+    entries = ctx.read_table(layout.INDEX_ENTRIES)
+    texts = ctx.read_table(layout.DOCUMENTS).select("doc_id", "source", "text")
     rows = entries.join(texts, "doc_id").withColumn("run", F.lit(run))
     generation = new_generation_id()
     write_table_at(

@@ -99,8 +99,8 @@ def match_index(
         )
         matches = matches.unionByName(same.select("doc_id", "index_run", "index_doc_id", F.lit(1.0).alias("jaccard")))
     matches = matches.groupBy("doc_id", "index_run", "index_doc_id").agg(F.max("jaccard").alias("jaccard"))
-    matches.write.mode("overwrite").parquet(ctx.table(layout.EARLIER_MATCHES))
-    return spark.read.parquet(ctx.table(layout.EARLIER_MATCHES)), earlier
+    ctx.write_table(matches, layout.EARLIER_MATCHES)
+    return ctx.read_table(layout.EARLIER_MATCHES), earlier
 
 
 def require_index_usable(index: str, p: LshParams) -> None:

@@ -2,7 +2,8 @@
 
 Reads and writes go through :func:`pipeline.spark.tables.write_table_at` / ``read_table_at``: natively
 when the session's Hadoop has a FileSystem for the index's scheme (local paths; ``gs://`` on Dataproc,
-``s3://`` on EMR), else staged in a local directory and moved by fsspec, as the run's own tables are.
+``s3://`` on EMR), else written and read by the executors with pyarrow and fsspec, as the run's own tables are
+(:mod:`pipeline.spark.direct_tables`).
 """
 
 from __future__ import annotations

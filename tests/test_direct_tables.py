@@ -1,0 +1,109 @@
+"""Direct tables (pipeline.spark.direct_tables): executors write and read Parquet with pyarrow and fsspec, and a
+task attempt that fails after writing leaves nothing in the table (docs/running.md, Cluster and storage)."""
+
+from __future__ import annotations
+
+import fsspec
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.spark.direct_tables import read_direct, write_direct
+from pipeline.spark.tables import STORE_ENV, TableStore
+from tests.storage_fixtures import S3_ENV, list_objects, new_bucket, restore_worker_env, spark_worker_env
+
+pytestmark = pytest.mark.spark
+ROWS = [(i, f"text {i} " + "é" * (i % 7), [i, i + 1] if i % 3 else None) for i in range(200)]
+DDL = "id long, text string, ids array<long>"
+
+
+@pytest.fixture(params=["local", "s3"])
+def base(request, tmp_path, spark):
+    """Where the tables go: a local directory written through fsspec, or a bucket on moto's S3."""
+    if request.param == "local":
+        yield str(tmp_path)
+        return
+    request.getfixturevalue("s3_emulator")
+    old = spark_worker_env(spark, S3_ENV)
+    try:
+        yield new_bucket("s3")
+    finally:
+        restore_worker_env(spark, old)
+
+
+def _pyarrow_rows(url: str, names: list[str]) -> list[tuple]:
+    """Every row of every part file, read with pyarrow alone (no code under test)."""
+    fs, root = fsspec.core.url_to_fs(url)
+    rows = []
+    for name in names:
+        if name.endswith(".parquet"):
+            with fs.open(f"{root}/{name}", "rb") as f:
+                table = pq.read_table(f)
+            rows += [tuple(r.values()) for r in table.to_pylist()]
+    return rows
+
+
+def _failed_tasks(spark, group: str) -> int:
+    tracker = spark.sparkContext.statusTracker()
+    stages = [s for j in tracker.getJobIdsForGroup(group) for s in tracker.getJobInfo(j).stageIds]
+    return sum(tracker.getStageInfo(s).numFailedTasks for s in stages if tracker.getStageInfo(s))
+
+
+def test_a_table_written_and_read_directly_holds_the_rows_and_only_final_files(spark, base):
+    url = f"{base}/t/table"
+    frame = spark.createDataFrame(ROWS, DDL).repartition(3)
+    write_direct(frame, url)
+    names = list_objects(url)
+    parts = [n for n in names if n != "_SUCCESS"]
+    assert "_SUCCESS" in names and 1 <= len(parts) <= 3
+    assert all(n.startswith("part-") and n.endswith(".parquet") and "/" not in n for n in parts), names
+    assert sorted(_pyarrow_rows(url, names), key=lambda r: r[0]) == [tuple(r) for r in ROWS]
+    back = read_direct(spark, url)
+    assert back.schema.simpleString() == "struct<id:bigint,text:string,ids:array<bigint>>"
+    assert sorted(tuple(r) for r in back.collect()) == [tuple(r) for r in ROWS]
+    assert back.where("id % 2 = 0").count() == 100
+
+
+def test_an_attempt_failing_after_its_write_leaves_no_file_and_the_retry_wins(spark, base):
+    url = f"{base}/t/retried"
+    write_direct(spark.createDataFrame([(1, "old", None)], DDL), url)  # an older table, replaced
+    frame = spark.createDataFrame(ROWS, DDL).repartition(2)
+    sc = spark.sparkContext
+    sc.setJobGroup("direct-retry", "a direct write whose first attempt of partition 0 fails")
+    sc.setLocalProperty("pipeline.inject_failure", "tables")
+    try:
+        write_direct(frame, url)
+    finally:
+        sc.setLocalProperty("pipeline.inject_failure", None)
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    assert _failed_tasks(spark, "direct-retry") >= 1  # the injected failure happened (after the file was written)
+    names = list_objects(url)
+    assert sorted(names) == ["_SUCCESS", "part-00000.parquet", "part-00001.parquet"]
+    assert sorted(_pyarrow_rows(url, names), key=lambda r: r[0]) == [tuple(r) for r in ROWS]  # no row twice
+
+
+def test_an_empty_frame_gives_a_table_with_its_schema(spark, base):
+    url = f"{base}/t/empty"
+    write_direct(spark.createDataFrame([], DDL), url)
+    assert sorted(list_objects(url)) == ["_SUCCESS", "part-00000.parquet"]
+    back = read_direct(spark, url)
+    assert back.count() == 0 and [f.name for f in back.schema.fields] == ["id", "text", "ids"]
+
+
+def test_reading_a_missing_table_names_it(spark, tmp_path):
+    with pytest.raises(Exception, match="no Parquet files in table .*nowhere"):
+        read_direct(spark, str(tmp_path / "nowhere"))
+
+
+def test_a_run_directory_without_a_hadoop_file_system_is_direct(spark, s3_emulator, tmp_path):
+    bucket = new_bucket("s3")
+    store = TableStore(f"{bucket}/run", lambda: spark)
+    old = {k: spark.sparkContext.environment.get(k) for k in STORE_ENV}
+    try:
+        assert store.mode == "direct"
+        assert spark.sparkContext.environment.get("AWS_ENDPOINT_URL") == s3_emulator  # passed to the tasks
+        store.write(spark.createDataFrame(ROWS, DDL), "dedup", "edges")
+        assert sorted(tuple(r) for r in store.read("dedup", "edges").collect()) == [tuple(r) for r in ROWS]
+        assert "dedup/edges/part-00000.parquet" in list_objects(f"{bucket}/run")
+    finally:
+        restore_worker_env(spark, old)
+    assert TableStore(str(tmp_path / "run"), lambda: spark).mode == "native"
