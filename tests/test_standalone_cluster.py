@@ -204,6 +204,21 @@ def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
     assert all(proc.poll() is not None for _, proc, _ in cluster.procs)
 
 
+def _submit_run(
+    cluster: StandaloneCluster, cluster_zip: Path, config: Path, workdir: Path, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess, str]:
+    """``run`` submitted to ``cluster`` from ``workdir`` (outputs in ``workdir/run``); its result and its one new
+    application's id."""
+    before = cluster.app_ids()
+    done = submit_job(
+        "run", cluster_zip, config, Path("run"), tmp_path / "submit", master=cluster.url, workdir=workdir,
+        extra_args=CLUSTER_ARGS,
+    )  # fmt: skip
+    apps = cluster.app_ids() - before
+    assert len(apps) == 1, apps
+    return done, apps.pop()
+
+
 def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
     standalone_cluster: StandaloneCluster, cluster_zip: Path, local_reference_run: Path, tmp_path: Path
 ) -> None:
@@ -214,28 +229,14 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
     ``conf/local.yaml``: executors run elsewhere (``<work-dir>/<app>/<executor>/``), so this only works
     when the driver anchors them (pipeline.config.load).
     """
-    before = standalone_cluster.app_ids()
     workdir = tmp_path / "user-dir"
     shutil.copytree(REPO / "pipeline" / "sample", workdir / "sample")
     relative_config = write_standalone_config(tmp_path / "conf", sample_root=".")
     out = workdir / "run"
-    done = submit_job(
-        "run",
-        cluster_zip,
-        relative_config,
-        Path("run"),
-        tmp_path / "submit",
-        master=standalone_cluster.url,
-        workdir=workdir,
-        extra_args=CLUSTER_ARGS,
-    )
+    done, app_id = _submit_run(standalone_cluster, cluster_zip, relative_config, workdir, tmp_path)
 
     assert package_origin(done).startswith(str(cluster_zip) + os.sep)
     assert f"outputs in {out}" in done.stdout
-
-    apps = standalone_cluster.app_ids() - before
-    assert len(apps) == 1, apps
-    (app_id,) = apps
     for i, executors in enumerate(standalone_cluster.executor_dirs(app_id)):
         assert executors, f"worker{i} ran no executor for {app_id}"
 
@@ -256,18 +257,7 @@ def test_warc_files_to_megatron_files_on_the_standalone_cluster(
     (workdir / "crawl").mkdir(parents=True)
     (workdir / "crawl" / "pages.warc.gz").write_bytes(built.data)
     config = write_warc_config(tmp_path / "conf", "crawl/*.warc.gz")
-    before = standalone_cluster.app_ids()
-    submit_job(
-        "run",
-        cluster_zip,
-        config,
-        Path("run"),
-        tmp_path / "submit",
-        master=standalone_cluster.url,
-        workdir=workdir,
-        extra_args=CLUSTER_ARGS,
-    )
-    (app_id,) = standalone_cluster.app_ids() - before
+    _, app_id = _submit_run(standalone_cluster, cluster_zip, config, workdir, tmp_path)
     assert all(standalone_cluster.executor_dirs(app_id)), "a worker ran no executor for the WARC job"
     out = workdir / "run"
 
