@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import chain
 
 from pipeline.filter import english_tables as T
@@ -353,14 +355,52 @@ def _rematch(chunks: list[str], tokens: list[tuple[str, ...]], run: range) -> bo
     return changed
 
 
+_shared: dict[str, list[str]] | None = None  # text -> its words, inside ``shared_splits``
+_SHARED_WORDS = 4_000_000  # words the memo holds at most (it stops adding beyond)
+_shared_size = 0
+
+
+@contextmanager
+def shared_splits() -> Iterator[None]:
+    """Within the block ``split_words`` and ``count_words`` split each distinct text once: several filters of a
+    stage that read the same batch share one split per text. The memo is dropped when the outermost block ends."""
+    global _shared, _shared_size
+    if _shared is not None:
+        yield
+        return
+    _shared, _shared_size = {}, 0
+    try:
+        yield
+    finally:
+        _shared, _shared_size = None, 0
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` (from the memo inside ``shared_splits``; never to be changed by the caller)."""
+    global _shared_size
+    memo = _shared
+    if memo is None:
+        return list(chain.from_iterable(_doc_tokens(text, text.split())[0]))
+    found = memo.get(text)
+    if found is None:
+        found = list(chain.from_iterable(_doc_tokens(text, text.split())[0]))
+        if _shared_size + len(found) <= _SHARED_WORDS:
+            memo[text] = found
+            _shared_size += len(found)
+    return found
+
+
 def split_words(text: str) -> list[str]:
     """``datatrove.utils.text.split_into_words(text, "en")``: spaCy's non-whitespace tokens."""
-    return list(chain.from_iterable(_doc_tokens(text, text.split())[0]))
+    words = _words(text)
+    return words if _shared is None else list(words)
 
 
 def count_words(text: str) -> int:
     """``len(split_words(text))`` without building the list."""
-    return sum(map(len, _doc_tokens(text, text.split())[0]))
+    if _shared is None:
+        return sum(map(len, _doc_tokens(text, text.split())[0]))
+    return len(_words(text))
 
 
 _END_CHUNK = re.compile(r"(?<!\S)\S*[" + re.escape(T.SENTENCE_END) + r"]\S*")
