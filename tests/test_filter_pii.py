@@ -10,6 +10,7 @@ import socket
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from pipeline.errors import UsageError
@@ -153,3 +154,29 @@ def test_bad_arguments_name_the_key(kwargs: dict[str, object], key: str) -> None
     with pytest.raises(UsageError, match=key) as error:
         PIIFilter(**kwargs)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string()])
+@pytest.mark.parametrize("sliced", [False, True])
+def test_replace_rows_equals_arrow_s_replace_with_mask(kind, sliced):
+    """Rows replaced by byte-range copies equal Arrow's own ``replace_with_mask``: first and last rows, empty
+    and non-ASCII texts, nulls elsewhere, a sliced column."""
+    import random
+
+    from pipeline.filter.replace_rows import replace_rows
+
+    rng = random.Random(3)
+    values = [None if rng.random() < 0.1 else "".join(rng.choice("ab é€\n@.") for _ in range(rng.randint(0, 9)))
+              for _ in range(60)]  # fmt: skip
+    column = pa.array(values, kind)
+    if sliced:
+        column = column.slice(5, 50)
+    candidates = [i for i in range(len(column)) if column[i].is_valid]
+    for rows in ([candidates[0], candidates[-1]], sorted(rng.sample(candidates, 12)), candidates):
+        texts = [rng.choice(["", "new ✓ text", "x" * 40]) for _ in rows]
+        where = np.zeros(len(column), dtype=bool)
+        where[rows] = True
+        expected = pc.replace_with_mask(column, pa.array(where), pa.array(texts, kind))
+        got = replace_rows(column, rows, texts)
+        got.validate(full=True)
+        assert got.type == kind and got.equals(expected)

@@ -177,3 +177,30 @@ def test_histogram_bins_agree_with_numpy_with_under_and_overflow():
     finite = values[np.isfinite(values)]
     want = [int((finite < 0).sum()), *inside.tolist(), int((finite > 1).sum())]
     assert histogram(values, edges).tolist() == want
+
+
+def test_the_word_filters_of_one_batch_split_each_text_once(base, monkeypatch):
+    """Gopher repetition and quality both read every document's words; the step splits each text once, and the
+    decisions equal each filter run alone outside the step."""
+    from pipeline.filter import words
+    from pipeline.filter.gopher_quality import GopherQualityFilter
+    from pipeline.filter.gopher_repetition import GopherRepetitionFilter
+
+    sentence = "The cat and the dog sat with a bird that would have sung of the sea. "
+    texts = [sentence * k + f"Line {k} ends here." for k in range(1, 9)] + ["Short one."]
+    calls: list[str] = []
+    inner = words._doc_tokens
+    monkeypatch.setattr(words, "_doc_tokens", lambda text, chunks: calls.append(text) or inner(text, chunks))
+    config = _config(
+        base,
+        "filter=[{name: gopher_repetition, top_n_grams: [], dup_n_grams: []},"
+        " {name: gopher_quality, min_doc_words: 20}]",
+    )
+    batch = _batch([("web", t) for t in texts])
+    rows = list(filter_partition(iter([batch]), make_plan(config), output_schema(batch.schema)))
+    kept = sorted(r["doc_id"] for r in pa.Table.from_batches(rows).to_pylist() if r["kind"] == "kept")
+    assert sorted(calls) == sorted(texts)  # each once, though both filters read the words of the kept ones
+    alone = batch
+    for f in (GopherRepetitionFilter(top_n_grams=(), dup_n_grams=()), GopherQualityFilter(min_doc_words=20)):
+        alone = alone.filter(pa.array(f.apply(alone).keep))
+    assert kept == alone.column("doc_id").to_pylist() and 0 < len(kept) < len(texts)

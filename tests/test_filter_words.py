@@ -212,3 +212,27 @@ def test_special_cases_across_chunks_split_as_spacy():
         assert words.split_words(text) == [t.text.strip() for t in tok(text) if t.text.strip()], text
     text = 'tail = header[match.end("val") :].lstrip("'
     assert words.split_words(text) == dt_text.split_into_words(text, "en")
+
+
+def test_shared_splits_give_datatrove_s_words_and_split_each_text_once(monkeypatch):
+    """Inside ``shared_splits`` the words are still datatrove's, a text is split once however often it is asked
+    for, a caller's change to its list does not reach the next caller, and the memo ends with the block."""
+    calls: list[str] = []
+    inner = words._doc_tokens
+
+    def counted(text, chunks):
+        calls.append(text)
+        return inner(text, chunks)
+
+    monkeypatch.setattr(words, "_doc_tokens", counted)
+    texts = EDGE_CASES[3:9]
+    with words.shared_splits():
+        for _ in range(3):
+            for text in texts:
+                got = words.split_words(text)
+                assert got == dt_text.split_into_words(text, "en")
+                assert words.count_words(text) == len(got)
+                got.append("changed by a caller")
+    assert sorted(calls) == sorted(texts)
+    words.split_words(texts[0])
+    assert len(calls) == len(texts) + 1  # outside the block: split again

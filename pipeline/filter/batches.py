@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from pipeline.filter.plan import Plan, Step
 from pipeline.filter.thresholds import histogram
+from pipeline.filter.words import shared_splits
 from pipeline.stage_api.filter import FilterResult, apply_filters
 
 EXCERPT = 300  # characters of the text a dropping filter saw
@@ -136,7 +137,8 @@ def _filtered(
 ) -> Iterator[pa.RecordBatch]:
     counters = summary.source(source)
     counters["read"] += batch.num_rows
-    done = apply_filters(batch, filters, DROP_FIELDS)
+    with shared_splits():  # the filters of one batch split each text into words once
+        done = apply_filters(batch, filters, DROP_FIELDS)
     counters["kept"] += done.kept.num_rows
     for name, n in done.changed.items():
         counters["changed"][name] = counters["changed"].get(name, 0) + n

@@ -5,6 +5,9 @@ Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 
+from itertools import filterfalse
+from operator import itemgetter
+
 import pyarrow as pa
 
 from pipeline.filter import settings
@@ -55,14 +58,15 @@ class FineWebFilter:
         return judge_each(NAME, RULES, batch, self._judge)
 
     def _judge(self, out: Outcomes, i: int, text: str) -> None:
-        lines = [line for line in text.split("\n") if line and not line.isspace()]
+        lines = list(filter(None, text.split("\n")))
+        if any(map(str.isspace, lines)):
+            lines = list(filterfalse(str.isspace, lines))
         out.measure(i, "empty", len(lines))
         if not lines:
             out.drop(i, "empty", "no non-blank line")
             return
         if self._stop_set is not None:
-            stops = self._stop_set
-            ended = sum(line[-1] in stops for line in lines)
+            ended = sum(map(self._stop_set.__contains__, map(itemgetter(-1), lines)))
         else:
             ended = sum(line.endswith(self.stop_chars) for line in lines)
         ratio = ended / len(lines)
@@ -72,7 +76,7 @@ class FineWebFilter:
             out.drop(i, "line_punct_ratio", detail)
             return
         limit = self.short_line_length
-        ratio = sum(len(line) <= limit for line in lines) / len(lines)
+        ratio = sum(map(limit.__ge__, map(len, lines))) / len(lines)
         out.measure(i, "short_line_ratio", ratio)
         if ratio > self.short_line_thr:
             detail = f"lines of at most {limit} characters {fmt(ratio)} > short_line_thr {fmt(self.short_line_thr)}"

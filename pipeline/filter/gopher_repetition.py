@@ -22,7 +22,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 def _lines(text: str) -> list[str]:
     """The pieces of ``re.split(r"\n+", text)`` (in another order): the non-empty lines, and an empty piece before
     a leading and after a trailing newline."""
-    lines = [line for line in text.split("\n") if line]
+    lines = list(filter(None, text.split("\n")))
     return lines + [""] * (text.startswith("\n") + text.endswith("\n"))
 
 

@@ -53,7 +53,8 @@ def judge_each(
 
 def texts_of(batch: pa.RecordBatch) -> list[str]:
     """The ``text`` column of ``batch`` as Python strings (a null text is the empty string)."""
-    return ["" if text is None else text for text in batch.column("text").to_pylist()]
+    column = batch.column("text")
+    return (column.fill_null("") if column.null_count else column).to_pylist()
 
 
 def fmt(value: float) -> str:

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import UsageError
+from pipeline.filter.replace_rows import replace_rows
 from pipeline.stage_api.filter import FilterResult
 
 NAME = "pii"
@@ -184,9 +185,7 @@ class PIIFilter:
                 new_texts.append(out)
         text_out = None
         if changed_rows:
-            where = np.zeros(n, dtype=bool)
-            where[changed_rows] = True
-            text_out = pc.replace_with_mask(column, pa.array(where), pa.array(new_texts, column.type))
+            text_out = replace_rows(column, changed_rows, new_texts)
         keep = np.ones(n, dtype=bool)
         return FilterResult(keep, [None] * n, [None] * n, text=text_out, changed=len(changed_rows), measures=counts)
 

@@ -11,7 +11,7 @@ whatever the hash does (a collision only costs time).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -24,15 +24,10 @@ _KEEP_POWERS = 1 << 22  # power tables up to this length stay cached (32 MB each
 _powers: dict[int, np.ndarray] = {}
 
 
-def duplicates(items: Iterable[str]) -> tuple[int, int]:
-    """How many items repeat an earlier one, and their total characters."""
-    count = 0
-    chars = 0
-    for item, seen in Counter(items).items():
-        if seen > 1:
-            count += seen - 1
-            chars += (seen - 1) * len(item)
-    return count, chars
+def duplicates(items: Sequence[str]) -> tuple[int, int]:
+    """How many items repeat an earlier one, and their total characters: all items less the distinct ones."""
+    distinct = set(items)
+    return len(items) - len(distinct), sum(map(len, items)) - sum(map(len, distinct))
 
 
 def _power_table(base: int, size: int) -> np.ndarray:

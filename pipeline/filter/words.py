@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import chain
 
 from pipeline.filter import english_tables as T
@@ -184,14 +186,6 @@ _MATCHER = _matcher_table()
 _MATCHER_LENGTHS = sorted({len(k) for k in _MATCHER}, reverse=True)
 _MATCHER_FIRST = frozenset(k[0] for k in _MATCHER)
 _PAIRS = frozenset(pair for k in _MATCHER for pair in zip(k, k[1:], strict=False))  # side by side in one
-# two chunks with a plain space between whose facing characters could belong to a pair above
-_BOUNDARY = re.compile(
-    r"(?<!\S)(\S*["
-    + re.escape("".join({a[-1] for a, _ in _PAIRS}))
-    + r"]) (?=(["
-    + re.escape("".join({b[0] for _, b in _PAIRS}))
-    + r"]\S*))"
-)
 
 
 def _special_matches(tokens: list[str], groups: list[int] | None = None) -> list[tuple[int, int]]:
@@ -273,18 +267,35 @@ def chunk_tokens(chunk: str) -> tuple[str, ...]:
     return tokens
 
 
-def _straddled(text: str) -> bool:
-    """Whether a special case's pieces could straddle a plain space next to a chunk with a rejoined special
-    case: the last piece before the space and the first after it stand side by side in some special case.
-    Only such a match can keep one inside the chunk from being rejoined."""
-    for m in _BOUNDARY.finditer(text):
-        left, right = m.group(1), m.group(2)
-        if left in _REJOINED or right in _REJOINED:
-            left_pieces = _REJOINED.get(left) or chunk_tokens(left)
-            right_pieces = _REJOINED.get(right) or chunk_tokens(right)
-            if (left_pieces[-1], right_pieces[0]) in _PAIRS:
-                return True
+def _straddled(chunks: list[str], tokens: list[tuple[str, ...]]) -> bool:
+    """Whether a special case's pieces could straddle the gap next to a chunk with a rejoined special case: the
+    last piece before the gap and the first after it stand side by side in some special case. Only such a match
+    (across one plain space) can keep one inside the chunk from being rejoined; any gap is tested here, so a
+    true answer may still find nothing to change."""
+    hits = _REJOINED.keys() & chunks
+    last = len(chunks) - 1
+    for i in [i for i, chunk in enumerate(chunks) if chunk in hits]:
+        pieces = _REJOINED[chunks[i]]
+        if i > 0 and ((_REJOINED.get(chunks[i - 1]) or tokens[i - 1])[-1], pieces[0]) in _PAIRS:
+            return True
+        if i < last and (pieces[-1], (_REJOINED.get(chunks[i + 1]) or tokens[i + 1])[0]) in _PAIRS:
+            return True
     return False
+
+
+def _lookup(chunks: list[str]) -> list[tuple[str, ...]]:
+    """The cached tokens of every chunk, the missing ones made first (one pass over the distinct misses)."""
+    get = _CACHE.get
+    tokens = list(map(get, chunks))
+    if None not in tokens:
+        return tokens  # type: ignore[return-value]  # no None: every chunk was cached
+    missing = set(chunks).difference(_CACHE)
+    if len(_CACHE) + len(missing) > _CACHE_LIMIT:  # start over now, not in the middle of this text
+        _CACHE.clear()
+        _REJOINED.clear()
+        missing = set(chunks)
+    made = {chunk: chunk_tokens(chunk) for chunk in missing}
+    return [get(c) or made[c] for c in chunks]
 
 
 def _doc_tokens(text: str, chunks: list[str]) -> tuple[list[tuple[str, ...]], bool]:
@@ -293,11 +304,10 @@ def _doc_tokens(text: str, chunks: list[str]) -> tuple[list[tuple[str, ...]], bo
     inside a chunk from being rejoined. A whitespace token never joins a match, so each run of chunks with
     plain spaces between is matched on its own, when it holds a rejoined special case and a boundary where
     one could straddle."""
-    get = _CACHE.get
-    tokens = [get(c) or chunk_tokens(c) for c in chunks]
+    tokens = _lookup(chunks)
     if _REJOINED.keys().isdisjoint(chunks):
         return tokens, False
-    if not _straddled(text):
+    if not _straddled(chunks, tokens):
         return tokens, False
     rejoined = [i for i, chunk in enumerate(chunks) if chunk in _REJOINED]
     parts = _GAPS.split(text)
@@ -345,14 +355,52 @@ def _rematch(chunks: list[str], tokens: list[tuple[str, ...]], run: range) -> bo
     return changed
 
 
+_shared: dict[str, list[str]] | None = None  # text -> its words, inside ``shared_splits``
+_SHARED_WORDS = 4_000_000  # words the memo holds at most (it stops adding beyond)
+_shared_size = 0
+
+
+@contextmanager
+def shared_splits() -> Iterator[None]:
+    """Within the block ``split_words`` and ``count_words`` split each distinct text once: several filters of a
+    stage that read the same batch share one split per text. The memo is dropped when the outermost block ends."""
+    global _shared, _shared_size
+    if _shared is not None:
+        yield
+        return
+    _shared, _shared_size = {}, 0
+    try:
+        yield
+    finally:
+        _shared, _shared_size = None, 0
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` (from the memo inside ``shared_splits``; never to be changed by the caller)."""
+    global _shared_size
+    memo = _shared
+    if memo is None:
+        return list(chain.from_iterable(_doc_tokens(text, text.split())[0]))
+    found = memo.get(text)
+    if found is None:
+        found = list(chain.from_iterable(_doc_tokens(text, text.split())[0]))
+        if _shared_size + len(found) <= _SHARED_WORDS:
+            memo[text] = found
+            _shared_size += len(found)
+    return found
+
+
 def split_words(text: str) -> list[str]:
     """``datatrove.utils.text.split_into_words(text, "en")``: spaCy's non-whitespace tokens."""
-    return list(chain.from_iterable(_doc_tokens(text, text.split())[0]))
+    words = _words(text)
+    return words if _shared is None else list(words)
 
 
 def count_words(text: str) -> int:
     """``len(split_words(text))`` without building the list."""
-    return sum(map(len, _doc_tokens(text, text.split())[0]))
+    if _shared is None:
+        return sum(map(len, _doc_tokens(text, text.split())[0]))
+    return len(_words(text))
 
 
 _END_CHUNK = re.compile(r"(?<!\S)\S*[" + re.escape(T.SENTENCE_END) + r"]\S*")
