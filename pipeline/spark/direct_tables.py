@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterable, Iterator
+from functools import partial
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -48,36 +49,32 @@ def part_name(partition: int) -> str:
     return f"part-{partition:05d}.parquet"
 
 
-def _attempt_writer(attempts: str, schema: pa.Schema):
+def _write_attempt(attempts: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body writing one partition to ``attempts`` (runs in the task)."""
+    from pyspark import TaskContext
 
-    def write(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        task = TaskContext.get()
-        assert task is not None, "a direct table write runs in a Spark task"
-        partition, attempt = task.partitionId(), task.taskAttemptId()
-        inject = task.getLocalProperty(INJECT_PROPERTY) == "tables" and partition == 0 and task.attemptNumber() == 0
-        path = storage.join(attempts, f"part-{partition:05d}-{attempt}.parquet")
-        fs, inner = storage.resolve(path)
-        rows = 0
-        with contextlib.ExitStack() as stack:
-            writer = None
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                if writer is None:
-                    storage.ensure_parent(path)
-                    sink = stack.enter_context(fs.open(inner, "wb"))
-                    writer = stack.enter_context(pq.ParquetWriter(sink, schema))
-                writer.write_table(pa.Table.from_batches([batch]).cast(schema))
-                rows += batch.num_rows
-        if inject and rows:
-            raise RuntimeError(f"injected failure after writing {path} (pipeline.inject_failure=tables)")
-        if rows:
-            yield pa.RecordBatch.from_pylist([{"partition": partition, "path": path}], schema=_WRITTEN_ARROW)
-
-    return write
+    task = TaskContext.get()
+    assert task is not None, "a direct table write runs in a Spark task"
+    partition, attempt = task.partitionId(), task.taskAttemptId()
+    inject = task.getLocalProperty(INJECT_PROPERTY) == "tables" and partition == 0 and task.attemptNumber() == 0
+    path = storage.join(attempts, f"part-{partition:05d}-{attempt}.parquet")
+    fs, inner = storage.resolve(path)
+    rows = 0
+    with contextlib.ExitStack() as stack:
+        writer = None
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            if writer is None:
+                storage.ensure_parent(path)
+                sink = stack.enter_context(fs.open(inner, "wb"))
+                writer = stack.enter_context(pq.ParquetWriter(sink, schema))
+            writer.write_table(pa.Table.from_batches([batch]).cast(schema))
+            rows += batch.num_rows
+    if inject and rows:
+        raise RuntimeError(f"injected failure after writing {path} (pipeline.inject_failure=tables)")
+    if rows:
+        yield pa.RecordBatch.from_pylist([{"partition": partition, "path": path}], schema=_WRITTEN_ARROW)
 
 
 def write_direct(frame: DataFrame, url: str) -> int:
@@ -86,7 +83,7 @@ def write_direct(frame: DataFrame, url: str) -> int:
     storage.remove(url)
     attempts = storage.join(url, ATTEMPTS, uuid.uuid4().hex)
     try:
-        rows = frame.mapInArrow(per_task(_attempt_writer(attempts, schema)), WRITTEN).collect()
+        rows = frame.mapInArrow(per_task(partial(_write_attempt, attempts, schema)), WRITTEN).collect()
         moves = [(r["path"], storage.join(url, part_name(r["partition"]))) for r in sorted(rows)]
         if len({final for _, final in moves}) != len(moves):
             raise PipelineError(f"two successful attempts wrote one partition of {url}")
@@ -128,19 +125,15 @@ def part_files(url: str) -> list[str]:
     return sorted(found)
 
 
-def _file_reader(schema: pa.Schema):
+def _read_files(schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body reading each file named in its input rows (runs in the task)."""
-
-    def read(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for path in batch.column("path").to_pylist():
-                fs, inner = storage.resolve(path)
-                with fs.open(inner, "rb") as f:
-                    for got in pq.ParquetFile(f).iter_batches(batch_size=READ_BATCH_ROWS):
-                        if got.num_rows:
-                            yield from pa.Table.from_batches([got]).cast(schema).to_batches()
-
-    return read
+    for batch in batches:
+        for path in batch.column("path").to_pylist():
+            fs, inner = storage.resolve(path)
+            with fs.open(inner, "rb") as f:
+                for got in pq.ParquetFile(f).iter_batches(batch_size=READ_BATCH_ROWS):
+                    if got.num_rows:
+                        yield from pa.Table.from_batches([got]).cast(schema).to_batches()
 
 
 def read_direct(spark: SparkSession, url: str) -> DataFrame:
@@ -152,4 +145,4 @@ def read_direct(spark: SparkSession, url: str) -> DataFrame:
     schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(arrow).fields])
     target = to_arrow_schema(schema)
     paths = spark.createDataFrame(spark.sparkContext.parallelize([(p,) for p in files], len(files)), "path string")
-    return paths.mapInArrow(per_task(_file_reader(target)), schema)
+    return paths.mapInArrow(per_task(partial(_read_files, target)), schema)
