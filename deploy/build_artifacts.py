@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,19 +105,28 @@ def build_wheel(out_dir: str | Path, root: Path = ROOT, python: str = sys.execut
     return target
 
 
-def wheel_requirements(wheel: str | Path) -> list[str]:
-    """``Requires-Dist`` of a wheel, without extras-only entries and cluster-provided packages."""
+def wheel_requirements(wheel: str | Path, extras: Sequence[str] = ()) -> list[str]:
+    """``Requires-Dist`` of a wheel, without cluster-provided packages and without extras-only entries
+    unless their extra is in ``extras`` (e.g. ``web-trafilatura``); an extra the wheel lacks is an error."""
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
     with zipfile.ZipFile(wheel) as zf:
         meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         meta = email.parser.Parser().parsestr(zf.read(meta_name).decode("utf-8"))
+    provided = sorted(meta.get_all("Provides-Extra") or [])
+    wanted = [canonicalize_name(e) for e in extras]
+    unknown = [e for e, c in zip(extras, wanted, strict=True) if c not in map(canonicalize_name, provided)]
+    if unknown:
+        raise BuildError(f"--extra {unknown[0]}: the wheel has no such extra (it has: {', '.join(provided)})")
     keep = []
     for text in meta.get_all("Requires-Dist") or []:
         req = Requirement(text)
-        if req.marker is not None and "extra" in str(req.marker):
-            continue  # only with an extra (test, bench): never on a cluster
+        marker = req.marker
+        if marker is not None and "extra" in str(marker):
+            if not any(marker.evaluate({"extra": e}) for e in wanted):
+                continue  # only with an extra not asked for (test, bench)
+            req.marker = None  # asked for: a plain requirement on the cluster
         if canonicalize_name(req.name) in CLUSTER_PROVIDED:
             continue
         keep.append(str(req))
@@ -182,8 +192,11 @@ def build_wheelhouse(out_dir: Path, target_python: str, platform: str, python: s
     return dest
 
 
-def build_all(out_dir: str | Path, zip_only: bool = False, isolation: bool = True) -> dict[str, Path]:
-    """Zip, and unless ``zip_only`` the wheel and ``requirements-cluster.txt``; returns their paths."""
+def build_all(
+    out_dir: str | Path, zip_only: bool = False, isolation: bool = True, extras: Sequence[str] = ()
+) -> dict[str, Path]:
+    """Zip, and unless ``zip_only`` the wheel and ``requirements-cluster.txt`` (with the ``extras``'
+    dependencies); returns their paths."""
     built = {"zip": build_zip(out_dir)}
     if not zip_only:
         for old in Path(out_dir).glob("spark_pretrain_pipeline-*.whl"):
@@ -191,8 +204,10 @@ def build_all(out_dir: str | Path, zip_only: bool = False, isolation: bool = Tru
         wheel = build_wheel(out_dir, isolation=isolation)
         req = Path(out_dir) / REQUIREMENTS_NAME
         req.write_text(
-            "# The wheel's dependencies minus what the cluster provides (pyspark).\n"
-            + "\n".join(wheel_requirements(wheel))
+            "# The wheel's dependencies minus what the cluster provides (pyspark)"
+            + (f", with the extras {', '.join(extras)}" if extras else "")
+            + ".\n"
+            + "\n".join(wheel_requirements(wheel, extras))
             + "\n"
         )
         built.update(wheel=wheel, requirements=req)
@@ -216,6 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         default="manylinux_2_28_x86_64",
         help="the cluster's newest manylinux tag; older ones are added (default glibc 2.28)",
     )
+    parser.add_argument(
+        "--extra",
+        dest="extras",
+        action="append",
+        default=[],
+        help="also install this extra's dependencies on the cluster (repeatable), e.g. web-trafilatura",
+    )
     parser.add_argument("--print-pip-command", action="store_true", help="print the pip download command only")
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
@@ -228,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.wheelhouse and args.zip_only:
             raise BuildError("--wheelhouse needs the wheel and requirements: drop --zip-only")
-        for kind, path in build_all(out, args.zip_only, not args.no_isolation).items():
+        if args.extras and args.zip_only:
+            raise BuildError("--extra adds to requirements-cluster.txt, which --zip-only does not write")
+        for kind, path in build_all(out, args.zip_only, not args.no_isolation, args.extras).items():
             print(f"{kind}: {path}")
         if args.wheelhouse:
             dest = build_wheelhouse(out, args.target_python, args.platform)

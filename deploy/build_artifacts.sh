@@ -11,8 +11,9 @@
 #
 # Usage: deploy/build_artifacts.sh [--out dist] [--python python3] [--zip-only] [--no-isolation]
 #          [--wheelhouse] [--target-python 3.11] [--platform manylinux_2_28_x86_64]
-#          [--pack-env] [--dry-run]
+#          [--pack-env] [--extra web-trafilatura] [--dry-run]
 # --python needs PyPA build (pip install build); --target-python 3.12 for Dataproc Serverless 2.2.
+# --extra NAME (repeatable) adds an extra's dependencies to requirements-cluster.txt and the wheelhouse.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,6 +26,7 @@ PACK_ENV=0
 TARGET_PYTHON="${TARGET_PYTHON:-3.11}"         # Dataproc 2.2/2.3 images; EMR 7 with python3.11
 PLATFORM="${PLATFORM:-manylinux_2_28_x86_64}"   # glibc 2.28+: Debian 12 (Dataproc 2.2), AL2023 (EMR 7)
 DRY_RUN=0
+EXTRAS=()
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 
@@ -38,6 +40,7 @@ while [[ $# -gt 0 ]]; do
     --target-python) TARGET_PYTHON="$2"; shift 2 ;;
     --platform) PLATFORM="$2"; shift 2 ;;
     --pack-env) PACK_ENV=1; shift ;;
+    --extra) EXTRAS+=(--extra "$2"); shift 2 ;;
     --dry-run) DRY_RUN=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -60,6 +63,7 @@ args=(--out "$OUT" --target-python "$TARGET_PYTHON" --platform "$PLATFORM")
 [[ "$ZIP_ONLY" == 1 ]] && args+=(--zip-only)
 [[ "$WHEELHOUSE" == 1 ]] && args+=(--wheelhouse)
 [[ "$NO_ISOLATION" == 1 ]] && args+=(--no-isolation)
+args+=("${EXTRAS[@]}")
 if [[ "$DRY_RUN" == 1 && "$WHEELHOUSE" == 1 ]]; then
   "$PYTHON" "$ROOT/deploy/build_artifacts.py" "${args[@]}" --print-pip-command | sed 's/^/+ /'
 fi

@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from deploy.build_artifacts import REQUIREMENTS_NAME, ZIP_NAME, build_all, manylinux_platforms, pip_download_command
+from deploy.build_artifacts import (
+    REQUIREMENTS_NAME,
+    ZIP_NAME,
+    build_all,
+    main,
+    manylinux_platforms,
+    pip_download_command,
+    wheel_requirements,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,6 +71,23 @@ def test_wheel_and_cluster_requirements(built):
     # numba 0.60 cannot import @njit(cache=True) modules from a zip on the executors' path.
     assert "0.60.0" not in reqs["numba"].specifier and "0.61.0" in reqs["numba"].specifier
     assert {"numpy", "pyarrow", "zstandard", "regex", "gcsfs"} <= set(reqs)
+
+
+def test_an_extra_adds_its_dependencies_and_an_unknown_one_is_named(built):
+    """``--extra web-trafilatura`` puts that extra's requirements (read from pyproject.toml here, not from
+    the code under test) into the cluster's list, without their ``extra ==`` marker; others stay out."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    expected = {Requirement(r).name for r in project["optional-dependencies"]["web-trafilatura"]}
+    plain = {Requirement(r).name for r in wheel_requirements(built["wheel"])}
+    with_extra = [Requirement(r) for r in wheel_requirements(built["wheel"], ["web-trafilatura"])]
+    assert expected and not expected & plain
+    assert {r.name for r in with_extra} == plain | expected
+    assert all(r.marker is None for r in with_extra if r.name in expected)
+    with pytest.raises(RuntimeError, match="--extra nope: the wheel has no such extra .*web-trafilatura"):
+        wheel_requirements(built["wheel"], ["nope"])
+    assert main(["--out", str(built["zip"].parent), "--zip-only", "--extra", "web-trafilatura"]) == 1
 
 
 def test_wheelhouse_resolves_every_requirement_offline(tmp_path):
