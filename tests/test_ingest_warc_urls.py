@@ -99,6 +99,15 @@ tokenizer: {{train: true}}
     assert table["web"]["removed"] == {"older_capture": len(expected_older)}
     rejects = _rows(out / "rejects")
     assert {r["detail"] for r in rejects} == {"example.net", "blocked.test"}
+    # older_captures/ is one of ingest's outputs: its files are in the marker resume verifies ...
+    marker = json.loads((out / "_stages" / "ingest" / "_SUCCESS").read_text())
+    listed = {p for p in marker["outputs"]["files"] if p.startswith("older_captures/")}
+    assert listed and listed == {str(p.relative_to(out)) for p in (out / "older_captures").rglob("[!.]*")}
+    # ... and a run that keeps every capture leaves no stale list behind
+    again = load_config_text(text.replace("split_bytes: 50000", "split_bytes: 50000, latest_capture_only: false"))
+    run_stages(RunContext(again, spark=spark), only="ingest", force="ingest")
+    assert not (out / "older_captures").exists()
+    assert len([d for d in _rows(out / "documents") if d["source"] == "web"]) == captures - blocked_captures
 
 
 def test_blocklist_lines_and_hosts():

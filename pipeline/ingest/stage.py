@@ -53,6 +53,7 @@ def run_ingest(ctx: RunContext) -> dict:
         older = _keep_latest_captures(ctx, records.select(*DOCUMENT_COLUMNS), web)
     else:
         ctx.write_table(records.select(*DOCUMENT_COLUMNS), layout.DOCUMENTS)
+        storage.remove(ctx.table(layout.OLDER_CAPTURES))  # an earlier run's list would outlive its config
     # the rejects pass re-reads only the splits where the documents pass met a reject
     again = [s for s in planned if s in with_rejects.value]
     records = read_records(spark, splits.pack_splits(again, config.ingest), rules, "rejects")
@@ -256,7 +257,7 @@ STAGE = Stage(
     (*(f"sources[].{k}" for k in SOURCE_FIELDS), "ingest"),
     _inputs,
     run_ingest,
-    outputs=(layout.DOCUMENTS, layout.REJECTS),
+    outputs=(layout.DOCUMENTS, layout.REJECTS, layout.OLDER_CAPTURES),
     passes=layout.DOCUMENTS,
     tally=source_tally("documents", read="documents_read", rejected="rejected", removals=(REASON,)),
     stop_when_empty=True,
