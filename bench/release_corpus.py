@@ -32,6 +32,7 @@ is complete and reused as it is. The 10,240 MB corpus needs about 3 GB of archiv
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
@@ -122,15 +123,15 @@ class Shards:
         self.count, self.in_shard = 0, 0
         self.handle: TextIO | None = None
 
-    def write(self, record: Record) -> None:
-        """Append one record, opening the next shard first when the current one is full."""
+    def write(self, record: Record, size: int) -> None:
+        """Append one record of ``size`` bytes of text, opening the next shard first when the open one is full."""
         if self.handle is None or self.in_shard >= self.shard_bytes:
             self.close()
             self.handle = open(self.directory / f"part-{self.count:05d}.jsonl", "w", encoding="utf-8")
             self.count, self.in_shard = self.count + 1, 0
         source, path, text = record
         self.handle.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
-        self.in_shard += len(text.encode("utf-8"))
+        self.in_shard += size
 
     def close(self) -> None:
         """Close the open shard."""
@@ -163,20 +164,26 @@ def write_corpus(
     records: Iterator[Record], directory: Path, target: int, shard_bytes: int = SHARD_BYTES
 ) -> dict[str, Any]:
     """Write records into shards in ``directory`` until their text reaches ``target`` bytes; their statistics
-    (also written to ``_stats.json``). Raises SystemExit when the records run out first."""
+    (also written to ``_stats.json``: documents and bytes per source, the fraction of exact duplicates, of
+    repeated PyPI paths). Raises SystemExit when the records run out first."""
     started = time.time()
     directory.mkdir(parents=True)
     shards = Shards(directory, shard_bytes)
     sources: dict[str, dict[str, int]] = {}
     pypi_paths: list[str] = []
-    size = 0
+    seen: set[bytes] = set()
+    size = exact = 0
     try:
         for record in records:
-            shards.write(record)
+            data = record[2].encode("utf-8")
+            shards.write(record, len(data))
             tally = sources.setdefault(record[0], {"documents": 0, "bytes": 0})
             tally["documents"] += 1
-            tally["bytes"] += len(record[2].encode("utf-8"))
-            size += len(record[2].encode("utf-8"))
+            tally["bytes"] += len(data)
+            size += len(data)
+            digest = hashlib.blake2b(data, digest_size=16).digest()
+            exact += digest in seen
+            seen.add(digest)
             if record[0] == "pypi":
                 pypi_paths.append(record[1])
             if size >= target:
@@ -190,6 +197,7 @@ def write_corpus(
         "bytes": size,
         "shards": shards.count,
         "sources": sources,
+        "exact_duplicates": exact / max(sum(t["documents"] for t in sources.values()), 1),
         **repeated_fractions(pypi_paths),
         "seconds": round(time.time() - started, 1),
     }
@@ -224,6 +232,7 @@ def print_stats(directory: Path) -> None:
         print(f"  {source:<11} {tally['documents']:>9,} documents {tally['bytes'] / 1e6:>10,.1f} MB")
     print(f"  pypi documents whose member path is in another release of its package: {stats['repeated_paths']:.3f}")
     print(f"  pypi documents whose base name is in another release of its package:   {stats['repeated_basenames']:.3f}")
+    print(f"  documents whose text is an earlier document's (exact duplicates):      {stats['exact_duplicates']:.3f}")
     print(f"  built in {stats['seconds']:,.0f} s")
 
 

@@ -148,6 +148,8 @@ def test_shards_cut_at_the_target_and_the_cache(tmp_path: Path) -> None:
     assert stats["documents"] == len(expected) and stats["bytes"] == size
     assert stats["sources"]["pypi"]["documents"] == sum(r[0] == "pypi" for r in expected)
     assert stats["repeated_paths"] == 0.0  # one release of p
+    texts = [r[2] for r in expected]
+    assert stats["exact_duplicates"] == sum(text in texts[:k] for k, text in enumerate(texts)) / len(texts) > 0
     runs = len(calls)
     assert release_corpus.build(target / 1e6, tmp_path / "corpus", streams, shard_bytes=300) == directory
     assert len(calls) == runs  # reused, not rebuilt
