@@ -26,7 +26,8 @@ non-PyPI sources, a few hundred MB in all, run out first: a larger corpus is mor
 Output: ``release-corpus-<mb>mb/part-NNNNN.jsonl``, a new shard after each ``SHARD_BYTES`` (256 MB) of text, and
 ``_stats.json`` (a hidden name: ingest leaves it out). The corpus stops at the first document that takes its text
 to ``mb`` MB (10^6 bytes). It is built in ``<name>.partial/`` and renamed when complete, so an existing directory
-is complete and reused as it is. The 10,240 MB corpus needs about 3 GB of archives and 10.5 GB for the shards.
+is complete and reused as it is. The 10,240 MB corpus needs 3.6 GB of archives and 10.8 GB for the shards, and
+about 12 minutes and 6 GB of memory on 2 cores (three releases of every package are held at a time).
 """
 
 from __future__ import annotations
