@@ -1,0 +1,258 @@
+"""A corpus of REAL documents with real near-duplicates, 1 to 10 GB and more, built deterministically: the source
+files and documentation of many consecutive releases of the same PyPI packages (between two releases most files
+change a little or not at all, as in The Stack), beside the Debian documentation and prose of
+``bench/real_corpus.py``. Written as JSONL shards (``{"source", "path", "text"}`` per line).
+
+    python bench/release_corpus.py --mb 1000          # -> /tmp/pipeline-bench/release-corpus-1000mb/
+    python bench/release_corpus.py --mb 1000 --stats  # documents and bytes per source, repeated paths
+
+Sources:
+
+1. ``pypi``: the pinned sdists of ``release_archives.RELEASES`` (their SHA-256 in ``release_archives.json``,
+   downloaded once into ``$PIPELINE_BENCH_DATA/sdists``), one document per kept text member (the rules are in
+   ``bench/release_archives.py``), its path ``<package>-<version>/<member>``;
+2. ``fixtures``, ``catalogues``, ``debian``, ``html``, ``python``: the sources of ``bench/real_corpus.py``
+   (whatever this machine has), their documents cut into pieces of 100,000 characters as there.
+
+Mix: each stream (one per PyPI package, one per other source) has a share of the bytes: ``PROSE_SHARE`` (2 %)
+for each non-PyPI source, the rest split between the packages in proportion to the text their pinned releases
+give (``text_bytes`` in the pins), so that every package runs out at about the same point. The next document
+comes from the stream furthest below its share (given bytes / share); a stream that runs out drops out. Within a
+package, its releases are taken in windows of ``WINDOW`` (3) consecutive ones, and within a window member by
+member in sorted name order, each member from every release of the window that has it: any prefix holds files
+beside their next releases. So every prefix has about the same mix of packages and rate of near-duplicates (the
+non-PyPI sources, a few hundred MB in all, run out first: a larger corpus is more PyPI).
+
+Output: ``release-corpus-<mb>mb/part-NNNNN.jsonl``, a new shard after each ``SHARD_BYTES`` (256 MB) of text, and
+``_stats.json`` (a hidden name: ingest leaves it out). The corpus stops at the first document that takes its text
+to ``mb`` MB (10^6 bytes). It is built in ``<name>.partial/`` and renamed when complete, so an existing directory
+is complete and reused as it is. The 10,240 MB corpus needs 3.6 GB of archives and 10.8 GB for the shards, and
+about 12 minutes and 6 GB of memory on 2 cores (three releases of every package are held at a time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import real_corpus  # noqa: E402
+import release_archives  # noqa: E402
+
+WINDOW = 3
+PROSE_SHARE = 0.02
+SHARD_BYTES = 256_000_000
+Record = tuple[str, str, str]  # (source, path, text)
+Reader = Callable[[str, str], list[release_archives.Member]]
+
+
+def interleave_releases(releases: list[tuple[str, list[release_archives.Member]]]) -> Iterator[tuple[str, str]]:
+    """(path, text) of the members of several releases, member name by member name in sorted order, each name
+    from every release that has it, in the releases' order; a path is ``<release label>/<member>``."""
+    tables = [(label, dict(members)) for label, members in releases]
+    for name in sorted(set().union(*(table for _, table in tables))):
+        for label, table in tables:
+            if name in table:
+                yield f"{label}/{name}", table[name]
+
+
+def package_documents(
+    package: str, versions: Iterable[str], window: int = WINDOW, read: Reader = release_archives.release_members
+) -> Iterator[Record]:
+    """The ``pypi`` documents of one package's releases, in windows of ``window`` consecutive releases."""
+    versions = list(versions)
+    for start in range(0, len(versions), window):
+        chunk = versions[start : start + window]
+        releases = [(f"{package}-{version}", read(package, version)) for version in chunk]
+        for path, text in interleave_releases(releases):
+            yield "pypi", path, text
+
+
+def cut(source: str, documents: Iterator[real_corpus.Doc]) -> Iterator[Record]:
+    """A real_corpus source's documents cut into pieces of ``real_corpus.MAX_CHARS``, as real_corpus does."""
+    for path, text in documents:
+        for at in range(0, len(text), real_corpus.MAX_CHARS):
+            piece = text[at : at + real_corpus.MAX_CHARS]
+            if piece.strip():
+                yield source, path, piece
+
+
+def interleave(streams: dict[str, tuple[float, Iterator[Record]]]) -> Iterator[Record]:
+    """Records of every stream, next from the one with the fewest bytes given per unit of its share (ties: the
+    first named); a stream that runs out drops out."""
+    order = {name: rank for rank, name in enumerate(streams)}
+    active = dict(streams)
+    given = dict.fromkeys(streams, 0)
+    while active:
+        name = min(active, key=lambda s: (given[s] / active[s][0], order[s]))
+        record = next(active[name][1], None)
+        if record is None:
+            del active[name]
+            continue
+        given[name] += len(record[2].encode("utf-8"))
+        yield record
+
+
+def default_streams() -> dict[str, tuple[float, Iterator[Record]]]:
+    """The corpus's streams and their shares: the real_corpus sources, then one per PyPI package."""
+    streams = {name: (PROSE_SHARE, cut(name, make())) for name, make in real_corpus.SOURCES.items()}
+    pins = release_archives.pins()
+    sizes = {
+        package: sum(int(pins[f"{package}=={version}"]["text_bytes"]) for version in versions)
+        for package, versions in release_archives.RELEASES.items()
+    }
+    left = 1 - PROSE_SHARE * len(streams)
+    for package, versions in release_archives.RELEASES.items():
+        share = left * sizes[package] / sum(sizes.values())
+        streams[f"pypi:{package}"] = (share, package_documents(package, versions))
+    return streams
+
+
+class Shards:
+    """JSONL shards ``part-NNNNN.jsonl`` in a directory, a new one after ``shard_bytes`` of text."""
+
+    def __init__(self, directory: Path, shard_bytes: int) -> None:
+        self.directory, self.shard_bytes = directory, shard_bytes
+        self.count, self.in_shard = 0, 0
+        self.handle: TextIO | None = None
+
+    def write(self, record: Record, size: int) -> None:
+        """Append one record of ``size`` bytes of text, opening the next shard first when the open one is full."""
+        if self.handle is None or self.in_shard >= self.shard_bytes:
+            self.close()
+            self.handle = open(self.directory / f"part-{self.count:05d}.jsonl", "w", encoding="utf-8")
+            self.count, self.in_shard = self.count + 1, 0
+        source, path, text = record
+        self.handle.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
+        self.in_shard += size
+
+    def close(self) -> None:
+        """Close the open shard."""
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+def repeated_fractions(paths: list[str]) -> dict[str, float]:
+    """Among ``pypi`` paths (``<package>-<version>/<member>``), the fraction whose member name, and whose base
+    name, appear in another release of the same package: a quick estimate of near-duplicates."""
+    members: dict[tuple[str, str], set[str]] = {}
+    bases: dict[tuple[str, str], set[str]] = {}
+    keys = []
+    for path in paths:
+        release, member = path.split("/", 1)
+        package = release.rsplit("-", 1)[0]
+        key, base = (package, member), (package, member.rsplit("/", 1)[-1])
+        members.setdefault(key, set()).add(release)
+        bases.setdefault(base, set()).add(release)
+        keys.append((key, base))
+    total = max(len(keys), 1)
+    return {
+        "repeated_paths": sum(len(members[key]) > 1 for key, _ in keys) / total,
+        "repeated_basenames": sum(len(bases[base]) > 1 for _, base in keys) / total,
+    }
+
+
+def write_corpus(
+    records: Iterator[Record], directory: Path, target: int, shard_bytes: int = SHARD_BYTES
+) -> dict[str, Any]:
+    """Write records into shards in ``directory`` until their text reaches ``target`` bytes; their statistics
+    (also written to ``_stats.json``: documents and bytes per source, the fraction of exact duplicates, of
+    repeated PyPI paths). Raises SystemExit when the records run out first."""
+    started = time.time()
+    directory.mkdir(parents=True)
+    shards = Shards(directory, shard_bytes)
+    sources: dict[str, dict[str, int]] = {}
+    pypi_paths: list[str] = []
+    seen: set[bytes] = set()
+    size = exact = 0
+    try:
+        for record in records:
+            data = record[2].encode("utf-8")
+            shards.write(record, len(data))
+            tally = sources.setdefault(record[0], {"documents": 0, "bytes": 0})
+            tally["documents"] += 1
+            tally["bytes"] += len(data)
+            size += len(data)
+            digest = hashlib.blake2b(data, digest_size=16).digest()
+            exact += digest in seen
+            seen.add(digest)
+            if record[0] == "pypi":
+                pypi_paths.append(record[1])
+            if size >= target:
+                break
+    finally:
+        shards.close()
+    if size < target:
+        raise SystemExit(f"only {size / 1e6:.1f} MB of documents, {target / 1e6:g} MB asked (--mb)")
+    stats = {
+        "documents": sum(t["documents"] for t in sources.values()),
+        "bytes": size,
+        "shards": shards.count,
+        "sources": sources,
+        "exact_duplicates": exact / max(sum(t["documents"] for t in sources.values()), 1),
+        **repeated_fractions(pypi_paths),
+        "seconds": round(time.time() - started, 1),
+    }
+    (directory / "_stats.json").write_text(json.dumps(stats, indent=1) + "\n")
+    return stats
+
+
+def build(
+    megabytes: float,
+    directory: Path | None = None,
+    streams: Callable[[], dict[str, tuple[float, Iterator[Record]]]] = default_streams,
+    shard_bytes: int = SHARD_BYTES,
+) -> Path:
+    """The corpus directory of at least ``megabytes`` MB of text (default under $PIPELINE_BENCH_DATA), built once
+    in ``<name>.partial`` and renamed when complete; an existing one is returned as it is."""
+    directory = directory or real_corpus.DEFAULT_DIR / f"release-corpus-{megabytes:g}mb"
+    if directory.is_dir():
+        return directory
+    partial = directory.with_name(directory.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    write_corpus(interleave(streams()), partial, int(megabytes * 1e6), shard_bytes)
+    partial.rename(directory)
+    return directory
+
+
+def print_stats(directory: Path) -> None:
+    """Print a built corpus's documents, bytes per source and repeated paths (from its ``_stats.json``)."""
+    stats = json.loads((directory / "_stats.json").read_text())
+    print(f"{directory}: {stats['documents']:,} documents, {stats['bytes'] / 1e6:,.1f} MB in {stats['shards']} shards")
+    for source, tally in stats["sources"].items():
+        print(f"  {source:<11} {tally['documents']:>9,} documents {tally['bytes'] / 1e6:>10,.1f} MB")
+    print(f"  pypi documents whose member path is in another release of its package: {stats['repeated_paths']:.3f}")
+    print(f"  pypi documents whose base name is in another release of its package:   {stats['repeated_basenames']:.3f}")
+    print(f"  documents whose text is an earlier document's (exact duplicates):      {stats['exact_duplicates']:.3f}")
+    print(f"  built in {stats['seconds']:,.0f} s")
+
+
+def main() -> None:
+    """Build (or reuse) the corpus and print its directory; --stats prints what it holds, --pin re-pins."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=1000, help="size of the text in MB (default 1000)")
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
+    parser.add_argument("--stats", action="store_true", help="print documents, bytes per source, repeated paths")
+    parser.add_argument("--pin", action="store_true", help="look the releases up on PyPI and rewrite the pins")
+    args = parser.parse_args()
+    if args.pin:
+        print(f"{len(release_archives.pin_all())} releases pinned in {release_archives.PINS}")
+        return
+    directory = build(args.mb, args.out)
+    print(directory)
+    if args.stats:
+        print_stats(directory)
+
+
+if __name__ == "__main__":
+    main()
