@@ -5,14 +5,31 @@ partitions, timed from process start to exit (JVM start-up included for both). T
 from ``../shared/peers/`` (see its README), never copied; without it this benchmark says so and stops.
 
     python bench/bench_vs_bigcode.py --mb 200          # corpus from bench/corpus.py, cached under DATA
+    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/real-corpus-200mb.jsonl --mb 200
+    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
     python bench/bench_vs_bigcode.py --mb 1000 --driver-memory 8g
     python bench/bench_vs_bigcode.py --mb 200 --peer-jit-as-ours   # the peer's JVM also C1 only
 
 Ours runs as a user's local run does: C1-only JIT and the JVM class-data archive, which is built after the
 first run on a machine and mapped by later runs (docs/running.md, Locally); the last lines say which happened.
 
-Prints both times, the ratio, both survivor counts, our seconds per dedup step and the peak memory of
-each driver (Python and JVM, sampled).
+``--corpus`` is ``synthetic`` (bench/corpus.py) or a JSONL file / directory of JSONL shards
+(``{"source", "path", "text"}`` per line), cut to its first ``--mb`` MB of text (bench/vs_corpus.py); both
+sides read the same documents, ours as JSONL, the peer as Parquet.
+
+Prints both times, the ratio, both survivor counts, our seconds per dedup step (and the features step's
+MB/s) and the peak memory of each driver (Python and JVM, sampled). Then, untimed, the precision of each
+side's removals against exact Jaccard (bench/dedup_precision.py, brute force over Python sets, our shingle
+definition for both sides: the peer splits on single ``\\W`` characters and keeps the empty tokens, so its
+own shingles differ slightly), on ``--sample`` removed documents of each side drawn with ``--seed``:
+
+- ours: the pair is the removed document and the partner of its verified edge with the highest recorded
+  Jaccard (``dedup/edges/``), or, for an exact copy (no edge), a member of its cluster with the same text
+  (``dedup/components/``); also printed: the share whose Jaccard with their cluster's survivor reaches T;
+- the peer writes only its survivors, so its pair is the removed document and the most similar other
+  document of the corpus (found over every document sharing a shingle with it); the same best-match
+  precision is printed for ours, like for like;
+- and the documents removed by one side but kept by the other (counts).
 """
 
 from __future__ import annotations
@@ -25,12 +42,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import psutil
-import pyarrow as pa
 import pyarrow.parquet as pq
+from dedup_precision import sample, scan
 from harness import DATA, corpus
+from vs_corpus import Corpus, load, peer_parquet, prefix
 
 from pipeline.spark.class_archive import archive_path, is_complete
 from pipeline.spark.session import LOCAL_JIT, check_java
@@ -84,22 +103,6 @@ def run_timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> tupl
     return seconds, peak
 
 
-def parquet_copy(jsonl: Path, column: str) -> Path:
-    """The corpus as Parquet with its text in ``column`` (the peer's input format), made once."""
-    out = jsonl.with_suffix(".parquet.d")
-    if not out.exists():
-        tmp = out.with_suffix(".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        with open(jsonl, encoding="utf-8") as f:
-            texts = [json.loads(line)["text"] for line in f]
-        chunk = max(1, len(texts) // 8)
-        for i in range(0, len(texts), chunk):
-            pq.write_table(pa.table({column: texts[i : i + chunk]}), tmp / f"part-{i // chunk:05d}.parquet")
-        tmp.rename(out)
-    return out
-
-
 def ours_child(config_path: str, overrides: list[str]) -> None:
     """Ingest then dedup in this one process and one SparkSession, as ``python -m pipeline run`` would."""
     from pipeline.cli.commands import prepare
@@ -115,7 +118,16 @@ def main() -> None:
     if sys.argv[1:2] == ["--ours-child"]:
         return ours_child(sys.argv[2], sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=200, help="corpus size in MB of text (bench/corpus.py)")
+    parser.add_argument(
+        "--corpus",
+        default="synthetic",
+        help="'synthetic' (bench/corpus.py) or a JSONL file or directory of JSONL shards of real documents",
+    )
+    parser.add_argument(
+        "--mb", type=float, default=None, help="MB of text: the synthetic size (default 200) or a real prefix (all)"
+    )
+    parser.add_argument("--sample", type=int, default=500, help="removed documents per side checked for precision")
+    parser.add_argument("--seed", type=int, default=0, help="seed of that sample")
     parser.add_argument("--num-perm", type=int, default=256)
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--ngram", type=int, default=5)
@@ -132,10 +144,13 @@ def main() -> None:
     if not (PEERS / PEER_SCRIPT).is_file():
         sys.exit(f"skipped: the BigCode peer script is not at {PEERS / PEER_SCRIPT} (../shared/peers/)")
 
-    raw = corpus(args.mb)
-    text_mb = sum(len(json.loads(line)["text"].encode()) for line in open(raw, "rb")) / 1e6
-    documents = sum(1 for _ in open(raw, "rb"))
-    parquet = parquet_copy(raw, "content")
+    if args.corpus == "synthetic":
+        raw = corpus(200 if args.mb is None else args.mb)
+    else:
+        raw = prefix(Path(args.corpus), args.mb, DATA / "vs-bigcode-corpora")
+    docs = load(raw)
+    text_mb, documents = docs.text_bytes / 1e6, len(docs.offsets)
+    parquet = peer_parquet(docs, "content")
     work = DATA / "vs-bigcode"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -215,13 +230,91 @@ def main() -> None:
         f"our stages: ingest {ingest:.1f} s (with the JVM start), dedup {dedup:.1f} s = {text_mb / dedup:.1f} MB/s; "
         f"the rest of the {ours_seconds:.1f} s is the Python start and the session's shutdown"
     )
-    print("our dedup seconds per step:", report.get("seconds"))
+    steps = report.get("seconds") or {}
+    print("our dedup seconds per step:", steps)
+    if steps.get("features"):
+        print(f"our features step: {text_mb / steps['features']:.1f} MB/s of text")
     print(
         "our JVM: C1 only (local master); class-data archive "
         + ("mapped (built after an earlier run)" if warm else "recorded by this run and built after it (the first)")
         + " (docs/running.md, Locally)"
     )
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    precision_report(docs, work, args)
+
+
+def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]]]:
+    """Our removed documents (corpus indices) and, for each, its matched partners (see the module docstring)."""
+    index = {offset: i for i, offset in enumerate(docs.offsets)}
+    table = pq.read_table(run / "documents", columns=["doc_id", "position"]).to_pydict()
+    doc = {d: index[p] for d, p in zip(table["doc_id"], table["position"], strict=True)}
+    comps = pq.read_table(run / "dedup" / "components", columns=["doc_id", "component", "survivor"]).to_pydict()
+    removed = {doc[d] for d, s in zip(comps["doc_id"], comps["survivor"], strict=True) if d != s}
+    edges = pq.read_table(run / "dedup" / "edges", columns=["src", "dst", "jaccard"]).to_pydict()
+    best_edge: dict[int, tuple[float, int]] = {}
+    for a, b, jac in zip(edges["src"], edges["dst"], edges["jaccard"], strict=True):
+        for x, y in ((doc[a], doc[b]), (doc[b], doc[a])):
+            if x in removed and (x not in best_edge or (-jac, y) < (-best_edge[x][0], best_edge[x][1])):
+                best_edge[x] = (jac, y)
+    members: dict[int, list[int]] = defaultdict(list)
+    for d, c in zip(comps["doc_id"], comps["component"], strict=True):
+        members[c].append(doc[d])
+    partners: dict[int, list[int]] = {}
+    survivor = {doc[d]: doc[s] for d, s in zip(comps["doc_id"], comps["survivor"], strict=True)}
+    for group in members.values():
+        for x in group:
+            if x not in removed:
+                continue
+            if x in best_edge:
+                partners[x] = [best_edge[x][1]]
+            else:  # an exact copy: a member with the same text
+                same = [y for y in sorted(group) if y != x and docs.digests[y] == docs.digests[x]]
+                partners[x] = same[:1]
+            partners[x].append(survivor[x])
+    return removed, partners
+
+
+def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None:
+    """Each side's precision on a sample of its removed documents, and the removals the sides disagree on."""
+    started = time.time()
+    everyone = set(range(len(docs.offsets)))
+    peer_kept = {
+        d for f in (work / "peer-out").rglob("*.parquet") for d in pq.read_table(f, columns=["doc"])["doc"].to_pylist()
+    }
+    peer_removed = everyone - peer_kept
+    ours_removed, partners = ours_outcome(docs, work / "ours-run")
+    ours_sample = sample(ours_removed, args.sample, args.seed)
+    peer_sample = sample(peer_removed, args.sample, args.seed)
+    wanted = set(ours_sample) | set(peer_sample)
+    texts = {i: t for i, t in docs.texts() if i in wanted}
+    best, pairs = scan(docs.texts(), texts, {i: partners[i] for i in ours_sample}, args.ngram)
+    t = args.threshold
+
+    def share(values: list[float]) -> str:
+        return f"{sum(v >= t for v in values) / len(values):.3f}" if values else "n/a"
+
+    matched = [pairs[(i, partners[i][0])] for i in ours_sample]
+    with_survivor = [pairs[(i, partners[i][-1])] for i in ours_sample]
+    print(
+        f"precision against exact Jaccard >= {t} (K={args.ngram} word shingles, brute force; "
+        f"{args.sample} removed documents per side, seed {args.seed}):"
+    )
+    print(f"{'':28}{'removed':>9}{'sampled':>9}{'matched pair':>14}{'best match':>12}")
+    for name, removed, picked, pair in (
+        ("BigCode script", peer_removed, peer_sample, "n/a"),
+        ("ingest + dedup (here)", ours_removed, ours_sample, share(matched)),
+    ):
+        best_share = share([best[i][1] for i in picked])
+        print(f"{name:28}{len(removed):9}{len(picked):9}{pair:>14}{best_share:>12}")
+    print(f"ours, removed document vs its cluster's survivor: {share(with_survivor)} at >= {t}")
+    low = sorted((best[i][1], i) for i in peer_sample if best[i][1] < t)[:3]
+    if low:
+        print("  lowest BigCode best matches (Jaccard, corpus line):", ", ".join(f"{j:.3f} @{i}" for j, i in low))
+    print(
+        f"removed by the BigCode script, kept here: {len(peer_removed - ours_removed)}; "
+        f"removed here, kept by the BigCode script: {len(ours_removed - peer_removed)} "
+        f"(precision pass {time.time() - started:.0f} s, untimed)"
+    )
 
 
 if __name__ == "__main__":
