@@ -60,24 +60,38 @@ PEER_SCRIPT = "text_dedup_minhash_spark_6bb8e89.py"
 
 
 class TreePeakMemory:
-    """Peak RSS of a child process tree, split into its Python processes and its JVM, sampled every 50 ms."""
+    """Peak RSS of a child process tree, split into its Python processes and its JVM, sampled every 50 ms; and the
+    CPU seconds (user + system) each kind used, from the last sample of each process (a process living less than
+    50 ms is missed), a figure a loaded machine distorts less than wall time."""
 
     def __init__(self, proc: subprocess.Popen) -> None:
         self.python = 0
         self.jvm = 0
+        self._cpu: dict[int, tuple[bool, float]] = {}  # pid -> (is a JVM, CPU seconds so far)
         self._root = psutil.Process(proc.pid)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def cpu(self, jvm: bool) -> float:
+        """CPU seconds of the tree's JVM processes (``jvm``) or of the others (Python)."""
+        return sum(used for is_jvm, used in self._cpu.values() if is_jvm == jvm)
 
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
                 procs = [self._root, *self._root.children(recursive=True)]
-                jvm = sum(p.memory_info().rss for p in procs if "java" in p.name())
-                # the driver is the root (ours) or the spark-submit child (peer); workers are also Python
-                python = max((p.memory_info().rss for p in procs if "python" in p.name()), default=0)
             except psutil.Error:
-                jvm = python = 0
+                procs = []
+            jvm = python = 0
+            for p in procs:
+                try:
+                    with p.oneshot():
+                        is_jvm, rss, times = "java" in p.name(), p.memory_info().rss, p.cpu_times()
+                except psutil.Error:
+                    continue
+                self._cpu[p.pid] = (is_jvm, times.user + times.system)
+                # the driver is the root (ours) or the spark-submit child (peer); workers are also Python
+                jvm, python = (jvm + rss, python) if is_jvm else (jvm, max(python, rss))
             self.jvm, self.python = max(self.jvm, jvm), max(self.python, python)
             time.sleep(0.05)
 
@@ -218,13 +232,18 @@ def main() -> None:
         f"K={args.ngram} on {args.master}, {args.shuffle_partitions} shuffle partitions, pyspark "
         f"{__import__('pyspark').__version__}"
     )
-    print(f"{'':28}{'seconds':>9}{'survivors':>11}{'py MiB':>8}{'JVM MiB':>9}")
+    print(f"{'':28}{'seconds':>9}{'survivors':>11}{'py MiB':>8}{'JVM MiB':>9}{'py CPU s':>10}{'JVM CPU s':>11}")
     for name, secs, kept, peak in (
         ("BigCode script" + (", C1 JIT" if args.peer_jit_as_ours else ""), peer_seconds, peer_survivors, peer_peak),
         ("ingest + dedup (here)", ours_seconds, ours_survivors, ours_peak),
     ):
-        print(f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}")
+        print(
+            f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}"
+            f"{peak.cpu(False):10.1f}{peak.cpu(True):11.1f}"
+        )
     print(f"speed-up: {peer_seconds / ours_seconds:.2f}x (BigCode time / ours)")
+    peer_cpu, ours_cpu = peer_peak.cpu(False) + peer_peak.cpu(True), ours_peak.cpu(False) + ours_peak.cpu(True)
+    print(f"CPU seconds, all processes: BigCode {peer_cpu:.1f}, ours {ours_cpu:.1f} = {peer_cpu / ours_cpu:.2f}x")
     ingest, dedup = stages["ingest"]["seconds"], stages["dedup"]["seconds"]
     print(
         f"our stages: ingest {ingest:.1f} s (with the JVM start), dedup {dedup:.1f} s = {text_mb / dedup:.1f} MB/s; "
