@@ -29,7 +29,10 @@ own shingles differ slightly), on ``--sample`` removed documents of each side dr
 - the peer writes only its survivors, so its pair is the removed document and the most similar other
   document of the corpus (found over every document sharing a shingle with it); the same best-match
   precision is printed for ours, like for like;
-- and the documents removed by one side but kept by the other (counts).
+- and the documents removed by one side but kept by the other (counts, which include clusters where the sides
+  kept different members), and, per cluster of ours, how many members the peer kept.
+
+``--precision-only`` runs nothing and prints these lines again from the last run's outputs.
 """
 
 from __future__ import annotations
@@ -142,6 +145,11 @@ def main() -> None:
     )
     parser.add_argument("--sample", type=int, default=500, help="removed documents per side checked for precision")
     parser.add_argument("--seed", type=int, default=0, help="seed of that sample")
+    parser.add_argument(
+        "--precision-only",
+        action="store_true",
+        help="run nothing: the precision lines again from the last run's outputs (same --corpus and --mb)",
+    )
     parser.add_argument("--num-perm", type=int, default=256)
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--ngram", type=int, default=5)
@@ -166,6 +174,8 @@ def main() -> None:
     text_mb, documents = docs.text_bytes / 1e6, len(docs.offsets)
     parquet = peer_parquet(docs, "content")
     work = DATA / "vs-bigcode"
+    if args.precision_only:
+        return precision_report(docs, work, args)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
@@ -262,8 +272,9 @@ def main() -> None:
     precision_report(docs, work, args)
 
 
-def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]]]:
-    """Our removed documents (corpus indices) and, for each, its matched partners (see the module docstring)."""
+def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]], list[list[int]]]:
+    """Our removed documents (corpus indices), for each its matched partners (see the module docstring), and our
+    clusters (the corpus indices of each)."""
     index = {offset: i for i, offset in enumerate(docs.offsets)}
     table = pq.read_table(run / "documents", columns=["doc_id", "position"]).to_pydict()
     doc = {d: index[p] for d, p in zip(table["doc_id"], table["position"], strict=True)}
@@ -290,7 +301,7 @@ def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]
                 same = [y for y in sorted(group) if y != x and docs.digests[y] == docs.digests[x]]
                 partners[x] = same[:1]
             partners[x].append(survivor[x])
-    return removed, partners
+    return removed, partners, list(members.values())
 
 
 def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None:
@@ -301,7 +312,7 @@ def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None
         d for f in (work / "peer-out").rglob("*.parquet") for d in pq.read_table(f, columns=["doc"])["doc"].to_pylist()
     }
     peer_removed = everyone - peer_kept
-    ours_removed, partners = ours_outcome(docs, work / "ours-run")
+    ours_removed, partners, clusters = ours_outcome(docs, work / "ours-run")
     ours_sample = sample(ours_removed, args.sample, args.seed)
     peer_sample = sample(peer_removed, args.sample, args.seed)
     wanted = set(ours_sample) | set(peer_sample)
@@ -332,6 +343,15 @@ def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None
     print(
         f"removed by the BigCode script, kept here: {len(peer_removed - ours_removed)}; "
         f"removed here, kept by the BigCode script: {len(ours_removed - peer_removed)} "
+        "(both include clusters where the sides kept a different member)"
+    )
+    kept_by_peer = [len(c) - len(peer_removed.intersection(c)) for c in clusters]
+    in_ours = set().union(*clusters) if clusters else set()
+    print(
+        f"of our {len(clusters)} clusters, the BigCode script kept one member in {kept_by_peer.count(1)}, none in "
+        f"{kept_by_peer.count(0)}, several in {sum(k > 1 for k in kept_by_peer)} "
+        f"({sum(k - 1 for k in kept_by_peer if k > 1)} more documents than ours); it removed "
+        f"{len(peer_removed - in_ours)} documents in none of our clusters "
         f"(precision pass {time.time() - started:.0f} s, untimed)"
     )
 
