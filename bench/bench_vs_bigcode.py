@@ -5,14 +5,34 @@ partitions, timed from process start to exit (JVM start-up included for both). T
 from ``../shared/peers/`` (see its README), never copied; without it this benchmark says so and stops.
 
     python bench/bench_vs_bigcode.py --mb 200          # corpus from bench/corpus.py, cached under DATA
+    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/real-corpus-200mb.jsonl --mb 200
+    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
     python bench/bench_vs_bigcode.py --mb 1000 --driver-memory 8g
     python bench/bench_vs_bigcode.py --mb 200 --peer-jit-as-ours   # the peer's JVM also C1 only
 
 Ours runs as a user's local run does: C1-only JIT and the JVM class-data archive, which is built after the
 first run on a machine and mapped by later runs (docs/running.md, Locally); the last lines say which happened.
 
-Prints both times, the ratio, both survivor counts, our seconds per dedup step and the peak memory of
-each driver (Python and JVM, sampled).
+``--corpus`` is ``synthetic`` (bench/corpus.py) or a JSONL file / directory of JSONL shards
+(``{"source", "path", "text"}`` per line), cut to its first ``--mb`` MB of text (bench/vs_corpus.py); both
+sides read the same documents, ours as JSONL, the peer as Parquet.
+
+Prints both times, the ratio, both survivor counts, our seconds per dedup step (and the features step's
+MB/s) and the peak memory of each driver (Python and JVM, sampled). Then, untimed, the precision of each
+side's removals against exact Jaccard (bench/dedup_precision.py, brute force over Python sets, our shingle
+definition for both sides: the peer splits on single ``\\W`` characters and keeps the empty tokens, so its
+own shingles differ slightly), on ``--sample`` removed documents of each side drawn with ``--seed``:
+
+- ours: the pair is the removed document and the partner of its verified edge with the highest recorded
+  Jaccard (``dedup/edges/``), or, for an exact copy (no edge), a member of its cluster with the same text
+  (``dedup/components/``); also printed: the share whose Jaccard with their cluster's survivor reaches T;
+- the peer writes only its survivors, so its pair is the removed document and the most similar other
+  document of the corpus (found over every document sharing a shingle with it); the same best-match
+  precision is printed for ours, like for like;
+- and the documents removed by one side but kept by the other (counts, which include clusters where the sides
+  kept different members), and, per cluster of ours, how many members the peer kept.
+
+``--precision-only`` runs nothing and prints these lines again from the last run's outputs.
 """
 
 from __future__ import annotations
@@ -25,12 +45,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import psutil
-import pyarrow as pa
 import pyarrow.parquet as pq
+from dedup_precision import sample, scan
 from harness import DATA, corpus
+from vs_corpus import Corpus, load, peer_parquet, prefix
 
 from pipeline.spark.class_archive import archive_path, is_complete
 from pipeline.spark.session import LOCAL_JIT, check_java
@@ -41,24 +63,38 @@ PEER_SCRIPT = "text_dedup_minhash_spark_6bb8e89.py"
 
 
 class TreePeakMemory:
-    """Peak RSS of a child process tree, split into its Python processes and its JVM, sampled every 50 ms."""
+    """Peak RSS of a child process tree, split into its Python processes and its JVM, sampled every 50 ms; and the
+    CPU seconds (user + system) each kind used, from the last sample of each process (a process living less than
+    50 ms is missed), a figure a loaded machine distorts less than wall time."""
 
     def __init__(self, proc: subprocess.Popen) -> None:
         self.python = 0
         self.jvm = 0
+        self._cpu: dict[int, tuple[bool, float]] = {}  # pid -> (is a JVM, CPU seconds so far)
         self._root = psutil.Process(proc.pid)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def cpu(self, jvm: bool) -> float:
+        """CPU seconds of the tree's JVM processes (``jvm``) or of the others (Python)."""
+        return sum(used for is_jvm, used in self._cpu.values() if is_jvm == jvm)
 
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
                 procs = [self._root, *self._root.children(recursive=True)]
-                jvm = sum(p.memory_info().rss for p in procs if "java" in p.name())
-                # the driver is the root (ours) or the spark-submit child (peer); workers are also Python
-                python = max((p.memory_info().rss for p in procs if "python" in p.name()), default=0)
             except psutil.Error:
-                jvm = python = 0
+                procs = []
+            jvm = python = 0
+            for p in procs:
+                try:
+                    with p.oneshot():
+                        is_jvm, rss, times = "java" in p.name(), p.memory_info().rss, p.cpu_times()
+                except psutil.Error:
+                    continue
+                self._cpu[p.pid] = (is_jvm, times.user + times.system)
+                # the driver is the root (ours) or the spark-submit child (peer); workers are also Python
+                jvm, python = (jvm + rss, python) if is_jvm else (jvm, max(python, rss))
             self.jvm, self.python = max(self.jvm, jvm), max(self.python, python)
             time.sleep(0.05)
 
@@ -84,22 +120,6 @@ def run_timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> tupl
     return seconds, peak
 
 
-def parquet_copy(jsonl: Path, column: str) -> Path:
-    """The corpus as Parquet with its text in ``column`` (the peer's input format), made once."""
-    out = jsonl.with_suffix(".parquet.d")
-    if not out.exists():
-        tmp = out.with_suffix(".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        with open(jsonl, encoding="utf-8") as f:
-            texts = [json.loads(line)["text"] for line in f]
-        chunk = max(1, len(texts) // 8)
-        for i in range(0, len(texts), chunk):
-            pq.write_table(pa.table({column: texts[i : i + chunk]}), tmp / f"part-{i // chunk:05d}.parquet")
-        tmp.rename(out)
-    return out
-
-
 def ours_child(config_path: str, overrides: list[str]) -> None:
     """Ingest then dedup in this one process and one SparkSession, as ``python -m pipeline run`` would."""
     from pipeline.cli.commands import prepare
@@ -115,7 +135,21 @@ def main() -> None:
     if sys.argv[1:2] == ["--ours-child"]:
         return ours_child(sys.argv[2], sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=200, help="corpus size in MB of text (bench/corpus.py)")
+    parser.add_argument(
+        "--corpus",
+        default="synthetic",
+        help="'synthetic' (bench/corpus.py) or a JSONL file or directory of JSONL shards of real documents",
+    )
+    parser.add_argument(
+        "--mb", type=float, default=None, help="MB of text: the synthetic size (default 200) or a real prefix (all)"
+    )
+    parser.add_argument("--sample", type=int, default=500, help="removed documents per side checked for precision")
+    parser.add_argument("--seed", type=int, default=0, help="seed of that sample")
+    parser.add_argument(
+        "--precision-only",
+        action="store_true",
+        help="run nothing: the precision lines again from the last run's outputs (same --corpus and --mb)",
+    )
     parser.add_argument("--num-perm", type=int, default=256)
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--ngram", type=int, default=5)
@@ -132,11 +166,16 @@ def main() -> None:
     if not (PEERS / PEER_SCRIPT).is_file():
         sys.exit(f"skipped: the BigCode peer script is not at {PEERS / PEER_SCRIPT} (../shared/peers/)")
 
-    raw = corpus(args.mb)
-    text_mb = sum(len(json.loads(line)["text"].encode()) for line in open(raw, "rb")) / 1e6
-    documents = sum(1 for _ in open(raw, "rb"))
-    parquet = parquet_copy(raw, "content")
+    if args.corpus == "synthetic":
+        raw = corpus(200 if args.mb is None else args.mb)
+    else:
+        raw = prefix(Path(args.corpus), args.mb, DATA / "vs-bigcode-corpora")
+    docs = load(raw)
+    text_mb, documents = docs.text_bytes / 1e6, len(docs.offsets)
+    parquet = peer_parquet(docs, "content")
     work = DATA / "vs-bigcode"
+    if args.precision_only:
+        return precision_report(docs, work, args)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
@@ -203,25 +242,118 @@ def main() -> None:
         f"K={args.ngram} on {args.master}, {args.shuffle_partitions} shuffle partitions, pyspark "
         f"{__import__('pyspark').__version__}"
     )
-    print(f"{'':28}{'seconds':>9}{'survivors':>11}{'py MiB':>8}{'JVM MiB':>9}")
+    print(f"{'':28}{'seconds':>9}{'survivors':>11}{'py MiB':>8}{'JVM MiB':>9}{'py CPU s':>10}{'JVM CPU s':>11}")
     for name, secs, kept, peak in (
         ("BigCode script" + (", C1 JIT" if args.peer_jit_as_ours else ""), peer_seconds, peer_survivors, peer_peak),
         ("ingest + dedup (here)", ours_seconds, ours_survivors, ours_peak),
     ):
-        print(f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}")
+        print(
+            f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}"
+            f"{peak.cpu(False):10.1f}{peak.cpu(True):11.1f}"
+        )
     print(f"speed-up: {peer_seconds / ours_seconds:.2f}x (BigCode time / ours)")
+    peer_cpu, ours_cpu = peer_peak.cpu(False) + peer_peak.cpu(True), ours_peak.cpu(False) + ours_peak.cpu(True)
+    print(f"CPU seconds, all processes: BigCode {peer_cpu:.1f}, ours {ours_cpu:.1f} = {peer_cpu / ours_cpu:.2f}x")
     ingest, dedup = stages["ingest"]["seconds"], stages["dedup"]["seconds"]
     print(
         f"our stages: ingest {ingest:.1f} s (with the JVM start), dedup {dedup:.1f} s = {text_mb / dedup:.1f} MB/s; "
         f"the rest of the {ours_seconds:.1f} s is the Python start and the session's shutdown"
     )
-    print("our dedup seconds per step:", report.get("seconds"))
+    steps = report.get("seconds") or {}
+    print("our dedup seconds per step:", steps)
+    if steps.get("features"):
+        print(f"our features step: {text_mb / steps['features']:.1f} MB/s of text")
     print(
         "our JVM: C1 only (local master); class-data archive "
         + ("mapped (built after an earlier run)" if warm else "recorded by this run and built after it (the first)")
         + " (docs/running.md, Locally)"
     )
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    precision_report(docs, work, args)
+
+
+def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]], list[list[int]]]:
+    """Our removed documents (corpus indices), for each its matched partners (see the module docstring), and our
+    clusters (the corpus indices of each)."""
+    index = {offset: i for i, offset in enumerate(docs.offsets)}
+    table = pq.read_table(run / "documents", columns=["doc_id", "position"]).to_pydict()
+    doc = {d: index[p] for d, p in zip(table["doc_id"], table["position"], strict=True)}
+    comps = pq.read_table(run / "dedup" / "components", columns=["doc_id", "component", "survivor"]).to_pydict()
+    removed = {doc[d] for d, s in zip(comps["doc_id"], comps["survivor"], strict=True) if d != s}
+    edges = pq.read_table(run / "dedup" / "edges", columns=["src", "dst", "jaccard"]).to_pydict()
+    best_edge: dict[int, tuple[float, int]] = {}
+    for a, b, jac in zip(edges["src"], edges["dst"], edges["jaccard"], strict=True):
+        for x, y in ((doc[a], doc[b]), (doc[b], doc[a])):
+            if x in removed and (x not in best_edge or (-jac, y) < (-best_edge[x][0], best_edge[x][1])):
+                best_edge[x] = (jac, y)
+    members: dict[int, list[int]] = defaultdict(list)
+    for d, c in zip(comps["doc_id"], comps["component"], strict=True):
+        members[c].append(doc[d])
+    partners: dict[int, list[int]] = {}
+    survivor = {doc[d]: doc[s] for d, s in zip(comps["doc_id"], comps["survivor"], strict=True)}
+    for group in members.values():
+        for x in group:
+            if x not in removed:
+                continue
+            if x in best_edge:
+                partners[x] = [best_edge[x][1]]
+            else:  # an exact copy: a member with the same text
+                same = [y for y in sorted(group) if y != x and docs.digests[y] == docs.digests[x]]
+                partners[x] = same[:1]
+            partners[x].append(survivor[x])
+    return removed, partners, list(members.values())
+
+
+def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None:
+    """Each side's precision on a sample of its removed documents, and the removals the sides disagree on."""
+    started = time.time()
+    everyone = set(range(len(docs.offsets)))
+    peer_kept = {
+        d for f in (work / "peer-out").rglob("*.parquet") for d in pq.read_table(f, columns=["doc"])["doc"].to_pylist()
+    }
+    peer_removed = everyone - peer_kept
+    ours_removed, partners, clusters = ours_outcome(docs, work / "ours-run")
+    ours_sample = sample(ours_removed, args.sample, args.seed)
+    peer_sample = sample(peer_removed, args.sample, args.seed)
+    wanted = set(ours_sample) | set(peer_sample)
+    texts = {i: t for i, t in docs.texts() if i in wanted}
+    best, pairs = scan(docs.texts(), texts, {i: partners[i] for i in ours_sample}, args.ngram)
+    t = args.threshold
+
+    def share(values: list[float]) -> str:
+        return f"{sum(v >= t for v in values) / len(values):.3f}" if values else "n/a"
+
+    matched = [pairs[(i, partners[i][0])] for i in ours_sample]
+    with_survivor = [pairs[(i, partners[i][-1])] for i in ours_sample]
+    print(
+        f"precision against exact Jaccard >= {t} (K={args.ngram} word shingles, brute force; "
+        f"{args.sample} removed documents per side, seed {args.seed}):"
+    )
+    print(f"{'':28}{'removed':>9}{'sampled':>9}{'matched pair':>14}{'best match':>12}")
+    for name, removed, picked, pair in (
+        ("BigCode script", peer_removed, peer_sample, "n/a"),
+        ("ingest + dedup (here)", ours_removed, ours_sample, share(matched)),
+    ):
+        best_share = share([best[i][1] for i in picked])
+        print(f"{name:28}{len(removed):9}{len(picked):9}{pair:>14}{best_share:>12}")
+    print(f"ours, removed document vs its cluster's survivor: {share(with_survivor)} at >= {t}")
+    low = sorted((best[i][1], i) for i in peer_sample if best[i][1] < t)[:3]
+    if low:
+        print("  lowest BigCode best matches (Jaccard, corpus line):", ", ".join(f"{j:.3f} @{i}" for j, i in low))
+    print(
+        f"removed by the BigCode script, kept here: {len(peer_removed - ours_removed)}; "
+        f"removed here, kept by the BigCode script: {len(ours_removed - peer_removed)} "
+        "(both include clusters where the sides kept a different member)"
+    )
+    kept_by_peer = [len(c) - len(peer_removed.intersection(c)) for c in clusters]
+    in_ours = set().union(*clusters) if clusters else set()
+    print(
+        f"of our {len(clusters)} clusters, the BigCode script kept one member in {kept_by_peer.count(1)}, none in "
+        f"{kept_by_peer.count(0)}, several in {sum(k > 1 for k in kept_by_peer)} "
+        f"({sum(k - 1 for k in kept_by_peer if k > 1)} more documents than ours); it removed "
+        f"{len(peer_removed - in_ours)} documents in none of our clusters "
+        f"(precision pass {time.time() - started:.0f} s, untimed)"
+    )
 
 
 if __name__ == "__main__":

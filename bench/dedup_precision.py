@@ -1,0 +1,78 @@
+"""Exact Jaccard of removed documents against their matches, by brute force over plain Python sets (bench only).
+
+Shingles are written here from docs/dedup.md, independently of ``pipeline.dedup``: the text lower-cased, its
+runs of Unicode word characters (``\\w+``), word K-grams joined by one space; a document with fewer than K
+(but some) tokens has one shingle of all of them. Two empty sets are identical (Jaccard 1).
+
+One pass over the corpus finds, for each sampled document, the most similar other document (over every
+document sharing a shingle with it) and its Jaccard with given partners.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Mapping
+
+_WORD = re.compile(r"\w+")
+
+
+def shingle_set(text: str, k: int) -> set[str]:
+    """Word K-gram shingles of ``text`` (docs/dedup.md, Shingles)."""
+    toks = _WORD.findall(text.lower())
+    if len(toks) < k:
+        return {" ".join(toks)} if toks else set()
+    return {" ".join(toks[i : i + k]) for i in range(len(toks) - k + 1)}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """|a & b| / |a | b|; 1.0 for two empty sets."""
+    if not a and not b:
+        return 1.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def sample(removed: Iterable[int], n: int, seed: int) -> list[int]:
+    """``n`` of ``removed`` (all when fewer), chosen by ``random.Random(seed)`` from their sorted order."""
+    pool = sorted(removed)
+    return sorted(random.Random(seed).sample(pool, min(n, len(pool))))
+
+
+def scan(
+    texts: Iterable[tuple[int, str]],
+    sampled: Mapping[int, str],
+    partners: Mapping[int, Iterable[int]],
+    k: int,
+) -> tuple[dict[int, tuple[int, float]], dict[tuple[int, int], float]]:
+    """One pass over every (index, text) of the corpus.
+
+    ``sampled`` maps each sampled document's index to its text. Returns each one's best match (index and
+    Jaccard of the most similar other document, the smaller index on a tie; (-1, 0.0) when no other
+    document shares a shingle) and the Jaccard of every (sampled, partner) pair of ``partners``.
+    """
+    sets = {i: shingle_set(text, k) for i, text in sampled.items()}
+    owners: dict[str, list[int]] = {}
+    for i, s in sets.items():
+        for sh in s:
+            owners.setdefault(sh, []).append(i)
+    best = {i: (-1, 0.0) for i in sets}
+    pairs = {(i, j): 0.0 for i, js in partners.items() for j in js}
+    for j, text in texts:
+        other = shingle_set(text, k)
+        shared: dict[int, int] = {}
+        for sh in other:
+            for i in owners.get(sh, ()):
+                shared[i] = shared.get(i, 0) + 1
+        if not other:  # an empty document is identical to every other empty one
+            shared = {i: 0 for i, s in sets.items() if not s}
+        for i, inter in shared.items():
+            if i == j:
+                continue
+            union = len(sets[i]) + len(other) - inter
+            sim = inter / union if union else 1.0
+            if sim > best[i][1] or best[i][0] < 0:
+                best[i] = (j, sim)
+            if (i, j) in pairs:
+                pairs[(i, j)] = sim
+    return best, pairs

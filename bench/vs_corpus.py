@@ -1,0 +1,113 @@
+"""The corpus both sides of bench_vs_bigcode.py read: one JSONL file (ours) and its Parquet copy (the peer).
+
+A real corpus (a JSONL file, or a directory of JSONL shards read in sorted name order) is cut to a prefix of
+whole documents holding at least ``mb`` MB of text and written once, cached under DATA, as one JSONL file.
+Each line's byte offset in it is the document's position, which our ingest records (``documents/``
+position), so a document's index in the corpus (its line number) is known on both sides: the Parquet copy
+carries it in a ``doc`` column, which the peer script keeps in its output rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PEER_PARTS = 8  # Parquet files of the peer's copy (as many documents each)
+
+
+@dataclass
+class Corpus:
+    """A comparison corpus: its JSONL file and, per document (line), its byte offset and text digest."""
+
+    jsonl: Path
+    offsets: list[int]
+    digests: list[bytes]
+    text_bytes: int
+
+    def texts(self):
+        """(index, text) of every document, in file order."""
+        with open(self.jsonl, "rb") as f:
+            for i, line in enumerate(f):
+                yield i, json.loads(line)["text"]
+
+
+def shard_paths(path: Path) -> list[Path]:
+    """A JSONL file, or the ``*.jsonl`` files of a directory in sorted name order; exits when there are none."""
+    if path.is_file():
+        return [path]
+    shards = sorted(path.glob("*.jsonl")) if path.is_dir() else []
+    if not shards:
+        raise SystemExit(f"--corpus: no JSONL file or directory of *.jsonl shards at {path}")
+    return shards
+
+
+def prefix(source: Path, mb: float | None, out_dir: Path) -> Path:
+    """The first whole documents of ``source`` holding at least ``mb`` MB of text (all when None), one JSONL file."""
+    name = source.name.removesuffix(".jsonl")
+    out = out_dir / f"{name}-{'all' if mb is None else f'{mb:g}mb'}.jsonl"
+    if out.exists():
+        return out
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    limit, taken = (None if mb is None else mb * 1e6), 0
+    with open(tmp, "wb") as dst:
+        for shard in shard_paths(source):
+            with open(shard, "rb") as src:
+                for line in src:
+                    if limit is not None and taken >= limit:
+                        break
+                    record = json.loads(line)
+                    if not isinstance(record.get("text"), str):
+                        raise SystemExit(f"--corpus: a line of {shard} has no string 'text' key")
+                    dst.write(line if line.endswith(b"\n") else line + b"\n")
+                    taken += len(record["text"].encode())
+    tmp.rename(out)
+    return out
+
+
+def load(jsonl: Path) -> Corpus:
+    """Offsets, text digests and text bytes of every line of ``jsonl``."""
+    offsets, digests, total, at = [], [], 0, 0
+    with open(jsonl, "rb") as f:
+        for line in f:
+            text = json.loads(line)["text"].encode()
+            offsets.append(at)
+            digests.append(hashlib.blake2b(text, digest_size=16).digest())
+            total += len(text)
+            at += len(line)
+    return Corpus(jsonl, offsets, digests, total)
+
+
+def peer_parquet(corpus: Corpus, column: str) -> Path:
+    """The corpus as Parquet (``doc``: line number, ``column``: text), in PEER_PARTS files, made once."""
+    out = corpus.jsonl.with_suffix(".peer.parquet.d")
+    if out.exists():
+        return out
+    tmp = out.with_suffix(".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    chunk = max(1, -(-len(corpus.offsets) // PEER_PARTS))
+    docs: list[int] = []
+    texts: list[str] = []
+
+    def flush() -> None:
+        table = pa.table({"doc": pa.array(docs, pa.int64()), column: texts})
+        pq.write_table(table, tmp / f"part-{docs[0] // chunk:05d}.parquet")
+        docs.clear()
+        texts.clear()
+
+    for i, text in corpus.texts():
+        docs.append(i)
+        texts.append(text)
+        if len(docs) == chunk:
+            flush()
+    if docs:
+        flush()
+    tmp.rename(out)
+    return out
