@@ -6,12 +6,13 @@ A first run without filters warms the JVM, the page cache and the kernels and is
 per stage of both runs, the filter stage's seconds over the first run's ingest + dedup, and the
 second run's whole time over the first's (dedup has less to do after filtering, so both are shown).
 
-Run: python bench/bench_filter_stage.py [--mb 200]
+Run: python bench/bench_filter_stage.py [--mb 200] [--only language pii]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -53,15 +54,23 @@ tokenizer: {{train: true}}
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, default=200, help="MB of real documents (default 200)")
+    parser.add_argument("--only", nargs="*", default=None, help="these filters of the list only (default: all)")
     args = parser.parse_args()
     raw = real_corpus.build(args.mb)
     filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
+    if args.only is not None:
+        unknown = sorted(set(args.only) - {f["name"] for f in filters})
+        if unknown:
+            parser.error(f"--only: {unknown} not in conf/dataproc.yaml's filter list")
+        filters = [f for f in filters if f["name"] in args.only]
     spark = session()
     run(spark, raw, DATA / "run-filter-stage-off", None)  # warm-up: JVM, page cache, numba cache (not reported)
     plain = run(spark, raw, DATA / "run-filter-stage-off", None)
     filtered = run(spark, raw, DATA / "run-filter-stage-on", filters)
     spark.stop()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{raw} ({raw.stat().st_size / 1e6:.0f} MB on disk), local[2]; filters: {[f['name'] for f in filters]}")
+    print(f"load average {load:.2f} at the end")
     print(f"{'run':<22}{'ingest':>9}{'filter':>9}{'dedup':>9}{'total':>9}")
     for name, secs in (("ingest + dedup", plain), ("ingest + filter + dedup", filtered)):
         print(f"{name:<22}" + "".join(f"{secs.get(c, 0.0):>9.1f}" for c in ("ingest", "filter", "dedup", "total")))

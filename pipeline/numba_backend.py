@@ -1,8 +1,8 @@
 """One on/off switch per kernel family for the optional numba backend, and when a kernel is worth loading.
 
-Each family (:data:`DEDUP`, :data:`TOKENIZER`, :data:`BLEND`, :data:`TRAINING`) has its own environment variable;
-``VAR=0`` (or ``SWITCH.set(False)``) forces the pure Python/numpy path, which gives identical results.
-numba is imported on first use only.
+Each family (:data:`DEDUP`, :data:`TOKENIZER`, :data:`BLEND`, :data:`TRAINING`, :data:`FILTER`) has its own
+environment variable; ``VAR=0`` (or ``SWITCH.set(False)``) forces the pure Python/numpy path, which gives
+identical results. numba is imported on first use only.
 
 Compiling a family's kernels into an empty cache takes seconds (the dedup features kernels ~6 s, the
 encoder ~3.5 s on this project's machine), loading them from the cache ~0.4 s: more than a small input
@@ -89,3 +89,4 @@ DEDUP = NumbaSwitch("PIPELINE_DEDUP_NUMBA")  # MinHash signatures, shingle hashi
 TOKENIZER = NumbaSwitch("PIPELINE_TOKENIZER_NUMBA")  # BPE encoding (pipeline.tokenizer)
 BLEND = NumbaSwitch("PIPELINE_BLEND_NUMBA")  # the blending-index loop (pipeline.blend)
 TRAINING = NumbaSwitch("PIPELINE_TRAINING_NUMBA")  # the sample-index loop (pipeline.training_indices)
+FILTER = NumbaSwitch("PIPELINE_FILTER_NUMBA")  # fastText's hidden vectors (pipeline.filter.fasttext_predict)

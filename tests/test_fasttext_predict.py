@@ -173,3 +173,82 @@ def test_python_split_is_used_only_where_it_equals_fastText() -> None:
     assert len(separators) > 6
     assert all(c in " \t\n\v\f\r" or NOT_PY_SPLIT.search(c) for c in separators)
     assert words_of("a\xa0b c\x00d") == ["a\xa0b", "c", "d", "</s>"]
+
+
+@pytest.fixture
+def switch():
+    """The FILTER numba switch, restored after the test."""
+    from pipeline.numba_backend import FILTER
+
+    previous = FILTER.set(None)
+    yield FILTER
+    FILTER.set(previous)
+
+
+def test_the_compiled_path_equals_the_numpy_path_bit_for_bit(lines: list[str], model_path: str, switch) -> None:
+    """Both paths add the same rows in fastText's order; lines with newlines inside are read up to the first one."""
+    import sys
+
+    predictor = FastTextPredictor(fasttext_model.load(model_path))
+    more = lines + [f"{a}\n{b}" for a, b in zip(lines[:20], lines[20:40], strict=True)]
+    switch.set(True)
+    compiled = predictor.hidden(more)
+    assert "pipeline.filter.fasttext_numba" in sys.modules
+    switch.set(False)
+    numpy_path = predictor.hidden(more)
+    np.testing.assert_array_equal(compiled[0], numpy_path[0])
+    np.testing.assert_array_equal(compiled[1], numpy_path[1])
+    assert (compiled[1] > 0).all() and np.abs(compiled[0]).sum() > 0
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_utf8_lines_read_as_fasttext_reads_them(lines: list[str], model_path: str, oracle, switch, compiled) -> None:
+    """Arrow's bytes and offsets: newlines as spaces (datatrove's text), or the line cut at its first newline."""
+    switch.set(compiled)
+    predictor = FastTextPredictor(fasttext_model.load(model_path))
+    texts = [f"{a}\n{b}" for a, b in zip(lines[:30], lines[30:60], strict=True)]
+    encoded = [t.encode("utf-8") for t in texts]
+    data = np.frombuffer(b"".join(encoded), np.uint8)
+    offsets = np.cumsum([0, *map(len, encoded)])
+    for newline_is_space, expected in ((True, [t.replace("\n", " ") for t in texts]), (False, lines[:30])):
+        probs, reached = predictor.scores(*predictor.hidden_utf8(data, offsets, newline_is_space))
+        for i, line in enumerate(expected):
+            theirs = _theirs(oracle, line)
+            ours = sorted(((float(probs[i, j]), predictor.labels[j]) for j in np.flatnonzero(reached[i])), reverse=True)
+            assert [label for _, label in ours][:1] == [label for _, label in theirs][:1]
+            assert all(abs(dict((b, a) for a, b in ours)[label] - p) <= TOLERANCE for p, label in theirs)
+
+
+def test_the_general_bucket_path_equals_the_constant_one(model_path: str) -> None:
+    """Words' n-gram rows through the kernel with any bucket count and with fastText's default as a constant, and
+    their rows as the numpy path lists them, summed here one after another."""
+    from pipeline.filter import fasttext_numba
+
+    predictor = FastTextPredictor(fasttext_model.load(model_path))
+    assert predictor.bucket == fasttext_numba._BUCKETS
+    bits, table, inp = predictor._kept_bits, predictor._bucket_rows, predictor.input
+    for text in ("hello", "Grüße", "日本語", "x" * 300, "a", "🙂🙂", "l'été"):
+        word = np.frombuffer(f"<{text}>".encode(), np.uint8).copy()
+        general, constant = np.zeros(16, np.float32), np.zeros(16, np.float32)
+        n = fasttext_numba._add_ngrams(word, len(word), 2, 4, predictor.bucket, bits, table, inp, general)
+        m = fasttext_numba._add_ngrams_default(word, len(word), 2, 4, bits, table, inp, constant)
+        rows, _ = predictor.rows([text])
+        rows = rows[1:] if text in predictor.word_ids else rows
+        expected = np.zeros(16, np.float32)
+        for row in rows:
+            expected += inp[row]
+        assert n == m == len(rows)
+        np.testing.assert_array_equal(general, expected)
+        np.testing.assert_array_equal(constant, expected)
+
+
+def test_the_filter_reads_sliced_and_null_texts(lines: list[str]) -> None:
+    """A sliced batch, a null text and large_string give what the plain texts give (a null reads as empty)."""
+    texts = [*lines[:25], None, *lines[25:40]]
+    whole = pa.RecordBatch.from_pydict({"text": pa.array(["pad", *texts, "pad"], pa.string())}).slice(1, len(texts))
+    plain = pa.RecordBatch.from_pydict({"text": pa.array([t or "" for t in texts], pa.large_string())})
+    f = LanguageFilter(languages=["en"], min_score=0.5)
+    a, b = f.apply(whole), f.apply(plain)
+    assert a.columns["language"].to_pylist() == b.columns["language"].to_pylist()
+    assert a.keep.tolist() == b.keep.tolist() and a.columns["language_score"].equals(b.columns["language_score"])
+    assert len(set(a.columns["language"].to_pylist())) > 3

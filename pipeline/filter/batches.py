@@ -121,8 +121,10 @@ def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.S
     filters: dict[str, list[Recorder]] = {}
     for batch in batches:
         sources = batch.column("source")
-        for name in sorted(set(sources.to_pylist())):
-            part = batch.filter(pc.equal(sources, name))
+        names = sorted(set(pc.unique(sources).to_pylist()))
+        for name in names:
+            whole = len(names) == 1 and sources.null_count == 0  # one source: the batch itself, no copy
+            part = batch if whole else batch.filter(pc.equal(sources, name))
             if name not in filters:
                 filters[name] = [Recorder(s, name, plan, summary) for s in plan.steps.get(name, [])]
             yield from _filtered(part, name, filters[name], summary, schema)

@@ -10,18 +10,22 @@ Hierarchical softmax walks the Huffman tree of the label counts: at an inner nod
 hidden)``, the left child adds ``log(1 - f + 1e-5)`` and the right ``log(f + 1e-5)``; a branch whose score falls
 below ``log(threshold + 1e-5)`` is not followed. A label's probability is ``exp`` of its leaf's score.
 
-The cost fastText pays per word (hashing its n-grams) is paid here once per distinct word: each word's row list is
-kept in a pool, and a line is the pool slices of its words, gathered and summed by numpy.
+Two paths give the same vectors bit for bit: the compiled one (``fasttext_numba``, chosen by the FILTER numba switch,
+``PIPELINE_FILTER_NUMBA``) reads the lines' UTF-8 bytes and adds each word's rows as fastText does, the dictionary
+words' rows precomputed; the numpy one pays for a word's n-gram hashes once per distinct word (each word's row list
+is kept in a pool, and a line is the pool slices of its words, gathered and summed by numpy).
 """
 
 from __future__ import annotations
 
 import re
 from itertools import chain, repeat
+from types import ModuleType
 
 import numpy as np
 
 from pipeline.filter.fasttext_model import FastTextModel
+from pipeline.numba_backend import FILTER
 
 EOS = "</s>"
 BOW, EOW = "<", ">"
@@ -156,9 +160,30 @@ class FastTextPredictor:
             # pruned away, and this answers for them without a cache miss
             self._kept_bits = np.packbits(self._bucket_rows >= 0, bitorder="little")
         self.input = model.input
+        self._dictionary(model.words)
         self.tree = HierarchicalSoftmax(model.label_counts, model.output)
         self.max_words, self.group_chars = max_words, group_chars
         self.clear()
+
+    def _dictionary(self, words: list[str]) -> None:
+        """The compiled path's dictionary: the words' UTF-8 bytes, an open-addressing table from their FNV-1a hash
+        to their id, each word's rows (its own, then its n-grams'), and the kept buckets as bits."""
+        encoded = [w.encode("utf-8", "surrogateescape") for w in words]
+        self._word_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        self._word_at = np.cumsum([0, *map(len, encoded)], dtype=np.int64)
+        self._table = np.full(1 << max(4, (4 * len(encoded)).bit_length()), -1, dtype=np.int32)
+        mask = len(self._table) - 1
+        for wid, data in enumerate(encoded):
+            slot = fnv1a(data) & mask
+            while self._table[slot] >= 0:
+                slot = (slot + 1) & mask
+            self._table[slot] = wid
+        rows, lengths = self.rows(list(words)) if words else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self._word_rows = rows.astype(np.int32)
+        self._word_rows_at = np.cumsum(np.append(0, lengths), dtype=np.int64)
+        self._eos = self.word_ids.get(EOS, -1)
+        if self._kept_bits is None:
+            self._kept_bits = np.full((self.bucket + 7) // 8, 255, dtype=np.uint8)
 
     def clear(self) -> None:
         """Forget the row lists of the words seen so far."""
@@ -238,6 +263,42 @@ class FastTextPredictor:
 
     def hidden(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(hidden vectors float32 (lines, dim), rows per line); a line of no rows has a zero vector."""
+        kernel = _compiled(sum(map(len, lines)))
+        if kernel is None:
+            return self._hidden_numpy(lines)
+        encoded = [line.encode("utf-8", "surrogatepass") for line in lines]
+        offsets = np.cumsum([0, *map(len, encoded)], dtype=np.int64)
+        return self._hidden_compiled(kernel, np.frombuffer(b"".join(encoded), np.uint8), offsets, False)
+
+    def hidden_utf8(
+        self, data: np.ndarray, offsets: np.ndarray, newline_is_space: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`hidden` of lines given as valid UTF-8 bytes, line ``i`` being ``data[offsets[i]:offsets[i + 1]]``
+        (uint8, int64 offsets, as an Arrow string array holds them); a newline is a space with ``newline_is_space``
+        (datatrove's normalisation), else it ends the line."""
+        kernel = _compiled(int(offsets[-1] - offsets[0]) if len(offsets) else 0)
+        if kernel is not None:
+            return self._hidden_compiled(kernel, data, offsets, newline_is_space)
+        raw = data.tobytes()
+        lines = [raw[a:b].decode("utf-8", "surrogateescape") for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+        return self._hidden_numpy([x.replace("\n", " ") for x in lines] if newline_is_space else lines)
+
+    def _hidden_compiled(
+        self, kernel: ModuleType, data: np.ndarray, offsets: np.ndarray, newline_is_space: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        out = np.zeros((len(offsets) - 1, self.input.shape[1]), dtype=np.float32)
+        counts = np.zeros(len(offsets) - 1, dtype=np.int64)
+        data = data.view()
+        data.flags.writeable = False  # one compiled signature whether the bytes came from Arrow or from str
+        kernel.hidden(
+            data, offsets.astype(np.int64, copy=False), newline_is_space, self._table, self._word_bytes,
+            self._word_at, self._word_rows, self._word_rows_at, self._eos, self.minn, self.maxn, self.bucket,
+            self._kept_bits, self._bucket_rows, self.input, out, counts,
+        )  # fmt: skip
+        return out, counts
+
+    def _hidden_numpy(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`hidden` in numpy, each distinct word's row list kept."""
         out = np.zeros((len(lines), self.input.shape[1]), dtype=np.float32)
         counts = np.zeros(len(lines), dtype=np.int64)
         for first, stop in _groups(lines, self.group_chars):
@@ -264,7 +325,10 @@ class FastTextPredictor:
     def probabilities(self, lines: list[str], threshold: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """(probabilities (lines, labels) float32, whether fastText returns each label with ``k=-1``); a line that
         gives fastText no input rows returns no label."""
-        hidden, counts = self.hidden(lines)
+        return self.scores(*self.hidden(lines), threshold)
+
+    def scores(self, hidden: np.ndarray, counts: np.ndarray, threshold: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`probabilities` of hidden vectors and their rows per line (:meth:`hidden`, :meth:`hidden_utf8`)."""
         scores, reached = self.tree.log_scores(hidden, threshold)
         reached &= (counts > 0)[:, None]
         return _expf(scores), reached
@@ -275,6 +339,16 @@ class FastTextPredictor:
         order = np.argsort(-probs[0], kind="stable")
         ranked = [(float(probs[0, j]), self.labels[j]) for j in order if reached[0, j]]
         return ranked if k < 0 else ranked[:k]
+
+
+def _compiled(size: int) -> ModuleType | None:
+    """The compiled kernel when this call on ``size`` characters runs compiled (the FILTER switch), else None."""
+    if not FILTER.use("fasttext", size):
+        return None
+    # lazy: importing numba and loading (or compiling) the kernel costs seconds, paid only by calls that use it
+    from pipeline.filter import fasttext_numba
+
+    return fasttext_numba
 
 
 def _groups(lines: list[str], group_chars: int) -> list[tuple[int, int]]:

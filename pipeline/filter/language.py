@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.errors import UsageError
 from pipeline.filter import fasttext_model
@@ -110,14 +111,13 @@ class LanguageFilter:
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Label every document; drop those not in ``languages`` above ``min_score`` (when ``languages`` is set)."""
         predictor = load_predictor(self.model_path)
-        texts = batch.column("text").to_pylist()
         if predictor is None:
-            labels, scores, passed = self._fasttext(texts)
+            labels, scores, passed = self._fasttext(batch.column("text").to_pylist())
         else:
-            labels, scores, passed = self._ours(predictor, texts)
+            labels, scores, passed = self._ours(predictor, batch.column("text"))
         keep = passed.copy()
-        reason: list[str | None] = [None] * len(texts)
-        detail: list[str | None] = [None] * len(texts)
+        reason: list[str | None] = [None] * batch.num_rows
+        detail: list[str | None] = [None] * batch.num_rows
         threshold = self.min_score
         for i in np.flatnonzero(~passed).tolist():
             label, score = labels[i], scores[i]
@@ -129,9 +129,9 @@ class LanguageFilter:
         columns = {"language": pa.array(labels, pa.string()), "language_score": pa.array(scores, pa.float64())}
         return FilterResult(keep, reason, detail, measures={MEASURE: scores.copy()}, columns=columns)
 
-    def _ours(self, predictor: FastTextPredictor, texts: list[str | None]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    def _ours(self, predictor: FastTextPredictor, texts: pa.Array) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(top labels, their probabilities, passed) from every label's probability (0 where fastText returns none)."""
-        probs, reached = predictor.probabilities([(text or "").replace("\n", " ") for text in texts])
+        probs, reached = predictor.scores(*predictor.hidden_utf8(*_utf8(texts), newline_is_space=True))
         probs = np.where(reached, probs, np.float32(0)).astype(np.float64)
         top = probs.argmax(axis=1)
         scores = probs[np.arange(len(texts)), top]
@@ -166,6 +166,18 @@ class LanguageFilter:
                 ok = _listed_passes(predict(line, -1, 0.0, "strict"), listed, skip, threshold, 0)
             passed[i] = ok
         return labels, scores, passed
+
+
+def _utf8(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(UTF-8 bytes, int64 offsets) of a string column as Arrow holds them, a null as an empty text."""
+    if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+        texts = texts.cast(pa.large_string())
+    if texts.null_count:
+        texts = pc.fill_null(texts, "")
+    _, offsets, data = texts.buffers()
+    width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+    at = np.frombuffer(offsets, dtype=width)[texts.offset : texts.offset + len(texts) + 1].astype(np.int64)
+    return (np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)), at
 
 
 def _listed_passes(top: list[tuple[float, str]], listed: set[str], skip: int, threshold: float, k: int) -> bool | None:

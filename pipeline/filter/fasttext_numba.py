@@ -1,0 +1,217 @@
+"""numba twin of :meth:`pipeline.filter.fasttext_predict.FastTextPredictor.hidden`: fastText's hidden vectors of
+many lines given as UTF-8 bytes end to end, the input rows of every word added in fastText's own order.
+
+Per line, as fastText reads it: words are runs of bytes other than its whitespace (space, ``\\t \\n \\v \\f \\r
+\\0``); a newline ends the line (or is a space, ``newline_is_space``); a word ``</s>`` ends it too; a word that
+the dictionary lacks and that starts with ``__label__`` is a label, not input; the line's end adds ``</s>``. A
+dictionary word adds its precomputed rows (its own, then its n-grams'); any other word its n-grams' rows,
+computed here the way fastText's ``computeSubwords`` does: per code point of ``<word>``, the 1..``maxn`` code
+point n-grams starting there (FNV-1a over their bytes, each byte sign-extended), those of ``minn`` code points
+or more, not the lone ``<`` or ``>``, kept when the prune table gives their bucket a row. The rows are summed in
+float32 one after another, as fastText's ``addRow`` does, so the vectors equal the numpy path's bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_U32 = np.uint32
+_PRIME = np.uint32(16777619)
+_BASIS = np.uint32(2166136261)
+_LABEL = np.frombuffer(b"__label__", dtype=np.uint8)
+_EOS = np.frombuffer(b"</s>", dtype=np.uint8)
+_BUCKETS = 2_000_000  # fastText's default -bucket (lid.176's)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _space(c: np.uint8) -> bool:
+    return c == 32 or c == 10 or c == 13 or c == 9 or c == 11 or c == 12 or c == 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(h: np.uint32, c: np.uint8) -> np.uint32:
+    """One FNV-1a step with the byte sign-extended (``h ^ uint32_t(int8_t(c))``)."""
+    b = _U32(c) | _U32(0xFFFFFF00) if c >= 128 else _U32(c)
+    return _U32((h ^ b) * _PRIME)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _starts_with(data: np.ndarray, at: int, stop: int, prefix: np.ndarray) -> bool:
+    if stop - at < prefix.shape[0]:
+        return False
+    for k in range(prefix.shape[0]):
+        if data[at + k] != prefix[k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _lookup(
+    data: np.ndarray, at: int, stop: int, h: np.uint32, table: np.ndarray, word_bytes: np.ndarray, word_at: np.ndarray
+) -> int:
+    """The dictionary id of ``data[at:stop]`` (-1: not a dictionary word); ``h`` its FNV-1a hash."""
+    mask = table.shape[0] - 1
+    slot = int(h) & mask
+    while table[slot] >= 0:
+        wid = table[slot]
+        first, last = word_at[wid], word_at[wid + 1]
+        if last - first == stop - at:
+            same = True
+            for k in range(stop - at):
+                if word_bytes[first + k] != data[at + k]:
+                    same = False
+                    break
+            if same:
+                return wid
+        slot = (slot + 1) & mask
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _add_ngrams(
+    word: np.ndarray,
+    size: int,
+    minn: int,
+    maxn: int,
+    bucket: int,
+    kept_bits: np.ndarray,
+    bucket_rows: np.ndarray,
+    inp: np.ndarray,
+    acc: np.ndarray,
+) -> int:
+    """Add the kept n-gram rows of ``word[:size]`` (``<`` + word + ``>``) to ``acc``; returns how many."""
+    return _ngrams_into(word, size, minn, maxn, bucket, kept_bits, bucket_rows, inp, acc)
+
+
+@njit(cache=True, nogil=True)
+def _add_ngrams_default(
+    word: np.ndarray,
+    size: int,
+    minn: int,
+    maxn: int,
+    kept_bits: np.ndarray,
+    bucket_rows: np.ndarray,
+    inp: np.ndarray,
+    acc: np.ndarray,
+) -> int:
+    """:func:`_add_ngrams` with fastText's default bucket count as a constant: the compiler divides by multiplying
+    (a division instruction per n-gram costs a fifth of the whole kernel)."""
+    return _ngrams_into(word, size, minn, maxn, _BUCKETS, kept_bits, bucket_rows, inp, acc)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ngrams_into(
+    word: np.ndarray,
+    size: int,
+    minn: int,
+    maxn: int,
+    bucket: int,
+    kept_bits: np.ndarray,
+    bucket_rows: np.ndarray,
+    inp: np.ndarray,
+    acc: np.ndarray,
+) -> int:
+    """:func:`_add_ngrams`, inlined (so that ``bucket`` may be a constant)."""
+    added = 0
+    dim = acc.shape[0]
+    for i in range(size):
+        if (word[i] & 0xC0) == 0x80:
+            continue
+        h = _BASIS
+        j, n = i, 1
+        while j < size and n <= maxn:
+            h = _mix(h, word[j])
+            j += 1
+            while j < size and (word[j] & 0xC0) == 0x80:
+                h = _mix(h, word[j])
+                j += 1
+            if n >= minn and not (n == 1 and (i == 0 or j == size)):
+                b = int(h) % bucket
+                row = bucket_rows[b] if (kept_bits[b >> 3] >> (b & 7)) & 1 else -1  # the bits: few cache misses
+                if row >= 0:
+                    for k in range(dim):
+                        acc[k] += inp[row, k]
+                    added += 1
+            n += 1
+    return added
+
+
+@njit(cache=True, nogil=True)
+def hidden(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    newline_is_space: bool,
+    table: np.ndarray,
+    word_bytes: np.ndarray,
+    word_at: np.ndarray,
+    word_rows: np.ndarray,
+    word_rows_at: np.ndarray,
+    eos: int,
+    minn: int,
+    maxn: int,
+    bucket: int,
+    kept_bits: np.ndarray,
+    bucket_rows: np.ndarray,
+    inp: np.ndarray,
+    out: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """Hidden vectors of lines ``data[offsets[i]:offsets[i + 1]]`` into ``out`` (float32, (lines, dim)) and rows
+    per line into ``counts``. ``table``: open addressing (power-of-two size, -1 empty) from a word's FNV-1a hash to
+    its dictionary id, whose bytes are ``word_bytes[word_at[id]:word_at[id + 1]]`` and rows
+    ``word_rows[word_rows_at[id]:word_rows_at[id + 1]]``; ``eos``: the id of ``</s>`` (-1: none); an n-gram's
+    bucket ``b`` has row ``bucket_rows[b]`` when bit ``b`` of ``kept_bits`` (little-endian bit order) is set."""
+    dim = inp.shape[1]
+    acc = np.zeros(dim, dtype=np.float32)
+    longest = 0
+    for i in range(offsets.shape[0] - 1):
+        longest = max(longest, offsets[i + 1] - offsets[i])
+    word = np.empty(longest + 2, dtype=np.uint8)  # <word>, bytes
+    for line in range(offsets.shape[0] - 1):
+        acc[:] = 0
+        rows = 0
+        at, stop = offsets[line], offsets[line + 1]
+        ended = False
+        while at < stop and not ended:
+            c = data[at]
+            if _space(c):
+                if c == 10 and not newline_is_space:
+                    break
+                at += 1
+                continue
+            end = at
+            h = _BASIS
+            while end < stop and not _space(data[end]):
+                h = _mix(h, data[end])
+                end += 1
+            wid = _lookup(data, at, end, h, table, word_bytes, word_at)
+            if wid >= 0:
+                for p in range(word_rows_at[wid], word_rows_at[wid + 1]):
+                    row = word_rows[p]
+                    for k in range(dim):
+                        acc[k] += inp[row, k]
+                rows += word_rows_at[wid + 1] - word_rows_at[wid]
+                ended = wid == eos
+            elif end - at == _EOS.shape[0] and _starts_with(data, at, end, _EOS):
+                ended = True  # </s> outside the dictionary: no rows, the line ends
+            elif not _starts_with(data, at, end, _LABEL):
+                word[0] = 60  # "<"
+                word[1 : end - at + 1] = data[at:end]
+                word[end - at + 1] = 62  # ">"
+                if bucket == _BUCKETS:
+                    rows += _add_ngrams_default(word, end - at + 2, minn, maxn, kept_bits, bucket_rows, inp, acc)
+                else:
+                    rows += _add_ngrams(word, end - at + 2, minn, maxn, bucket, kept_bits, bucket_rows, inp, acc)
+            at = end
+        if not ended and eos >= 0:  # the line's own end of sentence
+            for p in range(word_rows_at[eos], word_rows_at[eos + 1]):
+                row = word_rows[p]
+                for k in range(dim):
+                    acc[k] += inp[row, k]
+            rows += word_rows_at[eos + 1] - word_rows_at[eos]
+        counts[line] = rows
+        if rows:
+            scale = np.float32(1.0 / rows)
+            for k in range(dim):
+                out[line, k] = acc[k] * scale
