@@ -221,6 +221,23 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def markdown(result: dict) -> str:
+    """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, peak memory."""
+    rows = result["sizes"]
+    names = [n for n in rows[0]["seconds_per_gb"] if n not in ("stages", "submit")]
+    head = ["GB", *names, "all stages", "submit", "ratio", "driver MiB", "executor MiB", "load"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    first = rows[0]["seconds_per_gb"]["submit"]
+    for row in rows:
+        per_gb = row["seconds_per_gb"]
+        executors = "/".join(f"{e['total']:.0f}" for e in row["executors_mib"])
+        cells = [f"{row['input_bytes'] / GB:.2f}", *(f"{per_gb[n]:.1f}" for n in names)]
+        cells += [f"{per_gb['stages']:.1f}", f"{per_gb['submit']:.1f}", f"{per_gb['submit'] / first:.2f}"]
+        cells += [f"{row['driver_mib']['total']:.0f}", executors, f"{row['load_mean']}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def git_commit() -> str:
     """HEAD of the checkout, with ``-dirty`` when it has uncommitted changes."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
@@ -230,21 +247,27 @@ def git_commit() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, required=True, help="a directory of JSONL shards, or one JSONL file")
+    parser.add_argument("--corpus", type=Path, help="a directory of JSONL shards, or one JSONL file")
     parser.add_argument("--sizes", default="1,2,5,10", help="GB (10^9 bytes) per run, comma-separated")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--work", type=Path, default=Path("/tmp/pipeline-bench/scale"), help="scratch directory")
     parser.add_argument(
-        "--code-sources", default="python", help="corpus sources run without the prose filters (filter: [])"
+        "--code-sources", default="pypi,python", help="corpus sources run without the prose filters (filter: [])"
     )
     parser.add_argument("--keep", action="store_true", help="keep each run's output (default: removed)")
+    parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
     args = parser.parse_args()
+    if args.from_json:
+        print(markdown(json.loads(args.from_json.read_text())))
+        return
     try:
         sizes = [float(s) for s in args.sizes.split(",")]
     except ValueError:
         raise SystemExit(f"error: --sizes: not a comma-separated list of numbers: {args.sizes!r}") from None
     if not sizes or min(sizes) <= 0:
         raise SystemExit(f"error: --sizes: every size must be > 0 GB: {args.sizes!r}")
+    if args.corpus is None:
+        raise SystemExit("error: --corpus: required (a directory of JSONL shards, or one JSONL file)")
     if not args.corpus.exists():
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist")
     args.work.mkdir(parents=True, exist_ok=True)
