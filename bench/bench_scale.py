@@ -35,6 +35,8 @@ import yaml
 from standalone import SPARK_BIN, Cluster
 from tree_memory import TreeMemory
 
+from pipeline.run.registry import STAGE_NAMES
+
 REPO = Path(__file__).resolve().parents[1]
 GB = 10**9
 DRIVER_MEMORY = EXECUTOR_MEMORY = "2g"
@@ -198,7 +200,7 @@ def measure(cluster: Cluster, zip_path: Path, args: argparse.Namespace, size_gb:
 
 def table(rows: list[dict]) -> str:
     """Seconds and seconds per GB per stage, each size's s/GB over the first size's, memory peaks."""
-    names = list(rows[0]["seconds"])
+    names = [*(n for n in STAGE_NAMES if n in rows[0]["seconds"]), "stages", "submit"]
     lines = [f"{'GB':>6} {'what':<8}" + "".join(f"{n[:16]:>17}" for n in names)]
     first = rows[0]["seconds_per_gb"]
     for row in rows:
@@ -224,7 +226,7 @@ def table(rows: list[dict]) -> str:
 def markdown(result: dict) -> str:
     """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, peak memory."""
     rows = result["sizes"]
-    names = [n for n in rows[0]["seconds_per_gb"] if n not in ("stages", "submit")]
+    names = [n for n in STAGE_NAMES if n in rows[0]["seconds_per_gb"]]
     head = ["GB", *names, "all stages", "submit", "ratio", "driver MiB", "executor MiB", "load"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     first = rows[0]["seconds_per_gb"]["submit"]
