@@ -28,7 +28,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import psutil
 import yaml
@@ -273,7 +273,7 @@ def main() -> None:
     if not args.corpus.exists():
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist")
     args.work.mkdir(parents=True, exist_ok=True)
-    result = {
+    result: dict[str, Any] = {
         "command": " ".join(["python", "bench/bench_scale.py", *sys.argv[1:]]),
         "commit": git_commit(),
         "machine": {"cpus": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
