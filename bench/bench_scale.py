@@ -216,25 +216,36 @@ def table(rows: list[dict]) -> str:
         )
         lines.append(
             f"{row['size_gb']:g} GB: {row['input_bytes']:,} bytes, {row['documents_read']:,} documents, "
-            f"{row['survivors']:,} survivors, {row['tokens']:,} tokens; peak RSS MiB: driver {d['total']:.0f} "
+            f"{row['survivors']:,} survivors, {row['tokens']:,} tokens; CPU s: driver {row['driver_cpu_s']}, "
+            f"executors {row['executors_cpu_s']}; peak RSS MiB: driver {d['total']:.0f} "
             f"({d['jvm']:.0f} JVM + {d['python']:.0f} Python), executors {executors}; "
             f"load {row['load_before']} before, {row['load_mean']} mean"
         )
     return "\n".join(lines)
 
 
+def _cpu_per_gb(row: dict) -> float | None:
+    """CPU seconds of the driver and executors per GB (None in figures from before they were measured)."""
+    if "executors_cpu_s" not in row:
+        return None
+    return float(row["driver_cpu_s"] + row["executors_cpu_s"]) / (row["input_bytes"] / GB)
+
+
 def markdown(result: dict) -> str:
     """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, peak memory."""
     rows = result["sizes"]
     names = [n for n in STAGE_NAMES if n in rows[0]["seconds_per_gb"]]
-    head = ["GB", *names, "all stages", "submit", "ratio", "driver MiB", "executor MiB", "load"]
+    head = ["GB", *names, "all stages", "submit", "ratio", "CPU s/GB", "CPU ratio", "driver MiB", "executor MiB"]
+    head.append("load")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    first = rows[0]["seconds_per_gb"]["submit"]
+    first, first_cpu = rows[0]["seconds_per_gb"]["submit"], _cpu_per_gb(rows[0])
     for row in rows:
         per_gb = row["seconds_per_gb"]
         executors = "/".join(f"{e['total']:.0f}" for e in row["executors_mib"])
         cells = [f"{row['input_bytes'] / GB:.2f}", *(f"{per_gb[n]:.1f}" for n in names)]
         cells += [f"{per_gb['stages']:.1f}", f"{per_gb['submit']:.1f}", f"{per_gb['submit'] / first:.2f}"]
+        cpu = _cpu_per_gb(row)
+        cells += [f"{cpu:.0f}" if cpu else "-", f"{cpu / first_cpu:.2f}" if cpu and first_cpu else "-"]
         cells += [f"{row['driver_mib']['total']:.0f}", executors, f"{row['load_mean']}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """Peak RSS of a Spark application's driver and executors, each a process tree (JVM + its Python processes),
-sampled with psutil in a background thread.
+sampled with psutil in a background thread, and the CPU seconds they used (steadier than wall time on a
+loaded machine).
 
 A tree's figure is the sum of its processes' RSS at one instant; forked Python workers share pages with
 their daemon, so the sum can overstate what the tree really holds (it is the upper bound a container limit
@@ -23,15 +24,18 @@ def _tree(root: psutil.Process) -> list[psutil.Process]:
         return []
 
 
-def _split_rss(procs: list[psutil.Process]) -> tuple[int, int]:
-    """(JVM bytes, Python bytes) of ``procs`` now; processes that vanished count 0."""
+def _split_rss(procs: list[psutil.Process], cpu: dict[int, float]) -> tuple[int, int]:
+    """(JVM bytes, Python bytes) of ``procs`` now; processes that vanished count 0. Records each one's CPU
+    seconds (user + system, its own) so far in ``cpu``."""
     jvm = python = 0
     for proc in procs:
         try:
             rss = proc.memory_info().rss
             name = proc.name()
+            times = proc.cpu_times()
         except psutil.Error:
             continue
+        cpu[proc.pid] = times.user + times.system
         if name.startswith("java"):
             jvm += rss
         elif name.startswith("python"):
@@ -61,6 +65,8 @@ class TreeMemory:
         self.driver_pid, self.interval = driver_pid, interval
         self.driver = Peak()
         self.executors: dict[int, Peak] = {}
+        self.driver_cpu: dict[int, float] = {}  # CPU seconds per process, as last seen
+        self.executor_cpu: dict[int, float] = {}
         self.loads: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -79,9 +85,9 @@ class TreeMemory:
             driver = psutil.Process(self.driver_pid)
         except psutil.Error:
             return
-        self.driver.add(*_split_rss(_tree(driver)))
+        self.driver.add(*_split_rss(_tree(driver), self.driver_cpu))
         for root in self._executor_roots():
-            self.executors.setdefault(root.pid, Peak()).add(*_split_rss(_tree(root)))
+            self.executors.setdefault(root.pid, Peak()).add(*_split_rss(_tree(root), self.executor_cpu))
         self.loads.append(os.getloadavg()[0])
 
     def _run(self) -> None:
@@ -98,8 +104,12 @@ class TreeMemory:
         self._thread.join()
 
     def report(self) -> dict:
-        """Peaks in MiB: the driver's and each executor's (in order of first sight), and the mean load."""
+        """Peaks in MiB: the driver's and each executor's (in order of first sight); the CPU seconds of the
+        driver's and of all executors' processes (as last sampled: a process's last interval is missed); the mean
+        load."""
         return {
+            "driver_cpu_s": round(sum(self.driver_cpu.values()), 1),
+            "executors_cpu_s": round(sum(self.executor_cpu.values()), 1),
             "driver_mib": self.driver.mib(),
             "executors_mib": [peak.mib() for peak in self.executors.values()],
             "load_mean": round(sum(self.loads) / len(self.loads), 2) if self.loads else None,

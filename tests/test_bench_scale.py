@@ -82,7 +82,8 @@ def test_tree_memory_sees_a_child_python_holding_memory(tmp_path: Path, monkeypa
     from tree_memory import TreeMemory
 
     ready = tmp_path / "ready"
-    holder = f"b = bytes(range(256)) * (300 * 2**12); open({str(ready)!r}, 'w').close(); import time; time.sleep(30)"
+    holder = "import time; b = bytes(range(256)) * (300 * 2**12)\nwhile time.process_time() < 0.5: pass\n"
+    holder += f"open({str(ready)!r}, 'w').close(); time.sleep(30)"
     shell = subprocess.Popen(["sh", "-c", f'{sys.executable} -c "{holder}"; true'])
     try:
         deadline = time.monotonic() + 30
@@ -98,3 +99,4 @@ def test_tree_memory_sees_a_child_python_holding_memory(tmp_path: Path, monkeypa
     report = memory.report()
     assert report["driver_mib"]["python"] >= 300  # the child's 300 MiB of bytes, every page written
     assert report["driver_mib"]["jvm"] == 0
+    assert report["driver_cpu_s"] >= 0.5  # the child spun until its own clock said 0.5 CPU s
