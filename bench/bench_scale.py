@@ -150,7 +150,7 @@ def submit(cluster: Cluster, zip_path: Path, config_path: Path, log: Path) -> tu
     started = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=config_path.parent, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
-        with TreeMemory(proc.pid) as memory:
+        with TreeMemory(proc.pid, workers=cluster.pids()) as memory:
             code = proc.wait()
     seconds = time.monotonic() - started
     if code != 0:

@@ -58,11 +58,12 @@ class Peak:
 
 
 class TreeMemory:
-    """Samples, every ``interval`` seconds, the tree under ``driver_pid`` and every executor JVM's tree
-    (found by its main class) that is not the driver's; also the 1-minute load average."""
+    """Samples, every ``interval`` seconds, the tree under ``driver_pid`` and every executor JVM's tree (found
+    by its main class; only those started by the ``workers`` pids when given, so another application's executors
+    on the machine are left out); also the 1-minute load average."""
 
-    def __init__(self, driver_pid: int, interval: float = 0.5) -> None:
-        self.driver_pid, self.interval = driver_pid, interval
+    def __init__(self, driver_pid: int, workers: set[int] | None = None, interval: float = 0.5) -> None:
+        self.driver_pid, self.workers, self.interval = driver_pid, workers, interval
         self.driver = Peak()
         self.executors: dict[int, Peak] = {}
         self.driver_cpu: dict[int, float] = {}  # CPU seconds per process, as last seen
@@ -76,7 +77,8 @@ class TreeMemory:
         for proc in psutil.process_iter(["name", "cmdline"]):
             cmdline = proc.info.get("cmdline") or []
             if (proc.info.get("name") or "").startswith("java") and EXECUTOR_CLASS in cmdline:
-                found.append(proc)
+                if self.workers is None or proc.ppid() in self.workers:
+                    found.append(proc)
         return found
 
     def sample(self) -> None:
