@@ -1,0 +1,313 @@
+"""Seconds per GB per stage of the whole pipeline on a Spark standalone cluster, from 1 to 10 GB (issue #32, 2).
+
+A master and two workers on 127.0.0.1 (1 core each, one executor of at most 2 GB per worker, the driver
+2 GB) run every stage (ingest, conf/dataproc.yaml's filters, dedup with a fresh cross-run index, BPE
+training, tokenize, merge-blend, training indices) over a prefix of ``--sizes`` GB (10^9 bytes of JSONL, whole
+lines) of ``--corpus`` (a directory of JSONL shards ``{"source", "path", "text"}``, or one file). Each run is
+submitted as a user submits one: ``deploy/build_artifacts.sh --zip-only``, then ``spark-submit --py-files
+pretrain_pipeline.zip jobs/job_pipeline.py --config ...`` (what deploy/dataproc and deploy/emr do too),
+the job's Python from this interpreter. Per size: seconds per stage (report.json's timeline), seconds per GB,
+the ratio of each size's s/GB to the first size's (goal: within 20 %), and the peak RSS of the driver and of
+each executor (JVM + its Python processes, bench/tree_memory.py). The run's output is removed after it is
+measured; ``--json`` keeps the figures (docs/scaling.md's table).
+
+Run: python bench/bench_scale.py --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \
+         --json bench-scale.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import psutil
+import yaml
+from standalone import SPARK_BIN, Cluster
+from tree_memory import TreeMemory
+
+from pipeline.run.registry import STAGE_NAMES
+
+REPO = Path(__file__).resolve().parents[1]
+GB = 10**9
+DRIVER_MEMORY = EXECUTOR_MEMORY = "2g"
+SEQUENCE_LENGTH = 2048
+# the training job's tokenizer as megatron-core names it in its cache keys (any fixed value will do here)
+TRAINING_TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["run/tokenizer"], "vocab_extra_ids": 0}
+
+
+def shards(corpus: Path) -> list[Path]:
+    """The corpus's JSONL files in name order (a file is its own one shard)."""
+    found = [corpus] if corpus.is_file() else sorted(p for p in corpus.iterdir() if p.name.endswith(".jsonl"))
+    if not found:
+        raise SystemExit(f"error: --corpus: no .jsonl file in {corpus}")
+    return found
+
+
+def _source_of(line: bytes) -> str:
+    """The record's ``source`` as a pipeline source name (read from the line's start, as the corpus writes it)."""
+    head = b'{"source": "'
+    if line.startswith(head):
+        name = line[len(head) : line.index(b'"', len(head))].decode()
+    else:
+        name = str(json.loads(line).get("source", "corpus"))
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip("_.-") or "corpus"
+
+
+def prefix(corpus: Path, nbytes: int, into: Path) -> tuple[int, dict[str, int]]:
+    """The first ``nbytes`` of the corpus in whole lines, written to ``into/<source>/<shard name>`` by each
+    record's ``source``; returns the bytes taken and the bytes per source. Fails when the corpus is too small."""
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    taken, per_source = 0, Counter[str]()
+    for shard in shards(corpus):
+        outs: dict[str, BinaryIO] = {}
+        try:
+            with shard.open("rb") as src:
+                for line in src:
+                    if taken >= nbytes:
+                        break
+                    name = _source_of(line)
+                    if name not in outs:
+                        (into / name).mkdir(exist_ok=True)
+                        outs[name] = (into / name / shard.name).open("wb")
+                    outs[name].write(line)
+                    taken += len(line)
+                    per_source[name] += len(line)
+        finally:
+            for out in outs.values():
+                out.close()
+        if taken >= nbytes:
+            break
+    if taken < nbytes * 0.99:
+        raise SystemExit(f"error: --corpus: {corpus} holds {taken / GB:.3f} GB, less than {nbytes / GB:g} GB")
+    return taken, dict(sorted(per_source.items()))
+
+
+def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code: set[str]) -> dict:
+    """conf/dataproc.yaml's stages over one JSONL source per corpus ``source`` (those in ``code`` without the
+    prose filters, as the config's own comment says of a code source), sized for this cluster and the input."""
+    base = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())
+    nbytes = sum(per_source.values())
+    gb = nbytes / GB
+    samples = max(1, nbytes // 4 // SEQUENCE_LENGTH)  # about 4 bytes per token of input
+    sources = []
+    for name in per_source:
+        source = {"name": name, "paths": [str(data / name)], "format": "jsonl", "keep_fields": ["path"]}
+        sources.append({**source, "filter": []} if name in code else source)
+    return {
+        "output": str(out),
+        "spark": {
+            "app_name": "bench-scale",
+            "settings": {
+                "spark.ui.enabled": "false",
+                "spark.ui.showConsoleProgress": "false",
+                "spark.sql.adaptive.enabled": "true",
+                # ~64 MB of input per shuffle partition (AQE coalesces small ones)
+                "spark.sql.shuffle.partitions": str(max(8, math.ceil(16 * gb))),
+            },
+        },
+        "sources": sources,
+        "ingest": base["ingest"],
+        "filter": base["filter"],
+        "dedup": {**base["dedup"], "index": str(index)},
+        "tokenizer": base["tokenizer"],
+        "tokenize": {"partitions": max(4, math.ceil(8 * gb))},
+        "blend": base["blend"],
+        "training": {
+            "sequence_length": SEQUENCE_LENGTH,
+            # the training split only: a small source may keep too few documents for a validation split
+            "split": "1000,0,0",
+            "samples": [samples, 0, 0],
+            "tokenizer": TRAINING_TOKENIZER,
+        },
+    }
+
+
+def build_zip(work: Path) -> Path:
+    """``deploy/build_artifacts.sh --zip-only`` as a user runs it; the zip's path."""
+    out = work / "dist"
+    cmd = ["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only"]
+    subprocess.run([*cmd, "--python", sys.executable], cwd=REPO, check=True, capture_output=True)
+    return out / "pretrain_pipeline.zip"
+
+
+def submit(cluster: Cluster, zip_path: Path, config_path: Path, log: Path) -> tuple[float, dict]:
+    """spark-submit of the whole run to ``cluster``; its wall seconds and the memory peaks of its processes."""
+    cmd = [str(SPARK_BIN / "spark-submit"), "--master", cluster.url, "--driver-memory", DRIVER_MEMORY]
+    cmd += ["--executor-memory", EXECUTOR_MEMORY, "--total-executor-cores", str(cluster.workers * cluster.cores)]
+    cmd += ["--conf", f"spark.executor.cores={cluster.cores}", "--conf", "spark.driver.host=127.0.0.1"]
+    cmd += ["--py-files", str(zip_path), str(REPO / "jobs" / "job_pipeline.py"), "--config", str(config_path)]
+    started = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=config_path.parent, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
+        with TreeMemory(proc.pid, workers=cluster.pids()) as memory:
+            code = proc.wait()
+    seconds = time.monotonic() - started
+    if code != 0:
+        tail = log.read_text(errors="replace")[-3000:]
+        raise SystemExit(f"error: the run exited {code} ({log}):\n{tail}")
+    return seconds, memory.report()
+
+
+def measure(cluster: Cluster, zip_path: Path, args: argparse.Namespace, size_gb: float) -> dict:
+    """One fresh run over a prefix of ``size_gb`` GB: its figures (the run directory removed afterwards)."""
+    work, tag = args.work, f"{size_gb:g}gb"
+    data, out, index = work / f"corpus-{tag}", work / f"run-{tag}", work / f"index-{tag}"
+    nbytes, per_source = prefix(args.corpus, int(size_gb * GB), data)
+    for path in (out, index):
+        shutil.rmtree(path, ignore_errors=True)
+    config_path = work / f"pipeline-{tag}.yaml"
+    config_path.write_text(
+        yaml.safe_dump(config(data, per_source, out, index, set(args.code_sources.split(","))), sort_keys=False)
+    )
+    load_before = os.getloadavg()[0]
+    wall, memory = submit(cluster, zip_path, config_path, work / f"run-{tag}.log")
+    report = json.loads((out / "report.json").read_text())
+    stages = {row["stage"]: float(row["seconds"]) for row in report["timeline"]["stages"]}
+    gb = nbytes / GB
+    row = {
+        "size_gb": size_gb,
+        "input_bytes": nbytes,
+        "input_bytes_per_source": per_source,
+        "documents_read": report["summary"]["documents_read"],
+        "survivors": report["summary"]["survivors"],
+        "tokens": report["summary"]["tokens"],
+        "seconds": {**stages, "stages": round(sum(stages.values()), 1), "submit": round(wall, 1)},
+        "seconds_per_gb": {k: round(v / gb, 1) for k, v in {**stages, "stages": sum(stages.values())}.items()}
+        | {"submit": round(wall / gb, 1)},
+        "dedup_steps": {row["step"]: row["seconds"] for row in report["timeline"].get("dedup_steps") or []},
+        "load_before": round(load_before, 2),
+        **memory,
+    }
+    if not args.keep:
+        for path in (out, index, data, work / "spark-local"):
+            shutil.rmtree(path, ignore_errors=True)
+        for i in range(cluster.workers):  # executors' work directories (logs, the zip's copies)
+            for app in cluster.worker_dir(i).glob("app-*"):
+                shutil.rmtree(app, ignore_errors=True)
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    """Seconds and seconds per GB per stage, each size's s/GB over the first size's, memory peaks."""
+    names = [*(n for n in STAGE_NAMES if n in rows[0]["seconds"]), "stages", "submit"]
+    lines = [f"{'GB':>6} {'what':<8}" + "".join(f"{n[:16]:>17}" for n in names)]
+    first = rows[0]["seconds_per_gb"]
+    for row in rows:
+        lines.append(f"{row['size_gb']:>6g} {'s':<8}" + "".join(f"{row['seconds'][n]:>17.1f}" for n in names))
+        lines.append(f"{'':>6} {'s/GB':<8}" + "".join(f"{row['seconds_per_gb'][n]:>17.1f}" for n in names))
+        ratio = [row["seconds_per_gb"][n] / first[n] if first[n] else float("nan") for n in names]
+        lines.append(f"{'':>6} {'ratio':<8}" + "".join(f"{r:>17.2f}" for r in ratio))
+    lines.append("")
+    for row in rows:
+        d = row["driver_mib"]
+        executors = ", ".join(
+            f"{e['total']:.0f} ({e['jvm']:.0f} JVM + {e['python']:.0f} Python)" for e in row["executors_mib"]
+        )
+        lines.append(
+            f"{row['size_gb']:g} GB: {row['input_bytes']:,} bytes, {row['documents_read']:,} documents, "
+            f"{row['survivors']:,} survivors, {row['tokens']:,} tokens; CPU s: driver {row['driver_cpu_s']}, "
+            f"executors {row['executors_cpu_s']}; peak RSS MiB: driver {d['total']:.0f} "
+            f"({d['jvm']:.0f} JVM + {d['python']:.0f} Python), executors {executors}; "
+            f"load {row['load_before']} before, {row['load_mean']} mean"
+        )
+    return "\n".join(lines)
+
+
+def _cpu_per_gb(row: dict) -> float | None:
+    """CPU seconds of the driver and executors per GB (None in figures from before they were measured)."""
+    if "executors_cpu_s" not in row:
+        return None
+    return float(row["driver_cpu_s"] + row["executors_cpu_s"]) / (row["input_bytes"] / GB)
+
+
+def markdown(result: dict) -> str:
+    """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, peak memory."""
+    rows = result["sizes"]
+    names = [n for n in STAGE_NAMES if n in rows[0]["seconds_per_gb"]]
+    head = ["GB", *names, "all stages", "submit", "ratio", "CPU s/GB", "CPU ratio", "driver MiB", "executor MiB"]
+    head.append("load")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    first, first_cpu = rows[0]["seconds_per_gb"]["submit"], _cpu_per_gb(rows[0])
+    for row in rows:
+        per_gb = row["seconds_per_gb"]
+        executors = "/".join(f"{e['total']:.0f}" for e in row["executors_mib"])
+        cells = [f"{row['input_bytes'] / GB:.2f}", *(f"{per_gb[n]:.1f}" for n in names)]
+        cells += [f"{per_gb['stages']:.1f}", f"{per_gb['submit']:.1f}", f"{per_gb['submit'] / first:.2f}"]
+        cpu = _cpu_per_gb(row)
+        cells += [f"{cpu:.0f}" if cpu else "-", f"{cpu / first_cpu:.2f}" if cpu and first_cpu else "-"]
+        cells += [f"{row['driver_mib']['total']:.0f}", executors, f"{row['load_mean']}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def git_commit() -> str:
+    """HEAD of the checkout, with ``-dirty`` when it has uncommitted changes."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
+    return head + ("-dirty" if dirty.strip() else "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, help="a directory of JSONL shards, or one JSONL file")
+    parser.add_argument("--sizes", default="1,2,5,10", help="GB (10^9 bytes) per run, comma-separated")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/pipeline-bench/scale"), help="scratch directory")
+    parser.add_argument(
+        "--code-sources", default="pypi,python", help="corpus sources run without the prose filters (filter: [])"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep each run's output (default: removed)")
+    parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
+    args = parser.parse_args()
+    if args.from_json:
+        print(markdown(json.loads(args.from_json.read_text())))
+        return
+    try:
+        sizes = [float(s) for s in args.sizes.split(",")]
+    except ValueError:
+        raise SystemExit(f"error: --sizes: not a comma-separated list of numbers: {args.sizes!r}") from None
+    if not sizes or min(sizes) <= 0:
+        raise SystemExit(f"error: --sizes: every size must be > 0 GB: {args.sizes!r}")
+    if args.corpus is None:
+        raise SystemExit("error: --corpus: required (a directory of JSONL shards, or one JSONL file)")
+    if not args.corpus.exists():
+        raise SystemExit(f"error: --corpus: {args.corpus} does not exist")
+    args.work.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {
+        "command": " ".join(["python", "bench/bench_scale.py", *sys.argv[1:]]),
+        "commit": git_commit(),
+        "machine": {"cpus": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
+        "cluster": {
+            "workers": 2,
+            "cores_per_worker": 1,
+            "executor_memory": EXECUTOR_MEMORY,
+            "driver_memory": DRIVER_MEMORY,
+        },
+        "corpus": str(args.corpus),
+        "sizes": [],
+    }
+    zip_path = build_zip(args.work)
+    with Cluster(args.work / "cluster", workers=2, cores=1, memory=EXECUTOR_MEMORY) as cluster:
+        for size in sizes:
+            row = measure(cluster, zip_path, args, size)
+            result["sizes"].append(row)
+            print(f"{size:g} GB done in {row['seconds']['submit']:.0f} s (load {os.getloadavg()[0]:.1f})", flush=True)
+            if args.json:  # after every size, so a long series keeps what it measured
+                args.json.write_text(json.dumps(result, indent=1) + "\n")
+    print(table(result["sizes"]))
+    print(f"commit {result['commit']}, load average now {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""A Spark standalone master and workers on 127.0.0.1 from pyspark's own ``spark-class``, for the benchmarks.
+
+Each daemon runs in its own process group and is stopped by that group (SIGTERM, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+SPARK_BIN = Path(sys.executable).parent  # the venv's spark-class and spark-submit (pyspark's launchers)
+START_TIMEOUT_S = 240
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 the OS says is free."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spark_env(root: Path) -> dict[str, str]:
+    """The daemons' and jobs' environment: this interpreter for Python workers, nothing from a checkout."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR")}
+    env.update(
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        SPARK_LOCAL_IP="127.0.0.1",
+        SPARK_LOCAL_DIRS=str(root / "spark-local"),
+        SPARK_DAEMON_MEMORY="384m",
+    )
+    (root / "spark-local").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    except ProcessLookupError:
+        pass
+
+
+class Cluster:
+    """A master and ``workers`` workers of ``cores`` cores and ``memory`` for executors each."""
+
+    def __init__(self, root: Path, workers: int = 2, cores: int = 1, memory: str = "2g") -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.workers, self.cores, self.memory = workers, cores, memory
+        self.port, self.webui_port = free_port(), free_port()
+        self.url = f"spark://127.0.0.1:{self.port}"
+        self.env = spark_env(root)
+        self.procs: list[tuple[str, subprocess.Popen, Path]] = []
+
+    def worker_dir(self, i: int) -> Path:
+        """Where worker ``i`` puts its applications' executor directories."""
+        return self.root / f"worker{i}"
+
+    def _start(self, name: str, args: list[str]) -> None:
+        log = self.root / f"{name}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [str(SPARK_BIN / "spark-class"), *args],
+                cwd=self.root,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.procs.append((name, proc, log))
+
+    def start(self) -> None:
+        """Start the master, then the workers; return once every worker is ALIVE."""
+        master = ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port)]
+        self._start("master", [*master, "--webui-port", str(self.webui_port)])
+        self._wait(lambda state: state is not None, "the master's status page")
+        for i in range(self.workers):
+            self.worker_dir(i).mkdir(exist_ok=True)
+            args = ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1"]
+            args += ["--cores", str(self.cores), "--memory", self.memory, "--webui-port", "0"]
+            self._start(f"worker{i}", [*args, "--work-dir", str(self.worker_dir(i))])
+        self._wait(lambda state: state is not None and self.alive(state) == self.workers, "every worker alive")
+
+    def state(self) -> dict | None:
+        """The master's JSON status, or None while it does not answer."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.webui_port}/json/", timeout=5) as response:
+                return dict(json.load(response))
+        except OSError:
+            return None
+
+    @staticmethod
+    def alive(state: dict) -> int:
+        """Workers the master lists as ALIVE."""
+        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+
+    def _wait(self, ready: Callable[[dict | None], bool], what: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            for name, proc, log in self.procs:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{name} exited with {proc.returncode} before {what}; see {log}")
+            if ready(self.state()):
+                return
+            time.sleep(1)
+        raise RuntimeError(f"no {what} after {START_TIMEOUT_S} s; logs in {self.root}")
+
+    def pids(self) -> set[int]:
+        """The daemons' process ids (the master's and workers' JVMs, not their executors)."""
+        return {proc.pid for _, proc, _ in self.procs}
+
+    def stop(self) -> None:
+        """Stop every daemon, workers first."""
+        for _, proc, _ in reversed(self.procs):
+            _stop(proc)
+
+    def __enter__(self) -> Cluster:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
