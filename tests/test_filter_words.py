@@ -140,6 +140,19 @@ def test_edge_cases_split_as_datatrove(text):
     assert words.count_words(text) == len(dt_text.split_into_words(text, "en"))
 
 
+def test_count_sentences_is_datatrove_s_sentence_count_line_by_line():
+    """``count_sentences`` (C4 counts the sentences of each kept line) on real lines, with and without a
+    sentence-final character before the last one (its shortcut and its full path both taken)."""
+    lines = [line.strip() for doc in _html_docs() + _docstring_docs() for line in doc.splitlines()]
+    lines = [line for line in lines if line][:4000] + EDGE_CASES
+    if len(lines) < 100:
+        missing_tool("too few real lines on this machine (/usr/share/doc, site-packages)")
+    shortcut = sum(words.count_sentences(line) == 1 for line in lines)
+    assert 0 < shortcut < len(lines)
+    wrong = [x for x in lines if words.count_sentences(x) != len(dt_text.split_into_sentences(x, "en"))]
+    assert not wrong, wrong[:3]
+
+
 def test_sentences_join_back_into_the_text():
     text = 'One. Two!  Three?\n\nFour "five." Six'
     assert "".join(words.split_sentences(text)) == text

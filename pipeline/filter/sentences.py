@@ -23,6 +23,14 @@ def _is_punct(token: str) -> bool:
     return all(unicodedata.category(c)[0] == "P" for c in token)
 
 
+def count_sentences(text: str) -> int:
+    """``len(split_sentences(text))``. A sentence starts only after a token that is a sentence-final character,
+    so a text with no such character before its last one is one sentence (no tokenizing needed)."""
+    if _HAS_SENTENCE_END.search(text, 0, len(text) - 1) is None:
+        return 1
+    return len(split_sentences(text))
+
+
 def split_sentences(text: str) -> list[str]:
     """``datatrove.utils.text.split_into_sentences(text, "en")``: the text cut after each sentence's last
     token, so whitespace between sentences opens the next one and the pieces join back into ``text``."""

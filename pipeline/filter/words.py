@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from itertools import chain
 
 from pipeline.filter.chunk_cache import chunk_tokens
-from pipeline.filter.sentences import split_sentences
+from pipeline.filter.sentences import count_sentences, split_sentences
 from pipeline.filter.text_tokens import doc_tokens
 
-__all__ = ["chunk_tokens", "count_words", "shared_splits", "split_sentences", "split_words"]
+__all__ = ["chunk_tokens", "count_sentences", "count_words", "shared_splits", "split_sentences", "split_words"]
 
 _shared: dict[str, list[str]] | None = None  # text -> its words, inside ``shared_splits``
 _SHARED_WORDS = 4_000_000  # words the memo holds at most (it stops adding beyond)
