@@ -27,6 +27,8 @@ def special_matches(tokens: list[str], groups: list[int] | None = None) -> list[
     leftmost; one is dropped when its first or last token lies in a match taken before it, kept or dropped
     (spaCy's outcome). With ``groups`` (the chunk of each token), a match across chunks takes part but is
     never rejoined."""
+    if PAIRS.isdisjoint(zip(tokens, tokens[1:], strict=False)):  # a match begins with a pair of its pieces
+        return []
     matches: list[tuple[int, int]] = []
     for i, tok in enumerate(tokens):
         if tok in _MATCHER_FIRST:
