@@ -209,6 +209,39 @@ def test_random_chunks_and_texts_split_as_spacy():
         assert words.split_sentences(text) == dt_text.split_into_sentences(text, "en"), text
 
 
+def test_real_chunks_split_as_spacy_by_each_path():
+    """Every distinct chunk of the real corpora, tokenized alone: ours (whichever path it takes: the shortcut for
+    single-character affixes, the full affix rules) equals spaCy's tokenizer; both paths are taken many times."""
+    from pipeline.filter import spacy_affixes
+
+    spacy = require_oracle("spacy")
+    tok = spacy.blank("en").tokenizer
+    docs = _source_docs() + _html_docs() + _copyright_docs()
+    chunks = list(dict.fromkeys(c for doc in docs for c in doc.split() if not c.isalpha()))[:30_000]
+    if len(chunks) < 1000:
+        missing_tool("too few real chunks on this machine (/usr/share/doc, site-packages)")
+    short = [c for c in chunks if c not in spacy_affixes.SPECIALS and spacy_affixes.stripped_affixes(c) is not None]
+    assert len(short) > 1000 and len(chunks) - len(short) > 1000, (len(short), len(chunks))
+    wrong = [c for c in chunks if list(words.chunk_tokens(c)) != [t.text for t in tok(c)]]
+    assert not wrong, wrong[:5]
+
+
+def test_fast_character_classes_hold_the_table_s_characters():
+    """``char_class`` (astral ranges behind one range test) matches exactly the characters of the plain class
+    ``[body]``, for every class of the tables, on every code point (the astral ones and a BMP sample)."""
+    import re
+
+    from pipeline.filter.char_classes import char_class
+
+    points = [*range(0, 0x10000, 3), *range(0x10000, sys.maxunicode + 1)]
+    text = "".join(chr(c) for c in points if not 0xD800 <= c <= 0xDFFF)
+    for name in ("ICONS", "ALPHA", "LOWER", "UPPER", "QUOTES", "DOT_AFTER", "PREFIX_CHARS", "SUFFIX_CHARS"):
+        body = getattr(english_tables, name)
+        plain = re.compile("[" + body + "0-9]").findall(text)
+        assert plain, name
+        assert re.compile(char_class(body, extra="0-9")).findall(text) == plain, name
+
+
 def test_special_cases_across_chunks_split_as_spacy():
     """Emoticon pieces glued and spaced: a special case whose pieces straddle a plain space is never rejoined
     but can keep an overlapping one from being rejoined (``") :]"``), as spaCy's whole-text matching does."""
