@@ -242,6 +242,21 @@ def test_fast_character_classes_hold_the_table_s_characters():
         assert re.compile(char_class(body, extra="0-9")).findall(text) == plain, name
 
 
+def test_a_small_chunk_cache_ages_without_changing_words(monkeypatch):
+    """With generations of 40 chunks the cache ages many times (chunks dropped, chunks moved back from the older
+    generation, rejoined special cases forgotten with them): every text still splits as datatrove's."""
+    from pipeline.filter import chunk_cache
+
+    monkeypatch.setattr(chunk_cache, "_GENERATION", 40)
+    chunk_cache.clear()
+    texts = [*EDGE_CASES, *_docstring_docs()[:10]] * 2
+    for text in texts:
+        assert words.split_words(text) == dt_text.split_into_words(text, "en"), text[:80]
+        assert words.split_sentences(text) == dt_text.split_into_sentences(text, "en"), text[:80]
+    assert 0 < len(chunk_cache.CACHE) and len(chunk_cache._OLDER) <= max(40, *(len(set(t.split())) for t in texts))
+    chunk_cache.clear()
+
+
 def test_special_cases_across_chunks_split_as_spacy():
     """Emoticon pieces glued and spaced: a special case whose pieces straddle a plain space is never rejoined
     but can keep an overlapping one from being rejoined (``") :]"``), as spaCy's whole-text matching does."""
