@@ -186,6 +186,22 @@ def _special_cores() -> frozenset[str]:
 _SPECIAL_CORES = _special_cores()
 
 
+_ALWAYS_CHECKED = frozenset(".+…")  # ends every dot rule, the plus after a digit, "……"
+_TAIL_LAST = frozenset(x[-1] for x in _AFTER_DIGIT)
+_ASCII_DIGIT = re.compile("[0-9]")
+
+
+def _may_end_in_suffix(chunk: str, end: int) -> bool:
+    """False when no suffix rule can match ``chunk[a:end]`` for any ``a`` whose last character is no affix
+    character: neither a dot, plus or ellipsis, nor ``'s``, nor a unit or currency with a digit before it."""
+    last = chunk[end - 1]
+    if last not in _SUFFIX_LAST or last in _ALWAYS_CHECKED:
+        return last in _ALWAYS_CHECKED
+    if last in "sS" and chunk[end - 2 : end - 1] in ("'", "’"):
+        return True
+    return last in _TAIL_LAST and _ASCII_DIGIT.search(chunk, 0, end) is not None
+
+
 def stripped_affixes(chunk: str) -> list[str] | None:
     """``affixes(chunk, specials=True)`` for a chunk of single-character affixes around a core with none, or
     None for any other chunk."""
@@ -198,7 +214,7 @@ def stripped_affixes(chunk: str) -> list[str] | None:
     core = chunk[lead:trail]
     if core in _SPECIAL_CORES or (core[0] in _PREFIX_FIRST and _PREFIX.match(core)):
         return None
-    if core[-1] in _SUFFIX_LAST and (
+    if _may_end_in_suffix(chunk, trail) and (
         _suffix_length(core) or (lead and any(_suffix_length(chunk[a:trail]) for a in range(lead)))
     ):
         return None  # a suffix of the core's own (one with left context such as 's may reach into the prefixes)
