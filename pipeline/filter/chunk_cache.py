@@ -69,7 +69,11 @@ def lookup(chunks: list[str]) -> list[tuple[str, ...]]:
     if len(CACHE) + len(missing) > _GENERATION:  # age now, not in the middle of this text
         _age()
         missing = set(chunks)
-    older = _OLDER.get
-    for chunk in missing:
-        CACHE[chunk] = older(chunk) or _make(chunk)
+    again = missing & _OLDER.keys()
+    CACHE.update(zip(again, map(_OLDER.__getitem__, again), strict=True))
+    missing -= again
+    words = set(filter(str.isalpha, missing)) - SPECIALS.keys()  # one token each (see _make)
+    CACHE.update(zip(words, zip(words), strict=True))
+    for chunk in missing - words:
+        CACHE[chunk] = _make(chunk)
     return list(map(CACHE.__getitem__, chunks))
