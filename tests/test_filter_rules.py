@@ -119,9 +119,12 @@ def memoised_splits() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         cached_words = lru_cache(maxsize=None)(words.split_words)
         cached_sentences = lru_cache(maxsize=None)(words.split_sentences)
-        for module in (gopher_repetition, gopher_quality, fineweb):
+        cached_sentence_counts = lru_cache(maxsize=None)(words.count_sentences)
+        for module in (gopher_repetition, gopher_quality):
             patch.setattr(module, "split_words", lambda text: list(cached_words(text)))
+        patch.setattr(fineweb, "count_words", lambda text: len(cached_words(text)))
         patch.setattr(c4, "split_sentences", lambda text: list(cached_sentences(text)))
+        patch.setattr(c4, "count_sentences", cached_sentence_counts)
         patch.setattr(dt_text, "split_into_parts", lru_cache(maxsize=None)(dt_text.split_into_parts.__wrapped__))
         yield
 

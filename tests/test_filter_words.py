@@ -140,6 +140,19 @@ def test_edge_cases_split_as_datatrove(text):
     assert words.count_words(text) == len(dt_text.split_into_words(text, "en"))
 
 
+def test_count_sentences_is_datatrove_s_sentence_count_line_by_line():
+    """``count_sentences`` (C4 counts the sentences of each kept line) on real lines, with and without a
+    sentence-final character before the last one (its shortcut and its full path both taken)."""
+    lines = [line.strip() for doc in _html_docs() + _docstring_docs() for line in doc.splitlines()]
+    lines = [line for line in lines if line][:4000] + EDGE_CASES
+    if len(lines) < 100:
+        missing_tool("too few real lines on this machine (/usr/share/doc, site-packages)")
+    shortcut = sum(words.count_sentences(line) == 1 for line in lines)
+    assert 0 < shortcut < len(lines)
+    wrong = [x for x in lines if words.count_sentences(x) != len(dt_text.split_into_sentences(x, "en"))]
+    assert not wrong, wrong[:3]
+
+
 def test_sentences_join_back_into_the_text():
     text = 'One. Two!  Three?\n\nFour "five." Six'
     assert "".join(words.split_sentences(text)) == text
@@ -196,6 +209,54 @@ def test_random_chunks_and_texts_split_as_spacy():
         assert words.split_sentences(text) == dt_text.split_into_sentences(text, "en"), text
 
 
+def test_real_chunks_split_as_spacy_by_each_path():
+    """Every distinct chunk of the real corpora, tokenized alone: ours (whichever path it takes: the shortcut for
+    single-character affixes, the full affix rules) equals spaCy's tokenizer; both paths are taken many times."""
+    from pipeline.filter import spacy_affixes
+
+    spacy = require_oracle("spacy")
+    tok = spacy.blank("en").tokenizer
+    docs = _source_docs() + _html_docs() + _copyright_docs()
+    chunks = list(dict.fromkeys(c for doc in docs for c in doc.split() if not c.isalpha()))[:30_000]
+    if len(chunks) < 1000:
+        missing_tool("too few real chunks on this machine (/usr/share/doc, site-packages)")
+    short = [c for c in chunks if c not in spacy_affixes.SPECIALS and spacy_affixes.stripped_affixes(c) is not None]
+    assert len(short) > 1000 and len(chunks) - len(short) > 1000, (len(short), len(chunks))
+    wrong = [c for c in chunks if list(words.chunk_tokens(c)) != [t.text for t in tok(c)]]
+    assert not wrong, wrong[:5]
+
+
+def test_fast_character_classes_hold_the_table_s_characters():
+    """``char_class`` (astral ranges behind one range test) matches exactly the characters of the plain class
+    ``[body]``, for every class of the tables, on every code point (the astral ones and a BMP sample)."""
+    import re
+
+    from pipeline.filter.char_classes import char_class
+
+    points = [*range(0, 0x10000, 3), *range(0x10000, sys.maxunicode + 1)]
+    text = "".join(chr(c) for c in points if not 0xD800 <= c <= 0xDFFF)
+    for name in ("ICONS", "ALPHA", "LOWER", "UPPER", "QUOTES", "DOT_AFTER", "PREFIX_CHARS", "SUFFIX_CHARS"):
+        body = getattr(english_tables, name)
+        plain = re.compile("[" + body + "0-9]").findall(text)
+        assert plain, name
+        assert re.compile(char_class(body, extra="0-9")).findall(text) == plain, name
+
+
+def test_a_small_chunk_cache_ages_without_changing_words(monkeypatch):
+    """With generations of 40 chunks the cache ages many times (chunks dropped, chunks moved back from the older
+    generation, rejoined special cases forgotten with them): every text still splits as datatrove's."""
+    from pipeline.filter import chunk_cache
+
+    monkeypatch.setattr(chunk_cache, "_GENERATION", 40)
+    chunk_cache.clear()
+    texts = [*EDGE_CASES, *_docstring_docs()[:10]] * 2
+    for text in texts:
+        assert words.split_words(text) == dt_text.split_into_words(text, "en"), text[:80]
+        assert words.split_sentences(text) == dt_text.split_into_sentences(text, "en"), text[:80]
+    assert 0 < len(chunk_cache.CACHE) and len(chunk_cache._OLDER) <= max(40, *(len(set(t.split())) for t in texts))
+    chunk_cache.clear()
+
+
 def test_special_cases_across_chunks_split_as_spacy():
     """Emoticon pieces glued and spaced: a special case whose pieces straddle a plain space is never rejoined
     but can keep an overlapping one from being rejoined (``") :]"``), as spaCy's whole-text matching does."""
@@ -218,13 +279,13 @@ def test_shared_splits_give_datatrove_s_words_and_split_each_text_once(monkeypat
     """Inside ``shared_splits`` the words are still datatrove's, a text is split once however often it is asked
     for, a caller's change to its list does not reach the next caller, and the memo ends with the block."""
     calls: list[str] = []
-    inner = words._doc_tokens
+    inner = words.doc_tokens
 
     def counted(text, chunks):
         calls.append(text)
         return inner(text, chunks)
 
-    monkeypatch.setattr(words, "_doc_tokens", counted)
+    monkeypatch.setattr(words, "doc_tokens", counted)
     texts = EDGE_CASES[3:9]
     with words.shared_splits():
         for _ in range(3):

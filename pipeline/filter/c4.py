@@ -18,7 +18,7 @@ import pyarrow as pa
 from pipeline.config import ConfigError
 from pipeline.filter import settings
 from pipeline.filter.outcome import Outcomes, fmt, texts_of
-from pipeline.filter.words import split_sentences
+from pipeline.filter.words import count_sentences, split_sentences
 from pipeline.stage_api.filter import FilterResult
 
 NAME = "c4"
@@ -112,15 +112,20 @@ class C4Filter:
         kept: list[str] = []
         for number, piece in enumerate(pieces, 1):
             line = piece.strip()
-            words = line.split()
-            if self.max_word_length != -1 and any(len(word) > self.max_word_length for word in words):
+            # the checks that only skip a line commute: the cheap ones first, words only for lines still kept
+            if self.remove_citations and "[" in line:
+                cited = _CITATION.sub("", line)
+            else:
+                cited = line
+            if self.filter_no_terminal_punct and (not cited.endswith(_LINE_ENDS) or cited.endswith("...")):
                 continue
-            if self.remove_citations:
-                line = _CITATION.sub("", line)
-            if self.filter_no_terminal_punct and (not line.endswith(_LINE_ENDS) or line.endswith("...")):
-                continue
+            words = line.split()  # before citations are removed, as datatrove counts them
             if len(words) < self.min_words_per_line:
                 continue
+            limit = self.max_word_length
+            if limit != -1 and len(line) > limit and max(map(len, words)) > limit:  # no word is longer than its line
+                continue
+            line = cited
             lower = line.lower()
             if self.filter_lorem_ipsum and "lorem ipsum" in lower:
                 out.measure(i, "lorem_ipsum", 1.0)
@@ -135,7 +140,7 @@ class C4Filter:
             if self.filter_policy and any(phrase in lower for phrase in _POLICY):
                 continue
             if self.min_num_sentences != -1:
-                sentences += len(split_sentences(line)) if self.split_paragraph else 1
+                sentences += count_sentences(line) if self.split_paragraph else 1
             kept.append(line)
         for rule, on in (("lorem_ipsum", self.filter_lorem_ipsum), ("curly_bracket", self.filter_curly_bracket)):
             if on:

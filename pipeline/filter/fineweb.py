@@ -14,7 +14,7 @@ from pipeline.filter import settings
 from pipeline.filter.outcome import Outcomes, fmt, judge_each
 from pipeline.filter.punctuation import TERMINAL_PUNCTUATION
 from pipeline.filter.repetition import duplicates
-from pipeline.filter.words import split_words
+from pipeline.filter.words import count_words
 from pipeline.stage_api.filter import FilterResult
 
 NAME = "fineweb"
@@ -88,7 +88,7 @@ class FineWebFilter:
             detail = f"duplicate line characters {fmt(ratio)} > char_duplicates_ratio {fmt(self.char_duplicates_ratio)}"
             out.drop(i, "char_dup_ratio", detail)
             return
-        n_words = len(split_words(text))
+        n_words = count_words(text)
         newlines = text.count("\n")
         ratio = newlines / n_words if n_words else float("inf")
         out.measure(i, "list_ratio", ratio)
