@@ -1,6 +1,6 @@
 """Exact Jaccard of removed documents against their matches, by brute force over plain Python sets (bench only).
 
-Shingles are written here from docs/dedup.md, independently of ``pipeline.dedup``: the text lower-cased, its
+Shingles are written here from docs/dedup.md, Shingles, independently of ``pipeline.dedup``: the text lower-cased, its
 runs of Unicode word characters (``\\w+``), word K-grams joined by one space; a document with fewer than K
 (but some) tokens has one shingle of all of them. Two empty sets are identical (Jaccard 1).
 
