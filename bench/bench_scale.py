@@ -231,21 +231,38 @@ def _cpu_per_gb(row: dict) -> float | None:
     return float(row["driver_cpu_s"] + row["executors_cpu_s"]) / (row["input_bytes"] / GB)
 
 
+def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
+    """CPU seconds each size adds per GB over the next smaller size (None for the smallest, or without CPU
+    figures): the cost of more data once the fixed start-up part (JVMs, workers, kernel loads) is paid."""
+    by_size = sorted(rows, key=lambda row: row["input_bytes"])
+    added: dict[int, float | None] = {id(by_size[0]): None}
+    for smaller, row in zip(by_size, by_size[1:]):
+        cpu, before = _cpu_per_gb(row), _cpu_per_gb(smaller)
+        if cpu is None or before is None:
+            added[id(row)] = None
+            continue
+        seconds = cpu * row["input_bytes"] / GB - before * smaller["input_bytes"] / GB
+        added[id(row)] = seconds / ((row["input_bytes"] - smaller["input_bytes"]) / GB)
+    return [added[id(row)] for row in rows]
+
+
 def markdown(result: dict) -> str:
-    """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, peak memory."""
+    """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, CPU seconds
+    per GB (all of them, and those each size adds over the next smaller one), peak memory."""
     rows = result["sizes"]
     names = [n for n in STAGE_NAMES if n in rows[0]["seconds_per_gb"]]
-    head = ["GB", *names, "all stages", "submit", "ratio", "CPU s/GB", "CPU ratio", "driver MiB", "executor MiB"]
-    head.append("load")
+    head = ["GB", *names, "all stages", "submit", "ratio", "CPU s/GB", "CPU ratio", "CPU s per added GB"]
+    head += ["driver MiB", "executor MiB", "load"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     first, first_cpu = rows[0]["seconds_per_gb"]["submit"], _cpu_per_gb(rows[0])
-    for row in rows:
+    for row, added in zip(rows, marginal_cpu_per_gb(rows)):
         per_gb = row["seconds_per_gb"]
         executors = "/".join(f"{e['total']:.0f}" for e in row["executors_mib"])
         cells = [f"{row['input_bytes'] / GB:.2f}", *(f"{per_gb[n]:.1f}" for n in names)]
         cells += [f"{per_gb['stages']:.1f}", f"{per_gb['submit']:.1f}", f"{per_gb['submit'] / first:.2f}"]
         cpu = _cpu_per_gb(row)
         cells += [f"{cpu:.0f}" if cpu else "-", f"{cpu / first_cpu:.2f}" if cpu and first_cpu else "-"]
+        cells += ["-" if added is None else f"{added:.0f}"]
         cells += [f"{row['driver_mib']['total']:.0f}", executors, f"{row['load_mean']}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

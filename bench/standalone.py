@@ -1,4 +1,5 @@
-"""A Spark standalone master and workers on 127.0.0.1 from pyspark's own ``spark-class``, for the benchmarks.
+"""A Spark standalone master and workers on 127.0.0.1 from pyspark's own ``spark-class``, for the benchmarks and
+the cluster tests (tests/test_standalone_cluster.py).
 
 Each daemon runs in its own process group and is stopped by that group (SIGTERM, then SIGKILL).
 """
@@ -28,20 +29,21 @@ def free_port() -> int:
 
 
 def spark_env(root: Path) -> dict[str, str]:
-    """The daemons' and jobs' environment: this interpreter for Python workers, nothing from a checkout."""
+    """The daemons' and submitted jobs' environment: this interpreter for Python workers, no PYTHONPATH or
+    SPARK_HOME, so nothing comes from the checkout."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR")}
     env.update(
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,
         SPARK_LOCAL_IP="127.0.0.1",
         SPARK_LOCAL_DIRS=str(root / "spark-local"),
-        SPARK_DAEMON_MEMORY="384m",
     )
     (root / "spark-local").mkdir(parents=True, exist_ok=True)
     return env
 
 
 def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to the daemon's process group, SIGKILL if it does not end."""
     if proc.poll() is not None:
         return
     try:
@@ -63,20 +65,20 @@ class Cluster:
         self.workers, self.cores, self.memory = workers, cores, memory
         self.port, self.webui_port = free_port(), free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
-        self.env = spark_env(root)
+        self.env = {**spark_env(root), "SPARK_DAEMON_MEMORY": "384m"}
         self.procs: list[tuple[str, subprocess.Popen, Path]] = []
 
     def worker_dir(self, i: int) -> Path:
         """Where worker ``i`` puts its applications' executor directories."""
         return self.root / f"worker{i}"
 
-    def _start(self, name: str, args: list[str]) -> None:
+    def _start(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
         log = self.root / f"{name}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 [str(SPARK_BIN / "spark-class"), *args],
                 cwd=self.root,
-                env=self.env,
+                env={**self.env, **(extra_env or {})},
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -92,7 +94,8 @@ class Cluster:
             self.worker_dir(i).mkdir(exist_ok=True)
             args = ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1"]
             args += ["--cores", str(self.cores), "--memory", self.memory, "--webui-port", "0"]
-            self._start(f"worker{i}", [*args, "--work-dir", str(self.worker_dir(i))])
+            work_dir = str(self.worker_dir(i))
+            self._start(f"worker{i}", [*args, "--work-dir", work_dir], {"SPARK_WORKER_DIR": work_dir})
         self._wait(lambda state: state is not None and self.alive(state) == self.workers, "every worker alive")
 
     def state(self) -> dict | None:
@@ -113,11 +116,28 @@ class Cluster:
         while time.monotonic() < deadline:
             for name, proc, log in self.procs:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited with {proc.returncode} before {what}; see {log}")
+                    tail = log.read_text(errors="replace")[-3000:]
+                    raise RuntimeError(f"{name} exited with {proc.returncode} before {what}; {log}:\n{tail}")
             if ready(self.state()):
                 return
             time.sleep(1)
-        raise RuntimeError(f"no {what} after {START_TIMEOUT_S} s; logs in {self.root}")
+        logs = "\n".join(f"--- {name}\n{log.read_text(errors='replace')[-1500:]}" for name, _, log in self.procs)
+        raise RuntimeError(f"no {what} after {START_TIMEOUT_S} s; logs in {self.root}:\n{logs}")
+
+    def app_ids(self) -> set[str]:
+        """The ids of the applications the master has seen (running or completed)."""
+        state = self.state()
+        if state is None:
+            raise RuntimeError(f"the master at {self.url} stopped serving its status")
+        return {app["id"] for app in state.get("completedapps", []) + state.get("activeapps", [])}
+
+    def executor_dirs(self, app_id: str) -> list[list[Path]]:
+        """Per worker, the executor directories it made for ``app_id`` (``<work-dir>/<app-id>/<executor-id>/``)."""
+        found = []
+        for i in range(self.workers):
+            app_dir = self.worker_dir(i) / app_id
+            found.append(list(app_dir.iterdir()) if app_dir.is_dir() else [])
+        return found
 
     def pids(self) -> set[int]:
         """The daemons' process ids (the master's and workers' JVMs, not their executors)."""

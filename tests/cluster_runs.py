@@ -8,7 +8,6 @@ the reference computed once for both ``test_spark_submit.py`` and ``test_standal
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -17,10 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bench.standalone import SPARK_BIN
+from bench.standalone import spark_env as child_env
 from tests.oracles import missing_tool
 
 REPO = Path(__file__).resolve().parents[1]
-SPARK_BIN = Path(sys.executable).parent  # the venv's spark-submit: pyspark's own launcher
 SPARK_SUBMIT = SPARK_BIN / "spark-submit"
 # Small settings shared by every run here, local or submitted: few tasks, a small vocabulary.
 SMALL_OVERRIDES = ["ingest.partitions=2", "tokenize.partitions=2", "tokenizer.vocab_size=300"]
@@ -90,19 +90,6 @@ def file_digests(run: Path) -> dict[str, str]:
             if path.is_file():
                 found[str(path.relative_to(run))] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
-
-
-def child_env(tmp: Path) -> dict[str, str]:
-    """The environment of a submitted job: no PYTHONPATH or SPARK_HOME, so nothing comes from the checkout."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR")}
-    env.update(
-        PYSPARK_PYTHON=sys.executable,
-        PYSPARK_DRIVER_PYTHON=sys.executable,
-        SPARK_LOCAL_IP="127.0.0.1",
-        SPARK_LOCAL_DIRS=str(tmp / "spark-local"),
-    )
-    (tmp / "spark-local").mkdir(parents=True, exist_ok=True)
-    return env
 
 
 def submit_job(

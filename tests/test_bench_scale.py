@@ -100,3 +100,15 @@ def test_tree_memory_sees_a_child_python_holding_memory(tmp_path: Path, monkeypa
     assert report["driver_mib"]["python"] >= 300  # the child's 300 MiB of bytes, every page written
     assert report["driver_mib"]["jvm"] == 0
     assert report["driver_cpu_s"] >= 0.5  # the child spun until its own clock said 0.5 CPU s
+
+
+def test_cpu_seconds_per_added_gb_separate_the_fixed_part(bench) -> None:
+    """A run costing a fixed 100 CPU s plus 50 per GB: the added GBs cost 50 each, whatever the order of sizes."""
+
+    def row(gb: float) -> dict:
+        return {"input_bytes": int(gb * 10**9), "driver_cpu_s": 100.0, "executors_cpu_s": 50.0 * gb}
+
+    rows = [row(1), row(2), row(10), row(5)]
+    assert bench.marginal_cpu_per_gb(rows) == pytest.approx([None, 50.0, 50.0, 50.0])
+    del rows[1]["executors_cpu_s"]  # figures from before CPU was measured: no difference to take
+    assert bench.marginal_cpu_per_gb(rows)[:2] == [None, None]

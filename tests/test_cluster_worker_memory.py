@@ -16,8 +16,9 @@ from statistics import median
 
 import pytest
 
+from bench.standalone import Cluster
 from tests.cluster_runs import REPO, SPARK_SUBMIT, child_env
-from tests.test_standalone_cluster import StandaloneCluster, standalone_cluster  # noqa: F401  (its fixture)
+from tests.test_standalone_cluster import standalone_cluster  # noqa: F401  (its fixture)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 TASKS = 1000
@@ -37,7 +38,7 @@ def series(rows: list[dict]) -> dict[int, list[dict]]:
     return by_pid
 
 
-def submit(cluster: StandaloneCluster, zip_path: Path, tmp: Path, tasks: int) -> tuple[dict, float]:
+def submit(cluster: Cluster, zip_path: Path, tmp: Path, tasks: int) -> tuple[dict, float]:
     """The job on the cluster (2 executors, 1 core each); its report and the wall seconds of the submit."""
     job = tmp / "job" / "worker_memory_job.py"
     job.parent.mkdir(parents=True)
@@ -57,7 +58,7 @@ def submit(cluster: StandaloneCluster, zip_path: Path, tmp: Path, tasks: int) ->
 
 
 def test_worker_memory_is_flat_and_user_udfs_are_unaffected(
-    standalone_cluster: StandaloneCluster,  # noqa: F811
+    standalone_cluster: Cluster,  # noqa: F811
     cluster_zip: Path,
     tmp_path: Path,
 ) -> None:

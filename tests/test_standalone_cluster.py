@@ -10,11 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,11 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 from resiliparse.extract.html2text import extract_plain_text
 
+from bench.standalone import Cluster
 from pipeline.spark.tables import STORE_ENV
 from tests.cluster_runs import (
     REPO,
     SPARK_BIN,
-    child_env,
     file_digests,
     package_origin,
     require_spark_submit,
@@ -42,7 +38,6 @@ from tests.warc_corpus import build_warc, html_pages
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 SPARK_CLASS = SPARK_BIN / "spark-class"
-START_TIMEOUT_S = 240
 # spark-submit's arguments for a job on the cluster: an executor of one core on each worker
 CLUSTER_ARGS = (
     "--executor-memory",
@@ -56,148 +51,18 @@ CLUSTER_ARGS = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM to the daemon's process group, SIGKILL if it does not end."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    except ProcessLookupError:
-        pass
-
-
-class StandaloneCluster:
-    """A Spark standalone master and its workers, each a ``spark-class`` daemon in its own process group."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        root.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
-        self.webui_port = _free_port()
-        self.url = f"spark://127.0.0.1:{self.port}"
-        self.procs: list[tuple[str, subprocess.Popen, Path]] = []
-        self.workers = 0
-        self.env = child_env(root)
-        self.env["SPARK_DAEMON_MEMORY"] = "384m"
-
-    def _start(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
-        log = self.root / f"{name}.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [str(SPARK_CLASS), *args],
-                cwd=self.root,
-                env={**self.env, **(extra_env or {})},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.procs.append((name, proc, log))
-
-    def start(self, workers: int) -> None:
-        self.workers = workers
-        self._start(
-            "master",
-            [
-                "org.apache.spark.deploy.master.Master",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--webui-port",
-                str(self.webui_port),
-            ],
-        )
-        self._wait(lambda state: state is not None, "the master's web UI")
-        for i in range(workers):
-            work_dir = self.root / f"worker{i}"
-            work_dir.mkdir()
-            self._start(
-                f"worker{i}",
-                [
-                    "org.apache.spark.deploy.worker.Worker",
-                    self.url,
-                    "--host",
-                    "127.0.0.1",
-                    "--cores",
-                    "1",
-                    "--memory",
-                    "1g",
-                    "--webui-port",
-                    "0",
-                    "--work-dir",
-                    str(work_dir),
-                ],
-                {"SPARK_WORKER_DIR": str(work_dir)},
-            )
-        self._wait(
-            lambda state: state is not None and self.alive_workers(state) == workers, f"{workers} registered workers"
-        )
-
-    def state(self) -> dict | None:
-        """The master's JSON status, or None while it is not serving."""
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.webui_port}/json/", timeout=5) as response:
-                return json.load(response)
-        except OSError:
-            return None
-
-    @staticmethod
-    def alive_workers(state: dict) -> int:
-        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
-
-    def _wait(self, ready, what: str) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            for name, proc, log in self.procs:
-                if proc.poll() is not None:
-                    pytest.fail(f"{name} exited with {proc.returncode} before {what}:\n{log.read_text()[-3000:]}")
-            if ready(self.state()):
-                return
-            time.sleep(1)
-        logs = "\n".join(f"--- {name}\n{log.read_text()[-1500:]}" for name, _, log in self.procs)
-        pytest.fail(f"no {what} after {START_TIMEOUT_S} s:\n{logs}")
-
-    def app_ids(self) -> set[str]:
-        """The ids of the applications the master has seen (running or completed)."""
-        state = self.state()
-        assert state is not None, "the master stopped serving its status"
-        return {app["id"] for app in state.get("completedapps", []) + state.get("activeapps", [])}
-
-    def executor_dirs(self, app_id: str) -> list[list[Path]]:
-        """Per worker, the executor directories it made for ``app_id`` (``<work-dir>/<app-id>/<executor-id>/``)."""
-        found = []
-        for i in range(self.workers):
-            app_dir = self.root / f"worker{i}" / app_id
-            found.append(list(app_dir.iterdir()) if app_dir.is_dir() else [])
-        return found
-
-    def stop(self) -> None:
-        for _, proc, _ in reversed(self.procs):
-            _stop(proc)
-
-
 @pytest.fixture(scope="module")
-def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A master and two workers (1 core, 1g each) on 127.0.0.1, shared by this file's jobs, always stopped
     afterwards."""
     require_spark_submit()
     if not SPARK_CLASS.exists():
         missing_tool(f"pyspark's spark-class not found at {SPARK_CLASS}")
-    cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone") / "cluster")
+    cluster = Cluster(tmp_path_factory.mktemp("standalone") / "cluster", workers=2, cores=1, memory="1g")
     for name in STORE_ENV:  # executors must receive the store settings from the driver
         cluster.env.pop(name, None)
     try:
-        cluster.start(workers=2)
+        cluster.start()
         yield cluster
     finally:
         cluster.stop()
@@ -205,7 +70,7 @@ def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
 
 
 def _submit_run(
-    cluster: StandaloneCluster, cluster_zip: Path, config: Path, workdir: Path, tmp_path: Path
+    cluster: Cluster, cluster_zip: Path, config: Path, workdir: Path, tmp_path: Path
 ) -> tuple[subprocess.CompletedProcess, str]:
     """``run`` submitted to ``cluster`` from ``workdir`` (outputs in ``workdir/run``); its result and its one new
     application's id."""
@@ -220,7 +85,7 @@ def _submit_run(
 
 
 def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
-    standalone_cluster: StandaloneCluster, cluster_zip: Path, local_reference_run: Path, tmp_path: Path
+    standalone_cluster: Cluster, cluster_zip: Path, local_reference_run: Path, tmp_path: Path
 ) -> None:
     """``spark-submit --master spark://127.0.0.1:P --py-files <zip> job_pipeline.py``: executors on both
     workers, megatron/ and blend/ byte-identical to the local run.
@@ -244,7 +109,7 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
 
 
 def test_warc_files_to_megatron_files_on_the_standalone_cluster(
-    standalone_cluster: StandaloneCluster, cluster_zip: Path, tmp_path: Path
+    standalone_cluster: Cluster, cluster_zip: Path, tmp_path: Path
 ) -> None:
     """A second job on the same cluster: a ``.warc.gz`` of real pages (packed with warcio, some re-encoded) read
     in several splits by the executors (fastwarc and resiliparse imported there), each page's text as resiliparse
@@ -289,7 +154,7 @@ def test_warc_files_to_megatron_files_on_the_standalone_cluster(
 def test_a_run_into_an_object_store_without_a_connector_matches_a_local_run(
     scheme: str,
     request: pytest.FixtureRequest,
-    standalone_cluster: StandaloneCluster,
+    standalone_cluster: Cluster,
     cluster_zip: Path,
     standalone_config: Path,
     local_reference_run: Path,
