@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from pipeline.filter import settings
 from pipeline.filter.outcome import Outcomes, fmt, judge_each
-from pipeline.filter.repetition import WordGrams, duplicates
+from pipeline.filter.repetition import duplicates, word_grams
 from pipeline.filter.words import split_words
 from pipeline.stage_api.filter import FilterResult
 
@@ -24,6 +24,11 @@ def _lines(text: str) -> list[str]:
     a leading and after a trailing newline."""
     lines = list(filter(None, text.split("\n")))
     return lines + [""] * (text.startswith("\n") + text.endswith("\n"))
+
+
+def _paragraphs(text: str) -> list[str]:
+    """``re.split(r"\n{2,}", text)``: plain ``str.split`` when no break is longer than two newlines."""
+    return text.split("\n\n") if "\n\n\n" not in text else _PARAGRAPH_BREAK.split(text)
 
 
 class GopherRepetitionFilter:
@@ -82,7 +87,7 @@ class GopherRepetitionFilter:
             out.drop(i, "empty", "empty text")
             return
         size = len(text)
-        paragraphs = _PARAGRAPH_BREAK.split(text.strip())
+        paragraphs = _paragraphs(text.strip())
         count, chars = duplicates(paragraphs)
         if self._fails(out, i, "dup_para_frac", "duplicate paragraph fraction", count / len(paragraphs)):
             return
@@ -94,7 +99,7 @@ class GopherRepetitionFilter:
             return
         if self._fails(out, i, "dup_line_char_frac", "duplicate line character fraction", chars / size):
             return
-        grams = WordGrams(split_words(text))
+        grams = word_grams(split_words(text), size)
         for n, limit in self.top_n_grams:
             top = grams.top_chars(n)
             if top is None:

@@ -1,0 +1,205 @@
+"""numba twin of :class:`pipeline.filter.repetition.WordGrams`: the top space-joined n-gram's characters and the
+characters of duplicated concatenated n-grams of one document's words, as datatrove 0.10.1's
+``find_top_duplicate`` and ``find_all_duplicate`` count them.
+
+A document's words are held as code points end to end (``concat``) with their offsets, and joined with spaces
+(``spaced``). An n-gram is a run of one of those two arrays, keyed by a polynomial hash (modulo 2**64) of its
+code points taken from prefix hashes in O(1); an open-addressing table groups the runs by key and compares the
+code points of any two with equal keys, so every count is exact whatever the hash does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_U64 = np.uint64
+_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd
+_MIX = np.uint64(0xFF51AFD7ED558CCD)  # a table slot is the top bits of key * _MIX
+_NEWLINE = 10
+_SPACE = 32
+
+
+@njit(cache=True, nogil=True)
+def powers(size: int) -> np.ndarray:
+    """``_BASE ** i`` modulo 2**64 for ``i < size``."""
+    out = np.empty(size, dtype=np.uint64)
+    p = _U64(1)
+    for i in range(size):
+        out[i] = p
+        p = p * _BASE
+    return out
+
+
+@njit(cache=True, nogil=True)
+def prepare(
+    joined: np.ndarray, n_words: int
+) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`top_chars` and :func:`duplicated_chars` share, from the code points of ``"\\n".join(words)``:
+    (whether no word holds a newline or a space, where each word starts (and one past the end), prefix hashes of
+    ``joined`` and of ``joined`` without its newlines, table slots, table keys, group counts, group
+    representatives). Without a newline or space in a word, a space-joined n-gram is equal to another exactly
+    when their runs of ``joined`` are equal, and a concatenated one when those runs less their newlines are."""
+    size = joined.shape[0]
+    starts = np.empty(n_words + 1, dtype=np.int64)
+    spaced = np.empty(size + 1, dtype=np.uint64)
+    concat = np.empty(size + 1, dtype=np.uint64)
+    hs, hc = _U64(0), _U64(0)
+    spaced[0], concat[0], starts[0] = hs, hc, 0
+    w = 1
+    ok = True
+    for i in range(size):
+        c = joined[i]
+        hs = hs * _BASE + _U64(c) + _U64(1)
+        if c == _NEWLINE:
+            if w < n_words:
+                starts[w] = i + 1
+            w += 1
+        else:
+            ok &= c != _SPACE
+            hc = hc * _BASE + _U64(c) + _U64(1)
+        spaced[i + 1], concat[i + 1] = hs, hc
+    starts[n_words] = size + 1  # as if a newline followed the last word
+    table = 16
+    while table < 2 * n_words:
+        table *= 2
+    slots = np.empty(table, dtype=np.int64)
+    keys = np.empty(table, dtype=np.uint64)
+    counts = np.empty(max(n_words, 1), dtype=np.int64)
+    reps = np.empty(max(n_words, 1), dtype=np.int64)
+    return ok and w == n_words, starts, spaced, concat, slots, keys, counts, reps
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _run_hash(prefix: np.ndarray, powers: np.ndarray, a: int, b: int) -> np.uint64:
+    return prefix[b] - prefix[a] * powers[b - a]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same(values: np.ndarray, a: int, b: int, c: int, d: int) -> bool:
+    """Whether ``values[a:b]`` equals ``values[c:d]``."""
+    if b - a != d - c:
+        return False
+    for k in range(b - a):
+        if values[a + k] != values[c + k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _clear(slots: np.ndarray, m: int) -> tuple[int, int]:
+    """Empties the table for ``m`` runs: (its mask, the right shift that turns a mixed key into a slot)."""
+    size, bits = 16, 4
+    while size < 2 * m:
+        size *= 2
+        bits += 1
+    slots[:size] = -1
+    return size - 1, 64 - bits
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same_letters(joined: np.ndarray, a: int, b: int, c: int, d: int) -> bool:
+    """Whether ``joined[a:b]`` and ``joined[c:d]``, each less its newlines, are equal (their letters count equal)."""
+    i, j = a, c
+    while True:
+        while i < b and joined[i] == _NEWLINE:
+            i += 1
+        while j < d and joined[j] == _NEWLINE:
+            j += 1
+        if i == b or j == d:
+            return i == b and j == d
+        if joined[i] != joined[j]:
+            return False
+        i += 1
+        j += 1
+
+
+@njit(cache=True, nogil=True)
+def top_chars(
+    joined: np.ndarray,
+    starts: np.ndarray,
+    prefix: np.ndarray,
+    powers: np.ndarray,
+    n: int,
+    slots: np.ndarray,
+    keys: np.ndarray,
+    counts: np.ndarray,
+    reps: np.ndarray,
+) -> int:
+    """Characters of the most frequent space-joined ``n``-gram times its count, the first to occur among equals
+    (-1: fewer than ``n`` words); ``prefix``: :func:`prepare`'s hashes of ``joined``."""
+    m = starts.shape[0] - n  # windows: n_words - n + 1
+    if m <= 0:
+        return -1
+    mask, shift = _clear(slots, m)
+    groups = 0
+    for p in range(m):
+        a, b = starts[p], starts[p + n] - 1
+        h = _run_hash(prefix, powers, a, b)
+        s = np.int64((h * _MIX) >> _U64(shift))
+        while True:
+            g = slots[s]
+            if g < 0:
+                slots[s] = groups
+                keys[s] = h
+                reps[groups] = p
+                counts[groups] = 1
+                groups += 1
+                break
+            if keys[s] == h:
+                q = reps[g]
+                if _same(joined, starts[q], starts[q + n] - 1, a, b):
+                    counts[g] += 1
+                    break
+            s = (s + 1) & mask
+    best, most = 0, 0
+    for g in range(groups):  # groups are numbered in order of first occurrence: the first of equals wins
+        if counts[g] > most:
+            best, most = g, counts[g]
+    q = reps[best]
+    return int(starts[q + n] - 1 - starts[q]) * most
+
+
+@njit(cache=True, nogil=True)
+def duplicated_chars(
+    joined: np.ndarray,
+    starts: np.ndarray,
+    prefix: np.ndarray,
+    powers: np.ndarray,
+    n: int,
+    slots: np.ndarray,
+    keys: np.ndarray,
+) -> int:
+    """Characters of concatenated ``n``-grams repeating one seen before, scanning left to right, jumping ``n``
+    words past a repeat and one word past any other (what the scan jumps over is never seen); ``prefix``:
+    :func:`prepare`'s hashes of ``joined`` less its newlines."""
+    m = starts.shape[0] - n
+    if m <= 0:
+        return 0
+    mask, shift = _clear(slots, m)
+    total = 0
+    p = 0
+    while p < m:
+        a, b = starts[p], starts[p + n] - 1
+        letters = b - a - (n - 1)
+        h = prefix[b] - prefix[a] * powers[letters]
+        s = np.int64((h * _MIX) >> _U64(shift))
+        found = False
+        while True:
+            q = slots[s]
+            if q < 0:
+                break
+            if keys[s] == h:
+                c, d = starts[q], starts[q + n] - 1
+                if d - c == b - a and _same_letters(joined, c, d, a, b):
+                    found = True
+                    break
+            s = (s + 1) & mask
+        if found:
+            total += letters
+            p += n
+        else:
+            slots[s] = p
+            keys[s] = h
+            p += 1
+    return total
