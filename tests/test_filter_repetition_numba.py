@@ -1,0 +1,121 @@
+"""The compiled Gopher repetition n-gram kernels (pipeline/filter/repetition_numba.py) and the fallback they stand
+beside, against datatrove 0.10.1's own helpers (``get_n_grams``, ``find_top_duplicate``, ``find_all_duplicate``)
+on the words of real text (datatrove's own split), non-ASCII text and edge cases, and the whole filter on both
+backends against datatrove's ``GopherRepetitionFilter``."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from pipeline.filter import gopher_repetition
+from pipeline.filter.gopher_repetition import GopherRepetitionFilter
+from pipeline.filter.repetition import CompiledWordGrams, WordGrams, word_grams
+from pipeline.numba_backend import FILTER
+from tests.backends import numba_backend
+from tests.filter_corpus import edge_cases, real_documents
+from tests.oracles import require_oracle
+
+dt_rep = require_oracle("datatrove.pipeline.filters.gopher_repetition_filter")
+dt_text = require_oracle("datatrove.utils.text")
+dt_data = require_oracle("datatrove.data")
+require_oracle("spacy")
+
+EDGE_WORD_LISTS = [
+    [],
+    ["one"],
+    ["a", "a"],
+    ["the"] * 40,
+    ["same", "line", "again"] * 12,
+    ["ab", "c", "d", "e", "f", "g", "a", "bc", "d", "e", "f", "g"] * 2,  # one concatenation, two splits
+    ["", "x", "", "x", "", "x"],
+    ["Straße", "über", "Größe", "日本語", "の", "テキスト", "🙂", "𝔘𝔫𝔦", "🙂", "𝔘𝔫𝔦"] * 3,  # beyond the BMP too
+    ["\udc80", "a", "\udc80", "a", "\udc80", "a"],  # a lone surrogate is one code point, as in len()
+]
+
+
+@pytest.fixture(scope="module")
+def word_lists(shared_fixtures) -> list[list[str]]:
+    """datatrove's words of real documents (English and German fixtures, Python sources, Debian docs) and of the
+    filter's edge cases, then the hand-made lists above."""
+    docs = real_documents(shared_fixtures, per_kind=20_000) + edge_cases()
+    lists = [dt_text.split_into_words(text, "en") for _, text in docs]
+    assert any(any(not w.isascii() for w in words) for words in lists)  # real non-ASCII text is among them
+    return lists + EDGE_WORD_LISTS
+
+
+def _expected(words: list[str], n: int) -> tuple[int | None, int]:
+    spaced = dt_rep.get_n_grams(words, n)
+    return (dt_rep.find_top_duplicate(spaced) if spaced else None), dt_rep.find_all_duplicate(words, n)
+
+
+@pytest.mark.parametrize("numba", [True, False], ids=["numba", "fallback"])
+def test_counts_equal_datatrove_s_helpers(numba: bool, word_lists: list[list[str]]) -> None:
+    with numba_backend(FILTER, numba):
+        compiled = 0
+        for words in word_lists:
+            grams = word_grams(words, sum(map(len, words)))
+            compiled += isinstance(grams, CompiledWordGrams)
+            for n in range(1, 11):
+                assert (grams.top_chars(n), grams.duplicated_chars(n)) == _expected(words, n), (words[:8], n)
+    # every list but the empty one goes through the kernels when they are on (none holds a space or a newline)
+    assert compiled == (len(word_lists) - sum(not w for w in word_lists) if numba else 0)
+
+
+def test_exact_when_every_key_collides(word_lists: list[list[str]]) -> None:
+    """With prefix hashes of zeros every n-gram gets the same key: the code point comparisons alone decide."""
+    require_oracle("numba")
+    from pipeline.filter import repetition_numba as kernel
+
+    checked = 0
+    for words in [w for w in word_lists[::7] if w] + EDGE_WORD_LISTS[1:]:
+        joined = np.frombuffer("\n".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        usable, starts, _, _, slots, keys, counts, reps = kernel.prepare(joined, len(words))
+        assert usable
+        zeros, powers = np.zeros(len(joined) + 1, np.uint64), kernel.powers(len(joined) + 1)
+        for n in (1, 2, 3, 5, 8):
+            top = kernel.top_chars(joined, starts, zeros, powers, n, slots, keys, counts, reps)
+            duplicated = kernel.duplicated_chars(joined, starts, zeros, powers, n, slots, keys)
+            assert (None if top < 0 else top, duplicated) == _expected(words, n), (words[:8], n)
+            checked += 1
+    assert checked > 50
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["x y", "x", "y", "x y"] * 3, ["a\nb", "a", "b", "a\nb", "a b"] * 2, ["one two", "three", "one", "two three"] * 3],
+)
+def test_words_with_a_space_or_newline_fall_back(words: list[str]) -> None:
+    """Such words (never from the splitter, which cuts at whitespace) make different splits join equal: the
+    fallback counts them."""
+    with numba_backend(FILTER, True):
+        grams = word_grams(words, 100)
+    assert isinstance(grams, WordGrams)
+    for n in range(1, 7):
+        assert (grams.top_chars(n), grams.duplicated_chars(n)) == _expected(words, n)
+
+
+@pytest.mark.parametrize("numba", [True, False], ids=["numba", "fallback"])
+def test_filter_decisions_equal_datatrove_s(numba: bool, shared_fixtures) -> None:
+    texts = [text for _, text in real_documents(shared_fixtures, per_kind=20_000) + edge_cases()]
+    theirs = dt_rep.GopherRepetitionFilter()
+    expected = []
+    for i, text in enumerate(texts):
+        verdict = theirs.filter(dt_data.Document(text=text, id=str(i)))
+        expected.append(None if verdict is True else f"gopher_repetition.{verdict[1]}")
+    batch = pa.RecordBatch.from_pydict({"doc_id": list(range(len(texts))), "source": ["s"] * len(texts), "text": texts})
+    with numba_backend(FILTER, numba):
+        result = GopherRepetitionFilter().apply(batch)
+    assert result.reason == expected
+    assert sum(r is not None and "gram" in r for r in expected) >= 3  # the n-gram rules decided some documents
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a\n\nb", "a\n\n\nb\n\nc", "\n\na\n\n", "a\nb\n\n\n\nc", "", "\n\n\n", "one paragraph\nwith lines", "x\n\n\n\n\n"],
+)
+def test_paragraphs_are_re_split_s(text: str) -> None:
+    assert gopher_repetition._paragraphs(text) == re.split(r"\n{2,}", text)
