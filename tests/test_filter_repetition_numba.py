@@ -73,12 +73,15 @@ def test_exact_when_every_key_collides(word_lists: list[list[str]]) -> None:
     checked = 0
     for words in [w for w in word_lists[::7] if w] + EDGE_WORD_LISTS[1:]:
         joined = np.frombuffer("\n".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        usable, starts, _, _, slots, keys, counts, reps = kernel.prepare(joined, len(words))
+        usable, starts, ids, _, _, slots, keys, counts, reps = kernel.prepare(joined, len(words))
         assert usable
-        zeros, powers = np.zeros(len(joined) + 1, np.uint64), kernel.powers(len(joined) + 1)
+        powers = kernel.powers(len(joined) + 1)
         for n in (1, 2, 3, 5, 8):
-            top = kernel.top_chars(joined, starts, zeros, powers, n, slots, keys, counts, reps)
-            duplicated = kernel.duplicated_chars(joined, starts, zeros, powers, n, slots, keys)
+            top = kernel.top_chars(
+                starts, ids, np.zeros(len(words) + 1, np.uint64), powers, n, slots, keys, counts, reps
+            )
+            zeros = np.zeros(len(joined) + 1, np.uint64)
+            duplicated = kernel.duplicated_chars(joined, starts, ids, zeros, powers, n, slots, keys)
             assert (None if top < 0 else top, duplicated) == _expected(words, n), (words[:8], n)
             checked += 1
     assert checked > 50

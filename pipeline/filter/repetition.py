@@ -181,21 +181,24 @@ class CompiledWordGrams:
         self.n_words = len(words)
         self._kernel = kernel
         self._joined = codepoints("\n".join(words))
-        self.usable, self._starts, self._spaced, self._concat, *self._scratch = kernel.prepare(self._joined, len(words))
+        prepared = kernel.prepare(self._joined, len(words))
+        self.usable, self._starts, self._ids, self._word_prefix, self._concat, *self._scratch = prepared
         self._powers = _compiled_powers(kernel, len(self._joined) + 1)
 
     def top_chars(self, n: int) -> int | None:
         """See :meth:`WordGrams.top_chars`."""
         slots, keys, counts, reps = self._scratch
         top = self._kernel.top_chars(
-            self._joined, self._starts, self._spaced, self._powers, n, slots, keys, counts, reps
+            self._starts, self._ids, self._word_prefix, self._powers, n, slots, keys, counts, reps
         )
         return None if top < 0 else int(top)
 
     def duplicated_chars(self, n: int) -> int:
         """See :meth:`WordGrams.duplicated_chars`."""
         slots, keys, _, _ = self._scratch
-        chars = self._kernel.duplicated_chars(self._joined, self._starts, self._concat, self._powers, n, slots, keys)
+        chars = self._kernel.duplicated_chars(
+            self._joined, self._starts, self._ids, self._concat, self._powers, n, slots, keys
+        )
         return int(chars)
 
 

@@ -34,40 +34,66 @@ def powers(size: int) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def prepare(
     joined: np.ndarray, n_words: int
-) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """What :func:`top_chars` and :func:`duplicated_chars` share, from the code points of ``"\\n".join(words)``:
-    (whether no word holds a newline or a space, where each word starts (and one past the end), prefix hashes of
-    ``joined`` and of ``joined`` without its newlines, table slots, table keys, group counts, group
-    representatives). Without a newline or space in a word, a space-joined n-gram is equal to another exactly
-    when their runs of ``joined`` are equal, and a concatenated one when those runs less their newlines are."""
+    (whether no word holds a newline or a space, where each word starts in ``joined`` (and one past the end), a
+    number per distinct word (in order of first occurrence), prefix hashes of those numbers and of ``joined``
+    without its newlines, table slots, table keys, group counts, group representatives). Without a newline or
+    space in a word, a space-joined n-gram equals another exactly when their words are the same, and a
+    concatenated one when their runs of ``joined`` less the newlines are equal."""
     size = joined.shape[0]
     starts = np.empty(n_words + 1, dtype=np.int64)
-    spaced = np.empty(size + 1, dtype=np.uint64)
     concat = np.empty(size + 1, dtype=np.uint64)
-    hs, hc = _U64(0), _U64(0)
-    spaced[0], concat[0], starts[0] = hs, hc, 0
-    w = 1
-    ok = True
-    for i in range(size):
-        c = joined[i]
-        hs = hs * _BASE + _U64(c) + _U64(1)
-        if c == _NEWLINE:
-            if w < n_words:
-                starts[w] = i + 1
-            w += 1
-        else:
-            ok &= c != _SPACE
-            hc = hc * _BASE + _U64(c) + _U64(1)
-        spaced[i + 1], concat[i + 1] = hs, hc
-    starts[n_words] = size + 1  # as if a newline followed the last word
     table = 16
     while table < 2 * n_words:
         table *= 2
-    slots = np.empty(table, dtype=np.int64)
+    slots = np.full(table, -1, dtype=np.int64)
     keys = np.empty(table, dtype=np.uint64)
     counts = np.empty(max(n_words, 1), dtype=np.int64)
     reps = np.empty(max(n_words, 1), dtype=np.int64)
-    return ok and w == n_words, starts, spaced, concat, slots, keys, counts, reps
+    ids = np.zeros(max(n_words, 1), dtype=np.int64)
+    bits = 4
+    while (1 << bits) < table:
+        bits += 1
+    shift = _U64(64 - bits)
+    mask = table - 1
+    hc, hw = _U64(0), _U64(0)
+    concat[0], starts[0] = hc, 0
+    w, distinct = 0, 0
+    ok = True
+    for i in range(size + 1):
+        c = joined[i] if i < size else _NEWLINE  # a newline after the last word ends it
+        if c == _NEWLINE:
+            if w < n_words:  # word w is joined[starts[w]:i]: its number
+                a = starts[w]
+                s = np.int64((hw * _MIX) >> shift)
+                while True:
+                    r = slots[s]
+                    if r < 0:
+                        slots[s], keys[s], reps[distinct] = w, hw, w
+                        ids[w] = distinct
+                        distinct += 1
+                        break
+                    if keys[s] == hw and _same(joined, starts[r], starts[r + 1] - 1, a, i):
+                        ids[w] = ids[r]
+                        break
+                    s = (s + 1) & mask
+                starts[w + 1] = i + 1
+            w += 1
+            hw = _U64(0)
+        else:
+            ok &= c != _SPACE
+            hw = hw * _BASE + _U64(c) + _U64(1)
+            hc = hc * _BASE + _U64(c) + _U64(1)
+        if i < size:
+            concat[i + 1] = hc
+    words = np.empty(n_words + 1, dtype=np.uint64)
+    h = _U64(0)
+    words[0] = h
+    for k in range(n_words):
+        h = h * _BASE + _U64(ids[k]) + _U64(1)
+        words[k + 1] = h
+    return ok and w == n_words, starts, ids, words, concat, slots, keys, counts, reps
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -114,10 +140,18 @@ def _same_letters(joined: np.ndarray, a: int, b: int, c: int, d: int) -> bool:
         j += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _same_words(ids: np.ndarray, p: int, q: int, n: int) -> bool:
+    for k in range(n):
+        if ids[p + k] != ids[q + k]:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def top_chars(
-    joined: np.ndarray,
     starts: np.ndarray,
+    ids: np.ndarray,
     prefix: np.ndarray,
     powers: np.ndarray,
     n: int,
@@ -127,15 +161,14 @@ def top_chars(
     reps: np.ndarray,
 ) -> int:
     """Characters of the most frequent space-joined ``n``-gram times its count, the first to occur among equals
-    (-1: fewer than ``n`` words); ``prefix``: :func:`prepare`'s hashes of ``joined``."""
+    (-1: fewer than ``n`` words); ``prefix``: :func:`prepare`'s hashes of the word numbers."""
     m = starts.shape[0] - n  # windows: n_words - n + 1
     if m <= 0:
         return -1
     mask, shift = _clear(slots, m)
     groups = 0
     for p in range(m):
-        a, b = starts[p], starts[p + n] - 1
-        h = _run_hash(prefix, powers, a, b)
+        h = _run_hash(prefix, powers, p, p + n)
         s = np.int64((h * _MIX) >> _U64(shift))
         while True:
             g = slots[s]
@@ -146,11 +179,9 @@ def top_chars(
                 counts[groups] = 1
                 groups += 1
                 break
-            if keys[s] == h:
-                q = reps[g]
-                if _same(joined, starts[q], starts[q + n] - 1, a, b):
-                    counts[g] += 1
-                    break
+            if keys[s] == h and _same_words(ids, reps[g], p, n):
+                counts[g] += 1
+                break
             s = (s + 1) & mask
     best, most = 0, 0
     for g in range(groups):  # groups are numbered in order of first occurrence: the first of equals wins
@@ -164,6 +195,7 @@ def top_chars(
 def duplicated_chars(
     joined: np.ndarray,
     starts: np.ndarray,
+    ids: np.ndarray,
     prefix: np.ndarray,
     powers: np.ndarray,
     n: int,
@@ -172,7 +204,8 @@ def duplicated_chars(
 ) -> int:
     """Characters of concatenated ``n``-grams repeating one seen before, scanning left to right, jumping ``n``
     words past a repeat and one word past any other (what the scan jumps over is never seen); ``prefix``:
-    :func:`prepare`'s hashes of ``joined`` less its newlines."""
+    :func:`prepare`'s hashes of ``joined`` less its newlines. Two n-grams of the same words are equal; others
+    are compared letter by letter (different words can join into the same letters)."""
     m = starts.shape[0] - n
     if m <= 0:
         return 0
@@ -191,7 +224,7 @@ def duplicated_chars(
                 break
             if keys[s] == h:
                 c, d = starts[q], starts[q + n] - 1
-                if d - c == b - a and _same_letters(joined, c, d, a, b):
+                if d - c == b - a and (_same_words(ids, q, p, n) or _same_letters(joined, c, d, a, b)):
                     found = True
                     break
             s = (s + 1) & mask
