@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.filter import gopher_repetition
 from pipeline.filter.gopher_repetition import GopherRepetitionFilter
-from pipeline.filter.repetition import CompiledWordGrams, WordGrams, word_grams
+from pipeline.filter.repetition import CompiledWordGrams, WordGrams, compiled, word_grams
 from pipeline.numba_backend import FILTER
 from tests.backends import numba_backend
 from tests.filter_corpus import edge_cases, real_documents
@@ -55,14 +55,14 @@ def _expected(words: list[str], n: int) -> tuple[int | None, int]:
 @pytest.mark.parametrize("numba", [True, False], ids=["numba", "fallback"])
 def test_counts_equal_datatrove_s_helpers(numba: bool, word_lists: list[list[str]]) -> None:
     with numba_backend(FILTER, numba):
-        compiled = 0
+        kernels = 0
         for words in word_lists:
-            grams = word_grams(words, sum(map(len, words)))
-            compiled += isinstance(grams, CompiledWordGrams)
+            grams = word_grams(words, compiled(sum(map(len, words))))
+            kernels += isinstance(grams, CompiledWordGrams)
             for n in range(1, 11):
                 assert (grams.top_chars(n), grams.duplicated_chars(n)) == _expected(words, n), (words[:8], n)
     # every list but the empty one goes through the kernels when they are on (none holds a space or a newline)
-    assert compiled == (len(word_lists) - sum(not w for w in word_lists) if numba else 0)
+    assert kernels == (len(word_lists) - sum(not w for w in word_lists) if numba else 0)
 
 
 def test_exact_when_every_key_collides(word_lists: list[list[str]]) -> None:
@@ -95,7 +95,7 @@ def test_words_with_a_space_or_newline_fall_back(words: list[str]) -> None:
     """Such words (never from the splitter, which cuts at whitespace) make different splits join equal: the
     fallback counts them."""
     with numba_backend(FILTER, True):
-        grams = word_grams(words, 100)
+        grams = word_grams(words, compiled(100))
     assert isinstance(grams, WordGrams)
     for n in range(1, 7):
         assert (grams.top_chars(n), grams.duplicated_chars(n)) == _expected(words, n)
@@ -122,3 +122,31 @@ def test_filter_decisions_equal_datatrove_s(numba: bool, shared_fixtures) -> Non
 )
 def test_paragraphs_are_re_split_s(text: str) -> None:
     assert gopher_repetition._paragraphs(text) == re.split(r"\n{2,}", text)
+
+
+def test_strip_s_whitespace_is_python_s() -> None:
+    require_oracle("numba")
+    from pipeline.filter import repetition_numba as kernel
+
+    size = 0x110000
+    assert np.array_equal(kernel.space_table(size), np.array([chr(c).isspace() for c in range(size)]))
+
+
+def _newline_texts(shared_fixtures) -> list[str]:
+    """Real documents, and random strings of newlines, spaces (Unicode's too), letters and astral characters."""
+    rng = np.random.default_rng(3)
+    alphabet = ["a", "b", "\n", "\n", "\n", " ", "\u3000", "\x85", "é", "🙂", "\r", "\udc80"]
+    made = ["".join(rng.choice(alphabet, size=rng.integers(1, 30))) for _ in range(3000)]
+    real = [text for _, text in real_documents(shared_fixtures, per_kind=20_000) + edge_cases() if text]
+    return real + made + ["x", "\n", "\n\n", " \n\n \n\n ", "a\n\n\na\n\n\na"]
+
+
+def test_paragraph_and_line_duplicates_equal_datatrove_s(shared_fixtures) -> None:
+    require_oracle("numba")
+    from pipeline.filter import repetition_numba as kernel
+    from pipeline.filter.chars import codepoints
+
+    for text in _newline_texts(shared_fixtures):
+        paragraphs, lines = re.split(r"\n{2,}", text.strip()), re.split(r"\n+", text)  # datatrove's splits
+        expected = (len(paragraphs), *dt_rep.find_duplicates(paragraphs), len(lines), *dt_rep.find_duplicates(lines))
+        assert kernel.paragraph_and_line_duplicates(codepoints(text)) == expected, text[:60]

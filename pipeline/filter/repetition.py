@@ -215,9 +215,9 @@ def _compiled_powers(kernel: ModuleType, size: int) -> np.ndarray:
     return _compiled_power_table[0]
 
 
-def word_grams(words: list[str], size: int) -> Grams:
-    """The n-gram counter of one document's words (``size``: its characters, for the FILTER numba switch)."""
-    kernel = _compiled(size)
+def word_grams(words: list[str], kernel: ModuleType | None) -> Grams:
+    """The n-gram counter of one document's words: compiled with ``kernel`` (:func:`compiled`) unless a word holds
+    a newline or a space (never so from the word splitter), else :class:`WordGrams`."""
     if kernel is not None:
         grams = CompiledWordGrams(words, kernel)
         if grams.usable:
@@ -225,8 +225,9 @@ def word_grams(words: list[str], size: int) -> Grams:
     return WordGrams(words)
 
 
-def _compiled(size: int) -> ModuleType | None:
-    """The compiled kernels when a call on ``size`` characters runs compiled (the FILTER switch), else None."""
+def compiled(size: int) -> ModuleType | None:
+    """The compiled kernels (``repetition_numba``) when a document of ``size`` characters runs compiled (the FILTER
+    numba switch), else None."""
     if not FILTER.use("repetition", size):
         return None
     # lazy: importing numba and loading the kernels costs seconds, paid only once a process uses them

@@ -236,3 +236,99 @@ def duplicated_chars(
             keys[s] = h
             p += 1
     return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_space(c: int) -> bool:
+    """``str.isspace`` of one code point (what ``str.strip()`` removes)."""
+    if c <= 0x20:
+        return c == 0x20 or 0x09 <= c <= 0x0D or 0x1C <= c <= 0x1F
+    if c < 0x85:
+        return False
+    return (
+        c == 0x85
+        or c == 0xA0
+        or c == 0x1680
+        or 0x2000 <= c <= 0x200A
+        or c == 0x2028
+        or c == 0x2029
+        or c == 0x202F
+        or c == 0x205F
+        or c == 0x3000
+    )
+
+
+@njit(cache=True, nogil=True)
+def space_table(size: int) -> np.ndarray:
+    """:func:`_is_space` of the code points below ``size`` (for tests)."""
+    out = np.empty(size, dtype=np.bool_)
+    for c in range(size):
+        out[c] = _is_space(c)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _piece_duplicates(text: np.ndarray, first: int, stop: int, min_run: int) -> tuple[int, int, int]:
+    """(pieces, pieces equal to an earlier one, their code points) of ``text[first:stop]`` cut at every run of at
+    least ``min_run`` newlines, as ``re.split(r"\\n{min_run,}", ...)`` cuts it (a run at either end leaves an
+    empty piece there)."""
+    newlines = 0
+    for i in range(first, stop):
+        if text[i] == _NEWLINE:
+            newlines += 1
+    begin = np.empty(newlines + 1, dtype=np.int64)
+    end = np.empty(newlines + 1, dtype=np.int64)
+    pieces, start, i = 0, first, first
+    while i < stop:
+        if text[i] != _NEWLINE:
+            i += 1
+            continue
+        j = i
+        while j < stop and text[j] == _NEWLINE:
+            j += 1
+        if j - i >= min_run:
+            begin[pieces], end[pieces] = start, i
+            pieces += 1
+            start = j
+        i = j
+    begin[pieces], end[pieces] = start, stop
+    pieces += 1
+    size, bits = 16, 4
+    while size < 2 * pieces:
+        size *= 2
+        bits += 1
+    slots = np.full(size, -1, dtype=np.int64)
+    keys = np.empty(size, dtype=np.uint64)
+    repeats, chars = 0, 0
+    for k in range(pieces):
+        a, b = begin[k], end[k]
+        h = _U64(b - a)
+        for i in range(a, b):
+            h = h * _BASE + _U64(text[i]) + _U64(1)
+        s = np.int64((h * _MIX) >> _U64(64 - bits))
+        while True:
+            r = slots[s]
+            if r < 0:
+                slots[s], keys[s] = k, h
+                break
+            if keys[s] == h and _same(text, begin[r], end[r], a, b):
+                repeats += 1
+                chars += b - a
+                break
+            s = (s + 1) & (size - 1)
+    return pieces, repeats, chars
+
+
+@njit(cache=True, nogil=True)
+def paragraph_and_line_duplicates(text: np.ndarray) -> tuple[int, int, int, int, int, int]:
+    """(paragraphs, repeated paragraphs, their characters, lines, repeated lines, their characters) of a text's
+    code points: paragraphs as ``re.split(r"\\n{2,}", text.strip())`` cuts them, lines as ``re.split(r"\\n+",
+    text)`` does; a piece is repeated when it equals an earlier one."""
+    first, stop = 0, text.shape[0]
+    while first < stop and _is_space(text[first]):
+        first += 1
+    while stop > first and _is_space(text[stop - 1]):
+        stop -= 1
+    paragraphs, para_repeats, para_chars = _piece_duplicates(text, first, stop, 2)
+    lines, line_repeats, line_chars = _piece_duplicates(text, 0, text.shape[0], 1)
+    return paragraphs, para_repeats, para_chars, lines, line_repeats, line_chars
