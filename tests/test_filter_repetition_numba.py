@@ -38,11 +38,15 @@ EDGE_WORD_LISTS = [
 
 
 @pytest.fixture(scope="module")
-def word_lists(shared_fixtures) -> list[list[str]]:
-    """datatrove's words of real documents (English and German fixtures, Python sources, Debian docs) and of the
-    filter's edge cases, then the hand-made lists above."""
-    docs = real_documents(shared_fixtures, per_kind=20_000) + edge_cases()
-    lists = [dt_text.split_into_words(text, "en") for _, text in docs]
+def texts(shared_fixtures) -> list[str]:
+    """Real documents (English and German fixtures, Python sources, Debian docs) and the filter's edge cases."""
+    return [text for _, text in real_documents(shared_fixtures, per_kind=20_000) + edge_cases()]
+
+
+@pytest.fixture(scope="module")
+def word_lists(texts: list[str]) -> list[list[str]]:
+    """datatrove's words of ``texts``, then the hand-made lists above."""
+    lists = [dt_text.split_into_words(text, "en") for text in texts]
     assert any(any(not w.isascii() for w in words) for words in lists)  # real non-ASCII text is among them
     return lists + EDGE_WORD_LISTS
 
@@ -101,14 +105,20 @@ def test_words_with_a_space_or_newline_fall_back(words: list[str]) -> None:
         assert (grams.top_chars(n), grams.duplicated_chars(n)) == _expected(words, n)
 
 
-@pytest.mark.parametrize("numba", [True, False], ids=["numba", "fallback"])
-def test_filter_decisions_equal_datatrove_s(numba: bool, shared_fixtures) -> None:
-    texts = [text for _, text in real_documents(shared_fixtures, per_kind=20_000) + edge_cases()]
+@pytest.fixture(scope="module")
+def verdicts(texts: list[str]) -> list[str | None]:
+    """datatrove's GopherRepetitionFilter on ``texts``: the failing rule as our reason, None when kept."""
     theirs = dt_rep.GopherRepetitionFilter()
-    expected = []
+    out = []
     for i, text in enumerate(texts):
         verdict = theirs.filter(dt_data.Document(text=text, id=str(i)))
-        expected.append(None if verdict is True else f"gopher_repetition.{verdict[1]}")
+        out.append(None if verdict is True else f"gopher_repetition.{verdict[1]}")
+    return out
+
+
+@pytest.mark.parametrize("numba", [True, False], ids=["numba", "fallback"])
+def test_filter_decisions_equal_datatrove_s(numba: bool, texts: list[str], verdicts: list[str | None]) -> None:
+    expected = verdicts
     batch = pa.RecordBatch.from_pydict({"doc_id": list(range(len(texts))), "source": ["s"] * len(texts), "text": texts})
     with numba_backend(FILTER, numba):
         result = GopherRepetitionFilter().apply(batch)
@@ -132,21 +142,20 @@ def test_strip_s_whitespace_is_python_s() -> None:
     assert np.array_equal(kernel.space_table(size), np.array([chr(c).isspace() for c in range(size)]))
 
 
-def _newline_texts(shared_fixtures) -> list[str]:
+def _newline_texts(texts: list[str]) -> list[str]:
     """Real documents, and random strings of newlines, spaces (Unicode's too), letters and astral characters."""
     rng = np.random.default_rng(3)
     alphabet = ["a", "b", "\n", "\n", "\n", " ", "\u3000", "\x85", "é", "🙂", "\r", "\udc80"]
     made = ["".join(rng.choice(alphabet, size=rng.integers(1, 30))) for _ in range(3000)]
-    real = [text for _, text in real_documents(shared_fixtures, per_kind=20_000) + edge_cases() if text]
-    return real + made + ["x", "\n", "\n\n", " \n\n \n\n ", "a\n\n\na\n\n\na"]
+    return [text for text in texts if text] + made + ["x", "\n", "\n\n", " \n\n \n\n ", "a\n\n\na\n\n\na"]
 
 
-def test_paragraph_and_line_duplicates_equal_datatrove_s(shared_fixtures) -> None:
+def test_paragraph_and_line_duplicates_equal_datatrove_s(texts: list[str]) -> None:
     require_oracle("numba")
     from pipeline.filter import repetition_numba as kernel
     from pipeline.filter.chars import codepoints
 
-    for text in _newline_texts(shared_fixtures):
+    for text in _newline_texts(texts):
         paragraphs, lines = re.split(r"\n{2,}", text.strip()), re.split(r"\n+", text)  # datatrove's splits
         expected = (len(paragraphs), *dt_rep.find_duplicates(paragraphs), len(lines), *dt_rep.find_duplicates(lines))
         assert kernel.paragraph_and_line_duplicates(codepoints(text)) == expected, text[:60]
