@@ -159,3 +159,18 @@ def test_paragraph_and_line_duplicates_equal_datatrove_s(texts: list[str]) -> No
         paragraphs, lines = re.split(r"\n{2,}", text.strip()), re.split(r"\n+", text)  # datatrove's splits
         expected = (len(paragraphs), *dt_rep.find_duplicates(paragraphs), len(lines), *dt_rep.find_duplicates(lines))
         assert kernel.paragraph_and_line_duplicates(codepoints(text)) == expected, text[:60]
+
+
+def test_a_document_beyond_the_kept_powers(word_lists: list[list[str]], monkeypatch) -> None:
+    """A document longer than the power table kept per process gets its own table, and the same counts."""
+    from pipeline.filter import repetition
+
+    monkeypatch.setattr(repetition, "_KEEP_POWERS", 64)
+    monkeypatch.setattr(repetition, "_compiled_power_table", [])
+    words = max(word_lists, key=len)
+    assert sum(map(len, words)) > 64
+    with numba_backend(FILTER, True):
+        grams = word_grams(words, compiled(10**9))
+    assert isinstance(grams, CompiledWordGrams) and repetition._compiled_power_table == []
+    for n in (2, 3, 5, 10):
+        assert (grams.top_chars(n), grams.duplicated_chars(n)) == _expected(words, n)

@@ -206,7 +206,10 @@ _compiled_power_table: list[np.ndarray] = []
 
 
 def _compiled_powers(kernel: ModuleType, size: int) -> np.ndarray:
-    """At least ``size`` powers of the compiled kernels' base, kept per process (grown by doubling)."""
+    """At least ``size`` powers of the compiled kernels' base: kept per process (grown by doubling) up to
+    ``_KEEP_POWERS``, made for the one document beyond."""
+    if size > _KEEP_POWERS:
+        return kernel.powers(size)
     if not _compiled_power_table or len(_compiled_power_table[0]) < size:
         have = len(_compiled_power_table[0]) if _compiled_power_table else 1 << 16
         while have < size:
