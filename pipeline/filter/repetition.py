@@ -6,7 +6,7 @@ for duplicated n-grams (so different word splits of the same characters are the 
 grouped by a polynomial hash (numpy, modulo 2**64) of their characters, or of their words' hashes when no word
 holds a space; only windows whose hash repeats are then compared as real strings, so every result is exact
 whatever the hash does (a collision only costs time). :func:`word_grams` gives the compiled twin
-(``repetition_numba``, the FILTER numba switch) once a process has run the switch's threshold through this one.
+(``repetition_numba``) when :func:`compiled` returns the kernels (the FILTER numba switch).
 """
 
 from __future__ import annotations

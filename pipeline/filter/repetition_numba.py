@@ -1,11 +1,13 @@
-"""numba twin of :class:`pipeline.filter.repetition.WordGrams`: the top space-joined n-gram's characters and the
-characters of duplicated concatenated n-grams of one document's words, as datatrove 0.10.1's
-``find_top_duplicate`` and ``find_all_duplicate`` count them.
+"""numba twins of the Gopher repetition counts (datatrove 0.10.1's ``find_duplicates``, ``find_top_duplicate`` and
+``find_all_duplicate``): repeated paragraphs and lines of a text, and the word n-grams of
+:class:`pipeline.filter.repetition.WordGrams`.
 
-A document's words are held as code points end to end (``concat``) with their offsets, and joined with spaces
-(``spaced``). An n-gram is a run of one of those two arrays, keyed by a polynomial hash (modulo 2**64) of its
-code points taken from prefix hashes in O(1); an open-addressing table groups the runs by key and compares the
-code points of any two with equal keys, so every count is exact whatever the hash does.
+A document's words arrive as the code points of ``"\\n".join(words)`` (no word holds a newline or a space, else the
+caller falls back). Each distinct word gets a number; a space-joined n-gram is keyed by a polynomial hash (modulo
+2**64) of its words' numbers, a concatenated one by a hash of its letters (different words can join into the same
+letters), both taken from prefix hashes in O(1). An open-addressing table groups the n-grams by key and compares
+any two with equal keys (word numbers, then letters), so every count is exact whatever the hash does; a collision
+only costs time. Paragraphs and lines are hashed whole and compared the same way.
 """
 
 from __future__ import annotations
