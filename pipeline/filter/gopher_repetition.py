@@ -6,12 +6,14 @@ Contract: docs/stages.md, Quality rules."""
 from __future__ import annotations
 
 import re
+from types import ModuleType
 
 import pyarrow as pa
 
 from pipeline.filter import settings
+from pipeline.filter.chars import codepoints
 from pipeline.filter.outcome import Outcomes, fmt, judge_each
-from pipeline.filter.repetition import WordGrams, duplicates
+from pipeline.filter.repetition import compiled, duplicates, word_grams
 from pipeline.filter.words import split_words
 from pipeline.stage_api.filter import FilterResult
 
@@ -24,6 +26,20 @@ def _lines(text: str) -> list[str]:
     a leading and after a trailing newline."""
     lines = list(filter(None, text.split("\n")))
     return lines + [""] * (text.startswith("\n") + text.endswith("\n"))
+
+
+def _paragraphs(text: str) -> list[str]:
+    """``re.split(r"\n{2,}", text)``: plain ``str.split`` when no break is longer than two newlines."""
+    return text.split("\n\n") if "\n\n\n" not in text else _PARAGRAPH_BREAK.split(text)
+
+
+def _pieces(text: str, kernel: ModuleType | None) -> tuple[int, int, int, int, int, int]:
+    """(paragraphs, repeated paragraphs, their characters, lines, repeated lines, their characters) of ``text``,
+    through the compiled ``kernel`` when given."""
+    if kernel is not None:
+        return kernel.paragraph_and_line_duplicates(codepoints(text))
+    paragraphs, lines = _paragraphs(text.strip()), _lines(text)
+    return (len(paragraphs), *duplicates(paragraphs), len(lines), *duplicates(lines))
 
 
 class GopherRepetitionFilter:
@@ -82,19 +98,17 @@ class GopherRepetitionFilter:
             out.drop(i, "empty", "empty text")
             return
         size = len(text)
-        paragraphs = _PARAGRAPH_BREAK.split(text.strip())
-        count, chars = duplicates(paragraphs)
-        if self._fails(out, i, "dup_para_frac", "duplicate paragraph fraction", count / len(paragraphs)):
+        kernel = compiled(size)
+        paragraphs, count, chars, lines, line_count, line_chars = _pieces(text, kernel)
+        if self._fails(out, i, "dup_para_frac", "duplicate paragraph fraction", count / paragraphs):
             return
         if self._fails(out, i, "dup_para_char_frac", "duplicate paragraph character fraction", chars / size):
             return
-        lines = _lines(text)
-        count, chars = duplicates(lines)
-        if self._fails(out, i, "dup_line_frac", "duplicate line fraction", count / len(lines)):
+        if self._fails(out, i, "dup_line_frac", "duplicate line fraction", line_count / lines):
             return
-        if self._fails(out, i, "dup_line_char_frac", "duplicate line character fraction", chars / size):
+        if self._fails(out, i, "dup_line_char_frac", "duplicate line character fraction", line_chars / size):
             return
-        grams = WordGrams(split_words(text))
+        grams = word_grams(split_words(text), kernel)
         for n, limit in self.top_n_grams:
             top = grams.top_chars(n)
             if top is None:

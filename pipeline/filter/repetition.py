@@ -5,17 +5,21 @@ Word n-grams are compared as strings: joined with spaces for the top n-gram, con
 for duplicated n-grams (so different word splits of the same characters are the same n-gram). Windows are first
 grouped by a polynomial hash (numpy, modulo 2**64) of their characters, or of their words' hashes when no word
 holds a space; only windows whose hash repeats are then compared as real strings, so every result is exact
-whatever the hash does (a collision only costs time).
+whatever the hash does (a collision only costs time). :func:`word_grams` gives the compiled twin
+(``repetition_numba``) when :func:`compiled` returns the kernels (the FILTER numba switch).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from types import ModuleType
+from typing import Protocol
 
 import numpy as np
 
 from pipeline.filter.chars import codepoints
+from pipeline.numba_backend import FILTER
 
 _CHAR_BASE = 0x9E3779B97F4A7C15  # odd: invertible modulo 2**64
 _WORD_BASE = 0xC2B2AE3D27D4EB4F
@@ -159,3 +163,77 @@ class WordGrams:
                 seen.add(gram)
                 resume = p + 1
         return total
+
+
+class Grams(Protocol):
+    """What the rules ask of a document's word n-grams (:class:`WordGrams` or its compiled twin)."""
+
+    def top_chars(self, n: int) -> int | None: ...
+
+    def duplicated_chars(self, n: int) -> int: ...
+
+
+class CompiledWordGrams:
+    """:class:`WordGrams` through the compiled kernels (``repetition_numba``), for words holding no newline and no
+    space (``usable`` is false otherwise): the same counts."""
+
+    def __init__(self, words: list[str], kernel: ModuleType) -> None:
+        self.n_words = len(words)
+        self._kernel = kernel
+        self._joined = codepoints("\n".join(words))
+        prepared = kernel.prepare(self._joined, len(words))
+        self.usable, self._starts, self._ids, self._word_prefix, self._concat, *self._scratch = prepared
+        self._powers = _compiled_powers(kernel, len(self._joined) + 1)
+
+    def top_chars(self, n: int) -> int | None:
+        """See :meth:`WordGrams.top_chars`."""
+        slots, keys, counts, reps = self._scratch
+        top = self._kernel.top_chars(
+            self._starts, self._ids, self._word_prefix, self._powers, n, slots, keys, counts, reps
+        )
+        return None if top < 0 else int(top)
+
+    def duplicated_chars(self, n: int) -> int:
+        """See :meth:`WordGrams.duplicated_chars`."""
+        slots, keys, _, _ = self._scratch
+        chars = self._kernel.duplicated_chars(
+            self._joined, self._starts, self._ids, self._concat, self._powers, n, slots, keys
+        )
+        return int(chars)
+
+
+_compiled_power_table: list[np.ndarray] = []
+
+
+def _compiled_powers(kernel: ModuleType, size: int) -> np.ndarray:
+    """At least ``size`` powers of the compiled kernels' base: kept per process (grown by doubling) up to
+    ``_KEEP_POWERS``, made for the one document beyond."""
+    if size > _KEEP_POWERS:
+        return kernel.powers(size)
+    if not _compiled_power_table or len(_compiled_power_table[0]) < size:
+        have = len(_compiled_power_table[0]) if _compiled_power_table else 1 << 16
+        while have < size:
+            have *= 2
+        _compiled_power_table[:] = [kernel.powers(have)]
+    return _compiled_power_table[0]
+
+
+def word_grams(words: list[str], kernel: ModuleType | None) -> Grams:
+    """The n-gram counter of one document's words: compiled with ``kernel`` (:func:`compiled`) unless a word holds
+    a newline or a space (never so from the word splitter), else :class:`WordGrams`."""
+    if kernel is not None:
+        grams = CompiledWordGrams(words, kernel)
+        if grams.usable:
+            return grams
+    return WordGrams(words)
+
+
+def compiled(size: int) -> ModuleType | None:
+    """The compiled kernels (``repetition_numba``) when a document of ``size`` characters runs compiled (the FILTER
+    numba switch), else None."""
+    if not FILTER.use("repetition", size):
+        return None
+    # lazy: importing numba and loading the kernels costs seconds, paid only once a process uses them
+    from pipeline.filter import repetition_numba
+
+    return repetition_numba
