@@ -12,9 +12,12 @@ HEADER = ("bench", "command", "what it measures", "cold", "steady", "commit", "l
 class FigureSpec(Protocol):
     """What :func:`extract` reads of a figure (bench/readme_entries.py, Figure)."""
 
-    label: str
-    pattern: str
-    fmt: str
+    @property
+    def label(self) -> str: ...
+    @property
+    def pattern(self) -> str: ...
+    @property
+    def fmt(self) -> str: ...
 
 
 def extract(figures: Iterable[FigureSpec], text: str) -> str:
