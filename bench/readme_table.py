@@ -25,9 +25,12 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -83,20 +86,62 @@ def wait_for_archive(env: dict[str, str], timeout: float = ARCHIVE_WAIT_SECONDS)
     return "archive built" if list(jvm.glob("classes-*.jsa")) else "no archive"
 
 
+class TreeCpu:
+    """CPU seconds (user + system) of a process and all its descendants, sampled every ``interval`` seconds:
+    a JVM or Python worker nobody waits for is counted too (the last moments of a short-lived one may not)."""
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
+        self.pid, self.interval = pid, interval
+        self.seen: dict[int, float] = {}  # CPU seconds per process, as last seen
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return
+        for proc in procs:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            self.seen[proc.pid] = times.user + times.system
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self) -> TreeCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def seconds(self) -> float:
+        """The CPU seconds seen so far, summed over every process of the tree."""
+        return sum(self.seen.values())
+
+
 def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, Any]:
     """Run ``argv``, its stdout and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
     load_before = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with open(f"{stem}.stdout", "wb") as out, open(f"{stem}.stderr", "wb") as err:
-        code = subprocess.run(argv, env=env, stdout=out, stderr=err, cwd=REPO).returncode
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=err, cwd=REPO)
+        with TreeCpu(proc.pid) as tree:
+            code = proc.wait()
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {
         "exit": code,
         "wall_s": round(wall, 1),
-        "cpu_s": round(cpu, 1),
+        "cpu_s": round(max(waited, tree.seconds()), 1),  # the command's own exit is only in ``waited``
         "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "stdout": f"{stem.name}.stdout",
     }

@@ -221,3 +221,15 @@ def test_from_json_of_something_else_names_the_key(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert out.returncode == 2 and "'rows'" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_every_readme_row_has_an_entry(table) -> None:
+    """Each script of README.md's bench table has an entry, and the default set runs bench_scale from its JSON only."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Tests and benchmarks") : readme.index("### Real benchmark corpora")]
+    in_readme = set(re.findall(r"^\| `bench/(bench_\w+\.py)", section, re.MULTILINE))
+    assert len(in_readme) >= 20
+    entries = table.select(None, everything=False)
+    assert in_readme <= {e.script for e in entries}
+    scale = [e for e in entries if e.script == "bench_scale.py"]
+    assert [e.args for e in scale] == [("--from-json", "docs/scaling-1-to-10gb.json")]
