@@ -60,7 +60,11 @@ RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
 VS_BIGCODE_FIGURES = (
     _f("speed-up", r"^speed-up: ([\d.]+x)"),
     _f("CPU", r"^CPU seconds, all processes: BigCode ([\d.]+), ours ([\d.]+) = ([\d.]+x)", r"\1 vs \2 s = \3"),
-    _f("survivors", r"^BigCode script\s+[\d.]+\s+(\d+).*\n^ingest \+ dedup \(here\)\s+[\d.]+\s+(\d+)", r"\2 vs \1"),
+    _f(
+        "survivors",
+        r"^BigCode script[^\n]*?\s+\d+\.\d\s+(\d+).*\n^ingest \+ dedup \(here\)\s+\d+\.\d\s+(\d+)",
+        r"\2 vs \1",
+    ),
     _f("precision ours", r"^ingest \+ dedup \(here\)\s+\d+\s+\d+\s+(\S+)\s+\S+$", r"\1 (matched pair)"),
     _f("precision script", r"^BigCode script\s+\d+\s+\d+\s+n/a\s+(\S+)$", r"\1 (best match)"),
     _f("archive", r"class-data archive (mapped|recorded)"),
