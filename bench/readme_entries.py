@@ -175,10 +175,10 @@ ENTRIES: tuple[Entry, ...] = (
         "bench_warc.py",
         "WARC to text per CPU second: ours (resiliparse, trafilatura) vs datatrove",
         ("--mb", "15", "--jobs", "2", "--only", "ours-resiliparse,ours-trafilatura,datatrove"),
-        ("--mb", "1", "--jobs", "2", "--only", "ours-resiliparse,ours-trafilatura,datatrove"),
+        ("--mb", "1", "--jobs", "2", "--only", "ours-resiliparse,datatrove-1s"),
         (
             _f("MB/CPU s", r"^(\S+)\s+\d+ pages .*?([\d.]+) MB/CPU s", r"\1 \2"),
-            _f("ratios", r"^ratio (\S+) / \S+: ([\d.]+x)", r"\1 \2"),
+            _f("ratios", r"^ratio (\S+) / (\S+): ([\d.]+x)", r"\1 / \2 \3"),
         ),
     ),
     Entry(
