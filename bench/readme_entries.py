@@ -193,7 +193,7 @@ ENTRIES: tuple[Entry, ...] = (
                 r"^ingest stage on local\[2\]: ([\d.]+ s) \((\d+) splits in (\d+) tasks\)",
                 r"\1, \2 splits in \3 tasks",
             ),
-            _f("parts", r"^documents/: (\d+) Parquet parts", r"\1 parts"),
+            _f("Parquet parts", r"^documents/: (\d+) Parquet parts"),
         ),
         cold=True,
         needs=(SHARED / "fixtures" / "corpus.en",),
@@ -221,7 +221,7 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "1", "--encode-mb", "0.5", "--code-mb", "0.5", "--times", "1", "--repeat", "1"),
         (
             _f("train corpus.en", r"^\[1\] train corpus.en .*?: ([\d.]+ s)"),
-            _f("ours/HF train", r"^\[2\] .*ours/HF = ([\d.]+x)"),
+            _f("train time ours/HF", r"^\[2\] .*ours/HF = ([\d.]+x)"),
             _f(
                 "vs tiktoken warm/cold",
                 r"^    (\S[^\n]*?)(?:\s+[\d.]+){5}\s+([\d.]+)x\s*([\d.]+)x",
