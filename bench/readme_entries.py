@@ -369,6 +369,7 @@ ENTRIES: tuple[Entry, ...] = (
             _f("total", r"^(\d+(?:\.\d+)?)\s+(?:[\d.]+\s+)*?([\d.]+)$", r"\1 MB \2 s"),
             _f("growth", r"^growth ([\d.]+->[\d.]+) MB.*?total ([\d.]+)", r"\1 MB x\2"),
         ),
+        cold=True,
     ),
     Entry(
         "scale",
