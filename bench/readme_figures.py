@@ -1,0 +1,80 @@
+"""The README bench table's figures: pulled out of a bench's stdout, and the rows written as markdown."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+HEADER = ("bench", "command", "what it measures", "cold", "steady", "commit", "load (before-after)", "wall / CPU s")
+
+
+class FigureSpec(Protocol):
+    """What :func:`extract` reads of a figure (bench/readme_entries.py, Figure)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def pattern(self) -> str: ...
+    @property
+    def fmt(self) -> str: ...
+
+
+def extract(figures: Iterable[FigureSpec], text: str) -> str:
+    """Each figure's matches in ``text`` as ``label values``, figures joined by ``"; "``; absent ones say so."""
+    parts = []
+    for figure in figures:
+        found = [m.expand(figure.fmt) for m in re.finditer(figure.pattern, text, re.MULTILINE)]
+        parts.append(f"{figure.label} {', '.join(found)}" if found else f"{figure.label}: not found")
+    return "; ".join(parts)
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _per_run(row: dict[str, Any], key: str) -> str:
+    runs = row.get("runs") or {}
+    if key == "load":
+        shown = {k: f"{r['load'][0]:g}-{r['load'][1]:g}" for k, r in runs.items()}
+    else:
+        shown = {k: f"{r['wall_s']:g} / {r['cpu_s']:g}" for k, r in runs.items()}
+    if len(shown) == 1:
+        return next(iter(shown.values()))
+    return ", ".join(f"{k} {v}" for k, v in shown.items())
+
+
+def row_cells(row: dict[str, Any]) -> list[str]:
+    """One table row: cold and steady figures, or why there are none."""
+    runs = row.get("runs") or {}
+    status = row.get("status", "ok")
+    cold = row.get("cold") or ("n/a (runs once)" if runs else "")
+    steady = row.get("steady") or ""
+    if status != "ok":
+        steady = f"{status}; {steady}" if steady else status
+    return [
+        row["name"],
+        f"`{row['command']}`",
+        row["what"],
+        cold,
+        steady,
+        row["commit"],
+        _per_run(row, "load"),
+        _per_run(row, "wall"),
+    ]
+
+
+def render(table: dict[str, Any]) -> str:
+    """The markdown table of a run (bench/readme_table.py's table.json)."""
+    kind = " (--quick: smoke-check sizes, not figures to publish)" if table.get("quick") else ""
+    lines = [
+        f"Measured at commit {table['commit']} on {table.get('cpus', '?')} CPUs, {table.get('started', '?')} to "
+        f"{table.get('finished', 'unfinished')}{kind}; cold = empty numba cache and no JVM class-data archive, "
+        "steady = the run after it (one run when cold means nothing there: the bench warms up itself).",
+        "",
+        "| " + " | ".join(HEADER) + " |",
+        "|" + "---|" * len(HEADER),
+    ]
+    for row in table["rows"]:
+        lines.append("| " + " | ".join(_cell(c) for c in row_cells(row)) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,265 @@
+"""README.md's bench table regenerated from one commit: each row's command run, cold beside steady.
+
+Runs the entries of bench/readme_entries.py (one per README row) on this checkout, each as its own
+process with this interpreter. A ``cold`` entry runs twice: first with empty caches (``XDG_CACHE_HOME`` a
+fresh directory, so no JVM class-data archive and an empty numba user cache, with the user's other cache
+entries linked into it; ``NUMBA_CACHE_DIR`` a fresh directory), then steady on the caches that run left,
+once the class-data archive it recorded has been built. Per run: the load average before and after, wall
+seconds and the CPU seconds of the command's process tree (as far as it waits for its children), the
+full stdout and stderr under ``--out``. Then prints a markdown table ready for README.md and writes the
+same as ``table.json`` and ``table.md`` there. Refuses a working tree with uncommitted changes (the figures
+would belong to no commit) unless ``--allow-dirty``.
+
+    python bench/readme_table.py                      # the default set (about 40-45 min on 2 quiet cores, estimated)
+    python bench/readme_table.py --quick              # tiny sizes: a smoke check of every row
+    python bench/readme_table.py --only ingest merge
+    python bench/readme_table.py --from-json DIR/table.json [--reparse]   # the table again, without running
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, by_name  # noqa: E402
+from readme_figures import extract, render  # noqa: E402
+
+OWN_CACHES = ("numba", "spark-pretrain-pipeline")  # what a cold run starts without
+ARCHIVE_WAIT_SECONDS = 600
+
+
+class TableError(Exception):
+    """A usage or state error of this script: printed as one line, exit code 2."""
+
+
+def commit_of(repo: Path, allow_dirty: bool) -> str:
+    """The short commit of ``repo``'s HEAD; refuses uncommitted changes unless ``allow_dirty``."""
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True)
+    if status.returncode != 0:
+        raise TableError(f"git status failed in {repo}: {status.stderr.strip()}")
+    changed = status.stdout.splitlines()
+    if changed and not allow_dirty:
+        raise TableError(
+            f"the working tree {repo} has {len(changed)} uncommitted change(s) (first: {changed[0].strip()}); "
+            "commit them or pass --allow-dirty"
+        )
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True)
+    if head.returncode != 0:
+        raise TableError(f"git rev-parse failed in {repo}: {head.stderr.strip()}")
+    return head.stdout.strip() + ("-dirty" if changed else "")
+
+
+def cold_caches(root: Path) -> dict[str, str]:
+    """Environment for a cold run: a fresh XDG cache holding links to the user's caches but ours."""
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    xdg = root / "xdg"
+    xdg.mkdir(parents=True)
+    if user.is_dir():
+        for item in user.iterdir():
+            if item.name not in OWN_CACHES:
+                (xdg / item.name).symlink_to(item)
+    (root / "numba").mkdir()
+    return {"XDG_CACHE_HOME": str(xdg), "NUMBA_CACHE_DIR": str(root / "numba")}
+
+
+def wait_for_archive(env: dict[str, str], timeout: float = ARCHIVE_WAIT_SECONDS) -> str:
+    """Wait until no class-data archive build holds a lock in the cold cache; what became of it."""
+    jvm = Path(env["XDG_CACHE_HOME"]) / "spark-pretrain-pipeline" / "jvm"
+    deadline = time.monotonic() + timeout
+    while list(jvm.glob("classes-*.lock")) and time.monotonic() < deadline:
+        time.sleep(2)
+    if list(jvm.glob("classes-*.lock")):
+        return "archive build still running"
+    return "archive built" if list(jvm.glob("classes-*.jsa")) else "no archive"
+
+
+class TreeCpu:
+    """CPU seconds (user + system) of a process and all its descendants, sampled every ``interval`` seconds:
+    a JVM or Python worker nobody waits for is counted too (the last moments of a short-lived one may not)."""
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
+        self.pid, self.interval = pid, interval
+        self.seen: dict[int, float] = {}  # CPU seconds per process, as last seen
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return
+        for proc in procs:
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            self.seen[proc.pid] = times.user + times.system
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self) -> TreeCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def seconds(self) -> float:
+        """The CPU seconds seen so far, summed over every process of the tree."""
+        return sum(self.seen.values())
+
+
+def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, Any]:
+    """Run ``argv``, its stdout and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
+    load_before = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    with open(f"{stem}.stdout", "wb") as out, open(f"{stem}.stderr", "wb") as err:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=err, cwd=REPO)
+        with TreeCpu(proc.pid) as tree:
+            code = proc.wait()
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "exit": code,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(max(waited, tree.seconds()), 1),  # the command's own exit is only in ``waited``
+        "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "stdout": f"{stem.name}.stdout",
+    }
+
+
+def command_text(entry: Entry, quick: bool) -> str:
+    """The row's command as a user types it."""
+    return " ".join(["python", f"bench/{entry.script}", *(entry.quick if quick else entry.args)])
+
+
+def json_commit(path: Path) -> str:
+    """The short commits recorded in a figure file's ``commit`` key (a string or a list)."""
+    recorded = json.loads(path.read_text()).get("commit", "unknown")
+    return " / ".join(c[:7] for c in ([recorded] if isinstance(recorded, str) else recorded))
+
+
+def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, Any]:
+    """Run one entry (twice when cold matters) and extract its figures."""
+    row: dict[str, Any] = {"name": entry.name, "command": command_text(entry, quick), "what": entry.what}
+    row.update(commit=commit, runs={}, status="ok", cold=None, steady=None)
+    absent = [str(p) for p in entry.needs if not p.exists()]
+    if absent:
+        row["status"] = f"not run: {', '.join(absent)} absent"
+        return row
+    argv = [sys.executable, str(REPO / "bench" / entry.script), *(entry.quick if quick else entry.args)]
+    base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, **entry.extra_env}
+    if entry.from_json is not None:
+        row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"
+    if entry.cold:
+        with tempfile.TemporaryDirectory(prefix="readme-table-cold-") as tmp:
+            env = {**base, **cold_caches(Path(tmp))}
+            row["runs"]["cold"] = run_command(argv, env, out / f"{entry.name}.cold")
+            row["runs"]["cold"]["after"] = wait_for_archive(env)
+            row["runs"]["steady"] = run_command(argv, env, out / f"{entry.name}.steady")
+    else:
+        row["runs"]["steady"] = run_command(argv, base, out / entry.name)
+    failed = [f"{k} exit {r['exit']}" for k, r in row["runs"].items() if r["exit"] != 0]
+    if failed:
+        row["status"] = "failed: " + ", ".join(failed)
+    return figures_of(entry, row, out)
+
+
+def figures_of(entry: Entry, row: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Fill the row's cold and steady figures from its saved outputs."""
+    runs = row["runs"]
+    text = {k: (out / r["stdout"]).read_text(errors="replace") for k, r in runs.items() if (out / r["stdout"]).exists()}
+    if "cold" in runs:
+        row["cold"] = extract(entry.figures, text.get("cold", ""))
+        row["steady"] = extract(entry.figures, text.get("steady", ""))
+    elif "steady" in runs:
+        own_cold = tuple(f for f in entry.figures if not f.steady)
+        row["cold"] = extract(own_cold, text.get("steady", "")) if own_cold else None
+        row["steady"] = extract(tuple(f for f in entry.figures if f.steady), text.get("steady", ""))
+    return row
+
+
+def select(only: list[str] | None, everything: bool) -> list[Entry]:
+    """The entries to run: ``only`` (in table order, a reader after the bench it reads), else the default set."""
+    known = by_name()
+    if only:
+        unknown = [n for n in only if n not in known]
+        if unknown:
+            raise TableError(f"--only: unknown entry {unknown[0]!r} (known: {', '.join(known)})")
+        return [e for e in ENTRIES if e.name in only]
+    return [e for e in ENTRIES if e.default or everything]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected entries (or reread a table) and print the markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="these entries only")
+    parser.add_argument("--all", action="store_true", help="also the entries outside the default set")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke check, not figures")
+    parser.add_argument("--out", type=Path, help="output directory (default: under /tmp/pipeline-bench)")
+    parser.add_argument("--allow-dirty", action="store_true", help="run on uncommitted changes (commit marked -dirty)")
+    parser.add_argument("--from-json", type=Path, help="print the table of an earlier table.json and stop")
+    parser.add_argument("--reparse", action="store_true", help="with --from-json: extract the figures again")
+    args = parser.parse_args(argv)
+    try:
+        if args.from_json:
+            print(render(reread(args.from_json, args.reparse)))
+            return 0
+        entries = select(args.only, args.all)
+        commit = commit_of(REPO, args.allow_dirty)
+        out = args.out or BENCH_DATA / f"readme-table-{commit}{'-quick' if args.quick else ''}"
+        out.mkdir(parents=True, exist_ok=True)
+        table: dict[str, Any] = {"commit": commit, "quick": args.quick, "cpus": os.cpu_count(), "rows": []}
+        table["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for entry in entries:
+            print(f"[{time.strftime('%H:%M:%S')}] {entry.name}: {command_text(entry, args.quick)}", flush=True)
+            table["rows"].append(run_entry(entry, args.quick, out, commit))
+            (out / "table.json").write_text(json.dumps(table, indent=1) + "\n")
+        table["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        (out / "table.json").write_text(json.dumps(table, indent=1) + "\n")
+        text = render(table)
+        (out / "table.md").write_text(text + "\n")
+        print(text)
+        print(f"outputs and table.json: {out}")
+    except (TableError, OSError, json.JSONDecodeError) as exc:
+        print(f"readme_table: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def reread(path: Path, reparse: bool) -> dict[str, Any]:
+    """An earlier table.json; with ``reparse``, its figures extracted again from the outputs beside it."""
+    try:
+        table: dict[str, Any] = json.loads(path.read_text())
+        rows = table["rows"]
+    except KeyError as exc:
+        raise TableError(f"{path}: not a readme_table.py table (no key {exc})") from None
+    if reparse:
+        known = by_name()
+        for row in rows:
+            if row["name"] in known:
+                figures_of(known[row["name"]], row, path.parent)
+    return table
+
+
+if __name__ == "__main__":
+    sys.exit(main())

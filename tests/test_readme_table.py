@@ -1,0 +1,235 @@
+"""bench/readme_table.py, the README bench table's runner: each entry's figures pulled out of real bench output
+(saved quick runs, and small benches run here), the dirty-tree refusal, a needed file that is absent, the cold
+caches, and the table printed again from its JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAVED = Path(__file__).resolve().parent / "readme_table_outputs"
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@pytest.fixture
+def table(monkeypatch: pytest.MonkeyPatch):
+    """bench/readme_table.py as a module (the bench scripts import their neighbours by name)."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    import readme_table
+
+    return readme_table
+
+
+def _entry(table, name: str):
+    return table.by_name()[name]
+
+
+def _figures(table, name: str, text: str) -> dict[str, str]:
+    """Each figure of entry ``name`` extracted from ``text``, by label."""
+    out = {}
+    for figure in _entry(table, name).figures:
+        out[figure.label] = table.extract((figure,), text).removeprefix(figure.label + " ")
+    return out
+
+
+def _line(text: str, prefix: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(prefix))
+
+
+def _run_bench(script: str, *args: str) -> str:
+    out = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script), *args],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_every_saved_output_yields_every_figure(table) -> None:
+    """Each entry's figures are found in a real (quick) output of its bench, and every number the extractor
+    returns is a number printed in that output."""
+    saved = sorted(SAVED.glob("*.stdout"))
+    assert len(saved) >= 15
+    names = table.by_name()
+    for path in saved:
+        name = path.name.split(".")[0]
+        text = path.read_text()
+        printed = set(NUMBER.findall(text))
+        for figure in names[name].figures:
+            got = table.extract((figure,), text)
+            assert "not found" not in got, f"{path.name}: {got}"
+            for number in NUMBER.findall(got.removeprefix(figure.label)):
+                assert number in printed, f"{path.name}: {figure.label} gave {number}, not printed"
+
+
+def test_saved_figures_match_the_lines_read_independently(table) -> None:
+    """The figures equal what splitting the bench's own lines gives (a second reading, not the regexes)."""
+    ingest = (SAVED / "ingest.steady.stdout").read_text()
+    words = _line(ingest, "ingest stage on local[2]:").split()
+    assert _figures(table, "ingest", ingest)["stage"] == f"{words[-2]} MB/s ({words[-5]} s)"
+
+    stage = (SAVED / "dedup_stage.steady.stdout").read_text()
+    peak = _line(stage, "peak driver memory:").replace(",", "").split()
+    assert _figures(table, "dedup_stage", stage)["peak"] == f"python {peak[4]} / JVM {peak[7]} MiB"
+
+    bigcode = (SAVED / "vs_bigcode_release.steady.stdout").read_text()
+    peer, ours = _line(bigcode, "BigCode script").split(), _line(bigcode, "ingest + dedup (here)").split()
+    figures = _figures(table, "vs_bigcode_release", bigcode)
+    assert figures["survivors"] == f"{ours[5]} vs {peer[3]}"
+    precision = [line.split() for line in bigcode.splitlines() if line.startswith(("BigCode script", "ingest +"))]
+    assert figures["precision ours"] == f"{precision[-1][6]} (matched pair)"
+    assert figures["precision script"] == f"{precision[-2][-1]} (best match)"
+
+    cold = (SAVED / "vs_bigcode_release.cold.stdout").read_text()
+    assert _figures(table, "vs_bigcode_release", cold)["archive"] == "recorded"
+    assert _figures(table, "vs_bigcode_release", bigcode)["archive"] == "mapped"
+
+
+def test_merge_ratio_is_the_printed_times_ratio(table) -> None:
+    """A small bench_merge.py run: the extracted ratio is copy seconds over merge seconds from its own lines."""
+    text = _run_bench("bench_merge.py", "--total-mb", "2", "--shards", "4")
+    merge_s = float(re.search(r" in ([\d.]+)s =", _line(text, "merge:")).group(1))  # type: ignore[union-attr]
+    copy_s = float(re.search(r" in ([\d.]+)s =", _line(text, "copy:")).group(1))  # type: ignore[union-attr]
+    got = float(_figures(table, "merge", text)["merge/copy"].rstrip("x"))
+    low, high = (copy_s - 5e-4) / (merge_s + 5e-4), (copy_s + 5e-4) / max(merge_s - 5e-4, 1e-9)  # printed to 1 ms
+    assert low - 0.005 <= got <= high + 0.005
+
+
+def test_scale_row_is_the_json_cpu_seconds_per_gb(table) -> None:
+    """The bench_scale row cites docs/scaling-1-to-10gb.json: CPU s per GB recomputed here from its sizes."""
+    data = json.loads((REPO / "docs" / "scaling-1-to-10gb.json").read_text())
+    expected = ", ".join(
+        f"{s['size_gb']:.2f} GB {(s['driver_cpu_s'] + s['executors_cpu_s']) / (s['input_bytes'] / 1e9):.0f}"
+        for s in data["sizes"]
+    )
+    text = _run_bench("bench_scale.py", "--from-json", "docs/scaling-1-to-10gb.json")
+    assert _figures(table, "scale", text)["CPU s/GB"] == expected
+    commits = " / ".join(c[:7] for c in data["commit"])
+    assert table.json_commit(REPO / "docs" / "scaling-1-to-10gb.json") == commits
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_dirty_tree_is_refused(table, tmp_path: Path) -> None:
+    """A clean tree gives HEAD's short commit; a changed file is refused by name unless dirt is allowed."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    _git(tmp_path, "add", "a.py")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    head = _git(tmp_path, "rev-parse", "HEAD")
+    got = table.commit_of(tmp_path, allow_dirty=False)
+    assert head.startswith(got) and len(got) >= 7
+    (tmp_path / "a.py").write_text("x = 2\n")
+    with pytest.raises(table.TableError, match=r"uncommitted change.*a\.py.*--allow-dirty"):
+        table.commit_of(tmp_path, allow_dirty=False)
+    assert table.commit_of(tmp_path, allow_dirty=True) == got + "-dirty"
+
+
+def test_unknown_entry_is_a_one_line_error() -> None:
+    """--only with a name the table does not know: exit 2, one line naming it."""
+    out = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "readme_table.py"), "--only", "nosuch"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "'nosuch'" in out.stderr and "--only" in out.stderr
+
+
+def test_absent_data_is_said_in_the_row(table, tmp_path: Path) -> None:
+    """An entry whose data is absent is not run, and its row names the missing file."""
+    from dataclasses import replace
+
+    missing = tmp_path / "no-corpus"
+    entry = replace(_entry(table, "merge"), needs=(missing,))
+    row = table.run_entry(entry, quick=True, out=tmp_path, commit="abc1234")
+    assert row["runs"] == {}
+    text = table.render({"commit": "abc1234", "rows": [row]})
+    assert f"not run: {missing} absent" in text.splitlines()[-1]
+
+
+def test_cold_caches_leave_out_ours_only(table, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cold run's cache: the user's other cache entries linked, no numba cache, no class-data archive."""
+    user = tmp_path / "user-cache"
+    for name in ("numba", "spark-pretrain-pipeline", "pip", "datatrove"):
+        (user / name).mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user))
+    env = table.cold_caches(tmp_path / "cold")
+    xdg = Path(env["XDG_CACHE_HOME"])
+    assert sorted(p.name for p in xdg.iterdir()) == ["datatrove", "pip"]
+    assert (xdg / "pip").resolve() == (user / "pip").resolve()
+    assert list(Path(env["NUMBA_CACHE_DIR"]).iterdir()) == []
+
+
+def _cells(markdown: str) -> list[list[str]]:
+    rows = [line for line in markdown.splitlines() if line.startswith("| ") and not line.startswith("| bench |")]
+    return [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
+
+
+def test_from_json_round_trip(table, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A table.json printed again gives the rows it holds; --reparse reads the saved outputs beside it."""
+    run = {"exit": 0, "wall_s": 12.5, "cpu_s": 20.1, "load": [0.5, 1.25], "stdout": "ingest.steady.stdout"}
+    rows = [
+        {"name": "ingest", "command": "python bench/bench_ingest.py --mb 200", "what": "ingest | parse",
+         "commit": "abc1234", "status": "ok", "runs": {"cold": {**run, "stdout": "ingest.cold.stdout"}, "steady": run},
+         "cold": "stage 1.0 MB/s (9.0 s)", "steady": "stage 2.0 MB/s (4.5 s)"},
+        {"name": "bpe", "command": "python bench/bench_bpe.py", "what": "BPE", "commit": "abc1234",
+         "status": "not run: /x absent", "runs": {}, "cold": None, "steady": None},
+    ]  # fmt: skip
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps({"commit": "abc1234", "quick": False, "cpus": 2, "rows": rows}))
+    assert table.main(["--from-json", str(path)]) == 0
+    cells = _cells(capsys.readouterr().out)
+    assert cells[0] == [
+        "ingest", "`python bench/bench_ingest.py --mb 200`", "ingest \\| parse", "stage 1.0 MB/s (9.0 s)",
+        "stage 2.0 MB/s (4.5 s)", "abc1234", "cold 0.5-1.25, steady 0.5-1.25", "cold 12.5 / 20.1, steady 12.5 / 20.1",
+    ]  # fmt: skip
+    assert cells[1][0] == "bpe" and cells[1][4] == "not run: /x absent"
+
+    for kind in ("cold", "steady"):
+        (tmp_path / f"ingest.{kind}.stdout").write_text((SAVED / f"ingest.{kind}.stdout").read_text())
+    assert table.main(["--from-json", str(path), "--reparse"]) == 0
+    cells = _cells(capsys.readouterr().out)
+    line = _line((SAVED / "ingest.steady.stdout").read_text(), "ingest stage on local[2]:").split()
+    assert cells[0][4].startswith(f"stage {line[-2]} MB/s ({line[-5]} s)")
+
+
+def test_from_json_of_something_else_names_the_key(tmp_path: Path) -> None:
+    """--from-json on a JSON file that is not a table: exit 2, naming the missing key."""
+    path = tmp_path / "other.json"
+    path.write_text('{"sizes": []}')
+    out = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "readme_table.py"), "--from-json", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert out.returncode == 2 and "'rows'" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_every_readme_row_has_an_entry(table) -> None:
+    """Each script of README.md's bench table has an entry, and the default set runs bench_scale from its JSON only."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Tests and benchmarks") : readme.index("### Real benchmark corpora")]
+    in_readme = set(re.findall(r"^\| `bench/(bench_\w+\.py)", section, re.MULTILINE))
+    assert len(in_readme) >= 20
+    entries = table.select(None, everything=False)
+    assert in_readme <= {e.script for e in entries}
+    scale = [e for e in entries if e.script == "bench_scale.py"]
+    assert [e.args for e in scale] == [("--from-json", "docs/scaling-1-to-10gb.json")]
