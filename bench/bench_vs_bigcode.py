@@ -34,7 +34,8 @@ own shingles differ slightly), on ``--sample`` removed documents of each side dr
 
 ``--precision-only`` runs nothing and prints these lines again from the last run's outputs. ``--ours-only`` runs
 only our side (its time, CPU seconds and steps; no ratio, no precision). ``--work`` is where both sides write
-(default DATA/vs-bigcode), so two checkouts can bench at once.
+(default DATA/vs-bigcode), so two checkouts can bench at once; ``--event-log DIR`` has our side write a Spark
+event log there, which ``bench/spark_jobs.py`` lists job by job.
 """
 
 from __future__ import annotations
@@ -156,6 +157,9 @@ def main() -> None:
         "--ours-only", action="store_true", help="run only our side: its time, CPU seconds and steps (no peer needed)"
     )
     parser.add_argument("--work", type=Path, default=DATA / "vs-bigcode", help="where both sides write their runs")
+    parser.add_argument(
+        "--event-log", type=Path, default=None, help="our side writes a Spark event log here (bench/spark_jobs.py)"
+    )
     parser.add_argument("--num-perm", type=int, default=256)
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--ngram", type=int, default=5)
@@ -194,7 +198,7 @@ def main() -> None:
         "spark.ui.showConsoleProgress": "false",
     }
 
-    peer: tuple[float, TreePeakMemory, int] | None = None
+    peer: tuple[float, int, TreePeakMemory] | None = None  # seconds, survivors, peak
     if not args.ours_only:
         peer_cmd = [
             str(Path(sys.executable).parent / "spark-submit"),
@@ -219,7 +223,7 @@ def main() -> None:
         peer_seconds, peer_peak = run_timed(peer_cmd, PEERS, env, work / "peer.log")
         # the peer partitions its output by ``__pid__``, a directory name Arrow's discovery would skip
         peer_survivors = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "peer-out").rglob("*.parquet"))
-        peer = (peer_seconds, peer_peak, peer_survivors)
+        peer = (peer_seconds, peer_survivors, peer_peak)
 
     config = work / "ours.yaml"
     config.write_text(
@@ -227,7 +231,7 @@ def main() -> None:
             {
                 "output": str(work / "ours-run"),
                 "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}],
-                "spark": {"master": args.master, "settings": spark_conf},
+                "spark": {"master": args.master, "settings": {**spark_conf, **event_log(args.event_log)}},
                 "dedup": {"num_perm": args.num_perm, "threshold": args.threshold, "ngram": args.ngram},
                 "tokenizer": {"train": True, "vocab_size": 2000},  # required by the config; not run by `dedup`
             }
@@ -262,7 +266,7 @@ def main() -> None:
         )
     ours_cpu = ours_peak.cpu(False) + ours_peak.cpu(True)
     if peer is not None:
-        peer_seconds, peer_peak = peer[0], peer[1]
+        peer_seconds, peer_peak = peer[0], peer[2]
         print(f"speed-up: {peer_seconds / ours_seconds:.2f}x (BigCode time / ours)")
         peer_cpu = peer_peak.cpu(False) + peer_peak.cpu(True)
         print(f"CPU seconds, all processes: BigCode {peer_cpu:.1f}, ours {ours_cpu:.1f} = {peer_cpu / ours_cpu:.2f}x")
@@ -285,6 +289,14 @@ def main() -> None:
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     if peer is not None:
         precision_report(docs, work, args)
+
+
+def event_log(directory: Path | None) -> dict[str, str]:
+    """The Spark settings writing an event log to ``directory`` (made here), or none."""
+    if directory is None:
+        return {}
+    directory.mkdir(parents=True, exist_ok=True)
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(directory.resolve())}
 
 
 def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]], list[list[int]]]:
