@@ -32,7 +32,10 @@ own shingles differ slightly), on ``--sample`` removed documents of each side dr
 - and the documents removed by one side but kept by the other (counts, which include clusters where the sides
   kept different members), and, per cluster of ours, how many members the peer kept.
 
-``--precision-only`` runs nothing and prints these lines again from the last run's outputs.
+``--precision-only`` runs nothing and prints these lines again from the last run's outputs. ``--ours-only`` runs
+only our side (its time, CPU seconds and steps; no ratio, no precision). ``--work`` is where both sides write
+(default DATA/vs-bigcode), so two checkouts can bench at once; ``--event-log DIR`` has our side write a Spark
+event log there, which ``bench/spark_jobs.py`` lists job by job.
 """
 
 from __future__ import annotations
@@ -150,6 +153,13 @@ def main() -> None:
         action="store_true",
         help="run nothing: the precision lines again from the last run's outputs (same --corpus and --mb)",
     )
+    parser.add_argument(
+        "--ours-only", action="store_true", help="run only our side: its time, CPU seconds and steps (no peer needed)"
+    )
+    parser.add_argument("--work", type=Path, default=DATA / "vs-bigcode", help="where both sides write their runs")
+    parser.add_argument(
+        "--event-log", type=Path, default=None, help="our side writes a Spark event log here (bench/spark_jobs.py)"
+    )
     parser.add_argument("--num-perm", type=int, default=256)
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--ngram", type=int, default=5)
@@ -163,7 +173,7 @@ def main() -> None:
     )
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="override for ours: KEY=VALUE")
     args = parser.parse_args()
-    if not (PEERS / PEER_SCRIPT).is_file():
+    if not args.ours_only and not (PEERS / PEER_SCRIPT).is_file():
         sys.exit(f"skipped: the BigCode peer script is not at {PEERS / PEER_SCRIPT} (../shared/peers/)")
 
     if args.corpus == "synthetic":
@@ -172,12 +182,12 @@ def main() -> None:
         raw = prefix(Path(args.corpus), args.mb, DATA / "vs-bigcode-corpora")
     docs = load(raw)
     text_mb, documents = docs.text_bytes / 1e6, len(docs.offsets)
-    parquet = peer_parquet(docs, "content")
-    work = DATA / "vs-bigcode"
+    work = args.work
     if args.precision_only:
         return precision_report(docs, work, args)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    parquet = None if args.ours_only else peer_parquet(docs, "content")
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     env.pop("SPARK_HOME", None)
     spark_conf = {
@@ -188,29 +198,32 @@ def main() -> None:
         "spark.ui.showConsoleProgress": "false",
     }
 
-    peer_cmd = [
-        str(Path(sys.executable).parent / "spark-submit"),
-        "--master",
-        args.master,
-        *[a for k, v in spark_conf.items() for a in ("--conf", f"{k}={v}")],
-        *(["--conf", f"spark.driver.extraJavaOptions={LOCAL_JIT}"] if args.peer_jit_as_ours else []),
-        PEER_SCRIPT,
-        "--input",
-        str(parquet),
-        "--output",
-        str(work / "peer-out"),
-        "--column",
-        "content",
-        "--threshold",
-        str(args.threshold),
-        "--ngram_size",
-        str(args.ngram),
-        "--num_perm",
-        str(args.num_perm),
-    ]
-    peer_seconds, peer_peak = run_timed(peer_cmd, PEERS, env, work / "peer.log")
-    # the peer partitions its output by ``__pid__``, a directory name Arrow's discovery would skip
-    peer_survivors = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "peer-out").rglob("*.parquet"))
+    peer: tuple[float, int, TreePeakMemory] | None = None  # seconds, survivors, peak
+    if not args.ours_only:
+        peer_cmd = [
+            str(Path(sys.executable).parent / "spark-submit"),
+            "--master",
+            args.master,
+            *[a for k, v in spark_conf.items() for a in ("--conf", f"{k}={v}")],
+            *(["--conf", f"spark.driver.extraJavaOptions={LOCAL_JIT}"] if args.peer_jit_as_ours else []),
+            PEER_SCRIPT,
+            "--input",
+            str(parquet),
+            "--output",
+            str(work / "peer-out"),
+            "--column",
+            "content",
+            "--threshold",
+            str(args.threshold),
+            "--ngram_size",
+            str(args.ngram),
+            "--num_perm",
+            str(args.num_perm),
+        ]
+        peer_seconds, peer_peak = run_timed(peer_cmd, PEERS, env, work / "peer.log")
+        # the peer partitions its output by ``__pid__``, a directory name Arrow's discovery would skip
+        peer_survivors = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "peer-out").rglob("*.parquet"))
+        peer = (peer_seconds, peer_survivors, peer_peak)
 
     config = work / "ours.yaml"
     config.write_text(
@@ -218,7 +231,7 @@ def main() -> None:
             {
                 "output": str(work / "ours-run"),
                 "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}],
-                "spark": {"master": args.master, "settings": spark_conf},
+                "spark": {"master": args.master, "settings": {**spark_conf, **event_log(args.event_log)}},
                 "dedup": {"num_perm": args.num_perm, "threshold": args.threshold, "ngram": args.ngram},
                 "tokenizer": {"train": True, "vocab_size": 2000},  # required by the config; not run by `dedup`
             }
@@ -243,17 +256,22 @@ def main() -> None:
         f"{__import__('pyspark').__version__}"
     )
     print(f"{'':28}{'seconds':>9}{'survivors':>11}{'py MiB':>8}{'JVM MiB':>9}{'py CPU s':>10}{'JVM CPU s':>11}")
-    for name, secs, kept, peak in (
-        ("BigCode script" + (", C1 JIT" if args.peer_jit_as_ours else ""), peer_seconds, peer_survivors, peer_peak),
-        ("ingest + dedup (here)", ours_seconds, ours_survivors, ours_peak),
-    ):
+    rows = [("ingest + dedup (here)", ours_seconds, ours_survivors, ours_peak)]
+    if peer is not None:
+        rows.insert(0, ("BigCode script" + (", C1 JIT" if args.peer_jit_as_ours else ""), *peer))
+    for name, secs, kept, peak in rows:
         print(
             f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}"
             f"{peak.cpu(False):10.1f}{peak.cpu(True):11.1f}"
         )
-    print(f"speed-up: {peer_seconds / ours_seconds:.2f}x (BigCode time / ours)")
-    peer_cpu, ours_cpu = peer_peak.cpu(False) + peer_peak.cpu(True), ours_peak.cpu(False) + ours_peak.cpu(True)
-    print(f"CPU seconds, all processes: BigCode {peer_cpu:.1f}, ours {ours_cpu:.1f} = {peer_cpu / ours_cpu:.2f}x")
+    ours_cpu = ours_peak.cpu(False) + ours_peak.cpu(True)
+    if peer is not None:
+        peer_seconds, peer_peak = peer[0], peer[2]
+        print(f"speed-up: {peer_seconds / ours_seconds:.2f}x (BigCode time / ours)")
+        peer_cpu = peer_peak.cpu(False) + peer_peak.cpu(True)
+        print(f"CPU seconds, all processes: BigCode {peer_cpu:.1f}, ours {ours_cpu:.1f} = {peer_cpu / ours_cpu:.2f}x")
+    else:
+        print(f"CPU seconds, all processes: ours {ours_cpu:.1f} (--ours-only: no peer run)")
     ingest, dedup = stages["ingest"]["seconds"], stages["dedup"]["seconds"]
     print(
         f"our stages: ingest {ingest:.1f} s (with the JVM start), dedup {dedup:.1f} s = {text_mb / dedup:.1f} MB/s; "
@@ -269,7 +287,16 @@ def main() -> None:
         + " (docs/running.md, Locally)"
     )
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
-    precision_report(docs, work, args)
+    if peer is not None:
+        precision_report(docs, work, args)
+
+
+def event_log(directory: Path | None) -> dict[str, str]:
+    """The Spark settings writing an event log to ``directory`` (made here), or none."""
+    if directory is None:
+        return {}
+    directory.mkdir(parents=True, exist_ok=True)
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(directory.resolve())}
 
 
 def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]], list[list[int]]]:

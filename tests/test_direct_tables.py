@@ -107,3 +107,26 @@ def test_a_run_directory_without_a_hadoop_file_system_is_direct(spark, s3_emulat
     finally:
         restore_worker_env(spark, old)
     assert TableStore(str(tmp_path / "run"), lambda: spark).mode == "native"
+
+
+def test_a_native_table_is_read_back_with_the_schema_spark_infers_without_a_job(spark, tmp_path):
+    """A table the store wrote is read with its known schema: the one Spark's own inference gives (every field,
+    element and value nullable), the same rows, and no schema-inference job."""
+    from pyspark.sql import functions as F
+
+    frame = spark.range(5).select(
+        F.col("id"),  # not nullable in the frame
+        F.array(F.col("id"), F.lit(1)).alias("ids"),
+        F.struct(F.lit("x").alias("tag"), F.create_map(F.lit("k"), F.col("id")).alias("m")).alias("s"),
+    )
+    assert not frame.schema["id"].nullable and not frame.schema["ids"].dataType.containsNull
+    store = TableStore(str(tmp_path / "run"), lambda: spark)
+    store.write(frame, "dedup", "t")
+    inferred = spark.read.parquet(str(tmp_path / "run" / "dedup" / "t"))  # Spark's inference, not the store
+    tracker = spark.sparkContext.statusTracker()
+    before = set(tracker.getJobIdsForGroup())
+    known = store.read("dedup", "t")
+    assert set(tracker.getJobIdsForGroup()) == before  # defining the DataFrame ran no job
+    assert known.schema == inferred.schema
+    assert sorted(known.collect()) == sorted(inferred.collect())
+    assert TableStore(str(tmp_path / "run"), lambda: spark).read("dedup", "t").schema == inferred.schema

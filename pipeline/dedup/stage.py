@@ -120,11 +120,11 @@ def run_dedup(ctx: RunContext) -> dict:
         timer.begin("exact_prepass")
         groups = exact_groups(features).persist()
         copy = F.col("doc_id") != F.col("rep")
-        group_stats = groups.agg(
+        group_stats = groups.agg(  # a global aggregate: one row
             F.count(F.when(copy & F.col("short"), 1)).alias("short_exact"),
             F.count(F.when(copy, 1)).alias("removed"),
-            F.countDistinct("rep").alias("groups"),
-        ).collect()[0]  # a global aggregate: one row
+            F.count(F.when(~copy, 1)).alias("groups"),  # one representative per group: no distinct (a shuffle)
+        ).collect()[0]
         short_exact = group_stats["short_exact"]
         pool = eligible.join(groups.where(copy).select("doc_id"), "doc_id", "left_anti")
         timer.lap("exact_prepass", short_exact_duplicates=short_exact)
@@ -141,15 +141,16 @@ def run_dedup(ctx: RunContext) -> dict:
         kept = edges.where(F.col("jaccard") >= plan.threshold)
     else:
         kept, candidate_jaccards = edges.withColumn("jaccard", F.lit(None).cast("double")), []
+        at_threshold = candidates
     timer.begin("components")
     ctx.write_table(kept, layout.EDGES)
     kept = ctx.read_table(layout.EDGES)
-    verified = kept.count()
+    verified = at_threshold  # the rows just written, counted before: no count job
     if verified <= plan.local_components_max_edges:  # small graph: union-find in one task
         near = single_task_components(kept).persist()
     else:
         near = connected_components(kept.select("src", "dst"), plan.engine, plan.checkpoint_interval).persist()
-    timer.lap("components", documents_in_components=near.count())
+    timer.lap("components")  # the labels are computed where the survivors step first reads them
     stats = {
         "candidate_edges": candidates,
         "verified_edges": verified,

@@ -59,8 +59,9 @@ def run_ingest(ctx: RunContext) -> dict:
     records = read_records(spark, splits.pack_splits(again, config.ingest), rules, "rejects")
     ctx.write_table(records.select(*REJECT_COLUMNS), layout.REJECTS)
     tallies: list[tuple[str, str | None, int]] = [*documents_per_source(ctx.read_table(layout.DOCUMENTS))]
-    for row in ctx.read_table(layout.REJECTS).groupBy("source", "reason").count().collect():
-        tallies.append((row["source"], row["reason"], row["count"]))
+    if again:  # else the rejects pass read nothing: an empty table, no job to count it
+        for row in ctx.read_table(layout.REJECTS).groupBy("source", "reason").count().collect():
+            tallies.append((row["source"], row["reason"], row["count"]))
     return {
         "sources": _count(tallies, [s.name for s in config.sources], older),
         "splits": len(planned),

@@ -26,6 +26,7 @@ import logging
 import os
 import shutil
 import tempfile
+from typing import Any
 
 from pipeline import storage
 from pipeline.spark.direct_tables import read_direct, write_direct
@@ -84,6 +85,7 @@ class TableStore:
         self._spark = spark_getter
         self._mode: str | None = None
         self._work: str | None = None
+        self._written: dict[str, Any] = {}  # table directory -> the schema a read of what this store wrote infers
 
     @property
     def mode(self) -> str:
@@ -109,16 +111,25 @@ class TableStore:
 
     def write(self, frame, *parts: str) -> None:
         """Write ``frame`` as the table ``parts``, replacing it."""
+        path = self.path(*parts)
+        self._written.pop(path, None)
         if self.mode == "native":
-            frame.write.mode("overwrite").parquet(self.path(*parts))
+            frame.write.mode("overwrite").parquet(path)
+            self._written[path] = as_read(frame.schema)
         else:
-            write_direct(frame, self.path(*parts))
+            write_direct(frame, path)
 
     def read(self, *parts: str):
-        """The table ``parts`` as a DataFrame."""
+        """The table ``parts`` as a DataFrame.
+
+        A table this store wrote is read with its known schema: Spark infers a Parquet table's schema
+        with a job of its own (footers read in parallel), a job per read otherwise."""
+        path = self.path(*parts)
         if self.mode == "native":
-            return self._spark().read.parquet(self.path(*parts))
-        return read_direct(self._spark(), self.path(*parts))
+            known = self._written.get(path)
+            reader = self._spark().read if known is None else self._spark().read.schema(known)
+            return reader.parquet(path)
+        return read_direct(self._spark(), path)
 
     def checkpoint_dir(self, wanted: str) -> str | None:
         """``wanted`` when Hadoop can write there, else a local directory on a local master, else None (logged)."""
@@ -133,6 +144,20 @@ class TableStore:
             atexit.register(shutil.rmtree, self._work, True)
         log.warning("checkpoints: %s is not Hadoop-visible in this session; using %s", wanted, self._work)
         return self._work
+
+
+def as_read(data_type):
+    """``data_type`` as Spark infers it when reading the Parquet it wrote: every field, element and value
+    nullable (names, types and field metadata kept)."""
+    from pyspark.sql.types import ArrayType, MapType, StructField, StructType
+
+    if isinstance(data_type, StructType):
+        return StructType([StructField(f.name, as_read(f.dataType), True, f.metadata) for f in data_type.fields])
+    if isinstance(data_type, ArrayType):
+        return ArrayType(as_read(data_type.elementType), True)
+    if isinstance(data_type, MapType):
+        return MapType(as_read(data_type.keyType), as_read(data_type.valueType), True)
+    return data_type
 
 
 def write_table_at(spark, frame, url: str) -> None:

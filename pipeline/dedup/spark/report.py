@@ -3,6 +3,8 @@ times."""
 
 from __future__ import annotations
 
+from functools import reduce
+
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -30,24 +32,21 @@ def build_report(
     (doc_id, source) rows removed for that reason; ``sections`` are added to the report as they are.
     """
     removed_for = removed_for or {}
-    docs = ctx.read_table(ctx.passed_on)
     keys = ("documents", "duplicates_removed", *removed_for, "survivors")
     per_source = {name: {k: 0 for k in keys} for name in plan.sources}
-    for row in docs.groupBy("source").count().collect():
-        per_source[row["source"]]["documents"] = row["count"]
-    removed = components.where("doc_id != survivor")
-    for row in removed.groupBy("source").count().collect():
-        per_source[row["source"]]["duplicates_removed"] = row["count"]
-    for key, frame in removed_for.items():
-        for row in frame.groupBy("source").count().collect():
-            per_source[row["source"]][key] = row["count"]
     # survivors counted from the written table, so documents = removed + survivors is a real check
-    for row in ctx.read_table(layout.SURVIVORS).groupBy("source").count().collect():
-        per_source[row["source"]]["survivors"] = row["count"]
+    tagged = [
+        ctx.read_table(ctx.passed_on).select("source", F.lit("documents").alias("key")),
+        components.where("doc_id != survivor").select("source", F.lit("duplicates_removed").alias("key")),
+        *(frame.select("source", F.lit(key).alias("key")) for key, frame in removed_for.items()),
+        ctx.read_table(layout.SURVIVORS).select("source", F.lit("survivors").alias("key")),
+    ]
+    for row in reduce(DataFrame.unionByName, tagged).groupBy("source", "key").count().collect():  # one query
+        per_source[row["source"]][row["key"]] = row["count"]
     sizes = components.groupBy("component").count()
-    histogram = {
-        str(r["count"]): r["n"] for r in sizes.groupBy("count").agg(F.count("*").alias("n")).orderBy("count").collect()
-    }
+    # sorted here, not by Spark: an orderBy is a sampling job and a shuffle more
+    by_size = sorted((r["count"], r["n"]) for r in sizes.groupBy("count").agg(F.count("*").alias("n")).collect())
+    histogram = {str(size): n for size, n in by_size}
     largest = sizes.orderBy(F.desc("count"), "component").limit(LARGEST).collect()
     examples = [
         {"component": row["component"], "size": row["count"], "example_doc_ids": ids}
@@ -74,9 +73,9 @@ def _smallest_ids(components: DataFrame, wanted: list[int]) -> list[list[int]]:
     rank = F.row_number().over(Window.partitionBy("component").orderBy("doc_id"))
     chosen = components.where(F.col("component").isin(wanted)).select("component", "doc_id", rank.alias("rank"))
     ids: dict[int, list[int]] = {c: [] for c in wanted}
-    for row in chosen.where(F.col("rank") <= EXAMPLES).orderBy("component", "doc_id").collect():
+    for row in chosen.where(F.col("rank") <= EXAMPLES).collect():
         ids[row["component"]].append(row["doc_id"])
-    return [ids[c] for c in wanted]
+    return [sorted(ids[c]) for c in wanted]
 
 
 CANDIDATE_BINS = 20  # Jaccard bins of width 1/20 over [0, 1]; exactly 1.0 counts in the last bin
