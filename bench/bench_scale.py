@@ -236,7 +236,7 @@ def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
     figures): the cost of more data once the fixed start-up part (JVMs, workers, kernel loads) is paid."""
     by_size = sorted(rows, key=lambda row: row["input_bytes"])
     added: dict[int, float | None] = {id(by_size[0]): None}
-    for smaller, row in zip(by_size, by_size[1:]):
+    for smaller, row in zip(by_size, by_size[1:], strict=False):
         cpu, before = _cpu_per_gb(row), _cpu_per_gb(smaller)
         if cpu is None or before is None:
             added[id(row)] = None
@@ -255,7 +255,7 @@ def markdown(result: dict) -> str:
     head += ["driver MiB", "executor MiB", "load"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     first, first_cpu = rows[0]["seconds_per_gb"]["submit"], _cpu_per_gb(rows[0])
-    for row, added in zip(rows, marginal_cpu_per_gb(rows)):
+    for row, added in zip(rows, marginal_cpu_per_gb(rows), strict=True):
         per_gb = row["seconds_per_gb"]
         executors = "/".join(f"{e['total']:.0f}" for e in row["executors_mib"])
         cells = [f"{row['input_bytes'] / GB:.2f}", *(f"{per_gb[n]:.1f}" for n in names)]
