@@ -68,9 +68,17 @@ class FineWebFilter:
         counts = np.zeros((batch.num_rows, 4), dtype=np.int64)
         kernel.line_counts(data, offsets, self._stop_table, space_table(), float(self.short_line_length), counts)
         left = self._line_rules(out, counts)
+        repeated = np.zeros(len(left), dtype=np.int64)
+        kernel.duplicate_chars(data, offsets, left, space_table(), repeated)
+        ratio = repeated / counts[left, 3]
+        out.measures["char_dup_ratio"][left] = ratio
+        fails = ratio > self.char_duplicates_ratio
+        for i, value in zip(left[fails].tolist(), ratio[fails].tolist(), strict=True):
+            self._drop_duplicates(out, i, value)
+        left = left[~fails]
         texts = batch.column("text").take(pa.array(left)).to_pylist()
-        for i, text, chars in zip(left.tolist(), texts, counts[left, 3].tolist(), strict=True):
-            self._judge_rest(out, i, text or "", chars)
+        for i, text in zip(left.tolist(), texts, strict=True):
+            self._list_rule(out, i, text or "")
         return out.result()
 
     def _line_rules(self, out: Outcomes, counts: np.ndarray) -> np.ndarray:
@@ -122,20 +130,19 @@ class FineWebFilter:
             detail = f"lines of at most {limit} characters {fmt(ratio)} > short_line_thr {fmt(self.short_line_thr)}"
             out.drop(i, "short_line_ratio", detail)
             return
-        self._judge_rest(out, i, text, len(text) - text.count("\n"), lines)
-
-    def _judge_rest(self, out: Outcomes, i: int, text: str, chars: int, lines: list[str] | None = None) -> None:
-        """The duplicated-line and list rules of one document (``chars``: its characters less its newlines)."""
-        if lines is None:
-            lines = list(filter(None, text.split("\n")))
-            if any(map(str.isspace, lines)):
-                lines = list(filterfalse(str.isspace, lines))
-        ratio = duplicates(lines)[1] / chars
+        ratio = duplicates(lines)[1] / (len(text) - text.count("\n"))
         out.measure(i, "char_dup_ratio", ratio)
         if ratio > self.char_duplicates_ratio:
-            detail = f"duplicate line characters {fmt(ratio)} > char_duplicates_ratio {fmt(self.char_duplicates_ratio)}"
-            out.drop(i, "char_dup_ratio", detail)
+            self._drop_duplicates(out, i, ratio)
             return
+        self._list_rule(out, i, text)
+
+    def _drop_duplicates(self, out: Outcomes, i: int, ratio: float) -> None:
+        detail = f"duplicate line characters {fmt(ratio)} > char_duplicates_ratio {fmt(self.char_duplicates_ratio)}"
+        out.drop(i, "char_dup_ratio", detail)
+
+    def _list_rule(self, out: Outcomes, i: int, text: str) -> None:
+        """Newlines per word, the last rule."""
         n_words = count_words(text)
         newlines = text.count("\n")
         ratio = newlines / n_words if n_words else float("inf")
@@ -145,10 +152,10 @@ class FineWebFilter:
 
 
 def _compiled(batch: pa.RecordBatch) -> ModuleType | None:
-    """The line kernel when this batch runs compiled (the FILTER switch, by its text's bytes), else None."""
+    """The line kernels when this batch runs compiled (the FILTER switch, by its text's bytes), else None."""
     if not FILTER.use("fineweb_lines", batch.column("text").nbytes):
         return None
-    # lazy: importing numba and loading (or compiling) the kernel costs seconds, paid only by calls that use it
+    # lazy: importing numba and loading (or compiling) the kernels costs seconds, paid only by calls that use them
     from pipeline.filter import line_counts_numba
 
     return line_counts_numba
