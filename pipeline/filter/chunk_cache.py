@@ -1,5 +1,6 @@
-"""spaCy's tokens of one whitespace-free chunk, cached per process: a special case, a word of letters, a core
-between single-character affixes (fast paths), else the affix rules; then split special cases rejoined."""
+"""spaCy's tokens of one whitespace-free chunk, cached per process: a special case, a word of letters, letters or
+ASCII digits between single-character affixes or a word and its dot, a core between single-character affixes (fast
+paths, cheapest first), else the affix rules; then split special cases rejoined."""
 
 from __future__ import annotations
 
