@@ -21,7 +21,9 @@ both with the ratio:
   fresh formatter per document gives); ours ``PIIFilter``: same text;
 * ``gopher_repetition``, ``gopher_quality``, ``c4``, ``fineweb``: datatrove's ``GopherRepetitionFilter``,
   ``GopherQualityFilter``, ``C4QualityFilter``, ``FineWebQualityFilter`` with their defaults against ours in
-  ``pipeline/filter/<name>.py``; "not built" while that module is absent.
+  ``pipeline/filter/<name>.py``; "not built" while that module is absent. The FILTER numba switch is forced on
+  and the kernels loaded before the timing, as for language (a worker takes its first 2 MB per kernel through
+  the Python path, and language ID, first in the default configs, has imported numba by then).
 
 Goals (issue 29): the rule filters and PII >= 10x datatrove per core; language ID >= 1x fastText's predict.
 """
@@ -179,6 +181,9 @@ def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> R
     from datatrove.data import Document
 
     theirs_filter = getattr(importlib.import_module(f"datatrove.pipeline.filters.{their_module}"), their_class)()
+    from pipeline.numba_backend import FILTER
+
+    FILTER.set(True)  # compiled kernels (fineweb's line counts) from the first call, loaded in the warm-up below
     for i, text in enumerate(texts[:50]):  # first calls (the word tokenizer, caches) outside the timing, for both
         theirs_filter.filter(Document(text=text, id=str(i)))
     ours_filter.apply(batches[0].slice(0, 50))

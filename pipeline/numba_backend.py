@@ -89,4 +89,4 @@ DEDUP = NumbaSwitch("PIPELINE_DEDUP_NUMBA")  # MinHash signatures, shingle hashi
 TOKENIZER = NumbaSwitch("PIPELINE_TOKENIZER_NUMBA")  # BPE encoding (pipeline.tokenizer)
 BLEND = NumbaSwitch("PIPELINE_BLEND_NUMBA")  # the blending-index loop (pipeline.blend)
 TRAINING = NumbaSwitch("PIPELINE_TRAINING_NUMBA")  # the sample-index loop (pipeline.training_indices)
-FILTER = NumbaSwitch("PIPELINE_FILTER_NUMBA")  # fastText's hidden vectors, Gopher repetition (pipeline.filter)
+FILTER = NumbaSwitch("PIPELINE_FILTER_NUMBA")  # fastText, Gopher repetition, FineWeb lines (pipeline.filter)

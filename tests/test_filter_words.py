@@ -297,3 +297,55 @@ def test_shared_splits_give_datatrove_s_words_and_split_each_text_once(monkeypat
     assert sorted(calls) == sorted(texts)
     words.split_words(texts[0])
     assert len(calls) == len(texts) + 1  # outside the block: split again
+
+
+def _catalogue_chunks(every: int = 25) -> list[str]:
+    """Distinct chunks of the translated strings of every ``every``-th catalogue under /usr/share/locale."""
+    import gettext
+
+    chunks: dict[str, None] = {}
+    for path in sorted(Path("/usr/share/locale").glob("*/LC_MESSAGES/*.mo"))[::every]:
+        try:
+            with open(path, "rb") as handle:
+                catalogue = gettext.GNUTranslations(handle)
+        except (OSError, UnicodeDecodeError, IndexError, ValueError):
+            continue
+        chunks.update(dict.fromkeys(c for v in catalogue._catalog.values() for c in str(v).split()))
+    return list(chunks)
+
+
+def test_plain_affixes_chunks_split_as_spacy(request):
+    """The cheapest miss path (``plain_affixes``: single-character affixes around letters or ASCII digits, a word
+    and its dot) on the distinct chunks of real text in many scripts and of punctuation-heavy sources: every chunk
+    it takes gives spaCy's tokens, it takes thousands, non-ASCII ones among them, and declines thousands."""
+    from pipeline.filter import chunk_cache, spacy_affixes
+
+    spacy = require_oracle("spacy")
+    tok = spacy.blank("en").tokenizer
+    docs = _source_docs() + _html_docs() + _copyright_docs() + _fixture_docs(request.getfixturevalue("shared_fixtures"))
+    chunks = list(dict.fromkeys([*(c for doc in docs for c in doc.split()), *_catalogue_chunks()]))
+    chunks = [c for c in chunks if not c.isalpha() and c not in spacy_affixes.SPECIALS]
+    taken = [c for c in chunks if spacy_affixes.plain_affixes(c) is not None]
+    if len(taken) < 1000:
+        missing_tool("too few real chunks on this machine (/usr/share/doc, site-packages, /usr/share/locale)")
+    assert len(chunks) - len(taken) > 1000
+    assert sum(not c.isascii() for c in taken) > 500 and sum(c.endswith(".") for c in taken) > 500
+    chunk_cache.clear()
+    wrong = [c for c in taken if list(chunk_cache.chunk_tokens(c)) != [t.text for t in tok(c)]]
+    assert not wrong, wrong[:5]
+    fixed = ["(word),", "«Wort»", "'s,", "‘s", "etc.", "U.S.", "AB.", "ab.", "1924)", "(3)", "can't.", "cannot."]
+    assert [list(chunk_cache.chunk_tokens(c)) for c in fixed] == [[t.text for t in tok(c)] for c in fixed]
+
+
+def test_url_hint_finds_every_url_the_url_rule_matches():
+    """The URL rule runs only where its cheap hint is found: on every real chunk with a dot (and hand-made URLs,
+    IP addresses, ports, paths) the rule matches nothing the hint misses, and the hint skips most chunks."""
+    from pipeline.filter import spacy_affixes
+
+    docs = _source_docs() + _html_docs() + _copyright_docs()
+    made = ["http://a.bc", "www.example.org:8080/x?y#z", "1.2.3.4", "8.8.8.8:53", "u@host.io", "ftp://x.y.zz/", "é.fr"]
+    chunks = [c for c in dict.fromkeys([*(c for doc in docs for c in doc.split()), *made]) if "." in c]
+    matched = [c for c in chunks if spacy_affixes._URL.match(c)]
+    assert len(matched) > 50 and set(made) <= set(matched)
+    assert not [c for c in matched if not spacy_affixes._URL_HINT.search(c)]
+    assert sum(spacy_affixes._URL_HINT.search(c) is None for c in chunks) > len(chunks) // 2

@@ -26,3 +26,9 @@ def table_of(chars: Iterable[str]) -> np.ndarray:
 def alpha_table() -> np.ndarray:
     """True at every code point whose character is ``str.isalpha()`` (built once per process)."""
     return np.fromiter((chr(c).isalpha() for c in range(N_CODEPOINTS)), dtype=bool, count=N_CODEPOINTS)
+
+
+@cache
+def space_table() -> np.ndarray:
+    """True at every code point whose character is ``str.isspace()`` (built once per process)."""
+    return np.fromiter((chr(c).isspace() for c in range(N_CODEPOINTS)), dtype=bool, count=N_CODEPOINTS)

@@ -1,9 +1,10 @@
-"""spaCy's tokens of one whitespace-free chunk, cached per process: a special case, a word of letters, a core
-between single-character affixes (fast paths), else the affix rules; then split special cases rejoined."""
+"""spaCy's tokens of one whitespace-free chunk, cached per process: a special case, a word of letters, letters or
+ASCII digits between single-character affixes or a word and its dot, a core between single-character affixes (fast
+paths, cheapest first), else the affix rules; then split special cases rejoined."""
 
 from __future__ import annotations
 
-from pipeline.filter.spacy_affixes import SPECIALS, affixes, stripped_affixes
+from pipeline.filter.spacy_affixes import SPECIALS, affixes, plain_affixes, stripped_affixes
 from pipeline.filter.spacy_special_cases import PAIRS, restore_specials
 
 CACHE: dict[str, tuple[str, ...]] = {}  # the current generation
@@ -38,7 +39,7 @@ def _make(chunk: str) -> tuple[str, ...]:
         return SPECIALS[chunk]
     if chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/test_filter_words.py)
         return (chunk,)
-    pieces = stripped_affixes(chunk) or affixes(chunk, specials=True)
+    pieces = plain_affixes(chunk) or stripped_affixes(chunk) or affixes(chunk, specials=True)
     tokens = tuple(pieces)
     if len(pieces) > 1 and not PAIRS.isdisjoint(zip(pieces, pieces[1:], strict=False)):  # a match may start
         rejoined = tuple(restore_specials(pieces))

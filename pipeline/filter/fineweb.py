@@ -7,14 +7,18 @@ from __future__ import annotations
 
 from itertools import filterfalse
 from operator import itemgetter
+from types import ModuleType
 
+import numpy as np
 import pyarrow as pa
 
 from pipeline.filter import settings
-from pipeline.filter.outcome import Outcomes, fmt, judge_each
+from pipeline.filter.chars import space_table, table_of
+from pipeline.filter.outcome import Outcomes, fmt, judge_each, text_bytes
 from pipeline.filter.punctuation import TERMINAL_PUNCTUATION
 from pipeline.filter.repetition import duplicates
 from pipeline.filter.words import count_words
+from pipeline.numba_backend import FILTER
 from pipeline.stage_api.filter import FilterResult
 
 NAME = "fineweb"
@@ -49,13 +53,57 @@ class FineWebFilter:
         given = settings.strings(NAME, "stop_chars", stop_chars)
         self.stop_chars = tuple(sorted(TERMINAL_PUNCTUATION)) if given is None else given
         self._stop_set = frozenset(self.stop_chars) if all(len(c) == 1 for c in self.stop_chars) else None
+        self._stop_table = None if self._stop_set is None else table_of(self._stop_set)
         self.line_punct_thr, self.line_punct_exclude_zero = line_punct_thr, line_punct_exclude_zero
         self.short_line_thr, self.short_line_length = short_line_thr, short_line_length
         self.char_duplicates_ratio, self.new_line_ratio = char_duplicates_ratio, new_line_ratio
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""
-        return judge_each(NAME, RULES, batch, self._judge)
+        kernel = _compiled(batch) if self._stop_table is not None and batch.num_rows else None
+        if kernel is None:
+            return judge_each(NAME, RULES, batch, self._judge)
+        out = Outcomes(NAME, RULES, batch.num_rows)
+        data, offsets = text_bytes(batch)
+        counts = np.zeros((batch.num_rows, 4), dtype=np.int64)
+        kernel.line_counts(data, offsets, self._stop_table, space_table(), float(self.short_line_length), counts)
+        left = self._line_rules(out, counts)
+        repeated = np.zeros(len(left), dtype=np.int64)
+        kernel.duplicate_chars(data, offsets, left, space_table(), repeated)
+        ratio = repeated / counts[left, 3]
+        out.measures["char_dup_ratio"][left] = ratio
+        fails = ratio > self.char_duplicates_ratio
+        for i, value in zip(left[fails].tolist(), ratio[fails].tolist(), strict=True):
+            self._drop_duplicates(out, i, value)
+        left = left[~fails]
+        texts = batch.column("text").take(pa.array(left)).to_pylist()
+        for i, text in zip(left.tolist(), texts, strict=True):
+            self._list_rule(out, i, text or "")
+        return out.result()
+
+    def _line_rules(self, out: Outcomes, counts: np.ndarray) -> np.ndarray:
+        """The empty, punctuated-line and short-line rules over every document at once, from each one's non-blank,
+        punctuated and short lines (``counts``' first three columns); the documents left."""
+        n_lines, ended, short = counts[:, 0], counts[:, 1], counts[:, 2]
+        out.measures["empty"][:] = n_lines
+        left = np.flatnonzero(n_lines > 0)
+        for i in np.flatnonzero(n_lines == 0).tolist():
+            out.drop(i, "empty", "no non-blank line")
+        ratio = ended[left] / n_lines[left]
+        out.measures["line_punct_ratio"][left] = ratio
+        fails = (ratio < self.line_punct_thr) & ~((ratio == 0) & self.line_punct_exclude_zero)
+        for i, value in zip(left[fails].tolist(), ratio[fails].tolist(), strict=True):
+            detail = f"lines ending in terminal punctuation {fmt(value)} < line_punct_thr {fmt(self.line_punct_thr)}"
+            out.drop(i, "line_punct_ratio", detail)
+        left = left[~fails]
+        ratio = short[left] / n_lines[left]
+        out.measures["short_line_ratio"][left] = ratio
+        fails = ratio > self.short_line_thr
+        limit = self.short_line_length
+        for i, value in zip(left[fails].tolist(), ratio[fails].tolist(), strict=True):
+            detail = f"lines of at most {limit} characters {fmt(value)} > short_line_thr {fmt(self.short_line_thr)}"
+            out.drop(i, "short_line_ratio", detail)
+        return left[~fails]
 
     def _judge(self, out: Outcomes, i: int, text: str) -> None:
         lines = list(filter(None, text.split("\n")))
@@ -85,12 +133,29 @@ class FineWebFilter:
         ratio = duplicates(lines)[1] / (len(text) - text.count("\n"))
         out.measure(i, "char_dup_ratio", ratio)
         if ratio > self.char_duplicates_ratio:
-            detail = f"duplicate line characters {fmt(ratio)} > char_duplicates_ratio {fmt(self.char_duplicates_ratio)}"
-            out.drop(i, "char_dup_ratio", detail)
+            self._drop_duplicates(out, i, ratio)
             return
+        self._list_rule(out, i, text)
+
+    def _drop_duplicates(self, out: Outcomes, i: int, ratio: float) -> None:
+        detail = f"duplicate line characters {fmt(ratio)} > char_duplicates_ratio {fmt(self.char_duplicates_ratio)}"
+        out.drop(i, "char_dup_ratio", detail)
+
+    def _list_rule(self, out: Outcomes, i: int, text: str) -> None:
+        """Newlines per word, the last rule."""
         n_words = count_words(text)
         newlines = text.count("\n")
         ratio = newlines / n_words if n_words else float("inf")
         out.measure(i, "list_ratio", ratio)
         if ratio > self.new_line_ratio:
             out.drop(i, "list_ratio", f"newlines per word {fmt(ratio)} > new_line_ratio {fmt(self.new_line_ratio)}")
+
+
+def _compiled(batch: pa.RecordBatch) -> ModuleType | None:
+    """The line kernels when this batch runs compiled (the FILTER switch, by its text's bytes), else None."""
+    if not FILTER.use("fineweb_lines", batch.column("text").nbytes):
+        return None
+    # lazy: importing numba and loading (or compiling) the kernels costs seconds, paid only by calls that use them
+    from pipeline.filter import line_counts_numba
+
+    return line_counts_numba

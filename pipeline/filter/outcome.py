@@ -57,6 +57,20 @@ def texts_of(batch: pa.RecordBatch) -> list[str]:
     return (column.fill_null("") if column.null_count else column).to_pylist()
 
 
+def text_bytes(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
+    """The ``text`` column of ``batch`` as UTF-8 bytes (uint8) and the offsets of each text in them (int64, one
+    more than the rows; a null text is empty)."""
+    column = batch.column("text")
+    if column.null_count:
+        column = column.fill_null("")
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = column.cast(pa.large_string())
+    _, offsets, data = column.buffers()
+    width = np.int64 if pa.types.is_large_string(column.type) else np.int32
+    bounds = np.frombuffer(offsets, dtype=width)[column.offset : column.offset + len(column) + 1].astype(np.int64)
+    return (np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)), bounds
+
+
 def fmt(value: float) -> str:
     """A measured value or threshold for a detail: integers as such, fractions with four significant digits."""
     if isinstance(value, int) or float(value).is_integer():

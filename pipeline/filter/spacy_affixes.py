@@ -55,6 +55,9 @@ _URL = re.compile(
     rf"|(?:(?:[{_HOST_CHAR}][{_HOST_CHAR}_-]{{0,62}})?[{_HOST_CHAR}]\.)+(?:{char_class(T.LOWER)}{{2,63}})"  # host.tld
     r")(?::\d{2,5})?(?:[/?#]\S*)?$"
 )
+# what a URL must hold (cheap to search for): its host's dot and top-level domain, or its IP address's last digit,
+# then a port, a path, a query, a fragment or the end
+_URL_HINT = re.compile(r"(?:\." + char_class(T.LOWER) + "{2,}|[0-9])(?:[:/?#]|$)")
 SPECIALS: dict[str, tuple[str, ...]] = {c: (c,) for c in T.SPECIAL_SPACES}
 SPECIALS.update({"".join(parts): tuple(parts) for parts in map(str.split, T.SPECIALS)})
 
@@ -143,7 +146,7 @@ def affixes(chunk: str, specials: bool) -> list[str]:
 def _core(s: str, out: list[str]) -> None:
     """Append the tokens of what the affix rules left: a URL whole, else cut at infixes (an infix at the start
     stays with the piece after it)."""
-    if "." in s and _URL.match(s):  # a URL has a dot before its TLD or in its IP address
+    if "." in s and _URL_HINT.search(s) and _URL.match(s):  # a URL has a dot before its TLD or in its IP address
         out.append(s)
         return
     parts = _INFIX_SPLIT.split(s)  # pieces and infixes alternate, empty pieces included
@@ -225,3 +228,34 @@ def stripped_affixes(chunk: str) -> list[str] | None:
         _core(core, out)
     out.extend(chunk[trail:])
     return out
+
+
+# The cheapest shortcut, tried first: single-character affixes around a core of letters (or of ASCII digits), or a
+# word of letters and one final dot. No prefix, suffix or infix rule matches inside such a core (no affix or infix
+# character is a letter or a digit; a unit or currency suffix needs a digit before letters, ``'s`` an apostrophe),
+# so only the affixes and special cases matter; a core that is part of a special case takes the paths above.
+
+
+def plain_affixes(chunk: str) -> list[str] | None:
+    """``affixes(chunk, specials=True)`` for single-character affixes around a core of letters or ASCII digits and
+    for letters followed by one dot; None for any other chunk."""
+    if chunk[-1] == ".":
+        word = chunk[:-1]
+        if not word.isalpha():
+            return None
+        n = len(chunk)
+        if _DOT_AFTER.match(word[-1]) or (n >= 3 and _UPPER2.match(chunk, n - 3)):  # the dot is a suffix
+            return [*SPECIALS.get(word, (word,)), "."]
+        return [chunk]
+    lead = _LEADING.match(chunk).end()  # type: ignore[union-attr]  # matches the empty string at least
+    trail = len(chunk)
+    while trail > lead and chunk[trail - 1] in _TRAILING:
+        trail -= 1
+    if trail == lead:
+        return None
+    core = chunk[lead:trail]
+    if not (core.isalpha() or (core.isdigit() and core.isascii())):
+        return None
+    if core in _SPECIAL_CORES or (lead and core in ("s", "S") and chunk[lead - 1] in "'’"):
+        return None
+    return [*chunk[:lead], *SPECIALS.get(core, (core,)), *chunk[trail:]]
