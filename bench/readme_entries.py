@@ -1,7 +1,7 @@
 """The README bench table's rows as data: per row, the bench command, what it measures, how to pull its figures.
 
 Each :class:`Entry` is one row of README.md's "Tests and benchmarks" table. ``args`` are the default
-sizes (about 40-45 minutes in all on 2 quiet cores, estimated from the README's figures), ``quick`` the sizes of a smoke
+sizes (about 45-50 minutes in all on 2 quiet cores, estimated from the README's figures), ``quick`` the sizes of a smoke
 check (``bench/readme_table.py --quick``). ``cold`` entries run twice: first with empty caches (a fresh
 numba cache and no JVM class-data archive), then steady on the caches that run left; the others run once,
 their own warm-up or in-run cold figure being part of what they print. A :class:`Figure` is a regular
@@ -235,7 +235,7 @@ ENTRIES: tuple[Entry, ...] = (
         "tokenize",
         "bench_tokenize.py",
         "tokenize stage's Python workers per CPU s vs the bare encoder",
-        ("--repeat", "3"),
+        ("--repeat", "2"),
         ("--mb", "5", "--repeat", "1", "--partitions", "2"),
         (
             _f("ratio", r"^stage Python workers / bare encoder, per core = ([\d.]+x)"),
@@ -319,7 +319,7 @@ ENTRIES: tuple[Entry, ...] = (
         "filter",
         "bench_filter.py",
         "each filter vs datatrove 0.10.1 (language: fastText predict), one core",
-        ("--mb", "30", "--repeat", "1"),
+        ("--mb", "100", "--repeat", "1"),
         ("--mb", "1", "--repeat", "1"),
         (_f("ours/theirs", r"^(\w+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+x)", r"\1 \3 vs \2 MB/s (\4)"),),
     ),
