@@ -13,7 +13,8 @@ import zstandard
 from pipeline.config import load_config_text
 from pipeline.ingest.stage import DocIdCollisionError, documents_per_source
 from pipeline.run.runner import run_stages
-from pipeline.sources.spark.reader import split_frame
+from pipeline.sources.records import record_rules
+from pipeline.sources.spark.reader import read_records, task_numbers
 from pipeline.sources.splits import Split
 from pipeline.stage_api.context import RunContext
 
@@ -132,10 +133,21 @@ sources:
     }
 
 
-def test_every_split_is_its_own_task(spark):
-    splits = [Split("web", "jsonl", f"/data/{i}.jsonl", f"{i}.jsonl", 0, 100, None) for i in range(16)]
-    assert split_frame(spark, splits).rdd.glom().map(len).collect() == [1] * 16
-    assert split_frame(spark, []).count() == 0
+def test_every_task_is_one_partition_in_order(spark, tmp_path):
+    assert task_numbers(spark, 16).rdd.glom().map(len).collect() == [1] * 16
+    assert task_numbers(spark, 0).count() == 0
+    files = []
+    for i in range(5):
+        path = tmp_path / f"{i}.jsonl"
+        path.write_bytes(_jsonl([f"file {i} line {j}" for j in range(i + 1)]))
+        files.append(Split("web", "jsonl", str(path), path.name, 0, -1, None, path.stat().st_size))
+    config = load_config_text(
+        f"output: {tmp_path}/run\ntokenizer: {{train: true}}\nsources: [{{name: web, paths: ['{tmp_path}']}}]"
+    )
+    tasks = [[files[0], files[1]], [files[2]], [files[3], files[4]]]
+    records = read_records(spark, tasks, record_rules(config.sources, config.ingest), "documents")
+    per_partition = records.rdd.glom().map(lambda rows: [r["file"] for r in rows]).collect()
+    assert per_partition == [["0.jsonl", "1.jsonl", "1.jsonl"], ["2.jsonl"] * 3, ["3.jsonl"] * 4 + ["4.jsonl"] * 5]
 
 
 def test_a_repeated_doc_id_stops_the_stage_naming_both_records(spark):
