@@ -14,8 +14,9 @@ from pipeline.config import load_config_text
 from pipeline.ingest.stage import DocIdCollisionError, documents_per_source
 from pipeline.run.runner import run_stages
 from pipeline.sources.records import record_rules
-from pipeline.sources.spark.reader import read_records, task_numbers
+from pipeline.sources.spark.reader import read_records
 from pipeline.sources.splits import Split
+from pipeline.spark.task_numbers import task_numbers
 from pipeline.stage_api.context import RunContext
 
 pytestmark = pytest.mark.spark

@@ -28,12 +28,14 @@ from functools import partial
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pyspark import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructField, StructType
 
 from pipeline import storage
 from pipeline.errors import PipelineError
+from pipeline.spark.task_numbers import task_numbers
 from pipeline.spark.worker_task import per_task
 
 ATTEMPTS = "_attempts"
@@ -125,10 +127,10 @@ def part_files(url: str) -> list[str]:
     return sorted(found)
 
 
-def _read_files(schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` body reading each file named in its input rows (runs in the task)."""
-    for batch in batches:
-        for path in batch.column("path").to_pylist():
+def _read_files(schema: pa.Schema, paths: Broadcast, numbers: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` body reading the files whose numbers arrive (runs in the task)."""
+    for batch in numbers:
+        for path in (paths.value[i] for i in batch.column(0).to_pylist()):
             fs, inner = storage.resolve(path)
             with fs.open(inner, "rb") as f:
                 for got in pq.ParquetFile(f).iter_batches(batch_size=READ_BATCH_ROWS):
@@ -144,5 +146,5 @@ def read_direct(spark: SparkSession, url: str) -> DataFrame:
         arrow = pq.read_schema(f)
     schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(arrow).fields])
     target = to_arrow_schema(schema)
-    paths = spark.createDataFrame(spark.sparkContext.parallelize([(p,) for p in files], len(files)), "path string")
-    return paths.mapInArrow(per_task(partial(_read_files, target)), schema)
+    paths = spark.sparkContext.broadcast(files)
+    return task_numbers(spark, len(files)).mapInArrow(per_task(partial(_read_files, target, paths)), schema)

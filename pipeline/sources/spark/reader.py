@@ -18,6 +18,7 @@ from pipeline.config import IngestConfig, SourceConfig
 from pipeline.sources.batches import RECORD_SCHEMA, records_to_batches
 from pipeline.sources.records import RecordRules, record_rules
 from pipeline.sources.splits import Split, pack_splits, plan_splits, source_files
+from pipeline.spark.task_numbers import task_numbers
 from pipeline.spark.worker_task import per_task
 
 SPLIT_SCHEMA = pa.schema(
@@ -61,17 +62,6 @@ def read_records(
     groups = spark.sparkContext.broadcast([[s.as_row() for s in task] for task in tasks])
     body = partial(_task_records, groups, rules, want, on_reject)
     return task_numbers(spark, len(tasks)).mapInArrow(per_task(body), spark_schema(RECORD_SCHEMA))
-
-
-def task_numbers(spark: SparkSession, tasks: int) -> DataFrame:
-    """``id`` 0 .. tasks - 1, exactly one per partition (one empty partition for no tasks).
-
-    ``repartition(n)`` of n rows deals them round-robin from a random offset per input partition,
-    which left some tasks two splits and others none (1 GB in 16 splits: 4 tasks read 128 MB, 4 read
-    nothing), so a cluster waited on the doubled tasks. ``range`` over n slices gives each slice one
-    number, and, unlike ``parallelize`` of the splits, needs no Python RDD: no second Python worker
-    per core, and no conversion of pickled rows on the driver."""
-    return spark.range(0, tasks, 1, max(1, tasks))
 
 
 def _task_records(
