@@ -1,7 +1,7 @@
 """The README bench table's rows as data: per row, the bench command, what it measures, how to pull its figures.
 
 Each :class:`Entry` is one row of README.md's "Tests and benchmarks" table. ``args`` are the default
-sizes (about 45-50 minutes in all on 2 quiet cores, estimated from the README's figures), ``quick`` the sizes of a smoke
+sizes (about 55-60 minutes in all on 2 quiet cores, estimated from the README's figures), ``quick`` the sizes of a smoke
 check (``bench/readme_table.py --quick``). ``cold`` entries run twice: first with empty caches (a fresh
 numba cache and no JVM class-data archive), then steady on the caches that run left; the others run once,
 their own warm-up or in-run cold figure being part of what they print. A :class:`Figure` is a regular
@@ -57,6 +57,7 @@ def _f(label: str, pattern: str, fmt: str = r"\1", steady: bool = True) -> Figur
 
 PEER = SHARED / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
 RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
+RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
 VS_BIGCODE_FIGURES = (
     _f("speed-up", r"^speed-up: ([\d.]+x)"),
     _f("CPU", r"^CPU seconds, all processes: BigCode ([\d.]+), ours ([\d.]+) = ([\d.]+x)", r"\1 vs \2 s = \3"),
@@ -68,6 +69,7 @@ VS_BIGCODE_FIGURES = (
     _f("precision ours", r"^ingest \+ dedup \(here\)\s+\d+\s+\d+\s+(\S+)\s+\S+$", r"\1 (matched pair)"),
     _f("precision script", r"^BigCode script\s+\d+\s+\d+\s+n/a\s+(\S+)$", r"\1 (best match)"),
     _f("archive", r"class-data archive (mapped|recorded)"),
+    _f("features step", r"^our features step: ([\d.]+) MB/s", r"\1 MB/s"),
 )
 
 ENTRIES: tuple[Entry, ...] = (
@@ -146,6 +148,15 @@ ENTRIES: tuple[Entry, ...] = (
         VS_BIGCODE_FIGURES,
         cold=True,
         needs=(PEER, RELEASE_200),
+    ),
+    Entry(
+        "vs_bigcode_release_1gb",
+        "bench_vs_bigcode.py",
+        "the same at 1 GB of the release corpus (steady only: the cold run is the 200 MB row's)",
+        ("--corpus", str(RELEASE_1000), "--mb", "1000"),
+        ("--corpus", str(RELEASE_1000), "--mb", "5", "--sample", "50"),
+        VS_BIGCODE_FIGURES,
+        needs=(PEER, RELEASE_1000),
     ),
     Entry(
         "vs_bigcode_synthetic",

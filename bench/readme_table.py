@@ -10,7 +10,7 @@ full stdout and stderr under ``--out``. Then prints a markdown table ready for R
 same as ``table.json`` and ``table.md`` there. Refuses a working tree with uncommitted changes (the figures
 would belong to no commit) unless ``--allow-dirty``.
 
-    python bench/readme_table.py                      # the default set (about 45-50 min on 2 quiet cores, estimated)
+    python bench/readme_table.py                      # the default set (about 55-60 min on 2 quiet cores, estimated)
     python bench/readme_table.py --quick              # tiny sizes: a smoke check of every row
     python bench/readme_table.py --only ingest merge
     python bench/readme_table.py --from-json DIR/table.json [--reparse]   # the table again, without running

@@ -91,6 +91,10 @@ def test_saved_figures_match_the_lines_read_independently(table) -> None:
     assert figures["precision ours"] == f"{precision[-1][6]} (matched pair)"
     assert figures["precision script"] == f"{precision[-2][-1]} (best match)"
 
+    one_gb = (SAVED / "vs_bigcode_release_1gb.stdout").read_text()
+    features = _line(one_gb, "our features step:").split()
+    assert _figures(table, "vs_bigcode_release_1gb", one_gb)["features step"] == f"{features[3]} MB/s"
+
     cold = (SAVED / "vs_bigcode_release.cold.stdout").read_text()
     assert _figures(table, "vs_bigcode_release", cold)["archive"] == "recorded"
     assert _figures(table, "vs_bigcode_release", bigcode)["archive"] == "mapped"
