@@ -85,3 +85,19 @@ def test_doc_features_equal_two_pass(backend, hash_name, kind, cap, min_tokens):
     expected = [k for lo in range(0, len(texts), 50) for k in two_pass_keys(texts[lo : lo + 50], p, min_tokens)]
     assert out.column("keys").to_pylist() == expected
     assert any(k is None for k in expected) and (min_tokens == 1000 or any(k is not None for k in expected))
+
+
+def test_codepoints_are_those_of_the_lowered_texts():
+    """The code-point array the compiled tokeniser reads is ``ord`` of every character of ``str.lower``, whatever
+    the widest character of a text (ASCII, Latin-1, the BMP, astral planes, a lone surrogate) and when lowering
+    changes a text's length (``İ`` lowers to two code points)."""
+    from pipeline.dedup.hashes import _codepoints
+
+    texts = ["Plain ASCII Text", "", "Épée naïve", "ΣΑΣ 日本語", "emoji \U0001f600 Up", "lone \ud800 surrogate"]
+    texts += ["İstanbul", *texts_for(7, 40)]
+    for batch in (texts, texts[:1], [], ["\U0001f600"], ["A", "ß", "\ud83d\ude00"]):
+        cps, offsets = _codepoints(batch)
+        expected = [[ord(c) for c in t.lower()] for t in batch]
+        assert cps.dtype == np.uint32
+        assert offsets.tolist() == np.cumsum([0] + [len(e) for e in expected]).tolist()
+        assert cps.tolist() == [c for e in expected for c in e]

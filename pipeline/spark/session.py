@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 
 from pipeline.config import ConfigError
@@ -114,6 +116,7 @@ def build_session(
                     pass
         return session
     banner = check_java()
+    preload = _import_in_background(PRELOADED)  # while the JVM's launch keeps this thread waiting
     merged = {**LOCAL_DEFAULTS, **{k: str(v) for k, v in (settings or {}).items()}}
     master = master or "local[*]"
     user_options = merged.get("spark.driver.extraJavaOptions")
@@ -130,9 +133,31 @@ def build_session(
         session = builder.getOrCreate()
     except BaseException:
         release(archive)
+        preload.join()  # no import left running into the interpreter's shutdown
         raise
     start_builder(archive, session.sparkContext._jvm)
+    preload.join()
     return session
+
+
+# PySpark imports pandas on the driver at the first ``mapInArrow`` (its pandas version check): 0.4 s of this
+# process's CPU on the critical path, unless imported while the driver only waits for the JVM to start.
+PRELOADED = ("pandas",)
+
+
+def _import_in_background(modules: tuple[str, ...]) -> threading.Thread:
+    """A started daemon thread importing ``modules`` (a missing one is left for its user to report)."""
+
+    def run() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+
+    thread = threading.Thread(target=run, name="pipeline-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def java_cause(exc: BaseException) -> str:
