@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from pipeline import storage
 from pipeline.dedup.plan import DedupPlan
+from pipeline.spark.concurrent_queries import run_concurrently
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 
@@ -33,25 +34,12 @@ def build_report(
     """
     removed_for = removed_for or {}
     keys = ("documents", "duplicates_removed", *removed_for, "survivors")
-    per_source = {name: {k: 0 for k in keys} for name in plan.sources}
-    # survivors counted from the written table, so documents = removed + survivors is a real check
-    tagged = [
-        ctx.read_table(ctx.passed_on).select("source", F.lit("documents").alias("key")),
-        components.where("doc_id != survivor").select("source", F.lit("duplicates_removed").alias("key")),
-        *(frame.select("source", F.lit(key).alias("key")) for key, frame in removed_for.items()),
-        ctx.read_table(layout.SURVIVORS).select("source", F.lit("survivors").alias("key")),
-    ]
-    for row in reduce(DataFrame.unionByName, tagged).groupBy("source", "key").count().collect():  # one query
-        per_source[row["source"]][row["key"]] = row["count"]
     sizes = components.groupBy("component").count()
-    # sorted here, not by Spark: an orderBy is a sampling job and a shuffle more
-    by_size = sorted((r["count"], r["n"]) for r in sizes.groupBy("count").agg(F.count("*").alias("n")).collect())
-    histogram = {str(size): n for size, n in by_size}
-    largest = sizes.orderBy(F.desc("count"), "component").limit(LARGEST).collect()
-    examples = [
-        {"component": row["component"], "size": row["count"], "example_doc_ids": ids}
-        for row, ids in zip(largest, _smallest_ids(components, [r["component"] for r in largest]), strict=True)
-    ]
+    per_source, histogram, examples = run_concurrently(  # three independent small queries
+        lambda: _counts_per_source(ctx, components, removed_for, plan.sources, keys),
+        lambda: _size_histogram(sizes),
+        lambda: _largest_clusters(components, sizes),
+    )
     total = {k: sum(e[k] for e in per_source.values()) for k in keys}
     counts = {"sources": per_source, **total, **stats}
     report = {
@@ -64,6 +52,38 @@ def build_report(
     }
     storage.write_json(ctx.path("dedup", "report.json"), report)
     return report
+
+
+def _counts_per_source(
+    ctx: RunContext, components: DataFrame, removed_for: dict[str, DataFrame], sources: tuple[str, ...], keys: tuple
+) -> dict[str, dict[str, int]]:
+    """Documents, removals per reason and survivors of every source, from one query; survivors are counted from
+    the written table, so documents = removed + survivors is a real check."""
+    per_source = {name: {k: 0 for k in keys} for name in sources}
+    tagged = [
+        ctx.read_table(ctx.passed_on).select("source", F.lit("documents").alias("key")),
+        components.where("doc_id != survivor").select("source", F.lit("duplicates_removed").alias("key")),
+        *(frame.select("source", F.lit(key).alias("key")) for key, frame in removed_for.items()),
+        ctx.read_table(layout.SURVIVORS).select("source", F.lit("survivors").alias("key")),
+    ]
+    for row in reduce(DataFrame.unionByName, tagged).groupBy("source", "key").count().collect():
+        per_source[row["source"]][row["key"]] = row["count"]
+    return per_source
+
+
+def _size_histogram(sizes: DataFrame) -> dict[str, int]:
+    """Clusters per size; sorted here, not by Spark (an orderBy is a sampling job and a shuffle more)."""
+    by_size = sorted((r["count"], r["n"]) for r in sizes.groupBy("count").agg(F.count("*").alias("n")).collect())
+    return {str(size): n for size, n in by_size}
+
+
+def _largest_clusters(components: DataFrame, sizes: DataFrame) -> list[dict]:
+    """The ``LARGEST`` largest clusters, each with its ``EXAMPLES`` smallest doc_ids."""
+    largest = sizes.orderBy(F.desc("count"), "component").limit(LARGEST).collect()
+    return [
+        {"component": row["component"], "size": row["count"], "example_doc_ids": ids}
+        for row, ids in zip(largest, _smallest_ids(components, [r["component"] for r in largest]), strict=True)
+    ]
 
 
 def _smallest_ids(components: DataFrame, wanted: list[int]) -> list[list[int]]:
