@@ -189,10 +189,12 @@ def _finish(
     timer.begin("survivors")
     members = _cluster_members(spark, groups, near)
     ranked = docs.select("doc_id", "source", "rank") if ranked is None else ranked
-    components = members.join(ranked, "doc_id")
-    best = components.groupBy("cluster").agg(F.min("doc_id").alias("component"), F.min("rank").alias("best"))
-    components = components.join(best, "cluster").select(
-        "doc_id", "source", "component", F.col("best.doc_id").alias("survivor")
+    cluster = Window.partitionBy("cluster")  # one shuffle; an aggregate joined back would compute members twice
+    components = members.join(ranked, "doc_id").select(
+        "doc_id",
+        "source",
+        F.min("doc_id").over(cluster).alias("component"),
+        F.min("rank").over(cluster)["doc_id"].alias("survivor"),
     )
     ctx.write_table(components, layout.COMPONENTS)
     components = ctx.read_table(layout.COMPONENTS)
