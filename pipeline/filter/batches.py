@@ -17,7 +17,6 @@ import pyarrow.compute as pc
 
 from pipeline.filter.plan import Plan, Step
 from pipeline.filter.thresholds import histogram
-from pipeline.filter.words import shared_splits
 from pipeline.stage_api.filter import FilterResult, apply_filters
 
 EXCERPT = 300  # characters of the text a dropping filter saw
@@ -139,6 +138,8 @@ def _filtered(
 ) -> Iterator[pa.RecordBatch]:
     counters = summary.source(source)
     counters["read"] += batch.num_rows
+    from pipeline.filter.words import shared_splits  # here: the driver, which plans the stage, never splits words
+
     with shared_splits():  # the filters of one batch split each text into words once
         done = apply_filters(batch, filters, DROP_FIELDS)
     counters["kept"] += done.kept.num_rows
