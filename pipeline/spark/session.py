@@ -30,6 +30,7 @@ LOCAL_DEFAULTS: dict[str, str] = {
 # 22 of the JVM's 42 CPU seconds on ingest + dedup of 200 MB (-XX:+CITime), compiling Spark's one-off
 # planning, Janino and serialization code. C1 alone: 30.2 -> 24.5 s there, 83.9 -> 79.3 s at 1 GB.
 LOCAL_JIT = "-XX:TieredStopAtLevel=1"
+LOCAL_DAEMON = "pipeline.spark.local_daemon"  # the Python workers' daemon on a local master (its docstring says why)
 
 
 def is_local(master: str) -> bool:
@@ -124,6 +125,8 @@ def build_session(
     archive = archive_plan(banner, merged, user_options) if is_local(master) else OFF
     if archive.options:
         java_options = f"{archive.options} {java_options}" if java_options else archive.options
+    if is_local(master):  # workers import PySpark compiled, not from SPARK_HOME's pyspark.zip
+        merged.setdefault("spark.python.daemon.module", LOCAL_DAEMON)
     if java_options:
         merged["spark.driver.extraJavaOptions"] = java_options
     builder = builder.master(master)
