@@ -105,21 +105,23 @@ def test_step_log_names_the_spark_jobs_of_each_step_and_restores_the_stage_name(
 @pytest.mark.spark
 def test_the_dedup_stage_runs_each_step_under_its_own_job_description(spark, tmp_path, monkeypatch):
     """The real stage: the description is read inside the buckets and verify steps' own code."""
+    import pipeline.dedup.spark.candidates as dedup_candidates
     import pipeline.dedup.stage as dedup_stage
     from pipeline.config import load_config
     from pipeline.run.runner import run_stages
     from pipeline.stage_api.context import RunContext
 
     seen: list[tuple[str, str | None]] = []
-    for name in ("candidate_edges", "verify_edges"):
-        original = getattr(dedup_stage, name)
+    for module, name in ((dedup_candidates, "candidate_edges"), (dedup_stage, "verify_edges")):
+        original = getattr(module, name)
 
         def spy(*args, _original=original, _name=name):
             seen.append((_name, spark.sparkContext.getLocalProperty(JOB_DESCRIPTION)))
             return _original(*args)
 
-        monkeypatch.setattr(dedup_stage, name, spy)
-    config = load_config(str(tiny_config(tmp_path)), [])
+        monkeypatch.setattr(module, name, spy)
+    # the distributed buckets (the tiny corpus would otherwise take the one-task plan)
+    config = load_config(str(tiny_config(tmp_path)), ["dedup.local_buckets_max_rows=0"])
     run_stages(RunContext(config, spark=spark), only="ingest", log=lambda *_: None)
     run_stages(RunContext(config, spark=spark), only="dedup", log=lambda *_: None)
     assert seen == [("candidate_edges", "dedup: buckets"), ("verify_edges", "dedup: verify")]

@@ -114,6 +114,9 @@ class DedupConfig:
     # at most this many verified edges: components in one Spark task (union-find; the edges never reach the
     # driver); 0 = always the distributed engine
     local_components_max_edges: int = field(default=2_000_000, metadata=_int_in(0, INT32_MAX))
+    # at most this many band rows (documents x bands): exact groups and candidate edges in one Spark task;
+    # 0 = always the distributed shuffles
+    local_buckets_max_rows: int = field(default=5_000_000, metadata=_int_in(0, INT32_MAX))
     survivor: str = field(default="min_id", metadata=_choices("min_id", "priority", "longest"))
     index: str | None = field(
         default=None,

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import xxhash
 
 from pipeline.dedup.bands import band_keys
+from pipeline.dedup.buckets import candidate_edges, exact_groups
 from pipeline.dedup.hashes import shingle_hashes_and_counts
 from pipeline.dedup.minhash import signatures_from_hashes
 from pipeline.dedup.pair_jaccard import pair_jaccards
@@ -21,6 +23,10 @@ from pipeline.dedup.union_find import component_labels
 
 PAIR_SCHEMA = pa.schema([("src", pa.int64()), ("dst", pa.int64()), ("jaccard", pa.float64())])
 LABEL_ARROW_SCHEMA = pa.schema([("doc_id", pa.int64()), ("component", pa.int64())])
+CANDIDATE_ARROW_SCHEMA = pa.schema(
+    [("kind", pa.int8()), ("doc_id", pa.int64()), ("other", pa.int64()), ("short", pa.bool_())]
+)
+EXACT_MEMBER, CANDIDATE_EDGE = 0, 1  # the kinds of candidate_batches' rows
 LABEL_BATCH_ROWS = 1 << 20  # component labels are returned in Arrow batches of at most this many rows
 
 
@@ -169,3 +175,40 @@ def component_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBa
             [pa.array(nodes[lo : lo + LABEL_BATCH_ROWS]), pa.array(labels[lo : lo + LABEL_BATCH_ROWS])],
             schema=LABEL_ARROW_SCHEMA,
         )
+
+
+def candidate_batches(batches: Iterable[pa.RecordBatch], exact_prepass: bool) -> Iterator[pa.RecordBatch]:
+    """All (doc_id, h1, h2, keys, rank) feature batches of the corpus -> its exact groups and candidate edges.
+
+    Rows of kind ``EXACT_MEMBER`` are ``(doc_id, other=rep, short)`` for every document whose text occurs
+    more than once (none without ``exact_prepass``); rows of kind ``CANDIDATE_EDGE`` are star edges
+    ``(doc_id=src, other=dst)`` between documents with band keys, exact copies other than their group's
+    representative left out.
+    """
+    table = pa.Table.from_batches([b for b in batches if b.num_rows])
+    if not table.num_rows:
+        return
+    doc_id = table.column("doc_id").to_numpy()
+    keys = table.column("keys").combine_chunks()
+    short = keys.is_null().to_numpy(zero_copy_only=False)
+    pool = ~short
+    if exact_prepass:
+        rank_r = table.column("rank").combine_chunks().field("r").to_numpy(zero_copy_only=False).astype(np.int64)
+        h1, h2 = table.column("h1").to_numpy(), table.column("h2").to_numpy()
+        members, rep = exact_groups(h1, h2, rank_r, doc_id)
+        pool[members[doc_id[members] != rep]] = False
+        yield _candidate_rows(EXACT_MEMBER, doc_id[members], rep, short[members])
+    kept = keys.filter(pa.array(pool))
+    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum(pc.list_value_length(kept).to_numpy(zero_copy_only=False), out=offsets[1:])
+    src, dst = candidate_edges(doc_id[pool], kept.flatten().to_numpy(), offsets)
+    for lo in range(0, len(src), LABEL_BATCH_ROWS):
+        hi = lo + LABEL_BATCH_ROWS
+        yield _candidate_rows(CANDIDATE_EDGE, src[lo:hi], dst[lo:hi], np.zeros(len(src[lo:hi]), dtype=bool))
+
+
+def _candidate_rows(kind: int, doc_id: np.ndarray, other: np.ndarray, short: np.ndarray) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array(np.full(len(doc_id), kind, np.int8)), pa.array(doc_id), pa.array(other), pa.array(short)],
+        schema=CANDIDATE_ARROW_SCHEMA,
+    )

@@ -30,6 +30,7 @@ class DedupPlan:
     engine: str  # connected components: "star" or "graphframes"
     checkpoint_interval: int
     local_components_max_edges: int  # at most this many verified edges: union-find in one task
+    local_buckets_max_rows: int  # at most this many band rows: exact groups and candidate edges in one task
     survivor: str  # "min_id", "priority" or "longest"
     priorities: dict[str, int]  # per source, for survivor "priority"
     sources: tuple[str, ...]  # configured source names, in config order
@@ -70,6 +71,7 @@ def _resolve(dedup: tuple[Any, ...], sources: tuple[tuple[str, int], ...]) -> De
         engine=d.engine,
         checkpoint_interval=d.checkpoint_interval,
         local_components_max_edges=d.local_components_max_edges,
+        local_buckets_max_rows=d.local_buckets_max_rows,
         survivor=d.survivor,
         priorities=dict(sources),
         sources=tuple(name for name, _ in sources),

@@ -18,6 +18,7 @@ from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
 from pipeline.dedup.index.spark.commit import commit_run
 from pipeline.dedup.index.spark.lookup import require_index_usable, run_key, runs_looked_up
 from pipeline.dedup.plan import DedupPlan
+from pipeline.dedup.spark.candidates import find_candidates
 from pipeline.dedup.spark.components import connected_components
 from pipeline.dedup.spark.edges import clear_checkpoints
 from pipeline.dedup.spark.extra_removals import ExtraRemovals
@@ -43,29 +44,6 @@ def _rank_key(plan: DedupPlan):
     if plan.survivor == "longest":
         return F.struct((-F.length("text")).alias("r"), F.col("doc_id"))
     return F.struct(F.lit(0).alias("r"), F.col("doc_id"))
-
-
-def exact_groups(features: DataFrame) -> DataFrame:
-    """(doc_id, rep, short) for every document whose text occurs more than once; rep = best-ranked copy,
-    short = the document has no band keys (fewer than ``min_tokens`` tokens)."""
-    reps = features.groupBy("h1", "h2").agg(F.min("rank").alias("best"), F.count("*").alias("n")).where("n > 1")
-    return features.join(reps, ["h1", "h2"]).select(
-        "doc_id", F.col("best.doc_id").alias("rep"), F.col("keys").isNull().alias("short")
-    )
-
-
-def candidate_edges(band_df: DataFrame) -> DataFrame:
-    """Star edges: every member of a bucket to the bucket's smallest doc_id (distinct, no self loops).
-
-    One shuffle by (band, key) with the bucket's minimum as a window aggregate; a member is any row
-    whose doc_id is not that minimum (so singleton buckets give nothing). The earlier min/count
-    aggregate plus a join back to the rows shuffled the band rows twice and used ~25% more JVM CPU
-    (10M band rows: 26.5 vs 20.8 CPU s); gathering buckets with ``collect_list`` measured slower still.
-    """
-    bucket = Window.partitionBy("band", "key")
-    rows = band_df.select("doc_id", F.min("doc_id").over(bucket).alias("head"))
-    edges = rows.where(F.col("doc_id") != F.col("head"))
-    return edges.select(F.col("doc_id").alias("src"), F.col("head").alias("dst")).distinct()
 
 
 BROADCAST_EDGES = 2_000_000  # below this many candidate edges, their roles are broadcast to the documents
@@ -108,31 +86,14 @@ def run_dedup(ctx: RunContext) -> dict:
         per_task(lambda it: doc_features(iter(it), p, min_tokens, carry)), feature_type
     )
     features = features.persist(StorageLevel.MEMORY_AND_DISK)
-    eligible = features.where(F.col("keys").isNotNull())
     tally = features.agg(F.count("*").alias("n"), F.count(F.when(F.col("keys").isNull(), 1)).alias("short")).collect()[
         0
     ]
     short_documents = tally["short"]
     timer.lap("features", documents=tally["n"], short_documents=short_documents)
     extra.match_index(features, docs)
-    groups, pool, short_exact = None, eligible, 0
-    if plan.exact_prepass:  # over every document: exact copies of short documents are removed too
-        timer.begin("exact_prepass")
-        groups = exact_groups(features).persist()
-        copy = F.col("doc_id") != F.col("rep")
-        group_stats = groups.agg(  # a global aggregate: one row
-            F.count(F.when(copy & F.col("short"), 1)).alias("short_exact"),
-            F.count(F.when(copy, 1)).alias("removed"),
-            F.count(F.when(~copy, 1)).alias("groups"),  # one representative per group: no distinct (a shuffle)
-        ).collect()[0]
-        short_exact = group_stats["short_exact"]
-        pool = eligible.join(groups.where(copy).select("doc_id"), "doc_id", "left_anti")
-        timer.lap("exact_prepass", short_exact_duplicates=short_exact)
-    timer.begin("buckets")
-    bands = pool.select("doc_id", F.posexplode("keys").alias("band", "key"))
-    edges = candidate_edges(bands).persist()
-    candidates = edges.count()
-    timer.lap("buckets", candidate_edges=candidates)
+    found = find_candidates(features, tally["n"], plan, timer)
+    groups, edges, candidates = found.groups, found.edges, found.candidate_edges
     if plan.verify:
         timer.begin("verify")
         edges = verify_edges(edges, docs, p, candidates).persist()
@@ -157,15 +118,15 @@ def run_dedup(ctx: RunContext) -> dict:
         "bands": p.bands,
         "rows": p.rows,
         "short_documents": short_documents,
-        "short_exact_duplicates_removed": short_exact,
-        "exact_duplicate_groups": 0 if groups is None else group_stats["groups"],
-        "exact_duplicates_removed": 0 if groups is None else group_stats["removed"],
+        "short_exact_duplicates_removed": found.short_exact,
+        "exact_duplicate_groups": found.exact_groups,
+        "exact_duplicates_removed": found.exact_removed,
         "candidate_jaccard_histogram": candidate_jaccards,
     }
     result = _finish(
         ctx, docs, groups, near, plan, timer, stats, ranked=features.select("doc_id", "source", "rank"), extra=extra
     )
-    for frame in (features, near, edges, *([groups] if groups is not None else [])):
+    for frame in (features, near, edges, *found.persisted):
         frame.unpersist()
     clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
     return result
