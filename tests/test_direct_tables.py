@@ -130,3 +130,37 @@ def test_a_native_table_is_read_back_with_the_schema_spark_infers_without_a_job(
     assert known.schema == inferred.schema
     assert sorted(known.collect()) == sorted(inferred.collect())
     assert TableStore(str(tmp_path / "run"), lambda: spark).read("dedup", "t").schema == inferred.schema
+
+
+def _row_groups(table_dir) -> list[int]:
+    """Compressed bytes of each row group of the table's one data file."""
+    (part,) = [p for p in table_dir.iterdir() if p.name.startswith("part-")]
+    meta = pq.ParquetFile(part).metadata
+    return [
+        sum(meta.row_group(i).column(c).total_compressed_size for c in range(meta.num_columns))
+        for i in range(meta.num_row_groups)
+    ]
+
+
+def test_a_native_table_has_row_groups_spark_can_split_unless_the_hadoop_conf_sets_their_size(spark, tmp_path):
+    """~25 MB in one file: row groups of about ROW_GROUP_BYTES (parquet-mr sizes them by their compressed
+    pages; Spark splits a file only between them), or one when ``parquet.block.size`` is set in the Hadoop
+    conf (the user's choice wins). Hex digests: a payload that compresses little, whatever the codec."""
+    from pyspark.sql import functions as F
+
+    from pipeline.spark.tables import ROW_GROUP_BYTES
+
+    digest = lambda salt: F.sha2(F.concat(F.col("id").cast("string"), F.lit(salt)), 512)  # noqa: E731
+    frame = spark.range(0, 200_000, numPartitions=1).select(F.concat(digest("a"), digest("b")).alias("t"))
+    store = TableStore(str(tmp_path / "run"), lambda: spark)
+    store.write(frame, "documents")
+    sizes = _row_groups(tmp_path / "run" / "documents")
+    assert len(sizes) >= 2 and max(sizes) <= 1.5 * ROW_GROUP_BYTES, sizes
+    assert store.read("documents").count() == 200_000
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    hadoop.set("parquet.block.size", str(256 << 20))
+    try:
+        store.write(frame, "documents")
+    finally:
+        hadoop.unset("parquet.block.size")
+    assert len(_row_groups(tmp_path / "run" / "documents")) == 1

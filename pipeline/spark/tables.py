@@ -32,6 +32,11 @@ from pipeline import storage
 from pipeline.spark.direct_tables import read_direct, write_direct
 
 log = logging.getLogger("pipeline.tables")
+# Row groups of natively written tables (parquet-mr counts their compressed pages), unless the Hadoop conf sets
+# parquet.block.size. Spark splits a file only between row groups: with parquet-mr's 128 MB, a table of a few
+# files of tens of MB is read by as many tasks as files, and two cores wait on the largest (dedup of 200 MB:
+# 4 tasks with data of 8, dedup 13.6 -> 11.8 s, means of 5).
+ROW_GROUP_BYTES = 8 << 20
 # what fsspec's gcsfs and s3fs read from the environment: endpoints, emulator switches, credentials
 STORE_ENV = (
     "STORAGE_EMULATOR_HOST",
@@ -114,7 +119,10 @@ class TableStore:
         path = self.path(*parts)
         self._written.pop(path, None)
         if self.mode == "native":
-            frame.write.mode("overwrite").parquet(path)
+            writer = frame.write.mode("overwrite")
+            if self._spark().sparkContext._jsc.hadoopConfiguration().get("parquet.block.size") is None:
+                writer = writer.option("parquet.block.size", ROW_GROUP_BYTES)
+            writer.parquet(path)
             self._written[path] = as_read(frame.schema)
         else:
             write_direct(frame, path)
