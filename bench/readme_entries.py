@@ -1,7 +1,7 @@
-"""The README bench table's rows as data: per row, the bench command, what it measures, how to pull its figures.
+"""The bench table's rows as data: per row, the bench command, what it measures, how to pull its figures.
 
-Each :class:`Entry` is one row of README.md's "Tests and benchmarks" table. ``args`` are the default
-sizes (about 55-60 minutes in all on 2 quiet cores, estimated from the README's figures), ``quick`` the sizes of a smoke
+Each :class:`Entry` is one row of the bench table (docs/benchmarks.md, The table). ``args`` are the default
+sizes (about 55-60 minutes in all on 2 quiet cores, estimated from the table's figures), ``quick`` the sizes of a smoke
 check (``bench/readme_table.py --quick``). ``cold`` entries run twice: first with empty caches (a fresh
 numba cache and no JVM class-data archive), then steady on the caches that run left; the others run once,
 their own warm-up or in-run cold figure being part of what they print. A :class:`Figure` is a regular
@@ -34,7 +34,7 @@ class Figure:
 
 @dataclass(frozen=True)
 class Entry:
-    """One README row: ``bench/<script>`` run with ``args`` (``quick`` for a smoke check)."""
+    """One row of the bench table: ``bench/<script>`` run with ``args`` (``quick`` for a smoke check)."""
 
     name: str
     script: str

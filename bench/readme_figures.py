@@ -1,4 +1,4 @@
-"""The README bench table's figures: pulled out of a bench's stdout, and the rows written as markdown."""
+"""The bench table's figures (docs/benchmarks.md): pulled out of a bench's stdout, and the rows written as markdown."""
 
 from __future__ import annotations
 

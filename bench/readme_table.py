@@ -1,13 +1,13 @@
-"""README.md's bench table regenerated from one commit: each row's command run, cold beside steady.
+"""The bench table of docs/benchmarks.md regenerated from one commit: each row's command run, cold beside steady.
 
-Runs the entries of bench/readme_entries.py (one per README row) on this checkout, each as its own
+Runs the entries of bench/readme_entries.py (one per row of the table) on this checkout, each as its own
 process with this interpreter. A ``cold`` entry runs twice: first with empty caches (``XDG_CACHE_HOME`` a
 fresh directory, so no JVM class-data archive and an empty numba user cache, with the user's other cache
 entries linked into it; ``NUMBA_CACHE_DIR`` a fresh directory), then steady on the caches that run left,
 once the class-data archive it recorded has been built. Per run: the load average before and after, wall
 seconds and the CPU seconds of the command's process tree (as far as it waits for its children), the
-full stdout and stderr under ``--out``. Then prints a markdown table ready for README.md and writes the
-same as ``table.json`` and ``table.md`` there. Refuses a working tree with uncommitted changes (the figures
+full stdout and stderr under ``--out``. Then prints a markdown table ready for docs/benchmarks.md and writes
+the same as ``table.json`` and ``table.md`` there. Refuses a working tree with uncommitted changes (the figures
 would belong to no commit) unless ``--allow-dirty``.
 
     python bench/readme_table.py                      # the default set (about 55-60 min on 2 quiet cores, estimated)

@@ -22,7 +22,11 @@ EXPECTED_PAGES = {
     "running.md",
     "bad_input.md",
     "api.md",
+    "config.md",
+    "sizing.md",
+    "benchmarks.md",
 }
+README_MAX_LINES = 250  # a newcomer reads it in five minutes (issue #42, item 6); the rest is in docs/
 
 
 def repository_text_files() -> list[Path]:
@@ -109,6 +113,34 @@ def test_every_docs_citation_names_a_page_and_heading_that_exist(files):
         problems += citation_problems(text, str(path.relative_to(REPO)))
     assert problems == []
     assert cited >= 50  # the code cites the docs throughout, not once
+
+
+def test_readme_is_short_and_links_resolve():
+    """The README stays a short tour: at most README_MAX_LINES lines, every relative link names a file that
+    exists, and every docs page is listed in docs/README.md's index."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= README_MAX_LINES
+    links = re.findall(r"\]\(([^)#:]+)\)", readme)
+    assert [link for link in links if not (REPO / link).exists()] == []
+    assert {"docs/config.md", "docs/sizing.md", "docs/benchmarks.md"} <= set(links)
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in DOCS.glob("*.md") if f"]({p.name})" not in index) == ["README.md"]
+
+
+def test_readme_keeps_the_test_command_ci_runs_and_a_config_that_loads():
+    """.ci/run greps the README for its test command (one line), and the README's config example is a valid config."""
+    from pipeline.config.load import load_config_text
+
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    pattern = re.search(r'grep -m1 -E "([^"]+)" README\.md', ci)
+    assert pattern is not None
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    found = [line for line in readme.splitlines() if re.search(pattern.group(1), line)]
+    assert len(found) == 1 and "-m pytest" in found[0]
+    example = re.search(r"```yaml\n(.*?)```", readme, re.DOTALL)
+    assert example is not None
+    config = load_config_text(example.group(1))
+    assert [s.name for s in config.sources] == ["web", "code"] and config.sources[1].filter == []
 
 
 def test_links_between_docs_pages_resolve():

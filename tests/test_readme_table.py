@@ -1,6 +1,6 @@
-"""bench/readme_table.py, the README bench table's runner: each entry's figures pulled out of real bench output
-(saved quick runs, and small benches run here), the dirty-tree refusal, a needed file that is absent, the cold
-caches, and the table printed again from its JSON."""
+"""bench/readme_table.py, the runner of the bench table (docs/benchmarks.md): each entry's figures pulled out of real
+bench output (saved quick runs, and small benches run here), the dirty-tree refusal, a needed file that is absent,
+the cold caches, and the table printed again from its JSON."""
 
 from __future__ import annotations
 
@@ -227,16 +227,21 @@ def test_from_json_of_something_else_names_the_key(tmp_path: Path) -> None:
     assert out.returncode == 2 and "'rows'" in out.stderr and out.stderr.count("\n") == 1
 
 
-def test_every_readme_row_has_an_entry(table) -> None:
-    """Each script of the bench table (README.md's, and the earlier rows kept in docs/benchmarks-history.md) has an
-    entry, and the default set runs bench_scale from its JSON only."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Tests and benchmarks") : readme.index("### Real benchmark corpora")]
+def test_every_table_row_has_an_entry(table) -> None:
+    """Each script of the bench table (docs/benchmarks.md's, and the earlier rows kept in docs/benchmarks-history.md)
+    has an entry, each row of the table is its entry's command, and the default set runs bench_scale from its JSON
+    only."""
+    page = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    section = page[page.index("## The table") : page.index("## Real benchmark corpora")]
     history = (REPO / "docs" / "benchmarks-history.md").read_text(encoding="utf-8")
-    in_readme = set(re.findall(r"^\| `bench/(bench_\w+\.py)", history, re.MULTILINE))
-    in_readme |= set(re.findall(r"`python bench/(bench_\w+\.py)", section))
-    assert len(in_readme) >= 20
+    in_tables = set(re.findall(r"^\| `bench/(bench_\w+\.py)", history, re.MULTILINE))
+    in_table = set(re.findall(r"^\| \w+ \| `python bench/(bench_\w+\.py)", section, re.MULTILINE))
+    assert len(in_table) >= 20
+    in_tables |= in_table
     entries = table.select(None, everything=False)
-    assert in_readme <= {e.script for e in entries}
+    assert in_tables <= {e.script for e in entries}
+    rows = re.findall(r"^\| (\w+) \| `(python bench/[^`]+)` \|", section, re.MULTILINE)
+    names = table.by_name()
+    assert [(name, table.command_text(names[name], quick=False)) for name, _ in rows] == rows
     scale = [e for e in entries if e.script == "bench_scale.py"]
     assert [e.args for e in scale] == [("--from-json", "docs/scaling-1-to-10gb.json")]
