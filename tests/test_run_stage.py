@@ -218,3 +218,24 @@ def test_ingest_records_every_key_of_its_section(base):
     assert sorted(inputs["ingest"]) == sorted(f.name for f in fields(IngestConfig))
     changed = stage("ingest").config_values(load_config_text(base, ["ingest.include_hidden=true"]))
     assert changed["ingest"]["include_hidden"] is True
+
+
+def test_the_runner_wires_each_read_to_the_latest_stage_passing_it(base):
+    """Dedup reads the filter stage's documents when it runs, else ingest's; tokenize reads dedup's survivors;
+    merge-blend the shards tokenize passes on (docs/stages.md, The Stage contract)."""
+    from pipeline.run.runner import wiring
+
+    plain = wiring(STAGES, load_config_text(base))
+    assert "filter" not in plain and plain["dedup"] == {"documents": ("ingest", "documents")}
+    assert plain["tokenize"] == {"documents": ("dedup", "dedup/survivors")}
+    assert plain["merge-blend"] == {"shards": ("tokenize", "shards")}
+    filtered = wiring(STAGES, load_config_text(base, [OVERRIDES["filter"]]))
+    assert filtered["filter"] == {"documents": ("ingest", "documents")}
+    assert filtered["dedup"] == {"documents": ("filter", "filter/documents")}
+
+
+def test_a_read_no_earlier_stage_passes_fails_before_any_work(base):
+    from pipeline.run.runner import StageError, wiring
+
+    with pytest.raises(StageError, match="stage 'tokenize' reads 'documents', which no stage before it passes on"):
+        wiring((stage("tokenize"), stage("merge-blend")), load_config_text(base))
