@@ -80,7 +80,7 @@ def main() -> None:
     )
     total_verify = total_full = 0.0
     for definition in STAGES:
-        stage, outputs = definition.name, definition.outputs
+        stage, outputs = definition.name, definition.writes
         files = list_files(args.run, outputs)
         if not files:
             continue

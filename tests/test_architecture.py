@@ -7,6 +7,11 @@
 4. A stage package (one whose ``stage.py`` defines ``STAGE``) imports no other stage's Spark module (its
    ``stage`` module or a module under its ``spark`` subpackage).
 5. A stage's name that is not also a config section is spelled, as a string, only inside its own package.
+6. Stages hand data on only through their declarations (``Stage.reads`` / ``Stage.passes``, wired by the runner):
+   the run context carries nothing from one stage to the next (its ``__init__`` sets only :data:`CONTEXT_STATE`),
+   no module outside ``pipeline.run`` and ``pipeline.logs`` sets an attribute of a ``ctx``, and a stage package
+   reads no attribute of a ``ctx`` that :class:`RunContext` does not define.
+7. ``pipeline.report`` imports no stage package: each stage gives its own report section (``Stage.report``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from tests.test_layering import _cycles, _import_nodes, _write_tree, import_grap
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LAZY = 10
+# what RunContext.__init__ may set: the config, the run directory, the lazy session and the Spark UI's job label
+CONTEXT_STATE = {"config", "run_dir", "_spark", "job_description"}
+CONTEXT_SETTERS = ("run", "logs")  # pipeline.run (the runner) and pipeline.logs (the job label) may set ctx.*
 
 
 def _subpackage(name: str) -> str:
@@ -99,8 +107,41 @@ def string_literals(root: Path, package: str = "pipeline") -> dict[str, set[str]
     return found
 
 
-def violations(root: Path, stage_names: dict[str, str], sections: set[str], package: str = "pipeline") -> list[str]:
-    """Every broken rule, one line each; ``stage_names`` maps a stage's name to its package."""
+def context_api(root: Path, package: str = "pipeline") -> tuple[set[str], set[str]]:
+    """(what RunContext.__init__ sets on self, every public name the class defines), from its source."""
+    tree = ast.parse((root / package / "stage_api" / "context.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunContext")
+    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    state = {
+        t.attr
+        for n in ast.walk(init)
+        if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }
+    methods = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return state, {name for name in state | methods if not name.startswith("_")}
+
+
+def context_uses(root: Path, package: str = "pipeline") -> list[tuple[str, str, bool]]:
+    """(module, attribute, set) of every ``ctx.<attribute>`` read or set in the package."""
+    found = []
+    for name, path in module_files(root, package).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ctx":
+                found.append((name, node.attr, isinstance(node.ctx, ast.Store)))
+    return sorted(set(found))
+
+
+def violations(
+    root: Path,
+    stage_names: dict[str, str],
+    sections: set[str],
+    package: str = "pipeline",
+    context: tuple[set[str], set[str]] | None = None,
+) -> list[str]:
+    """Every broken rule, one line each; ``stage_names`` maps a stage's name to its package; ``context``: what
+    the run context sets and offers (default: read from ``stage_api/context.py``)."""
     graph = import_graph(root, package)
     problems = [f"subpackage cycle: {' <-> '.join(c)}" for c in subpackage_cycles(graph)]
     lazy = lazy_imports(root, package)
@@ -129,11 +170,21 @@ def violations(root: Path, stage_names: dict[str, str], sections: set[str], pack
         for name, found in sorted(literals.items()):
             if stage_name in found and _subpackage(name) != home:
                 problems.append(f"{name} spells the stage name {stage_name!r} (only {package}.{home} may)")
+    state, api = context or context_api(root, package)
+    problems += [f"RunContext sets {a} (only {sorted(CONTEXT_STATE)})" for a in sorted(state - CONTEXT_STATE)]
+    for name, attr, stored in context_uses(root, package):
+        if stored and _subpackage(name) not in CONTEXT_SETTERS:
+            problems.append(f"{name} leaves ctx.{attr} on the run context (a stage hands data on by Stage.passes)")
+        elif not stored and _subpackage(name) in stages and attr not in api:
+            problems.append(f"{name} reads ctx.{attr}, which the run context does not offer")
+    for name, targets in sorted(graph.items()):
+        if _subpackage(name) == "report":
+            problems += [f"{name} imports the stage package {t}" for t in sorted(targets) if _subpackage(t) in stages]
     return problems
 
 
 def _registered() -> dict[str, str]:
-    return {s.name: s.body.__module__.split(".")[1] for s in STAGES}
+    return {s.name: type(s).__module__.split(".")[1] for s in STAGES}
 
 
 def _config_sections() -> set[str]:
@@ -149,6 +200,11 @@ def test_the_rules_bite_on_the_real_tree() -> None:
     assert {"ingest", "dedup", "tokenize", "merge_blend", "train_tokenizer"} <= stage_packages(ROOT)
     assert "merge-blend" not in _config_sections() and "train-tokenizer" not in _config_sections()
     assert all(why for _, _, why in lazy_imports(ROOT))
+    state, api = context_api(ROOT)
+    assert state == CONTEXT_STATE and {"config", "read_table", "write_table", "spark"} <= api
+    assert "passed_on" not in api and "results" not in api  # the hand-offs of 7ffb06c are gone
+    reads = {(m, a) for m, a, stored in context_uses(ROOT) if not stored}
+    assert ("pipeline.dedup.stage", "read_table") in reads  # stage code is among the modules checked
 
 
 CLEAN = {
@@ -164,8 +220,11 @@ CLEAN = {
     "pipeline/alpha/fast.py": "",
     "pipeline/alpha/stage.py": "from pipeline.api.stage import Stage\nSTAGE = Stage('alpha-one')\n",
     "pipeline/beta/__init__.py": "",
-    "pipeline/beta/stage.py": "from pipeline.alpha.kernel import f\nSTAGE = 1\n",
+    "pipeline/beta/stage.py": "from pipeline.alpha.kernel import f\nSTAGE = 1\ndef run(ctx):\n    ctx.read_table(1)\n",
+    "pipeline/report/__init__.py": "",
+    "pipeline/report/data.py": "from pipeline.api.stage import Stage\n",
 }
+CONTEXT = ({"config"}, {"config", "read_table"})
 NAMES = {"alpha-one": "alpha", "beta": "beta"}
 
 
@@ -190,11 +249,17 @@ NAMES = {"alpha-one": "alpha", "beta": "beta"}
         ({"pipeline/beta/x.py": "from pipeline.alpha.spark.job import go\n", "pipeline/alpha/spark/job.py": ""},
          "pipeline.beta.x imports another stage's Spark module pipeline.alpha.spark.job"),
         ({"pipeline/run/report.py": "NAME = 'alpha-one'\n"}, "pipeline.run.report spells the stage name 'alpha-one'"),
+        ({"pipeline/alpha/stage.py": "def run(ctx):\n    ctx.passed_on = 'x'\n"},
+         "pipeline.alpha.stage leaves ctx.passed_on on the run context"),
+        ({"pipeline/beta/stage.py": "STAGE = 1\ndef run(ctx):\n    return ctx.read_table(ctx.passed_on)\n"},
+         "pipeline.beta.stage reads ctx.passed_on, which the run context does not offer"),
+        ({"pipeline/report/data.py": "from pipeline.alpha import kernel\n"},
+         "pipeline.report.data imports the stage package pipeline.alpha"),
     ],
 )  # fmt: skip
 def test_a_violation_is_reported(tmp_path: Path, change: dict[str, str], expected: str) -> None:
     clean = _write_tree(tmp_path / "clean", CLEAN)
-    assert violations(clean, NAMES, {"beta"}) == []
+    assert violations(clean, NAMES, {"beta"}, context=CONTEXT) == []
     broken = _write_tree(tmp_path / "broken", {**CLEAN, **change})
-    found = violations(broken, NAMES, {"beta"})
+    found = violations(broken, NAMES, {"beta"}, context=CONTEXT)
     assert any(line.startswith(expected) for line in found), found

@@ -16,14 +16,16 @@ def base(tmp_path):
     return config_text(write_jsonl(tmp_path), output="/tmp/run-17")
 
 
-def test_defaults_are_off_and_leave_the_dedup_fingerprint_inputs_unchanged(base):
+def test_defaults_are_off_and_recorded_in_the_dedup_inputs(base):
+    """Off, both are recorded at their defaults (a run made before they existed still resumes: its marker is
+    upgraded, tests/test_run_stage.py)."""
     config = load_config_text(base)
     assert config.dedup.index is None
     assert config.decontaminate.references == []
     assert config.decontaminate.ngram == 13 and config.decontaminate.min_matches == 1
     dedup = next(s for s in STAGES if s.name == "dedup")
     inputs = stage_inputs(dedup, config)
-    assert "index" not in inputs["dedup"] and "decontaminate" not in inputs
+    assert inputs["dedup"]["index"] is None and inputs["decontaminate"]["references"] == []
 
 
 def test_keys_are_read_and_relative_paths_anchored(base, tmp_path, monkeypatch):

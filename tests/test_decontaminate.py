@@ -201,7 +201,7 @@ def test_a_reference_matching_no_file_names_its_own_key(spark, planted):
 def test_explain_and_sample_name_contamination(spark, planted):
     """``explain`` says a contaminated document was removed as such, with its reference, and ``sample --removed``
     draws contaminated documents too (issue #28, 14)."""
-    from pipeline.report.explain import explain, format_explanation, sample
+    from pipeline.cli.explain import explain, format_explanation, sample
 
     root, _ = planted
     _run_dedup(spark, root, "run-explain")

@@ -145,7 +145,7 @@ def test_an_index_with_other_parameters_is_refused_naming_the_key(spark, days, o
 
 def test_explain_and_sample_name_duplicates_of_earlier_runs(days):
     """A day-2 document removed for matching day 1 is explained and sampled as such (issue #28, 14)."""
-    from pipeline.report.explain import explain, sample
+    from pipeline.cli.explain import explain, sample
 
     run_dir = str(days["root"] / "run-day2")
     rows = pq.read_table(days["root"] / "run-day2" / "dedup" / "earlier_runs").to_pylist()

@@ -86,12 +86,12 @@ def test_two_dated_runs_sharing_documents_committing_together(spark, tmp_path, m
     real_commit = dedup_stage.commit_run
     heads: list[bytes] = []
 
-    def b_commits_first(ctx):  # B ran its dedup while A was running; B's commit lands just before A's
+    def b_commits_first(ctx, looked_up):  # B ran its dedup while A was running; B's commit lands just before A's
         if ctx.run_dir.rstrip("/") == str(run_a) and not heads:
             heads.append(b"")
             run(spark, run_b, tmp_path / "in" / "b.jsonl", index)
             heads.append((index / "HEAD.json").read_bytes())
-        return real_commit(ctx)
+        return real_commit(ctx, looked_up)
 
     monkeypatch.setattr(dedup_stage, "commit_run", b_commits_first)
     with pytest.raises(IndexMovedError) as refused:

@@ -81,7 +81,7 @@ def test_a_source_override_replaces_the_run_list_and_defaults_are_filled_in(base
     found = entries.effective(config)
     assert found == {"web": [{"name": "toy_length", "min_words": 3, "max_words": None}], "code": []}
     # fingerprinted: a change of either list changes the stage's inputs
-    inputs = stage("filter").inputs
+    inputs = stage("filter").config_values
     other = _config(base, "filter=[{name: toy_length, min_words: 4}]", "sources.code.filter=[]")
     assert inputs(config) != inputs(other)
     assert inputs(config) != inputs(_config(base, "filter=[{name: toy_length, min_words: 3}]"))

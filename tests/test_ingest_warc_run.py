@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from resiliparse.extract.html2text import extract_plain_text
 
+from pipeline.cli.explain import explain, sample
 from pipeline.config import load_config_text
-from pipeline.report.explain import explain, sample
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 from tests.oracles import require_oracle

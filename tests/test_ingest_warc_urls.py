@@ -141,8 +141,8 @@ sources: [{{name: web, paths: ["{tmp_path}"], format: warc}}]
 ingest: {{domain_blocklist: "{blocklist}"}}
 tokenizer: {{train: true}}
 """
-    before = INGEST.inputs(load_config_text(text))["ingest"]
+    before = INGEST.config_values(load_config_text(text))["ingest"]
     blocklist.write_text("# the same domains, spelled otherwise\n*.example.net\nblocked.test.\n")
-    assert INGEST.inputs(load_config_text(text))["ingest"] == before
+    assert INGEST.config_values(load_config_text(text))["ingest"] == before
     blocklist.write_text(BLOCKLIST + "more.test\n")
-    assert INGEST.inputs(load_config_text(text))["ingest"] != before
+    assert INGEST.config_values(load_config_text(text))["ingest"] != before

@@ -299,9 +299,9 @@ def _dated_runs_concurrently(spark, root: Path, inputs: dict[str, Path]) -> dict
     barrier = threading.Barrier(len(inputs), timeout=900)
     outcomes: dict[str, BaseException | None] = {}
 
-    def together(ctx):
+    def together(ctx, looked_up):
         barrier.wait()
-        return real_commit(ctx)
+        return real_commit(ctx, looked_up)
 
     def one(name: str) -> None:
         try:

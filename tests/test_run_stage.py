@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from pipeline.config import load_config_text
@@ -50,7 +53,7 @@ def test_stages_run_in_pipeline_order_as_objects():
     assert STAGE_NAMES == (
         "ingest", "filter", "dedup", "train-tokenizer", "tokenize", "merge-blend", "training-indices"
     )  # fmt: skip
-    assert all(isinstance(s, Stage) and callable(s.body) for s in STAGES)
+    assert all(isinstance(s, Stage) and type(s).run is not Stage.run for s in STAGES)
     assert stage("dedup") is STAGES[2]
 
 
@@ -61,8 +64,8 @@ def test_stages_run_in_pipeline_order_as_objects():
 def test_a_stage_depends_on_exactly_its_declared_config_keys(base, name, key):
     """A stage's recorded inputs change with a key it declares and with no other."""
     st = stage(name)
-    before = st.inputs(load_config_text(base))
-    after = st.inputs(load_config_text(base, [OVERRIDES[key]]))
+    before = st.config_values(load_config_text(base))
+    after = st.config_values(load_config_text(base, [OVERRIDES[key]]))
     assert (before != after) == (key in st.config_keys), (name, key, st.config_keys)
 
 
@@ -158,10 +161,81 @@ def test_one_stage_command_runs_only_that_stage_as_the_readme_says(tmp_path):
         run_stages(RunContext(config), only="dedup", log=lambda *_: None)
 
 
-def test_ingest_keys_added_later_leave_the_fingerprint_of_existing_runs_alone(base):
-    """A scheduled run made before include_hidden, html_extractor and max_record_bytes existed resumes after an
-    upgrade: at their defaults those keys are not part of ingest's recorded inputs; set, they are."""
-    inputs = stage("ingest").inputs(load_config_text(base))
-    assert sorted(inputs["ingest"]) == ["excerpt_chars", "max_text_bytes", "partitions", "split_bytes"]
-    changed = stage("ingest").inputs(load_config_text(base, ["ingest.include_hidden=true"]))
+LEGACY = json.loads((Path(__file__).parent / "golden" / "markers_7ffb06c.json").read_text())
+
+
+def _resume(config, markers: dict[str, dict]) -> dict[str, str]:
+    """Stage -> 'reuse' (or the StageError's message) for each stage over these markers, the upstream of a
+    reused stage being its marker's fingerprint, as in run_stages."""
+    from pipeline.run.runner import StageError, _decide, stage_fingerprint, stage_inputs
+
+    upstream, found = "", {}
+    for st in STAGES:
+        if not st.applies(config):
+            continue
+        values = stage_inputs(st, config)
+        marker = markers[st.name]
+        try:
+            found[st.name] = _decide(st, marker, stage_fingerprint(st.version, upstream, values), upstream, values,
+                                     "RUN", forced=False, wanted=True)  # fmt: skip
+        except StageError as exc:
+            found[st.name] = str(exc)
+        upstream = marker["fingerprint"]
+    return found
+
+
+@pytest.mark.parametrize("name", ["plain", "index"])
+def test_markers_written_before_config_versions_still_resume(name):
+    """Every stage of a run finished at 7ffb06c (ingest and dedup then left keys at their defaults out of their
+    recorded inputs) is reused by this version, whose markers record every key."""
+    config, markers = load_config_text(LEGACY[name]["config"]), LEGACY[name]["markers"]
+    assert _resume(config, markers) == {name: "reuse" for name in markers}
+    assert stage("ingest").version == stage("dedup").version == 2  # the legacy path is the one taken
+
+
+def test_an_old_marker_compared_after_upgrade_names_the_changed_key():
+    config_text = LEGACY["plain"]["config"]
+    found = _resume(load_config_text(config_text, ["ingest.include_hidden=true"]), LEGACY["plain"]["markers"])
+    assert "finished with a different config (changed: ingest.include_hidden)" in found["ingest"]
+    found = _resume(load_config_text(config_text, ["dedup.index=/data/index"]), LEGACY["plain"]["markers"])
+    assert found["ingest"] == "reuse" and "(changed: dedup.index)" in found["dedup"]
+
+
+def test_a_marker_of_a_newer_schema_says_so_in_one_line():
+    markers = {k: dict(v) for k, v in LEGACY["plain"]["markers"].items()}
+    markers["ingest"]["version"] = 9
+    why = _resume(load_config_text(LEGACY["plain"]["config"]), markers)["ingest"]
+    assert "\n" not in why and "was finished by a newer version (config schema 9; this one knows 2)" in why
+
+
+def test_ingest_records_every_key_of_its_section(base):
+    """Ingest's recorded inputs hold every key of its section (none is left out at its default)."""
+    from dataclasses import fields
+
+    from pipeline.config.schema import IngestConfig
+
+    inputs = stage("ingest").config_values(load_config_text(base))
+    assert sorted(inputs["ingest"]) == sorted(f.name for f in fields(IngestConfig))
+    changed = stage("ingest").config_values(load_config_text(base, ["ingest.include_hidden=true"]))
     assert changed["ingest"]["include_hidden"] is True
+
+
+def test_the_runner_wires_each_read_to_the_latest_stage_passing_it(base):
+    """Dedup reads the filter stage's documents when it runs, else ingest's; tokenize reads dedup's survivors;
+    merge-blend the shards tokenize passes on (docs/stages.md, The Stage contract)."""
+    from pipeline.run.runner import wiring
+
+    plain = wiring(STAGES, load_config_text(base))
+    assert "filter" not in plain and plain["dedup"] == {"documents": ("ingest", "documents")}
+    assert plain["tokenize"] == {"documents": ("dedup", "dedup/survivors")}
+    assert plain["merge-blend"] == {"shards": ("tokenize", "shards")}
+    filtered = wiring(STAGES, load_config_text(base, [OVERRIDES["filter"]]))
+    assert filtered["filter"] == {"documents": ("ingest", "documents")}
+    assert filtered["dedup"] == {"documents": ("filter", "filter/documents")}
+
+
+def test_a_read_no_earlier_stage_passes_fails_before_any_work(base):
+    from pipeline.run.runner import StageError, wiring
+
+    with pytest.raises(StageError, match="stage 'tokenize' reads 'documents', which no stage before it passes on"):
+        wiring((stage("tokenize"), stage("merge-blend")), load_config_text(base))

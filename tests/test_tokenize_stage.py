@@ -111,11 +111,10 @@ def _tokenize_run(spark, root: Path, survivors, tok_dir, partitions: int, inject
         run, f'vocab: "{tok_dir}/vocab.json", merges: "{tok_dir}/merges.txt"', f"tokenize: {{partitions: {partitions}}}"
     )
     ctx = RunContext(config, spark=spark)
-    ctx.passed_on = layout.SURVIVORS  # as after the dedup stage
     if inject:
         spark.sparkContext.setLocalProperty(INJECT_PROPERTY, "tokenize")
     try:
-        counts = run_tokenize(ctx)
+        counts = run_tokenize(ctx, layout.SURVIVORS)  # as after the dedup stage
     finally:
         spark.sparkContext.setLocalProperty(INJECT_PROPERTY, None)
     return run, counts, merge_sources(ctx)
@@ -235,8 +234,7 @@ def test_train_tokenizer_equals_in_process_training(spark, tmp_path, survivors, 
         tmp_path, f"train: true, vocab_size: 300, min_pretoken_count: {min_count}, max_distinct_pretokens: {keep}"
     )
     ctx = RunContext(config, spark=spark)
-    ctx.passed_on = layout.SURVIVORS  # as after the dedup stage
-    counts = run_train_tokenizer(ctx)
+    counts = run_train_tokenizer(ctx, layout.SURVIVORS)  # as after the dedup stage
     table = _oracle_counts(survivors, min_count, keep)
     oracle = BPETokenizer.train_from_counts(table, 300, [EOT])
     trained = load_tokenizer(ctx.config)
@@ -253,8 +251,7 @@ def test_sample_does_not_depend_on_partitioning(spark, tmp_path, survivors):
         run = tmp_path / f"f{files}"
         _write_survivors(run, survivors, files=files)
         ctx = RunContext(_config(run, "train: true, vocab_size: 300, sample_fraction: 0.5"), spark=spark)
-        ctx.passed_on = layout.SURVIVORS  # as after the dedup stage
-        counts = run_train_tokenizer(ctx)
+        counts = run_train_tokenizer(ctx, layout.SURVIVORS)  # as after the dedup stage
         assert 0 < counts["documents_sampled"] < survivors.num_rows
         merges.append((counts["documents_sampled"], load_tokenizer(ctx.config).merges))
     assert merges[0] == merges[1]

@@ -15,6 +15,7 @@ from pipeline.config import load_config_text
 from pipeline.megatron import IndexedDatasetWriter
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Data
 from pipeline.training_indices.stage import STAGE
 from tests.oracles import require_oracle
 
@@ -125,7 +126,7 @@ def test_stage_writes_megatron_cores_files_and_megatron_core_loads_them(spark, t
         + "".join(f"  - name: {n}\n    paths: [x.jsonl]\n" for n in names)
         + f"tokenizer: {{train: true}}\ntraining:\n  tokenizer: {TOKENIZER}\n  {training}\n"
     )
-    counts = STAGE.body(RunContext(config, spark=spark))
+    counts = STAGE.run(RunContext(config, spark=spark), {"blend": Data(layout.BLEND, "merge-blend")})
     ours = run / layout.MEGATRON_CACHE
     # megatron-core's BlendedDataset asks torch.distributed for the rank even when it is not initialised
     monkeypatch.setattr(torch.distributed, "get_rank", lambda *a: 0)

@@ -3,16 +3,18 @@ Filter contract, between ingest and dedup. In a module of its own so that Spark'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
 from pipeline.config import PipelineConfig
 from pipeline.run.registry import STAGES
 from pipeline.spark.worker_task import per_task
-from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.filter import FilterResult, apply_filters
-from pipeline.stage_api.stage import Stage, source_tally
+from pipeline.stage_api.stage import Data, SourceTally, Stage, source_tally
 
 WORD = "thread"
 KEPT, DROPPED = "toy/kept", "toy/dropped"
@@ -36,8 +38,8 @@ def _kept_batches(batches):
         yield apply_filters(batch, [WordFilter()]).kept
 
 
-def _run_toy(ctx: RunContext) -> dict:
-    docs = ctx.read_table(ctx.passed_on)
+def _run_toy(ctx: RunContext, documents: str) -> dict:
+    docs = ctx.read_table(documents)
     kept = docs.mapInArrow(per_task(_kept_batches), docs.schema)
     ctx.write_table(kept, KEPT)
     before = {r["source"]: r["count"] for r in docs.groupBy("source").count().collect()}
@@ -50,24 +52,27 @@ def _run_toy(ctx: RunContext) -> dict:
     return {"sources": sources}
 
 
-def _report(run: str, counts: dict) -> dict:
-    return {"toy": {"dropped": sum(row["toy_word"] for row in counts["sources"].values()), "word": WORD}}
+class Toy(Stage):
+    """The documents -> those without the word (passed on, as the documents the next stage reads)."""
+
+    name = "toy"
+    reads = ("documents",)
+    passes = {"documents": KEPT}
+    writes = ("toy",)
+    passes_on = "toy_kept"
+
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        return _run_toy(ctx, inputs["documents"].table)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        return {"word": WORD}
+
+    def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
+        return source_tally(counts, "documents", read="read", removals=("toy_word",))
+
+    def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any]:
+        return {"toy": {"dropped": sum(row["toy_word"] for row in counts["sources"].values()), "word": WORD}}
 
 
-def _inputs(config: PipelineConfig) -> dict:
-    return {"word": WORD}
-
-
-TOY = Stage(
-    "toy",
-    (),
-    _inputs,
-    _run_toy,
-    outputs=("toy",),
-    tally=source_tally("documents", read="read", removals=("toy_word",)),
-    passes_on="toy_kept",
-    reads=(layout.PASSED_ON,),
-    passes=KEPT,
-    report=_report,
-)
+TOY = Toy()
 TOY_STAGES = (STAGES[0], TOY, *STAGES[1:])

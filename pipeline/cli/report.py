@@ -8,8 +8,8 @@ import json
 import sys
 
 from pipeline import storage
+from pipeline.cli.explain import ExplainError, explain, format_explanation, format_sample, sample
 from pipeline.report.data import build_report_data
-from pipeline.report.explain import ExplainError, explain, format_explanation, format_sample, sample
 from pipeline.report.publish import write_reports
 from pipeline.report.summary import summary_text
 from pipeline.run.registry import STAGES

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -12,12 +12,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
 from pipeline.config import ConfigError, PipelineConfig
+from pipeline.config.schema import DecontaminateConfig
 from pipeline.decontaminate.references import changed_references, reference_stamps
 from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
 from pipeline.dedup.index.spark.commit import commit_run
 from pipeline.dedup.index.spark.lookup import require_index_usable, run_key, runs_looked_up
 from pipeline.dedup.plan import DedupPlan
+from pipeline.dedup.report_section import report_section
 from pipeline.dedup.spark.candidates import find_candidates
 from pipeline.dedup.spark.components import connected_components
 from pipeline.dedup.spark.edges import clear_checkpoints
@@ -29,7 +31,7 @@ from pipeline.logs import StepLog
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import Stage, source_tally
+from pipeline.stage_api.stage import Data, SourceTally, Stage, StageResult, source_tally
 
 PAIR_TYPE = StructType(
     [StructField("src", LongType()), StructField("dst", LongType()), StructField("jaccard", DoubleType())]
@@ -68,16 +70,16 @@ def verify_edges(edges: DataFrame, docs: DataFrame, p: LshParams, candidates: in
 FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
 
 
-def run_dedup(ctx: RunContext) -> dict:
-    """documents/ -> dedup/{edges,components,survivors}/ and dedup/report.json."""
+def run_dedup(ctx: RunContext, documents: str) -> dict:
+    """The table ``documents`` -> dedup/{edges,components,survivors}/ and dedup/report.json."""
     plan, spark = DedupPlan.from_config(ctx.config), ctx.spark
     timer = StepLog("dedup", spark)
-    docs = ctx.read_table(ctx.passed_on).withColumn("rank", _rank_key(plan))
+    docs = ctx.read_table(documents).withColumn("rank", _rank_key(plan))
     p, min_tokens = plan.lsh, plan.min_tokens
     extra = ExtraRemovals(ctx, plan, timer)  # decontamination, dedup index (docs/dedup_index.md); no-ops when off
     docs = extra.before_clustering(docs)
     if not plan.enabled:
-        return _finish(ctx, docs, None, None, plan, timer, extra=extra)
+        return _finish(ctx, documents, docs, None, None, plan, timer, extra=extra)
     timer.begin("features")
     # one Python pass per document: token count, content hash, band keys (text stays in Parquet)
     carry = ("rank", "source")  # passed through the Python step: no join brings them back
@@ -123,9 +125,8 @@ def run_dedup(ctx: RunContext) -> dict:
         "exact_duplicates_removed": found.exact_removed,
         "candidate_jaccard_histogram": candidate_jaccards,
     }
-    result = _finish(
-        ctx, docs, groups, near, plan, timer, stats, ranked=features.select("doc_id", "source", "rank"), extra=extra
-    )
+    ranked = features.select("doc_id", "source", "rank")
+    result = _finish(ctx, documents, docs, groups, near, plan, timer, stats, ranked=ranked, extra=extra)
     for frame in (features, near, edges, *found.persisted):
         frame.unpersist()
     clear_checkpoints(spark)  # outputs are written: the components' checkpoints are no longer needed
@@ -134,6 +135,7 @@ def run_dedup(ctx: RunContext) -> dict:
 
 def _finish(
     ctx,
+    documents: str,
     docs,
     groups,
     near,
@@ -169,7 +171,7 @@ def _finish(
     timer.begin("report")
     stats = {**(stats or {}), **(extra.stats if extra else {})}
     report = build_report(
-        ctx, components, plan, timer.times, stats, *((extra.removed, extra.sections) if extra else ())
+        ctx, documents, components, plan, timer.times, stats, *((extra.removed, extra.sections) if extra else ())
     )
     timer.close()
     return report["counts"]
@@ -197,16 +199,6 @@ def _parse(spark: SparkSession, ddl: str) -> StructType:
 
 
 REMOVALS = ("duplicates_removed", "contaminated", "duplicates_of_earlier_runs")  # removal reasons, in run order
-
-
-def _inputs(cfg: PipelineConfig) -> dict:
-    dedup = asdict(cfg.dedup)
-    if dedup["index"] is None:  # off: the fingerprint stays that of runs made before the key existed
-        del dedup["index"]
-    inputs = {"dedup": dedup, "priorities": {s.name: s.priority for s in cfg.sources}}
-    if cfg.decontaminate.references:  # likewise: only runs that decontaminate record the section
-        inputs["decontaminate"] = asdict(cfg.decontaminate)
-    return inputs
 
 
 def _check_config(config: PipelineConfig) -> None:
@@ -260,7 +252,9 @@ def _references_changed(ctx: RunContext, counts: dict[str, Any]) -> list[str]:
     return changed_references(counts["reference_files"], reference_stamps(ctx.config))
 
 
-def _commit_index(ctx: RunContext, log: Callable[[str], None], complete: bool) -> dict[str, Any] | None:
+def _commit_index(
+    ctx: RunContext, result: StageResult, log: Callable[[str], None], complete: bool
+) -> dict[str, Any] | None:
     """The complete, accounted run's documents join ``dedup.index`` (docs/dedup_index.md, Commit); a run that
     stops before its last stage says so."""
     if not ctx.config.dedup.index:
@@ -271,7 +265,7 @@ def _commit_index(ctx: RunContext, log: Callable[[str], None], complete: bool) -
             "last stage has finished and its accounting holds (python -m pipeline run finishes it)"
         )
         return None
-    done = commit_run(ctx)
+    done = commit_run(ctx, result.counts.get("index_runs"))
     log(
         f"[index] {done['documents']} documents ({done['kept']} kept) committed to {done['index']} "
         f"(generation {done['generation']})"
@@ -279,19 +273,55 @@ def _commit_index(ctx: RunContext, log: Callable[[str], None], complete: bool) -
     return {"dedup_index": done}
 
 
-STAGE = Stage(
-    "dedup",
-    ("dedup", "decontaminate", "sources[].priority"),
-    _inputs,
-    run_dedup,
-    outputs=(layout.DEDUP,),
-    tally=source_tally("survivors", read="documents", removals=REMOVALS),
-    passes_on="survivors",
-    reads=(layout.PASSED_ON,),
-    passes=layout.SURVIVORS,
-    stop_when_empty=True,
-    check_config=_check_config,
-    precheck=_precheck,
-    outdated=_outdated,
-    after_run=_commit_index,
-)
+class Dedup(Stage):
+    """The documents -> their survivors (passed on), the edges, components and report of what was removed."""
+
+    name = "dedup"
+    config_keys = ("dedup", "decontaminate", "sources[].priority")
+    version = 2  # 1: dedup.index left out when None, decontaminate when it has no references
+    reads = ("documents",)
+    passes = {"documents": layout.SURVIVORS}
+    writes = (layout.DEDUP,)
+    passes_on = "survivors"
+    stop_when_empty = True
+
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        return run_dedup(ctx, inputs["documents"].table)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        return {
+            "dedup": asdict(config.dedup),
+            "priorities": {s.name: s.priority for s in config.sources},
+            "decontaminate": asdict(config.decontaminate),
+        }
+
+    def upgrade(self, values: dict[str, Any], version: int) -> dict[str, Any]:
+        """Version 1 left out ``dedup.index`` when None and ``decontaminate`` when it had no references."""
+        return {
+            **values,
+            "dedup": {"index": None, **values.get("dedup", {})},
+            "decontaminate": values.get("decontaminate", asdict(DecontaminateConfig())),
+        }
+
+    def check_config(self, config: PipelineConfig) -> None:
+        _check_config(config)
+
+    def precheck(self, ctx: RunContext) -> None:
+        _precheck(ctx)
+
+    def outdated(self, ctx: RunContext, counts: dict[str, Any]) -> str | None:
+        return _outdated(ctx, counts)
+
+    def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
+        return source_tally(counts, "survivors", read="documents", removals=REMOVALS)
+
+    def after_run(
+        self, ctx: RunContext, result: StageResult, log: Callable[[str], None], complete: bool
+    ) -> dict[str, Any] | None:
+        return _commit_index(ctx, result, log, complete)
+
+    def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
+        return report_section(run)
+
+
+STAGE = Dedup()

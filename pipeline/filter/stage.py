@@ -6,6 +6,7 @@ ones to ``filter/dropped/`` and the partitions' summaries, merged on the driver 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pyspark import StorageLevel
@@ -20,14 +21,15 @@ from pipeline.filter.plan import make_plan, summary_json
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import SourceTally, Stage
+from pipeline.stage_api.stage import Data, SourceTally, Stage
 
 
-def run_filter(ctx: RunContext) -> dict[str, Any]:
-    """``<passed on>`` -> ``filter/documents/``, ``filter/dropped/``, ``filter/summary.json``; counts per source."""
+def run_filter(ctx: RunContext, documents: str) -> dict[str, Any]:
+    """The table ``documents`` -> ``filter/documents/``, ``filter/dropped/``, ``filter/summary.json``; counts per
+    source."""
     plan = make_plan(ctx.config)
     names = [s.name for s in ctx.config.sources]
-    docs = ctx.read_table(ctx.passed_on)
+    docs = ctx.read_table(documents)
     schema = output_schema(to_arrow_schema(docs.schema))
     rows = docs.mapInArrow(per_task(lambda it: filter_partition(it, plan, schema)), from_arrow_schema(schema))
     rows = rows.persist(StorageLevel.DISK_ONLY)  # the filters run once; documents never sit in memory
@@ -57,33 +59,39 @@ def run_filter(ctx: RunContext) -> dict[str, Any]:
     }
 
 
-def _tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
-    """Every document the stage read per source is dropped for a ``"<filter>.<rule>"`` reason or passed on."""
-    return {
-        name: SourceTally(documents=row["documents"], read=row["read"], removed=row["removed"])
-        for name, row in counts.get("sources", {}).items()
-    }
+class Filter(Stage):
+    """The documents -> the ones every filter kept (passed on), the dropped ones, a summary."""
+
+    name = "filter"
+    config_keys = ("filter", "sources[].filter")
+    reads = ("documents",)
+    passes = {"documents": layout.FILTERED}
+    writes = (layout.FILTER,)
+    passes_on = "passed_filters"
+    removals_as = "filtered"
+    stop_when_empty = True
+
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        return run_filter(ctx, inputs["documents"].table)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        return {
+            "filter": config.filter,
+            "sources": {s.name: s.filter for s in config.sources if s.filter is not None},
+        }
+
+    def applies(self, config: PipelineConfig) -> bool:
+        return entries.runs_filters(config)
+
+    def check_config(self, config: PipelineConfig) -> None:
+        entries.check_config(config)
+
+    def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
+        """Every document the stage read per source is dropped for a ``"<filter>.<rule>"`` reason or passed on."""
+        return {
+            name: SourceTally(documents=row["documents"], read=row["read"], removed=row["removed"])
+            for name, row in counts.get("sources", {}).items()
+        }
 
 
-def _inputs(config: PipelineConfig) -> dict[str, Any]:
-    return {
-        "filter": config.filter,
-        "sources": {s.name: s.filter for s in config.sources if s.filter is not None},
-    }
-
-
-STAGE = Stage(
-    "filter",
-    ("filter", "sources[].filter"),
-    _inputs,
-    run_filter,
-    outputs=(layout.FILTER,),
-    tally=_tally,
-    passes_on="passed_filters",
-    removals_as="filtered",
-    reads=(layout.PASSED_ON,),
-    passes=layout.FILTERED,
-    applies=entries.runs_filters,
-    stop_when_empty=True,
-    check_config=entries.check_config,
-)
+STAGE = Filter()

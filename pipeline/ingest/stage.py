@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -24,7 +25,7 @@ from pipeline.sources.spark.reader import read_records
 from pipeline.sources.url_rules import load_blocklist
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import Stage, source_tally
+from pipeline.stage_api.stage import Data, SourceTally, Stage, source_tally
 
 DOCUMENT_COLUMNS = ["doc_id", "source", "file", "position", "text", "meta"]
 REJECT_COLUMNS = ["source", "file", "position", "reason", "detail", "excerpt"]
@@ -230,38 +231,42 @@ def _count(tallies: list[tuple[str, str | None, int]], names: list[str], older: 
 
 
 SOURCE_FIELDS = ("name", "paths", "format", "text_field", "keep_fields", "text_unit")
+LATER_KEYS = ("include_hidden", "html_extractor", "max_record_bytes", "domain_blocklist", "latest_capture_only")
 
 
-LATER_KEYS = (  # ingest keys added after runs existed
-    "include_hidden",
-    "html_extractor",
-    "max_record_bytes",
-    "domain_blocklist",
-    "latest_capture_only",
-)
+class Ingest(Stage):
+    """Raw files of every source -> ``documents/`` (passed on), ``rejects/``, ``older_captures/``."""
+
+    name = "ingest"
+    config_keys = (*(f"sources[].{k}" for k in SOURCE_FIELDS), "ingest")
+    version = 2  # 1: the LATER_KEYS were left out at their defaults
+    passes = {"documents": layout.DOCUMENTS}
+    writes = (layout.DOCUMENTS, layout.REJECTS, layout.OLDER_CAPTURES)
+    stop_when_empty = True
+
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        return run_ingest(ctx)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        ingest = asdict(config.ingest)
+        if config.ingest.domain_blocklist is not None:  # the list's domains, so an edited file is not reused
+            domains = "\n".join(sorted(load_blocklist(config.ingest.domain_blocklist)))
+            ingest["domain_blocklist_sha256"] = hashlib.sha256(domains.encode()).hexdigest()
+        return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in config.sources], "ingest": ingest}
+
+    def upgrade(self, values: dict[str, Any], version: int) -> dict[str, Any]:
+        """Version 1 recorded the LATER_KEYS only when set: the others were at their defaults."""
+        defaults = asdict(IngestConfig())
+        return {**values, "ingest": {**{k: defaults[k] for k in LATER_KEYS}, **values.get("ingest", {})}}
+
+    def check_config(self, config: PipelineConfig) -> None:
+        check_config(config)
+
+    def outdated(self, ctx: RunContext, counts: dict[str, Any]) -> str | None:
+        return _outdated(ctx, counts)
+
+    def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
+        return source_tally(counts, "documents", read="documents_read", rejected="rejected", removals=(REASON,))
 
 
-def _inputs(cfg: PipelineConfig) -> dict:
-    ingest = asdict(cfg.ingest)
-    defaults = asdict(IngestConfig())
-    for key in LATER_KEYS:  # at their defaults: runs from before these keys existed keep their fingerprint
-        if ingest[key] == defaults[key]:
-            del ingest[key]
-    if cfg.ingest.domain_blocklist is not None:  # the list's domains, so an edited file is not reused
-        domains = "\n".join(sorted(load_blocklist(cfg.ingest.domain_blocklist)))
-        ingest["domain_blocklist_sha256"] = hashlib.sha256(domains.encode()).hexdigest()
-    return {"sources": [{k: getattr(s, k) for k in SOURCE_FIELDS} for s in cfg.sources], "ingest": ingest}
-
-
-STAGE = Stage(
-    "ingest",
-    (*(f"sources[].{k}" for k in SOURCE_FIELDS), "ingest"),
-    _inputs,
-    run_ingest,
-    outputs=(layout.DOCUMENTS, layout.REJECTS, layout.OLDER_CAPTURES),
-    passes=layout.DOCUMENTS,
-    tally=source_tally("documents", read="documents_read", rejected="rejected", removals=(REASON,)),
-    stop_when_empty=True,
-    check_config=check_config,
-    outdated=_outdated,
-)
+STAGE = Ingest()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -34,20 +35,13 @@ from pipeline.megatron.reader import read_index
 from pipeline.megatron.validate import validate
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import SourceTally, Stage
+from pipeline.stage_api.stage import Data, SourceTally, Stage
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name
 
 
 def megatron_prefix(ctx: RunContext, source: str) -> str:
     """``<run>/megatron/<source>`` (the dataset prefix handed to Megatron)."""
     return ctx.path(layout.MEGATRON, source)
-
-
-def _tokenize_counts(ctx: RunContext) -> dict:
-    """Per-source counts the tokenize stage recorded in this run, or {} when it has none (merge-blend called
-    on its own)."""
-    tokenize = ctx.results.get("tokenize")
-    return tokenize.counts.get("sources", {}) if tokenize else {}
 
 
 def merge_source(ctx: RunContext, source: str) -> dict:
@@ -95,13 +89,13 @@ def _documents(prefix: str) -> int:
     return read_index(prefix, mmap=False)[0].document_count
 
 
-def merge_sources(ctx: RunContext) -> dict:
+def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None) -> dict:
     """Merge every configured source; per-source counts and the list of sources left unpublished.
 
-    When the tokenize stage's counts are in the run directory, each merged source must hold the
-    documents and tokens tokenize reported, or this raises (docs/stages.md, Accounting).
+    ``shards``: the counts of the stage that wrote the shards; each merged source must then hold the
+    documents and tokens it reported, or this raises (docs/stages.md, Accounting).
     """
-    expected = _tokenize_counts(ctx)
+    expected = (shards or {}).get("sources", {})
     sources = {}
     for src in ctx.config.sources:
         counts = merge_source(ctx, src.name)
@@ -155,9 +149,10 @@ def materialize(
     return {"prefix": out, "documents": int(len(dataset_index))}
 
 
-def run_merge_blend(ctx: RunContext) -> dict:
-    """Merge every source, then write ``blend/dataset_index.npy``, ``dataset_sample_index.npy``, ``blend.json``."""
-    merged = merge_sources(ctx)
+def run_merge_blend(ctx: RunContext, shards: Mapping[str, Any] | None = None) -> dict:
+    """Merge every source (``shards``: the counts of the stage that wrote them), then write
+    ``blend/dataset_index.npy``, ``dataset_sample_index.npy``, ``blend.json``."""
+    merged = merge_sources(ctx, shards)
     names = [n for n, c in merged["sources"].items() if c["published"]]
     if not names:
         raise PipelineError("no source has any document left to blend; see the manifest's counts")
@@ -197,34 +192,38 @@ def run_merge_blend(ctx: RunContext) -> dict:
     return result
 
 
-def _inputs(cfg: PipelineConfig) -> dict:
-    return {"blend": asdict(cfg.blend), "weights": {s.name: s.weight for s in cfg.sources}}
+class MergeBlend(Stage):
+    """The shards -> one Megatron dataset per source, ``megatron/``, and their blend, ``blend/`` (passed on)."""
+
+    name = "merge-blend"
+    config_keys = ("blend", "sources[].weight")
+    reads = ("shards",)
+    passes = {"blend": layout.BLEND}
+    writes = (layout.MEGATRON, layout.BLEND)
+    passes_on = "written"
+
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        return run_merge_blend(ctx, inputs["shards"].counts)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        return {"blend": asdict(config.blend), "weights": {s.name: s.weight for s in config.sources}}
+
+    def check_config(self, config: PipelineConfig) -> None:
+        check_blend_weights(config)
+
+    def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
+        merged = counts.get("merge", {}).get("sources", {})
+        return {n: SourceTally(documents=row["documents"] if row["published"] else 0) for n, row in merged.items()}
+
+    def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
+        """report.json's ``blend``: the sources, their weights and achieved shares, and what was left out."""
+        blend = counts.get("blend")
+        if not blend:
+            return {}
+        keys = ("sources", "weights", "data_path", "mode", "size")
+        section = {"achieved": blend["achieved_ratios"], **{k: blend[k] for k in keys}}
+        left_out = [e for e in counts.get("left_out") or [] if isinstance(e, dict)]
+        return {"blend": {**section, "left_out": left_out} if left_out else section}
 
 
-def _tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
-    merged = counts.get("merge", {}).get("sources", {})
-    return {name: SourceTally(documents=row["documents"] if row["published"] else 0) for name, row in merged.items()}
-
-
-def _report(run: str, counts: dict[str, Any]) -> dict[str, Any]:
-    """report.json's ``blend``: the sources, their weights and achieved shares, and what was left out."""
-    blend = counts.get("blend")
-    if not blend:
-        return {}
-    keys = ("sources", "weights", "data_path", "mode", "size")
-    section = {"achieved": blend["achieved_ratios"], **{k: blend[k] for k in keys}}
-    left_out = [e for e in counts.get("left_out") or [] if isinstance(e, dict)]
-    return {"blend": {**section, "left_out": left_out} if left_out else section}
-
-
-STAGE = Stage(
-    "merge-blend",
-    ("blend", "sources[].weight"),
-    _inputs,
-    run_merge_blend,
-    outputs=(layout.MEGATRON, layout.BLEND),
-    tally=_tally,
-    passes_on="written",
-    check_config=check_blend_weights,
-    report=_report,
-)
+STAGE = MergeBlend()

@@ -10,10 +10,7 @@ import calendar
 import time
 from typing import Any
 
-import numpy as np
-
 from pipeline import storage
-from pipeline.dedup.bands import candidate_probability
 from pipeline.megatron.describe import document_lengths, length_histogram
 from pipeline.megatron.reader import IndexedDataset
 from pipeline.report import examples
@@ -23,9 +20,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.stage import Stage
 
 FORMAT = "spark-pretrain-pipeline/report/1"
-S_CURVE_POINTS = 101
 SOURCE_FIGURES = ("documents_read", "rejects_by_reason", "tokens")  # per-source figures a stage records
-DEDUP_STEPS = ("features", "exact_prepass", "buckets", "verify", "components", "survivors")  # run order
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -89,8 +84,9 @@ def _sources(manifest: dict, filtered: bool = False) -> tuple[dict[str, dict], d
     return out, totals
 
 
-def _timeline(manifest: dict, dedup: dict) -> dict[str, Any]:
-    """Stages in run order with start/end (seconds since the first start) and the dedup steps inside dedup."""
+def _timeline(manifest: dict) -> dict[str, Any]:
+    """Stages in run order with start/end (seconds since the first start); a stage's own steps inside it are its
+    section's (``dedup_steps``: none until the dedup stage adds them)."""
     rows = []
     for name, info in manifest.get("stages", {}).items():
         end = calendar.timegm(time.strptime(info["finished"], "%Y-%m-%dT%H:%M:%SZ")) if info.get("finished") else None
@@ -101,28 +97,7 @@ def _timeline(manifest: dict, dedup: dict) -> dict[str, Any]:
         end = row.pop("_end")
         row["start"] = round(end - row["seconds"] - origin, 3) if end is not None else None
     rows.sort(key=lambda r: (r["start"] is None, r["start"] or 0.0))  # the order they ran in
-    seconds = dedup.get("seconds") or {}
-    order = [s for s in DEDUP_STEPS if s in seconds] + sorted(set(seconds) - set(DEDUP_STEPS))
-    steps = [{"step": k, "seconds": seconds[k]} for k in order]
-    return {"stages": rows, "dedup_steps": steps}
-
-
-def _lsh(dedup: dict) -> dict[str, Any] | None:
-    params = dedup.get("parameters", {})
-    bands, rows = params.get("bands"), params.get("rows")
-    if not bands or not rows:
-        return None
-    xs = [i / (S_CURVE_POINTS - 1) for i in range(S_CURVE_POINTS)]
-    probabilities = np.asarray(candidate_probability(np.asarray(xs), bands, rows)).tolist()
-    histogram = dedup.get("counts", {}).get("candidate_jaccard_histogram") or []
-    return {
-        "bands": bands,
-        "rows": rows,
-        "num_perm": params.get("num_perm"),
-        "threshold": params.get("threshold"),
-        "s_curve": [{"jaccard": x, "probability": round(p, 6)} for x, p in zip(xs, probabilities, strict=True)],
-        "candidate_jaccard_histogram": {"bin_width": 1 / len(histogram) if histogram else None, "counts": histogram},
-    }
+    return {"stages": rows, "dedup_steps": []}
 
 
 def _tokens(run: str, names: list[str]) -> dict[str, Any]:
@@ -136,14 +111,16 @@ def _tokens(run: str, names: list[str]) -> dict[str, Any]:
     return {"length_histogram": histograms}
 
 
-def stage_sections(run: str, manifest: dict, stages: tuple[Stage, ...]) -> dict[str, Any]:
-    """The report entries the stages own (``Stage.report``), from their recorded counts, in run order."""
+def add_stage_sections(data: dict[str, Any], run: str, manifest: dict, stages: tuple[Stage, ...]) -> dict[str, Any]:
+    """``data`` with the entries the stages own (``Stage.report``, from their recorded counts, in run order): a
+    stage's dict entry is merged into the report's entry of that name, any other replaces it."""
     recorded = manifest.get("stages", {})
-    found: dict[str, Any] = {}
     for stage in stages:
         if stage.name in recorded:
-            found.update(stage.report(run, recorded[stage.name].get("counts", {})) or {})
-    return found
+            for key, value in (stage.report(run, recorded[stage.name].get("counts", {})) or {}).items():
+                merge = isinstance(value, dict) and isinstance(data.get(key), dict)
+                data[key] = {**data[key], **value} if merge else value
+    return data
 
 
 def build_report_data(
@@ -151,14 +128,11 @@ def build_report_data(
 ) -> dict[str, Any]:
     """The whole ``report.json`` of the run directory ``run``; ``stages`` add the sections they own."""
     manifest = storage.read_json(storage.join(run, layout.MANIFEST))
-    dedup_path = storage.join(run, layout.DEDUP_REPORT)
-    dedup = storage.read_json(dedup_path) if storage.exists(dedup_path) else {}
     filtered = has_filter_summary(run)
     sources, totals = _sources(manifest, filtered)
     tokens = {n: r["tokens"] for n, r in sources.items() if r.get("tokens") is not None}
-    dedup_counts = {k: v for k, v in dedup.get("counts", {}).items() if isinstance(v, (int, float))}
     has_documents = storage.exists(storage.join(run, layout.DOCUMENTS))
-    return {
+    data: dict[str, Any] = {
         "format": FORMAT,
         "run": run,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -171,19 +145,13 @@ def build_report_data(
             "tokens": sum(tokens.values()) if tokens else None,
         },
         "sources": sources,
-        "timeline": _timeline(manifest, dedup),
+        "timeline": _timeline(manifest),
         "parameters": parameters(manifest.get("config", {})),
-        "dedup": {
-            "counts": dedup_counts,
-            "cluster_size_histogram": dedup.get("cluster_size_histogram", {}),
-            "lsh": _lsh(dedup),
-            "examples": examples.duplicate_examples(run, list(sources), dedup.get("parameters", {}), per_source)
-            if has_documents and dedup
-            else {},
-        },
+        # filled by the dedup stage's section (Stage.report) when it ran
+        "dedup": {"counts": {}, "cluster_size_histogram": {}, "lsh": None, "examples": {}},
         "rejects": {"examples": examples.reject_examples(run, per_source) if has_documents else {}},
         "tokens": {"per_source": tokens, **_tokens(run, list(tokens))},
         "blend": None,
-        **stage_sections(run, manifest, stages),
         **({"filter": filter_section(run, per_source)} if filtered else {}),
     }
+    return add_stage_sections(data, run, manifest, stages)

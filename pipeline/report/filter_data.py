@@ -13,8 +13,8 @@ from typing import Any
 
 from pipeline import storage
 from pipeline.errors import PipelineError
-from pipeline.report.tables import excerpt, has_table, iter_rows
 from pipeline.stage_api import layout
+from pipeline.stage_api.run_tables import excerpt, has_table, iter_rows
 
 PER_SOURCE = 3  # dropped documents shown per rule and source
 EXCERPT_CHARS = 300

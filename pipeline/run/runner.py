@@ -15,9 +15,8 @@ from pipeline.run.registry import STAGES
 from pipeline.run.stage_outputs import record as record_outputs
 from pipeline.run.stage_outputs import verify as verify_outputs
 from pipeline.secrets import redact_data
-from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import Stage, StageResult
+from pipeline.stage_api.stage import Data, Stage, StageResult
 
 
 class StageError(PipelineError, RuntimeError):
@@ -39,7 +38,14 @@ def _changed_keys(old, new, prefix: str = "") -> list[str]:
 
 def stage_inputs(stage: Stage, config: PipelineConfig) -> dict:
     """The config values that shape ``stage``'s output, as its marker records them (URL passwords redacted)."""
-    return redact_data(stage.inputs(config))
+    return redact_data(stage.config_values(config))
+
+
+def stage_fingerprint(version: int, upstream: str, values: dict) -> str:
+    """A stage's fingerprint: its config values in the form of ``version`` and the fingerprint of the stage before
+    it. Version 1 is the form of runs made before stages had versions (no ``schema`` entry)."""
+    schema = {} if version == 1 else {"schema": version}
+    return fingerprint({**schema, "upstream": upstream, **values})
 
 
 def _read_marker(ctx: RunContext, stage: str) -> dict | None:
@@ -47,7 +53,24 @@ def _read_marker(ctx: RunContext, stage: str) -> dict | None:
     return storage.read_json(path) if storage.exists(path) else None
 
 
-def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: str, forced: bool, wanted: bool) -> str:
+def _recorded_match(stage: Stage, marker: dict, upstream: str, values: dict) -> tuple[bool, list[str], str]:
+    """Whether a marker of an older version records the config ``values`` now give (after ``stage.upgrade``) on
+    top of the same upstream; else the keys that differ, or one line saying why it cannot be compared."""
+    version = marker.get("version", 1)
+    if version > stage.version:
+        return False, [], f"was finished by a newer version (config schema {version}; this one knows {stage.version})"
+    if version == stage.version or "inputs" not in marker:
+        return False, _changed_keys(marker.get("inputs", {}), values), ""
+    recorded = marker["inputs"]
+    if stage_fingerprint(version, upstream, recorded) != marker["fingerprint"]:
+        return False, [], ""  # made on top of other upstream outputs
+    upgraded = redact_data(stage.upgrade(recorded, version))
+    return upgraded == values, _changed_keys(upgraded, values), ""
+
+
+def _decide(
+    stage: Stage, marker: dict | None, fp: str, upstream: str, values: dict, run_dir: str, forced: bool, wanted: bool
+) -> str:
     """'run', 'reuse', or raise: a finished stage is reused unless forced; a changed one is refused."""
     if forced:
         return "run"
@@ -57,11 +80,32 @@ def _decide(stage: Stage, marker: dict | None, fp: str, inputs: dict, run_dir: s
         raise StageError(f"stage '{stage.name}' has not finished in {run_dir}; run it first")
     if marker["fingerprint"] == fp:
         return "reuse"
-    changed = _changed_keys(marker.get("inputs", {}), inputs) or ["an upstream stage's config"]
+    same, changed, why = _recorded_match(stage, marker, upstream, values)
+    if same:
+        return "reuse"
+    what = why or "finished with a different config (changed: {})".format(
+        ", ".join(changed or ["an upstream stage's config"])
+    )
     raise StageError(
-        f"stage '{stage.name}' in {run_dir} finished with a different config (changed: {', '.join(changed)}); "
+        f"stage '{stage.name}' in {run_dir} {what}; "
         f"rerun with --force {stage.name} to recompute it and everything after it, or use a new output directory"
     )
+
+
+def wiring(stages: tuple[Stage, ...], config: PipelineConfig) -> dict[str, dict[str, tuple[str, str]]]:
+    """For each stage that applies: each name it reads -> (the latest earlier stage passing it, that table).
+    Raises StageError, before any work, for a name no earlier stage passes on."""
+    provided: dict[str, tuple[str, str]] = {}
+    wired: dict[str, dict[str, tuple[str, str]]] = {}
+    for stage in stages:
+        if not stage.applies(config):
+            continue
+        for name in stage.reads:
+            if name not in provided:
+                raise StageError(f"stage '{stage.name}' reads {name!r}, which no stage before it passes on")
+        wired[stage.name] = {name: provided[name] for name in stage.reads}
+        provided.update({name: (stage.name, table) for name, table in stage.passes.items()})
+    return wired
 
 
 def run_stages(
@@ -69,16 +113,18 @@ def run_stages(
 ) -> dict[str, StageResult]:
     """Run ``stages`` in order (``only``: that one, reusing the finished ones before it); returns each stage's result.
 
-    A finished stage whose config (and upstream stages') is unchanged is reused; one whose config
-    changed is refused. ``force`` recomputes that stage and every later one. When every accounted stage's
-    counts are known, the accounting equation is checked, the run report written, and each stage's
-    ``after_run`` step made. Progress goes to ``log`` (by default the ``pipeline.run`` logger at INFO).
+    Each stage gets the tables its ``reads`` name, from the stages before it (:func:`wiring`). A finished stage
+    whose config (and upstream stages') is unchanged is reused; one whose config changed is refused. ``force``
+    recomputes that stage and every later one. When every accounted stage's counts are known, the accounting
+    equation is checked, the run report written, and each stage's ``after_run`` step made. Progress goes to
+    ``log`` (by default the ``pipeline.run`` logger at INFO).
     """
     log = log or run_progress
     names = tuple(s.name for s in stages)
     if force is not None and force not in names:
         raise StageError(f"--force {force!r}: not a stage ({', '.join(names)})")
     last = names.index(only) if only else len(stages) - 1
+    wired = wiring(stages[: last + 1], ctx.config)
     forced_from = names.index(force) if force else len(stages)
     for stage in stages[: last + 1]:  # checks that need Spark but no job: fail at start-up, not mid-run
         if (only is None or stage.name == only) and stage.applies(ctx.config):
@@ -86,19 +132,20 @@ def run_stages(
     manifest = Manifest(ctx.run_dir)
     upstream, recomputed, started_manifest = "", False, False
     fingerprints: dict[str, str] = {}
+    results: dict[str, StageResult] = {}
     ran: set[str] = set()
-    ctx.results, ctx.passed_on = {}, layout.DOCUMENTS
     for index, stage in enumerate(stages[: last + 1]):
         if not stage.applies(ctx.config):
             continue
-        inputs = stage_inputs(stage, ctx.config)
-        fp = fingerprint({"upstream": upstream, **inputs})
+        values = stage_inputs(stage, ctx.config)
+        fp = stage_fingerprint(stage.version, upstream, values)
         marker = _read_marker(ctx, stage.name)
         action = _decide(
             stage,
             marker,
             fp,
-            inputs,
+            upstream,
+            values,
             ctx.run_dir,
             recomputed or index >= forced_from,
             wanted=only is None or index == last,
@@ -108,47 +155,55 @@ def run_stages(
             action = _check_reused(ctx, stage, marker, log)
         if action == "reuse" and marker is not None:
             log(f"[{stage.name}] already finished, reusing its outputs")
-            ctx.results[stage.name], upstream = stage.result(marker.get("counts", {})), fp
-            fingerprints[stage.name] = fp
-            ctx.passed_on = stage.passes or ctx.passed_on
-            _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
+            results[stage.name], upstream = stage.result(marker.get("counts", {})), marker["fingerprint"]
+            fingerprints[stage.name] = upstream
+            _stop_if_nothing_left(stage, results[stage.name], index < last)
             continue
         if not started_manifest:  # the manifest describes the config of the outputs being written
             manifest.start(ctx.config)
             started_manifest = True
-        ctx.results[stage.name] = _run_one(ctx, manifest, stages, index, fp, inputs, log)
-        ctx.passed_on = stage.passes or ctx.passed_on
+        wires = wired[stage.name].items()
+        inputs = {name: Data(table, provider, results[provider].counts) for name, (provider, table) in wires}
+        results[stage.name] = _run_one(ctx, manifest, stages, index, inputs, fp, values, log)
         upstream, recomputed = fp, True
         fingerprints[stage.name] = fp
         ran.add(stage.name)
-        _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
+        _stop_if_nothing_left(stage, results[stage.name], index < last)
     accounted = [s.name for s in stages if s.accounted and s.applies(ctx.config)]
-    complete = bool(accounted) and set(accounted) <= set(ctx.results)
+    complete = bool(accounted) and set(accounted) <= set(results)
     if complete:
-        _finish_run(ctx, manifest, stages, log)
-    _after_run(ctx, manifest, stages, fingerprints, ran, complete, log)
-    return dict(ctx.results)
+        _finish_run(ctx, manifest, stages, results, log)
+    _after_run(ctx, manifest, stages, results, fingerprints, ran, complete, log)
+    return results
 
 
 def _run_one(
-    ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], index: int, fp: str, inputs: dict, log
+    ctx: RunContext,
+    manifest: Manifest,
+    stages: tuple[Stage, ...],
+    index: int,
+    inputs: dict[str, Data],
+    fp: str,
+    values: dict,
+    log,
 ) -> StageResult:
-    """Run one stage, then record its marker."""
+    """Run one stage on its inputs, then record its marker."""
     stage = stages[index]
     for later in stages[index:]:  # their outputs are about to be stale
         storage.remove(marker_path(ctx.run_dir, later.name))
     log(f"[{stage.name}] running")
     started = time.time()
     with stage_jobs(ctx, stage.name):
-        result = stage.run(ctx)
+        result = stage.result(stage.run(ctx, inputs))
     seconds = round(time.time() - started, 3)
     info = {
         "fingerprint": fp,
-        "inputs": inputs,
+        "version": stage.version,
+        "inputs": values,
         "counts": result.counts,
         "seconds": seconds,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "outputs": record_outputs(ctx.run_dir, stage.outputs),
+        "outputs": record_outputs(ctx.run_dir, stage.writes),
     }
     storage.write_json(marker_path(ctx.run_dir, stage.name), info)
     manifest.record_stage(stage.name, {k: info[k] for k in ("fingerprint", "counts", "seconds", "finished")})
@@ -170,7 +225,7 @@ def _check_reused(ctx: RunContext, stage: Stage, marker: dict, log) -> str:
             "reused without verification"
         )
         return "reuse"
-    problems = verify_outputs(ctx.run_dir, stage.outputs, marker["outputs"])
+    problems = verify_outputs(ctx.run_dir, stage.writes, marker["outputs"])
     if not problems:
         return "reuse"
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
@@ -197,11 +252,13 @@ def _stop_if_nothing_left(stage: Stage, result: StageResult, more_stages: bool) 
     )
 
 
-def _finish_run(ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], log) -> None:
+def _finish_run(
+    ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], results: dict[str, StageResult], log
+) -> None:
     """Check the accounting equation (raises AccountingError), then write the report and summary."""
-    manifest.data["accounting"] = account(stages, ctx.results)
-    ran = [s for s in stages if s.name in ctx.results]
-    reasons = [r for s in ran for t in ctx.results[s.name].sources.values() for r in t.removed]
+    manifest.data["accounting"] = account(stages, results)
+    ran = [s for s in stages if s.name in results]
+    reasons = [r for s in ran for t in results[s.name].sources.values() for r in t.removed]
     manifest.data["order"] = {
         "stages": [s.name for s in ran],
         "removed": list(dict.fromkeys(reasons)),
@@ -215,6 +272,7 @@ def _after_run(
     ctx: RunContext,
     manifest: Manifest,
     stages: tuple[Stage, ...],
+    results: dict[str, StageResult],
     fingerprints: dict[str, str],
     ran: set[str],
     complete: bool,
@@ -225,11 +283,11 @@ def _after_run(
     the manifest does not record it for that output (a run killed before it), so never twice for one output."""
     made = manifest.data.setdefault("after_run", {})
     for stage in stages:
-        if stage.name not in ctx.results:
+        if stage.name not in results:
             continue
         if stage.name not in ran and made.get(stage.name) == fingerprints[stage.name]:
             continue
-        recorded = stage.after_run(ctx, log, complete)
+        recorded = stage.after_run(ctx, results[stage.name], log, complete)
         if recorded:  # a stage with no last step (or none for this config) records nothing
             manifest.data.update(recorded)
             made[stage.name] = fingerprints[stage.name]

@@ -1,2 +1,3 @@
-"""The stage API, below every stage: the run context, the stage contract, the run directory's layout and the
-Filter contract. It imports no stage and nothing of the runner (``pipeline.run``)."""
+"""The stage API, below every stage: the run context, the Stage base class, the run directory's layout, reading a
+finished run's tables (run_tables) and the Filter contract. It imports no stage and nothing of the runner
+(``pipeline.run``)."""

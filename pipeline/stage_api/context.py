@@ -1,19 +1,16 @@
-"""What a stage gets to work with: the config, the run directory, its tables, a lazy SparkSession, and the
-results of the stages before it in this run."""
+"""What a stage gets to work with: the config, the run directory, its tables and a lazy SparkSession. It carries
+nothing from one stage to the next: a stage's inputs come from the runner, as its declarations say
+(:mod:`pipeline.stage_api.stage`)."""
 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.spark.session import start_session
 from pipeline.spark.tables import TableStore, forward_store_env
 from pipeline.stage_api import layout
-
-if TYPE_CHECKING:
-    from pipeline.stage_api.stage import StageResult
 
 
 class RunContext:
@@ -24,8 +21,6 @@ class RunContext:
         self.run_dir = config.output
         self._spark = spark
         self.job_description: str | None = None  # what the Spark UI calls the jobs of the running stage
-        self.results: dict[str, StageResult] = {}  # the stages finished (or reused) so far in this run, by name
-        self.passed_on: str = layout.DOCUMENTS  # the table of documents the last stage passed on (Stage.passes)
 
     def path(self, *parts: str) -> str:
         """A path inside the run directory."""

@@ -38,7 +38,6 @@ SHARDS = "shards"  # tokenize: shards/<source>/part-NNNNN.{bin,idx}
 MEGATRON = "megatron"  # merge-blend: megatron/<source>.{bin,idx}
 BLEND = "blend"  # merge-blend: the blending index files and blend.json
 MEGATRON_CACHE = "megatron_cache"  # training-indices: megatron-core's GPTDataset/BlendedDataset index caches
-PASSED_ON = "<passed on>"  # in Stage.reads: the documents the stage before it passed on (Stage.passes)
 MANIFEST = "manifest.json"
 MARKER = "_SUCCESS"  # a finished stage's marker, inside ``_stages/<stage>/``
 MARKERS = "_stages"

@@ -1,21 +1,19 @@
-"""The contract every stage keeps: a :class:`Stage` runs on a run context and returns a :class:`StageResult`.
+"""The contract every stage keeps: a :class:`Stage` subclass declares what it reads and what it hands on, and
+overrides the hooks it needs (docs/stages.md, The Stage contract).
 
-A stage owns its whole definition here: the config it depends on (its fingerprint), the directories it
-writes (what resume verifies), the checks it makes before any work, its per-source tally (what the
-accounting adds up), what it does once the run is complete and accounted for, and its report section.
-The runner, the accounting and the report loop over the registered stages and know none of them by name.
-
-A stage's result carries its counts exactly as the stage's marker and ``manifest.json`` record them
-(JSON), and the per-source figures the accounting checks, as typed fields. A reused stage's result is
-rebuilt from its marker's counts by the same :attr:`Stage.tally`, so a fresh and a reused stage look the
-same to everything downstream.
+A stage's data flow is declared, never left on the run context: ``reads`` names the data it takes
+(``"documents"``), ``passes`` maps the data it hands on to the table holding it. The runner resolves each
+name to the latest earlier stage that passes it (the filter stage's documents when it runs, else ingest's)
+and calls ``run(ctx, inputs)`` with one :class:`Data` per name; ``run`` returns its counts (JSON), which
+the runner records and wraps as a :class:`StageResult` through :meth:`Stage.tally`. A reused stage's result
+is rebuilt from its marker's counts the same way, so a fresh and a reused stage look alike downstream.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pipeline.config import PipelineConfig
 from pipeline.stage_api.context import RunContext
@@ -56,66 +54,90 @@ class StageResult:
         return total
 
 
-def no_tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
-    """The tally of a stage that has no per-source document figures to check."""
-    return {}
+@dataclass(frozen=True)
+class Data:
+    """One declared input as the runner hands it to a stage: the run's table holding it (a layout name) and the
+    stage that wrote it, with that stage's counts."""
+
+    table: str
+    stage: str
+    counts: Mapping[str, Any] = field(default_factory=dict)
 
 
 def source_tally(
-    documents: str, read: str | None = None, rejected: str | None = None, removals: tuple[str, ...] = ()
-) -> Callable[[dict[str, Any]], dict[str, SourceTally]]:
-    """A tally read from ``counts["sources"][<source>]`` rows: the named fields become the tally's figures, each
-    of ``removals`` present in a row becomes a removal reason (a run without it has no such term)."""
-
-    def tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
-        return {
-            name: SourceTally(
-                documents=row[documents],
-                read=row[read] if read else None,
-                rejected=row[rejected] if rejected else 0,
-                removed={reason: row[reason] for reason in removals if row.get(reason) is not None},
-            )
-            for name, row in counts.get("sources", {}).items()
-        }
-
-    return tally
-
-
-def _nothing(*args: Any) -> None:
-    return None
+    counts: Mapping[str, Any],
+    documents: str,
+    read: str | None = None,
+    rejected: str | None = None,
+    removals: tuple[str, ...] = (),
+) -> dict[str, SourceTally]:
+    """The tally of ``counts["sources"][<source>]`` rows: the named fields become the tally's figures, each of
+    ``removals`` present in a row becomes a removal reason (a run without it has no such term)."""
+    return {
+        name: SourceTally(
+            documents=row[documents],
+            read=row[read] if read else None,
+            rejected=row[rejected] if rejected else 0,
+            removed={reason: row[reason] for reason in removals if row.get(reason) is not None},
+        )
+        for name, row in counts.get("sources", {}).items()
+    }
 
 
-@dataclass(frozen=True)
 class Stage:
-    """A named step of a run and everything the runner, the accounting and the report need to know of it."""
+    """A named step of a run: its declarations (class attributes) and its hooks (methods with defaults)."""
 
-    name: str
-    config_keys: tuple[str, ...]  # the config sections (or fields, ``sources[].weight``) its output depends on
-    inputs: Callable[[PipelineConfig], dict]  # those values, as the stage's marker records them
-    body: Callable[[RunContext], dict[str, Any]]  # runs the stage; returns its counts
-    outputs: tuple[str, ...] = ()  # the run-directory parts it writes (layout names): what resume verifies
-    tally: Callable[[dict[str, Any]], dict[str, SourceTally]] = no_tally
-    passes_on: str | None = None  # the accounting's name for the documents it passes on ("survivors", ...)
-    removals_as: str | None = None  # the accounting's name for its removals by reason, per source ("filtered")
-    reads: tuple[str, ...] = ()  # the run's Parquet tables it reads (layout names)
-    passes: str | None = None  # the table of the documents it passes on, which the next stage reads (layout name)
-    applies: Callable[[PipelineConfig], bool] = lambda config: True  # noqa: E731 - False: skipped
-    stop_when_empty: bool = False  # a run stops after it when it passes no document on
-    # rules of its config section that span fields; raise ConfigError naming the key (before Spark starts)
-    check_config: Callable[[PipelineConfig], None] = _nothing
-    # checks that need the SparkSession but no job, made before any stage runs when this one will run
-    precheck: Callable[[RunContext], None] = _nothing
-    # why a finished stage's outputs are out of date though its config is not (None: they are not)
-    outdated: Callable[[RunContext, dict[str, Any]], str | None] = _nothing
-    # after the stages asked for: its last step (the dedup index commit), given the runner's progress sink and
-    # whether the run is complete and accounted for; returns what to add to manifest.json (None: nothing made)
-    after_run: Callable[[RunContext, Callable[[str], None], bool], dict[str, Any] | None] = _nothing
-    # its section of report.json, from the run directory and its recorded counts (None: no section)
-    report: Callable[[str, dict[str, Any]], dict[str, Any] | None] = _nothing
+    name: ClassVar[str]
+    config_keys: ClassVar[tuple[str, ...]] = ()  # config sections (or fields, ``sources[].weight``) it depends on
+    version: ClassVar[int] = 1  # of config_values' form; raise it with a change upgrade() maps older values to
+    reads: ClassVar[tuple[str, ...]] = ()  # the data it takes from the stages before it ("documents", "shards")
+    passes: ClassVar[Mapping[str, str]] = {}  # the data it hands on -> the table (layout name) holding it
+    writes: ClassVar[tuple[str, ...]] = ()  # the run-directory parts it writes (layout names): resume verifies them
+    passes_on: ClassVar[str | None] = None  # the accounting's name for the documents it passes on ("survivors")
+    removals_as: ClassVar[str | None] = None  # the accounting's name for its removals by reason ("filtered")
+    stop_when_empty: ClassVar[bool] = False  # a run stops after it when it passes no document on
 
-    def run(self, ctx: RunContext) -> StageResult:
-        """Run it; a missing third-party package raises its ``ImportError`` as is."""
-        return self.result(self.body(ctx))
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        """Do the work: read ``inputs`` (one per name of ``reads``), write the tables of ``passes`` and ``writes``,
+        return the counts (JSON) its marker records. A missing third-party package raises its ImportError."""
+        raise NotImplementedError(self.name)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        """The values of ``config_keys`` as the marker records them; a change makes resume refuse the output."""
+        return {}
+
+    def upgrade(self, values: dict[str, Any], version: int) -> dict[str, Any]:
+        """Values a marker of an older ``version`` recorded, in this version's form (resume compares them)."""
+        return values
+
+    def applies(self, config: PipelineConfig) -> bool:
+        """False: the run skips the stage (e.g. training-indices without a ``training`` section)."""
+        return True
+
+    def check_config(self, config: PipelineConfig) -> None:
+        """Rules across config fields, before Spark starts; raise ConfigError naming the key."""
+
+    def precheck(self, ctx: RunContext) -> None:
+        """Checks that need the SparkSession but no job, made before any stage runs when this one will."""
+
+    def outdated(self, ctx: RunContext, counts: dict[str, Any]) -> str | None:
+        """Why finished outputs are out of date though the config is not (None: they are not)."""
+        return None
+
+    def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
+        """Its per-source documents, from its counts; a stage that keeps none enters no accounting."""
+        return {}
+
+    def after_run(
+        self, ctx: RunContext, result: StageResult, log: Callable[[str], None], complete: bool
+    ) -> dict[str, Any] | None:
+        """Its last step once the stages asked for are done (``complete``: the run is complete and accounted
+        for); what to add to manifest.json (None: nothing made)."""
+        return None
+
+    def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
+        """Its entries of report.json, from the run directory and its recorded counts (None: none)."""
+        return None
 
     def result(self, counts: dict[str, Any]) -> StageResult:
         """The result of counts this stage returned now or recorded in its marker earlier."""
@@ -123,5 +145,8 @@ class Stage:
 
     @property
     def accounted(self) -> bool:
-        """Whether its per-source documents enter the accounting equation."""
-        return self.tally is not no_tally
+        """Whether its per-source documents enter the accounting equation (it overrides :meth:`tally`)."""
+        return type(self).tally is not Stage.tally
+
+    def __repr__(self) -> str:
+        return f"<stage {self.name}>"

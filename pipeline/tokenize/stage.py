@@ -36,7 +36,9 @@ temporary files behind as a killed worker would.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -50,7 +52,7 @@ from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import Stage
+from pipeline.stage_api.stage import Data, Stage
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 from pipeline.tokenizer.run_files import load_tokenizer
@@ -135,14 +137,15 @@ def _tokenize_source(
     }
 
 
-def run_tokenize(ctx: RunContext) -> dict:
-    """Tokenize the survivors of every source into shards; counts per source plus the dtype choice."""
+def run_tokenize(ctx: RunContext, documents: str) -> dict:
+    """Tokenize the table ``documents`` (dedup's survivors) of every source into shards; counts per source plus
+    the dtype choice."""
     started = time.time()
     tok = load_tokenizer(ctx.config)
     eod_token = ctx.config.tokenizer.eod_token
     eod = tok.token_id(eod_token)
     dtype = dtype_for_vocab(tok.vocab_size)
-    survivors = ctx.read_table(ctx.passed_on)
+    survivors = ctx.read_table(documents)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {
@@ -164,10 +167,20 @@ def run_tokenize(ctx: RunContext) -> dict:
     }
 
 
-def _inputs(cfg: PipelineConfig) -> dict:
-    return {"tokenizer": asdict(cfg.tokenizer), "tokenize": asdict(cfg.tokenize)}
+class Tokenize(Stage):
+    """The documents (dedup's survivors) -> token shards per source, ``shards/`` (passed on)."""
+
+    name = "tokenize"
+    config_keys = ("tokenizer", "tokenize")
+    reads = ("documents",)
+    passes = {"shards": layout.SHARDS}
+    writes = (layout.SHARDS,)
+
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        return run_tokenize(ctx, inputs["documents"].table)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        return {"tokenizer": asdict(config.tokenizer), "tokenize": asdict(config.tokenize)}
 
 
-STAGE = Stage(
-    "tokenize", ("tokenizer", "tokenize"), _inputs, run_tokenize, outputs=(layout.SHARDS,), reads=(layout.PASSED_ON,)
-)
+STAGE = Tokenize()

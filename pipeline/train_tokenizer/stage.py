@@ -16,14 +16,16 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
+from typing import Any
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import Stage
+from pipeline.stage_api.stage import Data, Stage
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.run_files import TOKENIZER_FILES, special_tokens
 from pipeline.train_tokenizer.batches import count_partition
@@ -32,19 +34,20 @@ SAMPLE_SEED = 20240917
 _HASH_RANGE = 1 << 62
 
 
-def sampled_survivors(ctx: RunContext):
-    """Survivors (doc_id, text) in the deterministic sample of ``tokenizer.sample_fraction``."""
+def sampled_survivors(ctx: RunContext, documents: str):
+    """The documents (doc_id, text) of the table ``documents`` in the deterministic sample of
+    ``tokenizer.sample_fraction``."""
     from pyspark.sql import functions as F
 
     fraction = ctx.config.tokenizer.sample_fraction
-    df = ctx.read_table(ctx.passed_on).select("doc_id", "text")
+    df = ctx.read_table(documents).select("doc_id", "text")
     if fraction < 1.0:
         bucket = F.pmod(F.xxhash64(F.col("doc_id"), F.lit(SAMPLE_SEED)), F.lit(_HASH_RANGE))
         df = df.where(bucket < F.lit(int(fraction * _HASH_RANGE)))
     return df
 
 
-def count_table(ctx: RunContext) -> tuple[dict[bytes, int], dict[str, int]]:
+def count_table(ctx: RunContext, documents: str) -> tuple[dict[bytes, int], dict[str, int]]:
     """The bounded pre-token table on the driver, and counts describing how it was cut."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
@@ -52,7 +55,7 @@ def count_table(ctx: RunContext) -> tuple[dict[bytes, int], dict[str, int]]:
 
     cfg = ctx.config.tokenizer
     specials = special_tokens(ctx.config)
-    sample = sampled_survivors(ctx)
+    sample = sampled_survivors(ctx, documents)
     schema = StructType([StructField("pretoken", BinaryType()), StructField("count", LongType())])
     per_partition = sample.select("text").mapInArrow(per_task(lambda it: count_partition(iter(it), specials)), schema)
     totals = per_partition.groupBy("pretoken").agg(F.sum("count").alias("count"))
@@ -83,11 +86,11 @@ def count_table(ctx: RunContext) -> tuple[dict[bytes, int], dict[str, int]]:
     return table, info
 
 
-def run_train_tokenizer(ctx: RunContext) -> dict:
-    """Train a BPE tokenizer on sampled survivors; write ``<run>/tokenizer/``; return counts."""
+def run_train_tokenizer(ctx: RunContext, documents: str) -> dict:
+    """Train a BPE tokenizer on a sample of the table ``documents``; write ``<run>/tokenizer/``; return counts."""
     cfg = ctx.config.tokenizer
     started = time.time()
-    table, info = count_table(ctx)
+    table, info = count_table(ctx, documents)
     counted = time.time()
     tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx.config), progress=None)
     trained = time.time()
@@ -109,16 +112,22 @@ def run_train_tokenizer(ctx: RunContext) -> dict:
     }
 
 
-def _inputs(cfg: PipelineConfig) -> dict:
-    return {"tokenizer": asdict(cfg.tokenizer)}
+class TrainTokenizer(Stage):
+    """A sample of the documents (dedup's survivors) -> a BPE tokenizer, ``tokenizer/``."""
+
+    name = "train-tokenizer"
+    config_keys = ("tokenizer",)
+    reads = ("documents",)
+    writes = (layout.TOKENIZER,)
+
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        return run_train_tokenizer(ctx, inputs["documents"].table)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        return {"tokenizer": asdict(config.tokenizer)}
+
+    def applies(self, config: PipelineConfig) -> bool:
+        return config.tokenizer.train
 
 
-STAGE = Stage(
-    "train-tokenizer",
-    ("tokenizer",),
-    _inputs,
-    run_train_tokenizer,
-    outputs=(layout.TOKENIZER,),
-    reads=(layout.PASSED_ON,),
-    applies=lambda config: config.tokenizer.train,
-)
+STAGE = TrainTokenizer()

@@ -11,7 +11,7 @@ on the driver once the tasks report each GPTDataset's length.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from functools import partial
 from typing import Any
@@ -24,7 +24,7 @@ from pipeline.megatron.format import idx_path
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from pipeline.stage_api.stage import Stage
+from pipeline.stage_api.stage import Data, Stage
 from pipeline.training_indices import describe
 from pipeline.training_indices.plan import GptTask, Plan, dataset_prefix, make_plan
 from pipeline.training_indices.tasks import build_blend, build_gpt
@@ -36,11 +36,11 @@ def training_data_path(config: PipelineConfig) -> str:
     return config.training.data_path or config.output
 
 
-def plan_for(ctx: RunContext) -> Plan:
-    """The plan over the sources the blend holds (``blend/blend.json``), with its weights."""
+def plan_for(ctx: RunContext, blend: str = layout.BLEND) -> Plan:
+    """The plan over the sources the blend holds (``<blend>/blend.json``), with its weights."""
     cfg = ctx.config.training
     assert cfg is not None
-    blend_json = ctx.path(layout.BLEND, BLEND_JSON_FILE)
+    blend_json = ctx.path(*layout.parts(blend), BLEND_JSON_FILE)
     if not storage.exists(blend_json):
         raise PipelineError(f"{blend_json} not found: the training indices need the blended run's outputs")
     doc = storage.read_json(blend_json)
@@ -58,12 +58,13 @@ def _gpt_tasks(cache: str, tasks: Iterable[GptTask]) -> Iterator[dict[str, Any]]
         yield build_gpt(task, cache)
 
 
-def run_training_indices(ctx: RunContext) -> dict[str, Any]:
-    """Write every GPTDataset (a Spark task each) and BlendedDataset of the plan into ``megatron_cache/``."""
+def run_training_indices(ctx: RunContext, blend: str = layout.BLEND) -> dict[str, Any]:
+    """Write every GPTDataset (a Spark task each) and BlendedDataset of the plan of the blend ``blend`` into
+    ``megatron_cache/``."""
     started = time.time()
     cfg = ctx.config.training
     assert cfg is not None
-    plan = plan_for(ctx)
+    plan = plan_for(ctx, blend)
     cache = ctx.path(layout.MEGATRON_CACHE)
     storage.remove(cache)  # files of an earlier configuration have other names: none may linger
     storage.makedirs(cache)
@@ -100,20 +101,29 @@ def check_training(config: PipelineConfig) -> None:
         raise ConfigError(key, f"{path!r} has whitespace, which Megatron's --data-path cannot carry")
 
 
-def _inputs(cfg: PipelineConfig) -> dict:
-    return {
-        "training": asdict(cfg.training) if cfg.training else None,
-        "blend.weights": cfg.blend.weights,
-        "weights": {s.name: s.weight for s in cfg.sources},
-    }
+class TrainingIndices(Stage):
+    """The blend -> megatron-core's GPTDataset and BlendedDataset index caches, ``megatron_cache/``."""
+
+    name = "training-indices"
+    config_keys = ("training", "blend.weights", "sources[].weight")
+    reads = ("blend",)
+    writes = (layout.MEGATRON_CACHE,)
+
+    def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
+        return run_training_indices(ctx, inputs["blend"].table)
+
+    def config_values(self, config: PipelineConfig) -> dict[str, Any]:
+        return {
+            "training": asdict(config.training) if config.training else None,
+            "blend.weights": config.blend.weights,
+            "weights": {s.name: s.weight for s in config.sources},
+        }
+
+    def applies(self, config: PipelineConfig) -> bool:
+        return config.training is not None
+
+    def check_config(self, config: PipelineConfig) -> None:
+        check_training(config)
 
 
-STAGE = Stage(
-    "training-indices",
-    ("training", "blend.weights", "sources[].weight"),
-    _inputs,
-    run_training_indices,
-    outputs=(layout.MEGATRON_CACHE,),
-    applies=lambda config: config.training is not None,
-    check_config=check_training,
-)
+STAGE = TrainingIndices()

@@ -20,6 +20,7 @@ EXAMPLES = 5
 
 def build_report(
     ctx: RunContext,
+    documents: str,
     components: DataFrame,
     plan: DedupPlan,
     times: dict,
@@ -36,7 +37,7 @@ def build_report(
     keys = ("documents", "duplicates_removed", *removed_for, "survivors")
     sizes = components.groupBy("component").count()
     per_source, histogram, examples = run_concurrently(  # three independent small queries
-        lambda: _counts_per_source(ctx, components, removed_for, plan.sources, keys),
+        lambda: _counts_per_source(ctx, documents, components, removed_for, plan.sources, keys),
         lambda: _size_histogram(sizes),
         lambda: _largest_clusters(components, sizes),
     )
@@ -55,13 +56,18 @@ def build_report(
 
 
 def _counts_per_source(
-    ctx: RunContext, components: DataFrame, removed_for: dict[str, DataFrame], sources: tuple[str, ...], keys: tuple
+    ctx: RunContext,
+    documents: str,
+    components: DataFrame,
+    removed_for: dict[str, DataFrame],
+    sources: tuple[str, ...],
+    keys: tuple,
 ) -> dict[str, dict[str, int]]:
     """Documents, removals per reason and survivors of every source, from one query; survivors are counted from
     the written table, so documents = removed + survivors is a real check."""
     per_source = {name: {k: 0 for k in keys} for name in sources}
     tagged = [
-        ctx.read_table(ctx.passed_on).select("source", F.lit("documents").alias("key")),
+        ctx.read_table(documents).select("source", F.lit("documents").alias("key")),
         components.where("doc_id != survivor").select("source", F.lit("duplicates_removed").alias("key")),
         *(frame.select("source", F.lit(key).alias("key")) for key, frame in removed_for.items()),
         ctx.read_table(layout.SURVIVORS).select("source", F.lit("survivors").alias("key")),

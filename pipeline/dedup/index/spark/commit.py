@@ -41,14 +41,13 @@ def new_generation_id() -> str:
     return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:12]}"
 
 
-def commit_run(ctx: RunContext) -> dict:
-    """Add the run's deduplicated documents to ``dedup.index``; what was committed (index, run, generation, counts)."""
+def commit_run(ctx: RunContext, looked_up: list[str] | None = None) -> dict:
+    """Add the run's deduplicated documents to ``dedup.index``; what was committed (index, run, generation, counts).
+    ``looked_up``: the index runs the dedup stage looked up (its counts' ``index_runs``; None: not recorded)."""
     index, spark, run = ctx.config.dedup.index, ctx.spark, run_key(ctx)
     if index is None:
         raise DedupIndexError("commit_run needs dedup.index")
     params = index_parameters(DedupPlan.from_config(ctx.config).lsh)
-    dedup = ctx.results.get("dedup")
-    looked_up = dedup.counts.get("index_runs") if dedup is not None else None  # None: a marker from before it
     entries = ctx.read_table(layout.INDEX_ENTRIES)
     texts = ctx.read_table(layout.DOCUMENTS).select("doc_id", "source", "text")
     rows = entries.join(texts, "doc_id").withColumn("run", F.lit(run))

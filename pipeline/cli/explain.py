@@ -16,10 +16,13 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.dedup.batches import LshParams, doc_features
+from pipeline.dedup.report_section import DOC_COLUMNS, exact_jaccard
 from pipeline.dedup.shingles import count_tokens
 from pipeline.errors import PipelineError
-from pipeline.report.examples import DOC_COLUMNS, exact_jaccard
-from pipeline.report.tables import (
+from pipeline.sources.doc_id import doc_id as compute_doc_id
+from pipeline.stage_api import layout
+from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS, REMOVAL_TABLES, SURVIVORS
+from pipeline.stage_api.run_tables import (
     dedup_input,
     edges_touching,
     excerpt,
@@ -28,9 +31,6 @@ from pipeline.report.tables import (
     read_rows,
     rows_by_doc_id,
 )
-from pipeline.sources.doc_id import doc_id as compute_doc_id
-from pipeline.stage_api import layout
-from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS, REMOVAL_TABLES, SURVIVORS
 
 MEMBERS_SHOWN = 50  # cluster members whose texts are read (and listed)
 EXCERPT = 300
