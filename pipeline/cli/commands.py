@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -111,12 +112,31 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
 
+# a pipeline error raised in a Spark task, as its Python traceback's last line inside the driver's Spark error
+WORKER_ERROR = re.compile(r"^pipeline(?:\.\w+)+: (.+)$", re.MULTILINE)
+# Spark's own error when an overwrite cannot delete the table it replaces (a read-only directory)
+UNCLEARED = re.compile(r"Unable to clear output directory (\S+) prior to writing to it")
+
+
 def describe(exc: BaseException) -> tuple[str, int]:
-    """One line naming the cause, and the exit code, for any exception that stopped a run."""
+    """One line naming the cause, and the exit code, for any exception that stopped a run. A Spark error is
+    reduced to its cause when it is known: a pipeline error a task raised, or a table Spark could not replace."""
     if isinstance(exc, ImportError):
         exc = missing_dependency(exc) or exc
     if isinstance(exc, PipelineError):
         return one_line(exc), exc.exit_code
+    text = str(exc)
+    raised = WORKER_ERROR.search(text)
+    if raised:
+        return one_line(PipelineError(raised.group(1))), 1
+    uncleared = UNCLEARED.search(text)
+    if uncleared:
+        where = uncleared.group(1).removeprefix("file:")
+        return (
+            f"cannot write to {where}: Spark could not delete what it holds (a read-only directory or file in "
+            "it?); make it writable or use another output directory",
+            1,
+        )
     return f"{type(exc).__name__}: {one_line(exc)}", 1
 
 

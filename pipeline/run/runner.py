@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from pipeline import storage
-from pipeline.config import PipelineConfig
+from pipeline.config import ConfigError, PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.logs import format_counts, run_progress, stage_jobs
 from pipeline.report.publish import write_reports
@@ -114,6 +114,7 @@ def run_stages(
             _stop_if_nothing_left(stage, ctx.results[stage.name], index < last)
             continue
         if not started_manifest:  # the manifest describes the config of the outputs being written
+            _check_writable(ctx, [s for s in stages[index : last + 1] if s.applies(ctx.config)])
             manifest.start(ctx.config)
             started_manifest = True
         ctx.results[stage.name] = _run_one(ctx, manifest, stages, index, fp, inputs, log)
@@ -128,6 +129,21 @@ def run_stages(
         _finish_run(ctx, manifest, stages, log)
     _after_run(ctx, manifest, stages, fingerprints, ran, complete, log)
     return dict(ctx.results)
+
+
+def _check_writable(ctx: RunContext, stages: list[Stage]) -> None:
+    """Refuse, before the first stage that runs, a directory it or a later stage must replace but cannot (a
+    read-only stage directory left in the run directory): Spark would stop mid-run with its own error."""
+    for stage in stages:
+        for name in (*stage.outputs, layout.marker(stage.name)):
+            path = ctx.path(*layout.parts(name))
+            blocked = storage.unwritable(path)
+            if blocked is not None:
+                raise ConfigError(
+                    "output",
+                    f"cannot write to {path!r} (stage '{stage.name}' replaces it): {blocked!r} is not writable; "
+                    "make it writable or use another output directory",
+                )
 
 
 def _run_one(
