@@ -336,3 +336,27 @@ def test_spark_errors_are_reduced_to_their_cause(spark, tmp_path):
         spark.range(3).write.mode("overwrite").parquet(str(table))
     line, code = describe(err.value)
     assert code == 1 and line.startswith(f"cannot write to {table}: Spark could not delete") and "\n" not in line
+
+
+@pytest.mark.parametrize(
+    "command, sets, words",
+    [
+        ("filter", ["filter=[]"], "the filter stage is off in this config (no filter list"),
+        ("training-indices", [], "the training-indices stage is off in this config (the config has no 'training'"),
+        ("train-tokenizer", ["tokenizer.train=false", "tokenizer.vocab=v", "tokenizer.merges=m"], "tokenizer.train"),
+    ],
+)
+def test_a_stage_command_whose_stage_is_off_is_a_usage_error(command, sets, words, tmp_path, monkeypatch, capsys):
+    """Issue 46: ``filter`` and ``training-indices`` without their section ran every stage before them, then
+    printed ``{}`` and exited 0. The stage being off is one line, exit code 2, before any stage runs."""
+    import pipeline.cli.commands as cli
+    import pipeline.run.preflight as preflight
+
+    ran: list[str] = []
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(cli, "run_stages", lambda ctx, only=None, **kw: ran.append(only) or {})
+    monkeypatch.setattr(preflight, "_exists", lambda key, path: True)  # the tokenizer files of the last case
+    argv = [command, "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}"]
+    code, line = _run_main([*argv, *[a for s in sets for a in ("--set", s)]], capsys)
+    assert code == 2 and words in line and ran == []
+    assert not (tmp_path / "run" / "_run.lock").exists()

@@ -16,13 +16,13 @@ from pipeline.cli.report import COMMANDS as REPORT_COMMANDS
 from pipeline.cli.report import add_commands as add_report_commands
 from pipeline.cli.report import run_command as run_report_command
 from pipeline.config import ConfigError, PipelineConfig, load_config
-from pipeline.errors import PipelineError, missing_dependency, one_line
+from pipeline.errors import PipelineError, UsageError, missing_dependency, one_line
 from pipeline.ingest.stage import source_files
 from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
 from pipeline.report.summary import summary_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.preflight import check_paths, check_stage_configs
-from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES, STAGES
 from pipeline.run.runlock import RunLock
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
@@ -140,6 +140,23 @@ def describe(exc: BaseException) -> tuple[str, int]:
     return f"{type(exc).__name__}: {one_line(exc)}", 1
 
 
+# why an optional stage does not run, by stage name (the config that turns it off)
+STAGE_OFF = {
+    "filter": "no filter list: neither 'filter' nor a source's own 'filter' names a filter",
+    "train-tokenizer": "tokenizer.train is false: the run encodes with tokenizer.vocab and tokenizer.merges",
+    "training-indices": "the config has no 'training' section",
+}
+
+
+def check_stage_on(config: PipelineConfig, name: str) -> None:
+    """Refuse a one-stage command whose stage the config turns off (it would run the stages before it and then
+    nothing); a usage error, exit code 2."""
+    stage = next(s for s in STAGES if s.name == name)
+    if not stage.applies(config):
+        why = STAGE_OFF.get(name, f"its config ({', '.join(stage.config_keys)}) turns it off")
+        raise UsageError(f"the {name} stage is off in this config ({why}); nothing to run (docs/stages.md)")
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command in REPORT_COMMANDS:
         return run_report_command(args)
@@ -150,6 +167,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     config = prepare(args.config, args.overrides)
     started = time.time()
     only = None if args.command == "run" else args.command
+    if only is not None:
+        check_stage_on(config, only)
     lock = RunLock(config.output, args.command)
     lock.acquire(break_lock=args.break_lock)
     try:  # released on success and on failure; a killed process's lock is handled by the next run
