@@ -5,11 +5,14 @@ missing generation, and ``index compact`` survives a commit landing under it."""
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import shutil
 import threading
+from pathlib import Path
 
+import jsonschema
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -24,6 +27,8 @@ from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 from tests.index_corpus import config, random_doc, run, write_jsonl
 from tests.test_dedup_index_storage import PARAMS, index_url  # noqa: F401  (the local / s3 / gs fixture)
+
+SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
 
 
 def survivors(run_dir) -> set[str]:
@@ -71,7 +76,7 @@ def test_racing_first_commits_on_one_index_let_exactly_one_land(index_url):  # n
 
 
 @pytest.mark.spark
-def test_two_dated_runs_sharing_documents_committing_together(spark, tmp_path, monkeypatch):
+def test_two_dated_runs_sharing_documents_committing_together(spark, tmp_path, monkeypatch, capsys):
     """Run A and run B share 100 documents and both finish their dedup against an empty index; B commits first.
     A's commit is refused (one line naming the index and B, exit code 1), the index keeps B alone; rerunning A
     recomputes its dedup, removes the 100 as duplicates of B, and commits."""
@@ -103,11 +108,22 @@ def test_two_dated_runs_sharing_documents_committing_together(spark, tmp_path, m
     assert list(head.runs) == [str(run_b)]
     assert sorted(p.name for p in (index / "generations").iterdir()) == sorted(head.generations)
     assert survivors(run_a) == set(shared + only_a)  # what A's refused run wrote: why it must not be published
+    # issue 46: the report A's run wrote before the commit said nothing of the refusal; it now says why
+    report = json.loads((run_a / "report.json").read_text())
+    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    assert report["after_run_errors"] == {"dedup": line}
+    page = (run_a / "report.html").read_text()
+    assert "nothing was committed" in line and "last step failed</b>" in page and html.escape(line) in page
+    assert main(["report", str(run_a), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["after_run_errors"] == {"dedup": line}
+    assert main(["report", str(run_a)]) == 0
+    assert f"the dedup stage's last step failed after the run: {line}" in capsys.readouterr().out
 
     monkeypatch.setattr(dedup_stage, "commit_run", real_commit)
     said: list[str] = []
     ctx = RunContext(config(run_a, tmp_path / "in" / "a.jsonl", index), spark=spark)
     results = run_stages(ctx, log=said.append)
+    assert "after_run_errors" not in json.loads((run_a / "report.json").read_text())  # committed now
     assert any("gained 1 run(s)" in line and str(run_b) in line for line in said)
     assert results["dedup"].counts["duplicates_of_earlier_runs"] == 100
     assert survivors(run_a) == set(only_a) and survivors(run_b) == set(only_b + shared)

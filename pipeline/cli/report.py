@@ -62,6 +62,7 @@ def machine_summary(data: dict) -> dict:
         "complete": data.get("complete", True),
         "summary": data["summary"],
         "sources": {n: {k: r.get(k) for k in (*keys, *others)} for n, r in data["sources"].items()},
+        **({"after_run_errors": data["after_run_errors"]} if data.get("after_run_errors") else {}),
     }
 
 

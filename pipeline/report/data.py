@@ -186,4 +186,6 @@ def build_report_data(
         "blend": None,
         **stage_sections(run, manifest, stages),
         **({"filter": filter_section(run, per_source)} if filtered else {}),
+        # a stage's last step that failed after the run (a refused dedup index commit): stage -> why
+        **({layout.AFTER_RUN_ERRORS: dict(failed)} if (failed := manifest.get(layout.AFTER_RUN_ERRORS)) else {}),
     }

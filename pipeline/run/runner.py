@@ -6,7 +6,7 @@ import time
 
 from pipeline import storage
 from pipeline.config import ConfigError, PipelineConfig
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, one_line
 from pipeline.logs import format_counts, run_progress, stage_jobs
 from pipeline.report.publish import write_reports
 from pipeline.run.accounting import account
@@ -245,8 +245,34 @@ def _after_run(
             continue
         if stage.name not in ran and made.get(stage.name) == fingerprints[stage.name]:
             continue
-        recorded = stage.after_run(ctx, log, complete)
+        try:
+            recorded = stage.after_run(ctx, log, complete)
+        except Exception as exc:
+            _record_after_run_error(ctx, manifest, stages, stage.name, exc, complete, log)
+            raise
         if recorded:  # a stage with no last step (or none for this config) records nothing
             manifest.data.update(recorded)
             made[stage.name] = fingerprints[stage.name]
             manifest.save()
+        if manifest.data.get(layout.AFTER_RUN_ERRORS, {}).pop(stage.name, None) is not None:  # failed before
+            manifest.save()
+            if complete:  # the reports written before the step still said it failed
+                write_reports(ctx.run_dir, stages)
+
+
+def _record_after_run_error(
+    ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], name: str, exc: BaseException, complete: bool, log
+) -> None:
+    """Record in the manifest, and in the reports of a complete run (written before the step), that a stage's last
+    step failed (a refused dedup index commit) and why; the error itself goes on to end the run."""
+    line = one_line(exc) if isinstance(exc, PipelineError) else f"{type(exc).__name__}: {one_line(exc)}"
+    manifest.data.setdefault(layout.AFTER_RUN_ERRORS, {})[name] = line
+    manifest.data.get("after_run", {}).pop(name, None)  # not made for these outputs: the next run makes it again
+    manifest.save()
+    if complete:
+        try:
+            written = write_reports(ctx.run_dir, stages)
+        except Exception as failure:  # noqa: BLE001 - the step's error is the one that ends the run
+            log(f"[report] WARNING: not updated with the {name} stage's failed last step: {one_line(failure)}")
+        else:
+            log(f"[report] {written[0]} and {written[1]} updated: the {name} stage's last step failed")
