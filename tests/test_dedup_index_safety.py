@@ -331,3 +331,63 @@ def test_compaction_under_commits_that_never_stop_is_one_line_naming_the_index(s
     head, _ = read_head(str(index))
     assert head.runs["r1"]["documents"] == 4 and head.runs["r2"]["documents"] == 2
     assert len(head.generations) == 2  # nothing was compacted; the last recommit's generation and r2's
+
+
+@pytest.mark.spark
+def test_compaction_during_a_lookup_starts_the_lookup_again(spark, tmp_path, monkeypatch):
+    """Issue 46: ``index compact`` publishing while a run's dedup reads the index deletes the generation the lookup
+    is reading, which ended the run in a raw Spark error (a file listed, then gone). The lookup sees HEAD moved and
+    starts again from the compacted generation: the run removes what it shares with the indexed run."""
+    import pipeline.dedup.index.spark.commit as commit
+    import pipeline.dedup.index.spark.lookup as lookup
+
+    rng = random.Random(46)
+    shared, only_a = [random_doc(rng) for _ in range(30)], [random_doc(rng) for _ in range(10)]
+    write_jsonl(tmp_path / "in" / "b.jsonl", shared)
+    write_jsonl(tmp_path / "in" / "a.jsonl", only_a + shared)
+    index, run_a, run_b = tmp_path / "index", tmp_path / "run-a", tmp_path / "run-b"
+    run(spark, run_b, tmp_path / "in" / "b.jsonl", index)
+    before = set(read_head(str(index))[0].generations)
+    real_tables, compacted = lookup.live_tables, []
+
+    def compaction_lands_under_the_read(*args, **kwargs):
+        frames = real_tables(*args, **kwargs)  # the generations' files are listed here
+        if not compacted:
+            compacted.append(commit.compact(spark, str(index)))  # publishes a new generation, deletes the old
+        return frames
+
+    monkeypatch.setattr(lookup, "live_tables", compaction_lands_under_the_read)
+    _, results = run(spark, run_a, tmp_path / "in" / "a.jsonl", index)
+    head, _ = read_head(str(index))
+    assert compacted and not set(head.generations) & before  # the generation the first read listed is gone
+    assert sorted(head.runs) == sorted([str(run_a), str(run_b)])  # and run a committed after it
+    assert results["dedup"].counts["duplicates_of_earlier_runs"] == 30
+    assert results["dedup"].counts["index_runs"] == [str(run_b)]
+    assert survivors(run_a) == set(only_a)
+
+
+def test_a_lookup_under_compactions_that_never_stop_is_one_line_naming_the_index(monkeypatch):
+    """Every attempt's read fails and HEAD has moved each time: after three the run stops with one line."""
+    import types
+
+    import pipeline.dedup.index.spark.lookup as lookup
+    from pipeline.dedup.index.head import Head
+
+    versions = iter(range(100))
+    head = Head(parameters={}, runs={"r1": {"generation": "g1", "documents": 1, "committed": "t", "sequence": 1}})
+    monkeypatch.setattr(lookup, "read_head", lambda index: (head, next(versions)))
+    monkeypatch.setattr(lookup, "check_parameters", lambda *a: None)
+    monkeypatch.setattr(lookup, "index_parameters", lambda p: {})
+    attempts: list[int] = []
+
+    def files_gone(*args):
+        attempts.append(1)
+        raise RuntimeError("SparkFileNotFoundException: File file:/index/generations/g1/bands/part-0 does not exist")
+
+    monkeypatch.setattr(lookup, "_matches", files_gone)
+    ctx = types.SimpleNamespace(run_dir="/runs/r2", write_table=lambda frame, name: None)
+    plan = types.SimpleNamespace(index="/index", lsh=None)
+    with pytest.raises(DedupIndexError) as err:
+        lookup.match_index(ctx, None, None, plan)
+    line, code = describe_error(err.value)
+    assert len(attempts) == 3 and code == 1 and "\n" not in line and "/index" in line and "looked it up" in line
