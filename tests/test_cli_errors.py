@@ -341,9 +341,13 @@ def test_spark_errors_are_reduced_to_their_cause(spark, tmp_path):
 @pytest.mark.parametrize(
     "command, sets, words",
     [
-        ("filter", ["filter=[]"], "the filter stage is off in this config (no filter list"),
-        ("training-indices", [], "the training-indices stage is off in this config (the config has no 'training'"),
-        ("train-tokenizer", ["tokenizer.train=false", "tokenizer.vocab=v", "tokenizer.merges=m"], "tokenizer.train"),
+        ("filter", ["filter=[]"], "the filter stage is off in this config (its section 'filter'"),
+        ("training-indices", [], "the training-indices stage is off in this config (its section 'training'"),
+        (
+            "train-tokenizer",
+            ["tokenizer.train=false", "tokenizer.vocab=v", "tokenizer.merges=m"],
+            "the train-tokenizer stage is off in this config (its section 'tokenizer'",
+        ),
     ],
 )
 def test_a_stage_command_whose_stage_is_off_is_a_usage_error(command, sets, words, tmp_path, monkeypatch, capsys):

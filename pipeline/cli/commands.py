@@ -140,21 +140,15 @@ def describe(exc: BaseException) -> tuple[str, int]:
     return f"{type(exc).__name__}: {one_line(exc)}", 1
 
 
-# why an optional stage does not run, by stage name (the config that turns it off)
-STAGE_OFF = {
-    "filter": "no filter list: neither 'filter' nor a source's own 'filter' names a filter",
-    "train-tokenizer": "tokenizer.train is false: the run encodes with tokenizer.vocab and tokenizer.merges",
-    "training-indices": "the config has no 'training' section",
-}
-
-
 def check_stage_on(config: PipelineConfig, name: str) -> None:
     """Refuse a one-stage command whose stage the config turns off (it would run the stages before it and then
     nothing); a usage error, exit code 2."""
     stage = next(s for s in STAGES if s.name == name)
     if not stage.applies(config):
-        why = STAGE_OFF.get(name, f"its config ({', '.join(stage.config_keys)}) turns it off")
-        raise UsageError(f"the {name} stage is off in this config ({why}); nothing to run (docs/stages.md)")
+        raise UsageError(
+            f"the {name} stage is off in this config (its section '{stage.config_keys[0]}' does not turn it on; "
+            "docs/stages.md): nothing to run"
+        )
 
 
 def _dispatch(args: argparse.Namespace) -> int:
