@@ -3,6 +3,7 @@ for usage/config errors and 1 otherwise; every error class derives from Pipeline
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import os
@@ -209,3 +210,157 @@ def test_job_entry_point_with_an_unreadable_config_is_one_line(tmp_path, capsys)
     lines = _error_lines(capsys.readouterr().err)
     assert code == 2 and len(lines) == 1
     assert "--config" in lines[0] and str(missing) in lines[0]
+
+
+# ---- issue 46: errors that came late or raw
+
+
+class _NoSpark:
+    """A session that fails the test when a stage touches it: the check must come before any Spark job."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"Spark was used (spark.{name}) before the error was found")
+
+
+def _training_run(tmp_path, documents: int, training: str):
+    """A run directory holding one source's merged dataset (``documents`` of 20 tokens) and its blend."""
+    import numpy as np
+
+    from pipeline.blend.indices import build_blending_indices
+    from pipeline.blend.io import write_blend
+    from pipeline.config import load_config_text
+    from pipeline.megatron import IndexedDatasetWriter
+
+    run = tmp_path / "run"
+    with IndexedDatasetWriter(str(run / "megatron" / "a"), dtype=np.uint16) as writer:
+        for i in range(documents):
+            writer.add_document(np.full(20, i, dtype=np.uint16))
+    index, sample = build_blending_indices([1.0], 10, sizes=[documents], oversample="wrap")
+    write_blend(
+        str(run / "blend"), index, sample, sources=["a"], prefixes=["megatron/a"], weights=[1.0],
+        sizes=[documents], mode="fixed", oversample="wrap",
+    )  # fmt: skip
+    return load_config_text(
+        f"output: {run}\nsources:\n  - name: a\n    paths: [x.jsonl]\ntokenizer: {{train: true}}\n"
+        f"training:\n  tokenizer: {{class: t}}\n  sequence_length: 8\n{training}"
+    )
+
+
+def test_an_empty_training_split_is_one_line_before_the_spark_job(tmp_path):
+    """Issue 46, item 7: 10 documents split 98/2/0 leave the valid split no document; asking it 1 sample was a
+    Py4JJavaError whose reason was inside the worker's traceback. It is found on the driver, from the ``.idx``
+    header, before Spark is touched; megatron-core's own builder would loop for ever there (no tokens per epoch)."""
+    from pipeline.cli.commands import describe
+    from pipeline.stage_api.context import RunContext
+    from pipeline.training_indices.stage import STAGE
+
+    config = _training_run(tmp_path, 10, "  split: '98,2,0'\n  samples: [10, 1, 0]\n")
+    with pytest.raises(PipelineError) as err:
+        STAGE.body(RunContext(config, spark=_NoSpark()))
+    line, code = describe(err.value)
+    assert code == 1 and "\n" not in line
+    assert line.startswith("source 'a', valid split (documents (10, 10) of 10): the split has no tokens but 1 samples")
+    assert "training.split" in line
+    assert not (tmp_path / "run" / "megatron_cache").exists()  # nothing was written or removed
+
+
+def test_a_training_split_with_documents_passes_the_driver_check(tmp_path):
+    """The same run split 90/10/0 (one valid document): the check lets it through to the Spark job."""
+    from pipeline.stage_api.context import RunContext
+    from pipeline.training_indices.stage import STAGE
+
+    config = _training_run(tmp_path, 10, "  split: '90,10,0'\n  samples: [10, 1, 0]\n")
+    with pytest.raises(AssertionError, match="Spark was used"):
+        STAGE.body(RunContext(config, spark=_NoSpark()))
+
+
+@contextlib.contextmanager
+def _read_only(directory: Path):
+    """``directory`` made read-only for this process: mode 0555, or as root (who writes anyway) immutable."""
+    if os.geteuid() != 0:
+        directory.chmod(0o555)
+        try:
+            yield
+        finally:
+            directory.chmod(0o755)
+        return
+    done = subprocess.run(["chattr", "+i", str(directory)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"running as root and chattr +i is refused here: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(directory)], check=True)
+
+
+def test_an_unwritable_stage_directory_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    """Issue 46, item 9: a stage directory left read-only in the run directory (here documents/, ingest's) was a
+    Py4JJavaError 'Unable to clear output directory' after ingest's job; it is refused before the stage runs,
+    naming the directory, and what it holds is left alone."""
+    import pipeline.run.runner as runner
+
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "run"
+    (out / "documents").mkdir(parents=True)
+    (out / "documents" / "part-0.parquet").write_text("kept")
+
+    def no_stage_may_run(*args, **kwargs):
+        raise AssertionError("a stage ran")
+
+    monkeypatch.setattr(runner, "_run_one", no_stage_may_run)
+    with _read_only(out / "documents"):
+        code, line = _run_main(["ingest", "--config", "conf/local.yaml", "--set", f"output={out}"], capsys)
+    assert code == 2 and "'output'" in line and f"{out / 'documents'}' is not writable" in line
+    assert "stage 'ingest'" in line
+    assert (out / "documents" / "part-0.parquet").read_text() == "kept"
+
+
+@pytest.mark.spark
+def test_spark_errors_are_reduced_to_their_cause(spark, tmp_path):
+    """A pipeline error raised inside a Spark task reaches the driver as Spark's error holding the task's traceback:
+    the line is the task's message. Spark refusing to replace a read-only table names the directory."""
+    from pipeline.cli.commands import describe
+
+    def _raise_in_task(_rows):  # nested: shipped by value (the workers cannot import this test module)
+        raise PipelineError("source 'a', valid split (documents (10, 10)): the split has no tokens")
+
+    with pytest.raises(Exception) as err:
+        spark.sparkContext.parallelize([1], 1).mapPartitions(_raise_in_task).collect()
+    assert not isinstance(err.value, PipelineError)
+    line, code = describe(err.value)
+    assert (line, code) == ("source 'a', valid split (documents (10, 10)): the split has no tokens", 1)
+
+    table = tmp_path / "table"
+    spark.range(3).write.parquet(str(table))
+    with _read_only(table), pytest.raises(Exception) as err:
+        spark.range(3).write.mode("overwrite").parquet(str(table))
+    line, code = describe(err.value)
+    assert code == 1 and line.startswith(f"cannot write to {table}: Spark could not delete") and "\n" not in line
+
+
+@pytest.mark.parametrize(
+    "command, sets, words",
+    [
+        ("filter", ["filter=[]"], "the filter stage is off in this config (its section 'filter'"),
+        ("training-indices", [], "the training-indices stage is off in this config (its section 'training'"),
+        (
+            "train-tokenizer",
+            ["tokenizer.train=false", "tokenizer.vocab=v", "tokenizer.merges=m"],
+            "the train-tokenizer stage is off in this config (its section 'tokenizer'",
+        ),
+    ],
+)
+def test_a_stage_command_whose_stage_is_off_is_a_usage_error(command, sets, words, tmp_path, monkeypatch, capsys):
+    """Issue 46: ``filter`` and ``training-indices`` without their section ran every stage before them, then
+    printed ``{}`` and exited 0. The stage being off is one line, exit code 2, before any stage runs."""
+    import pipeline.cli.commands as cli
+    import pipeline.run.preflight as preflight
+
+    ran: list[str] = []
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(cli, "run_stages", lambda ctx, only=None, **kw: ran.append(only) or {})
+    monkeypatch.setattr(preflight, "_exists", lambda key, path: True)  # the tokenizer files of the last case
+    argv = [command, "--config", "conf/local.yaml", "--set", f"output={tmp_path / 'run'}"]
+    code, line = _run_main([*argv, *[a for s in sets for a in ("--set", s)]], capsys)
+    assert code == 2 and words in line and ran == []
+    assert not (tmp_path / "run" / "_run.lock").exists()

@@ -250,3 +250,36 @@ def test_a_set_value_arrives_whole_or_is_refused(tmp_path, capsys):
     (tmp_path / "c.yaml").write_text(base)
     code = cli_main(["ingest", "--config", str(tmp_path / "c.yaml"), "--set", f"output={tmp_path}/o #1"])
     assert code == 2 and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "override, key, words",
+    [
+        # issue 46: an index past the end was "no list item '9' (use an index or a source name)", in a filter list
+        (
+            "filter.9.min_score=0.5",
+            "filter.9",
+            "index 9 is out of range: filter holds 2 item(s) (0 to 1), named c4, pii",
+        ),
+        ("filter.gopher.x=1", "filter.gopher", "no item is named 'gopher': filter holds 2 item(s)"),
+        ("sources.3.weight=2", "sources.3", "index 3 is out of range: sources holds 1 item(s) (0 to 0), named web"),
+        # a source with no filter list of its own was "expected a list, got dict" (the override had made one)
+        ("sources.web.filter.0.min_score=0.5", "sources.web.filter", "is not set, so it has no items to change"),
+        ("sources.0.filter.c4.x=1", "sources.0.filter", "the source uses the run's filter list"),
+    ],
+)
+def test_set_errors_say_what_is_wrong_with_a_list_item(base, override, key, words):
+    with pytest.raises(ConfigError) as err:
+        load_config_text(base + "filter:\n  - {name: c4}\n  - {name: pii}\n", [override])
+    assert err.value.key == key and words in str(err.value)
+    assert "source name" not in str(err.value) and "expected a list" not in str(err.value)
+
+
+def test_set_on_an_absent_run_filter_list_says_it_is_not_set(base):
+    with pytest.raises(ConfigError) as err:
+        load_config_text(base, ["filter.0.min_score=0.5"])
+    assert (
+        err.value.key == "filter" and "is not set" in str(err.value) and "--set 'filter=[{name: c4}]'" in str(err.value)
+    )
+    whole = load_config_text(base, ["sources.web.filter=[{name: c4, min_num_sentences: 2}]"])
+    assert whole.sources[0].filter == [{"name": "c4", "min_num_sentences": 2}]

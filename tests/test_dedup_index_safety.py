@@ -5,11 +5,14 @@ missing generation, and ``index compact`` survives a commit landing under it."""
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import shutil
 import threading
+from pathlib import Path
 
+import jsonschema
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -24,6 +27,8 @@ from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 from tests.index_corpus import config, random_doc, run, write_jsonl
 from tests.test_dedup_index_storage import PARAMS, index_url  # noqa: F401  (the local / s3 / gs fixture)
+
+SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
 
 
 def survivors(run_dir) -> set[str]:
@@ -71,7 +76,7 @@ def test_racing_first_commits_on_one_index_let_exactly_one_land(index_url):  # n
 
 
 @pytest.mark.spark
-def test_two_dated_runs_sharing_documents_committing_together(spark, tmp_path, monkeypatch):
+def test_two_dated_runs_sharing_documents_committing_together(spark, tmp_path, monkeypatch, capsys):
     """Run A and run B share 100 documents and both finish their dedup against an empty index; B commits first.
     A's commit is refused (one line naming the index and B, exit code 1), the index keeps B alone; rerunning A
     recomputes its dedup, removes the 100 as duplicates of B, and commits."""
@@ -103,11 +108,22 @@ def test_two_dated_runs_sharing_documents_committing_together(spark, tmp_path, m
     assert list(head.runs) == [str(run_b)]
     assert sorted(p.name for p in (index / "generations").iterdir()) == sorted(head.generations)
     assert survivors(run_a) == set(shared + only_a)  # what A's refused run wrote: why it must not be published
+    # issue 46: the report A's run wrote before the commit said nothing of the refusal; it now says why
+    report = json.loads((run_a / "report.json").read_text())
+    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    assert report["after_run_errors"] == {"dedup": line}
+    page = (run_a / "report.html").read_text()
+    assert "nothing was committed" in line and "last step failed</b>" in page and html.escape(line) in page
+    assert main(["report", str(run_a), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["after_run_errors"] == {"dedup": line}
+    assert main(["report", str(run_a)]) == 0
+    assert f"the dedup stage's last step failed after the run: {line}" in capsys.readouterr().out
 
     monkeypatch.setattr(dedup_stage, "commit_run", real_commit)
     said: list[str] = []
     ctx = RunContext(config(run_a, tmp_path / "in" / "a.jsonl", index), spark=spark)
     results = run_stages(ctx, log=said.append)
+    assert "after_run_errors" not in json.loads((run_a / "report.json").read_text())  # committed now
     assert any("gained 1 run(s)" in line and str(run_b) in line for line in said)
     assert results["dedup"].counts["duplicates_of_earlier_runs"] == 100
     assert survivors(run_a) == set(only_a) and survivors(run_b) == set(only_b + shared)
@@ -315,3 +331,63 @@ def test_compaction_under_commits_that_never_stop_is_one_line_naming_the_index(s
     head, _ = read_head(str(index))
     assert head.runs["r1"]["documents"] == 4 and head.runs["r2"]["documents"] == 2
     assert len(head.generations) == 2  # nothing was compacted; the last recommit's generation and r2's
+
+
+@pytest.mark.spark
+def test_compaction_during_a_lookup_starts_the_lookup_again(spark, tmp_path, monkeypatch):
+    """Issue 46: ``index compact`` publishing while a run's dedup reads the index deletes the generation the lookup
+    is reading, which ended the run in a raw Spark error (a file listed, then gone). The lookup sees HEAD moved and
+    starts again from the compacted generation: the run removes what it shares with the indexed run."""
+    import pipeline.dedup.index.spark.commit as commit
+    import pipeline.dedup.index.spark.lookup as lookup
+
+    rng = random.Random(46)
+    shared, only_a = [random_doc(rng) for _ in range(30)], [random_doc(rng) for _ in range(10)]
+    write_jsonl(tmp_path / "in" / "b.jsonl", shared)
+    write_jsonl(tmp_path / "in" / "a.jsonl", only_a + shared)
+    index, run_a, run_b = tmp_path / "index", tmp_path / "run-a", tmp_path / "run-b"
+    run(spark, run_b, tmp_path / "in" / "b.jsonl", index)
+    before = set(read_head(str(index))[0].generations)
+    real_tables, compacted = lookup.live_tables, []
+
+    def compaction_lands_under_the_read(*args, **kwargs):
+        frames = real_tables(*args, **kwargs)  # the generations' files are listed here
+        if not compacted:
+            compacted.append(commit.compact(spark, str(index)))  # publishes a new generation, deletes the old
+        return frames
+
+    monkeypatch.setattr(lookup, "live_tables", compaction_lands_under_the_read)
+    _, results = run(spark, run_a, tmp_path / "in" / "a.jsonl", index)
+    head, _ = read_head(str(index))
+    assert compacted and not set(head.generations) & before  # the generation the first read listed is gone
+    assert sorted(head.runs) == sorted([str(run_a), str(run_b)])  # and run a committed after it
+    assert results["dedup"].counts["duplicates_of_earlier_runs"] == 30
+    assert results["dedup"].counts["index_runs"] == [str(run_b)]
+    assert survivors(run_a) == set(only_a)
+
+
+def test_a_lookup_under_compactions_that_never_stop_is_one_line_naming_the_index(monkeypatch):
+    """Every attempt's read fails and HEAD has moved each time: after three the run stops with one line."""
+    import types
+
+    import pipeline.dedup.index.spark.lookup as lookup
+    from pipeline.dedup.index.head import Head
+
+    versions = iter(range(100))
+    head = Head(parameters={}, runs={"r1": {"generation": "g1", "documents": 1, "committed": "t", "sequence": 1}})
+    monkeypatch.setattr(lookup, "read_head", lambda index: (head, next(versions)))
+    monkeypatch.setattr(lookup, "check_parameters", lambda *a: None)
+    monkeypatch.setattr(lookup, "index_parameters", lambda p: {})
+    attempts: list[int] = []
+
+    def files_gone(*args):
+        attempts.append(1)
+        raise RuntimeError("SparkFileNotFoundException: File file:/index/generations/g1/bands/part-0 does not exist")
+
+    monkeypatch.setattr(lookup, "_matches", files_gone)
+    ctx = types.SimpleNamespace(run_dir="/runs/r2", write_table=lambda frame, name: None)
+    plan = types.SimpleNamespace(index="/index", lsh=None)
+    with pytest.raises(DedupIndexError) as err:
+        lookup.match_index(ctx, None, None, plan)
+    line, code = describe_error(err.value)
+    assert len(attempts) == 3 and code == 1 and "\n" not in line and "/index" in line and "looked it up" in line

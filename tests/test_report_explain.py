@@ -193,3 +193,39 @@ def test_report_on_an_incomplete_run_says_so(tmp_path, capsys):
     assert "<b>Incomplete run</b>" in (run / "report.html").read_text()
     assert main(["report", str(run), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["complete"] is False
+
+
+def test_explain_shows_a_kept_documents_text_as_the_filter_stage_wrote_it(facts, capsys):
+    """Issue 46: a document the filters rewrote (C4 drops lines, PII replaces addresses) was explained with its
+    ingest text. The text shown is filter/documents' (the one dedup compared); its first 300 characters."""
+    assert facts["filtered"]
+    run, docs, compared = str(facts["run"]), facts["docs"], facts["compared"]
+    rewritten = sorted(i for i in facts["survivors"] if compared[i][:300] != docs[i]["text"][:300])
+    assert rewritten, "the sample run's filters rewrite the start of some kept document"
+    for doc_id in rewritten[:3]:
+        code, out, _ = _run_cli(["explain", run, str(doc_id), "--json"], capsys)
+        info = json.loads(out)
+        assert code == 0 and info["status"] == "kept" and info["text_of"] == "filter/documents"
+        assert info["excerpt"].removesuffix(" …").rstrip() == compared[doc_id][:300].rstrip()
+        code, out, _ = _run_cli(["explain", run, str(doc_id)], capsys)
+        assert "text (as the filter stage wrote it): " + compared[doc_id][:40] in out
+
+
+def test_sample_filtered_names_an_unknown_rule_and_lists_the_known_ones(facts, capsys):
+    """Issue 46: ``sample --filtered nosuch`` printed nothing and exited 0. An unknown filter or rule is one line,
+    exit code 2, listing the run's filters and rules (read here from filter/summary.json and filter/dropped)."""
+    run = str(facts["run"])
+    dropped = table(facts["run"], "filter/dropped")
+    code, out, err = _run_cli(["sample", run, "--filtered", "nosuch"], capsys)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and out == "" and len(lines) == 1 and lines[0].startswith("error: --filtered 'nosuch': no filter")
+    summary = json.loads((facts["run"] / "filter" / "summary.json").read_text())
+    for name in {e["name"] for entries in summary["filters"].values() for e in entries}:
+        assert name in lines[0]
+    for reason in {r["reason"] for r in dropped}:
+        name, rule = reason.split(".", 1)
+        assert re.search(rf"\b{name} \([^)]*\b{rule}\b", lines[0]), reason
+    reason = dropped[0]["reason"]
+    for known in (reason, reason.split(".")[0]):  # a rule, and its filter's name, still sample
+        code, out, _ = _run_cli(["sample", run, "--filtered", known, "-n", "2", "--json"], capsys)
+        assert code == 0 and out and all(json.loads(r)["reason"].startswith(known) for r in out.splitlines())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -15,13 +16,13 @@ from pipeline.cli.report import COMMANDS as REPORT_COMMANDS
 from pipeline.cli.report import add_commands as add_report_commands
 from pipeline.cli.report import run_command as run_report_command
 from pipeline.config import ConfigError, PipelineConfig, load_config
-from pipeline.errors import PipelineError, missing_dependency, one_line
+from pipeline.errors import PipelineError, UsageError, missing_dependency, one_line
 from pipeline.ingest.stage import source_files
 from pipeline.logs import LEVELS, LOG_LEVEL_ENV, configure_logging
 from pipeline.report.summary import summary_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.preflight import check_paths, check_stage_configs
-from pipeline.run.registry import STAGE_NAMES
+from pipeline.run.registry import STAGE_NAMES, STAGES
 from pipeline.run.runlock import RunLock
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
@@ -111,13 +112,43 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
 
+# a pipeline error raised in a Spark task, as its Python traceback's last line inside the driver's Spark error
+WORKER_ERROR = re.compile(r"^pipeline(?:\.\w+)+: (.+)$", re.MULTILINE)
+# Spark's own error when an overwrite cannot delete the table it replaces (a read-only directory)
+UNCLEARED = re.compile(r"Unable to clear output directory (\S+) prior to writing to it")
+
+
 def describe(exc: BaseException) -> tuple[str, int]:
-    """One line naming the cause, and the exit code, for any exception that stopped a run."""
+    """One line naming the cause, and the exit code, for any exception that stopped a run. A Spark error is
+    reduced to its cause when it is known: a pipeline error a task raised, or a table Spark could not replace."""
     if isinstance(exc, ImportError):
         exc = missing_dependency(exc) or exc
     if isinstance(exc, PipelineError):
         return one_line(exc), exc.exit_code
+    text = str(exc)
+    raised = WORKER_ERROR.search(text)
+    if raised:
+        return one_line(PipelineError(raised.group(1))), 1
+    uncleared = UNCLEARED.search(text)
+    if uncleared:
+        where = uncleared.group(1).removeprefix("file:")
+        return (
+            f"cannot write to {where}: Spark could not delete what it holds (a read-only directory or file in "
+            "it?); make it writable or use another output directory",
+            1,
+        )
     return f"{type(exc).__name__}: {one_line(exc)}", 1
+
+
+def check_stage_on(config: PipelineConfig, name: str) -> None:
+    """Refuse a one-stage command whose stage the config turns off (it would run the stages before it and then
+    nothing); a usage error, exit code 2."""
+    stage = next(s for s in STAGES if s.name == name)
+    if not stage.applies(config):
+        raise UsageError(
+            f"the {name} stage is off in this config (its section '{stage.config_keys[0]}' does not turn it on; "
+            "docs/stages.md): nothing to run"
+        )
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -130,6 +161,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     config = prepare(args.config, args.overrides)
     started = time.time()
     only = None if args.command == "run" else args.command
+    if only is not None:
+        check_stage_on(config, only)
     lock = RunLock(config.output, args.command)
     lock.acquire(break_lock=args.break_lock)
     try:  # released on success and on failure; a killed process's lock is handled by the next run

@@ -18,10 +18,10 @@ from pipeline import storage
 from pipeline.dedup.batches import LshParams, doc_features
 from pipeline.dedup.report_section import DOC_COLUMNS, exact_jaccard
 from pipeline.dedup.shingles import count_tokens
-from pipeline.errors import PipelineError
+from pipeline.errors import PipelineError, UsageError
 from pipeline.sources.doc_id import doc_id as compute_doc_id
 from pipeline.stage_api import layout
-from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, REJECTS, REMOVAL_TABLES, SURVIVORS
+from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, FILTERED, REJECTS, REMOVAL_TABLES, SURVIVORS
 from pipeline.stage_api.run_tables import (
     dedup_input,
     edges_touching,
@@ -125,12 +125,18 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
             **{k: reject[k] for k in ("source", "file", "position", "reason", "detail", "excerpt")},
         }
     params, config = _run_parameters(run)
+    text_of = DOCUMENTS
+    if dedup_input(run) == FILTERED:  # a document the filter stage kept: its text as the filters left it
+        kept = rows_by_doc_id(run, FILTERED, [doc_id], DOC_COLUMNS).get(doc_id)
+        if kept is not None:
+            doc, text_of = kept, FILTERED
     where = {
         "doc_id": doc_id,
         "source": doc["source"],
         "file": doc["file"],
         "position": doc["position"],
         "excerpt": excerpt(doc["text"], EXCERPT),
+        "text_of": text_of,
     }
     removal = _removal(run, doc_id)
     if removal is not None:
@@ -267,7 +273,8 @@ def format_explanation(info: dict[str, Any]) -> str:
                 f"  edge to {e['doc_id']}: Jaccard {jac} (threshold {info['threshold']}), "
                 f"shared bands {e['shared_bands'] or 'none'}"
             )
-    lines.append(f"text: {info['excerpt']}")
+    filtered = " (as the filter stage wrote it)" if info.get("text_of") == FILTERED else ""
+    lines.append(f"text{filtered}: {info['excerpt']}")
     return "\n".join(lines)
 
 
@@ -280,11 +287,43 @@ def matches_rule(reason: str, rule: str | None) -> bool:
     return rule is None or reason == rule or reason.startswith(f"{rule}.")
 
 
+def filter_rules(run: str) -> tuple[list[str], list[str], list[str]]:
+    """From ``filter/summary.json``: the run's filters (the names its entries give), the rules that dropped a
+    document, and every rule it knows of (those that dropped or measured a document)."""
+    path = storage.join(run, layout.FILTER_SUMMARY)
+    summary = storage.read_json(path) if storage.exists(path) else {}
+    filters = {e.get("name") for entries in summary.get("filters", {}).values() for e in entries if isinstance(e, dict)}
+    dropping: set[str] = set()
+    for counts in summary.get("sources", {}).values():
+        dropping.update(r for r, n in counts.get("dropped", {}).items() if n)
+    known = dropping | set(summary.get("measures", {}))
+    return sorted(f for f in filters if isinstance(f, str)), sorted(dropping), sorted(known)
+
+
+def check_filter_rule(run: str, rule: str) -> None:
+    """Refuse a ``--filtered`` rule that is neither a filter of the run nor one of its rules, listing the filters
+    and the rules that dropped documents."""
+    filters, dropping, known = filter_rules(run)
+    if rule in filters or any(matches_rule(r, rule) for r in known):
+        return
+    grouped = []
+    for name in filters:
+        own = [r.split(".", 1)[1] for r in dropping if r.startswith(f"{name}.")]
+        grouped.append(f"{name} ({' '.join(own)})" if own else name)
+    grouped += [r for r in dropping if r.split(".", 1)[0] not in filters]
+    raise UsageError(
+        f"--filtered {rule!r}: no filter or rule of this run has that name; its filters (with the rules that "
+        f"dropped documents, named <filter>.<rule>): {', '.join(grouped) or 'none'}"
+    )
+
+
 def sample_filtered(run: str, n: int, seed: int = 0, rule: str | None = None) -> list[dict[str, Any]]:
     """``n`` random documents the filter stage dropped (for ``rule``: a full reason or a filter's name), with the
     value that failed and the threshold."""
     if not has_table(run, layout.FILTER_DROPPED):
         raise ExplainError(f"{run} has no {layout.FILTER_DROPPED}/: the filter stage did not run")
+    if rule is not None:
+        check_filter_rule(run, rule)
     batches = iter_rows(run, layout.FILTER_DROPPED, FILTERED_COLUMNS)
     rows = ([r for r in batch if matches_rule(r["reason"], rule)] for batch in batches)
     picked = reservoir(rows, n, random.Random(seed))

@@ -62,6 +62,7 @@ def machine_summary(data: dict) -> dict:
         "complete": data.get("complete", True),
         "summary": data["summary"],
         "sources": {n: {k: r.get(k) for k in (*keys, *others)} for n, r in data["sources"].items()},
+        **({"after_run_errors": data["after_run_errors"]} if data.get("after_run_errors") else {}),
     }
 
 
@@ -79,8 +80,11 @@ def run_command(args: argparse.Namespace) -> int:
     n = args.number if kind == "filtered" else getattr(args, kind)
     if n < 0:
         raise ExplainError(f"--{'number' if kind == 'filtered' else kind} {n}: give a number of records >= 0")
-    for row in sample(args.run, kind, n, args.seed, args.filtered or None):
+    rows = sample(args.run, kind, n, args.seed, args.filtered or None)
+    for row in rows:
         print(json.dumps(row, sort_keys=True) if args.json else format_sample(row))
+    if kind == "filtered" and n and not rows:  # a known filter or rule that dropped nothing
+        print(f"note: the filter stage dropped no document as {args.filtered or 'any rule'}", file=sys.stderr)
     return 0
 
 

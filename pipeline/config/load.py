@@ -80,7 +80,7 @@ def apply_overrides(raw: dict, overrides) -> dict:
             node = _step(node, part, ".".join(parts[: i + 1]), create=True)
         last = parts[-1]
         if isinstance(node, list):
-            node[_index(node, last, key)] = value
+            node[_index(node, last, ".".join(parts[:-1]))] = value
         elif isinstance(node, dict):
             node[last] = value
         else:
@@ -136,22 +136,50 @@ def _unwrap_optional(tp: Any) -> Any:
 
 
 def _index(node: list, part: str, key: str) -> int:
+    """The position of list item ``part`` (an index, or an item's ``name``) in ``node``; ``key`` names the list."""
     if part.isdigit() and int(part) < len(node):
         return int(part)
     for i, item in enumerate(node):
         if isinstance(item, dict) and item.get("name") == part:
             return i
-    raise ConfigError(key, f"no list item '{part}' (use an index or a source name)")
+    names = [item["name"] for item in node if isinstance(item, dict) and isinstance(item.get("name"), str)]
+    held = f"holds {len(node)} item(s) (0 to {len(node) - 1})" if node else "is empty"
+    named = f", named {', '.join(names)}" if names else ""
+    what = f"index {part} is out of range" if part.isdigit() else f"no item is named {part!r}"
+    raise ConfigError(f"{key}.{part}", f"{what}: {key} {held}{named}; --set changes items, it cannot add one")
 
 
 def _step(node: Any, part: str, key: str, create: bool) -> Any:
     if isinstance(node, list):
-        return node[_index(node, part, key)]
+        return node[_index(node, part, key.rsplit(".", 1)[0])]
     if isinstance(node, dict):
         if node.get(part) is None and create:
+            if typing.get_origin(_unwrap_optional(_schema_type(key.split(".")))) is list:
+                example = "[{name: c4}]" if part == "filter" else "[...]"
+                own = key.startswith("sources.") and part == "filter"
+                hint = "; without it the source uses the run's filter list (--set filter.<index>.<key>=...)"
+                raise ConfigError(
+                    key,
+                    f"is not set, so it has no items to change: give the whole list (--set '{key}={example}')"
+                    + (hint if own else ""),
+                )
             node[part] = {}
         return node[part]
     raise ConfigError(key, "cannot set a key below a plain value")
+
+
+def _schema_type(parts: list[str]) -> Any:
+    """The schema's type at the dotted path ``parts`` (list items by index or name), or None when it has none."""
+    tp: Any = PipelineConfig
+    for part in parts:
+        tp = _unwrap_optional(tp)
+        if typing.get_origin(tp) is list:
+            tp = typing.get_args(tp)[0]
+        elif dataclasses.is_dataclass(tp):
+            tp = typing.get_type_hints(tp).get(part)
+        else:
+            return None
+    return tp
 
 
 def _build(cls: type, data: Any, prefix: str):

@@ -153,5 +153,7 @@ def build_report_data(
         "tokens": {"per_source": tokens, **_tokens(run, list(tokens))},
         "blend": None,
         **({"filter": filter_section(run, per_source)} if filtered else {}),
+        # a stage's last step that failed after the run (a refused dedup index commit): stage -> why
+        **({layout.AFTER_RUN_ERRORS: dict(failed)} if (failed := manifest.get(layout.AFTER_RUN_ERRORS)) else {}),
     }
     return add_stage_sections(data, run, manifest, stages)

@@ -247,7 +247,7 @@ REPORT_KEYS = {
     "dedup",
     "rejects",
 }
-REPORT_KEYS |= {"tokens", "blend", "filter"}
+REPORT_KEYS |= {"tokens", "blend", "filter", "after_run_errors"}
 
 
 def _incomplete(data: dict) -> list[str]:
@@ -257,6 +257,13 @@ def _incomplete(data: dict) -> list[str]:
     return [
         f'<p class="warn"><b>Incomplete run</b>: the accounting was never checked; finished stages: {_esc(done)}. '
         "The figures below cover those stages only.</p>"
+    ]
+
+
+def _after_run_errors(data: dict) -> list[str]:
+    return [
+        f'<p class="warn"><b>The {_esc(stage)} stage\'s last step failed</b> after the run: {_esc(why)}</p>'
+        for stage, why in sorted((data.get("after_run_errors") or {}).items())
     ]
 
 
@@ -280,6 +287,7 @@ def render_html(data: dict) -> str:
         f"<h1>Run report: {_esc(data['run'])}</h1>",
         f'<p class="meta">generated {_esc(data["generated"])}</p>',
         *_incomplete(data),
+        *_after_run_errors(data),
         *_overview(data),
         *filter_parts(data),
         *_dedup(data),

@@ -56,4 +56,6 @@ def summary_text(data: dict) -> str:
         blend = counts.get("blend")
         if blend:
             lines.append(f"blend ({blend['mode']}, S={blend['size']}): --data-path {blend['data_path']}")
+    for name, why in sorted((data.get("after_run_errors") or {}).items()):  # a refused dedup index commit
+        lines.append(f"the {name} stage's last step failed after the run: {why}")
     return "\n".join(lines)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from pipeline import storage
-from pipeline.config import PipelineConfig
-from pipeline.errors import PipelineError
+from pipeline.config import ConfigError, PipelineConfig
+from pipeline.errors import PipelineError, one_line
 from pipeline.logs import format_counts, run_progress, stage_jobs
 from pipeline.report.publish import write_reports
 from pipeline.run.accounting import account
@@ -15,6 +15,7 @@ from pipeline.run.registry import STAGES
 from pipeline.run.stage_outputs import record as record_outputs
 from pipeline.run.stage_outputs import verify as verify_outputs
 from pipeline.secrets import redact_data
+from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage, StageResult
 
@@ -160,6 +161,7 @@ def run_stages(
             _stop_if_nothing_left(stage, results[stage.name], index < last)
             continue
         if not started_manifest:  # the manifest describes the config of the outputs being written
+            _check_writable(ctx, [s for s in stages[index : last + 1] if s.applies(ctx.config)])
             manifest.start(ctx.config)
             started_manifest = True
         wires = wired[stage.name].items()
@@ -175,6 +177,21 @@ def run_stages(
         _finish_run(ctx, manifest, stages, results, log)
     _after_run(ctx, manifest, stages, results, fingerprints, ran, complete, log)
     return results
+
+
+def _check_writable(ctx: RunContext, stages: list[Stage]) -> None:
+    """Refuse, before the first stage that runs, a directory it or a later stage must replace but cannot (a
+    read-only stage directory left in the run directory): Spark would stop mid-run with its own error."""
+    for stage in stages:
+        for name in (*stage.writes, layout.marker(stage.name)):
+            path = ctx.path(*layout.parts(name))
+            blocked = storage.unwritable(path)
+            if blocked is not None:
+                raise ConfigError(
+                    "output",
+                    f"cannot write to {path!r} (stage '{stage.name}' replaces it): {blocked!r} is not writable; "
+                    "make it writable or use another output directory",
+                )
 
 
 def _run_one(
@@ -287,8 +304,34 @@ def _after_run(
             continue
         if stage.name not in ran and made.get(stage.name) == fingerprints[stage.name]:
             continue
-        recorded = stage.after_run(ctx, results[stage.name], log, complete)
+        try:
+            recorded = stage.after_run(ctx, results[stage.name], log, complete)
+        except Exception as exc:
+            _record_after_run_error(ctx, manifest, stages, stage.name, exc, complete, log)
+            raise
         if recorded:  # a stage with no last step (or none for this config) records nothing
             manifest.data.update(recorded)
             made[stage.name] = fingerprints[stage.name]
             manifest.save()
+        if manifest.data.get(layout.AFTER_RUN_ERRORS, {}).pop(stage.name, None) is not None:  # failed before
+            manifest.save()
+            if complete:  # the reports written before the step still said it failed
+                write_reports(ctx.run_dir, stages)
+
+
+def _record_after_run_error(
+    ctx: RunContext, manifest: Manifest, stages: tuple[Stage, ...], name: str, exc: BaseException, complete: bool, log
+) -> None:
+    """Record in the manifest, and in the reports of a complete run (written before the step), that a stage's last
+    step failed (a refused dedup index commit) and why; the error itself goes on to end the run."""
+    line = one_line(exc) if isinstance(exc, PipelineError) else f"{type(exc).__name__}: {one_line(exc)}"
+    manifest.data.setdefault(layout.AFTER_RUN_ERRORS, {})[name] = line
+    manifest.data.get("after_run", {}).pop(name, None)  # not made for these outputs: the next run makes it again
+    manifest.save()
+    if complete:
+        try:
+            written = write_reports(ctx.run_dir, stages)
+        except Exception as failure:  # noqa: BLE001 - the step's error is the one that ends the run
+            log(f"[report] WARNING: not updated with the {name} stage's failed last step: {one_line(failure)}")
+        else:
+            log(f"[report] {written[0]} and {written[1]} updated: the {name} stage's last step failed")

@@ -43,6 +43,7 @@ MARKER = "_SUCCESS"  # a finished stage's marker, inside ``_stages/<stage>/``
 MARKERS = "_stages"
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
+AFTER_RUN_ERRORS = "after_run_errors"  # manifest.json and report.json: stage -> why its last step failed
 
 
 def marker(stage: str) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "scheme",
     "size",
     "unstrip",
+    "unwritable",
     "write_bytes",
     "write_json",
     "write_text",
@@ -161,6 +162,29 @@ def remove(path: str, *, best_effort: bool = False) -> None:
     except Exception:
         if not best_effort:
             raise
+
+
+def unwritable(path: str) -> str | None:
+    """The first local directory that keeps ``path`` from being replaced (deleted with what it holds, then
+    written again): its directory, or ``path`` or a directory below it, that this process cannot write; when
+    ``path`` does not exist, its nearest existing parent if that cannot be written. None when nothing stands in
+    the way (and for object stores, whose permissions preflight's probes check). Directories only: deleting a
+    read-only file needs a writable directory, not a writable file."""
+    if not is_local(path):
+        return None
+    local = os.path.abspath(local_path(path))
+    parent = os.path.dirname(local)
+    while not os.path.exists(parent) and parent != os.path.dirname(parent):
+        parent = os.path.dirname(parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return parent
+    if not os.path.isdir(local) or os.path.islink(local):  # absent, or a file or link: its directory decides
+        return None
+    for directory, subdirs, _files in os.walk(local):
+        if not os.access(directory, os.W_OK | os.X_OK):
+            return directory
+        subdirs.sort()
+    return None
 
 
 def makedirs(path: str) -> None:

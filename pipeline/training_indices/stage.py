@@ -20,7 +20,7 @@ from pipeline import storage
 from pipeline.blend.io import BLEND_JSON_FILE
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.errors import PipelineError
-from pipeline.megatron.format import idx_path
+from pipeline.megatron.format import HEADER_SIZE, idx_path, parse_header
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -53,6 +53,28 @@ def plan_for(ctx: RunContext, blend: str = layout.BLEND) -> Plan:
     return make_plan(cfg, training_data_path(ctx.config), sources, relative, local, list(doc["weights"]))
 
 
+def check_splits(plan: Plan) -> None:
+    """Refuse, on the driver and before the Spark job, a split asked for samples that holds no document: the check
+    its task would make (:func:`~pipeline.training_indices.gpt_indices.num_epochs`) read from each ``.idx`` header
+    alone (a split of documents holding no token is still found by its task)."""
+    sequences: dict[str, int] = {}
+    for task in plan.gpt:
+        if task.prefix not in sequences:
+            fs, inner = storage.resolve(idx_path(task.prefix))
+            with fs.open(inner, "rb") as f:
+                sequences[task.prefix] = parse_header(f.read(HEADER_SIZE), idx_path(task.prefix)).sequence_count
+        count = sequences[task.prefix]
+        beg, end = describe.document_range(task.bookends, count)
+        wanted = task.num_samples * task.sequence_length + int(task.extra)
+        if beg >= end and wanted > 0:
+            split = describe.SPLITS[task.split]
+            raise PipelineError(
+                f"source {task.source!r}, {split} split (documents ({beg}, {end}) of {count}): the split has no "
+                f"tokens but {task.num_samples} samples are asked of it; give the split a larger share in "
+                f"training.split (0 builds no {split} split) or run on more documents"
+            )
+
+
 def _gpt_tasks(cache: str, tasks: Iterable[GptTask]) -> Iterator[dict[str, Any]]:
     for task in tasks:
         yield build_gpt(task, cache)
@@ -65,6 +87,7 @@ def run_training_indices(ctx: RunContext, blend: str = layout.BLEND) -> dict[str
     cfg = ctx.config.training
     assert cfg is not None
     plan = plan_for(ctx, blend)
+    check_splits(plan)
     cache = ctx.path(layout.MEGATRON_CACHE)
     storage.remove(cache)  # files of an earlier configuration have other names: none may linger
     storage.makedirs(cache)

@@ -57,19 +57,49 @@ def runs_looked_up(index: str, p: LshParams, run: str) -> list[str]:
     return [] if head is None else head.runs_before(run)
 
 
+LOOKUP_ATTEMPTS = 3  # lookups started again when HEAD moved under one (a compaction or a recommit)
+
+
 def match_index(
     ctx: RunContext, features: DataFrame, docs: DataFrame, plan: DedupPlan
 ) -> tuple[DataFrame | None, list[str]]:
     """Write ``dedup/earlier_matches/`` (doc_id, index_run, index_doc_id, jaccard); return it (None when no run
     is looked up) and the runs looked up.
 
-    ``features``: (doc_id, h1, h2, keys) of this run's documents; ``docs``: (doc_id, text).
+    ``features``: (doc_id, h1, h2, keys) of this run's documents; ``docs``: (doc_id, text). A compaction or a
+    recommit publishing while the lookup reads may delete a generation it is reading: the lookup then sees HEAD
+    moved and starts again from the new HEAD (up to :data:`LOOKUP_ATTEMPTS` times, then one line naming the
+    index), as compaction does under a commit (docs/dedup_index.md, Maintenance).
     """
     index, p = plan.index, plan.lsh
-    head = None if index is None else open_index(index, p)
-    earlier = [] if head is None else head.runs_before(run_key(ctx))
-    if index is None or head is None or not earlier:
+    if index is None:
         return None, []
+    for _ in range(LOOKUP_ATTEMPTS):
+        head, version = read_head(index)
+        if head is not None:
+            check_parameters(head, index_parameters(p), index)
+        earlier = [] if head is None else head.runs_before(run_key(ctx))
+        if head is None or not earlier:
+            return None, []
+        try:
+            ctx.write_table(_matches(ctx, features, docs, plan, head, earlier), layout.EARLIER_MATCHES)
+        except Exception:  # noqa: BLE001 - a generation deleted under the read, or a real failure: HEAD tells
+            if read_head(index)[1] == version:
+                raise
+            continue
+        return ctx.read_table(layout.EARLIER_MATCHES), earlier
+    raise DedupIndexError(
+        f"dedup index {index}: HEAD changed {LOOKUP_ATTEMPTS} times while this run looked it up (compactions or "
+        "commits deleting the generations it read); nothing was removed; rerun when the index is quiet"
+    )
+
+
+def _matches(
+    ctx: RunContext, features: DataFrame, docs: DataFrame, plan: DedupPlan, head: Head, earlier: list[str]
+) -> DataFrame:
+    """The matches of this run's documents among the runs ``earlier`` of ``head`` (the plan of :func:`match_index`)."""
+    index, p = plan.index, plan.lsh
+    assert index is not None
     spark = ctx.spark
     idx_bands, idx_docs = live_tables(spark, index, head, earlier)
     mine = features.where(F.col("keys").isNotNull()).select("doc_id", F.posexplode("keys").alias("band", "key"))
@@ -98,9 +128,7 @@ def match_index(
             ["h1", "h2"],
         )
         matches = matches.unionByName(same.select("doc_id", "index_run", "index_doc_id", F.lit(1.0).alias("jaccard")))
-    matches = matches.groupBy("doc_id", "index_run", "index_doc_id").agg(F.max("jaccard").alias("jaccard"))
-    ctx.write_table(matches, layout.EARLIER_MATCHES)
-    return ctx.read_table(layout.EARLIER_MATCHES), earlier
+    return matches.groupBy("doc_id", "index_run", "index_doc_id").agg(F.max("jaccard").alias("jaccard"))
 
 
 def require_index_usable(index: str, p: LshParams) -> None:
