@@ -252,11 +252,12 @@ def test_an_empty_training_split_is_one_line_before_the_spark_job(tmp_path):
     header, before Spark is touched; megatron-core's own builder would loop for ever there (no tokens per epoch)."""
     from pipeline.cli.commands import describe
     from pipeline.stage_api.context import RunContext
+    from pipeline.stage_api.stage import Data
     from pipeline.training_indices.stage import STAGE
 
     config = _training_run(tmp_path, 10, "  split: '98,2,0'\n  samples: [10, 1, 0]\n")
     with pytest.raises(PipelineError) as err:
-        STAGE.body(RunContext(config, spark=_NoSpark()))
+        STAGE.run(RunContext(config, spark=_NoSpark()), {"blend": Data("blend", "merge-blend")})
     line, code = describe(err.value)
     assert code == 1 and "\n" not in line
     assert line.startswith("source 'a', valid split (documents (10, 10) of 10): the split has no tokens but 1 samples")
@@ -267,11 +268,12 @@ def test_an_empty_training_split_is_one_line_before_the_spark_job(tmp_path):
 def test_a_training_split_with_documents_passes_the_driver_check(tmp_path):
     """The same run split 90/10/0 (one valid document): the check lets it through to the Spark job."""
     from pipeline.stage_api.context import RunContext
+    from pipeline.stage_api.stage import Data
     from pipeline.training_indices.stage import STAGE
 
     config = _training_run(tmp_path, 10, "  split: '90,10,0'\n  samples: [10, 1, 0]\n")
     with pytest.raises(AssertionError, match="Spark was used"):
-        STAGE.body(RunContext(config, spark=_NoSpark()))
+        STAGE.run(RunContext(config, spark=_NoSpark()), {"blend": Data("blend", "merge-blend")})
 
 
 @contextlib.contextmanager
