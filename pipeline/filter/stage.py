@@ -66,10 +66,14 @@ def _tally(counts: dict[str, Any]) -> dict[str, SourceTally]:
 
 
 def _inputs(config: PipelineConfig) -> dict[str, Any]:
-    return {
+    inputs: dict[str, Any] = {
         "filter": config.filter,
         "sources": {s.name: s.filter for s in config.sources if s.filter is not None},
     }
+    files = entries.file_digests(config)  # what the filters read, by content: an edited file is not reused
+    if files:
+        inputs["files_sha256"] = files
+    return inputs
 
 
 STAGE = Stage(
