@@ -97,7 +97,7 @@ def model_labels(path: str) -> list[str]:
         raise OptionError("model_path", f"{path} is not a file")
     try:
         predictor = load_predictor(path)
-        labels = predictor.labels if predictor is not None else list(load_model(path).get_labels())
+        labels = predictor.labels if predictor is not None else fasttext_model.load(path).labels
     except UsageError as exc:
         raise OptionError("model_path", f"not a fastText model ({exc.__cause__ or exc})") from None
     return [label[len(LABEL_PREFIX) :] if label.startswith(LABEL_PREFIX) else label for label in labels]
