@@ -19,11 +19,12 @@ from typing import Any, TypeVar
 from pipeline.config import ConfigError
 
 
-class OptionError(ValueError):
-    """A bad option value: ``option`` is the field (with an item's index, ``top_n_grams.0``), ``message`` why."""
+class OptionError(ConfigError):
+    """A bad option value: ``option`` is the field (with an item's index, ``top_n_grams.0``), ``message`` why; the
+    config entry's key is put before it where the options are parsed."""
 
     def __init__(self, option: str, message: str) -> None:
-        super().__init__(f"{option}: {message}")
+        super().__init__(option, message)
         self.option, self.message = option, message
 
 
