@@ -7,6 +7,9 @@
 4. A stage package (one whose ``stage.py`` defines ``STAGE``) imports no other stage's Spark module (its
    ``stage`` module or a module under its ``spark`` subpackage).
 5. A stage's name that is not also a config section is spelled, as a string, only inside its own package.
+6. ``pipeline/filter/`` holds the filter stage and its rules, at most :data:`MAX_FILTER_MODULES` modules; borrowed
+   libraries live in their own packages (the spaCy-rules English splitter in ``pipeline/text/english/``, the fastText
+   predictor in ``pipeline/fasttext/``), each naming the library and version it reproduces.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from tests.test_layering import _cycles, _import_nodes, _write_tree, import_grap
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LAZY = 10
+MAX_FILTER_MODULES = 16
+BORROWED = {"text/english": ("spaCy 3.8", "datatrove 0.10.1"), "fasttext": ("fastText 0.9.2", "fasttext-predict")}
 
 
 def _subpackage(name: str) -> str:
@@ -149,6 +154,15 @@ def test_the_rules_bite_on_the_real_tree() -> None:
     assert {"ingest", "dedup", "tokenize", "merge_blend", "train_tokenizer"} <= stage_packages(ROOT)
     assert "merge-blend" not in _config_sections() and "train-tokenizer" not in _config_sections()
     assert all(why for _, _, why in lazy_imports(ROOT))
+
+
+def test_the_filter_package_holds_the_stage_and_its_rules() -> None:
+    modules = sorted(p.name for p in (ROOT / "pipeline" / "filter").glob("*.py"))
+    assert len(modules) <= MAX_FILTER_MODULES, modules
+    assert not any(name.startswith(("spacy", "fasttext", "english")) for name in modules)
+    for package, names in BORROWED.items():
+        doc = ast.get_docstring(ast.parse((ROOT / "pipeline" / package / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and all(name in doc for name in names), package
 
 
 CLEAN = {

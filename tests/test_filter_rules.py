@@ -20,13 +20,14 @@ import pyarrow as pa
 import pytest
 
 from pipeline.config import ConfigError
-from pipeline.filter import c4, fineweb, gopher_quality, gopher_repetition, words
+from pipeline.filter import c4, fineweb, gopher_quality, gopher_repetition
 from pipeline.filter.c4 import C4Filter
 from pipeline.filter.fineweb import FineWebFilter
 from pipeline.filter.gopher_quality import GopherQualityFilter
 from pipeline.filter.gopher_repetition import GopherRepetitionFilter
-from pipeline.filter.punctuation import PUNCTUATION, PUNCTUATION_SET, TERMINAL_PUNCTUATION
 from pipeline.stage_api.filter import apply_filters
+from pipeline.text.english import words
+from pipeline.text.punctuation import PUNCTUATION, PUNCTUATION_SET, TERMINAL_PUNCTUATION
 from tests.filter_corpus import edge_cases, real_documents
 from tests.oracles import require_oracle
 
@@ -306,8 +307,8 @@ def _word_lists() -> Iterator[list[str]]:
 def test_ngram_kernels_equal_datatrove_s_helpers(hashing: str, monkeypatch) -> None:
     """Exact whatever the hash: with keys that collide (by length only, or all equal) the string checks decide."""
     dt_rep = require_oracle("datatrove.pipeline.filters.gopher_repetition_filter")
-    from pipeline.filter import repetition
-    from pipeline.filter.repetition import WordGrams, duplicates
+    from pipeline.text import repetition
+    from pipeline.text.repetition import WordGrams, duplicates
 
     if hashing != "polynomial":
         weak = (lambda self, s, e: (e - s).astype(np.uint64)) if hashing == "length only" else None

@@ -139,7 +139,7 @@ def _filtered(
 ) -> Iterator[pa.RecordBatch]:
     counters = summary.source(source)
     counters["read"] += batch.num_rows
-    from pipeline.filter.words import shared_splits  # here: the driver, which plans the stage, never splits words
+    from pipeline.text.english.words import shared_splits  # here: the driver, which plans the stage, never splits words
 
     with shared_splits():  # the filters of one batch split each text into words once
         done = apply_filters(batch, filters, DROP_FIELDS)

@@ -22,8 +22,8 @@ from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.options import number as in_range
 from pipeline.filter.outcome import Outcomes, fmt, texts_of
 from pipeline.filter.registry import register
-from pipeline.filter.words import count_sentences, split_sentences
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.english.words import count_sentences, split_sentences
 
 NAME = "c4"
 RULES = ("lorem_ipsum", "curly_bracket", "too_few_sentences", "document_removed_with_badwords")

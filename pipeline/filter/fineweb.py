@@ -14,15 +14,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.filter.chars import space_table, table_of
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
 from pipeline.filter.outcome import Outcomes, fmt, judge_each, text_bytes
-from pipeline.filter.punctuation import TERMINAL_PUNCTUATION
 from pipeline.filter.registry import register
-from pipeline.filter.repetition import duplicates
-from pipeline.filter.words import count_words
 from pipeline.numba_backend import FILTER
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.chars import space_table, table_of
+from pipeline.text.english.words import count_words
+from pipeline.text.punctuation import TERMINAL_PUNCTUATION
+from pipeline.text.repetition import duplicates
 
 NAME = "fineweb"
 RULES = ("empty", "line_punct_ratio", "short_line_ratio", "char_dup_ratio", "list_ratio")

@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.filter.chars import alpha_table, codepoints, table_of
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
 from pipeline.filter.outcome import Outcomes, fmt, judge_each
-from pipeline.filter.punctuation import PUNCTUATION_SET
 from pipeline.filter.registry import register
-from pipeline.filter.words import split_words
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.chars import alpha_table, codepoints, table_of
+from pipeline.text.english.words import split_words
+from pipeline.text.punctuation import PUNCTUATION_SET
 
 NAME = "gopher_quality"
 STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")

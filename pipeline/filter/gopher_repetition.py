@@ -12,13 +12,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.filter.chars import codepoints
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made
 from pipeline.filter.outcome import Outcomes, fmt, judge_each
 from pipeline.filter.registry import register
-from pipeline.filter.repetition import compiled, duplicates, word_grams
-from pipeline.filter.words import split_words
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.chars import codepoints
+from pipeline.text.english.words import split_words
+from pipeline.text.repetition import compiled, duplicates, word_grams
 
 NAME = "gopher_repetition"
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")

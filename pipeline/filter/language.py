@@ -30,8 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import UsageError
-from pipeline.filter import fasttext_model
-from pipeline.filter.fasttext_predict import FastTextPredictor
+from pipeline.fasttext import model as fasttext_model
+from pipeline.fasttext.predict import FastTextPredictor
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made, strings
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult

@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.registry import register
-from pipeline.filter.replace_rows import replace_rows
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.replace_rows import replace_rows
 
 NAME = "pii"
 EMAILS, IPS, PHONES = "pii.emails", "pii.ips", "pii.phones"  # measures: replacements per document
