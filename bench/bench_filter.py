@@ -13,8 +13,8 @@ both with the ratio:
 
 * ``language``: fastText's own Python ``predict(text with newlines as spaces, k=-1)`` per document on lid.176.ftz
   (what datatrove's LanguageFilter calls) with datatrove's decision for ``languages=[en]``, ``min_score 0.65``;
-  ours ``LanguageFilter`` (our predictor, pipeline/filter/fasttext_predict.py, through its compiled kernel
-  fasttext_numba.py, loaded before the timing like the model): same label, score within 1e-6, same keep; the
+  ours ``LanguageFilter`` (our predictor, pipeline/fasttext/predict.py, through its compiled kernel
+  fasttext/predict_numba.py, loaded before the timing like the model): same label, score within 1e-6, same keep; the
   kernel keeps nothing between calls but the dictionary words' rows (it hashes every other word's n-grams, as
   fastText does); the label mismatches and the largest score difference are printed;
 * ``pii``: datatrove 0.10.1's ``PIIFormatter.format`` with its replacement cycles restarted per document (what a

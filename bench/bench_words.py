@@ -1,4 +1,4 @@
-"""English word splitting on one core: datatrove's ``split_into_words`` (spaCy) vs ``pipeline.filter.words``.
+"""English word splitting on one core: datatrove's ``split_into_words`` (spaCy) vs ``pipeline.text.english.words``.
 
 The text is real: Debian's HTML documentation under /usr/share/doc as plain text (resiliparse, as ingest
 extracts it), then Python sources of the installed site-packages, one document per file, until
@@ -48,7 +48,7 @@ def main() -> None:
 
     from datatrove.utils.text import split_into_words
 
-    from pipeline.filter import chunk_cache, words
+    from pipeline.text.english import chunk_cache, words
 
     split_into_words("warm up.", "en")
     t0 = time.process_time()

@@ -1,11 +1,17 @@
-"""Toy filters for the filter stage's tests (registered with ``pipeline.filter.registry.register``), in a module of
-their own so that Spark's workers import them. Their rules are simple enough for a test to apply by itself."""
+"""Toy filters for the filter stage's tests (registered by their decorators when this module is imported, and by
+``TOYS`` targets in fixtures), in a module of their own so that Spark's workers import them. Their rules are
+simple enough for a test to apply by itself."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from pipeline.filter.options import FilterOptions, made
+from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 
 TOYS = {
@@ -15,14 +21,25 @@ TOYS = {
 }
 
 
+@dataclass(frozen=True)
+class LengthOptions(FilterOptions):
+    min_words: int = 5
+    """Fewest whitespace words."""
+    max_words: int | None = None
+    """Most whitespace words (None: no limit)."""
+
+
+@register("toy_length")
 class LengthFilter:
     """Drops a document of fewer than ``min_words`` whitespace words (``toy_length.too_short``) or of more than
     ``max_words`` (``toy_length.too_long``, off when None)."""
 
     name = "toy_length"
+    Options = LengthOptions
 
-    def __init__(self, *, min_words: int = 5, max_words: int | None = None) -> None:
-        self.min_words, self.max_words = min_words, max_words
+    def __init__(self, options: LengthOptions | None = None, /, **kwargs: Any) -> None:
+        o = made(LengthOptions, options, kwargs, self.name)
+        self.min_words, self.max_words = o.min_words, o.max_words
 
     def thresholds(self) -> dict[str, tuple[float, str]]:
         found = {"toy_length.too_short": (float(self.min_words), "min")}
@@ -42,14 +59,22 @@ class LengthFilter:
         return FilterResult(~(short | long), reason, detail, measures=measures)
 
 
+@dataclass(frozen=True)
+class ScriptOptions(FilterOptions):
+    languages: list[str] | None = None
+    """Labels to keep (None: all)."""
+
+
+@register("toy_script")
 class ScriptFilter:
     """Labels each document ``ascii`` when every character is ASCII, else ``other``, with the ASCII fraction as its
     score; keeps the ``languages`` listed (None: all)."""
 
     name = "toy_script"
+    Options = ScriptOptions
 
-    def __init__(self, *, languages: list[str] | None = None) -> None:
-        self.languages = languages
+    def __init__(self, options: ScriptOptions | None = None, /, **kwargs: Any) -> None:
+        self.languages = made(ScriptOptions, options, kwargs, self.name).languages
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         texts = batch.column("text").to_pylist()
@@ -62,13 +87,21 @@ class ScriptFilter:
         return FilterResult(keep, reason, detail, measures={"score": scores}, columns=columns)
 
 
+@dataclass(frozen=True)
+class DigitOptions(FilterOptions):
+    replacement: str = "#"
+    """What every ASCII digit becomes."""
+
+
+@register("toy_digits")
 class DigitFilter:
     """Rewrites every ASCII digit to ``replacement``; drops nothing; counts the documents it changed."""
 
     name = "toy_digits"
+    Options = DigitOptions
 
-    def __init__(self, *, replacement: str = "#") -> None:
-        self.replacement = replacement
+    def __init__(self, options: DigitOptions | None = None, /, **kwargs: Any) -> None:
+        self.replacement = made(DigitOptions, options, kwargs, self.name).replacement
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         texts = batch.column("text").to_pylist()

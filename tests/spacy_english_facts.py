@@ -2,8 +2,8 @@
 
 ``measure()`` probes ``spacy.blank("en")`` as a black box: which characters each of its rule classes
 accepts, its special cases and the sentencizer's sentence-final characters. The test compares
-``pipeline/filter/english_tables.py`` with a fresh measurement; running this file regenerates that
-module (``python tests/spacy_english_facts.py > pipeline/filter/english_tables.py``).
+``pipeline/text/english/english_tables.py`` with a fresh measurement; running this file regenerates that
+module (``python tests/spacy_english_facts.py > pipeline/text/english/english_tables.py``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _alternation(pattern: str) -> list[str]:
 
 
 def measure() -> dict[str, Any]:
-    """Every table ``pipeline/filter/english_tables.py`` holds, measured from spaCy."""
+    """Every table ``pipeline/text/english/english_tables.py`` holds, measured from spaCy."""
     import spacy
 
     nlp = spacy.blank("en")
@@ -128,7 +128,7 @@ def main() -> None:
     print()
     print("Character classes are regex class bodies. SPECIALS are spaCy's special cases, each written as its tokens")
     print("joined by a space (the special case is their concatenation); SPECIAL_SPACES are the whitespace ones.")
-    print('Regenerated, never edited by hand; tests/test_filter_words.py checks it against spaCy."""')
+    print('Regenerated, never edited by hand; tests/test_english_words.py checks it against spaCy."""')
     print()
     print("# fmt: off")
     for key, value in facts.items():

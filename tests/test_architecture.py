@@ -12,6 +12,9 @@
    no module outside ``pipeline.run`` and ``pipeline.logs`` sets an attribute of a ``ctx``, and a stage package
    reads no attribute of a ``ctx`` that :class:`RunContext` does not define.
 7. ``pipeline.report`` imports no stage package: each stage gives its own report section (``Stage.report``).
+8. ``pipeline/filter/`` holds the filter stage and its rules, at most :data:`MAX_FILTER_MODULES` modules; borrowed
+   libraries live in their own packages (the spaCy-rules English splitter in ``pipeline/text/english/``, the fastText
+   predictor in ``pipeline/fasttext/``), each naming the library and version it reproduces.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ MAX_LAZY = 10
 # what RunContext.__init__ may set: the config, the run directory, the lazy session and the Spark UI's job label
 CONTEXT_STATE = {"config", "run_dir", "_spark", "job_description"}
 CONTEXT_SETTERS = ("run", "logs")  # pipeline.run (the runner) and pipeline.logs (the job label) may set ctx.*
+MAX_FILTER_MODULES = 16
+BORROWED = {"text/english": ("spaCy 3.8", "datatrove 0.10.1"), "fasttext": ("fastText 0.9.2", "fasttext-predict")}
 
 
 def _subpackage(name: str) -> str:
@@ -205,6 +210,15 @@ def test_the_rules_bite_on_the_real_tree() -> None:
     assert "passed_on" not in api and "results" not in api  # the hand-offs of 7ffb06c are gone
     reads = {(m, a) for m, a, stored in context_uses(ROOT) if not stored}
     assert ("pipeline.dedup.stage", "read_table") in reads  # stage code is among the modules checked
+
+
+def test_the_filter_package_holds_the_stage_and_its_rules() -> None:
+    modules = sorted(p.name for p in (ROOT / "pipeline" / "filter").glob("*.py"))
+    assert len(modules) <= MAX_FILTER_MODULES, modules
+    assert not any(name.startswith(("spacy", "fasttext", "english")) for name in modules)
+    for package, names in BORROWED.items():
+        doc = ast.get_docstring(ast.parse((ROOT / "pipeline" / package / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and all(name in doc for name in names), package
 
 
 CLEAN = {

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from pipeline.errors import UsageError
-from pipeline.filter import fasttext_model
-from pipeline.filter.fasttext_predict import FastTextPredictor, fnv1a
+from pipeline.fasttext import model as fasttext_model
+from pipeline.fasttext.predict import FastTextPredictor, fnv1a
 from pipeline.filter.language import LanguageFilter
 from tests.oracles import require_oracle
 from tests.test_filter_language import _model_path, catalogue_documents
@@ -167,7 +167,7 @@ def test_python_split_is_used_only_where_it_equals_fastText() -> None:
     """words_of takes str.split() unless the line holds a character it splits on and fastText does not (or \\0)."""
     import sys
 
-    from pipeline.filter.fasttext_predict import NOT_PY_SPLIT, words_of
+    from pipeline.fasttext.predict import NOT_PY_SPLIT, words_of
 
     separators = [c for c in map(chr, range(sys.maxunicode + 1)) if len(f"a{c}b".split()) == 2]
     assert len(separators) > 6
@@ -193,7 +193,7 @@ def test_the_compiled_path_equals_the_numpy_path_bit_for_bit(lines: list[str], m
     more = lines + [f"{a}\n{b}" for a, b in zip(lines[:20], lines[20:40], strict=True)]
     switch.set(True)
     compiled = predictor.hidden(more)
-    assert "pipeline.filter.fasttext_numba" in sys.modules
+    assert "pipeline.fasttext.predict_numba" in sys.modules
     switch.set(False)
     numpy_path = predictor.hidden(more)
     np.testing.assert_array_equal(compiled[0], numpy_path[0])
@@ -222,7 +222,7 @@ def test_utf8_lines_read_as_fasttext_reads_them(lines: list[str], model_path: st
 def test_the_general_bucket_path_equals_the_constant_one(model_path: str) -> None:
     """Words' n-gram rows through the kernel with any bucket count and with fastText's default as a constant, and
     their rows as the numpy path lists them, summed here one after another."""
-    from pipeline.filter import fasttext_numba
+    from pipeline.fasttext import predict_numba as fasttext_numba
 
     predictor = FastTextPredictor(fasttext_model.load(model_path))
     assert predictor.bucket == fasttext_numba._BUCKETS

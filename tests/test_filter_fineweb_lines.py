@@ -13,11 +13,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.filter.chars import space_table, table_of
 from pipeline.filter.fineweb import FineWebFilter
 from pipeline.filter.outcome import text_bytes
-from pipeline.filter.punctuation import TERMINAL_PUNCTUATION
 from pipeline.numba_backend import FILTER
+from pipeline.text.chars import space_table, table_of
+from pipeline.text.punctuation import TERMINAL_PUNCTUATION
 from tests.filter_corpus import edge_cases, real_documents
 from tests.oracles import require_oracle
 

@@ -163,7 +163,7 @@ def test_replace_rows_equals_arrow_s_replace_with_mask(kind, sliced):
     and non-ASCII texts, nulls elsewhere, a sliced column."""
     import random
 
-    from pipeline.filter.replace_rows import replace_rows
+    from pipeline.text.replace_rows import replace_rows
 
     rng = random.Random(3)
     values = [None if rng.random() < 0.1 else "".join(rng.choice("ab é€\n@.") for _ in range(rng.randint(0, 9)))

@@ -1,4 +1,4 @@
-"""The compiled Gopher repetition n-gram kernels (pipeline/filter/repetition_numba.py) and the fallback they stand
+"""The compiled Gopher repetition n-gram kernels (pipeline/text/repetition_numba.py) and the fallback they stand
 beside, against datatrove 0.10.1's own helpers (``get_n_grams``, ``find_top_duplicate``, ``find_all_duplicate``)
 on the words of real text (datatrove's own split), non-ASCII text and edge cases, and the whole filter on both
 backends against datatrove's ``GopherRepetitionFilter``."""
@@ -13,8 +13,8 @@ import pytest
 
 from pipeline.filter import gopher_repetition
 from pipeline.filter.gopher_repetition import GopherRepetitionFilter
-from pipeline.filter.repetition import CompiledWordGrams, WordGrams, compiled, word_grams
 from pipeline.numba_backend import FILTER
+from pipeline.text.repetition import CompiledWordGrams, WordGrams, compiled, word_grams
 from tests.backends import numba_backend
 from tests.filter_corpus import edge_cases, real_documents
 from tests.oracles import require_oracle
@@ -72,7 +72,7 @@ def test_counts_equal_datatrove_s_helpers(numba: bool, word_lists: list[list[str
 def test_exact_when_every_key_collides(word_lists: list[list[str]]) -> None:
     """With prefix hashes of zeros every n-gram gets the same key: the code point comparisons alone decide."""
     require_oracle("numba")
-    from pipeline.filter import repetition_numba as kernel
+    from pipeline.text import repetition_numba as kernel
 
     checked = 0
     for words in [w for w in word_lists[::7] if w] + EDGE_WORD_LISTS[1:]:
@@ -136,7 +136,7 @@ def test_paragraphs_are_re_split_s(text: str) -> None:
 
 def test_strip_s_whitespace_is_python_s() -> None:
     require_oracle("numba")
-    from pipeline.filter import repetition_numba as kernel
+    from pipeline.text import repetition_numba as kernel
 
     size = 0x110000
     assert np.array_equal(kernel.space_table(size), np.array([chr(c).isspace() for c in range(size)]))
@@ -152,8 +152,8 @@ def _newline_texts(texts: list[str]) -> list[str]:
 
 def test_paragraph_and_line_duplicates_equal_datatrove_s(texts: list[str]) -> None:
     require_oracle("numba")
-    from pipeline.filter import repetition_numba as kernel
-    from pipeline.filter.chars import codepoints
+    from pipeline.text import repetition_numba as kernel
+    from pipeline.text.chars import codepoints
 
     for text in _newline_texts(texts):
         paragraphs, lines = re.split(r"\n{2,}", text.strip()), re.split(r"\n+", text)  # datatrove's splits
@@ -163,7 +163,7 @@ def test_paragraph_and_line_duplicates_equal_datatrove_s(texts: list[str]) -> No
 
 def test_a_document_beyond_the_kept_powers(word_lists: list[list[str]], monkeypatch) -> None:
     """A document longer than the power table kept per process gets its own table, and the same counts."""
-    from pipeline.filter import repetition
+    from pipeline.text import repetition
 
     monkeypatch.setattr(repetition, "_KEEP_POWERS", 64)
     monkeypatch.setattr(repetition, "_compiled_power_table", [])

@@ -29,6 +29,9 @@ KERNEL_PACKAGES = (
     "megatron",
     "blend",
     "decontaminate",
+    "filter",
+    "text",
+    "fasttext",
 )
 SPARK_ROOTS = ("pyspark", "graphframes")
 
@@ -200,10 +203,16 @@ def test_kernel_and_batch_modules_exist_and_are_checked() -> None:
         "pipeline.decontaminate.batches",
         "pipeline.dedup.index.batches",
         "pipeline.dedup.index.head",
+        "pipeline.filter.batches",
+        "pipeline.filter.c4",
+        "pipeline.text.english.words",
+        "pipeline.text.repetition",
+        "pipeline.fasttext.predict",
     ):
         assert module in names and is_kernel_module(module), module
     for module in (
         "pipeline.dedup.stage",
+        "pipeline.filter.stage",
         "pipeline.dedup.spark.components",
         "pipeline.dedup.index.spark.lookup",
         "pipeline.decontaminate.spark.step",

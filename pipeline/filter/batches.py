@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from pipeline.filter.plan import Plan, Step
 from pipeline.filter.thresholds import histogram
-from pipeline.stage_api.filter import FilterResult, apply_filters
+from pipeline.stage_api.filter import EMPTIED, FilterResult, apply_filters, drop_emptied
 
 EXCERPT = 300  # characters of the text a dropping filter saw
 LANGUAGE = pa.schema([("language", pa.string()), ("language_score", pa.float64())])
@@ -74,7 +74,8 @@ class Recorder:
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """The inner filter's result, completed with what the stage records."""
-        result = self.inner.apply(batch)
+        result = drop_emptied(self.name, batch, self.inner.apply(batch))  # here: the drop's fields are filled in
+        emptied = qualified(self.name, EMPTIED)
         measures = {qualified(self.name, k): np.asarray(v, np.float64) for k, v in result.measures.items()}
         for rule, values in measures.items():
             self.summary.add_histogram(rule, self.source, histogram(values, self.plan.edges(rule)))
@@ -91,7 +92,7 @@ class Recorder:
         for i in np.flatnonzero(~np.asarray(result.keep, dtype=bool)):
             reason = reasons[i] or f"{self.name}.dropped"  # a filter that gives no reason
             reasons[i] = reason
-            measured = measures.get(reason, only)
+            measured = measures.get(reason, None if reason == emptied else only)
             value[i] = measured[i] if measured is not None else np.nan
             threshold[i] = self.step.thresholds.get(reason, (np.nan, ""))[0]
             excerpt[i] = texts[i].as_py()[:EXCERPT]
@@ -138,7 +139,7 @@ def _filtered(
 ) -> Iterator[pa.RecordBatch]:
     counters = summary.source(source)
     counters["read"] += batch.num_rows
-    from pipeline.filter.words import shared_splits  # here: the driver, which plans the stage, never splits words
+    from pipeline.text.english.words import shared_splits  # here: the driver, which plans the stage, never splits words
 
     with shared_splits():  # the filters of one batch split each text into words once
         done = apply_filters(batch, filters, DROP_FIELDS)

@@ -11,15 +11,19 @@ Contract: docs/stages.md, Quality rules."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from pipeline.config import ConfigError
-from pipeline.filter import settings
+from pipeline.filter.options import FilterOptions, OptionError, made
+from pipeline.filter.options import number as in_range
 from pipeline.filter.outcome import Outcomes, fmt, texts_of
-from pipeline.filter.words import count_sentences, split_sentences
+from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.english.words import count_sentences, split_sentences
 
 NAME = "c4"
 RULES = ("lorem_ipsum", "curly_bracket", "too_few_sentences", "document_removed_with_badwords")
@@ -33,59 +37,66 @@ def _bad_words_pattern(path: str) -> re.Pattern[str]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(settings.key(NAME, "bad_words_file"), f"cannot read {path}: {exc}") from exc
+        raise OptionError("bad_words_file", f"cannot read {path}: {exc}") from exc
     words = sorted({line.strip() for line in lines} - {""}, key=lambda w: (-len(w), w))
     if not words:
-        raise ConfigError(settings.key(NAME, "bad_words_file"), f"{path} holds no words")
+        raise OptionError("bad_words_file", f"{path} holds no words")
     return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")(?!\w)")
 
 
+@dataclass(frozen=True)
+class C4Options(FilterOptions):
+    """The options of :class:`C4Filter`: datatrove 0.10.1's ``C4QualityFilter`` arguments and a bad-words list."""
+
+    split_paragraph: bool = True
+    """Judge the text line by line (True) or sentence by sentence."""
+    remove_citations: bool = True
+    """Remove Wikipedia citation marks (``[1]``, ``[edit]``, ``[citation needed]``)."""
+    filter_no_terminal_punct: bool = True
+    """Drop a line that does not end in terminal punctuation (or ends in an ellipsis)."""
+    min_num_sentences: int = 5
+    """Drop a document with fewer sentences in its kept lines (-1: off)."""
+    min_words_per_line: int = 3
+    """Drop a line of fewer words (-1: off)."""
+    max_word_length: int = 1000
+    """Drop a line with a longer word (-1: off)."""
+    filter_lorem_ipsum: bool = True
+    """Drop a document with "lorem ipsum" in a kept line."""
+    filter_javascript: bool = True
+    """Drop a line mentioning javascript."""
+    filter_curly_bracket: bool = True
+    """Drop a document with a curly bracket in a kept line."""
+    filter_policy: bool = True
+    """Drop a line with a cookie or terms-of-use phrase."""
+    bad_words_file: str | None = field(default=None, metadata={"file": True})
+    """A UTF-8 file of words, one per line: a document holding one is dropped (fingerprinted by content)."""
+
+    def check(self) -> None:
+        for option in ("min_num_sentences", "min_words_per_line", "max_word_length"):
+            in_range(self, option, allow=(-1,))
+        if self.bad_words_file is not None:
+            _bad_words_pattern(self.bad_words_file)  # readable, with words
+
+
+@register(NAME)
 class C4Filter:
     """Removes C4's unwanted lines from every document and drops documents C4 would not keep."""
 
     name = NAME
+    Options = C4Options
 
-    def __init__(
-        self,
-        *,
-        split_paragraph: bool = True,
-        remove_citations: bool = True,
-        filter_no_terminal_punct: bool = True,
-        min_num_sentences: int = 5,
-        min_words_per_line: int = 3,
-        max_word_length: int = 1000,
-        filter_lorem_ipsum: bool = True,
-        filter_javascript: bool = True,
-        filter_curly_bracket: bool = True,
-        filter_policy: bool = True,
-        bad_words_file: str | None = None,
-    ) -> None:
-        flags = {
-            "split_paragraph": split_paragraph,
-            "remove_citations": remove_citations,
-            "filter_no_terminal_punct": filter_no_terminal_punct,
-            "filter_lorem_ipsum": filter_lorem_ipsum,
-            "filter_javascript": filter_javascript,
-            "filter_curly_bracket": filter_curly_bracket,
-            "filter_policy": filter_policy,
-        }
-        for arg, value in flags.items():
-            settings.flag(NAME, arg, value)
-        for arg, count in [
-            ("min_num_sentences", min_num_sentences),
-            ("min_words_per_line", min_words_per_line),
-            ("max_word_length", max_word_length),
-        ]:
-            settings.number(NAME, arg, count, optional=False, allow=(-1,))
-        self.split_paragraph, self.remove_citations = split_paragraph, remove_citations
-        self.filter_no_terminal_punct = filter_no_terminal_punct
-        self.min_num_sentences, self.min_words_per_line = min_num_sentences, min_words_per_line
-        self.max_word_length = max_word_length
-        self.filter_lorem_ipsum, self.filter_javascript = filter_lorem_ipsum, filter_javascript
-        self.filter_curly_bracket, self.filter_policy = filter_curly_bracket, filter_policy
-        if bad_words_file is not None and not isinstance(bad_words_file, str):
-            raise ConfigError(settings.key(NAME, "bad_words_file"), f"expected a path, got {bad_words_file!r}")
-        self.bad_words = None if bad_words_file is None else _bad_words_pattern(bad_words_file)
+    def __init__(self, options: C4Options | None = None, /, **kwargs: Any) -> None:
+        o = self.options = made(C4Options, options, kwargs, NAME)
+        self.split_paragraph, self.remove_citations = o.split_paragraph, o.remove_citations
+        self.filter_no_terminal_punct = o.filter_no_terminal_punct
+        self.min_num_sentences, self.min_words_per_line = o.min_num_sentences, o.min_words_per_line
+        self.max_word_length = o.max_word_length
+        self.filter_lorem_ipsum, self.filter_javascript = o.filter_lorem_ipsum, o.filter_javascript
+        self.filter_curly_bracket, self.filter_policy = o.filter_curly_bracket, o.filter_policy
+        try:
+            self.bad_words = None if o.bad_words_file is None else _bad_words_pattern(o.bad_words_file)
+        except OptionError as exc:
+            raise ConfigError(f"filter.{NAME}.{exc.option}", exc.message) from None
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule, per-rule measures and the cleaned text of every document."""

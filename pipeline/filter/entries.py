@@ -1,16 +1,14 @@
-"""A run's filter lists, checked against the registry and the filters' signatures: each source's effective list
-(its own ``filter`` or the run's), with every keyword argument's value (docs/stages.md, The filter stage)."""
+"""A run's filter lists, checked against the registry and each filter's typed options: each source's effective list
+(its own ``filter`` or the run's), with every option's value (docs/stages.md, The filter stage)."""
 
 from __future__ import annotations
 
-import inspect
-import types
-import typing
+import hashlib
 from typing import Any
 
 from pipeline.config import ConfigError, PipelineConfig
-from pipeline.config.load import coerce_number
 from pipeline.filter import registry
+from pipeline.filter.options import FilterOptions, parse
 
 
 def source_entries(config: PipelineConfig) -> dict[str, list[dict[str, Any]]]:
@@ -23,78 +21,64 @@ def runs_filters(config: PipelineConfig) -> bool:
     return any(source_entries(config).values())
 
 
+def _lists(config: PipelineConfig) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(key, entries) of the run's list and of each source's own list."""
+    own = [(f"sources.{i}.filter", s.filter or []) for i, s in enumerate(config.sources)]
+    return [("filter", list(config.filter or [])), *own]
+
+
 def check_config(config: PipelineConfig) -> None:
-    """Every entry names a registered filter and gives only its keyword arguments, each of the declared type;
-    a ConfigError names the key (``filter.2.min_doc_words``, ``sources.1.filter.0.name``)."""
-    lists = [("filter", config.filter)] + [(f"sources.{i}.filter", s.filter) for i, s in enumerate(config.sources)]
-    for key, entries in lists:
-        for i, entry in enumerate(entries or []):
-            checked_entry(entry, f"{key}.{i}")
+    """Every entry names a registered filter once per list and gives only its options, each of the declared type and
+    in range (files readable, models loadable); a ConfigError names the key (``filter.2.min_doc_words``,
+    ``sources.1.filter.0.name``). Runs before Spark starts."""
+    for key, listed in _lists(config):
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(listed):
+            name = checked(entry, f"{key}.{i}")[0]
+            if name in seen:
+                raise ConfigError(
+                    f"{key}.{i}.name",
+                    f"filter {name!r} is listed twice ({key}.{seen[name]} and {key}.{i}); list each filter once",
+                )
+            seen[name] = i
 
 
-def effective(config: PipelineConfig) -> dict[str, list[dict[str, Any]]]:
-    """Per source, its checked entries with every keyword argument (defaults filled in), as the stage builds them."""
-    return {name: [checked_entry(e, name) for e in entries] for name, entries in source_entries(config).items()}
+def checked(entry: Any, key: str) -> tuple[str, FilterOptions]:
+    """(name, options) of a config entry; ConfigError naming ``<key>.<option>`` otherwise."""
+    if not isinstance(entry, dict):
+        raise ConfigError(key, f"expected a mapping with a filter's name, got {entry!r}")
+    name = entry.get("name")
+    if not isinstance(name, str) or not registry.known(name):
+        raise ConfigError(f"{key}.name", f"unknown filter {name!r} (known filters: {', '.join(registry.names())})")
+    values = {k: v for k, v in entry.items() if k != "name"}
+    return name, parse(registry.options_class(name), values, key, name)
 
 
 def checked_entry(entry: dict[str, Any], key: str) -> dict[str, Any]:
     """``entry`` with its values converted to the declared types and the defaults filled in; ConfigError otherwise."""
-    name = entry.get("name")
-    if name not in registry.FILTERS:
-        known = ", ".join(sorted(registry.FILTERS))
-        raise ConfigError(f"{key}.name", f"unknown filter {name!r} (known filters: {known})")
-    cls = registry.filter_class(name)
-    params = registry.keyword_parameters(cls)
-    try:
-        hints = typing.get_type_hints(getattr(cls, "__init__"))  # noqa: B009 - mypy refuses cls.__init__
-    except Exception:  # an annotation that does not resolve here: values are passed unchecked
-        hints = {}
-    out: dict[str, Any] = {"name": name}
-    for arg in entry:
-        if arg != "name" and arg not in params:
-            known = ", ".join(sorted(params)) or "none"
-            raise ConfigError(f"{key}.{arg}", f"unknown key of filter {name!r} (its keys: {known})")
-    for arg, param in params.items():
-        if arg in entry:
-            out[arg] = _typed(hints.get(arg, Any), entry[arg], f"{key}.{arg}")
-        elif param.default is not inspect.Parameter.empty:
-            out[arg] = param.default
-        else:
-            raise ConfigError(f"{key}.{arg}", f"filter {name!r} needs this key")
-    return out
+    name, options = checked(entry, key)
+    return {"name": name, **options.values()}
 
 
-def _typed(tp: Any, value: Any, key: str) -> Any:
-    """``value`` as type ``tp`` (YAML lists become tuples where a tuple is declared); ConfigError if it is not one."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any or tp is object:
-        return value
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for option in (a for a in args if a is not type(None)):
-            try:
-                return _typed(option, value, key)
-            except ConfigError as exc:
-                errors.append(exc)
-        raise errors[0] if errors else ConfigError(key, f"unexpected value {value!r}")
-    if tp in (bool, int, float):
-        return coerce_number(tp, value, key)
-    if tp is str:
-        if not isinstance(value, str):
-            raise ConfigError(key, f"expected a string, got {value!r}")
-        return value
-    if origin in (list, tuple, set, frozenset) or tp in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(key, f"expected a list, got {value!r}")
-        if origin is tuple and len(args) > 1 and args[-1] is not Ellipsis and len(args) != len(value):
-            raise ConfigError(key, f"expected a list of {len(args)} values, got {value!r}")
-        kinds = args[:-1] if origin is tuple and args and args[-1] is Ellipsis else args
-        items = [_typed(kinds[min(i, len(kinds) - 1)] if kinds else Any, v, f"{key}.{i}") for i, v in enumerate(value)]
-        return tuple(items) if origin is tuple or tp is tuple else items
-    if origin is dict or tp is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(key, f"expected a mapping, got {value!r}")
-        return value
-    return value  # a type the config cannot spell (a class): passed as given
+def effective(config: PipelineConfig) -> dict[str, list[dict[str, Any]]]:
+    """Per source, its checked entries with every option (defaults filled in), as the stage builds them."""
+    return {name: [checked_entry(e, name) for e in entries] for name, entries in source_entries(config).items()}
+
+
+def file_digests(config: PipelineConfig) -> dict[str, str]:
+    """``<key>.<option>`` -> SHA-256 of every file a configured filter reads (bad-words lists, models), so that an
+    edited file changes the stage's fingerprint (docs/stages.md, The filter stage)."""
+    digests: dict[str, str] = {}
+    for key, listed in _lists(config):
+        for i, entry in enumerate(listed):
+            for option, path in checked(entry, f"{key}.{i}")[1].files().items():
+                digests[f"{key}.{i}.{option}"] = _sha256(path)
+    return digests
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

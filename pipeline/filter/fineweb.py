@@ -5,58 +5,71 @@ Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import filterfalse
 from operator import itemgetter
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from pipeline.filter import settings
-from pipeline.filter.chars import space_table, table_of
+from pipeline.filter.options import FilterOptions, fraction, made, number, strings
 from pipeline.filter.outcome import Outcomes, fmt, judge_each, text_bytes
-from pipeline.filter.punctuation import TERMINAL_PUNCTUATION
-from pipeline.filter.repetition import duplicates
-from pipeline.filter.words import count_words
+from pipeline.filter.registry import register
 from pipeline.numba_backend import FILTER
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.chars import space_table, table_of
+from pipeline.text.english.words import count_words
+from pipeline.text.punctuation import TERMINAL_PUNCTUATION
+from pipeline.text.repetition import duplicates
 
 NAME = "fineweb"
 RULES = ("empty", "line_punct_ratio", "short_line_ratio", "char_dup_ratio", "list_ratio")
 
 
+@dataclass(frozen=True)
+class FineWebOptions(FilterOptions):
+    """The options of :class:`FineWebFilter`: datatrove 0.10.1's ``FineWebQualityFilter`` arguments."""
+
+    line_punct_thr: float = 0.12
+    """Smallest fraction of non-blank lines ending in terminal punctuation, in [0, 1]."""
+    line_punct_exclude_zero: bool = False
+    """Keep a document none of whose lines ends in terminal punctuation (as far as that rule goes)."""
+    stop_chars: tuple[str, ...] | None = None
+    """The terminal punctuation (None: datatrove's set)."""
+    short_line_thr: float = 0.67
+    """Largest fraction of lines of at most ``short_line_length`` characters, in [0, 1]."""
+    short_line_length: int = 30
+    """What a short line is at most, in characters."""
+    char_duplicates_ratio: float = 0.01
+    """Largest fraction of characters in lines that repeat an earlier line, in [0, 1]."""
+    new_line_ratio: float = 0.3
+    """Most newlines per word."""
+
+    def check(self) -> None:
+        for option in ("line_punct_thr", "short_line_thr", "char_duplicates_ratio"):
+            fraction(self, option)
+        number(self, "short_line_length")
+        number(self, "new_line_ratio")
+        strings(self, "stop_chars")
+
+
+@register(NAME)
 class FineWebFilter:
     """Drops documents with too few punctuated lines, too many short or duplicated lines, or list-like text."""
 
     name = NAME
+    Options = FineWebOptions
 
-    def __init__(
-        self,
-        *,
-        line_punct_thr: float = 0.12,
-        line_punct_exclude_zero: bool = False,
-        stop_chars: tuple[str, ...] | None = None,
-        short_line_thr: float = 0.67,
-        short_line_length: int = 30,
-        char_duplicates_ratio: float = 0.01,
-        new_line_ratio: float = 0.3,
-    ) -> None:
-        for arg, value in [
-            ("line_punct_thr", line_punct_thr),
-            ("short_line_thr", short_line_thr),
-            ("short_line_length", short_line_length),
-            ("char_duplicates_ratio", char_duplicates_ratio),
-            ("new_line_ratio", new_line_ratio),
-        ]:
-            settings.number(NAME, arg, value, optional=False)
-        settings.flag(NAME, "line_punct_exclude_zero", line_punct_exclude_zero)
-        given = settings.strings(NAME, "stop_chars", stop_chars)
-        self.stop_chars = tuple(sorted(TERMINAL_PUNCTUATION)) if given is None else given
+    def __init__(self, options: FineWebOptions | None = None, /, **kwargs: Any) -> None:
+        o = self.options = made(FineWebOptions, options, kwargs, NAME)
+        self.stop_chars = tuple(sorted(TERMINAL_PUNCTUATION)) if o.stop_chars is None else o.stop_chars
         self._stop_set = frozenset(self.stop_chars) if all(len(c) == 1 for c in self.stop_chars) else None
         self._stop_table = None if self._stop_set is None else table_of(self._stop_set)
-        self.line_punct_thr, self.line_punct_exclude_zero = line_punct_thr, line_punct_exclude_zero
-        self.short_line_thr, self.short_line_length = short_line_thr, short_line_length
-        self.char_duplicates_ratio, self.new_line_ratio = char_duplicates_ratio, new_line_ratio
+        self.line_punct_thr, self.line_punct_exclude_zero = o.line_punct_thr, o.line_punct_exclude_zero
+        self.short_line_thr, self.short_line_length = o.short_line_thr, o.short_line_length
+        self.char_duplicates_ratio, self.new_line_ratio = o.char_duplicates_ratio, o.new_line_ratio
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""

@@ -5,17 +5,20 @@ Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from pipeline.filter import settings
-from pipeline.filter.chars import alpha_table, codepoints, table_of
+from pipeline.filter.options import FilterOptions, fraction, made, number, strings
 from pipeline.filter.outcome import Outcomes, fmt, judge_each
-from pipeline.filter.punctuation import PUNCTUATION_SET
-from pipeline.filter.words import split_words
+from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.chars import alpha_table, codepoints, table_of
+from pipeline.text.english.words import split_words
+from pipeline.text.punctuation import PUNCTUATION_SET
 
 NAME = "gopher_quality"
 STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")
@@ -40,41 +43,61 @@ def _punctuation_table() -> np.ndarray:
     return table_of(PUNCTUATION_SET)
 
 
+@dataclass(frozen=True)
+class GopherQualityOptions(FilterOptions):
+    """The options of :class:`GopherQualityFilter`: datatrove 0.10.1's ``GopherQualityFilter`` arguments (a null or
+    0 threshold switches its rule off)."""
+
+    min_doc_words: int | None = 50
+    """Fewest words that are not only punctuation."""
+    max_doc_words: int | None = 100000
+    """Most words that are not only punctuation."""
+    min_avg_word_length: int | None = 3
+    """Smallest mean length of those words."""
+    max_avg_word_length: int | None = 10
+    """Largest mean length of those words."""
+    max_symbol_word_ratio: float | None = 0.1
+    """Most ``#`` (and, apart, ellipses) per word."""
+    max_bullet_lines_ratio: float | None = 0.9
+    """Largest fraction of lines starting with a bullet."""
+    max_ellipsis_lines_ratio: float | None = 0.3
+    """Largest fraction of lines ending in an ellipsis."""
+    max_non_alpha_words_ratio: float | None = 0.8
+    """Smallest fraction of words with a letter (datatrove's name)."""
+    min_stop_words: int | None = 2
+    """Fewest distinct stop words."""
+    stop_words: list[str] | None = None
+    """The stop words (None: Gopher's eight)."""
+
+    def check(self) -> None:
+        for option in ("min_doc_words", "max_doc_words", "min_avg_word_length", "max_avg_word_length"):
+            number(self, option)
+        number(self, "max_symbol_word_ratio")
+        number(self, "min_stop_words")
+        for option in ("max_bullet_lines_ratio", "max_ellipsis_lines_ratio", "max_non_alpha_words_ratio"):
+            fraction(self, option)
+        strings(self, "stop_words")
+
+
+@register(NAME)
 class GopherQualityFilter:
     """Drops documents that do not look like prose by Gopher's word, symbol and line statistics."""
 
     name = NAME
+    Options = GopherQualityOptions
 
-    def __init__(
-        self,
-        *,
-        min_doc_words: int | None = 50,
-        max_doc_words: int | None = 100000,
-        min_avg_word_length: int | None = 3,
-        max_avg_word_length: int | None = 10,
-        max_symbol_word_ratio: float | None = 0.1,
-        max_bullet_lines_ratio: float | None = 0.9,
-        max_ellipsis_lines_ratio: float | None = 0.3,
-        max_non_alpha_words_ratio: float | None = 0.8,
-        min_stop_words: int | None = 2,
-        stop_words: list[str] | None = None,
-    ) -> None:
-        self.min_doc_words = min_doc_words
-        self.max_doc_words = max_doc_words
-        self.min_avg_word_length = min_avg_word_length
-        self.max_avg_word_length = max_avg_word_length
-        self.max_symbol_word_ratio = max_symbol_word_ratio
-        self.max_bullet_lines_ratio = max_bullet_lines_ratio
-        self.max_ellipsis_lines_ratio = max_ellipsis_lines_ratio
-        self.max_non_alpha_words_ratio = max_non_alpha_words_ratio  # the minimum share of words with a letter
-        self.min_stop_words = min_stop_words
-        for arg in (
-            "min_doc_words max_doc_words min_avg_word_length max_avg_word_length max_symbol_word_ratio "
-            "max_bullet_lines_ratio max_ellipsis_lines_ratio max_non_alpha_words_ratio min_stop_words"
-        ).split():
-            settings.number(NAME, arg, getattr(self, arg))
-        given = settings.strings(NAME, "stop_words", stop_words)
-        self.stop_words = frozenset(STOP_WORDS if given is None else given)
+    def __init__(self, options: GopherQualityOptions | None = None, /, **kwargs: Any) -> None:
+        o = self.options = made(GopherQualityOptions, options, kwargs, NAME)
+        self.min_doc_words = o.min_doc_words
+        self.max_doc_words = o.max_doc_words
+        self.min_avg_word_length = o.min_avg_word_length
+        self.max_avg_word_length = o.max_avg_word_length
+        self.max_symbol_word_ratio = o.max_symbol_word_ratio
+        self.max_bullet_lines_ratio = o.max_bullet_lines_ratio
+        self.max_ellipsis_lines_ratio = o.max_ellipsis_lines_ratio
+        self.max_non_alpha_words_ratio = o.max_non_alpha_words_ratio  # the minimum share of words with a letter
+        self.min_stop_words = o.min_stop_words
+        self.stop_words = frozenset(STOP_WORDS if o.stop_words is None else o.stop_words)
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""

@@ -6,16 +6,19 @@ Contract: docs/stages.md, Quality rules."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import pyarrow as pa
 
-from pipeline.filter import settings
-from pipeline.filter.chars import codepoints
+from pipeline.filter.options import FilterOptions, OptionError, fraction, made
 from pipeline.filter.outcome import Outcomes, fmt, judge_each
-from pipeline.filter.repetition import compiled, duplicates, word_grams
-from pipeline.filter.words import split_words
+from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.chars import codepoints
+from pipeline.text.english.words import split_words
+from pipeline.text.repetition import compiled, duplicates, word_grams
 
 NAME = "gopher_repetition"
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
@@ -42,42 +45,54 @@ def _pieces(text: str, kernel: ModuleType | None) -> tuple[int, int, int, int, i
     return (len(paragraphs), *duplicates(paragraphs), len(lines), *duplicates(lines))
 
 
+_TOP_N_GRAMS = ((2, 0.2), (3, 0.18), (4, 0.16))
+_DUP_N_GRAMS = ((5, 0.15), (6, 0.14), (7, 0.13), (8, 0.12), (9, 0.11), (10, 0.10))
+
+
+@dataclass(frozen=True)
+class GopherRepetitionOptions(FilterOptions):
+    """The options of :class:`GopherRepetitionFilter`: datatrove 0.10.1's ``GopherRepetitionFilter`` arguments,
+    fractions in [0, 1] (a null or 0 line or paragraph threshold switches its rule off)."""
+
+    dup_line_frac: float | None = 0.3
+    """Largest fraction of lines that repeat an earlier line."""
+    dup_para_frac: float | None = 0.3
+    """Largest fraction of paragraphs that repeat an earlier paragraph."""
+    dup_line_char_frac: float | None = 0.2
+    """Largest fraction of characters in repeated lines."""
+    dup_para_char_frac: float | None = 0.2
+    """Largest fraction of characters in repeated paragraphs."""
+    top_n_grams: tuple[tuple[int, float], ...] = _TOP_N_GRAMS
+    """[n, fraction] pairs: the largest character fraction of the most frequent word n-gram."""
+    dup_n_grams: tuple[tuple[int, float], ...] = _DUP_N_GRAMS
+    """[n, fraction] pairs: the largest character fraction in word n-grams that occur more than once."""
+
+    def check(self) -> None:
+        for option in ("dup_line_frac", "dup_para_frac", "dup_line_char_frac", "dup_para_char_frac"):
+            fraction(self, option)
+        for option in ("top_n_grams", "dup_n_grams"):
+            for i, (n, limit) in enumerate(getattr(self, option)):
+                if n < 1:
+                    raise OptionError(f"{option}.{i}", f"n must be a positive integer, got {n!r}")
+                if not 0 <= limit <= 1:
+                    raise OptionError(f"{option}.{i}", f"must be a fraction in [0, 1], got {limit!r}")
+
+
+@register(NAME)
 class GopherRepetitionFilter:
     """Drops documents whose paragraphs, lines or word n-grams repeat too much (a falsy line/paragraph
     threshold switches its rule off)."""
 
     name = NAME
+    Options = GopherRepetitionOptions
 
-    def __init__(
-        self,
-        *,
-        dup_line_frac: float | None = 0.3,
-        dup_para_frac: float | None = 0.3,
-        dup_line_char_frac: float | None = 0.2,
-        dup_para_char_frac: float | None = 0.2,
-        top_n_grams: tuple[tuple[int, float], ...] = ((2, 0.2), (3, 0.18), (4, 0.16)),
-        dup_n_grams: tuple[tuple[int, float], ...] = (
-            (5, 0.15),
-            (6, 0.14),
-            (7, 0.13),
-            (8, 0.12),
-            (9, 0.11),
-            (10, 0.10),
-        ),
-    ) -> None:
-        for arg, value in [
-            ("dup_line_frac", dup_line_frac),
-            ("dup_para_frac", dup_para_frac),
-            ("dup_line_char_frac", dup_line_char_frac),
-            ("dup_para_char_frac", dup_para_char_frac),
-        ]:
-            settings.number(NAME, arg, value)
-        self.dup_line_frac = dup_line_frac
-        self.dup_para_frac = dup_para_frac
-        self.dup_line_char_frac = dup_line_char_frac
-        self.dup_para_char_frac = dup_para_char_frac
-        self.top_n_grams = settings.ngram_thresholds(NAME, "top_n_grams", top_n_grams)
-        self.dup_n_grams = settings.ngram_thresholds(NAME, "dup_n_grams", dup_n_grams)
+    def __init__(self, options: GopherRepetitionOptions | None = None, /, **kwargs: Any) -> None:
+        o = self.options = made(GopherRepetitionOptions, options, kwargs, NAME)
+        self.dup_line_frac = o.dup_line_frac
+        self.dup_para_frac = o.dup_para_frac
+        self.dup_line_char_frac = o.dup_line_char_frac
+        self.dup_para_char_frac = o.dup_para_char_frac
+        self.top_n_grams, self.dup_n_grams = o.top_n_grams, o.dup_n_grams
         self.rules = [
             "empty",
             "dup_para_frac",

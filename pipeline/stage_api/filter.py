@@ -15,6 +15,10 @@ from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+EMPTIED = "empty"  # the rule of a document a filter rewrote to empty or whitespace-only text: "<filter>.empty"
+EMPTIED_DETAIL = "text empty after the filter rewrote it"
 
 DROPPED_SCHEMA = pa.schema(
     [("doc_id", pa.int64()), ("source", pa.string()), ("reason", pa.string()), ("detail", pa.string())]
@@ -70,7 +74,7 @@ def apply_filters(batch: pa.RecordBatch, filters: Sequence[Filter], fields: pa.S
     for step in filters:
         if batch.num_rows == 0:
             break
-        result = step.apply(batch)
+        result = drop_emptied(step.name, batch, step.apply(batch))
         changed[step.name] = changed.get(step.name, 0) + result.changed
         if result.text is not None:
             batch = batch.set_column(batch.schema.get_field_index("text"), "text", result.text)
@@ -84,6 +88,29 @@ def apply_filters(batch: pa.RecordBatch, filters: Sequence[Filter], fields: pa.S
             batch = batch.filter(pa.array(keep))
     rows = pa.Table.from_batches(dropped, schema).combine_chunks().to_batches() if dropped else []
     return FilteredBatch(batch, rows[0] if rows else pa.RecordBatch.from_pylist([], schema=schema), changed)
+
+
+def drop_emptied(name: str, batch: pa.RecordBatch, result: FilterResult) -> FilterResult:
+    """``result`` with every document it keeps but rewrote to empty or whitespace-only text (from text that was not)
+    dropped as ``"<name>.empty"`` (docs/stages.md, The filter stage); ``result`` itself when there is none."""
+    if result.text is None:
+        return result
+    emptied = _blank(result.text) & ~_blank(batch.column("text")) & np.asarray(result.keep, dtype=bool)
+    if not emptied.any():
+        return result
+    reason, detail = list(result.reason), list(result.detail)
+    for i in np.flatnonzero(emptied).tolist():
+        reason[i], detail[i] = f"{name}.{EMPTIED}", EMPTIED_DETAIL
+    keep = np.asarray(result.keep, dtype=bool) & ~emptied
+    return FilterResult(
+        keep, reason, detail, result.text, result.changed, result.fields, result.measures, result.columns
+    )
+
+
+def _blank(texts: pa.Array) -> np.ndarray:
+    """Per text: empty or only whitespace (Unicode's, as Arrow's ``utf8_is_space`` reads it); null is not blank."""
+    blank = pc.or_kleene(pc.equal(pc.binary_length(texts), 0), pc.utf8_is_space(texts))
+    return np.asarray(blank.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _dropped_schema(fields: pa.Schema | None) -> pa.Schema:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from pipeline.filter.chunk_cache import REJOINED, lookup
-from pipeline.filter.spacy_affixes import SPECIALS
-from pipeline.filter.spacy_special_cases import MATCHER, PAIRS, special_matches
+from pipeline.text.english.chunk_cache import REJOINED, lookup
+from pipeline.text.english.spacy_affixes import SPECIALS
+from pipeline.text.english.spacy_special_cases import MATCHER, PAIRS, special_matches
 
 _GAPS = re.compile(r"(\s+)")
 

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import chain
 
-from pipeline.filter.chunk_cache import chunk_tokens
-from pipeline.filter.sentences import count_sentences, split_sentences
-from pipeline.filter.text_tokens import doc_tokens
+from pipeline.text.english.chunk_cache import chunk_tokens
+from pipeline.text.english.sentences import count_sentences, split_sentences
+from pipeline.text.english.text_tokens import doc_tokens
 
 __all__ = ["chunk_tokens", "count_sentences", "count_words", "shared_splits", "split_sentences", "split_words"]
 

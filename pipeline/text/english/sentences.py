@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from pipeline.filter import english_tables as T
-from pipeline.filter.chunk_cache import CACHE, chunk_tokens
-from pipeline.filter.text_tokens import doc_tokens
+from pipeline.text.english import english_tables as T
+from pipeline.text.english.chunk_cache import CACHE, chunk_tokens
+from pipeline.text.english.text_tokens import doc_tokens
 
 _SENTENCE_END = frozenset(T.SENTENCE_END)
 _HAS_SENTENCE_END = re.compile("[" + re.escape(T.SENTENCE_END) + "]")

@@ -1,6 +1,6 @@
 """numba twins of the Gopher repetition counts (datatrove 0.10.1's ``find_duplicates``, ``find_top_duplicate`` and
 ``find_all_duplicate``): repeated paragraphs and lines of a text, and the word n-grams of
-:class:`pipeline.filter.repetition.WordGrams`.
+:class:`pipeline.text.repetition.WordGrams`.
 
 A document's words arrive as the code points of ``"\\n".join(words)`` (no word holds a newline or a space, else the
 caller falls back). Each distinct word gets a number; a space-joined n-gram is keyed by a polynomial hash (modulo

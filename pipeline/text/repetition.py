@@ -18,8 +18,8 @@ from typing import Protocol
 
 import numpy as np
 
-from pipeline.filter.chars import codepoints
 from pipeline.numba_backend import FILTER
+from pipeline.text.chars import codepoints
 
 _CHAR_BASE = 0x9E3779B97F4A7C15  # odd: invertible modulo 2**64
 _WORD_BASE = 0xC2B2AE3D27D4EB4F
@@ -234,6 +234,6 @@ def compiled(size: int) -> ModuleType | None:
     if not FILTER.use("repetition", size):
         return None
     # lazy: importing numba and loading the kernels costs seconds, paid only once a process uses them
-    from pipeline.filter import repetition_numba
+    from pipeline.text import repetition_numba
 
     return repetition_numba

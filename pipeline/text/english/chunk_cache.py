@@ -4,8 +4,8 @@ paths, cheapest first), else the affix rules; then split special cases rejoined.
 
 from __future__ import annotations
 
-from pipeline.filter.spacy_affixes import SPECIALS, affixes, plain_affixes, stripped_affixes
-from pipeline.filter.spacy_special_cases import PAIRS, restore_specials
+from pipeline.text.english.spacy_affixes import SPECIALS, affixes, plain_affixes, stripped_affixes
+from pipeline.text.english.spacy_special_cases import PAIRS, restore_specials
 
 CACHE: dict[str, tuple[str, ...]] = {}  # the current generation
 _OLDER: dict[str, tuple[str, ...]] = {}  # the generation before: its chunks move back into CACHE when seen again
@@ -37,7 +37,7 @@ def _make(chunk: str) -> tuple[str, ...]:
     """spaCy's tokens of one chunk, not cached (a rejoined special case noted in REJOINED)."""
     if chunk in SPECIALS:
         return SPECIALS[chunk]
-    if chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/test_filter_words.py)
+    if chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/test_english_words.py)
         return (chunk,)
     pieces = plain_affixes(chunk) or stripped_affixes(chunk) or affixes(chunk, specials=True)
     tokens = tuple(pieces)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.filter import english_tables as T
-from pipeline.filter.char_classes import ASTRAL, char_class, char_class_parts, expand
+from pipeline.text.english import english_tables as T
+from pipeline.text.english.char_classes import ASTRAL, char_class, char_class_parts, expand
 
 _PREFIX = re.compile(r"(?:\.\.+|US\$|C\$|A\$|\+(?![0-9])|" + char_class(T.PREFIX_CHARS) + ")")
 _ALPHA = char_class(T.ALPHA)

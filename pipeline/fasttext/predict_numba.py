@@ -1,4 +1,4 @@
-"""numba twin of :meth:`pipeline.filter.fasttext_predict.FastTextPredictor.hidden`: fastText's hidden vectors of
+"""numba twin of :meth:`pipeline.fasttext.predict.FastTextPredictor.hidden`: fastText's hidden vectors of
 many lines given as UTF-8 bytes end to end, the input rows of every word added in fastText's own order.
 
 Per line, as fastText reads it: words are runs of bytes other than its whitespace (space, ``\\t \\n \\v \\f \\r

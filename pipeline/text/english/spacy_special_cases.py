@@ -3,7 +3,7 @@ side by side in a token list, are rejoined into the special case's tokens, longe
 
 from __future__ import annotations
 
-from pipeline.filter.spacy_affixes import SPECIALS, affixes
+from pipeline.text.english.spacy_affixes import SPECIALS, affixes
 
 
 def _matcher_table() -> dict[tuple[str, ...], str]:

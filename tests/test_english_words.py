@@ -1,4 +1,4 @@
-"""English words and sentences (pipeline/filter/words.py) against datatrove 0.10.1's ``split_into_words`` and
+"""English words and sentences (pipeline/text/english/words.py) against datatrove 0.10.1's ``split_into_words`` and
 ``split_into_sentences`` (spaCy's blank English pipeline with the sentencizer) on real text: the shared
 fixtures, Python sources and docstrings of the installed packages, Debian's HTML documentation as ingest
 extracts it, and Debian copyright files. Every document's word list and sentence list must be equal."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.filter import english_tables, words
 from pipeline.sources.web import EXTRACTORS
+from pipeline.text.english import english_tables, words
 from tests.oracles import missing_tool, require_oracle
 
 dt_text = require_oracle("datatrove.utils.text")
@@ -212,7 +212,7 @@ def test_random_chunks_and_texts_split_as_spacy():
 def test_real_chunks_split_as_spacy_by_each_path():
     """Every distinct chunk of the real corpora, tokenized alone: ours (whichever path it takes: the shortcut for
     single-character affixes, the full affix rules) equals spaCy's tokenizer; both paths are taken many times."""
-    from pipeline.filter import spacy_affixes
+    from pipeline.text.english import spacy_affixes
 
     spacy = require_oracle("spacy")
     tok = spacy.blank("en").tokenizer
@@ -231,7 +231,7 @@ def test_fast_character_classes_hold_the_table_s_characters():
     ``[body]``, for every class of the tables, on every code point (the astral ones and a BMP sample)."""
     import re
 
-    from pipeline.filter.char_classes import char_class
+    from pipeline.text.english.char_classes import char_class
 
     points = [*range(0, 0x10000, 3), *range(0x10000, sys.maxunicode + 1)]
     text = "".join(chr(c) for c in points if not 0xD800 <= c <= 0xDFFF)
@@ -245,7 +245,7 @@ def test_fast_character_classes_hold_the_table_s_characters():
 def test_a_small_chunk_cache_ages_without_changing_words(monkeypatch):
     """With generations of 40 chunks the cache ages many times (chunks dropped, chunks moved back from the older
     generation, rejoined special cases forgotten with them): every text still splits as datatrove's."""
-    from pipeline.filter import chunk_cache
+    from pipeline.text.english import chunk_cache
 
     monkeypatch.setattr(chunk_cache, "_GENERATION", 40)
     chunk_cache.clear()
@@ -318,7 +318,7 @@ def test_plain_affixes_chunks_split_as_spacy(request):
     """The cheapest miss path (``plain_affixes``: single-character affixes around letters or ASCII digits, a word
     and its dot) on the distinct chunks of real text in many scripts and of punctuation-heavy sources: every chunk
     it takes gives spaCy's tokens, it takes thousands, non-ASCII ones among them, and declines thousands."""
-    from pipeline.filter import chunk_cache, spacy_affixes
+    from pipeline.text.english import chunk_cache, spacy_affixes
 
     spacy = require_oracle("spacy")
     tok = spacy.blank("en").tokenizer
@@ -340,7 +340,7 @@ def test_plain_affixes_chunks_split_as_spacy(request):
 def test_url_hint_finds_every_url_the_url_rule_matches():
     """The URL rule runs only where its cheap hint is found: on every real chunk with a dot (and hand-made URLs,
     IP addresses, ports, paths) the rule matches nothing the hint misses, and the hint skips most chunks."""
-    from pipeline.filter import spacy_affixes
+    from pipeline.text.english import spacy_affixes
 
     docs = _source_docs() + _html_docs() + _copyright_docs()
     made = ["http://a.bc", "www.example.org:8080/x?y#z", "1.2.3.4", "8.8.8.8:53", "u@host.io", "ftp://x.y.zz/", "é.fr"]

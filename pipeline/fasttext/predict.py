@@ -1,4 +1,4 @@
-"""fastText's supervised predict over a model read by :mod:`pipeline.filter.fasttext_model`, in numpy, for many
+"""fastText's supervised predict over a model read by :mod:`pipeline.fasttext.model`, in numpy, for many
 lines at once; the same labels and probabilities as fastText's ``predictLine`` (hierarchical softmax models).
 
 fastText reads a line as words split on its whitespace bytes (space, ``\\t \\n \\v \\f \\r \\0``), a newline giving
@@ -24,7 +24,7 @@ from types import ModuleType
 
 import numpy as np
 
-from pipeline.filter.fasttext_model import FastTextModel
+from pipeline.fasttext.model import FastTextModel
 from pipeline.numba_backend import FILTER
 
 EOS = "</s>"
@@ -346,7 +346,7 @@ def _compiled(size: int) -> ModuleType | None:
     if not FILTER.use("fasttext", size):
         return None
     # lazy: importing numba and loading (or compiling) the kernel costs seconds, paid only by calls that use it
-    from pipeline.filter import fasttext_numba
+    from pipeline.fasttext import predict_numba as fasttext_numba
 
     return fasttext_numba
 
