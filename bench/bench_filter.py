@@ -105,7 +105,7 @@ def bench_language(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
     """fastText's predict per document (datatrove's call and decision) vs LanguageFilter."""
     import fasttext
 
-    from pipeline.filter.language import LanguageFilter, default_model_path
+    from pipeline.filter.rules.language import LanguageFilter, default_model_path
 
     model = fasttext.load_model(default_model_path())
 
@@ -146,7 +146,7 @@ def bench_pii(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
     """datatrove's PIIFormatter (cycles restarted per document) vs PIIFilter."""
     from datatrove.pipeline.formatters.pii import PIIFormatter
 
-    from pipeline.filter.pii import PIIFilter
+    from pipeline.filter.rules.pii import PIIFilter
 
     formatter = PIIFormatter()
 

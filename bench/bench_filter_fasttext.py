@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline.config import PipelineConfig, load_config  # noqa: E402
-from pipeline.filter import language  # noqa: E402
 from pipeline.filter.batches import filter_partition, output_schema  # noqa: E402
 from pipeline.filter.plan import Plan, make_plan  # noqa: E402
+from pipeline.filter.rules import language  # noqa: E402
 
 BATCH = 2000
 

@@ -25,7 +25,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pyarrow as pa  # noqa: E402
 
-from pipeline.filter import c4, fineweb, gopher_quality, gopher_repetition  # noqa: E402
+from pipeline.filter.rules import c4, fineweb, gopher_quality, gopher_repetition  # noqa: E402
 from tests.filter_corpus import real_documents  # noqa: E402
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"

@@ -16,7 +16,7 @@ import pytest
 from pipeline.errors import UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor, fnv1a
-from pipeline.filter.language import LanguageFilter
+from pipeline.filter.rules.language import LanguageFilter
 from tests.oracles import require_oracle
 from tests.test_filter_language import _model_path, catalogue_documents
 

@@ -12,9 +12,9 @@ import pytest
 
 from pipeline.config import load_config_text
 from pipeline.filter.batches import filter_partition, output_schema
-from pipeline.filter.c4 import C4Filter
-from pipeline.filter.pii import PIIFilter
 from pipeline.filter.plan import make_plan
+from pipeline.filter.rules.c4 import C4Filter
+from pipeline.filter.rules.pii import PIIFilter
 from pipeline.stage_api.filter import apply_filters
 from tests.config_texts import config_text, write_jsonl
 from tests.oracles import require_oracle

@@ -1,6 +1,6 @@
-"""FineWeb's compiled line kernels (pipeline/filter/line_counts_numba.py) against facts computed from Python strings
-the way datatrove 0.10.1's ``FineWebQualityFilter`` computes them (its line split, its ``find_duplicates``), on real
-documents in many scripts (translation catalogues, sources, Debian docs, the fixtures) and on edge cases: Unicode
+"""FineWeb's compiled line kernels (pipeline/filter/rules/line_counts_numba.py) against facts computed from Python
+strings the way datatrove 0.10.1's ``FineWebQualityFilter`` computes them (its line split, its ``find_duplicates``), on
+real documents in many scripts (translation catalogues, sources, Debian docs, the fixtures) and on edge cases: Unicode
 whitespace lines, CRLF, astral characters, non-ASCII terminal punctuation; and the filter's compiled and Python
 paths giving the same results."""
 
@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.filter.fineweb import FineWebFilter
 from pipeline.filter.outcome import text_bytes
+from pipeline.filter.rules.fineweb import FineWebFilter
 from pipeline.numba_backend import FILTER
 from pipeline.text.chars import space_table, table_of
 from pipeline.text.punctuation import TERMINAL_PUNCTUATION
@@ -72,7 +72,7 @@ def _expected(text: str, stop: tuple[str, ...], limit: int) -> tuple[int, int, i
 
 @pytest.mark.parametrize("stop", [tuple(TERMINAL_PUNCTUATION), (".", "。", "😀")], ids=["terminal", "few"])
 def test_line_kernels_count_as_datatrove_s_line_rules(texts, stop):
-    from pipeline.filter import line_counts_numba
+    from pipeline.filter.rules import line_counts_numba
 
     batch = pa.RecordBatch.from_pydict({"text": pa.array(texts, pa.string())})
     data, offsets = text_bytes(batch)

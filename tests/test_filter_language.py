@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.errors import UsageError
-from pipeline.filter.language import LanguageFilter
+from pipeline.filter.rules.language import LanguageFilter
 from tests.oracles import missing_tool, require_oracle
 
 fasttext = require_oracle("fasttext")

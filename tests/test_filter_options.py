@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.cli.commands import main as cli_main
 from pipeline.config import ConfigError, load_config_text
-from pipeline.filter.language import default_model_path
+from pipeline.filter.rules.language import default_model_path
 from pipeline.run.preflight import check_stage_configs
 from tests.config_texts import config_text, write_jsonl
 

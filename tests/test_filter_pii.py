@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pytest
 
 from pipeline.errors import UsageError
-from pipeline.filter.pii import PIIFilter
+from pipeline.filter.rules.pii import PIIFilter
 from tests.oracles import missing_tool, require_oracle
 
 pii_oracle = require_oracle("datatrove.pipeline.formatters.pii")

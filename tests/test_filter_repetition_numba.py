@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.filter import gopher_repetition
-from pipeline.filter.gopher_repetition import GopherRepetitionFilter
+from pipeline.filter.rules import gopher_repetition
+from pipeline.filter.rules.gopher_repetition import GopherRepetitionFilter
 from pipeline.numba_backend import FILTER
 from pipeline.text.repetition import CompiledWordGrams, WordGrams, compiled, word_grams
 from tests.backends import numba_backend

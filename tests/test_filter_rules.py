@@ -20,11 +20,11 @@ import pyarrow as pa
 import pytest
 
 from pipeline.config import ConfigError
-from pipeline.filter import c4, fineweb, gopher_quality, gopher_repetition
-from pipeline.filter.c4 import C4Filter
-from pipeline.filter.fineweb import FineWebFilter
-from pipeline.filter.gopher_quality import GopherQualityFilter
-from pipeline.filter.gopher_repetition import GopherRepetitionFilter
+from pipeline.filter.rules import c4, fineweb, gopher_quality, gopher_repetition
+from pipeline.filter.rules.c4 import C4Filter
+from pipeline.filter.rules.fineweb import FineWebFilter
+from pipeline.filter.rules.gopher_quality import GopherQualityFilter
+from pipeline.filter.rules.gopher_repetition import GopherRepetitionFilter
 from pipeline.stage_api.filter import apply_filters
 from pipeline.text.english import words
 from pipeline.text.punctuation import PUNCTUATION, PUNCTUATION_SET, TERMINAL_PUNCTUATION

@@ -182,8 +182,8 @@ def test_histogram_bins_agree_with_numpy_with_under_and_overflow():
 def test_the_word_filters_of_one_batch_split_each_text_once(base, monkeypatch):
     """Gopher repetition and quality both read every document's words; the step splits each text once, and the
     decisions equal each filter run alone outside the step."""
-    from pipeline.filter.gopher_quality import GopherQualityFilter
-    from pipeline.filter.gopher_repetition import GopherRepetitionFilter
+    from pipeline.filter.rules.gopher_quality import GopherQualityFilter
+    from pipeline.filter.rules.gopher_repetition import GopherRepetitionFilter
     from pipeline.text.english import words
 
     sentence = "The cat and the dog sat with a bird that would have sung of the sea. "

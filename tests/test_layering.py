@@ -204,7 +204,7 @@ def test_kernel_and_batch_modules_exist_and_are_checked() -> None:
         "pipeline.dedup.index.batches",
         "pipeline.dedup.index.head",
         "pipeline.filter.batches",
-        "pipeline.filter.c4",
+        "pipeline.filter.rules.c4",
         "pipeline.text.english.words",
         "pipeline.text.repetition",
         "pipeline.fasttext.predict",

@@ -2,8 +2,8 @@
 
 A filter module decorates its class with ``@register("name")``; the class has ``name`` (its removal reason),
 ``Options`` (its :class:`pipeline.filter.options.FilterOptions` dataclass) and a constructor taking an
-``Options`` or the same values as keyword arguments. The modules of this package that register one are found
-by that decorator line and imported on the first lookup, so a new filter is one module and nothing else. A
+``Options`` or the same values as keyword arguments. The modules of :mod:`pipeline.filter.rules` that register
+one are found by that decorator line and imported on the first lookup, so a new filter is one module and nothing else. A
 filter defined elsewhere (a plugin, a test's filter) is registered when its module is imported, or lazily with
 ``register(name, "module:Class")``; either way its module must be importable by Spark's workers, since each
 task builds its filters from the class's module and name.
@@ -54,12 +54,12 @@ def unregister(name: str) -> None:
 
 
 def _discover() -> None:
-    """Import this package's modules that register a filter (once per process)."""
+    """Import the modules of :mod:`pipeline.filter.rules` that register a filter (once per process)."""
     global _found
     if _found:
         return
     _found = True
-    package = __name__.rpartition(".")[0]
+    package = __name__.rpartition(".")[0] + ".rules"
     for entry in sorted(importlib.resources.files(package).iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".py") and _MARK in entry.read_text(encoding="utf-8"):
             importlib.import_module(f"{package}.{entry.name[:-3]}")

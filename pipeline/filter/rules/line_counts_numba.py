@@ -1,5 +1,5 @@
-"""numba kernel of FineWeb's line rules (pipeline/filter/fineweb.py): per text of UTF-8 bytes, its non-blank lines,
-those whose last character is a stop character, those of at most ``limit`` characters, and its characters less
+"""numba kernel of FineWeb's line rules (pipeline/filter/rules/fineweb.py): per text of UTF-8 bytes, its non-blank
+lines, those whose last character is a stop character, those of at most ``limit`` characters, and its characters less
 its newlines, in one pass over the bytes; then, for the texts still undecided, the characters of the non-blank
 lines that repeat an earlier one (``duplicate_chars``).
 

@@ -169,6 +169,6 @@ def _compiled(batch: pa.RecordBatch) -> ModuleType | None:
     if not FILTER.use("fineweb_lines", batch.column("text").nbytes):
         return None
     # lazy: importing numba and loading (or compiling) the kernels costs seconds, paid only by calls that use them
-    from pipeline.filter import line_counts_numba
+    from pipeline.filter.rules import line_counts_numba
 
     return line_counts_numba
