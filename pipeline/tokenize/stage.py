@@ -53,7 +53,8 @@ from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Stage
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
-from pipeline.tokenizer.run_files import load_tokenizer
+from pipeline.tokenizer.bpe import BPETokenizer
+from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
 
 INJECT_PROPERTY = "pipeline.inject_failure"
 # Rows per Arrow batch fed to the encoder (Spark's default is 10,000): on 200 MB of prose and code, 1,000 took
@@ -83,7 +84,14 @@ def publish_winners(rows, out: str) -> None:
 
 
 def _tokenize_source(
-    ctx: RunContext, survivors, source: str, tok_bc, dtype: np.dtype, eod: int, specials: tuple[str, ...]
+    ctx: RunContext,
+    survivors,
+    source: str,
+    tok_bc,
+    dtype: np.dtype,
+    eod: int,
+    specials: tuple[str, ...],
+    bos: tuple[int, ...] = (),
 ) -> dict:
     """One Spark job: write the shards of ``source``; check them; return its counts."""
     from pyspark.sql import functions as F
@@ -106,7 +114,7 @@ def _tokenize_source(
         rows = docs.mapInArrow(
             per_task(
                 lambda it: tokenize_partition(
-                    iter(it), _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials
+                    iter(it), _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials, bos
                 )
             ),
             schema,
@@ -140,13 +148,14 @@ def run_tokenize(ctx: RunContext) -> dict:
     started = time.time()
     tok = load_tokenizer(ctx.config)
     eod_token = ctx.config.tokenizer.eod_token
-    eod = tok.token_id(eod_token)
+    eod, bos = eod_id(ctx.config, tok), tuple(bos_ids(ctx.config, tok))
+    specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tuple(tok.specials)
     dtype = dtype_for_vocab(tok.vocab_size)
     survivors = ctx.read_table(ctx.passed_on)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {
-            s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, tuple(tok.special_tokens))
+            s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, specials, bos)
             for s in ctx.config.sources
         }
     finally:
@@ -157,8 +166,10 @@ def run_tokenize(ctx: RunContext) -> dict:
         "dtype": dtype.name,
         "dtype_rule": "uint16 when the vocabulary has fewer than 65500 ids, else int32 (preprocess_data.py)",
         "vocab_size": tok.vocab_size,
+        "tokenizer_kind": ctx.config.tokenizer.kind,
         "eod_token": eod_token,
         "eod_id": eod,
+        "bos_id": bos[0] if bos else None,
         "special_tokens_in_text": "encoded as ordinary text",
         "seconds": round(time.time() - started, 3),
     }

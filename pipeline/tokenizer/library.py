@@ -1,0 +1,178 @@
+"""Tokenizers run by their own library: tiktoken rank files, Hugging Face ``tokenizer.json``, SentencePiece models.
+
+Each is built from the file's bytes (so it pickles small and is rebuilt once per Python worker) and encodes
+exactly as the library call named in docs/tokenizer.md, Kinds: special-token text inside a document is
+ordinary text, no BOS or EOS is added by the library; the tokenize stage appends the EOD (and prepends the BOS
+when ``add_bos``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+KINDS = ("tiktoken", "huggingface", "sentencepiece")
+
+
+class UnknownToken(KeyError):
+    """A token text the tokenizer has no single id for."""
+
+
+def parse_tiktoken_ranks(data: bytes) -> dict[bytes, int]:
+    """tiktoken's rank file (one ``<base64 token> <rank>`` per line) as {token bytes: rank}.
+
+    Raises ValueError naming the first bad line."""
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 2:
+                raise ValueError("expected '<base64 token> <rank>'")
+            ranks[base64.b64decode(parts[0], validate=True)] = int(parts[1])
+        except (ValueError, binascii.Error) as exc:
+            raise ValueError(f"line {number} is not '<base64 token> <rank>': {exc}") from None
+    if not ranks:
+        raise ValueError("holds no token")
+    return ranks
+
+
+class LibraryTokenizer:
+    """One tokenizer file run by its library (``kind``: tiktoken, huggingface or sentencepiece)."""
+
+    def __init__(
+        self,
+        kind: str,
+        model: bytes,
+        name: str = "tokenizer",
+        pattern: str = "",
+        specials: dict[str, int] | None = None,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown tokenizer kind {kind!r}")
+        self.kind, self.model, self.name = kind, model, name
+        self.pattern, self.specials = pattern, dict(specials or {})
+        self._lib: Any = None
+        self._build()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_lib"] = None  # rebuilt from the bytes where it is unpickled
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    @property
+    def lib(self) -> Any:
+        """The library's own tokenizer object (built on first use in a worker)."""
+        if self._lib is None:
+            self._build()
+        return self._lib
+
+    def _build(self) -> None:
+        if self.kind == "tiktoken":
+            import tiktoken
+
+            ranks = parse_tiktoken_ranks(self.model)
+            self._lib = tiktoken.Encoding(
+                self.name, pat_str=self.pattern, mergeable_ranks=ranks, special_tokens=self.specials
+            )
+        elif self.kind == "huggingface":
+            import tokenizers
+
+            self._lib = tokenizers.Tokenizer.from_str(self.model.decode("utf-8"))
+        else:
+            import sentencepiece
+
+            self._lib = sentencepiece.SentencePieceProcessor(model_proto=self.model)
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids (largest id + 1 for tiktoken): what the token dtype is chosen from."""
+        lib = self.lib
+        if self.kind == "tiktoken":
+            return int(lib.n_vocab)
+        if self.kind == "huggingface":
+            return int(lib.get_vocab_size(with_added_tokens=True))
+        return int(lib.get_piece_size())
+
+    def token_id(self, token: str) -> int:
+        """The id of ``token`` (a special token or one vocabulary entry); raises UnknownToken otherwise."""
+        lib = self.lib
+        if self.kind == "tiktoken":
+            if token in self.specials:
+                return self.specials[token]
+            try:
+                return int(lib.encode_single_token(token.encode("utf-8")))
+            except KeyError:
+                raise UnknownToken(token) from None
+        if self.kind == "huggingface":
+            found = lib.token_to_id(token)
+            if found is None:
+                raise UnknownToken(token)
+            return int(found)
+        piece = int(lib.piece_to_id(token))
+        if piece < 0 or piece >= lib.get_piece_size() or lib.id_to_piece(piece) != token:
+            raise UnknownToken(token)
+        return piece
+
+    def bos_token(self) -> str | None:
+        """The model's own BOS text where the file names one (SentencePiece), else None."""
+        if self.kind == "sentencepiece" and self.lib.bos_id() >= 0:
+            return str(self.lib.id_to_piece(self.lib.bos_id()))
+        return None
+
+    def eos_token(self) -> str | None:
+        """The model's own EOS text where the file names one (SentencePiece), else None."""
+        if self.kind == "sentencepiece" and self.lib.eos_id() >= 0:
+            return str(self.lib.id_to_piece(self.lib.eos_id()))
+        return None
+
+    def encode(self, text: str) -> list[int]:
+        """Ids of one text, as the library's call in docs/tokenizer.md, Kinds."""
+        return self.encode_batch([text])[0]
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Ids of each text (one thread: Spark runs one task per core)."""
+        lib = self.lib
+        if self.kind == "tiktoken":
+            return [lib.encode(t, disallowed_special=()) for t in texts]
+        if self.kind == "huggingface":
+            os.environ["TOKENIZERS_PARALLELISM"] = "false"  # encode_batch in the calling thread alone
+            return [e.ids for e in lib.encode_batch(list(texts), add_special_tokens=False)]
+        return list(lib.encode(list(texts), num_threads=1))
+
+    def encode_documents(self, texts: Sequence[str], prefix: Sequence[int], eod: int) -> tuple[np.ndarray, np.ndarray]:
+        """(flat int64 ids, int64 end of each document in them): ``prefix`` (the BOS or nothing), the text's ids
+        and ``eod`` per text, in order."""
+        encoded = self.encode_batch(texts)
+        lengths = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded)) + len(prefix) + 1
+        ends = np.cumsum(lengths)
+        ids = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        at = 0
+        for e in encoded:
+            if prefix:
+                ids[at : at + len(prefix)] = prefix
+                at += len(prefix)
+            ids[at : at + len(e)] = e
+            at += len(e)
+            ids[at] = eod
+            at += 1
+        return ids, ends
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids`` (bytes that are not UTF-8 become U+FFFD)."""
+        lib = self.lib
+        ids = [int(i) for i in ids]
+        if self.kind == "tiktoken":
+            return str(lib.decode(ids, errors="replace"))
+        if self.kind == "huggingface":
+            return str(lib.decode(ids, skip_special_tokens=False))
+        return str(lib.decode(ids))
