@@ -20,7 +20,15 @@ from pipeline.tokenizer import patterns
 from pipeline.tokenizer.library import LibraryTokenizer
 from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
 from tests.oracles import require_oracle
-from tests.tokenizer_kinds import cl100k_path, doc_texts, mistral_v1_path, qwen36_path, train_tokenizer_json
+from tests.tokenizer_kinds import (
+    cl100k_path,
+    doc_texts,
+    megatron_built,
+    megatron_tiktoken_json,
+    mistral_v1_path,
+    qwen36_path,
+    train_tokenizer_json,
+)
 
 CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259}
 
@@ -222,3 +230,29 @@ def test_decode_round_trips_through_each_library(tmp_path, oracles):
         assert isinstance(tok, LibraryTokenizer)
         text = "Grüße, 世界 — 42!"
         assert tok.decode(tok.encode(text)) == text, case
+
+
+def test_training_tokenizer_derived_as_megatron_cores_class_identifiers(tmp_path, hf_json):
+    (hf_json.parent / "tokenizer_config.json").write_text('{"tokenizer_class": "PreTrainedTokenizerFast"}')
+    tiktoken_json = megatron_tiktoken_json(tmp_path / "vocab.json")
+    training = "training: {sequence_length: 8, samples: [10, 0, 0]}"
+    cases = {
+        "sentencepiece": (str(mistral_v1_path()), 'eod_token: "</s>"'),
+        "huggingface": (str(hf_json), 'eod_token: "<|end_of_text|>"'),
+        "tiktoken": (str(tiktoken_json), 'special_tokens: {"<|endoftext|>": 100257}'),
+    }
+    for kind, (path, extra) in cases.items():
+        data = tmp_path / "a.jsonl"
+        data.write_text('{"text": "x"}\n')
+        text = f"output: {tmp_path}/run\nsources: [{{name: web, paths: [{data}]}}]\n{training}\n"
+        config = load_config_text(text + f'tokenizer: {{kind: {kind}, path: "{path}", {extra}}}\n')
+        assert config.training is not None
+        built = megatron_built(kind, path)
+        assert config.training.tokenizer == dict(built.unique_identifiers), kind
+        hand = load_config_text(
+            text.replace("samples", "tokenizer: {class: mine}, samples")
+            + f'tokenizer: {{kind: {kind}, path: "{path}", {extra}}}\n'
+        )
+        assert hand.training is not None and hand.training.tokenizer == {"class": "mine"}
+    with pytest.raises(ConfigError, match="training.tokenizer"):
+        load_config_text(text + "tokenizer: {train: true}\n")

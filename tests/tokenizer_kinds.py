@@ -7,9 +7,13 @@ a Hugging Face ``tokenizer.json`` (BPE, NFC, Llama 3's split, byte level) is tra
 
 from __future__ import annotations
 
+import base64
 import html
+import itertools
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 from pipeline.tokenizer.patterns import LLAMA3
 from tests.oracles import missing_tool, require_oracle
@@ -80,3 +84,48 @@ def train_tokenizer_json(texts: list[str], path: Path, vocab_size: int = 3000) -
     tok.train_from_iterator(texts, trainer)
     tok.save(str(path))
     return path
+
+
+# What Megatron-LM's build_tokenizer (megatron/training/tokenizer, 0.16) passes to MegatronTokenizer.from_pretrained
+# for each --tokenizer-type with every other flag at its argparse default, spelled here independently of the code
+# under test: (library, --tokenizer-model as the file or its directory, keyword arguments).
+MEGATRON_LM_BUILD: dict[str, tuple[str, bool, dict[str, Any]]] = {
+    "tiktoken": ("tiktoken", False, {"num_special_tokens": 1000, "special_tokens": None}),  # TikTokenizer
+    "sentencepiece": ("sentencepiece", False, {"legacy": False, "special_tokens": None}),  # GPTSentencePieceTokenizer
+    "huggingface": (  # HuggingFaceTokenizer: --tokenizer-model is the directory AutoTokenizer loads
+        "huggingface",
+        True,
+        {
+            "vocab_file": None,
+            "merges_file": None,
+            "additional_special_tokens": [],
+            "use_fast": False,
+            "trust_remote_code": False,
+            "include_special_tokens": False,
+        },
+    ),
+}
+
+
+def megatron_built(kind: str, path: str) -> Any:
+    """The tokenizer Megatron-LM's build_tokenizer makes for the kind's --tokenizer-type, built by megatron-core
+    0.16.1 itself."""
+    tokenizers = require_oracle("megatron.core.tokenizers")
+    library, directory, kwargs = MEGATRON_LM_BUILD[kind]
+    model = str(Path(path).parent) if directory else path
+    return tokenizers.MegatronTokenizer.from_pretrained(
+        tokenizer_path=model, metadata_path={"library": library}, **kwargs
+    )
+
+
+def megatron_tiktoken_json(out: Path, size: int = 2**17 - 1000) -> Path:
+    """A vocabulary in megatron-core's tiktoken format (a JSON list of rank, bytes, text; the 256 bytes first),
+    as large as its TikTokenTokenizer's default vocab_size asks."""
+    tokens = [bytes([i]) for i in range(256)]
+    tokens += [bytes(t) for t in itertools.islice(itertools.product(range(97, 123), repeat=4), size - 256)]
+    rows = [
+        {"rank": r, "token_bytes": base64.b64encode(b).decode(), "token_str": b.decode("latin-1")}
+        for r, b in enumerate(tokens)
+    ]
+    out.write_text(json.dumps(rows))
+    return out

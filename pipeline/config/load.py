@@ -34,7 +34,24 @@ def load_config_text(text: str, overrides=(), origin: str = "<config>") -> Pipel
     config = _build(PipelineConfig, raw, "")
     _check_whole(config)
     _anchor_relative_paths(config)
+    _derive_training_tokenizer(config)
     return config
+
+
+def _derive_training_tokenizer(config: PipelineConfig) -> None:
+    """``training.tokenizer`` left out: the identifiers of megatron-core's class for ``tokenizer.kind``."""
+    from pipeline.tokenizer.megatron_ids import megatron_identifiers
+
+    training, t = config.training, config.tokenizer
+    if training is None or training.tokenizer is not None:
+        return
+    if t.kind == "bpe" or not t.path:
+        raise ConfigError(
+            "training.tokenizer",
+            "give the training tokenizer's identifiers (derived for kinds "
+            "tiktoken, huggingface and sentencepiece only)",
+        )
+    training.tokenizer = megatron_identifiers(t.kind, t.path)
 
 
 def _anchor_relative_paths(config: PipelineConfig) -> None:

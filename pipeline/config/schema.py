@@ -206,8 +206,11 @@ class TrainingConfig:
     samples: list[int] = field(
         metadata=_check(lambda v: len(v) == 3 and all(0 <= x <= INT64_MAX for x in v), "must be three integers >= 0")
     )
-    # the training tokenizer's unique_identifiers, in its order (megatron-core puts them in every cache key)
-    tokenizer: dict[str, Any] = field(metadata=_check(lambda v: len(v) > 0, "must give the tokenizer's identifiers"))
+    # the training tokenizer's unique_identifiers, in its order (megatron-core puts them in every cache key); when
+    # omitted, those of the class megatron-core builds for tokenizer.kind (not kind bpe: give them)
+    tokenizer: dict[str, Any] | None = field(
+        default=None, metadata=_check(lambda v: v is None or len(v) > 0, "must give the tokenizer's identifiers")
+    )
     # Megatron's --seed: the seed of every shuffle
     random_seed: int = field(default=1234, metadata=_int_in(0, 2**32 - 1))
     # Megatron's --split, verbatim (the string is part of the cache key); Megatron-LM's default when omitted
