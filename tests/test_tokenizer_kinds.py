@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.config import ConfigError, PipelineConfig, load_config_text
+from pipeline.config import ConfigError, PipelineConfig, load_config, load_config_text
 from pipeline.megatron.format import dtype_for_vocab
 from pipeline.run.preflight import check_paths
 from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
@@ -256,3 +256,16 @@ def test_training_tokenizer_derived_as_megatron_cores_class_identifiers(tmp_path
         assert hand.training is not None and hand.training.tokenizer == {"class": "mine"}
     with pytest.raises(ConfigError, match="training.tokenizer"):
         load_config_text(text + "tokenizer: {train: true}\n")
+
+
+def test_llama3_conf_example_loads_and_runs_preflight_on_a_rank_file(tmp_path):
+    config = load_config(Path(__file__).resolve().parents[1] / "conf" / "llama3_tiktoken.yaml")
+    t = config.tokenizer
+    assert (t.kind, t.pattern, t.add_bos, t.eod_token) == ("tiktoken", "llama3", True, "<|end_of_text|>")
+    assert config.training is not None and config.training.tokenizer is not None
+    assert config.training.tokenizer["tokenizer_path"] == t.path
+    t.path = str(cl100k_path())  # a real rank file in place of Llama 3's (not shipped by any package)
+    t.special_tokens = {"<|begin_of_text|>": 100264, "<|end_of_text|>": 100265}
+    tok = load_tokenizer(config)
+    assert bos_ids(config, tok) == [100264] and eod_id(config, tok) == 100265
+    assert tok.encode("Hello 12345 world") == [9906, 220, 4513, 1774, 1917]

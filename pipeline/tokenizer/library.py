@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.errors import PipelineError
+
 KINDS = ("tiktoken", "huggingface", "sentencepiece")
 
 
-class UnknownToken(KeyError):
+class UnknownToken(PipelineError, KeyError):
     """A token text the tokenizer has no single id for."""
 
 
@@ -41,6 +43,14 @@ def parse_tiktoken_ranks(data: bytes) -> dict[bytes, int]:
     if not ranks:
         raise ValueError("holds no token")
     return ranks
+
+
+def _token_bytes(lib: Any, token: int) -> bytes:
+    """One token's bytes, or ``<id N>`` for an id the encoding does not hold."""
+    try:
+        return bytes(lib.decode_single_token_bytes(token))
+    except KeyError:
+        return f"<id {token}>".encode()
 
 
 class LibraryTokenizer:
@@ -172,7 +182,10 @@ class LibraryTokenizer:
         lib = self.lib
         ids = [int(i) for i in ids]
         if self.kind == "tiktoken":
-            return str(lib.decode(ids, errors="replace"))
+            try:
+                return str(lib.decode(ids, errors="replace"))
+            except KeyError:  # an id the file does not hold (a special token not configured): shown by number
+                return b"".join(_token_bytes(lib, i) for i in ids).decode("utf-8", errors="replace")
         if self.kind == "huggingface":
             return str(lib.decode(ids, skip_special_tokens=False))
         return str(lib.decode(ids))
