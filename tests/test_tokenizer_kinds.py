@@ -212,7 +212,7 @@ def test_shards_byte_identical_to_megatron_builder_fed_the_librarys_ids(tmp_path
     tok = load_tokenizer(config)
     eod, bos = eod_id(config, tok), tuple(bos_ids(config, tok))
     assert len(bos) == int(add_bos)
-    docs = texts[:40] + ["", "<|endoftext|> in text"]
+    docs = texts[:40] + ["", "<|endoftext|> in text", "and <|end_of_text|> too"]
     prefix = _shard(tok, docs, tmp_path / "ours", eod, bos)
     dtype = mc.DType.optimal_dtype(tok.vocab_size)
     assert np.dtype(dtype) == dtype_for_vocab(tok.vocab_size)

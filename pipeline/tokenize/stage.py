@@ -9,8 +9,10 @@ Outcomes this stage defines:
 
 * **Special-token strings inside a document** (e.g. a literal ``<|endoftext|>``) are encoded as
   ordinary text (``encode(text, split_special=False)``, like tiktoken's ``encode_ordinary``): a
-  document can never smuggle a document boundary into the training data. Such documents are
-  counted (``documents_with_special_token_text``), never dropped.
+  document can never smuggle a document boundary into the training data. With ``tokenizer.kind:
+  huggingface`` the library's ids win: it turns a special added token's text into its id
+  (docs/tokenizer.md, Kinds). Such documents are counted (``documents_with_special_token_text``),
+  never dropped.
 * **An empty partition** (more partitions than documents, or a gap in the range bounds) writes no
   shard. Shard numbers therefore may skip; the merge takes the shards that exist in partition
   order, which is still doc_id order.
@@ -149,7 +151,7 @@ def run_tokenize(ctx: RunContext) -> dict:
     tok = load_tokenizer(ctx.config)
     eod_token = ctx.config.tokenizer.eod_token
     eod, bos = eod_id(ctx.config, tok), tuple(bos_ids(ctx.config, tok))
-    specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tuple(tok.specials)
+    specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tok.special_texts()
     dtype = dtype_for_vocab(tok.vocab_size)
     survivors = ctx.read_table(ctx.passed_on)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
@@ -170,7 +172,9 @@ def run_tokenize(ctx: RunContext) -> dict:
         "eod_token": eod_token,
         "eod_id": eod,
         "bos_id": bos[0] if bos else None,
-        "special_tokens_in_text": "encoded as ordinary text",
+        "special_tokens_in_text": "their ids (the library's)"
+        if ctx.config.tokenizer.kind == "huggingface"
+        else "encoded as ordinary text",
         "seconds": round(time.time() - started, 3),
     }
 

@@ -133,6 +133,18 @@ class LibraryTokenizer:
             raise UnknownToken(token)
         return piece
 
+    def special_texts(self) -> tuple[str, ...]:
+        """Texts of the special tokens a document's text may spell (counted by the tokenize stage): tiktoken's
+        configured ones (encoded as plain text) and a tokenizer.json's special added tokens (which its library
+        turns into their ids even with ``add_special_tokens=False``); SentencePiece's control symbols never match
+        text."""
+        if self.kind == "tiktoken":
+            return tuple(self.specials)
+        if self.kind == "huggingface":
+            added = self.lib.get_added_tokens_decoder().values()
+            return tuple(str(t.content) for t in added if t.special)
+        return ()
+
     def bos_token(self) -> str | None:
         """The model's own BOS text where the file names one (SentencePiece), else None."""
         if self.kind == "sentencepiece" and self.lib.bos_id() >= 0:
