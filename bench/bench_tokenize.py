@@ -238,7 +238,11 @@ def main() -> None:
         bare = [bare_encoder(tok, table, eod) for _ in range(2)]
         print(
             f"bare encoder, 1 thread, in process:    {mb / min(bare):7.2f} MB per CPU second "
-            "(Arrow batches -> utf8_buffers -> encode_utf8_batch, cache starts empty)"
+            + (
+                "(Arrow batches -> utf8_buffers -> encode_utf8_batch, cache starts empty)"
+                if args.kind == "bpe"
+                else "(Arrow batches -> texts -> the library, LibraryTokenizer.encode_documents)"
+            )
         )
         cpu = time.process_time()
         for t in texts:

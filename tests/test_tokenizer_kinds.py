@@ -270,3 +270,28 @@ def test_llama3_conf_example_loads_and_runs_preflight_on_a_rank_file(tmp_path):
     tok = load_tokenizer(config)
     assert bos_ids(config, tok) == [100264] and eod_id(config, tok) == 100265
     assert tok.encode("Hello 12345 world") == [9906, 220, 4513, 1774, 1917]
+
+
+def test_megatron_tiktoken_json_ids_identical_to_megatron_cores_tiktokenizer(tmp_path, texts):
+    """A vocabulary in megatron-core's own tiktoken JSON (Mistral's tekken vocabulary from mistral-common, its
+    list written out here): ids as megatron-core's TikTokenTokenizer gives them, 1000 specials first."""
+    import json
+
+    from tests.tokenizer_kinds import megatron_built, package_file
+
+    tekken = json.loads(package_file("mistral_common", "data/tekken_240911.json").read_text())
+    path = tmp_path / "tekken_vocab.json"
+    path.write_text(json.dumps(tekken["vocab"]))
+    pattern = tekken["config"]["pattern"]
+    megatron = megatron_built("tiktoken", str(path))
+    tiktoken_lib = require_oracle("megatron.core.tokenizers.text.libraries.tiktoken_tokenizer")
+    assert pattern == tiktoken_lib._PATTERN_TIKTOKEN_V2  # megatron-core's default pattern
+    config = _config(tmp_path, f"kind: tiktoken, path: '{path}', pattern: '{pattern}', special_tokens: {{}}")
+    config.tokenizer.eod_token = "</s>"
+    tok = load_tokenizer(config)
+    assert eod_id(config, tok) == megatron.eod == 2 and tok.vocab_size == megatron.vocab_size == 2**17
+    specials = ("<unk>", "<s>", "</s>", "<mask>", "<pad>", "<cls>", "<sep>", "<SPECIAL_")
+    sample = [t for t in texts[::3] if not any(s in t for s in specials)]
+    assert len(sample) > 50
+    for text in sample:
+        assert tok.encode(text) == megatron.tokenize(text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -53,6 +54,30 @@ def _token_bytes(lib: Any, token: int) -> bytes:
         return f"<id {token}>".encode()
 
 
+# megatron-core's TikTokenTokenizer: its vocabulary JSON's ranks come after num_special_tokens (1000) specials, the
+# first seven named, the rest <SPECIAL_i>, and only the first vocab_size - 1000 ranks (vocab_size 2**17) are kept
+MEGATRON_TIKTOKEN_SPECIALS = ("<unk>", "<s>", "</s>", "<mask>", "<pad>", "<cls>", "<sep>")
+MEGATRON_TIKTOKEN_NUM_SPECIAL = 1000
+MEGATRON_TIKTOKEN_VOCAB = 2**17
+
+
+def parse_megatron_tiktoken_json(data: bytes) -> tuple[dict[bytes, int], dict[str, int]]:
+    """(mergeable ranks, special tokens) of megatron-core's tiktoken vocabulary (a JSON list of ``rank``,
+    ``token_bytes``, ``token_str``) with its TikTokenTokenizer's defaults: ids shifted by 1000 specials."""
+    rows = json.loads(data)
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("not a JSON list of {rank, token_bytes, token_str}")
+    shift, keep = MEGATRON_TIKTOKEN_NUM_SPECIAL, MEGATRON_TIKTOKEN_VOCAB - MEGATRON_TIKTOKEN_NUM_SPECIAL
+    ranks: dict[bytes, int] = {}
+    for i, row in enumerate(rows[:keep]):
+        if not isinstance(row, dict) or row.get("rank") != i:
+            raise ValueError(f"entry {i} is not {{rank: {i}, token_bytes, token_str}}")
+        ranks[base64.b64decode(row["token_bytes"])] = i + shift
+    names = [*MEGATRON_TIKTOKEN_SPECIALS]
+    names += [f"<SPECIAL_{i}>" for i in range(len(names), shift)]
+    return ranks, {name: i for i, name in enumerate(names)}
+
+
 class LibraryTokenizer:
     """One tokenizer file run by its library (``kind``: tiktoken, huggingface or sentencepiece)."""
 
@@ -90,7 +115,11 @@ class LibraryTokenizer:
         if self.kind == "tiktoken":
             import tiktoken
 
-            ranks = parse_tiktoken_ranks(self.model)
+            if self.model.lstrip()[:1] == b"[":  # megatron-core's vocabulary JSON
+                ranks, specials = parse_megatron_tiktoken_json(self.model)
+                self.specials = {**specials, **self.specials}
+            else:
+                ranks = parse_tiktoken_ranks(self.model)
             self._lib = tiktoken.Encoding(
                 self.name, pat_str=self.pattern, mergeable_ranks=ranks, special_tokens=self.specials
             )
