@@ -204,10 +204,19 @@ def _shard(tok, texts: list[str], out: Path, eod: int, bos: tuple[int, ...]) -> 
 
 
 @pytest.mark.parametrize(("case", "add_bos"), [("cl100k", False), ("mistral-v1", True), ("tokenizer.json", False)])
-def test_shards_byte_identical_to_megatron_builder_fed_the_librarys_ids(tmp_path, oracles, texts, case, add_bos):
+def test_shards_byte_identical_to_megatron_builder_fed_the_librarys_ids(
+    tmp_path, oracles, texts, hf_json, case, add_bos
+):
+    """megatron-core's builder fed by megatron-core's own tokenizer class for the kind (tiktoken: the library, as
+    its TikTokenTokenizer cannot read a .tiktoken rank file), its BOS and EOD ids around each document."""
     mc = require_oracle("megatron.core.datasets.indexed_dataset")
     torch = require_oracle("torch")
     keys, library = oracles[case]
+    if case == "mistral-v1":
+        library = megatron_built("sentencepiece", str(mistral_v1_path())).tokenize
+    elif case == "tokenizer.json":
+        (hf_json.parent / "tokenizer_config.json").write_text('{"tokenizer_class": "PreTrainedTokenizerFast"}')
+        library = megatron_built("huggingface", str(hf_json)).tokenize
     config = _config(tmp_path, keys + (", add_bos: true" if add_bos else ""))
     tok = load_tokenizer(config)
     eod, bos = eod_id(config, tok), tuple(bos_ids(config, tok))
