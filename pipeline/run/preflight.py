@@ -20,6 +20,7 @@ from pipeline.decontaminate.references import reference_files
 from pipeline.dedup.index.head import check_location, read_head
 from pipeline.run.registry import STAGES
 from pipeline.secrets import is_secret_setting
+from pipeline.tokenizer.run_files import load_library_tokenizer
 
 PROBE_TIMEOUT = 30.0  # seconds to wait for one storage location to answer
 
@@ -44,17 +45,19 @@ def check_paths(config: PipelineConfig) -> None:
         probes.append(("dedup.index", config.dedup.index))
     tok = config.tokenizer
     if not tok.train:
-        probes += [(f"tokenizer.{k}", getattr(tok, k)) for k in ("vocab", "merges") if getattr(tok, k)]
+        probes += [(f"tokenizer.{k}", getattr(tok, k)) for k in ("vocab", "merges", "path") if getattr(tok, k)]
     seen: set[str] = set()
     for key, path in probes:
         if path and not storage.is_local(path) and _location(path) not in seen:
             seen.add(_location(path))
             probe(key, path)
     if not tok.train:
-        for key in ("vocab", "merges"):
+        for key in ("vocab", "merges", "path"):
             path = getattr(tok, key)
-            if not _exists(key, path):
+            if path and not _exists(key, path):
                 raise ConfigError(f"tokenizer.{key}", f"file not found: {path!r}")
+    if tok.kind != "bpe":  # the file loads, its pattern compiles, its EOD and BOS tokens exist
+        load_library_tokenizer(config)
     reference_files(config)  # every reference path matches files (decontaminate.references.<i>.paths.<j>)
     check_dedup_index(config)
 

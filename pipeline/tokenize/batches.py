@@ -19,6 +19,7 @@ from pipeline.megatron.writer import IndexedDatasetWriter, publish
 from pipeline.numba_backend import TOKENIZER
 from pipeline.tokenize.shards import shard_name
 from pipeline.tokenizer.bpe import BPETokenizer
+from pipeline.tokenizer.library import LibraryTokenizer
 
 SEARCH_CHUNK = 1 << 18  # bytes per vectorised step of :func:`holds` (in cache; 64 KiB-1 MiB measured alike)
 SUMMARY_SCHEMA = pa.schema(
@@ -126,17 +127,19 @@ def holds(data: np.ndarray, needle: bytes, chunk: int = SEARCH_CHUNK) -> bool:
 def tokenize_partition(
     batches: Iterator[pa.RecordBatch],
     task: TaskAttempt,
-    tokenizer: BPETokenizer,
+    tokenizer: BPETokenizer | LibraryTokenizer,
     out_dir: str,
     tmp: str,
     dtype_name: str,
     eod: int,
     specials: tuple[str, ...],
+    bos: tuple[int, ...] = (),
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow body: encode one partition's texts, write and publish its shard, yield a summary.
 
-    Per Arrow batch: the column's UTF-8 buffer goes to the encoder as is, and its flat ids (each
-    document followed by ``eod``) go to the writer in one call: no Python object per document."""
+    Per Arrow batch: the column's UTF-8 buffer goes to our encoder as is, and its flat ids (each
+    document followed by ``eod``) go to the writer in one call: no Python object per document. A
+    library tokenizer (docs/tokenizer.md, Kinds) gets the batch's texts, ``bos`` before each."""
     part, attempt, inject = task.partition, task.attempt, task.inject_failure
     name = shard_name(part)
     tmp_prefix = storage.join(tmp, f"{name}.attempt-{attempt}-{task.attempt_id}")
@@ -152,9 +155,13 @@ def tokenize_partition(
                 )
             column = batch.column("text")
             data, offsets = utf8_buffers(column)
-            size = int(offsets[-1] - offsets[0])  # small inputs stay on the Python path (pipeline/numba_backend.py)
-            encoder = tokenizer if TOKENIZER.use("encode", size) else tokenizer.python_path()
-            ids, ends = encoder.encode_utf8_batch(data, offsets, append_id=eod)  # special strings as plain text
+            if isinstance(tokenizer, LibraryTokenizer):
+                texts = [t if t is not None else "" for t in column.to_pylist()]
+                ids, ends = tokenizer.encode_documents(texts, bos, eod)  # special strings as plain text
+            else:
+                size = int(offsets[-1] - offsets[0])  # small inputs stay on the Python path (numba_backend.py)
+                encoder = tokenizer if TOKENIZER.use("encode", size) else tokenizer.python_path()
+                ids, ends = encoder.encode_utf8_batch(data, offsets, append_id=eod)  # special strings as plain text
             if inject:
                 half = batch.num_rows // 2
                 writer.add_documents(ids[: ends[half - 1] if half else 0], ends[:half])

@@ -9,8 +9,10 @@ Outcomes this stage defines:
 
 * **Special-token strings inside a document** (e.g. a literal ``<|endoftext|>``) are encoded as
   ordinary text (``encode(text, split_special=False)``, like tiktoken's ``encode_ordinary``): a
-  document can never smuggle a document boundary into the training data. Such documents are
-  counted (``documents_with_special_token_text``), never dropped.
+  document can never smuggle a document boundary into the training data. With ``tokenizer.kind:
+  huggingface`` the library's ids win: it turns a special added token's text into its id
+  (docs/tokenizer.md, Kinds). Such documents are counted (``documents_with_special_token_text``),
+  never dropped.
 * **An empty partition** (more partitions than documents, or a gap in the range bounds) writes no
   shard. Shard numbers therefore may skip; the merge takes the shards that exist in partition
   order, which is still doc_id order.
@@ -55,7 +57,8 @@ from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
-from pipeline.tokenizer.run_files import load_tokenizer
+from pipeline.tokenizer.bpe import BPETokenizer
+from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
 
 INJECT_PROPERTY = "pipeline.inject_failure"
 # Rows per Arrow batch fed to the encoder (Spark's default is 10,000): on 200 MB of prose and code, 1,000 took
@@ -85,7 +88,14 @@ def publish_winners(rows, out: str) -> None:
 
 
 def _tokenize_source(
-    ctx: RunContext, survivors, source: str, tok_bc, dtype: np.dtype, eod: int, specials: tuple[str, ...]
+    ctx: RunContext,
+    survivors,
+    source: str,
+    tok_bc,
+    dtype: np.dtype,
+    eod: int,
+    specials: tuple[str, ...],
+    bos: tuple[int, ...] = (),
 ) -> dict:
     """One Spark job: write the shards of ``source``; check them; return its counts."""
     from pyspark.sql import functions as F
@@ -108,7 +118,7 @@ def _tokenize_source(
         rows = docs.mapInArrow(
             per_task(
                 lambda it: tokenize_partition(
-                    iter(it), _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials
+                    iter(it), _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials, bos
                 )
             ),
             schema,
@@ -143,13 +153,14 @@ def run_tokenize(ctx: RunContext, documents: str) -> dict:
     started = time.time()
     tok = load_tokenizer(ctx.config)
     eod_token = ctx.config.tokenizer.eod_token
-    eod = tok.token_id(eod_token)
+    eod, bos = eod_id(ctx.config, tok), tuple(bos_ids(ctx.config, tok))
+    specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tok.special_texts()
     dtype = dtype_for_vocab(tok.vocab_size)
     survivors = ctx.read_table(documents)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {
-            s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, tuple(tok.special_tokens))
+            s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, specials, bos)
             for s in ctx.config.sources
         }
     finally:
@@ -160,9 +171,13 @@ def run_tokenize(ctx: RunContext, documents: str) -> dict:
         "dtype": dtype.name,
         "dtype_rule": "uint16 when the vocabulary has fewer than 65500 ids, else int32 (preprocess_data.py)",
         "vocab_size": tok.vocab_size,
+        "tokenizer_kind": ctx.config.tokenizer.kind,
         "eod_token": eod_token,
         "eod_id": eod,
-        "special_tokens_in_text": "encoded as ordinary text",
+        "bos_id": bos[0] if bos else None,
+        "special_tokens_in_text": "their ids (the library's)"
+        if ctx.config.tokenizer.kind == "huggingface"
+        else "encoded as ordinary text",
         "seconds": round(time.time() - started, 3),
     }
 

@@ -1,0 +1,232 @@
+"""Tokenizers run by their own library: tiktoken rank files, Hugging Face ``tokenizer.json``, SentencePiece models.
+
+Each is built from the file's bytes (so it pickles small and is rebuilt once per Python worker) and encodes
+exactly as the library call named in docs/tokenizer.md, Kinds: special-token text inside a document is
+ordinary text, no BOS or EOS is added by the library; the tokenize stage appends the EOD (and prepends the BOS
+when ``add_bos``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pipeline.errors import PipelineError
+
+KINDS = ("tiktoken", "huggingface", "sentencepiece")
+
+
+class UnknownToken(PipelineError, KeyError):
+    """A token text the tokenizer has no single id for."""
+
+
+def parse_tiktoken_ranks(data: bytes) -> dict[bytes, int]:
+    """tiktoken's rank file (one ``<base64 token> <rank>`` per line) as {token bytes: rank}.
+
+    Raises ValueError naming the first bad line."""
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 2:
+                raise ValueError("expected '<base64 token> <rank>'")
+            ranks[base64.b64decode(parts[0], validate=True)] = int(parts[1])
+        except (ValueError, binascii.Error) as exc:
+            raise ValueError(f"line {number} is not '<base64 token> <rank>': {exc}") from None
+    if not ranks:
+        raise ValueError("holds no token")
+    return ranks
+
+
+def _token_bytes(lib: Any, token: int) -> bytes:
+    """One token's bytes, or ``<id N>`` for an id the encoding does not hold."""
+    try:
+        return bytes(lib.decode_single_token_bytes(token))
+    except KeyError:
+        return f"<id {token}>".encode()
+
+
+# megatron-core's TikTokenTokenizer: its vocabulary JSON's ranks come after num_special_tokens (1000) specials, the
+# first seven named, the rest <SPECIAL_i>, and only the first vocab_size - 1000 ranks (vocab_size 2**17) are kept
+MEGATRON_TIKTOKEN_SPECIALS = ("<unk>", "<s>", "</s>", "<mask>", "<pad>", "<cls>", "<sep>")
+MEGATRON_TIKTOKEN_NUM_SPECIAL = 1000
+MEGATRON_TIKTOKEN_VOCAB = 2**17
+
+
+def parse_megatron_tiktoken_json(data: bytes) -> tuple[dict[bytes, int], dict[str, int]]:
+    """(mergeable ranks, special tokens) of megatron-core's tiktoken vocabulary (a JSON list of ``rank``,
+    ``token_bytes``, ``token_str``) with its TikTokenTokenizer's defaults: ids shifted by 1000 specials."""
+    rows = json.loads(data)
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("not a JSON list of {rank, token_bytes, token_str}")
+    shift, keep = MEGATRON_TIKTOKEN_NUM_SPECIAL, MEGATRON_TIKTOKEN_VOCAB - MEGATRON_TIKTOKEN_NUM_SPECIAL
+    ranks: dict[bytes, int] = {}
+    for i, row in enumerate(rows[:keep]):
+        if not isinstance(row, dict) or row.get("rank") != i:
+            raise ValueError(f"entry {i} is not {{rank: {i}, token_bytes, token_str}}")
+        ranks[base64.b64decode(row["token_bytes"])] = i + shift
+    names = [*MEGATRON_TIKTOKEN_SPECIALS]
+    names += [f"<SPECIAL_{i}>" for i in range(len(names), shift)]
+    return ranks, {name: i for i, name in enumerate(names)}
+
+
+class LibraryTokenizer:
+    """One tokenizer file run by its library (``kind``: tiktoken, huggingface or sentencepiece)."""
+
+    def __init__(
+        self,
+        kind: str,
+        model: bytes,
+        name: str = "tokenizer",
+        pattern: str = "",
+        specials: dict[str, int] | None = None,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown tokenizer kind {kind!r}")
+        self.kind, self.model, self.name = kind, model, name
+        self.pattern, self.specials = pattern, dict(specials or {})
+        self._lib: Any = None
+        self._build()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_lib"] = None  # rebuilt from the bytes where it is unpickled
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    @property
+    def lib(self) -> Any:
+        """The library's own tokenizer object (built on first use in a worker)."""
+        if self._lib is None:
+            self._build()
+        return self._lib
+
+    def _build(self) -> None:
+        if self.kind == "tiktoken":
+            import tiktoken
+
+            if self.model.lstrip()[:1] == b"[":  # megatron-core's vocabulary JSON
+                ranks, specials = parse_megatron_tiktoken_json(self.model)
+                self.specials = {**specials, **self.specials}
+            else:
+                ranks = parse_tiktoken_ranks(self.model)
+            self._lib = tiktoken.Encoding(
+                self.name, pat_str=self.pattern, mergeable_ranks=ranks, special_tokens=self.specials
+            )
+        elif self.kind == "huggingface":
+            import tokenizers
+
+            self._lib = tokenizers.Tokenizer.from_str(self.model.decode("utf-8"))
+        else:
+            import sentencepiece
+
+            self._lib = sentencepiece.SentencePieceProcessor(model_proto=self.model)
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of ids (largest id + 1 for tiktoken): what the token dtype is chosen from."""
+        lib = self.lib
+        if self.kind == "tiktoken":
+            return int(lib.n_vocab)
+        if self.kind == "huggingface":
+            return int(lib.get_vocab_size(with_added_tokens=True))
+        return int(lib.get_piece_size())
+
+    def token_id(self, token: str) -> int:
+        """The id of ``token`` (a special token or one vocabulary entry); raises UnknownToken otherwise."""
+        lib = self.lib
+        if self.kind == "tiktoken":
+            if token in self.specials:
+                return self.specials[token]
+            try:
+                return int(lib.encode_single_token(token.encode("utf-8")))
+            except KeyError:
+                raise UnknownToken(token) from None
+        if self.kind == "huggingface":
+            found = lib.token_to_id(token)
+            if found is None:
+                raise UnknownToken(token)
+            return int(found)
+        piece = int(lib.piece_to_id(token))
+        if piece < 0 or piece >= lib.get_piece_size() or lib.id_to_piece(piece) != token:
+            raise UnknownToken(token)
+        return piece
+
+    def special_texts(self) -> tuple[str, ...]:
+        """Texts of the special tokens a document's text may spell (counted by the tokenize stage): tiktoken's
+        configured ones (encoded as plain text) and a tokenizer.json's special added tokens (which its library
+        turns into their ids even with ``add_special_tokens=False``); SentencePiece's control symbols never match
+        text."""
+        if self.kind == "tiktoken":
+            return tuple(self.specials)
+        if self.kind == "huggingface":
+            added = self.lib.get_added_tokens_decoder().values()
+            return tuple(str(t.content) for t in added if t.special)
+        return ()
+
+    def bos_token(self) -> str | None:
+        """The model's own BOS text where the file names one (SentencePiece), else None."""
+        if self.kind == "sentencepiece" and self.lib.bos_id() >= 0:
+            return str(self.lib.id_to_piece(self.lib.bos_id()))
+        return None
+
+    def eos_token(self) -> str | None:
+        """The model's own EOS text where the file names one (SentencePiece), else None."""
+        if self.kind == "sentencepiece" and self.lib.eos_id() >= 0:
+            return str(self.lib.id_to_piece(self.lib.eos_id()))
+        return None
+
+    def encode(self, text: str) -> list[int]:
+        """Ids of one text, as the library's call in docs/tokenizer.md, Kinds."""
+        return self.encode_batch([text])[0]
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Ids of each text (one thread: Spark runs one task per core)."""
+        lib = self.lib
+        if self.kind == "tiktoken":
+            return [lib.encode(t, disallowed_special=()) for t in texts]
+        if self.kind == "huggingface":
+            os.environ["TOKENIZERS_PARALLELISM"] = "false"  # encode_batch in the calling thread alone
+            return [e.ids for e in lib.encode_batch(list(texts), add_special_tokens=False)]
+        return list(lib.encode(list(texts), num_threads=1))
+
+    def encode_documents(self, texts: Sequence[str], prefix: Sequence[int], eod: int) -> tuple[np.ndarray, np.ndarray]:
+        """(flat int64 ids, int64 end of each document in them): ``prefix`` (the BOS or nothing), the text's ids
+        and ``eod`` per text, in order."""
+        encoded = self.encode_batch(texts)
+        lengths = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded)) + len(prefix) + 1
+        ends = np.cumsum(lengths)
+        ids = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        at = 0
+        for e in encoded:
+            if prefix:
+                ids[at : at + len(prefix)] = prefix
+                at += len(prefix)
+            ids[at : at + len(e)] = e
+            at += len(e)
+            ids[at] = eod
+            at += 1
+        return ids, ends
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids`` (bytes that are not UTF-8 become U+FFFD)."""
+        lib = self.lib
+        ids = [int(i) for i in ids]
+        if self.kind == "tiktoken":
+            try:
+                return str(lib.decode(ids, errors="replace"))
+            except KeyError:  # an id the file does not hold (a special token not configured): shown by number
+                return b"".join(_token_bytes(lib, i) for i in ids).decode("utf-8", errors="replace")
+        if self.kind == "huggingface":
+            return str(lib.decode(ids, skip_special_tokens=False))
+        return str(lib.decode(ids))
