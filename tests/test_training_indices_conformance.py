@@ -181,7 +181,7 @@ def test_derived_tokenizer_identifiers_hit_megatron_cores_cache_with_its_own_tok
         f'tokenizer: {{kind: {kind}, path: "{path}", {extra}}}\n'
         "training:\n  sequence_length: 64\n  samples: [50, 10, 5]\n  split: '90,6,4'\n"
     )
-    counts = STAGE.body(RunContext(config, spark=spark))
+    counts = STAGE.run(RunContext(config, spark=spark), {"blend": Data(layout.BLEND, "merge-blend")})
     tokenizer = megatron_built(kind, str(path))
 
     class Megatrons:

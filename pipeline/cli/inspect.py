@@ -14,9 +14,12 @@ import sys
 import tempfile
 
 from pipeline import storage
+from pipeline.config import load_config
 from pipeline.megatron import IndexedDatasetError, describe_dataset, validate
 from pipeline.stage_api import layout
 from pipeline.tokenizer import BPETokenizer
+from pipeline.tokenizer.library import LibraryTokenizer
+from pipeline.tokenizer.run_files import load_tokenizer
 
 BAR_WIDTH = 40
 
@@ -45,8 +48,6 @@ def _decoder(tokenizer_dir: str):
     directory, or one model file run by its library."""
     kind = file_kind(tokenizer_dir)
     if kind is not None:
-        from pipeline.tokenizer.library import LibraryTokenizer
-
         return LibraryTokenizer(kind, storage.read_bytes(tokenizer_dir), pattern=".").decode
     with tempfile.TemporaryDirectory(prefix="inspect-") as tmp:
         paths = []
@@ -134,9 +135,6 @@ def inspect_main(prefix: str, tokenizer_dir: str | None = None, n_samples: int =
         return 1
     decode = None
     if config and not tokenizer_dir:
-        from pipeline.config import load_config
-        from pipeline.tokenizer.run_files import load_tokenizer
-
         decode = load_tokenizer(load_config(config)).decode
     elif tokenizer_dir:
         try:

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from pipeline.config.errors import ConfigError
+from pipeline.config.megatron_tokenizers import megatron_identifiers
 from pipeline.config.schema import PipelineConfig
 from pipeline.storage import read_text
 
@@ -40,8 +41,6 @@ def load_config_text(text: str, overrides=(), origin: str = "<config>") -> Pipel
 
 def _derive_training_tokenizer(config: PipelineConfig) -> None:
     """``training.tokenizer`` left out: the identifiers of megatron-core's class for ``tokenizer.kind``."""
-    from pipeline.tokenizer.megatron_ids import megatron_identifiers
-
     training, t = config.training, config.tokenizer
     if training is None or training.tokenizer is not None:
         return
