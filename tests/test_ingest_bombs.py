@@ -144,3 +144,43 @@ def test_a_bomb_is_record_too_large_and_read_in_bounded_memory(tmp_path, case):
     assert peak - small_peak < MARGIN, f"{case}: {peak >> 20} MiB against {small_peak >> 20} MiB"
     assert small_reasons == ([None] if unit == "file" else [None, None, None])
     assert reasons == (["record_too_large"] if unit == "file" else [None, "record_too_large", None])
+
+
+def _parquet_read(path: Path, limit: int) -> list:
+    from pipeline.config import SourceConfig
+    from pipeline.sources.formats import FORMATS
+    from pipeline.sources.formats.base import SourceFile
+    from pipeline.sources.records import RecordRules
+
+    src = SourceConfig(name="s", paths=[str(path)], format="parquet", keep_fields=["url"])
+    file = SourceFile(src, str(path), path.name, path.stat().st_size)
+    rules = RecordRules(max_record_bytes=limit, keep_fields=("url",))
+    return [rec for s in FORMATS["parquet"].splits(file, 1 << 40) for rec in FORMATS["parquet"].read(s, rules)]
+
+
+def test_a_parquet_row_group_over_the_limit_in_small_pages_is_read_whole(tmp_path):
+    """Its page headers (statistics with string values) are walked, no page is over the limit: every row is read."""
+    texts = [f"row {i} " + "word " * 200 for i in range(12000)]
+    urls = [f"https://x.test/{i}" for i in range(12000)]
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"text": texts, "url": urls}), path, data_page_size=64 * 1024, compression="zstd")
+    assert pq.ParquetFile(path).metadata.num_row_groups == 1
+    assert pq.ParquetFile(path).metadata.row_group(0).total_byte_size > 8 * LIMIT  # pages walked: 4 * LIMIT below
+    records = _parquet_read(path, 4 * LIMIT)
+    assert [p.text for _, p, _ in records] == texts
+    assert [json.loads(p.meta)["url"] for _, p, _ in records] == urls
+
+
+def test_the_rows_sharing_a_row_group_with_a_bomb_page_are_rejects_and_the_next_row_group_is_read(tmp_path):
+    path = tmp_path / "shared.parquet"
+    with pq.ParquetWriter(path, pa.schema([("text", pa.string()), ("url", pa.string())]), compression="zstd") as w:
+        w.write_table(pa.table({"text": ["before", "a" * (8 * LIMIT), "after"], "url": ["u0", "u1", "u2"]}))
+        w.write_table(pa.table({"text": ["next group"], "url": ["u3"]}))
+    records = _parquet_read(path, LIMIT)
+    assert [(pos, p.reason.value if p.reason else p.text) for pos, p, _ in records] == [
+        (0, "record_too_large"),
+        (1, "record_too_large"),
+        (2, "record_too_large"),
+        (3, "next group"),
+    ]
+    assert "inflates to" in records[0][1].detail

@@ -49,7 +49,8 @@ class _Compact:
         elif kind == 7:
             self.pos += 8
         elif kind == 8:
-            self.pos += self.varint()
+            length = self.varint()  # read before adding: ``self.pos += self.varint()`` would add to the old pos
+            self.pos += length
         elif kind in (9, 10):
             head = self.byte()
             size = head >> 4 if head >> 4 != 15 else self.varint()
