@@ -27,8 +27,9 @@ SKIPPED_KINDS = {  # WARC-Type -> reason; any other type but the one read is war
     "metadata": RejectReason.WARC_METADATA,
     "warcinfo": RejectReason.WARC_WARCINFO,
 }
-# a field line of an HTTP header block: a token, then a colon (RFC 9110 5.1), or a continuation line
-_HTTP_FIELD = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:|[ \t])")
+# a field line of an HTTP header block: a name (no markup, not starting with a space) and a colon, or a
+# continuation line; lenient where servers are (a space inside a name), strict where a body starts (``<html>``)
+_HTTP_FIELD = re.compile(rb"^([^\s:<>][^:<>]*:|[ \t])")
 CONTENT_DECODERS = {"gzip": (31,), "x-gzip": (31,), "deflate": (15, -15)}  # zlib wbits to try, as warcio does
 NOT_DECODED = frozenset({"br", "compress", "x-compress", "zstd"})  # compressed bodies this reader does not inflate
 _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.IGNORECASE)
