@@ -147,3 +147,22 @@ def test_a_file_added_to_a_source_recomputes_a_finished_ingest(spark, tmp_path):
     assert why and "web" in why[0] and "c.jsonl" in why[0] and "b.jsonl" in why[0], messages
     assert counts["sources"]["web"]["documents"] == 3
     assert _texts(spark, tmp_path / "run") == ["added later", "first", "second, rewritten"]
+
+
+@pytest.mark.parametrize("pattern", ["{d}", "{d}/", "{d}/**/*.jsonl"])
+def test_file_names_are_relative_to_the_configured_path_so_a_file_added_higher_up_renames_none(tmp_path, pattern):
+    """A source's file names (hence doc ids) are relative to its path's directory, not to the deepest directory its
+    files share: a file added above the others changes no name (issue 46)."""
+    from pipeline.config import SourceConfig
+    from pipeline.sources.splits import source_files
+
+    d = tmp_path / "src"
+    (d / "2024" / "03").mkdir(parents=True)
+    (d / "2024" / "03" / "a.jsonl").write_text(_jsonl("one"))
+    (d / "2024" / "03" / "b.jsonl").write_text(_jsonl("two"))
+    source = [SourceConfig(name="s", paths=[pattern.format(d=d)], format="jsonl")]
+    before = sorted(source_files(source)["s"].relative())
+    assert before == ["2024/03/a.jsonl", "2024/03/b.jsonl"]
+    (d / "top.jsonl").write_text(_jsonl("three"))
+    after = sorted(source_files(source)["s"].relative())
+    assert after == [*before, "top.jsonl"]

@@ -146,3 +146,37 @@ tokenizer: {{train: true}}
     assert INGEST.config_values(load_config_text(text))["ingest"] == before
     blocklist.write_text(BLOCKLIST + "more.test\n")
     assert INGEST.config_values(load_config_text(text))["ingest"] != before
+
+
+@pytest.mark.spark
+def test_bracketed_urls_are_the_same_page_and_empty_urls_are_not(spark, tmp_path):
+    """A ``WARC-Target-URI`` in angle brackets (Wget 1.19) is the URL without them, as warcio reads it: it is
+    blocked by its domain and is an older capture of the same URL unbracketed; pages with an empty URL are kept."""
+    html = _pages(5)
+    captures = [
+        ("<https://docs.python.org/a.html>", JAN, html[0]),
+        ("https://docs.python.org/a.html", MARCH, html[1]),
+        ("<https://blocked.test/z>", MARCH, html[2]),
+        ("<>", JAN, html[3]),  # an empty URL once its brackets are dropped
+        ("<>", MARCH, html[4]),
+    ]
+    src = tmp_path / "crawl"
+    src.mkdir()
+    (src / "wget.warc.gz").write_bytes(build_captures(captures)[0])
+    (tmp_path / "blocklist.txt").write_text("blocked.test\n")
+    out = tmp_path / "run"
+    text = f"""
+output: {out}
+sources: [{{name: web, paths: ["{src}"], format: warc}}]
+ingest: {{domain_blocklist: "{tmp_path}/blocklist.txt"}}
+tokenizer: {{train: true}}
+"""
+    counts = run_stages(RunContext(load_config_text(text), spark=spark), only="ingest")["ingest"].counts
+    docs = _rows(out / "documents")
+    urls = sorted(json.loads(d["meta"])["url"] for d in docs)
+    assert urls == ["", "", "https://docs.python.org/a.html"]
+    [older] = _rows(out / "older_captures")
+    assert (older["url"], older["warc_date"], older["kept_warc_date"]) == ("https://docs.python.org/a.html", JAN, MARCH)
+    row = counts["sources"]["web"]
+    assert row["rejects_by_reason"] == {"blocked_domain": 1} and row["older_capture"] == 1
+    assert row["documents_read"] == 5 and row["documents"] == 3

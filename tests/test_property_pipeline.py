@@ -4,7 +4,9 @@ link that loops (left out and counted, docs/bad_input.md, Files). Per source, th
 with the figures planted by the generator, and every distinct good text reaches ``megatron/<source>``
 exactly once (decoded with the run's tokenizer through Hugging Face ``tokenizers``). The filter stage runs a toy
 filter (tests/filter_toys.py) that drops texts of fewer than 5 words on the even-numbered sources (the others
-override the run's list with none), so the equation also counts filtered documents.
+override the run's list with none), so the equation also counts filtered documents. A run may also hold a web
+archive source (``plant_web_source``, issue 46): gzip members holding several records, chunked and gzip- or
+deflate-encoded responses, ``WARC-Target-URI`` values in angle brackets (one of a blocklisted domain), requests.
 
 Good texts are 30 random words: far below the Jaccard threshold from each other, so the expected
 survivors are the distinct good texts of each source (exact copies are planted within a source only).
@@ -13,10 +15,12 @@ survivors are the distinct good texts of each source (exact copies are planted w
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import random
 import shutil
 import tempfile
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -26,6 +30,7 @@ import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from resiliparse.extract.html2text import extract_plain_text
 
 from pipeline.config import load_config_text
 from pipeline.filter import registry
@@ -174,6 +179,84 @@ source_spec = st.tuples(
 )
 
 
+# ---- a web archive source (issue 46): what WARC readers must frame and decode, and the URL rules ----
+
+WARC_KINDS = GOOD + ("chunked", "gzip_body", "deflate_body", "bracketed", "multi", "blocked_bracketed", "request")
+BLOCKED = "blocked.test"
+web_source_spec = st.lists(st.lists(st.integers(0, 99), min_size=4, max_size=16), min_size=1, max_size=2)
+
+
+def _chunked(body: bytes, size: int) -> bytes:
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+
+
+def _warc_record(kind: str, src: Source) -> tuple[bytes, bool]:
+    """One uncompressed WARC record of ``kind`` (warcio writes it) and whether it is a page to keep."""
+    warcio = require_oracle("warcio.warcwriter")
+    headers_mod = require_oracle("warcio.statusandheaders")
+    buf = io.BytesIO()
+    writer = warcio.WARCWriter(buf, gzip=False)
+    n = len(src.good) + sum(src.rejects.values())
+    url = f"http://{src.name}.test/{n}"
+    if kind == "request":
+        request = headers_mod.StatusAndHeaders(f"GET /{n} HTTP/1.1", [("Host", "x")], is_http_request=True)
+        writer.write_record(writer.create_warc_record(url, "request", payload=io.BytesIO(b""), http_headers=request))
+        src.rejects["warc_request"] += 1
+        return buf.getvalue(), False
+    if kind == "blocked_bracketed":
+        text, url = src.text(), f"<http://a.{BLOCKED}/{n}>"
+        src.rejects["blocked_domain"] += 1
+    else:
+        text = src.good_text("good" if kind not in GOOD else kind)
+        url = f"<{url}>" if kind == "bracketed" else url
+    html = f"<html><body><p>{text}</p></body></html>"
+    assert extract_plain_text(html, main_content=True) == text  # resiliparse gives the planted text back
+    body, fields = html.encode("utf-8"), [("Content-Type", "text/html; charset=utf-8")]
+    if kind == "chunked":
+        body, fields = _chunked(body, 7), [*fields, ("Transfer-Encoding", "chunked")]
+    elif kind == "gzip_body":
+        body, fields = gzip.compress(body), [*fields, ("Content-Encoding", "gzip")]
+    elif kind == "deflate_body":
+        body, fields = zlib.compress(body), [*fields, ("Content-Encoding", "deflate")]
+    http = headers_mod.StatusAndHeaders("200 OK", fields, protocol="HTTP/1.1")
+    writer.write_record(writer.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http))
+    return buf.getvalue(), kind != "blocked_bracketed"
+
+
+def write_warc_file(src: Source, path: Path, kinds: list[str]) -> None:
+    """A ``.warc.gz`` of one gzip member per record, but ``multi``: a member of a page, a request and a page."""
+    members = []
+    for kind in kinds:
+        parts = ("good", "request", "chunked") if kind == "multi" else (kind,)
+        members.append(gzip.compress(b"".join(_warc_record(part, src)[0] for part in parts)))
+    path.write_bytes(b"".join(members))
+
+
+def plant_web_source(root: Path, index: int, files: list[list[int]]) -> tuple[Source, str]:
+    """A warc source of ``files`` (picks of WARC_KINDS per file) and its line of the config's sources."""
+    src = Source(f"s{index}", "warc", random.Random(index))
+    directory = root / "raw" / src.name
+    directory.mkdir(parents=True)
+    for j, picks in enumerate(files):
+        write_warc_file(src, directory / f"f{j}.warc.gz", [WARC_KINDS[p % len(WARC_KINDS)] for p in picks])
+        TRIED["records"] += len(picks)
+    filters = ", filter: []" if index % 2 else ""
+    return src, f'  - {{name: {src.name}, paths: ["{directory}"], format: warc{filters}}}'
+
+
+def link_web_extras(root: Path, src: Source) -> None:
+    """The hidden names and looping link every source gets (the linked directory: a WARC file of its own)."""
+    directory = root / "raw" / src.name
+    linked = root / "elsewhere" / src.name
+    linked.mkdir(parents=True)
+    write_warc_file(src, linked / "linked.warc.gz", ["good", "multi"])
+    (directory / "linked").symlink_to(linked)
+    (directory / "_x").write_bytes(b"hidden")
+    (directory / ".x").write_bytes(b"hidden")
+    (directory / "up").symlink_to("..")
+
+
 @pytest.mark.same_plan  # random inputs through the plans of test_pipeline_run.py and test_ingest_files.py
 @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
@@ -184,8 +267,9 @@ source_spec = st.tuples(
         st.integers(1, 7).map(lambda n: f"partitions: {n}"),
     ),
     shards=st.integers(1, 3),
+    web=web_source_spec,
 )
-def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, splits, shards):
+def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, splits, shards, web):
     rng = random.Random(seed)
     root = Path(tempfile.mkdtemp(prefix="prop-"))
     try:
@@ -216,11 +300,17 @@ def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, s
             keep += ", filter: []" if i % 2 else ""  # odd sources: no filter
             yaml_sources.append(f'  - {{name: {src.name}, paths: ["{directory}"], format: {fmt}{keep}}}')
             planted.append(src)
+        if web:
+            web_src, line = plant_web_source(root, len(planted), web)
+            link_web_extras(root, web_src)
+            yaml_sources.append(line)
+            planted.append(web_src)
+        (root / "blocklist.txt").write_text(f"{BLOCKED}\n")
         config = load_config_text(f"""
 output: {root / "run"}
 sources:
 {chr(10).join(yaml_sources)}
-ingest: {{{splits}, max_text_bytes: {MAX_TEXT_BYTES}}}
+ingest: {{{splits}, max_text_bytes: {MAX_TEXT_BYTES}, domain_blocklist: "{root / "blocklist.txt"}"}}
 filter: [{{name: toy_length, min_words: {MIN_WORDS}}}]
 tokenizer: {{train: true, vocab_size: 300}}
 tokenize: {{partitions: {shards}}}

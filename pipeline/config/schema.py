@@ -81,7 +81,8 @@ class IngestConfig:
     include_hidden: bool = False
     # warc format: how HTML becomes text (docs/bad_input.md, Web archives)
     html_extractor: str = field(default="resiliparse", metadata=_choices("resiliparse", "trafilatura"))
-    # warc and wet formats: a record (decompressed WARC record) over this is a record_too_large reject
+    # every format: a record (a line, a text file, a Parquet page, a decompressed WARC record) over this is a
+    # record_too_large reject, never held whole in memory (docs/bad_input.md, Records)
     max_record_bytes: int = field(default=64 * 1024 * 1024, metadata=_int_in(1, INT32_MAX))
     # warc and wet formats: a file of domains, one per line; pages of a listed domain or its subdomains are
     # blocked_domain rejects (docs/bad_input.md, URL rules)

@@ -16,6 +16,7 @@ from pipeline.sources.formats import FORMATS
 from pipeline.sources.formats.base import Record, SourceFile, Split
 from pipeline.sources.records import RecordRules
 from pipeline.storage import FileInfo, list_files
+from pipeline.storage.listing import pattern_base
 
 __all__ = ["OPEN_COST", "SourceListing", "Split", "pack_splits", "plan_splits", "read_split", "source_files"]
 
@@ -29,11 +30,12 @@ class SourceListing:
 
     files: list[FileInfo] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # relative to the listed directory; a directory ends with /
+    base: str = ""  # the source's base directory: that of its one path, else the deepest one all its paths share
 
     def relative(self) -> dict[str, FileInfo]:
-        """Each file by its path relative to the source's base directory (what doc ids and rejects name)."""
-        urls = [f.url for f in self.files]
-        base = _base_dir(urls) if urls else ""
+        """Each file by its path relative to the source's base directory (what doc ids and rejects name): it
+        depends on the configured paths, not on which files they hold."""
+        base = self.base or (_base_dir([f.url for f in self.files]) if self.files else "")
         return {(posixpath.relpath(f.url, base) if f.url != base else posixpath.basename(f.url)): f for f in self.files}
 
 
@@ -46,6 +48,7 @@ def source_files(
     for i, src in enumerate(sources):
         files: dict[str, FileInfo] = {}
         skipped: list[str] = []
+        bases: list[str] = []
         for j, pattern in enumerate(src.paths):
             try:
                 listing = list_files(pattern, include_hidden)
@@ -55,7 +58,9 @@ def source_files(
                 raise ConfigError(f"{key}.{i}.paths.{j}", _nothing_matches(pattern, listing.skipped))
             files.update((f.url, f) for f in listing.files)
             skipped.extend(listing.skipped)
-        found[src.name] = SourceListing(sorted(files.values()), skipped)
+            bases.append(pattern_base(pattern))
+        base = bases[0] if len(set(bases)) == 1 else _common(bases)
+        found[src.name] = SourceListing(sorted(files.values()), skipped, base)
     return found
 
 
@@ -66,6 +71,13 @@ def _nothing_matches(pattern: str, skipped: list[str]) -> str:
     if "[" in pattern:
         why += "; a path that does not exist is a glob, where [[] matches a literal ["
     return why
+
+
+def _common(urls: list[str]) -> str:
+    """The deepest directory the URLs share (with their scheme)."""
+    scheme = urls[0].split("://", 1)[0] + "://" if "://" in urls[0] else ""
+    shared = posixpath.commonpath([u.split("://", 1)[-1] for u in urls])
+    return scheme + shared
 
 
 def _base_dir(urls: list[str]) -> str:

@@ -76,6 +76,20 @@ def list_files(pattern: str, hidden: bool = False) -> Listing:
     return listing
 
 
+def pattern_base(pattern: str) -> str:
+    """The directory ``pattern`` names its files from, as a URL like theirs: an existing directory itself, an
+    existing file's directory, a glob's directory before its first wildcard."""
+    fs, path = resolve(pattern)
+    if any(c in path for c in GLOB_CHARS) and not fs.exists(path):
+        static = path[: min(path.find(c) for c in GLOB_CHARS if c in path)]
+        base = static.rstrip("/") if static.endswith("/") else posixpath.dirname(static)
+    elif os.path.isdir(path) if is_local(pattern) else fs.isdir(path):
+        base = path.rstrip("/") or path
+    else:
+        base = posixpath.dirname(path)
+    return unstrip(pattern, base)
+
+
 def _info(template: str, path: str, info: dict) -> FileInfo:
     version = next((str(info[k]) for k in VERSION_KEYS if info.get(k) is not None), "")
     return FileInfo(unstrip(template, path), int(info.get("size") or 0), version)

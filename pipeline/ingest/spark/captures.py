@@ -21,8 +21,8 @@ def _capture_time(column: str) -> Column:
 
 def older_captures(documents: DataFrame, web_sources: list[str]) -> DataFrame:
     """The documents of ``web_sources`` whose URL another of the run's documents holds with a later capture time
-    (or the same time and a smaller doc_id), with the kept capture's doc_id and date. A document without a URL
-    or a readable date takes part with its URL and sorts as the oldest."""
+    (or the same time and a smaller doc_id), with the kept capture's doc_id and date. A document without a URL (or
+    with an empty one) takes no part; one without a readable date takes part with its URL and sorts as the oldest."""
     pages = (
         documents.where(F.col("source").isin(web_sources))
         .select(
@@ -34,7 +34,7 @@ def older_captures(documents: DataFrame, web_sources: list[str]) -> DataFrame:
             F.get_json_object("meta", "$.warc_date").alias("warc_date"),
             F.substring("text", 1, EXCERPT_CHARS).alias("excerpt"),
         )
-        .where(F.col("url").isNotNull())
+        .where(F.col("url").isNotNull() & (F.trim(F.col("url")) != ""))
         .withColumn("captured", _capture_time("warc_date"))
     )
     latest_first = Window.partitionBy("url").orderBy(F.col("captured").desc_nulls_last(), F.col("doc_id").asc())

@@ -1,4 +1,5 @@
-"""Line-delimited files (JSONL, text lines): byte-range splits on line boundaries, compressed files whole."""
+"""Line-delimited files (JSONL, text lines): byte-range splits on line boundaries, compressed files whole. A line
+is held in memory up to the record size limit only, whatever the file decompresses to."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from collections.abc import Iterator
 from typing import IO
 
 import zstandard
+from fsspec.spec import AbstractBufferedFile
 
 from pipeline.sources.formats.base import SourceFile, Split
+from pipeline.sources.records import Parsed, RejectReason
 from pipeline.storage import resolve
 
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+PIECE = 1 << 20  # an over-long line is read on to its end in pieces of this size
+KEPT = 4096  # of an over-long line, the bytes kept (a reject's excerpt)
 
 
 def compression_of(url: str) -> str | None:
@@ -47,32 +52,59 @@ def open_split(split: Split) -> IO[bytes] | io.BufferedIOBase:
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if split.compression == "zstd":
         return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
+    if isinstance(raw, AbstractBufferedFile):  # an object store's file: its readline takes no size
+        return io.BufferedReader(raw, PIECE)
     return raw
 
 
-def _strip_eol(line: bytes) -> bytes:
-    if line.endswith(b"\n"):
-        line = line[:-1]
-        if line.endswith(b"\r"):
-            line = line[:-1]
-    return line
+def too_large(size: int, limit: int) -> Parsed:
+    """The reject of a record of ``size`` bytes (or more) over the limit ``ingest.max_record_bytes``."""
+    return Parsed(reason=RejectReason.RECORD_TOO_LARGE, detail=f"{size} bytes > {limit}")
 
 
-def lines(split: Split) -> Iterator[tuple[int, bytes]]:
-    """``(position, line)`` for the lines starting in [start, end) (Hadoop line-split rule), or every line of a
-    whole file. Positions are byte offsets of line starts, line numbers in a whole (compressed) file."""
+def _eol(line: bytes) -> int:
+    return 2 if line.endswith(b"\r\n") else 1 if line.endswith(b"\n") else 0
+
+
+def _next_line(f: IO[bytes] | io.BufferedIOBase, limit: int) -> tuple[bytes, int, int]:
+    """``(line, size, taken)``: the next line without its end of line, its size, and the bytes it took (end of line
+    included; 0 at the end of the file). A line over ``limit`` bytes is read on to its end in pieces, its first
+    ``KEPT`` bytes kept."""
+    line = f.readline(limit + 2)
+    taken = len(line)
+    if taken < limit + 2 or line.endswith(b"\n"):
+        eol = _eol(line)
+        return line[: taken - eol], taken - eol, taken
+    head = line[:KEPT]
+    del line
+    while True:
+        piece = f.readline(PIECE)
+        taken += len(piece)
+        if not piece or piece.endswith(b"\n"):
+            eol = _eol(piece)
+            return head, taken - eol, taken
+
+
+def lines(split: Split, limit: int) -> Iterator[tuple[int, bytes, int]]:
+    """``(position, line, size)`` for the lines starting in [start, end) (Hadoop line-split rule), or every line of
+    a whole file. Positions are byte offsets of line starts, line numbers in a whole (compressed) file. A line over
+    ``limit`` bytes (``size > limit``) is never held whole: only its first bytes are given."""
     with open_split(split) as f:
         if split.end == -1:
-            for number, line in enumerate(f):
-                yield number, _strip_eol(line)
-            return
+            number = 0
+            while True:
+                line, size, taken = _next_line(f, limit)
+                if not taken:
+                    return
+                yield number, line, size
+                number += 1
         pos = split.start
         if pos > 0:
             f.seek(pos - 1)
-            pos += len(f.readline()) - 1  # finish the line that straddles the split start
+            pos += _next_line(f, limit)[2] - 1  # finish the line that straddles the split start
         while pos < split.end:
-            line = f.readline()
-            if not line:
+            line, size, taken = _next_line(f, limit)
+            if not taken:
                 break
-            yield pos, _strip_eol(line)
-            pos += len(line)
+            yield pos, line, size
+            pos += taken
