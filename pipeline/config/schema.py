@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 _NAME_RE = r"[A-Za-z0-9][A-Za-z0-9_.-]*"  # matched with re.fullmatch: no trailing newline slips through
@@ -167,6 +167,18 @@ class TokenizerConfig:
     sample_fraction: float = field(default=1.0, metadata=_check(lambda v: 0 < v <= 1, "must be in (0, 1]"))
     min_pretoken_count: int = field(default=1, metadata=_int_in(1, INT64_MAX))
     max_distinct_pretokens: int = field(default=2_000_000, metadata=_int_in(1, INT64_MAX))
+
+
+TOKENIZER_KEYS_OF_V2 = ("kind", "path", "pattern", "add_bos", "bos_token")  # keys the tokenizer section gained
+
+
+def tokenizer_values_from_v1(values: dict[str, Any]) -> dict[str, Any]:
+    """Recorded values of a stage reading the tokenizer section, from before it had :data:`TOKENIZER_KEYS_OF_V2`
+    (then every tokenizer was GPT-2 style BPE: those keys at their defaults)."""
+    if "tokenizer" not in values:
+        return values
+    defaults = {f.name: f.default for f in fields(TokenizerConfig) if f.name in TOKENIZER_KEYS_OF_V2}
+    return {**values, "tokenizer": {**defaults, **values["tokenizer"]}}
 
 
 @dataclass

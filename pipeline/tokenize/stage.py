@@ -47,6 +47,7 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
+from pipeline.config.schema import tokenizer_values_from_v1
 from pipeline.errors import PipelineError
 from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
 from pipeline.megatron.reader import read_index
@@ -189,6 +190,7 @@ class Tokenize(Stage):
     config_keys = ("tokenizer", "tokenize")
     reads = ("documents",)
     passes = {"shards": layout.SHARDS}
+    version = 2  # 1: before tokenizer.kind, path, pattern, add_bos and bos_token (at their defaults then)
     writes = (layout.SHARDS,)
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
@@ -196,6 +198,9 @@ class Tokenize(Stage):
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
         return {"tokenizer": asdict(config.tokenizer), "tokenize": asdict(config.tokenize)}
+
+    def upgrade(self, values: dict[str, Any], version: int) -> dict[str, Any]:
+        return tokenizer_values_from_v1(values)
 
 
 STAGE = Tokenize()

@@ -22,6 +22,7 @@ from typing import Any
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
+from pipeline.config.schema import tokenizer_values_from_v1
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -118,6 +119,7 @@ class TrainTokenizer(Stage):
     name = "train-tokenizer"
     config_keys = ("tokenizer",)
     reads = ("documents",)
+    version = 2  # 1: before tokenizer.kind, path, pattern, add_bos and bos_token (at their defaults then)
     writes = (layout.TOKENIZER,)
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
@@ -125,6 +127,9 @@ class TrainTokenizer(Stage):
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
         return {"tokenizer": asdict(config.tokenizer)}
+
+    def upgrade(self, values: dict[str, Any], version: int) -> dict[str, Any]:
+        return tokenizer_values_from_v1(values)
 
     def applies(self, config: PipelineConfig) -> bool:
         return config.tokenizer.train
