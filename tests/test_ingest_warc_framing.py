@@ -1,8 +1,8 @@
 """WARC records as other WARC readers frame and decode them, with warcio as the oracle
 (docs/bad_input.md, Web archives): a gzip member holding several records gives every record; chunked transfer
-coding and gzip / deflate content coding are removed from the body as warcio's ``content_stream()`` removes them; a ``WARC-Target-URI`` in
-angle brackets (Wget 1.19) is the URL without them, for the blocklist and in ``meta``; HTTP headers running
-into the body are a malformed header."""
+coding and gzip / deflate content coding are removed from the body as warcio's ``content_stream()`` removes them;
+a ``WARC-Target-URI`` in angle brackets (Wget 1.19) is the URL without them, for the blocklist and in ``meta``;
+HTTP headers running into the body are a malformed header."""
 
 from __future__ import annotations
 
