@@ -199,3 +199,22 @@ def test_option_errors(corpus: tuple[Path, list[str]], tmp_path: Path) -> None:
     )
     assert one.keep_labels == [("library", 1.0)] and one.filter_mode == "paragraph"
     assert one.files() == {"model": path}
+
+
+@pytest.mark.parametrize(("loss", "ngrams", "quantize"), MODELS)
+def test_probabilities_as_fasttext(
+    corpus: tuple[Path, list[str]], tmp_path: Path, loss: str, ngrams: int, quantize: bool
+) -> None:
+    """Every label's probability within 1e-6 of the fastText library's ``predict(k=-1)``, the same labels returned,
+    on each paragraph of the held-out pages: through our predictor for the models it runs (no word n-grams)."""
+    path = _train(corpus, loss, ngrams, quantize, tmp_path)
+    lines = [" ".join(p.split()) for text in corpus[1][:30] for p in text.split("\n\n")] + ["", "json"]
+    step = fc.FastTextClassifierFilter(model=path)
+    assert (fc.predictor(fc.local_model(path)) is not None) == (ngrams == 1)
+    ours = step.predict(lines)
+    library = fc.library_model(path)
+    for line, got in zip(lines, ours, strict=True):
+        labels, probs = library.predict(line, k=-1)
+        want = {label.removeprefix("__label__"): float(p) for label, p in zip(labels, probs, strict=True)}
+        assert got.keys() == want.keys(), line
+        assert all(abs(got[k] - want[k]) <= 1e-6 for k in want), (line, got, want)
