@@ -1,7 +1,7 @@
-"""The fasttext_classifier filter against datatrove 0.10.1's FastTextClassifierFilter (docs/stages.md, The fastText
-classifier): models trained here by the fastText library (every loss, word n-grams 1-3, ``.bin`` and quantized
-``.ftz``) on the Python documentation's sources, decisions, texts and per-label mean scores compared on
-documents of the same documentation, and the options' one-line errors."""
+"""The fasttext_classifier filter (docs/stages.md, The fastText classifier) against datatrove 0.10.1's
+FastTextClassifierFilter: models trained here by the fastText library (every loss, word n-grams 1-3, ``.bin``
+and quantized ``.ftz``) on the Python documentation's sources, decisions, texts and per-label mean scores
+compared on documents of the same documentation, and the options' one-line errors."""
 
 from __future__ import annotations
 
