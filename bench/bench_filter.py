@@ -55,7 +55,7 @@ RULE_FILTERS = {
     "c4": ("C4Filter", "c4_filters", "C4QualityFilter"),
     "fineweb": ("FineWebFilter", "fineweb_quality_filter", "FineWebQualityFilter"),
 }
-ORDER = ["language", "pii", *RULE_FILTERS]
+ORDER = ["language", "pii", *RULE_FILTERS, "fasttext_classifier"]
 
 
 @dataclass
@@ -140,6 +140,43 @@ def bench_language(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
     checked += f" ({over} over 1e-6)"
     ok = same_label == same_keep == len(texts) and worst <= 1e-6
     return Row("language", theirs_s, ours_s, checked, "" if ok else "MISMATCH")
+
+
+def bench_fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
+    """datatrove's FastTextClassifierFilter (document mode) vs ours, on a softmax bigram-free model trained here by
+    the fastText library (labels: a document longer than the median or not), keep_labels [[long, 0.5]]."""
+    import subprocess
+    import tempfile
+
+    from datatrove.data import Document
+    from datatrove.pipeline.filters.fasttext_filter import FastTextClassifierFilter
+    from fasttext.FastText import _FastText
+
+    from pipeline.filter.rules.fasttext_classifier import FastTextClassifierFilter as Ours
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-fasttext-"))
+    median = sorted(map(len, texts))[len(texts) // 2]
+    lines = [f"__label__{'long' if len(t) > median else 'short'} {' '.join(t.split())}" for t in texts[::4]]
+    (folder / "train.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    model = str(folder / "model.bin")
+    train = "import fasttext,sys; fasttext.train_supervised(input=sys.argv[1], dim=16, epoch=2, thread=1, verbose=0)"
+    subprocess.run(
+        [sys.executable, "-c", train + ".save_model(sys.argv[2])", str(folder / "train.txt"), model], check=True
+    )
+    oracle = FastTextClassifierFilter(model, keep_labels=[("long", 0.5)])
+    oracle._model = _FastText(model_path=model)
+    from pipeline.numba_backend import FILTER
+
+    FILTER.set(True)  # the compiled kernel from the first call, as for language
+    ours_filter = Ours(model=model, keep_labels=[["long", 0.5]])
+    ours_filter.apply(batches[0].slice(0, 1))  # the model loads once per process, outside the timing
+    theirs_s, expected = _timed(lambda: [bool(oracle.filter(Document(text=t, id=str(i)))) for i, t in enumerate(texts)])
+    ours_s, results = _timed(lambda: _ours(ours_filter, batches))
+    keep = np.concatenate([r.keep for r in results])
+    same = int((keep == np.array(expected)).sum())
+    return Row(
+        "fasttext_classifier", theirs_s, ours_s, f"keep {same}/{len(texts)}", "" if same == len(texts) else "MISMATCH"
+    )
 
 
 def bench_pii(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
@@ -237,6 +274,8 @@ def main() -> None:
             row = bench_language(texts, batches)
         elif name == "pii":
             row = bench_pii(texts, batches)
+        elif name == "fasttext_classifier":
+            row = bench_fasttext_classifier(texts, batches)
         else:
             row = bench_rules(name, texts, batches)
         if row.note == "not built":

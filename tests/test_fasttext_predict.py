@@ -136,14 +136,14 @@ def test_a_small_cache_starts_again_and_gives_the_same(lines: list[str], model_p
 
 
 def test_a_model_we_do_not_run_goes_through_fasttext(tmp_path: Path, model_path: str) -> None:
-    """lid.176 with its loss set to softmax in the args header: fastText runs it (another model), we do not."""
+    """lid.176 with word bigrams set in the args header: fastText runs it (another model), we do not."""
     data = bytearray(Path(model_path).read_bytes())
-    loss_at = 8 + 6 * 4  # magic, version, then dim ws epoch minCount neg wordNgrams
-    assert int.from_bytes(data[loss_at : loss_at + 4], "little") == 1  # hs
-    data[loss_at : loss_at + 4] = (3).to_bytes(4, "little")  # softmax
-    softmax = tmp_path / "softmax.ftz"
+    ngrams_at = 8 + 5 * 4  # magic, version, then dim ws epoch minCount neg
+    assert int.from_bytes(data[ngrams_at : ngrams_at + 4], "little") == 1
+    data[ngrams_at : ngrams_at + 4] = (2).to_bytes(4, "little")
+    softmax = tmp_path / "bigrams.ftz"
     softmax.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="hierarchical softmax"):
+    with pytest.raises(ValueError, match="word n-grams"):
         FastTextPredictor(fasttext_model.load(str(softmax)))
     texts = [t for _, t in catalogue_documents()][:40]
     result = LanguageFilter(model_path=str(softmax), min_score=0.3).apply(pa.RecordBatch.from_pydict({"text": texts}))

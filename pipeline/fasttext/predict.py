@@ -1,5 +1,5 @@
 """fastText's supervised predict over a model read by :mod:`pipeline.fasttext.model`, in numpy, for many
-lines at once; the same labels and probabilities as fastText's ``predictLine`` (hierarchical softmax models).
+lines at once; the same labels and probabilities as fastText's ``predictLine`` (models without word n-grams).
 
 fastText reads a line as words split on its whitespace bytes (space, ``\\t \\n \\v \\f \\r \\0``), a newline giving
 the end-of-sentence word ``</s>`` that ends the line; a word starting with ``__label__`` is a label, not input. A
@@ -9,6 +9,11 @@ prune index has it). The hidden vector is those rows summed in that order in flo
 Hierarchical softmax walks the Huffman tree of the label counts: at an inner node ``f = sigmoid(output row .
 hidden)``, the left child adds ``log(1 - f + 1e-5)`` and the right ``log(f + 1e-5)``; a branch whose score falls
 below ``log(threshold + 1e-5)`` is not followed. A label's probability is ``exp`` of its leaf's score.
+Softmax, one-vs-all and negative sampling (:class:`LinearOutput`) take a dot product per label (float32, in order),
+then a softmax (``expf(d - max)``, summed label by label, divided) or fastText's 513-value sigmoid table; a label
+is returned when its probability is at least the threshold, as ``exp(log(p + 1e-5))``. ``expf`` is computed as
+exp in float64 rounded once: glibc's ``expf`` differs from that by one ulp on about one value in a thousand, so a
+probability can differ from fastText's by one float32 ulp (within 1e-6).
 
 Two paths give the same vectors bit for bit: the compiled one (``fasttext_numba``, chosen by the FILTER numba switch,
 ``PIPELINE_FILTER_NUMBA``) reads the lines' UTF-8 bytes and adds each word's rows as fastText does, the dictionary
@@ -105,6 +110,53 @@ class HierarchicalSoftmax:
         return score[: self.n].T.copy(), reached[: self.n].T.copy()
 
 
+MAX_SIGMOID = 8  # fastText's sigmoid table: 512 + 1 values over [-8, 8]
+SIGMOID_TABLE_SIZE = 512
+
+
+def sigmoid_table() -> np.ndarray:
+    """fastText's ``t_sigmoid_``: ``1 / (1 + expf(-x))`` in double, stored as float, for x = i * 16 / 512 - 8."""
+    i = np.arange(SIGMOID_TABLE_SIZE + 1)
+    x = (i * 2 * MAX_SIGMOID).astype(np.float32) / np.float32(SIGMOID_TABLE_SIZE) - np.float32(MAX_SIGMOID)
+    return (1.0 / (1.0 + _expf(-x).astype(np.float64))).astype(np.float32)
+
+
+class LinearOutput:
+    """fastText's softmax and one-vs-all (negative sampling's too) outputs: a dot product per label, then a
+    softmax or fastText's table sigmoid, for many hidden vectors at once."""
+
+    def __init__(self, loss: str, output: np.ndarray) -> None:
+        self.softmax = loss == "softmax"
+        self.output = np.ascontiguousarray(output, dtype=np.float32)
+        self.table = sigmoid_table()
+
+    def log_scores(self, hidden: np.ndarray, threshold: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """(``std_log`` of each label's probability (lines, labels) float32, whether fastText's ``findKBest``
+        keeps it: probability at least ``threshold``)."""
+        lines, dim = hidden.shape
+        n = self.output.shape[0]
+        dot = np.zeros((lines, n), dtype=np.float32)
+        for j in range(dim):  # dotRow: d += w[j] * x[j], j in order, each product rounded to float32
+            dot += self.output[:, j] * hidden[:, j : j + 1]
+        if self.softmax:
+            top = dot.max(axis=1, keepdims=True) if n else dot
+            e = _expf(dot - top)
+            z = np.zeros(lines, dtype=np.float32)
+            for i in range(n):  # z += output[i], label by label
+                z += e[:, i]
+            probs = e / z[:, None]
+        else:  # Loss::sigmoid: 0 below -8, 1 above 8, else the table at int((x + 8) * 512 / 8 / 2)
+            at = ((dot + np.float32(MAX_SIGMOID)) * np.float32(SIGMOID_TABLE_SIZE) / np.float32(MAX_SIGMOID)) / (
+                np.float32(2)
+            )
+            inside = np.clip(np.nan_to_num(at, nan=0.0), 0, SIGMOID_TABLE_SIZE).astype(np.int64)
+            probs = np.where(
+                dot < -MAX_SIGMOID, np.float32(0), np.where(dot > MAX_SIGMOID, np.float32(1), self.table[inside])
+            ).astype(np.float32)
+        logs = np.log(probs.astype(np.float64) + 1e-5).astype(np.float32)  # std_log
+        return logs, probs >= np.float32(threshold)
+
+
 class _Slots(dict[str, int]):
     """word -> its slot (row list number); a word not seen before gets the next slot and waits in ``pending``."""
 
@@ -140,8 +192,8 @@ class FastTextPredictor:
 
     def __init__(self, model: FastTextModel, max_words: int = MAX_WORDS, group_chars: int = GROUP_CHARS) -> None:
         args = model.args
-        if args["loss"] != "hs" or int(args["word_ngrams"]) > 1:
-            raise ValueError(f"only hierarchical softmax models without word n-grams (loss {args['loss']})")
+        if args["loss"] not in ("hs", "softmax", "ova", "ns") or int(args["word_ngrams"]) > 1:
+            raise ValueError(f"only models without word n-grams (loss {args['loss']}, {args['word_ngrams']} n-grams)")
         if model.output_norms is not None:  # dotRow would scale each product sum by its norm after the sum
             raise ValueError("an output matrix quantized with norms is not supported")
         self.labels = [label.removeprefix(LABEL_PREFIX) for label in model.labels]
@@ -161,7 +213,11 @@ class FastTextPredictor:
             self._kept_bits = np.packbits(self._bucket_rows >= 0, bitorder="little")
         self.input = model.input
         self._dictionary(model.words)
-        self.tree = HierarchicalSoftmax(model.label_counts, model.output)
+        self.tree: HierarchicalSoftmax | LinearOutput = (
+            HierarchicalSoftmax(model.label_counts, model.output)
+            if args["loss"] == "hs"
+            else LinearOutput(str(args["loss"]), model.output)
+        )
         self.max_words, self.group_chars = max_words, group_chars
         self.clear()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from pipeline import storage
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.filter import registry
 from pipeline.filter.options import FilterOptions, parse
@@ -77,8 +78,10 @@ def file_digests(config: PipelineConfig) -> dict[str, str]:
 
 
 def _sha256(path: str) -> str:
+    if not storage.is_local(path):  # a model on an object store (fasttext_classifier's model)
+        return hashlib.sha256(storage.read_bytes(path)).hexdigest()
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open(storage.local_path(path), "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -1,0 +1,297 @@
+"""A fastText quality classifier (docs/stages.md, The fastText classifier): datatrove 0.10.1's
+``FastTextClassifierFilter`` with its arguments (``model_url`` is ``model``).
+
+The text is cut into units by ``filter_mode``: the whole document, its paragraphs (datatrove's
+``split_into_paragraphs``: a blank line joins the paragraph before it) or its sentences (datatrove's English
+``split_into_sentences``, :mod:`pipeline.text.english.sentences`). Each unit, stripped and with every newline
+replaced by ``newline_replacement``, is given to fastText's ``predict(k=-1)``; a unit stays when one of
+``keep_labels`` scores at least its threshold (with ``remove_labels``: when none of them does; with neither:
+always). The document's text becomes its kept units joined, and it is dropped when that is empty or whitespace
+only. Every label's score is averaged over the units fastText returned it for (datatrove's metadata): those means
+are the filter's measures ``fasttext_classifier.<label>`` (NaN where no unit returned the label).
+
+Prediction: :class:`pipeline.fasttext.predict.FastTextPredictor` for the models it runs (every loss, without word
+n-grams), every other model through the ``fasttext`` library's own predict (the run log says so
+once per process and model); the model is loaded once per process. A model on an object store is copied to
+a local file once per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import os
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline import storage
+from pipeline.errors import UsageError
+from pipeline.fasttext import model as fasttext_model
+from pipeline.fasttext.predict import FastTextPredictor
+from pipeline.filter.options import FilterOptions, OptionError, made
+from pipeline.filter.registry import register
+from pipeline.stage_api.filter import FilterResult
+from pipeline.text.english.sentences import split_sentences
+
+NAME = "fasttext_classifier"
+LOW_SCORE = "fasttext_classifier.low_score"  # keep_labels: no listed label reached its threshold
+REMOVED = "fasttext_classifier.removed_label"  # remove_labels: a listed label reached its threshold
+EMPTY = "fasttext_classifier.empty"  # every unit was removed (or the text was blank to begin with)
+LABEL_PREFIX = "__label__"
+MODES = ("document", "paragraph", "sentence")
+RUN_MODEL = "run"  # the model this run trains (the classifier section)
+MISSING = -9e9  # datatrove's score of a label fastText did not return
+
+log = logging.getLogger(__name__)
+_LIBRARY: dict[str, Any] = {}  # local model path -> the fastText library's model, once per process
+_OURS: dict[str, FastTextPredictor | None] = {}  # local model path -> our predictor (None: a model it cannot run)
+_LOCAL: dict[str, str] = {}  # model path as configured -> a local file holding it
+
+
+def local_model(path: str) -> str:
+    """A local file holding the model at ``path`` (an object-store model is copied once per process)."""
+    if storage.is_local(path):
+        return storage.local_path(path)
+    found = _LOCAL.get(path)
+    if found is None:
+        folder = Path(tempfile.gettempdir()) / "pipeline-fasttext-models"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(path.encode()).hexdigest()[:16] + "-" + path.rstrip("/").rpartition("/")[2]
+        found = str(folder / name)
+        staged = f"{found}.{os.getpid()}.tmp"
+        Path(staged).write_bytes(storage.read_bytes(path))
+        os.replace(staged, found)
+        _LOCAL[path] = found
+    return found
+
+
+def predictor(path: str) -> FastTextPredictor | None:
+    """Our predictor of the local model ``path``, None when it is a kind ours does not run (logged once)."""
+    if path not in _OURS:
+        loaded = fasttext_model.load(path)
+        try:
+            _OURS[path] = FastTextPredictor(loaded)
+        except ValueError as exc:
+            _OURS[path] = None
+            log.info("fasttext_classifier: %s predicts through the fastText library (%s)", path, exc)
+    return _OURS[path]
+
+
+def library_model(path: str) -> Any:
+    """The ``fasttext`` library's model of the local file ``path``, once per process."""
+    found = _LIBRARY.get(path)
+    if found is None:
+        fasttext = importlib.import_module("fasttext.FastText")
+        found = _LIBRARY[path] = fasttext._FastText(model_path=path)
+    return found
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """datatrove 0.10.1's ``split_into_paragraphs``: the lines (``str.splitlines``) with a newline after every one
+    but the last, a line that is blank joining the unit before it; the units join back into the text less its
+    line-break characters other than ``\\n`` (and a final line break)."""
+    lines = text.splitlines()
+    units: list[str] = []
+    current: list[str] = []
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        if line.strip() and current:
+            units.append("".join(current))
+            current = []
+        current.append(line)
+        if i != last:
+            current.append("\n")
+    if current:
+        units.append("".join(current))
+    return units
+
+
+def split_units(text: str, mode: str) -> list[str]:
+    """The units of ``text`` that ``filter_mode`` ``mode`` scores, as datatrove's ``split_into_parts`` cuts them."""
+    if mode == "document":
+        return [text]
+    if mode == "paragraph":
+        return split_paragraphs(text)
+    return split_sentences(text)
+
+
+Pair = tuple[str, float]
+
+
+@dataclass(frozen=True)
+class FastTextClassifierOptions(FilterOptions):
+    """The options of :class:`FastTextClassifierFilter`: datatrove 0.10.1's ``FastTextClassifierFilter``
+    arguments (``model_url`` is ``model``; the label scores are always kept, as its ``save_labels_in_metadata``)."""
+
+    model: str = field(default="", metadata={"file": True})
+    """The fastText supervised model (``.bin`` or ``.ftz``): a local path or an object-store URL; fingerprinted by
+    content."""
+    keep_labels: list[Pair] | Pair | None = None
+    """``[label, min_score]`` pairs (label without ``__label__``): a unit stays when one scores at least its score."""
+    remove_labels: list[Pair] | Pair | None = None
+    """``[label, min_score]`` pairs: a unit stays when none scores at least its score (not with ``keep_labels``)."""
+    newline_replacement: str = ""
+    """What every newline of a unit becomes before fastText reads it (no newline in it)."""
+    filter_mode: str = "document"
+    """``document``, ``paragraph`` or ``sentence`` (datatrove's upper-case names too): what is scored and kept."""
+
+    def check(self) -> None:
+        keep, remove = _pairs(self.keep_labels), _pairs(self.remove_labels)
+        object.__setattr__(self, "keep_labels", keep)
+        object.__setattr__(self, "remove_labels", remove)
+        mode = self.filter_mode.lower()
+        if mode not in MODES:
+            raise OptionError("filter_mode", f"expected one of {', '.join(MODES)}, got {self.filter_mode!r}")
+        object.__setattr__(self, "filter_mode", mode)
+        if "\n" in self.newline_replacement:
+            raise OptionError("newline_replacement", "must not contain a newline (fastText reads one line)")
+        if keep and remove:
+            raise OptionError("remove_labels", "give keep_labels or remove_labels, not both")
+        for option, pairs in (("keep_labels", keep), ("remove_labels", remove)):
+            for i, (_, score) in enumerate(pairs or ()):
+                if not 0 <= score <= 1:
+                    raise OptionError(f"{option}.{i}", f"a threshold must be a fraction in [0, 1], got {score!r}")
+        labels = model_labels(self.model)
+        for option, pairs in (("keep_labels", keep), ("remove_labels", remove)):
+            for i, (label, _) in enumerate(pairs or ()):
+                if label not in labels:
+                    raise OptionError(f"{option}.{i}", f"label {label!r} is not one of the model's labels {labels}")
+
+    def files(self) -> dict[str, str]:
+        """The model file."""
+        return {"model": self.model}
+
+
+def _pairs(value: Any) -> list[Pair] | None:
+    """One ``(label, score)`` pair or a list of them as a list (datatrove takes either); None when unset."""
+    if value is None:
+        return None
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        return [value]
+    return [(str(label), float(score)) for label, score in value]
+
+
+def model_labels(path: str) -> list[str]:
+    """The labels (without ``__label__``) of the fastText model at ``path``; :class:`OptionError` (``model``) when
+    it is missing, not readable or not a supervised fastText model."""
+    if not path:
+        raise OptionError("model", "needs the path of a fastText model")
+    if path == RUN_MODEL:
+        raise OptionError("model", "'run' (the model this run trains) needs the train-classifier stage, not built yet")
+    try:
+        if not storage.exists(path):
+            raise OptionError("model", f"{path} is not a file")
+        labels = fasttext_model.load(local_model(path)).labels
+    except UsageError as exc:
+        raise OptionError("model", f"not a fastText model ({exc})") from None
+    except OSError as exc:
+        raise OptionError("model", f"cannot read {path} ({exc})") from None
+    return [label.removeprefix(LABEL_PREFIX) for label in labels]
+
+
+@register(NAME)
+class FastTextClassifierFilter:
+    """Scores every unit of a document with a fastText classifier and keeps those its labels' thresholds pass."""
+
+    name = NAME
+    Options = FastTextClassifierOptions
+
+    def __init__(self, options: FastTextClassifierOptions | None = None, /, **kwargs: Any) -> None:
+        o = self.options = made(FastTextClassifierOptions, options, kwargs, NAME)
+        self.keep: list[Pair] = _pairs(o.keep_labels) or []
+        self.remove: list[Pair] = _pairs(o.remove_labels) or []
+        self.mode = o.filter_mode
+        self.replacement = o.newline_replacement
+        self.path = o.model
+
+    def thresholds(self) -> dict[str, tuple[float, str]]:
+        """The rules' thresholds: a keep label's is a minimum, a remove label's a maximum (of a unit's score)."""
+        found = {f"{NAME}.{label}": (score, "min") for label, score in self.keep}
+        found.update({f"{NAME}.{label}": (score, "max") for label, score in self.remove})
+        return found
+
+    def _passes(self, scores: dict[str, float]) -> bool:
+        """datatrove's ``check_label_scores`` on one unit's ``{label: score}``."""
+        if self.keep:
+            return any(scores.get(label, MISSING) >= score for label, score in self.keep)
+        return not self.remove or not any(scores.get(label, MISSING) >= score for label, score in self.remove)
+
+    def predict(self, lines: list[str]) -> list[dict[str, float]]:
+        """fastText's ``predict(line, k=-1)`` of each line (no newline in it) as ``{label: probability}``."""
+        path = local_model(self.path)
+        ours = predictor(path)
+        if ours is None:
+            model = library_model(path)
+            out = []
+            for line in lines:
+                labels, probs = model.predict(line, k=-1)
+                out.append({label.removeprefix(LABEL_PREFIX): float(p) for label, p in zip(labels, probs, strict=True)})
+            return out
+        probs, reached = ours.probabilities([line + "\n" for line in lines])
+        return [
+            {ours.labels[j]: float(probs[i, j]) for j in np.flatnonzero(reached[i]).tolist()} for i in range(len(lines))
+        ]
+
+    def apply(self, batch: pa.RecordBatch) -> FilterResult:
+        """Keep, per document, the units the labels' thresholds pass; drop a document left blank."""
+        texts = [t or "" for t in batch.column("text").to_pylist()]
+        units = [split_units(text, self.mode) for text in texts]
+        flat = [u.strip().replace("\n", self.replacement) for per in units for u in per]
+        scored = self.predict(flat)
+        n = len(texts)
+        keep = np.ones(n, dtype=bool)
+        reason: list[str | None] = [None] * n
+        detail: list[str | None] = [None] * n
+        new_texts: list[str] = []
+        per_label: dict[str, list[float]] = {}
+        at = 0
+        for i, per in enumerate(units):
+            collected: dict[str, list[float]] = defaultdict(list)
+            kept = []
+            for unit in per:
+                scores = scored[at]
+                at += 1
+                for label, p in scores.items():
+                    collected[label].append(p)
+                if self._passes(scores):
+                    kept.append(unit)
+            means = {label: float(np.mean(values)) for label, values in collected.items()}
+            for label, mean in means.items():
+                per_label.setdefault(label, [math_nan()] * n)[i] = mean
+            text = "".join(kept)
+            new_texts.append(text)
+            if not text.strip():
+                keep[i] = False
+                reason[i], detail[i] = self._why(per, kept, means)
+        measures = {label: np.asarray(values, np.float64) for label, values in per_label.items()}
+        changed = sum(1 for old, new in zip(texts, new_texts, strict=True) if old != new)
+        text_column = pa.array(new_texts, pa.string()) if self.mode != "document" else None
+        return FilterResult(keep, reason, detail, text_column, changed if text_column is not None else 0, {}, measures)
+
+    def _why(self, units: list[str], kept: list[str], means: dict[str, float]) -> tuple[str, str]:
+        """The reason and detail of a dropped document."""
+        if kept or not units or not any(u.strip() for u in units):
+            return EMPTY, "no text left to keep"
+        if self.mode != "document":
+            return EMPTY, f"all {len(units)} {self.mode}s removed by the classifier"
+        if self.keep:
+            shown = ", ".join(f"{label} {means.get(label, 0.0):.6f} < {score}" for label, score in self.keep)
+            return LOW_SCORE, shown
+        shown = ", ".join(
+            f"{label} {means[label]:.6f} >= {score}"
+            for label, score in self.remove
+            if means.get(label, MISSING) >= score
+        )
+        return REMOVED, shown
+
+
+def math_nan() -> float:
+    """NaN: a label no unit of the document was given (fastText did not return it)."""
+    return float("nan")
