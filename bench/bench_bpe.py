@@ -28,10 +28,9 @@ from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread, like the others
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer  # noqa: E402
-from pipeline.tokenizer.files import str_to_token  # noqa: E402
+from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer
+from pipeline.tokenizer.files import str_to_token
 
 EOT = "<|endoftext|>"
 TEXTS = ["corpus.en", "tinystories_sample.txt", "address.txt", "german.txt"]
@@ -255,8 +254,7 @@ def main() -> None:
         make_corpus(small, args.fixtures, args.encode_mb, seed=1)
         if not args.encode_only:
             bench_train_big(corpus, args.vocab)
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from corpus import documents
+        from bench.corpus import documents
 
         corpora = {f"{n} x{args.times}": (args.fixtures / n).read_text(encoding="utf-8") * args.times for n in TEXTS}
         corpora[f"code ({args.code_mb:g} MB .py)"] = code_corpus(args.code_mb)

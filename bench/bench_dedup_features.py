@@ -29,23 +29,21 @@ import numpy as np
 import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-import sha1_scalar_prev  # noqa: E402
-from corpus import documents  # noqa: E402
-from features_prev import replace_docs as _replace_docs  # noqa: E402
-from harness import best_cpu_seconds  # noqa: E402
-from numba import njit  # noqa: E402
+import sha1_scalar_prev
+from bench.corpus import documents
+from features_prev import replace_docs as _replace_docs
+from bench.harness import best_cpu_seconds
+from numba import njit
 
-from pipeline.dedup import batches as B  # noqa: E402
-from pipeline.dedup import sha1_numba  # noqa: E402
-from pipeline.dedup.bands import band_keys  # noqa: E402
-from pipeline.dedup.hashes import _codepoints, sha1_hash32_many  # noqa: E402
-from pipeline.dedup.minhash import signatures_from_hashes  # noqa: E402
-from pipeline.dedup.shingles import shingles  # noqa: E402
-from pipeline.dedup.shingles_numba import utf8_units, word_table  # noqa: E402
-from pipeline.dedup.token_counts import token_counts  # noqa: E402
+from pipeline.dedup import batches as B
+from pipeline.dedup import sha1_numba
+from pipeline.dedup.bands import band_keys
+from pipeline.dedup.hashes import _codepoints, sha1_hash32_many
+from pipeline.dedup.minhash import signatures_from_hashes
+from pipeline.dedup.shingles import shingles
+from pipeline.dedup.shingles_numba import utf8_units, word_table
+from pipeline.dedup.token_counts import token_counts
 
 MIN_TOKENS = 5
 

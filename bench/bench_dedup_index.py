@@ -13,7 +13,7 @@ import argparse
 import shutil
 import time
 
-from harness import DATA, config_text, corpus, session
+from bench.harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
 from pipeline.dedup.index.spark.commit import commit_run, describe

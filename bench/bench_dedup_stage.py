@@ -11,7 +11,7 @@ import json
 import shutil
 import time
 
-from harness import DATA, PeakMemory, config_text, corpus, session
+from bench.harness import DATA, PeakMemory, config_text, corpus, session
 
 from pipeline.config import load_config_text
 from pipeline.dedup import minhash_signatures

@@ -26,17 +26,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "bench"), os.environ.get("PYTHONPATH", "")])
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+from bench import real_corpus
+from bench.bench_features_sizes import params, take
+from bench.harness import child_env
 
-import real_corpus  # noqa: E402
-from bench_features_sizes import params, take  # noqa: E402
-
-from pipeline.dedup.batches import doc_features  # noqa: E402
-from pipeline.spark.worker_task import per_task  # noqa: E402
+from pipeline.dedup.batches import doc_features
+from pipeline.spark.worker_task import per_task
 
 
 def table(megabytes: float, big: list[float]) -> list[str]:
@@ -98,6 +93,8 @@ def task_times(spark, group: str) -> list[tuple[float, int]]:  # noqa: ANN001
 
 
 def main(argv: list[str] | None = None) -> None:
+    os.environ["PYTHONPATH"] = child_env()["PYTHONPATH"]  # Spark's Python workers import bench.*
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=40.0, help="MB of small documents (default 40)")
     ap.add_argument("--big", default="2,2.5,3,4", help="sizes of the large documents in MB (default 2,2.5,3,4)")

@@ -14,7 +14,6 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 
 def main() -> None:
@@ -25,7 +24,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating sides (default 2)")
     args = parser.parse_args()
 
-    import harness
+    from bench import harness
 
     from pipeline.spark.direct_tables import read_direct, write_direct
 

@@ -24,18 +24,16 @@ import numpy as np
 import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-import features_prev  # noqa: E402
-import real_corpus  # noqa: E402
-from corpus import documents  # noqa: E402
-from harness import best_cpu_seconds  # noqa: E402
+import features_prev
+from bench import real_corpus
+from bench.corpus import documents
+from bench.harness import best_cpu_seconds
 
-from pipeline.config.schema import DedupConfig  # noqa: E402
-from pipeline.dedup import batches as B  # noqa: E402
-from pipeline.dedup import hashes as H  # noqa: E402
-from pipeline.dedup.bands import optimal_bands  # noqa: E402
+from pipeline.config.schema import DedupConfig
+from pipeline.dedup import batches as B
+from pipeline.dedup import hashes as H
+from pipeline.dedup.bands import optimal_bands
 
 SIZES = (2_500, 50_000, 500_000, 2_000_000)
 BATCH_ROWS = 10_000  # spark.sql.execution.arrow.maxRecordsPerBatch's default

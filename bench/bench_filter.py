@@ -43,9 +43,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
-from real_corpus import build, read  # noqa: E402
+from bench.real_corpus import build, read
 
 LANGUAGES, MIN_SCORE = ["en"], 0.65
 # name -> (our module, our class, datatrove's module, datatrove's class)

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import yaml
-from harness import DATA
+from bench.harness import DATA
 
 from pipeline.config import load_config_text
 from pipeline.filter import batches

@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import pyarrow as pa  # noqa: E402
+import pyarrow as pa
 
-from pipeline.filter import c4, fineweb, gopher_quality, gopher_repetition  # noqa: E402
-from tests.filter_corpus import real_documents  # noqa: E402
+from pipeline.filter import c4, fineweb, gopher_quality, gopher_repetition
+from tests.filter_corpus import real_documents
 
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 BATCH = 512

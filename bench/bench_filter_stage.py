@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import yaml
-from harness import DATA, session
+from bench.harness import DATA, session
 
 from pipeline.config import load_config_text
 from pipeline.run.manifest import Manifest
@@ -27,8 +27,7 @@ from pipeline.run.registry import DEDUP, FILTER, INGEST
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 
-sys.path.insert(0, str(Path(__file__).parent))
-import real_corpus  # noqa: E402
+from bench import real_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 

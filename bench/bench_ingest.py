@@ -10,7 +10,7 @@ import json
 import shutil
 import time
 
-from harness import DATA, corpus, session
+from bench.harness import DATA, corpus, session
 
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages

@@ -24,13 +24,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from datasketch import MinHash  # noqa: E402
-from harness import best_cpu_seconds  # noqa: E402
+from datasketch import MinHash
+from bench.harness import best_cpu_seconds
 
-from pipeline.dedup import minhash_signatures, shingles  # noqa: E402
-from pipeline.numba_backend import DEDUP  # noqa: E402
+from pipeline.dedup import minhash_signatures, shingles
+from pipeline.numba_backend import DEDUP
 
 CORPUS = ROOT.parent / "shared" / "fixtures" / "corpus.en"
 

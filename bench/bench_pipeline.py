@@ -10,7 +10,7 @@ import argparse
 import shutil
 import time
 
-from harness import DATA, config_text, corpus, session
+from bench.harness import DATA, config_text, corpus, session
 
 from pipeline.config import load_config_text
 from pipeline.run.manifest import Manifest

@@ -32,8 +32,8 @@ from typing import Any, BinaryIO
 
 import psutil
 import yaml
-from standalone import SPARK_BIN, Cluster
-from tree_memory import TreeMemory
+from bench.standalone import SPARK_BIN, Cluster
+from bench.tree_memory import TreeMemory
 
 from pipeline.run.registry import STAGE_NAMES
 

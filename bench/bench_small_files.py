@@ -15,7 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
-from harness import DATA, session
+from bench.harness import DATA, session
 
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages

@@ -46,18 +46,16 @@ import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from corpus import documents  # noqa: E402
+from bench.corpus import documents
 
-from pipeline.config import load_config_text  # noqa: E402
-from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf  # noqa: E402
-from pipeline.spark.worker_task import per_task  # noqa: E402
+from pipeline.config import load_config_text
+from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
+from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
-from pipeline.stage_api.context import RunContext  # noqa: E402
-from pipeline.tokenize.batches import utf8_buffers  # noqa: E402
-from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize  # noqa: E402
-from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens  # noqa: E402
+from pipeline.stage_api.context import RunContext
+from pipeline.tokenize.batches import utf8_buffers
+from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize
+from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens
 
 EOT = "<|endoftext|>"
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"

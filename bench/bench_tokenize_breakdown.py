@@ -33,12 +33,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_tokenize import BATCH_ROWS, EOT, FIXTURES, bare_encoder, mixed_corpus  # noqa: E402
+from bench.bench_tokenize import BATCH_ROWS, EOT, FIXTURES, bare_encoder, mixed_corpus
 
-from pipeline.tokenize.batches import TaskAttempt, tokenize_partition  # noqa: E402
-from pipeline.tokenizer import BPETokenizer  # noqa: E402
+from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
+from pipeline.tokenizer import BPETokenizer
 
 PARTITIONS, WORKERS = 4, 2
 

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from training_indices_breakdown import instrument, table  # noqa: E402
+from bench.harness import child_command, child_env
+from bench.training_indices_breakdown import instrument, table
 
 REPO = Path(__file__).resolve().parents[1]
 BREAKDOWN_VAR = "BENCH_TRAINING_INDICES_BREAKDOWN"
@@ -176,11 +176,11 @@ def child(side: str, spec_file: str, cache: str) -> None:
 
 
 def measure(side: str, spec_file: Path, cache: Path, breakdown: bool) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(REPO), BREAKDOWN_VAR: "1" if breakdown else ""}
+    env = {**child_env(), BREAKDOWN_VAR: "1" if breakdown else ""}
     for d in (cache, Path(f"{cache}-again")):
         shutil.rmtree(d, ignore_errors=True)  # megatron-core loads files it finds instead of building them
     out = subprocess.run(
-        [sys.executable, __file__, "--child", side, str(spec_file), str(cache)],
+        [*child_command(__spec__), "--child", side, str(spec_file), str(cache)],
         env=env,
         check=True,
         capture_output=True,

@@ -53,9 +53,9 @@ from pathlib import Path
 
 import psutil
 import pyarrow.parquet as pq
-from dedup_precision import sample, scan
-from harness import DATA, corpus
-from vs_corpus import Corpus, load, peer_parquet, prefix
+from bench.dedup_precision import sample, scan
+from bench.harness import DATA, child_command, child_env, corpus
+from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 
 from pipeline.spark.class_archive import archive_path, is_complete
 from pipeline.spark.session import LOCAL_JIT, check_java
@@ -239,8 +239,8 @@ def main() -> None:
     )
     archive = archive_path(check_java(), spark_conf)  # what our child maps, once built
     warm = is_complete(archive)
-    ours_cmd = [sys.executable, __file__, "--ours-child", str(config), *args.overrides]
-    ours_env = {**env, "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")}
+    ours_cmd = [*child_command(__spec__), "--ours-child", str(config), *args.overrides]
+    ours_env = child_env(env)
     ours_seconds, ours_peak = run_timed(ours_cmd, REPO, ours_env, work / "ours.log")
     if not warm:  # the archive builder runs after our JVM exits: let it finish before anything else runs
         deadline = time.time() + 300

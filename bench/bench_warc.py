@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import DATA
+from bench.harness import DATA, REPO, child_command, child_env
 
 REPO = Path(__file__).resolve().parents[1]
 READERS = ("ours-resiliparse", "ours-trafilatura", "datatrove")
@@ -35,7 +35,6 @@ DATATROVE_DEFAULT_TIMEOUT = 1.0  # seconds: datatrove's BaseExtractor default
 
 def build(megabytes: float) -> Path:
     """``DATA/warc-<mb>mb/pages.warc.gz``: copies of the documentation's pages under distinct URLs (cached)."""
-    sys.path.insert(0, str(REPO))
     from tests.warc_corpus import build_warc, html_pages
 
     folder = DATA / f"warc-{megabytes:g}mb"
@@ -86,7 +85,6 @@ def run_datatrove(path: Path, timeout: float) -> int:
 
 def child(name: str, path: Path, timeout: float) -> None:
     """One reader over the file; prints its kept pages as JSON."""
-    sys.path.insert(0, str(REPO))
     if name.startswith("datatrove"):
         kept = run_datatrove(path, DATATROVE_DEFAULT_TIMEOUT if name == "datatrove-1s" else timeout)
     else:
@@ -96,9 +94,9 @@ def child(name: str, path: Path, timeout: float) -> None:
 
 def start(name: str, path: Path, timeout: float, out: Path) -> subprocess.Popen:
     """One reader's child process, its stdout to ``out``."""
-    cmd = [sys.executable, __file__, "--child", name, "--file", str(path), "--datatrove-timeout", str(timeout)]
+    cmd = [*child_command(__spec__), "--child", name, "--file", str(path), "--datatrove-timeout", str(timeout)]
     with open(out, "w") as sink:
-        return subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL)
+        return subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, env=child_env(), cwd=REPO)
 
 
 def measure(names: list[str], path: Path, timeout: float, jobs: int) -> dict[str, float]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from corpus import documents, mutate, write_jsonl
+from bench.corpus import documents, mutate, write_jsonl
 
 SAMPLE = Path(__file__).resolve().parents[1] / "pipeline" / "sample"
 BAD_LINES = [

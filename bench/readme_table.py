@@ -32,10 +32,9 @@ from typing import Any
 
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, by_name  # noqa: E402
-from readme_figures import extract, render  # noqa: E402
+from bench.readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, by_name
+from bench.readme_figures import extract, render
 
 OWN_CACHES = ("numba", "spark-pretrain-pipeline")  # what a cold run starts without
 ARCHIVE_WAIT_SECONDS = 600

@@ -42,10 +42,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import real_corpus  # noqa: E402
-import release_archives  # noqa: E402
+from bench import real_corpus
+from bench import release_archives
 
 WINDOW = 3
 PROSE_SHARE = 0.02
