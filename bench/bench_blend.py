@@ -1,6 +1,6 @@
 """Benchmark: blending indices, ours (fixed and megatron mode) vs megatron-core's compiled C++ helper.
 
-Usage: python bench/bench_blend.py [--size 100000000] [--datasets 3 300] [--repeat 3]
+Usage: python -m bench blend [--size 100000000] [--datasets 3 300] [--repeat 3]
 Each round runs the helper and both of our modes back to back, in a rotating order (so machine load
 hits all alike);
 prints best and median seconds, the ratio of best times ours / helper (lower is better) and peak

@@ -1,6 +1,6 @@
 """Benchmark of the BPE kernel: training time, training vs HF tokenizers, encoding vs tiktoken, memory.
 
-    python bench/bench_bpe.py [--mb 20] [--encode-mb 5] [--encode-only] [--fixtures ../shared/fixtures]
+    python -m bench bpe [--mb 20] [--encode-mb 5] [--encode-only] [--fixtures ../shared/fixtures]
 
 Prints, in one run:
 1. training time on corpus.en at vocab 500 (best of 3; target < 0.5 s);
@@ -20,7 +20,6 @@ import itertools
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 import tracemalloc

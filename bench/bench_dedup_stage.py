@@ -1,7 +1,7 @@
 """The whole dedup stage on local[2]: MB/s over a >= 200 MB corpus and peak driver memory (issue: dedup).
 
 Baseline in the same run: single-process signature throughput of the same kernel on a slice of the
-corpus, so the ratio shows what Spark's plumbing costs. Run: python bench/bench_dedup_stage.py [--mb 200]
+corpus, so the ratio shows what Spark's plumbing costs. Run: python -m bench dedup_stage [--mb 200]
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import shutil
 import time
 
 from bench.harness import DATA, PeakMemory, config_text, corpus, session
-
 from pipeline.config import load_config_text
 from pipeline.dedup import minhash_signatures
 from pipeline.run.runner import run_stages

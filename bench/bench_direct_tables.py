@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
-
 
 
 def main() -> None:
@@ -25,7 +23,6 @@ def main() -> None:
     args = parser.parse_args()
 
     from bench import harness
-
     from pipeline.spark.direct_tables import read_direct, write_direct
 
     spark = harness.session()

@@ -1,13 +1,14 @@
 """The dedup features step's MB/s per core by document size, real text vs synthetic, previous vs new (issue #32).
 
-Run: ``python bench/bench_features_sizes.py [--mb 16] [--repeat 3]``.
+Run: ``python -m bench features_sizes [--mb 16] [--repeat 3]``.
 
 Two corpora: the real one (``bench/real_corpus.py``, its first ``--mb`` MB) and the synthetic one
 (``bench/corpus.py``). Each is timed as it comes, then joined (documents separated by a blank line) and cut
 into documents of 2.5 kB, 50 kB, 500 kB and 2 MB, so that every size class holds the same text. Each row times
 ``doc_features`` (the config's defaults: P=256, K=5 words, SHA-1, ``max_shingles`` 100,000) on Arrow batches of
-10,000 rows, with the previous path (``bench/features_prev.py``: a document over ``max_shingles`` shingled again
-in Python) and the new one in the same process; band keys are asserted identical. Times are CPU seconds of this
+10,000 rows, with the previous path (``_sha1_hashes_counts`` of pipeline/dedup/hashes.py at ``--baseline-rev``,
+default the commit before #32: a document over ``max_shingles`` shingled again in Python)
+and the new one in the same process; band keys are asserted identical. Times are CPU seconds of this
 process, best of ``--repeat``, after a warm-up that loads the compiled kernels. Last, verification's exact
 Jaccard of three 2 MB real documents with near copies: Python shingle sets (the previous path) vs the new one.
 """
@@ -16,20 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-ROOT = Path(__file__).resolve().parents[1]
-
-import features_prev
 from bench import real_corpus
 from bench.corpus import documents
-from bench.harness import best_cpu_seconds
-
+from bench.harness import BaselineError, baseline_function, best_cpu_seconds, write_result
 from pipeline.config.schema import DedupConfig
 from pipeline.dedup import batches as B
 from pipeline.dedup import hashes as H
@@ -76,6 +71,18 @@ def arrow_batches(texts: list[str]) -> list[pa.RecordBatch]:
     ]
 
 
+BASELINE_REV = "2f8a02f^"  # pipeline/dedup/hashes.py before issue #32 (documents over max_shingles left numba)
+PREVIOUS: list = []  # the baseline's _sha1_hashes_counts, loaded by main
+
+
+def previous_path(rev: str) -> None:
+    """Load ``_sha1_hashes_counts`` of pipeline/dedup/hashes.py at ``rev`` as the previous path (exits on a bad rev)."""
+    try:
+        PREVIOUS[:] = [baseline_function(rev, "pipeline/dedup/hashes.py", "_sha1_hashes_counts")]
+    except BaselineError as exc:
+        raise SystemExit(str(exc)) from None
+
+
 def timed(texts: list[str], repeat: int) -> tuple[float, float]:
     """MB/s of ``doc_features`` on ``texts``: (previous path, new path); band keys checked identical."""
     p, min_tokens = params()
@@ -86,7 +93,7 @@ def timed(texts: list[str], repeat: int) -> tuple[float, float]:
         return [b.column("keys").to_pylist() for b in B.doc_features(iter(batches), p, min_tokens)]
 
     current = H._sha1_hashes_counts
-    H._sha1_hashes_counts = features_prev.sha1_hashes_counts  # type: ignore[assignment]
+    H._sha1_hashes_counts = PREVIOUS[0]
     try:
         t_old, old = best_cpu_seconds(run, repeat)
     finally:
@@ -113,7 +120,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--mb", type=float, default=16.0, help="MB of text per corpus (default 16)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--real-mb", type=float, default=100.0, help="which cached real corpus to read (default 100)")
+    ap.add_argument(
+        "--baseline-rev", default=BASELINE_REV, help=f"git revision of the previous path (default {BASELINE_REV})"
+    )
     args = ap.parse_args(argv)
+    previous_path(args.baseline_rev)
     real = take([r["text"] for r in real_corpus.read(real_corpus.build(args.real_mb))], args.mb)
     synthetic = take(documents(10**9, seed=0), args.mb)
     corpora: dict[str, list[str]] = {"real": real, "synthetic": synthetic}
@@ -129,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     ratio = natural["synthetic"] / natural["real"]
     print(f"synthetic / real (as they come, new path): x{ratio:.2f} (issue #32 asks for at most 1.5)")
     verify_pairs(cut(real, 2_000_000)[:3], args.repeat)
+    figures = {f"{name} as they come": (mbs, "MB/s") for name, mbs in natural.items()}
+    write_result("features_sizes", args, {**figures, "synthetic/real": (ratio, "x")})
 
 
 def verify_pairs(texts: list[str], repeat: int) -> None:

@@ -1,7 +1,7 @@
 """Benchmark: each filter of the filter stage beside datatrove's, on the same real documents, one core each.
 
-    python bench/bench_filter.py                 # 100 MB of real documents (bench/real_corpus.py)
-    python bench/bench_filter.py --mb 10 --only language pii
+    python -m bench filter                 # 100 MB of real documents (bench/real_corpus.py)
+    python -m bench filter --mb 10 --only language pii
 
 Corpus: bench/real_corpus.py (translation catalogues in dozens of languages, Debian copyright files, changelogs
 and HTML docs, site-packages sources, the shared fixtures), built once and cached.
@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,7 +41,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-
 
 from bench.real_corpus import build, read
 

@@ -3,7 +3,7 @@ batch step (``filter_partition``), in one process, over the first ``--mb`` MB of
 bench/bench_filter_stage.py's last run (``run-filter-stage-on/documents`` under the bench directory), in Arrow
 batches of 10,000 rows (Spark's ``maxRecordsPerBatch``). Compiled kernels are loaded before the timing.
 
-Run: python bench/bench_filter_stage.py first, then python bench/bench_filter_breakdown.py [--mb 50]
+Run: python -m bench filter_stage first, then python -m bench filter_breakdown [--mb 50]
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import yaml
-from bench.harness import DATA
 
+from bench.harness import DATA
 from pipeline.config import load_config_text
 from pipeline.filter import batches
 from pipeline.filter.plan import make_plan

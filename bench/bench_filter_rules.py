@@ -6,20 +6,18 @@ of CPU time for datatrove and ours and their ratio; then both again with word an
 the first run (the rules alone, what is left once the splitting costs nothing), and the ratio of datatrove's
 whole filter to our rules.
 
-    python bench/bench_filter_rules.py --megabytes 20
+    python -m bench filter_rules --megabytes 20
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pyarrow as pa
@@ -27,7 +25,7 @@ import pyarrow as pa
 from pipeline.filter import c4, fineweb, gopher_quality, gopher_repetition
 from tests.filter_corpus import real_documents
 
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 BATCH = 512
 
 

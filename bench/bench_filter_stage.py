@@ -6,7 +6,7 @@ A first run without filters warms the JVM, the page cache and the kernels and is
 per stage of both runs, the filter stage's seconds over the first run's ingest + dedup, and the
 second run's whole time over the first's (dedup has less to do after filtering, so both are shown).
 
-Run: python bench/bench_filter_stage.py [--mb 200] [--only language pii]
+Run: python -m bench filter_stage [--mb 200] [--only language pii]
 """
 
 from __future__ import annotations
@@ -14,20 +14,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import yaml
-from bench.harness import DATA, session
 
+from bench import real_corpus
+from bench.harness import DATA, session
 from pipeline.config import load_config_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
-
-from bench import real_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """Ingest throughput on local[2] (issue: foundation), against a single-process JSONL parse of the same file.
 
-Run: python bench/bench_ingest.py [--mb 200]
+Run: python -m bench ingest [--mb 200]
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import shutil
 import time
 
 from bench.harness import DATA, corpus, session
-
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext

@@ -1,6 +1,6 @@
 """MinHash signature throughput per core: datasketch (used carefully) vs ours (SHA-1) vs ours (xxhash).
 
-Run: ``python bench/bench_minhash.py [--mb 2] [--num-perm 256] [--scheme affine32]``.
+Run: ``python -m bench minhash [--mb 2] [--num-perm 256] [--scheme affine32]``.
 
 Documents are built from real English sentences (``../shared/fixtures/corpus.en`` when present,
 else a bundled-free synthetic Zipf vocabulary) sampled at random until each reaches the target size.
@@ -19,19 +19,15 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-
 from datasketch import MinHash
-from bench.harness import best_cpu_seconds
 
+from bench.harness import REPO, best_cpu_seconds
 from pipeline.dedup import minhash_signatures, shingles
 from pipeline.numba_backend import DEDUP
 
-CORPUS = ROOT.parent / "shared" / "fixtures" / "corpus.en"
+CORPUS = REPO.parent / "shared" / "fixtures" / "corpus.en"
 
 
 def _sentences(rng: np.random.Generator) -> list[str]:

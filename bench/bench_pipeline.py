@@ -1,7 +1,7 @@
 """The whole pipeline on corpora of 50, 100 and 200 MB (issue: one resumable run): seconds per stage
 and the growth factor from each size to the next (target: close to linear, i.e. about 2.0 per doubling).
 
-Run: python bench/bench_pipeline.py [--sizes 50 100 200]
+Run: python -m bench pipeline [--sizes 50 100 200]
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import shutil
 import time
 
 from bench.harness import DATA, config_text, corpus, session
-
 from pipeline.config import load_config_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import STAGE_NAMES

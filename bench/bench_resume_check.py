@@ -1,8 +1,8 @@
 """Benchmark: what resume's output check costs, on a finished run directory.
 
     python -m pipeline run --config conf/local.yaml --set output=runs/sample   # a finished run first
-    python bench/bench_resume_check.py --run runs/sample
-    python bench/bench_resume_check.py --synthetic-mb 500   # megatron/ pairs of 500 MB in a temporary run
+    python -m bench resume_check --run runs/sample
+    python -m bench resume_check --synthetic-mb 500   # megatron/ pairs of 500 MB in a temporary run
 
 For every stage: files and bytes covered, the time to record the marker's file list and checksums
 (once, when the stage finishes), the time to verify them (at every resume), and, as the baseline

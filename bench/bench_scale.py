@@ -11,7 +11,7 @@ the ratio of each size's s/GB to the first size's (goal: within 20 %), and the p
 each executor (JVM + its Python processes, bench/tree_memory.py). The run's output is removed after it is
 measured; ``--json`` keeps the figures (docs/scaling.md's table).
 
-Run: python bench/bench_scale.py --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \
+Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \
          --json bench-scale.json
 """
 
@@ -32,9 +32,9 @@ from typing import Any, BinaryIO
 
 import psutil
 import yaml
+
 from bench.standalone import SPARK_BIN, Cluster
 from bench.tree_memory import TreeMemory
-
 from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]

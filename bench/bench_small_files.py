@@ -4,7 +4,7 @@ N JSONL files of about --kb kB each are cut from real text (``../shared/fixtures
 repository, else the bundled sample's web source), then the ingest stage reads them as one source. Before
 small files were packed into tasks, each file was one task and one Parquet part.
 
-Run: python bench/bench_small_files.py [--files 5000] [--kb 0.5]
+Run: python -m bench small_files [--files 5000] [--kb 0.5]
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 from bench.harness import DATA, session
-
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext

@@ -1,7 +1,7 @@
 """Benchmark: the tokenize stage's MB per CPU-second beside the bare encoder's, on prose + code.
 
-    python bench/bench_tokenize.py                      # 200 MB: half prose, half Python source
-    python bench/bench_tokenize.py --mb 40 --partitions 4
+    python -m bench tokenize                      # 200 MB: half prose, half Python source
+    python -m bench tokenize --mb 40 --partitions 4
 
 Corpus: bench/corpus.py prose documents and the ``.py`` files of this interpreter's site-packages
 (sorted paths, one document per file; repeated if there are fewer), half the bytes each, written
@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import sys
 import sysconfig
 import tempfile
 import time
@@ -47,7 +46,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.corpus import documents
-
 from pipeline.config import load_config_text
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task

@@ -1,7 +1,7 @@
 """Where the tokenize stage's Python-worker CPU goes beyond the bare encoder's, without Spark.
 
-    python bench/bench_tokenize_breakdown.py            # 200 MB, like bench_tokenize.py
-    python bench/bench_tokenize_breakdown.py --mb 50 --rounds 2
+    python -m bench tokenize_breakdown            # 200 MB, like bench_tokenize.py
+    python -m bench tokenize_breakdown --mb 50 --rounds 2
 
 Same corpus and tokenizer as bench/bench_tokenize.py. In this process, one thread, interleaved:
 
@@ -26,7 +26,6 @@ import os
 import pickle
 import pstats
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,7 +33,6 @@ from pathlib import Path
 import pyarrow as pa
 
 from bench.bench_tokenize import BATCH_ROWS, EOT, FIXTURES, bare_encoder, mixed_corpus
-
 from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
 from pipeline.tokenizer import BPETokenizer
 

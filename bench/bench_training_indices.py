@@ -1,6 +1,6 @@
 """Benchmark: the training-indices files, ours vs megatron-core 0.16.1's BlendedMegatronDatasetBuilder.
 
-Usage: python bench/bench_training_indices.py [--tokens 1e9] [--sources 5] [--seq-length 4096]
+Usage: python -m bench training_indices [--tokens 1e9] [--sources 5] [--seq-length 4096]
     [--epochs 1.3] [--repeat 5] [--breakdown] [--workdir DIR]
 
 Synthesises ``--sources`` merged datasets of ``--tokens`` tokens in all (log-normal document lengths,
@@ -28,7 +28,6 @@ import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path

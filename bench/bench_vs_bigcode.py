@@ -4,11 +4,11 @@ Both run as separate processes on the same master (default ``local[2]``) with th
 partitions, timed from process start to exit (JVM start-up included for both). The peer script is run
 from ``../shared/peers/`` (see its README), never copied; without it this benchmark says so and stops.
 
-    python bench/bench_vs_bigcode.py --mb 200          # corpus from bench/corpus.py, cached under DATA
-    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/real-corpus-200mb.jsonl --mb 200
-    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
-    python bench/bench_vs_bigcode.py --mb 1000 --driver-memory 8g
-    python bench/bench_vs_bigcode.py --mb 200 --peer-jit-as-ours   # the peer's JVM also C1 only
+    python -m bench vs_bigcode --mb 200          # corpus from bench/corpus.py, cached under DATA
+    python -m bench vs_bigcode --corpus /tmp/pipeline-bench/real-corpus-200mb.jsonl --mb 200
+    python -m bench vs_bigcode --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
+    python -m bench vs_bigcode --mb 1000 --driver-memory 8g
+    python -m bench vs_bigcode --mb 200 --peer-jit-as-ours   # the peer's JVM also C1 only
 
 Ours runs as a user's local run does: C1-only JIT and the JVM class-data archive, which is built after the
 first run on a machine and mapped by later runs (docs/running.md, Locally); the last lines say which happened.
@@ -53,10 +53,10 @@ from pathlib import Path
 
 import psutil
 import pyarrow.parquet as pq
+
 from bench.dedup_precision import sample, scan
 from bench.harness import DATA, child_command, child_env, corpus
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
-
 from pipeline.spark.class_archive import archive_path, is_complete
 from pipeline.spark.session import LOCAL_JIT, check_java
 

@@ -12,7 +12,7 @@ Each reader runs in its own child process (``--jobs`` at a time); its CPU second
 children's (datatrove extracts in a sandbox process), from ``wait4``. Figures are MB of compressed WARC per CPU
 second.
 
-Run: python bench/bench_warc.py [--mb 200] [--only ours-resiliparse,ours-trafilatura,datatrove,datatrove-1s]
+Run: python -m bench warc [--mb 200] [--only ours-resiliparse,ours-trafilatura,datatrove,datatrove-1s]
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from bench.harness import DATA, REPO, child_command, child_env
 
-REPO = Path(__file__).resolve().parents[1]
 READERS = ("ours-resiliparse", "ours-trafilatura", "datatrove")
 DATATROVE_DEFAULT_TIMEOUT = 1.0  # seconds: datatrove's BaseExtractor default
 

@@ -122,7 +122,9 @@ def module_at(rev: str, path: str) -> ModuleType:
     """The module ``path`` (e.g. ``pipeline/dedup/hashes.py``) as it was at git revision ``rev``, imported from a
     copy under ``DATA/baselines/<commit>/`` (kept there so numba's cache of it persists). Relative imports resolve
     against today's package of the same name."""
-    show = subprocess.run(["git", "rev-parse", "--verify", "--short", f"{rev}^{{commit}}"], cwd=REPO, capture_output=True, text=True)
+    show = subprocess.run(
+        ["git", "rev-parse", "--verify", "--short", f"{rev}^{{commit}}"], cwd=REPO, capture_output=True, text=True
+    )
     if show.returncode != 0:
         raise BaselineError(f"--baseline-rev: git does not know revision {rev!r}")
     commit = show.stdout.strip()
@@ -155,7 +157,9 @@ def baseline_function(rev: str, path: str, name: str) -> Any:
 def commit() -> str:
     """HEAD's commit of the repository, ``-dirty`` appended when the tree has uncommitted changes."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
+    )
     return (head or "unknown") + ("-dirty" if dirty.stdout.strip() else "")
 
 
@@ -170,9 +174,12 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write_result(name: str, args: argparse.Namespace | Mapping[str, Any], figures: Mapping[str, tuple[float, str]]) -> Path:
-    """Write the bench's result JSON (``bench/result.schema.json``): its name, the commit, its arguments, each figure
-    as ``{"value", "unit"}`` and the machine. The path: ``$PIPELINE_BENCH_RESULT``, else ``DATA/results/<name>.json``."""
+def write_result(
+    name: str, args: argparse.Namespace | Mapping[str, Any], figures: Mapping[str, tuple[float, str]]
+) -> Path:
+    """Write the bench's result JSON (``bench/result.schema.json``): its name, the commit, its arguments, each
+    figure as ``{"value", "unit"}`` and the machine. The path: ``$PIPELINE_BENCH_RESULT``, else
+    ``DATA/results/<name>.json``."""
     given = vars(args) if isinstance(args, argparse.Namespace) else dict(args)
     result = {
         "schema": 1,

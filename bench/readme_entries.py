@@ -2,7 +2,7 @@
 
 Each :class:`Entry` is one row of the bench table (docs/benchmarks.md, The table). ``args`` are the default
 sizes (about 55-60 minutes in all on 2 quiet cores, estimated from the table's figures), ``quick`` the sizes of a smoke
-check (``bench/readme_table.py --quick``). ``cold`` entries run twice: first with empty caches (a fresh
+check (``python -m bench readme_table --quick``). ``cold`` entries run twice: first with empty caches (a fresh
 numba cache and no JVM class-data archive), then steady on the caches that run left; the others run once,
 their own warm-up or in-run cold figure being part of what they print. A :class:`Figure` is a regular
 expression searched in the bench's stdout (multi-line); every match becomes ``fmt`` filled with its groups
@@ -49,6 +49,11 @@ class Entry:
     after: str | None = None  # an entry whose output this one reads (run first when both are selected)
     note: str = ""
     extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def bench(self) -> str:
+        """The bench's name for ``python -m bench NAME``."""
+        return self.script.removesuffix(".py").removeprefix("bench_")
 
 
 def _f(label: str, pattern: str, fmt: str = r"\1", steady: bool = True) -> Figure:

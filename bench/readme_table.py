@@ -10,10 +10,10 @@ full stdout and stderr under ``--out``. Then prints a markdown table ready for d
 the same as ``table.json`` and ``table.md`` there. Refuses a working tree with uncommitted changes (the figures
 would belong to no commit) unless ``--allow-dirty``.
 
-    python bench/readme_table.py                      # the default set (about 55-60 min on 2 quiet cores, estimated)
-    python bench/readme_table.py --quick              # tiny sizes: a smoke check of every row
-    python bench/readme_table.py --only ingest merge
-    python bench/readme_table.py --from-json DIR/table.json [--reparse]   # the table again, without running
+    python -m bench readme_table                      # the default set (about 55-60 min on 2 quiet cores, estimated)
+    python -m bench readme_table --quick              # tiny sizes: a smoke check of every row
+    python -m bench readme_table --only ingest merge
+    python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-
 
 from bench.readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, by_name
 from bench.readme_figures import extract, render
@@ -148,7 +147,7 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
 
 def command_text(entry: Entry, quick: bool) -> str:
     """The row's command as a user types it."""
-    return " ".join(["python", f"bench/{entry.script}", *(entry.quick if quick else entry.args)])
+    return " ".join(["python -m bench", entry.bench, *(entry.quick if quick else entry.args)])
 
 
 def json_commit(path: Path) -> str:
@@ -165,7 +164,7 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
     if absent:
         row["status"] = f"not run: {', '.join(absent)} absent"
         return row
-    argv = [sys.executable, str(REPO / "bench" / entry.script), *(entry.quick if quick else entry.args)]
+    argv = [sys.executable, "-m", "bench", entry.bench, *(entry.quick if quick else entry.args)]
     base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, **entry.extra_env}
     if entry.from_json is not None:
         row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"

@@ -20,9 +20,8 @@ NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 @pytest.fixture
 def table(monkeypatch: pytest.MonkeyPatch):
-    """bench/readme_table.py as a module (the bench scripts import their neighbours by name)."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
-    import readme_table
+    """bench/readme_table.py as a module."""
+    from bench import readme_table
 
     return readme_table
 
@@ -43,9 +42,9 @@ def _line(text: str, prefix: str) -> str:
     return next(line for line in text.splitlines() if line.startswith(prefix))
 
 
-def _run_bench(script: str, *args: str) -> str:
+def _run_bench(name: str, *args: str) -> str:
     out = subprocess.run(
-        [sys.executable, str(REPO / "bench" / script), *args],
+        [sys.executable, "-m", "bench", name, *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
@@ -102,7 +101,7 @@ def test_saved_figures_match_the_lines_read_independently(table) -> None:
 
 def test_merge_ratio_is_the_printed_times_ratio(table) -> None:
     """A small bench_merge.py run: the extracted ratio is copy seconds over merge seconds from its own lines."""
-    text = _run_bench("bench_merge.py", "--total-mb", "2", "--shards", "4")
+    text = _run_bench("merge", "--total-mb", "2", "--shards", "4")
     merge_s = float(re.search(r" in ([\d.]+)s =", _line(text, "merge:")).group(1))  # type: ignore[union-attr]
     copy_s = float(re.search(r" in ([\d.]+)s =", _line(text, "copy:")).group(1))  # type: ignore[union-attr]
     got = float(_figures(table, "merge", text)["merge/copy"].rstrip("x"))
@@ -117,7 +116,7 @@ def test_scale_row_is_the_json_cpu_seconds_per_gb(table) -> None:
         f"{s['size_gb']:.2f} GB {(s['driver_cpu_s'] + s['executors_cpu_s']) / (s['input_bytes'] / 1e9):.0f}"
         for s in data["sizes"]
     )
-    text = _run_bench("bench_scale.py", "--from-json", "docs/scaling-1-to-10gb.json")
+    text = _run_bench("scale", "--from-json", "docs/scaling-1-to-10gb.json")
     assert _figures(table, "scale", text)["CPU s/GB"] == expected
     commits = " / ".join(c[:7] for c in data["commit"])
     assert table.json_commit(REPO / "docs" / "scaling-1-to-10gb.json") == commits
@@ -145,7 +144,7 @@ def test_dirty_tree_is_refused(table, tmp_path: Path) -> None:
 def test_unknown_entry_is_a_one_line_error() -> None:
     """--only with a name the table does not know: exit 2, one line naming it."""
     out = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "readme_table.py"), "--only", "nosuch"],
+        [sys.executable, "-m", "bench", "readme_table", "--only", "nosuch"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -189,10 +188,10 @@ def test_from_json_round_trip(table, tmp_path: Path, capsys: pytest.CaptureFixtu
     """A table.json printed again gives the rows it holds; --reparse reads the saved outputs beside it."""
     run = {"exit": 0, "wall_s": 12.5, "cpu_s": 20.1, "load": [0.5, 1.25], "stdout": "ingest.steady.stdout"}
     rows = [
-        {"name": "ingest", "command": "python bench/bench_ingest.py --mb 200", "what": "ingest | parse",
+        {"name": "ingest", "command": "python -m bench ingest --mb 200", "what": "ingest | parse",
          "commit": "abc1234", "status": "ok", "runs": {"cold": {**run, "stdout": "ingest.cold.stdout"}, "steady": run},
          "cold": "stage 1.0 MB/s (9.0 s)", "steady": "stage 2.0 MB/s (4.5 s)"},
-        {"name": "bpe", "command": "python bench/bench_bpe.py", "what": "BPE", "commit": "abc1234",
+        {"name": "bpe", "command": "python -m bench bpe", "what": "BPE", "commit": "abc1234",
          "status": "not run: /x absent", "runs": {}, "cold": None, "steady": None},
     ]  # fmt: skip
     path = tmp_path / "table.json"
@@ -200,7 +199,7 @@ def test_from_json_round_trip(table, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert table.main(["--from-json", str(path)]) == 0
     cells = _cells(capsys.readouterr().out)
     assert cells[0] == [
-        "ingest", "`python bench/bench_ingest.py --mb 200`", "ingest \\| parse", "stage 1.0 MB/s (9.0 s)",
+        "ingest", "`python -m bench ingest --mb 200`", "ingest \\| parse", "stage 1.0 MB/s (9.0 s)",
         "stage 2.0 MB/s (4.5 s)", "abc1234", "cold 0.5-1.25, steady 0.5-1.25", "cold 12.5 / 20.1, steady 12.5 / 20.1",
     ]  # fmt: skip
     assert cells[1][0] == "bpe" and cells[1][4] == "not run: /x absent"
@@ -218,7 +217,7 @@ def test_from_json_of_something_else_names_the_key(tmp_path: Path) -> None:
     path = tmp_path / "other.json"
     path.write_text('{"sizes": []}')
     out = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "readme_table.py"), "--from-json", str(path)],
+        [sys.executable, "-m", "bench", "readme_table", "--from-json", str(path)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -234,13 +233,13 @@ def test_every_table_row_has_an_entry(table) -> None:
     page = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     section = page[page.index("## The table") : page.index("## Real benchmark corpora")]
     history = (REPO / "docs" / "benchmarks-history.md").read_text(encoding="utf-8")
-    in_tables = set(re.findall(r"^\| `bench/(bench_\w+\.py)", history, re.MULTILINE))
-    in_table = set(re.findall(r"^\| \w+ \| `python bench/(bench_\w+\.py)", section, re.MULTILINE))
+    in_tables = {f"{n}.py" for n in re.findall(r"^\| `bench/(bench_\w+)\.py", history, re.MULTILINE)}
+    in_table = {f"bench_{n}.py" for n in re.findall(r"^\| \w+ \| `python -m bench (\w+)", section, re.MULTILINE)}
     assert len(in_table) >= 20
     in_tables |= in_table
     entries = table.select(None, everything=False)
     assert in_tables <= {e.script for e in entries}
-    rows = re.findall(r"^\| (\w+) \| `(python bench/[^`]+)` \|", section, re.MULTILINE)
+    rows = re.findall(r"^\| (\w+) \| `(python -m bench [^`]+)` \|", section, re.MULTILINE)
     names = table.by_name()
     assert [(name, table.command_text(names[name], quick=False)) for name, _ in rows] == rows
     scale = [e for e in entries if e.script == "bench_scale.py"]
