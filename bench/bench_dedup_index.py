@@ -13,7 +13,7 @@ import argparse
 import shutil
 import time
 
-from bench.harness import DATA, config_text, corpus, session
+from bench.harness import DATA, config_text, corpus, session, write_result
 from pipeline.config import load_config_text
 from pipeline.dedup.index.spark.commit import commit_run, describe
 from pipeline.run.runner import run_stages
@@ -74,6 +74,9 @@ def main() -> None:
         f"ratio with index / without (dedup stage): {with_index / base:.2f}; "
         f"including the commit: {(with_index + commit) / base:.2f}"
     )
+    ratios = {"with/without": (with_index / base, "x"), "with commit/without": ((with_index + commit) / base, "x")}
+    found = {"found": (counts["duplicates_of_earlier_runs"], "documents")}
+    write_result("dedup_index", args, {**ratios, **found})
     spark.stop()
 
 

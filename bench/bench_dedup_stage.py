@@ -11,7 +11,7 @@ import json
 import shutil
 import time
 
-from bench.harness import DATA, PeakMemory, config_text, corpus, session
+from bench.harness import DATA, PeakMemory, config_text, corpus, session, write_result
 from pipeline.config import load_config_text
 from pipeline.dedup import minhash_signatures
 from pipeline.run.runner import run_stages
@@ -82,6 +82,9 @@ def main() -> None:
         f"baseline, signatures in one process: {single:.1f} MB/s; stage (2 cores) / kernel (1 core): "
         f"{text_mb / seconds / single:.2f}"
     )
+    figures = {"stage": (text_mb / seconds, "MB/s"), "stage seconds": (seconds, "s"), "kernel": (single, "MB/s")}
+    peaks = {"peak python": (peak.python / 2**20, "MiB"), "peak JVM": (peak.jvm / 2**20, "MiB")}
+    write_result("dedup_stage", args, {**figures, **peaks})
     spark.stop()
 
 

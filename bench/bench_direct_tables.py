@@ -55,9 +55,12 @@ def main() -> None:
             times[name]["read"].append(time.perf_counter() - written)
     assert sums["native"] == sums["direct"], sums
     print(f"{source}: {rows} documents, {args.partitions} partitions, load {os.getloadavg()[0]:.1f}")
+    figures: dict[str, tuple[float, str]] = {}
     for step in ("write", "read"):
         n, d = min(times["native"][step]), min(times["direct"][step])
         print(f"{step}: native {n:.2f} s, direct {d:.2f} s, direct/native {d / n:.2f}x (best of {args.rounds})")
+        figures |= {f"{step} native": (n, "s"), f"{step} direct": (d, "s"), f"{step} direct/native": (d / n, "x")}
+    harness.write_result("direct_tables", args, figures)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import yaml
 
-from bench.harness import DATA
+from bench.harness import DATA, write_result
 from pipeline.config import load_config_text
 from pipeline.filter import batches
 from pipeline.filter.plan import make_plan
@@ -68,6 +68,8 @@ def main() -> None:
     for name, seconds in spent.items():
         print(f"  {name:<18} {seconds:6.2f} s {100 * seconds / total:6.1f} %")
     print(f"  {'outside filters':<18} {total - sum(spent.values()):6.2f} s")
+    shares = {name: (100 * seconds / total, "%") for name, seconds in spent.items()}
+    write_result("filter_breakdown", args, {"total": (total, "CPU s"), "rate": (mb / total, "MB/s"), **shares})
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from bench import real_corpus
-from bench.harness import DATA, session
+from bench.harness import DATA, session, write_result
 from pipeline.config import load_config_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
@@ -74,6 +74,11 @@ def main() -> None:
     base = plain["ingest"] + plain["dedup"]
     print(f"filter stage / (ingest + dedup): {filtered['filter'] / base:.2f} (goal <= 0.50)")
     print(f"whole run with filters / without: {filtered['total'] / plain['total']:.2f}")
+    ratios = {
+        "filter/(ingest+dedup)": (filtered["filter"] / base, "x"),
+        "whole run": (filtered["total"] / plain["total"], "x"),
+    }
+    write_result("filter_stage", args, {**ratios, "filter stage": (filtered["filter"], "s")})
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
-from bench.harness import DATA, session
+from bench.harness import DATA, session, write_result
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
@@ -67,6 +67,8 @@ def main() -> None:
     print(f"input: {args.files} files, {size / 1e6:.2f} MB, {counts['sources']['small']['documents_read']} records")
     print(f"ingest stage on local[2]: {seconds:.1f} s ({counts['splits']} splits in {counts['tasks']} tasks)")
     print(f"documents/: {parts} Parquet parts")
+    figures = {"ingest": (seconds, "s"), "splits": (counts["splits"], "splits"), "tasks": (counts["tasks"], "tasks")}
+    write_result("small_files", args, {**figures, "parts": (parts, "files")})
     spark.stop()
 
 

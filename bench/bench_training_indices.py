@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.harness import child_command, child_env
+from bench.harness import child_command, child_env, write_result
 from bench.training_indices_breakdown import instrument, table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -264,6 +264,8 @@ def main() -> None:
     )
     if not same:
         raise SystemExit(f"files differ: {sorted(set(differ))}")
+    ratios = {f"{k} ours/megatron-core": (ours[k] / theirs[k], "x") for k in ("seconds", "again", "cpu", "cpu_again")}
+    write_result("training_indices", args, {**ratios, "identical files": (count, "files")})
 
 
 if __name__ == "__main__":

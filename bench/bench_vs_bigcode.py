@@ -55,7 +55,7 @@ import psutil
 import pyarrow.parquet as pq
 
 from bench.dedup_precision import sample, scan
-from bench.harness import DATA, child_command, child_env, corpus
+from bench.harness import DATA, child_command, child_env, corpus, write_result
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 from pipeline.spark.class_archive import archive_path, is_complete
 from pipeline.spark.session import LOCAL_JIT, check_java
@@ -184,7 +184,8 @@ def main() -> None:
     text_mb, documents = docs.text_bytes / 1e6, len(docs.offsets)
     work = args.work
     if args.precision_only:
-        return precision_report(docs, work, args)
+        precision_report(docs, work, args)
+        return
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     parquet = None if args.ours_only else peer_parquet(docs, "content")
@@ -287,8 +288,23 @@ def main() -> None:
         + " (docs/running.md, Locally)"
     )
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    figures = {
+        "ours": (ours_seconds, "s"),
+        "ours CPU": (ours_cpu, "s"),
+        "ours survivors": (ours_survivors, "documents"),
+    }
+    if steps.get("features"):
+        figures["features step"] = (text_mb / steps["features"], "MB/s")
     if peer is not None:
-        precision_report(docs, work, args)
+        figures |= {
+            "BigCode": (peer[0], "s"),
+            "BigCode CPU": (peer_cpu, "s"),
+            "BigCode survivors": (peer[1], "documents"),
+        }
+        figures |= {"speed-up": (peer[0] / ours_seconds, "x"), "CPU ratio": (peer_cpu / ours_cpu, "x")}
+        figures |= precision_report(docs, work, args)
+    figures["archive mapped"] = (float(warm), "bool")
+    write_result("vs_bigcode", args, figures)
 
 
 def event_log(directory: Path | None) -> dict[str, str]:
@@ -331,7 +347,7 @@ def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]
     return removed, partners, list(members.values())
 
 
-def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None:
+def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> dict[str, tuple[float, str]]:
     """Each side's precision on a sample of its removed documents, and the removals the sides disagree on."""
     started = time.time()
     everyone = set(range(len(docs.offsets)))
@@ -364,6 +380,10 @@ def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None
         best_share = share([best[i][1] for i in picked])
         print(f"{name:28}{len(removed):9}{len(picked):9}{pair:>14}{best_share:>12}")
     print(f"ours, removed document vs its cluster's survivor: {share(with_survivor)} at >= {t}")
+    precision: dict[str, tuple[float, str]] = {}
+    for label, values in (("precision ours", matched), ("precision script", [best[i][1] for i in peer_sample])):
+        if values:
+            precision[label] = (sum(v >= t for v in values) / len(values), "fraction")
     low = sorted((best[i][1], i) for i in peer_sample if best[i][1] < t)[:3]
     if low:
         print("  lowest BigCode best matches (Jaccard, corpus line):", ", ".join(f"{j:.3f} @{i}" for j, i in low))
@@ -381,6 +401,7 @@ def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None
         f"{len(peer_removed - in_ours)} documents in none of our clusters "
         f"(precision pass {time.time() - started:.0f} s, untimed)"
     )
+    return precision
 
 
 if __name__ == "__main__":

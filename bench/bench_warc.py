@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import DATA, REPO, child_command, child_env
+from bench.harness import DATA, REPO, child_command, child_env, write_result
 
 READERS = ("ours-resiliparse", "ours-trafilatura", "datatrove")
 DATATROVE_DEFAULT_TIMEOUT = 1.0  # seconds: datatrove's BaseExtractor default
@@ -151,6 +151,7 @@ def main() -> None:
         for name in ("ours-resiliparse", "ours-trafilatura"):
             if base in rates and name in rates:
                 print(f"ratio {name} / {base}: {rates[name] / rates[base]:.2f}x")
+    write_result("warc", args, {name: (rate, "MB/CPU s") for name, rate in rates.items()})
 
 
 if __name__ == "__main__":
