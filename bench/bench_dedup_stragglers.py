@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from bench import real_corpus
 from bench.bench_features_sizes import BASELINE_REV, params, previous_path, take
-from bench.harness import baseline_function, child_env
+from bench.harness import baseline_function, child_env, write_result
 from pipeline.dedup.batches import doc_features
 from pipeline.spark.worker_task import per_task
 
@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         spark.conf.set("spark.sql.files.openCostInBytes", str(largest))  # so each file is a task of its own
         docs = spark.read.parquet(tmp)
         fn = {"previous": functools.partial(previous_features, rev=args.baseline_rev), "new": doc_features}
+        figures: dict[str, tuple[float, str]] = {}
         for run, name in enumerate(("new", "previous", "new", "previous", "new")):  # the first run warms up
             step, group = fn[name], f"{name}-{run}"
             spark.sparkContext.setJobGroup(group, group)
@@ -150,7 +151,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"(x{secs[-1] / statistics.median(secs):4.1f}; its input {heavy[1] / 1e6:.1f} MB), "
                 f"total {sum(secs):6.1f} task-s, load {os.getloadavg()[0]:.2f}"
             )
+            figures[f"{name} {run} largest/median"] = (secs[-1] / statistics.median(secs), "x")
     spark.stop()
+    write_result("dedup_stragglers", args, figures)
 
 
 if __name__ == "__main__":

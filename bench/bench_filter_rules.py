@@ -22,6 +22,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pyarrow as pa
 
+from bench.harness import write_result
 from pipeline.filter import c4, fineweb, gopher_quality, gopher_repetition
 from tests.filter_corpus import real_documents
 
@@ -137,6 +138,7 @@ def main() -> None:
     _ours("gopher_quality").apply(pa.RecordBatch.from_pydict({"doc_id": [0], "source": ["b"], "text": ["warm up"]}))
     head = f"{'filter':<18} {'datatrove':>10} {'ours':>8} {'ratio':>6} | {'dt rules':>9} {'our rules':>9} "
     print(head + f"{'rules ratio':>11} {'dt/our rules':>12} {'agree':>7}")
+    figures: dict[str, tuple[float, str]] = {}
     for name in args.filters.split(","):
         with Splits():
             dt_seconds, theirs = run_theirs(name, texts)
@@ -154,6 +156,9 @@ def main() -> None:
         )
         if agree != len(texts):
             raise SystemExit(f"{name}: {len(texts) - agree} documents differ from datatrove")
+        figures |= {f"{name} ours/datatrove": (dt_seconds / our_seconds, "x"), f"{name} ours": (mbps[1], "MB/s")}
+        figures[f"{name} rules ours/datatrove"] = (dt_rules / our_rules, "x")
+    write_result("filter_rules", args, figures)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import time
 import numpy as np
 import xxhash
 
+from bench.harness import write_result
 from pipeline import storage
 from pipeline.run.manifest import marker_path
 from pipeline.run.registry import STAGES
@@ -101,6 +102,8 @@ def main() -> None:
         f"all stages: verify {total_verify * 1e3:.1f} ms, full read {total_full * 1e3:.1f} ms, "
         f"ratio {total_verify / total_full:.4f}"
     )
+    figures = {"verify": (total_verify * 1e3, "ms"), "full read": (total_full * 1e3, "ms")}
+    write_result("resume_check", args, {**figures, "verify/full read": (total_verify / total_full, "x")})
 
 
 if __name__ == "__main__":

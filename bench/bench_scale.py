@@ -33,6 +33,7 @@ from typing import Any, BinaryIO
 import psutil
 import yaml
 
+from bench.harness import write_result
 from bench.standalone import SPARK_BIN, Cluster
 from bench.tree_memory import TreeMemory
 from pipeline.run.registry import STAGE_NAMES
@@ -246,6 +247,13 @@ def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
     return [added[id(row)] for row in rows]
 
 
+def figures(rows: list[dict]) -> dict[str, tuple[float, str]]:
+    """The result's figures: CPU seconds per GB of input at each size measured."""
+    return {
+        f"{row['size_gb']:.2f} GB": (per_gb, "CPU s/GB") for row in rows if (per_gb := _cpu_per_gb(row)) is not None
+    }
+
+
 def markdown(result: dict) -> str:
     """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, CPU seconds
     per GB (all of them, and those each size adds over the next smaller one), peak memory."""
@@ -288,7 +296,9 @@ def main() -> None:
     parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
     args = parser.parse_args()
     if args.from_json:
-        print(markdown(json.loads(args.from_json.read_text())))
+        earlier = json.loads(args.from_json.read_text())
+        print(markdown(earlier))
+        write_result("scale", args, figures(earlier["sizes"]))
         return
     try:
         sizes = [float(s) for s in args.sizes.split(",")]
@@ -302,7 +312,7 @@ def main() -> None:
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist")
     args.work.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {
-        "command": " ".join(["python", "bench/bench_scale.py", *sys.argv[1:]]),
+        "command": " ".join(["python -m bench scale", *sys.argv[1:]]),
         "commit": git_commit(),
         "machine": {"cpus": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
         "cluster": {
@@ -323,6 +333,7 @@ def main() -> None:
             if args.json:  # after every size, so a long series keeps what it measured
                 args.json.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result["sizes"]))
+    write_result("scale", args, figures(result["sizes"]))
     print(f"commit {result['commit']}, load average now {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
