@@ -104,7 +104,7 @@ def timed(texts: list[str], repeat: int) -> tuple[float, float]:
     return mb / t_old, mb / t_new
 
 
-def row(label: str, texts: list[str], repeat: int) -> float:
+def row(label: str, texts: list[str], repeat: int) -> tuple[float, float]:
     old, new = timed(texts, repeat)
     mean_kb = sum(map(len, texts)) / len(texts) / 1e3
     load = os.getloadavg()[0]
@@ -112,7 +112,7 @@ def row(label: str, texts: list[str], repeat: int) -> float:
         f"  {label:<22} {len(texts):>7} docs {mean_kb:>8.1f} kB  {old:6.1f} MB/s  {new:6.1f} MB/s  x{new / old:4.2f}"
         f"  load {load:.2f}"
     )
-    return new
+    return old, new
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -131,20 +131,25 @@ def main(argv: list[str] | None = None) -> None:
     timed(cut(real, 2_000_000)[:2] + real[:200], 1)  # load (or compile) every kernel on both paths
     print(f"doc_features per core, CPU s best of {args.repeat}; {args.mb:g} MB per corpus; defaults of dedup")
     print(f"  {'documents':<22} {'':>12} {'mean size':>11}  {'previous':>11}  {'new':>11}")
-    natural = {}
+    natural, sized = {}, {}
     for name, texts in corpora.items():
         print(name)
-        natural[name] = row("as they come", texts, args.repeat)
+        natural[name] = row("as they come", texts, args.repeat)[1]
         for size in SIZES:
-            row(f"joined, {size / 1e3:g} kB", cut(texts, size), args.repeat)
+            old, new = row(f"joined, {size / 1e3:g} kB", cut(texts, size), args.repeat)
+            sized[f"{name} {size / 1e3:g} kB previous"], sized[f"{name} {size / 1e3:g} kB"] = (
+                (old, "MB/s"),
+                (new, "MB/s"),
+            )
     ratio = natural["synthetic"] / natural["real"]
     print(f"synthetic / real (as they come, new path): x{ratio:.2f} (issue #32 asks for at most 1.5)")
-    verify_pairs(cut(real, 2_000_000)[:3], args.repeat)
-    figures = {f"{name} as they come": (mbs, "MB/s") for name, mbs in natural.items()}
+    old, new = verify_pairs(cut(real, 2_000_000)[:3], args.repeat)
+    figures = {f"{name} as they come": (mbs, "MB/s") for name, mbs in natural.items()} | sized
+    figures |= {"verification previous": (old, "MB/s"), "verification": (new, "MB/s")}
     write_result("features_sizes", args, {**figures, "synthetic/real": (ratio, "x")})
 
 
-def verify_pairs(texts: list[str], repeat: int) -> None:
+def verify_pairs(texts: list[str], repeat: int) -> tuple[float, float]:
     """Verification's exact Jaccard of large documents and their near copies: Python shingle sets (the previous
     path for documents over ``max_shingles``) vs the compiled one; values checked identical."""
     from pipeline.dedup import pair_jaccard as PJ
@@ -162,6 +167,7 @@ def verify_pairs(texts: list[str], repeat: int) -> None:
         f"verification, {len(a)} pairs of ~2 MB documents ({mb:.1f} MB): previous {mb / t_old:5.1f} MB/s, "
         f"new {mb / t_new:5.1f} MB/s  x{t_old / t_new:4.2f}  load {os.getloadavg()[0]:.2f}"
     )
+    return mb / t_old, mb / t_new
 
 
 if __name__ == "__main__":

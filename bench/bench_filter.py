@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from bench.harness import write_result
 from bench.real_corpus import build, read
 
 LANGUAGES, MIN_SCORE = ["en"], 0.65
@@ -229,6 +230,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{len(texts)} real documents, {mb:.1f} MB, one core, CPU seconds of this process, load average {load:.2f}")
     print(f"{'filter':<18} {'theirs MB/s':>14} {'ours MB/s':>10} {'ratio':>7}  checked")
+    figures: dict[str, tuple[float, str]] = {}
     for name in args.only:
         if name == "language":
             row = bench_language(texts, batches)
@@ -241,6 +243,8 @@ def main() -> None:
             continue
         theirs, ours = mb / row.theirs_s, mb / row.ours_s
         print(f"{name:<18} {theirs:>14.2f} {ours:>10.2f} {ours / theirs:>6.1f}x  {row.checked} {row.note}", flush=True)
+        figures |= {f"{name} theirs": (theirs, "MB/s"), f"{name} ours": (ours, "MB/s")}
+    write_result("filter", args, figures)
 
 
 if __name__ == "__main__":

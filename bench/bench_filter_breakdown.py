@@ -68,7 +68,7 @@ def main() -> None:
     for name, seconds in spent.items():
         print(f"  {name:<18} {seconds:6.2f} s {100 * seconds / total:6.1f} %")
     print(f"  {'outside filters':<18} {total - sum(spent.values()):6.2f} s")
-    shares = {name: (100 * seconds / total, "%") for name, seconds in spent.items()}
+    shares = {f"{name} share": (100 * seconds / total, "%") for name, seconds in spent.items()}
     write_result("filter_breakdown", args, {"total": (total, "CPU s"), "rate": (mb / total, "MB/s"), **shares})
 
 

@@ -46,6 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.corpus import documents
+from bench.harness import write_result
 from pipeline.config import load_config_text
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task
@@ -249,6 +250,12 @@ def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float
         f"{floor:.2f} CPU s; stage Python CPU minus that = {ours:.2f} s = {mb / ours:.2f} MB/s per core "
         f"= {bare / ours:.2f}x the bare encoder"
     )
+    ratios = {
+        "workers/bare": (ratio, "x"),
+        "whole stage/bare": (bare / whole, "x"),
+        "cold/bare": (bare / runs[0][0], "x"),
+    }
+    write_result("tokenize", {"mb": mb, "repeat": repeat}, {**ratios, "no-op floor": (floor, "CPU s")})
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
 
 

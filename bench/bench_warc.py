@@ -147,11 +147,13 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}", flush=True)
     rates = measure(names, path, args.datatrove_timeout, args.jobs)
     print(f"load average after: {os.getloadavg()}")
+    figures: dict[str, tuple[float, str]] = {}
     for base in ("datatrove", "datatrove-1s"):
         for name in ("ours-resiliparse", "ours-trafilatura"):
             if base in rates and name in rates:
                 print(f"ratio {name} / {base}: {rates[name] / rates[base]:.2f}x")
-    write_result("warc", args, {name: (rate, "MB/CPU s") for name, rate in rates.items()})
+                figures[f"{name}/{base}"] = (rates[name] / rates[base], "x")
+    write_result("warc", args, {**{name: (rate, "MB/CPU s") for name, rate in rates.items()}, **figures})
 
 
 if __name__ == "__main__":
