@@ -1,4 +1,4 @@
-"""The bench table's figures (docs/benchmarks.md): shown from a bench's JSON result, and the rows written as markdown."""
+"""The bench table's figures (docs/benchmarks.md): shown from a bench's JSON result; the rows as markdown."""
 
 from __future__ import annotations
 
