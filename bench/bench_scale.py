@@ -33,7 +33,7 @@ from typing import Any, BinaryIO
 import psutil
 import yaml
 
-from bench.harness import write_result
+from bench.harness import commit, write_result
 from bench.standalone import SPARK_BIN, Cluster
 from bench.tree_memory import TreeMemory
 from pipeline.run.registry import STAGE_NAMES
@@ -276,13 +276,6 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def git_commit() -> str:
-    """HEAD of the checkout, with ``-dirty`` when it has uncommitted changes."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
-    return head + ("-dirty" if dirty.strip() else "")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, help="a directory of JSONL shards, or one JSONL file")
@@ -313,7 +306,7 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {
         "command": " ".join(["python -m bench scale", *sys.argv[1:]]),
-        "commit": git_commit(),
+        "commit": commit(),
         "machine": {"cpus": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
         "cluster": {
             "workers": 2,
