@@ -89,6 +89,15 @@ def test_saved_figures_match_the_lines_read_independently(table) -> None:
     values = table.values_of(SAVED / "dedup_stage.steady.json")
     assert _figures(table, "dedup_stage", values)["peak"] == f"python {peak[4]} / JVM {peak[7]} MiB"
 
+    bigcode = (SAVED / "vs_bigcode_synthetic.stdout").read_text()
+    figures = _figures(table, "vs_bigcode_synthetic", table.values_of(SAVED / "vs_bigcode_synthetic.json"))
+    peer, ours = _line(bigcode, "BigCode script").split(), _line(bigcode, "ingest + dedup (here)").split()
+    assert figures["survivors"] == f"{ours[5]} vs {peer[3]}"
+    assert figures["speed-up"] == _line(bigcode, "speed-up:").split()[1]
+    precision = [line.split() for line in bigcode.splitlines() if line.startswith(("BigCode script", "ingest +"))]
+    assert figures["precision ours"] == f"{precision[-1][6]} (matched pair)"
+    assert figures["precision script"] == f"{precision[-2][-1]} (best match)"
+
     small = (SAVED / "small_files.steady.stdout").read_text()
     words = _line(small, "ingest stage on local[2]:").replace("(", "").split()
     shown = _figures(table, "small_files", table.values_of(SAVED / "small_files.steady.json"))["ingest"]
