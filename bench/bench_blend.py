@@ -1,6 +1,6 @@
 """Benchmark: blending indices, ours (fixed and megatron mode) vs megatron-core's compiled C++ helper.
 
-Usage: python bench/bench_blend.py [--size 100000000] [--datasets 3 300] [--repeat 3]
+Usage: python -m bench blend [--size 100000000] [--datasets 3 300] [--repeat 3]
 Each round runs the helper and both of our modes back to back, in a rotating order (so machine load
 hits all alike);
 prints best and median seconds, the ratio of best times ours / helper (lower is better) and peak
@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.harness import write_result
 from pipeline.blend import _kernel, build_blending_indices
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,6 +117,7 @@ def main() -> None:
     backend = "numba" if _kernel.numba_enabled() else "numpy fallback (PIPELINE_BLEND_NUMBA=0 or no numba)"
     print(f"S={args.size:,}  backend={backend}  rounds={args.repeat}")
     rng = np.random.default_rng(args.seed)
+    figures: dict[str, tuple[float, str]] = {}
     for n in args.datasets:
         weights = rng.dirichlet(np.ones(n)) + 1e-4
         for mode in ("fixed", "megatron"):  # compile (or load the numba cache) outside the timing
@@ -125,6 +127,7 @@ def main() -> None:
         base = min(rows[0][1])
         print(f"\n{n} datasets{'':18s}   best s  median s  ratio(best)  peak MiB")
         for name, times, peak in rows:
+            figures[f"{n} datasets {name}"] = (min(times) / base, "x")
             print(
                 f"  {name:28s} {min(times):7.3f}  {statistics.median(times):8.3f}  "
                 f"{min(times) / base:11.2f}  {peak / 2**20:8.1f}"
@@ -137,6 +140,8 @@ def main() -> None:
             f"\nfirst call in a fresh process (import + every kernel, n=3/30/300, both modes): "
             f"{cold:.2f} s compiling into an empty numba cache, {warm:.2f} s loading the cache"
         )
+        figures |= {"first call compile": (cold, "s"), "first call load": (warm, "s")}
+    write_result("blend", args, figures)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark of the BPE kernel: training time, training vs HF tokenizers, encoding vs tiktoken, memory.
 
-    python bench/bench_bpe.py [--mb 20] [--encode-mb 5] [--encode-only] [--fixtures ../shared/fixtures]
+    python -m bench bpe [--mb 20] [--encode-mb 5] [--encode-only] [--fixtures ../shared/fixtures]
 
 Prints, in one run:
 1. training time on corpus.en at vocab 500 (best of 3; target < 0.5 s);
@@ -20,7 +20,6 @@ import itertools
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -28,10 +27,10 @@ from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread, like the others
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer  # noqa: E402
-from pipeline.tokenizer.files import str_to_token  # noqa: E402
+from bench.harness import write_result
+from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer
+from pipeline.tokenizer.files import str_to_token
 
 EOT = "<|endoftext|>"
 TEXTS = ["corpus.en", "tinystories_sample.txt", "address.txt", "german.txt"]
@@ -80,8 +79,12 @@ def best_of(n: int, fn) -> float:
     return min(times)
 
 
+FIGURES: dict[str, tuple[float, str]] = {}  # the result's figures, filled by each part as it runs
+
+
 def bench_small(fixtures: Path) -> None:
     t = best_of(3, lambda: BPETokenizer.train(fixtures / "corpus.en", 500, [EOT]))
+    FIGURES["train corpus.en"] = (t, "s")
     print(
         f"[1] train corpus.en ({(fixtures / 'corpus.en').stat().st_size / 1e3:.0f} kB) vocab 500: "
         f"{t:.3f} s (target < 0.5 s)"
@@ -108,6 +111,7 @@ def bench_train_big(corpus: Path, vocab_size: int) -> None:
     t = time.perf_counter()
     hf.train([str(corpus)], trainer)
     t_hf = time.perf_counter() - t
+    FIGURES["train ours/HF"] = (t_ours / t_hf, "x")
     threads = os.environ.get("RAYON_NUM_THREADS", f"default ({os.cpu_count()} cpus)")
     print(
         f"[2] train {mb:.1f} MB vocab {vocab_size}: ours {t_ours:.1f} s (1 process), "
@@ -170,6 +174,7 @@ def bench_encode_table(fixtures: Path, corpora: dict[str, str], repeat: int) -> 
     tok.encode("warm up the kernels: load them from numba's cache (or compile) once")
     t_load = time.process_time() - t
     backend = "numba" if numba_enabled() else "pure Python"
+    FIGURES["kernel load"] = (t_load, "s")
     print(
         f"[3] encode, GPT-2 vocab, 1 thread, CPU time (best of {repeat}, HF best of 2); backend {backend}, "
         f"kernel load {t_load:.2f} s; tiktoken {version('tiktoken')}, tokenizers {version('tokenizers')}."
@@ -196,6 +201,8 @@ def bench_encode_table(fixtures: Path, corpora: dict[str, str], repeat: int) -> 
         t_warm = cpu_best_of(repeat, lambda: tok.encode(text, split_special=False))  # noqa: B023
         t_tik = cpu_best_of(repeat, lambda: enc.encode_ordinary(text))  # noqa: B023
         t_hf = cpu_best_of(min(repeat, 2), lambda: hf.encode(text, add_special_tokens=False))  # noqa: B023
+        FIGURES[f"{label} warm/tiktoken"] = (t_tik / t_warm, "x")
+        FIGURES[f"{label} cold/tiktoken"] = (t_tik / t_cold, "x")
         print(
             f"    {label:<26}{mb:6.2f}{mb / t_warm:11.1f}{mb / t_cold:11.1f}{mb / t_tik:10.1f}{mb / t_hf:8.1f}"
             f"{t_tik / t_warm:9.2f}x{t_tik / t_cold:9.2f}x{t_hf / t_warm:8.2f}x  "
@@ -255,8 +262,7 @@ def main() -> None:
         make_corpus(small, args.fixtures, args.encode_mb, seed=1)
         if not args.encode_only:
             bench_train_big(corpus, args.vocab)
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from corpus import documents
+        from bench.corpus import documents
 
         corpora = {f"{n} x{args.times}": (args.fixtures / n).read_text(encoding="utf-8") * args.times for n in TEXTS}
         corpora[f"code ({args.code_mb:g} MB .py)"] = code_corpus(args.code_mb)
@@ -265,6 +271,7 @@ def main() -> None:
         bench_encode_table(args.fixtures, corpora, args.repeat)
         bench_memory(args.fixtures, small)
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    write_result("bpe", args, FIGURES)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """The dedup features step per core, before and after issue #16, in one run: SHA-1 kernels and ``doc_features``.
 
-Run: ``python bench/bench_dedup_features.py [--mb 20] [--repeat 3]``.
+Run: ``python -m bench dedup_features [--mb 20] [--repeat 3]``.
 
 The text is ``bench/corpus.py``'s (real prose, near-duplicates), cut into Arrow batches of 10,000 documents
 as the Spark step gets them. Two tables, each with the old path and the new one side by side:
 
 * SHA-1 of every word 5-gram window of the corpus (what ``sha1_windows`` hashes): the previous scalar
-  kernel (``bench/sha1_scalar_prev.py``), the new scalar kernel alone, and the multi-buffer lanes;
+  kernel (pipeline/dedup/sha1_numba.py at ``--baseline-rev``, default 31bc121, before #16), the new scalar
+  kernel alone, and the multi-buffer lanes;
 * ``doc_features`` (P=256, K=5, SHA-1, the defaults): the previous two passes (``token_counts``, then
   ``shingle_hashes`` of the eligible texts with the previous kernel) against the one-pass step.
 
@@ -18,34 +19,25 @@ timed apart, in fresh processes.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from numba import njit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-import sha1_scalar_prev  # noqa: E402
-from corpus import documents  # noqa: E402
-from features_prev import replace_docs as _replace_docs  # noqa: E402
-from harness import best_cpu_seconds  # noqa: E402
-from numba import njit  # noqa: E402
-
-from pipeline.dedup import batches as B  # noqa: E402
-from pipeline.dedup import sha1_numba  # noqa: E402
-from pipeline.dedup.bands import band_keys  # noqa: E402
-from pipeline.dedup.hashes import _codepoints, sha1_hash32_many  # noqa: E402
-from pipeline.dedup.minhash import signatures_from_hashes  # noqa: E402
-from pipeline.dedup.shingles import shingles  # noqa: E402
-from pipeline.dedup.shingles_numba import utf8_units, word_table  # noqa: E402
-from pipeline.dedup.token_counts import token_counts  # noqa: E402
+from bench.corpus import documents
+from bench.harness import BaselineError, best_cpu_seconds, child_env, module_at, write_result
+from pipeline.dedup import batches as B
+from pipeline.dedup import sha1_numba
+from pipeline.dedup.bands import band_keys
+from pipeline.dedup.hashes import _codepoints, sha1_hash32_many
+from pipeline.dedup.minhash import signatures_from_hashes
+from pipeline.dedup.shingles import shingles
+from pipeline.dedup.shingles_numba import utf8_units, word_table
+from pipeline.dedup.token_counts import token_counts
 
 MIN_TOKENS = 5
 
@@ -74,19 +66,34 @@ def _windows(lo: np.ndarray, hi: np.ndarray, unit_off: np.ndarray, k: int) -> tu
     return np.concatenate(starts), np.concatenate(ends)
 
 
-def _cold_first_call(module: str) -> float:
-    """Wall seconds of ``module.sha1_windows``' first call in a fresh process with an empty numba cache
-    (what a new executor pays once), numba's own start-up excluded."""
+def _cold_first_call(load_module: str) -> float:
+    """Wall seconds of ``m.sha1_windows``' first call (``m`` as ``load_module`` imports it) in a fresh process
+    with an empty numba cache (what a new executor pays once), numba's own start-up excluded."""
     code = (
         "import time, numpy as np; from numba import njit; njit(lambda a: a.sum())(np.zeros(2)); "
-        f"import {module} as m; t = time.perf_counter(); "
+        f"{load_module}; t = time.perf_counter(); "
         "m.sha1_windows(np.zeros(9, np.uint8), np.zeros(1, np.int64), np.ones(1, np.int64), np.array([0, 1]), 5); "
         "print(time.perf_counter() - t)"
     )
     with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'bench'}"}
+        env = {**child_env(), "NUMBA_CACHE_DIR": cache}
         out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
     return float(out.stdout.split()[-1])
+
+
+SHA1_PATH = "pipeline/dedup/sha1_numba.py"
+BASELINE_REV = "31bc121"  # the scalar kernel before issue #16 (uint64 words, padding built byte by byte)
+PREV_SHA1: list = []  # sha1_numba at --baseline-rev, loaded by main
+
+
+def _replace_docs(
+    h: np.ndarray, offsets: np.ndarray, docs: np.ndarray, new: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(h, offsets)`` with the segments of ``docs`` replaced by ``new`` (same order)."""
+    parts = [h[offsets[d] : offsets[d + 1]] for d in range(len(offsets) - 1)]
+    for d, seg in zip(docs.tolist(), new, strict=True):
+        parts[d] = seg
+    return (np.concatenate(parts) if parts else h[:0]), np.concatenate([[0], np.cumsum([len(p) for p in parts])])
 
 
 def _prev_features(batches: list[pa.RecordBatch], p: B.LshParams) -> Iterator[pa.ListArray]:
@@ -99,7 +106,7 @@ def _prev_features(batches: list[pa.RecordBatch], p: B.LshParams) -> Iterator[pa
         eligible = np.flatnonzero(ntok >= MIN_TOKENS)
         sub = [texts[i] for i in eligible]
         buf, lo, hi, unit_off = utf8_units(*_codepoints(sub), word_table(), False)
-        hashes, win_off = sha1_scalar_prev.sha1_windows(buf, lo, hi, unit_off, p.ngram)
+        hashes, win_off = PREV_SHA1[0].sha1_windows(buf, lo, hi, unit_off, p.ngram)
         over = np.flatnonzero(np.diff(win_off) > (p.max_shingles or 0))
         if len(over):
             new = [sha1_hash32_many(shingles(sub[d], p.ngram, p.shingle, p.max_shingles)) for d in over.tolist()]
@@ -112,7 +119,16 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=20.0, help="MB of corpus text (default 20)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--baseline-rev",
+        default=BASELINE_REV,
+        help=f"git revision of the previous SHA-1 kernel (default {BASELINE_REV})",
+    )
     args = ap.parse_args(argv)
+    try:
+        PREV_SHA1[:] = [module_at(args.baseline_rev, SHA1_PATH)]
+    except BaselineError as exc:
+        raise SystemExit(str(exc)) from None
     texts, size = [], 0
     for doc in documents(10**9, seed=0):
         if size >= args.mb * 1e6:
@@ -137,9 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     starts, ends = _windows(lo, hi, unit_off, 5)
     n = len(starts)
     runs = {
-        "previous scalar (uint64, per-byte padding)": lambda: sha1_scalar_prev.sha1_windows(buf, lo, hi, unit_off, 5)[
-            0
-        ],
+        "previous scalar (uint64, per-byte padding)": lambda: PREV_SHA1[0].sha1_windows(buf, lo, hi, unit_off, 5)[0],
         "new scalar (uint32, whole-word padding)": lambda: _scalar_all(buf, starts, ends),
         f"new lanes ({sha1_numba.LANES} one-block shingles at once)": lambda: sha1_numba.sha1_windows(
             buf, lo, hi, unit_off, 5
@@ -150,6 +164,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{np.mean(ends - starts > 55):.2%} over one block)"
     )
     base, ref = None, None
+    figures: dict[str, tuple[float, str]] = {}
     for label, fn in runs.items():
         fn()  # compile or load from the cache
         t, got = best_cpu_seconds(fn, args.repeat)
@@ -158,8 +173,12 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"{label}: hashes differ from the previous kernel")
         base = base or t
         print(f"  {label:48s} {t:6.3f} s  {t / n * 1e9:6.1f} ns/shingle  x{base / t:4.2f}")
+        figures[f"sha1 {label.split(' (')[0]}"] = (t / n * 1e9, "ns/shingle")
 
-    cold_old, cold_new = _cold_first_call("sha1_scalar_prev"), _cold_first_call("pipeline.dedup.sha1_numba")
+    cold_old, cold_new = (
+        _cold_first_call(f"from bench.harness import module_at; m = module_at({args.baseline_rev!r}, {SHA1_PATH!r})"),
+        _cold_first_call("import pipeline.dedup.sha1_numba as m"),
+    )
     print(f"  first call with an empty numba cache (compilation): previous {cold_old:.1f} s, new {cold_new:.1f} s")
 
     list(_prev_features(batches[:1], p))
@@ -171,6 +190,10 @@ def main(argv: list[str] | None = None) -> None:
     print("\ndoc_features (band keys identical)")
     print(f"  {'previous (two tokenising passes, scalar SHA-1)':48s} {t_old:6.3f} s  {mb / t_old:6.1f} MB/s")
     print(f"  {'new (one pass, SHA-1 lanes)':48s} {t_new:6.3f} s  {mb / t_new:6.1f} MB/s  x{t_old / t_new:4.2f}")
+    figures["doc_features"] = (mb / t_new, "MB/s")
+    figures["doc_features previous"] = (mb / t_old, "MB/s")
+    figures["first call previous"], figures["first call"] = (cold_old, "s"), (cold_new, "s")
+    write_result("dedup_features", args, figures)
 
 
 if __name__ == "__main__":

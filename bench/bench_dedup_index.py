@@ -4,7 +4,7 @@ One corpus of 11 x ``--mb`` MB (real prose with planted near-duplicates, bench/c
 a history (the first 10/11 of its lines) and today's slice (the rest). The history is deduplicated
 and committed to a fresh index; then today's slice is deduplicated twice on local[2], in the same
 process: without the index (the baseline) and with it; the commit of today's documents is timed too.
-Run: python bench/bench_dedup_index.py [--mb 5]
+Run: python -m bench dedup_index [--mb 5]
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import argparse
 import shutil
 import time
 
-from harness import DATA, config_text, corpus, session
-
+from bench.harness import DATA, config_text, corpus, session, write_result
 from pipeline.config import load_config_text
 from pipeline.dedup.index.spark.commit import commit_run, describe
 from pipeline.run.runner import run_stages
@@ -75,6 +74,9 @@ def main() -> None:
         f"ratio with index / without (dedup stage): {with_index / base:.2f}; "
         f"including the commit: {(with_index + commit) / base:.2f}"
     )
+    ratios = {"with/without": (with_index / base, "x"), "with commit/without": ((with_index + commit) / base, "x")}
+    found = {"found": (counts["duplicates_of_earlier_runs"], "documents")}
+    write_result("dedup_index", args, {**ratios, **found})
     spark.stop()
 
 

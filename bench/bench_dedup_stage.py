@@ -1,7 +1,7 @@
 """The whole dedup stage on local[2]: MB/s over a >= 200 MB corpus and peak driver memory (issue: dedup).
 
 Baseline in the same run: single-process signature throughput of the same kernel on a slice of the
-corpus, so the ratio shows what Spark's plumbing costs. Run: python bench/bench_dedup_stage.py [--mb 200]
+corpus, so the ratio shows what Spark's plumbing costs. Run: python -m bench dedup_stage [--mb 200]
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import json
 import shutil
 import time
 
-from harness import DATA, PeakMemory, config_text, corpus, session
-
+from bench.harness import DATA, PeakMemory, config_text, corpus, session, write_result
 from pipeline.config import load_config_text
 from pipeline.dedup import minhash_signatures
 from pipeline.run.runner import run_stages
@@ -83,6 +82,9 @@ def main() -> None:
         f"baseline, signatures in one process: {single:.1f} MB/s; stage (2 cores) / kernel (1 core): "
         f"{text_mb / seconds / single:.2f}"
     )
+    figures = {"stage": (text_mb / seconds, "MB/s"), "stage seconds": (seconds, "s"), "kernel": (single, "MB/s")}
+    peaks = {"peak python": (peak.python / 2**20, "MiB"), "peak JVM": (peak.jvm / 2**20, "MiB")}
+    write_result("dedup_stage", args, {**figures, **peaks})
     spark.stop()
 
 

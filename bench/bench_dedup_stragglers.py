@@ -1,13 +1,14 @@
 """A few 2-4 MB documents among many small ones: the dedup features step's task times in Spark (issue #32).
 
-Run: ``python bench/bench_dedup_stragglers.py [--mb 40] [--big 2,2.5,3,4] [--file-mb 4]``.
+Run: ``python -m bench dedup_stragglers [--mb 40] [--big 2,2.5,3,4] [--file-mb 4]``.
 
 The table: the first ``--mb`` MB of the real corpus (``bench/real_corpus.py``, documents of at most 100 kB) with
 ``--big`` documents of that many MB (real text joined) placed together in the middle, written as Parquet files
 of about ``--file-mb`` MB of text each, in document order (as ingest writes one file per input split). The step
 is the stage's own: ``doc_features`` over ``mapInArrow`` (defaults of ``dedup``), then a count, on ``local[2]``,
 one file per task (as on a cluster with many cores). After a warm-up run, the previous path
-(``bench/features_prev.py``: a document over ``max_shingles`` shingled again in Python) and the new one alternate,
+(pipeline/dedup/hashes.py at ``--baseline-rev``: a document over ``max_shingles`` shingled again in Python)
+and the new one alternate,
 twice each, in one Spark application. Per task, Spark's status API gives its run time and input bytes; printed:
 the median task, the largest and its input bytes.
 """
@@ -15,6 +16,7 @@ the median task, the largest and its input bytes.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -26,17 +28,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "bench"), os.environ.get("PYTHONPATH", "")])
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-
-import real_corpus  # noqa: E402
-from bench_features_sizes import params, take  # noqa: E402
-
-from pipeline.dedup.batches import doc_features  # noqa: E402
-from pipeline.spark.worker_task import per_task  # noqa: E402
+from bench import real_corpus
+from bench.bench_features_sizes import BASELINE_REV, params, previous_path, take
+from bench.harness import baseline_function, child_env, write_result
+from pipeline.dedup.batches import doc_features
+from pipeline.spark.worker_task import per_task
 
 
 def table(megabytes: float, big: list[float]) -> list[str]:
@@ -65,14 +61,13 @@ def write(texts: list[str], directory: Path, file_mb: float) -> list[range]:
     return ranges
 
 
-def previous_features(batches, p, min_tokens):  # noqa: ANN001, ANN201
+def previous_features(batches, p, min_tokens, rev):  # noqa: ANN001, ANN201
     """``doc_features`` with the previous SHA-1 path, patched in the worker process for this task only."""
-    import features_prev
 
     from pipeline.dedup import hashes
 
     current = hashes._sha1_hashes_counts
-    hashes._sha1_hashes_counts = features_prev.sha1_hashes_counts
+    hashes._sha1_hashes_counts = baseline_function(rev, "pipeline/dedup/hashes.py", "_sha1_hashes_counts")
     try:
         yield from doc_features(batches, p, min_tokens)
     finally:
@@ -98,11 +93,17 @@ def task_times(spark, group: str) -> list[tuple[float, int]]:  # noqa: ANN001
 
 
 def main(argv: list[str] | None = None) -> None:
+    os.environ["PYTHONPATH"] = child_env()["PYTHONPATH"]  # Spark's Python workers import bench.*
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mb", type=float, default=40.0, help="MB of small documents (default 40)")
     ap.add_argument("--big", default="2,2.5,3,4", help="sizes of the large documents in MB (default 2,2.5,3,4)")
     ap.add_argument("--file-mb", type=float, default=4.0, help="MB of text per Parquet file and task (default 4)")
+    ap.add_argument(
+        "--baseline-rev", default=BASELINE_REV, help=f"git revision of the previous path (default {BASELINE_REV})"
+    )
     args = ap.parse_args(argv)
+    previous_path(args.baseline_rev)  # a bad revision stops here, before Spark starts
     from pipeline.spark.session import build_session
 
     spark = build_session(
@@ -130,7 +131,8 @@ def main(argv: list[str] | None = None) -> None:
         spark.conf.set("spark.sql.files.maxPartitionBytes", str(largest))
         spark.conf.set("spark.sql.files.openCostInBytes", str(largest))  # so each file is a task of its own
         docs = spark.read.parquet(tmp)
-        fn = {"previous": previous_features, "new": doc_features}
+        fn = {"previous": functools.partial(previous_features, rev=args.baseline_rev), "new": doc_features}
+        figures: dict[str, tuple[float, str]] = {}
         for run, name in enumerate(("new", "previous", "new", "previous", "new")):  # the first run warms up
             step, group = fn[name], f"{name}-{run}"
             spark.sparkContext.setJobGroup(group, group)
@@ -149,7 +151,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"(x{secs[-1] / statistics.median(secs):4.1f}; its input {heavy[1] / 1e6:.1f} MB), "
                 f"total {sum(secs):6.1f} task-s, load {os.getloadavg()[0]:.2f}"
             )
+            figures[f"{name} {run} largest/median"] = (secs[-1] / statistics.median(secs), "x")
     spark.stop()
+    write_result("dedup_stragglers", args, figures)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 
 def main() -> None:
@@ -25,8 +22,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="rounds, alternating sides (default 2)")
     args = parser.parse_args()
 
-    import harness
-
+    from bench import harness
     from pipeline.spark.direct_tables import read_direct, write_direct
 
     spark = harness.session()
@@ -59,9 +55,12 @@ def main() -> None:
             times[name]["read"].append(time.perf_counter() - written)
     assert sums["native"] == sums["direct"], sums
     print(f"{source}: {rows} documents, {args.partitions} partitions, load {os.getloadavg()[0]:.1f}")
+    figures: dict[str, tuple[float, str]] = {}
     for step in ("write", "read"):
         n, d = min(times["native"][step]), min(times["direct"][step])
         print(f"{step}: native {n:.2f} s, direct {d:.2f} s, direct/native {d / n:.2f}x (best of {args.rounds})")
+        figures |= {f"{step} native": (n, "s"), f"{step} direct": (d, "s"), f"{step} direct/native": (d / n, "x")}
+    harness.write_result("direct_tables", args, figures)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Benchmark: each filter of the filter stage beside datatrove's, on the same real documents, one core each.
 
-    python bench/bench_filter.py                 # 100 MB of real documents (bench/real_corpus.py)
-    python bench/bench_filter.py --mb 10 --only language pii
+    python -m bench filter                 # 100 MB of real documents (bench/real_corpus.py)
+    python -m bench filter --mb 10 --only language pii
 
 Corpus: bench/real_corpus.py (translation catalogues in dozens of languages, Debian copyright files, changelogs
 and HTML docs, site-packages sources, the shared fixtures), built once and cached.
@@ -43,9 +43,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
-
-from real_corpus import build, read  # noqa: E402
+from bench.harness import write_result
+from bench.real_corpus import build, read
 
 LANGUAGES, MIN_SCORE = ["en"], 0.65
 # name -> (our module, our class, datatrove's module, datatrove's class)
@@ -269,6 +268,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{len(texts)} real documents, {mb:.1f} MB, one core, CPU seconds of this process, load average {load:.2f}")
     print(f"{'filter':<18} {'theirs MB/s':>14} {'ours MB/s':>10} {'ratio':>7}  checked")
+    figures: dict[str, tuple[float, str]] = {}
     for name in args.only:
         if name == "language":
             row = bench_language(texts, batches)
@@ -283,6 +283,8 @@ def main() -> None:
             continue
         theirs, ours = mb / row.theirs_s, mb / row.ours_s
         print(f"{name:<18} {theirs:>14.2f} {ours:>10.2f} {ours / theirs:>6.1f}x  {row.checked} {row.note}", flush=True)
+        figures |= {f"{name} theirs": (theirs, "MB/s"), f"{name} ours": (ours, "MB/s")}
+    write_result("filter", args, figures)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ batch step (``filter_partition``), in one process, over the first ``--mb`` MB of
 bench/bench_filter_stage.py's last run (``run-filter-stage-on/documents`` under the bench directory), in Arrow
 batches of 10,000 rows (Spark's ``maxRecordsPerBatch``). Compiled kernels are loaded before the timing.
 
-Run: python bench/bench_filter_stage.py first, then python bench/bench_filter_breakdown.py [--mb 50]
+Run: python -m bench filter_stage first, then python -m bench filter_breakdown [--mb 50]
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import yaml
-from harness import DATA
 
+from bench.harness import DATA, write_result
 from pipeline.config import load_config_text
 from pipeline.filter import batches
 from pipeline.filter.plan import make_plan
@@ -68,6 +68,8 @@ def main() -> None:
     for name, seconds in spent.items():
         print(f"  {name:<18} {seconds:6.2f} s {100 * seconds / total:6.1f} %")
     print(f"  {'outside filters':<18} {total - sum(spent.values()):6.2f} s")
+    shares = {f"{name} share": (100 * seconds / total, "%") for name, seconds in spent.items()}
+    write_result("filter_breakdown", args, {"total": (total, "CPU s"), "rate": (mb / total, "MB/s"), **shares})
 
 
 if __name__ == "__main__":

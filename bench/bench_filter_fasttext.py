@@ -20,13 +20,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from pipeline.config import PipelineConfig, load_config
+from pipeline.filter.batches import filter_partition, output_schema
+from pipeline.filter.plan import Plan, make_plan
+from pipeline.filter.rules import language
 
-from pipeline.config import PipelineConfig, load_config  # noqa: E402
-from pipeline.filter.batches import filter_partition, output_schema  # noqa: E402
-from pipeline.filter.plan import Plan, make_plan  # noqa: E402
-from pipeline.filter.rules import language  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 BATCH = 2000
 

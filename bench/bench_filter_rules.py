@@ -6,29 +6,27 @@ of CPU time for datatrove and ours and their ratio; then both again with word an
 the first run (the rules alone, what is left once the splitting costs nothing), and the ratio of datatrove's
 whole filter to our rules.
 
-    python bench/bench_filter_rules.py --megabytes 20
+    python -m bench filter_rules --megabytes 20
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import pyarrow as pa  # noqa: E402
+import pyarrow as pa
 
-from pipeline.filter.rules import c4, fineweb, gopher_quality, gopher_repetition  # noqa: E402
-from tests.filter_corpus import real_documents  # noqa: E402
+from bench.harness import write_result
+from pipeline.filter.rules import c4, fineweb, gopher_quality, gopher_repetition
+from tests.filter_corpus import real_documents
 
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 BATCH = 512
 
 
@@ -140,6 +138,7 @@ def main() -> None:
     _ours("gopher_quality").apply(pa.RecordBatch.from_pydict({"doc_id": [0], "source": ["b"], "text": ["warm up"]}))
     head = f"{'filter':<18} {'datatrove':>10} {'ours':>8} {'ratio':>6} | {'dt rules':>9} {'our rules':>9} "
     print(head + f"{'rules ratio':>11} {'dt/our rules':>12} {'agree':>7}")
+    figures: dict[str, tuple[float, str]] = {}
     for name in args.filters.split(","):
         with Splits():
             dt_seconds, theirs = run_theirs(name, texts)
@@ -157,6 +156,9 @@ def main() -> None:
         )
         if agree != len(texts):
             raise SystemExit(f"{name}: {len(texts) - agree} documents differ from datatrove")
+        figures |= {f"{name} ours/datatrove": (dt_seconds / our_seconds, "x"), f"{name} ours": (mbps[1], "MB/s")}
+        figures[f"{name} rules ours/datatrove"] = (dt_rules / our_rules, "x")
+    write_result("filter_rules", args, figures)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ A first run without filters warms the JVM, the page cache and the kernels and is
 per stage of both runs, the filter stage's seconds over the first run's ingest + dedup, and the
 second run's whole time over the first's (dedup has less to do after filtering, so both are shown).
 
-Run: python bench/bench_filter_stage.py [--mb 200] [--only language pii]
+Run: python -m bench filter_stage [--mb 200] [--only language pii]
 """
 
 from __future__ import annotations
@@ -14,21 +14,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import yaml
-from harness import DATA, session
 
+from bench import real_corpus
+from bench.harness import DATA, session, write_result
 from pipeline.config import load_config_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
-
-sys.path.insert(0, str(Path(__file__).parent))
-import real_corpus  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -77,6 +74,11 @@ def main() -> None:
     base = plain["ingest"] + plain["dedup"]
     print(f"filter stage / (ingest + dedup): {filtered['filter'] / base:.2f} (goal <= 0.50)")
     print(f"whole run with filters / without: {filtered['total'] / plain['total']:.2f}")
+    ratios = {
+        "filter/(ingest+dedup)": (filtered["filter"] / base, "x"),
+        "whole run": (filtered["total"] / plain["total"], "x"),
+    }
+    write_result("filter_stage", args, {**ratios, "filter stage": (filtered["filter"], "s")})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Ingest throughput on local[2] (issue: foundation), against a single-process JSONL parse of the same file.
 
-Run: python bench/bench_ingest.py [--mb 200]
+Run: python -m bench ingest [--mb 200]
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import json
 import shutil
 import time
 
-from harness import DATA, corpus, session
-
+from bench.harness import DATA, corpus, session, write_result
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
@@ -50,6 +49,10 @@ def main() -> None:
     print(f"ingest stage on local[2]: {seconds:.1f} s = {size_mb / seconds:.1f} MB/s")
     print(f"baseline, one process json.loads per line: {base:.1f} s = {size_mb / base:.1f} MB/s")
     print(f"ratio stage/baseline: {base / seconds:.2f}")
+    stage = {"stage": (size_mb / seconds, "MB/s"), "stage seconds": (seconds, "s")}
+    write_result(
+        "ingest", args, {**stage, "json.loads": (size_mb / base, "MB/s"), "stage/baseline": (base / seconds, "x")}
+    )
     spark.stop()
 
 

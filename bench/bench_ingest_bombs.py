@@ -27,11 +27,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import zstandard
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from pipeline.config import load_config_text  # noqa: E402
-from pipeline.run.runner import run_stages  # noqa: E402
-from pipeline.stage_api.context import RunContext  # noqa: E402
+from pipeline.config import load_config_text
+from pipeline.run.runner import run_stages
+from pipeline.stage_api.context import RunContext
 
 PIECE = b"a" * (1 << 24)
 FORMATS = ["jsonl.gz", "jsonl.zst", "text-lines", "text-file", "warc", "wet", "parquet"]

@@ -1,8 +1,8 @@
 """Benchmark: merging IndexedDataset shards vs a plain file copy of the same bytes.
 
-    python bench/bench_merge.py                   # 64 shards, ~500 MB of uint16 tokens
-    python bench/bench_merge.py --total-mb 50     # smaller
-    python bench/bench_merge.py --shards 1024 --total-mb 2000 --dir /mnt/disk
+    python -m bench merge                   # 64 shards, ~500 MB of uint16 tokens
+    python -m bench merge --total-mb 50     # smaller
+    python -m bench merge --shards 1024 --total-mb 2000 --dir /mnt/disk
 
 Prints merge throughput, ``shutil.copyfile`` throughput of one file of the same total bytes (best
 of a copy before and one after the merge), their ratio (target >= 0.5), and the merge's peak
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.harness import write_result
 from pipeline.megatron import IndexedDatasetWriter, merge_indexed_datasets, validate
 
 
@@ -121,6 +122,12 @@ def main() -> None:
                 else "peak RSS: unavailable (no /proc)"
             )
         )
+        figures = {
+            "merge": (mb / merge_s, "MB/s"),
+            "copy": (mb / copy_s, "MB/s"),
+            "merge/copy": (copy_s / merge_s, "x"),
+        }
+        write_result("merge", args, {**figures, "peak traced": (traced_peak / 1e6, "MB")})
     finally:
         if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

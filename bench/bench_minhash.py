@@ -1,6 +1,6 @@
 """MinHash signature throughput per core: datasketch (used carefully) vs ours (SHA-1) vs ours (xxhash).
 
-Run: ``python bench/bench_minhash.py [--mb 2] [--num-perm 256] [--scheme affine32]``.
+Run: ``python -m bench minhash [--mb 2] [--num-perm 256] [--scheme affine32]``.
 
 Documents are built from real English sentences (``../shared/fixtures/corpus.en`` when present,
 else a bundled-free synthetic Zipf vocabulary) sampled at random until each reaches the target size.
@@ -19,20 +19,15 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
+from datasketch import MinHash
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.harness import REPO, best_cpu_seconds, write_result
+from pipeline.dedup import minhash_signatures, shingles
+from pipeline.numba_backend import DEDUP
 
-from datasketch import MinHash  # noqa: E402
-from harness import best_cpu_seconds  # noqa: E402
-
-from pipeline.dedup import minhash_signatures, shingles  # noqa: E402
-from pipeline.numba_backend import DEDUP  # noqa: E402
-
-CORPUS = ROOT.parent / "shared" / "fixtures" / "corpus.en"
+CORPUS = REPO.parent / "shared" / "fixtures" / "corpus.en"
 
 
 def _sentences(rng: np.random.Generator) -> list[str]:
@@ -81,7 +76,7 @@ def _batched(texts: Sequence[str], batch: int, **kw) -> np.ndarray:
     return np.concatenate([minhash_signatures(texts[i : i + batch], **kw) for i in range(0, len(texts), batch)])
 
 
-def run(label: str, texts: list[str], args: argparse.Namespace) -> None:
+def run(label: str, texts: list[str], args: argparse.Namespace) -> dict[str, tuple[float, str]]:
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     kw = dict(num_perm=args.num_perm, seed=1, ngram=5, scheme=args.scheme)
     warm = texts[:8]  # imports, permutation caches and first-call costs stay out of the timings
@@ -101,6 +96,12 @@ def run(label: str, texts: list[str], args: argparse.Namespace) -> None:
     print(f"  datasketch (sha1)  {mb / t_ds:8.2f} MB/s")
     print(f"  ours sha1          {mb / t_sha:8.2f} MB/s   x{t_ds / t_sha:5.1f} vs datasketch  (bit-identical)")
     print(f"  ours xxhash        {mb / t_xx:8.2f} MB/s   x{t_ds / t_xx:5.1f} vs datasketch")
+    size = label.split()[0]
+    return {
+        f"{size} datasketch": (mb / t_ds, "MB/s"),
+        f"{size} sha1": (mb / t_sha, "MB/s"),
+        f"{size} xxhash": (mb / t_xx, "MB/s"),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -121,9 +122,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     for scheme in ("affine32", "legacy"):
         for h in ("sha1", "xxhash"):
             minhash_signatures(["first call compiles the kernels"], num_perm=8, scheme=scheme, hash=h)
-    print(f"first calls (JIT compile or cache load, imports, word table): {time.perf_counter() - t0:.2f} s wall")
-    run("short docs (~100 B)", make_docs(100, args.mb), args)
-    run("long docs (~5 KB)", make_docs(5000, args.mb), args)
+    first = time.perf_counter() - t0
+    print(f"first calls (JIT compile or cache load, imports, word table): {first:.2f} s wall")
+    figures = {"first calls": (first, "s")}
+    figures |= run("short docs (~100 B)", make_docs(100, args.mb), args)
+    figures |= run("long docs (~5 KB)", make_docs(5000, args.mb), args)
+    write_result("minhash", args, figures)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The whole pipeline on corpora of 50, 100 and 200 MB (issue: one resumable run): seconds per stage
 and the growth factor from each size to the next (target: close to linear, i.e. about 2.0 per doubling).
 
-Run: python bench/bench_pipeline.py [--sizes 50 100 200]
+Run: python -m bench pipeline [--sizes 50 100 200]
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import argparse
 import shutil
 import time
 
-from harness import DATA, config_text, corpus, session
-
+from bench.harness import DATA, config_text, corpus, session, write_result
 from pipeline.config import load_config_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import STAGE_NAMES
@@ -43,12 +42,17 @@ def main() -> None:
     print("MB     " + "".join(f"{c:>17}" for c in columns))
     for mb, secs in rows.items():
         print(f"{mb:<7g}" + "".join(f"{secs[c]:>17.1f}" for c in columns))
+    figures: dict[str, tuple[float, str]] = {}
     for small, big in zip(args.sizes, args.sizes[1:], strict=False):
         growth = {c: rows[big][c] / max(rows[small][c], 1e-9) for c in columns}
         print(
             f"growth {small:g}->{big:g} MB (size x{big / small:g}): "
             + ", ".join(f"{c} {g:.2f}" for c, g in growth.items())
         )
+        figures[f"growth {small:g}->{big:g} MB"] = (growth["total"], "x")
+    for mb, secs in rows.items():
+        figures.update({f"{mb:g} MB {c}": (secs[c], "s") for c in columns})
+    write_result("pipeline", args, figures)
     spark.stop()
 
 

@@ -1,8 +1,8 @@
 """Benchmark: what resume's output check costs, on a finished run directory.
 
     python -m pipeline run --config conf/local.yaml --set output=runs/sample   # a finished run first
-    python bench/bench_resume_check.py --run runs/sample
-    python bench/bench_resume_check.py --synthetic-mb 500   # megatron/ pairs of 500 MB in a temporary run
+    python -m bench resume_check --run runs/sample
+    python -m bench resume_check --synthetic-mb 500   # megatron/ pairs of 500 MB in a temporary run
 
 For every stage: files and bytes covered, the time to record the marker's file list and checksums
 (once, when the stage finishes), the time to verify them (at every resume), and, as the baseline
@@ -20,6 +20,7 @@ import time
 import numpy as np
 import xxhash
 
+from bench.harness import write_result
 from pipeline import storage
 from pipeline.run.manifest import marker_path
 from pipeline.run.registry import STAGES
@@ -101,6 +102,8 @@ def main() -> None:
         f"all stages: verify {total_verify * 1e3:.1f} ms, full read {total_full * 1e3:.1f} ms, "
         f"ratio {total_verify / total_full:.4f}"
     )
+    figures = {"verify": (total_verify * 1e3, "ms"), "full read": (total_full * 1e3, "ms")}
+    write_result("resume_check", args, {**figures, "verify/full read": (total_verify / total_full, "x")})
 
 
 if __name__ == "__main__":

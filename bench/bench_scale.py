@@ -11,7 +11,7 @@ the ratio of each size's s/GB to the first size's (goal: within 20 %), and the p
 each executor (JVM + its Python processes, bench/tree_memory.py). The run's output is removed after it is
 measured; ``--json`` keeps the figures (docs/scaling.md's table).
 
-Run: python bench/bench_scale.py --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \
+Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \
          --json bench-scale.json
 """
 
@@ -32,9 +32,10 @@ from typing import Any, BinaryIO
 
 import psutil
 import yaml
-from standalone import SPARK_BIN, Cluster
-from tree_memory import TreeMemory
 
+from bench.harness import commit, write_result
+from bench.standalone import SPARK_BIN, Cluster
+from bench.tree_memory import TreeMemory
 from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -246,6 +247,13 @@ def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
     return [added[id(row)] for row in rows]
 
 
+def figures(rows: list[dict]) -> dict[str, tuple[float, str]]:
+    """The result's figures: CPU seconds per GB of input at each size measured."""
+    return {
+        f"{row['size_gb']:.2f} GB": (per_gb, "CPU s/GB") for row in rows if (per_gb := _cpu_per_gb(row)) is not None
+    }
+
+
 def markdown(result: dict) -> str:
     """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, CPU seconds
     per GB (all of them, and those each size adds over the next smaller one), peak memory."""
@@ -268,13 +276,6 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def git_commit() -> str:
-    """HEAD of the checkout, with ``-dirty`` when it has uncommitted changes."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout
-    return head + ("-dirty" if dirty.strip() else "")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, help="a directory of JSONL shards, or one JSONL file")
@@ -288,7 +289,9 @@ def main() -> None:
     parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
     args = parser.parse_args()
     if args.from_json:
-        print(markdown(json.loads(args.from_json.read_text())))
+        earlier = json.loads(args.from_json.read_text())
+        print(markdown(earlier))
+        write_result("scale", args, figures(earlier["sizes"]))
         return
     try:
         sizes = [float(s) for s in args.sizes.split(",")]
@@ -302,8 +305,8 @@ def main() -> None:
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist")
     args.work.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {
-        "command": " ".join(["python", "bench/bench_scale.py", *sys.argv[1:]]),
-        "commit": git_commit(),
+        "command": " ".join(["python -m bench scale", *sys.argv[1:]]),
+        "commit": commit(),
         "machine": {"cpus": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
         "cluster": {
             "workers": 2,
@@ -323,6 +326,7 @@ def main() -> None:
             if args.json:  # after every size, so a long series keeps what it measured
                 args.json.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result["sizes"]))
+    write_result("scale", args, figures(result["sizes"]))
     print(f"commit {result['commit']}, load average now {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -4,7 +4,7 @@ N JSONL files of about --kb kB each are cut from real text (``../shared/fixtures
 repository, else the bundled sample's web source), then the ingest stage reads them as one source. Before
 small files were packed into tasks, each file was one task and one Parquet part.
 
-Run: python bench/bench_small_files.py [--files 5000] [--kb 0.5]
+Run: python -m bench small_files [--files 5000] [--kb 0.5]
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
-from harness import DATA, session
-
+from bench.harness import DATA, session, write_result
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
@@ -68,6 +67,8 @@ def main() -> None:
     print(f"input: {args.files} files, {size / 1e6:.2f} MB, {counts['sources']['small']['documents_read']} records")
     print(f"ingest stage on local[2]: {seconds:.1f} s ({counts['splits']} splits in {counts['tasks']} tasks)")
     print(f"documents/: {parts} Parquet parts")
+    figures = {"ingest": (seconds, "s"), "splits": (counts["splits"], "splits"), "tasks": (counts["tasks"], "tasks")}
+    write_result("small_files", args, {**figures, "parts": (parts, "files")})
     spark.stop()
 
 

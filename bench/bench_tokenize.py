@@ -1,7 +1,7 @@
 """Benchmark: the tokenize stage's MB per CPU-second beside the bare encoder's, on prose + code.
 
-    python bench/bench_tokenize.py                      # 200 MB: half prose, half Python source
-    python bench/bench_tokenize.py --mb 40 --partitions 4
+    python -m bench tokenize                      # 200 MB: half prose, half Python source
+    python -m bench tokenize --mb 40 --partitions 4
 
 Corpus: bench/corpus.py prose documents and the ``.py`` files of this interpreter's site-packages
 (sorted paths, one document per file; repeated if there are fewer), half the bytes each, written
@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import sys
 import sysconfig
 import tempfile
 import time
@@ -51,18 +50,16 @@ import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from corpus import documents  # noqa: E402
-
-from pipeline.config import load_config_text  # noqa: E402
-from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf  # noqa: E402
-from pipeline.spark.worker_task import per_task  # noqa: E402
+from bench.corpus import documents
+from bench.harness import write_result
+from pipeline.config import load_config_text
+from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
+from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
-from pipeline.stage_api.context import RunContext  # noqa: E402
-from pipeline.tokenize.batches import utf8_buffers  # noqa: E402
-from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize  # noqa: E402
-from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens  # noqa: E402
+from pipeline.stage_api.context import RunContext
+from pipeline.tokenize.batches import utf8_buffers
+from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize
+from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens
 
 EOT = "<|endoftext|>"
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
@@ -307,6 +304,12 @@ def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float
         f"{floor:.2f} CPU s; stage Python CPU minus that = {ours:.2f} s = {mb / ours:.2f} MB/s per core "
         f"= {bare / ours:.2f}x the bare encoder"
     )
+    ratios = {
+        "workers/bare": (ratio, "x"),
+        "whole stage/bare": (bare / whole, "x"),
+        "cold/bare": (bare / runs[0][0], "x"),
+    }
+    write_result("tokenize", {"mb": mb, "repeat": repeat}, {**ratios, "no-op floor": (floor, "CPU s")})
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
 
 

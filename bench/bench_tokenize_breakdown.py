@@ -1,7 +1,7 @@
 """Where the tokenize stage's Python-worker CPU goes beyond the bare encoder's, without Spark.
 
-    python bench/bench_tokenize_breakdown.py            # 200 MB, like bench_tokenize.py
-    python bench/bench_tokenize_breakdown.py --mb 50 --rounds 2
+    python -m bench tokenize_breakdown            # 200 MB, like bench_tokenize.py
+    python -m bench tokenize_breakdown --mb 50 --rounds 2
 
 Same corpus and tokenizer as bench/bench_tokenize.py. In this process, one thread, interleaved:
 
@@ -26,19 +26,15 @@ import os
 import pickle
 import pstats
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pyarrow as pa
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_tokenize import BATCH_ROWS, EOT, FIXTURES, bare_encoder, mixed_corpus  # noqa: E402
-
-from pipeline.tokenize.batches import TaskAttempt, tokenize_partition  # noqa: E402
-from pipeline.tokenizer import BPETokenizer  # noqa: E402
+from bench.bench_tokenize import BATCH_ROWS, EOT, FIXTURES, bare_encoder, mixed_corpus
+from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
+from pipeline.tokenizer import BPETokenizer
 
 PARTITIONS, WORKERS = 4, 2
 

@@ -1,6 +1,6 @@
 """Benchmark: the training-indices files, ours vs megatron-core 0.16.1's BlendedMegatronDatasetBuilder.
 
-Usage: python bench/bench_training_indices.py [--tokens 1e9] [--sources 5] [--seq-length 4096]
+Usage: python -m bench training_indices [--tokens 1e9] [--sources 5] [--seq-length 4096]
     [--epochs 1.3] [--repeat 5] [--breakdown] [--workdir DIR]
 
 Synthesises ``--sources`` merged datasets of ``--tokens`` tokens in all (log-normal document lengths,
@@ -28,15 +28,14 @@ import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from training_indices_breakdown import instrument, table  # noqa: E402
+from bench.harness import child_command, child_env, write_result
+from bench.training_indices_breakdown import instrument, table
 
 REPO = Path(__file__).resolve().parents[1]
 BREAKDOWN_VAR = "BENCH_TRAINING_INDICES_BREAKDOWN"
@@ -176,11 +175,11 @@ def child(side: str, spec_file: str, cache: str) -> None:
 
 
 def measure(side: str, spec_file: Path, cache: Path, breakdown: bool) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(REPO), BREAKDOWN_VAR: "1" if breakdown else ""}
+    env = {**child_env(), BREAKDOWN_VAR: "1" if breakdown else ""}
     for d in (cache, Path(f"{cache}-again")):
         shutil.rmtree(d, ignore_errors=True)  # megatron-core loads files it finds instead of building them
     out = subprocess.run(
-        [sys.executable, __file__, "--child", side, str(spec_file), str(cache)],
+        [*child_command(__spec__), "--child", side, str(spec_file), str(cache)],
         env=env,
         check=True,
         capture_output=True,
@@ -265,6 +264,8 @@ def main() -> None:
     )
     if not same:
         raise SystemExit(f"files differ: {sorted(set(differ))}")
+    ratios = {f"{k} ours/megatron-core": (ours[k] / theirs[k], "x") for k in ("seconds", "again", "cpu", "cpu_again")}
+    write_result("training_indices", args, {**ratios, "identical files": (count, "files")})
 
 
 if __name__ == "__main__":

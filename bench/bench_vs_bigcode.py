@@ -4,11 +4,11 @@ Both run as separate processes on the same master (default ``local[2]``) with th
 partitions, timed from process start to exit (JVM start-up included for both). The peer script is run
 from ``../shared/peers/`` (see its README), never copied; without it this benchmark says so and stops.
 
-    python bench/bench_vs_bigcode.py --mb 200          # corpus from bench/corpus.py, cached under DATA
-    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/real-corpus-200mb.jsonl --mb 200
-    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
-    python bench/bench_vs_bigcode.py --mb 1000 --driver-memory 8g
-    python bench/bench_vs_bigcode.py --mb 200 --peer-jit-as-ours   # the peer's JVM also C1 only
+    python -m bench vs_bigcode --mb 200          # corpus from bench/corpus.py, cached under DATA
+    python -m bench vs_bigcode --corpus /tmp/pipeline-bench/real-corpus-200mb.jsonl --mb 200
+    python -m bench vs_bigcode --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
+    python -m bench vs_bigcode --mb 1000 --driver-memory 8g
+    python -m bench vs_bigcode --mb 200 --peer-jit-as-ours   # the peer's JVM also C1 only
 
 Ours runs as a user's local run does: C1-only JIT and the JVM class-data archive, which is built after the
 first run on a machine and mapped by later runs (docs/running.md, Locally); the last lines say which happened.
@@ -53,10 +53,10 @@ from pathlib import Path
 
 import psutil
 import pyarrow.parquet as pq
-from dedup_precision import sample, scan
-from harness import DATA, corpus
-from vs_corpus import Corpus, load, peer_parquet, prefix
 
+from bench.dedup_precision import sample, scan
+from bench.harness import DATA, child_command, child_env, corpus, write_result
+from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 from pipeline.spark.class_archive import archive_path, is_complete
 from pipeline.spark.session import LOCAL_JIT, check_java
 
@@ -184,7 +184,8 @@ def main() -> None:
     text_mb, documents = docs.text_bytes / 1e6, len(docs.offsets)
     work = args.work
     if args.precision_only:
-        return precision_report(docs, work, args)
+        precision_report(docs, work, args)
+        return
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     parquet = None if args.ours_only else peer_parquet(docs, "content")
@@ -239,8 +240,8 @@ def main() -> None:
     )
     archive = archive_path(check_java(), spark_conf)  # what our child maps, once built
     warm = is_complete(archive)
-    ours_cmd = [sys.executable, __file__, "--ours-child", str(config), *args.overrides]
-    ours_env = {**env, "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")}
+    ours_cmd = [*child_command(__spec__), "--ours-child", str(config), *args.overrides]
+    ours_env = child_env(env)
     ours_seconds, ours_peak = run_timed(ours_cmd, REPO, ours_env, work / "ours.log")
     if not warm:  # the archive builder runs after our JVM exits: let it finish before anything else runs
         deadline = time.time() + 300
@@ -287,8 +288,23 @@ def main() -> None:
         + " (docs/running.md, Locally)"
     )
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    figures = {
+        "ours": (ours_seconds, "s"),
+        "ours CPU": (ours_cpu, "s"),
+        "ours survivors": (ours_survivors, "documents"),
+    }
+    if steps.get("features"):
+        figures["features step"] = (text_mb / steps["features"], "MB/s")
     if peer is not None:
-        precision_report(docs, work, args)
+        figures |= {
+            "BigCode": (peer[0], "s"),
+            "BigCode CPU": (peer_cpu, "s"),
+            "BigCode survivors": (peer[1], "documents"),
+        }
+        figures |= {"speed-up": (peer[0] / ours_seconds, "x"), "CPU ratio": (peer_cpu / ours_cpu, "x")}
+        figures |= precision_report(docs, work, args)
+    figures["archive mapped"] = (float(warm), "bool")
+    write_result("vs_bigcode", args, figures)
 
 
 def event_log(directory: Path | None) -> dict[str, str]:
@@ -331,7 +347,7 @@ def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]
     return removed, partners, list(members.values())
 
 
-def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None:
+def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> dict[str, tuple[float, str]]:
     """Each side's precision on a sample of its removed documents, and the removals the sides disagree on."""
     started = time.time()
     everyone = set(range(len(docs.offsets)))
@@ -364,6 +380,10 @@ def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None
         best_share = share([best[i][1] for i in picked])
         print(f"{name:28}{len(removed):9}{len(picked):9}{pair:>14}{best_share:>12}")
     print(f"ours, removed document vs its cluster's survivor: {share(with_survivor)} at >= {t}")
+    precision: dict[str, tuple[float, str]] = {}
+    for label, values in (("precision ours", matched), ("precision script", [best[i][1] for i in peer_sample])):
+        if values:
+            precision[label] = (sum(v >= t for v in values) / len(values), "fraction")
     low = sorted((best[i][1], i) for i in peer_sample if best[i][1] < t)[:3]
     if low:
         print("  lowest BigCode best matches (Jaccard, corpus line):", ", ".join(f"{j:.3f} @{i}" for j, i in low))
@@ -381,6 +401,7 @@ def precision_report(docs: Corpus, work: Path, args: argparse.Namespace) -> None
         f"{len(peer_removed - in_ours)} documents in none of our clusters "
         f"(precision pass {time.time() - started:.0f} s, untimed)"
     )
+    return precision
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ Each reader runs in its own child process (``--jobs`` at a time); its CPU second
 children's (datatrove extracts in a sandbox process), from ``wait4``. Figures are MB of compressed WARC per CPU
 second.
 
-Run: python bench/bench_warc.py [--mb 200] [--only ours-resiliparse,ours-trafilatura,datatrove,datatrove-1s]
+Run: python -m bench warc [--mb 200] [--only ours-resiliparse,ours-trafilatura,datatrove,datatrove-1s]
 """
 
 from __future__ import annotations
@@ -21,21 +21,18 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from harness import DATA
+from bench.harness import DATA, REPO, child_command, child_env, write_result
 
-REPO = Path(__file__).resolve().parents[1]
 READERS = ("ours-resiliparse", "ours-trafilatura", "datatrove")
 DATATROVE_DEFAULT_TIMEOUT = 1.0  # seconds: datatrove's BaseExtractor default
 
 
 def build(megabytes: float) -> Path:
     """``DATA/warc-<mb>mb/pages.warc.gz``: copies of the documentation's pages under distinct URLs (cached)."""
-    sys.path.insert(0, str(REPO))
     from tests.warc_corpus import build_warc, html_pages
 
     folder = DATA / f"warc-{megabytes:g}mb"
@@ -86,7 +83,6 @@ def run_datatrove(path: Path, timeout: float) -> int:
 
 def child(name: str, path: Path, timeout: float) -> None:
     """One reader over the file; prints its kept pages as JSON."""
-    sys.path.insert(0, str(REPO))
     if name.startswith("datatrove"):
         kept = run_datatrove(path, DATATROVE_DEFAULT_TIMEOUT if name == "datatrove-1s" else timeout)
     else:
@@ -96,9 +92,9 @@ def child(name: str, path: Path, timeout: float) -> None:
 
 def start(name: str, path: Path, timeout: float, out: Path) -> subprocess.Popen:
     """One reader's child process, its stdout to ``out``."""
-    cmd = [sys.executable, __file__, "--child", name, "--file", str(path), "--datatrove-timeout", str(timeout)]
+    cmd = [*child_command(__spec__), "--child", name, "--file", str(path), "--datatrove-timeout", str(timeout)]
     with open(out, "w") as sink:
-        return subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL)
+        return subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, env=child_env(), cwd=REPO)
 
 
 def measure(names: list[str], path: Path, timeout: float, jobs: int) -> dict[str, float]:
@@ -151,10 +147,13 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}", flush=True)
     rates = measure(names, path, args.datatrove_timeout, args.jobs)
     print(f"load average after: {os.getloadavg()}")
+    figures: dict[str, tuple[float, str]] = {}
     for base in ("datatrove", "datatrove-1s"):
         for name in ("ours-resiliparse", "ours-trafilatura"):
             if base in rates and name in rates:
                 print(f"ratio {name} / {base}: {rates[name] / rates[base]:.2f}x")
+                figures[f"{name}/{base}"] = (rates[name] / rates[base], "x")
+    write_result("warc", args, {**{name: (rate, "MB/CPU s") for name, rate in rates.items()}, **figures})
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import site
 import time
 from pathlib import Path
 
+from bench.harness import write_result
+
 
 def real_documents(megabytes: float) -> list[str]:
     """Real English documents (HTML docs as text, then Python sources) totalling about ``megabytes`` MB."""
@@ -69,6 +71,13 @@ def main() -> None:
     print(f"datatrove split_into_words: {mb / t_theirs:8.2f} MB/s")
     print(f"ours split_words (cold):    {mb / t_ours:8.2f} MB/s  ({t_theirs / t_ours:.1f}x)")
     print(f"ours count_words (warm):    {mb / t_count:8.2f} MB/s  ({t_theirs / t_count:.1f}x)")
+    figures = {
+        "identical": (same, "documents"),
+        "documents": (len(docs), "documents"),
+        "datatrove": (mb / t_theirs, "MB/s"),
+    }
+    own = {"split_words": (mb / t_ours, "MB/s"), "count_words": (mb / t_count, "MB/s")}
+    write_result("words", args, {**figures, **own})
 
 
 if __name__ == "__main__":

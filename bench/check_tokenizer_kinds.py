@@ -21,19 +21,18 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench import real_corpus  # noqa: E402
-from pipeline.config import load_config_text  # noqa: E402
-from pipeline.tokenizer.run_files import load_tokenizer  # noqa: E402
-from tests.tokenizer_kinds import (  # noqa: E402
+from bench import real_corpus
+from pipeline.config import load_config_text
+from pipeline.tokenizer.run_files import load_tokenizer
+from tests.tokenizer_kinds import (
     cl100k_path,
     doc_texts,
     mistral_v1_path,
     qwen36_path,
     train_tokenizer_json,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def texts(megabytes: float) -> list[str]:

@@ -1,24 +1,36 @@
-"""Shared pieces of the Spark benchmarks: corpora on disk, a local[2] session, peak-memory sampling."""
+"""Shared pieces of the benchmarks: corpora on disk, a local[2] session, peak-memory sampling, child processes,
+old kernels loaded from a git revision (``--baseline-rev``), and the JSON result every bench writes."""
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import json
 import os
+import platform
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from importlib.machinery import ModuleSpec
 from pathlib import Path
-from typing import TypeVar
+from types import ModuleType
+from typing import Any, TypeVar
 
 import psutil
 
 T = TypeVar("T")
 
 DATA = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench"))
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = Path(__file__).resolve().with_name("result.schema.json")
+RESULT_VAR = "PIPELINE_BENCH_RESULT"  # where the result JSON goes (python -m bench --result PATH sets it)
 
 
 def corpus(megabytes: float, seed: int = 0) -> Path:
     """A JSONL corpus of about ``megabytes`` MB of text, generated once and cached under DATA."""
-    from corpus import jsonl_of_size
+    from bench.corpus import jsonl_of_size
 
     return jsonl_of_size(DATA / f"corpus-{megabytes:g}mb-{seed}.jsonl", megabytes, seed)
 
@@ -86,3 +98,100 @@ def best_cpu_seconds(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
         result = fn()
         best = min(best, time.process_time() - started)
     return best, result  # type: ignore[return-value]
+
+
+def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this environment) with the repository first on PYTHONPATH, so children import ``bench``."""
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def child_command(spec: ModuleSpec | None) -> list[str]:
+    """The command that runs a bench module again in a child process (``python -m bench.<module>``)."""
+    if spec is None:
+        raise RuntimeError("run the bench as a module: python -m bench NAME")
+    return [sys.executable, "-m", spec.name]
+
+
+class BaselineError(Exception):
+    """A ``--baseline-rev`` that git cannot show, or whose module does not have what the bench needs."""
+
+
+def module_at(rev: str, path: str) -> ModuleType:
+    """The module ``path`` (e.g. ``pipeline/dedup/hashes.py``) as it was at git revision ``rev``, imported from a
+    copy under ``DATA/baselines/<commit>/`` (kept there so numba's cache of it persists). Relative imports resolve
+    against today's package of the same name."""
+    show = subprocess.run(
+        ["git", "rev-parse", "--verify", "--short", f"{rev}^{{commit}}"], cwd=REPO, capture_output=True, text=True
+    )
+    if show.returncode != 0:
+        raise BaselineError(f"--baseline-rev: git does not know revision {rev!r}")
+    commit = show.stdout.strip()
+    source = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=REPO, capture_output=True, text=True)
+    if source.returncode != 0:
+        raise BaselineError(f"--baseline-rev: {path} does not exist at {rev} ({commit})")
+    copy = DATA / "baselines" / commit / path
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    if not copy.exists() or copy.read_text() != source.stdout:
+        copy.write_text(source.stdout)
+    package = path.removesuffix(".py").replace("/", ".").rpartition(".")[0]
+    name = f"{package}._baseline_{commit}_{copy.stem}"
+    spec = importlib.util.spec_from_file_location(name, copy)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = package
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def baseline_function(rev: str, path: str, name: str) -> Any:
+    """Attribute ``name`` of :func:`module_at` ``(rev, path)``, or a :class:`BaselineError` naming what is missing."""
+    found = getattr(module_at(rev, path), name, None)
+    if found is None:
+        raise BaselineError(f"--baseline-rev: {path} at {rev} has no {name}")
+    return found
+
+
+def commit() -> str:
+    """HEAD's commit of the repository, ``-dirty`` appended when the tree has uncommitted changes."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
+    )
+    return (head or "unknown") + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def machine() -> dict[str, Any]:
+    """Facts of the machine a figure belongs to."""
+    return {
+        "cpus": os.cpu_count() or 0,
+        "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "load": round(os.getloadavg()[0], 2),
+    }
+
+
+def write_result(
+    name: str, args: argparse.Namespace | Mapping[str, Any], figures: Mapping[str, tuple[float, str]]
+) -> Path:
+    """Write the bench's result JSON (``bench/result.schema.json``): its name, the commit, its arguments, each
+    figure as ``{"value", "unit"}`` and the machine. The path: ``$PIPELINE_BENCH_RESULT``, else
+    ``DATA/results/<name>.json``."""
+    given = vars(args) if isinstance(args, argparse.Namespace) else dict(args)
+    result = {
+        "schema": 1,
+        "name": name,
+        "commit": commit(),
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in given.items()},
+        "figures": {label: {"value": float(value), "unit": unit} for label, (value, unit) in figures.items()},
+        "machine": machine(),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    path = Path(os.environ.get(RESULT_VAR) or DATA / "results" / f"{name}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    print(f"result: {path}", file=sys.stderr)
+    return path

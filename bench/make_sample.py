@@ -1,18 +1,20 @@
 """Regenerate the bundled sample in ``pipeline/sample/`` (three sources, three formats).
 
 Near-duplicates are planted within each source and across sources; the ``web`` source also carries
-a few bad records so a sample run shows the reject path. Run: ``python bench/make_sample.py``.
+a few bad records so a sample run shows the reject path. Run: ``python -m bench make_sample``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from corpus import documents, mutate, write_jsonl
+
+from bench.corpus import documents, mutate, write_jsonl
 
 SAMPLE = Path(__file__).resolve().parents[1] / "pipeline" / "sample"
 BAD_LINES = [
@@ -26,6 +28,7 @@ BAD_LINES = [
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__).parse_args()
     rng = random.Random(7)
     docs = list(documents(420, seed=11, dup_rate=0.15, exact_rate=0.04))
     web, wiki, forum = docs[:200], docs[200:320], docs[320:]

@@ -1,40 +1,42 @@
-"""The bench table's rows as data: per row, the bench command, what it measures, how to pull its figures.
+"""The bench table's rows as data: per row, the bench command, what it measures, how to show its figures.
 
 Each :class:`Entry` is one row of the bench table (docs/benchmarks.md, The table). ``args`` are the default
 sizes (about 55-60 minutes in all on 2 quiet cores, estimated from the table's figures), ``quick`` the sizes of a smoke
-check (``bench/readme_table.py --quick``). ``cold`` entries run twice: first with empty caches (a fresh
+check (``python -m bench readme_table --quick``). ``cold`` entries run twice: first with empty caches (a fresh
 numba cache and no JVM class-data archive), then steady on the caches that run left; the others run once,
-their own warm-up or in-run cold figure being part of what they print. A :class:`Figure` is a regular
-expression searched in the bench's stdout (multi-line); every match becomes ``fmt`` filled with its groups
-(``\\1`` ...), several matches joined by ``", "``. ``needs`` are files the bench cannot build itself: when
-one is absent the row says so. ``from_json`` rows are not run for the table: they print a figure file
-kept in the repository (the bench's own ``--from-json``), marked as such with that file's commits.
+their own warm-up or in-run cold figure being part of what they write. A :class:`Figure` turns the figures of
+the bench's JSON result (bench/result.schema.json; name -> value) into the text of a cell; a figure the result
+lacks says "not found". ``needs`` are files the bench cannot build itself: when one is absent the row says so.
+``from_json`` rows are not run for the table: they print a figure file kept in the repository (the bench's own
+``--from-json``), marked as such with that file's commits.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 BENCH_DATA = Path("/tmp/pipeline-bench")
-NUM = r"([-\d.,]+)"
+
+Values = Mapping[str, float]
 
 
 @dataclass(frozen=True)
 class Figure:
-    """One headline figure: ``pattern`` searched in the bench's stdout, each match written as ``fmt``."""
+    """One headline figure: ``show`` writes it from the result's values (a missing one raises KeyError)."""
 
     label: str
-    pattern: str
-    fmt: str = r"\1"
+    show: Callable[[Values], str]
     steady: bool = True  # False: a cold figure the bench measures itself (shown in the cold column)
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One row of the bench table: ``bench/<script>`` run with ``args`` (``quick`` for a smoke check)."""
+    """One row of the bench table: ``python -m bench <bench>`` run with ``args`` (``quick`` for a smoke check)."""
 
     name: str
     script: str
@@ -50,26 +52,39 @@ class Entry:
     note: str = ""
     extra_env: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def bench(self) -> str:
+        """The bench's name for ``python -m bench NAME``."""
+        return self.script.removesuffix(".py").removeprefix("bench_")
 
-def _f(label: str, pattern: str, fmt: str = r"\1", steady: bool = True) -> Figure:
-    return Figure(label, pattern, fmt, steady)
+
+def each(pattern: str, show: Callable[[Values, re.Match[str]], str]) -> Callable[[Values], str]:
+    """A figure shown once per value whose name matches ``pattern`` (in the result's order), joined by ", "."""
+
+    def shown(values: Values) -> str:
+        found = [show(values, m) for name in values if (m := re.fullmatch(pattern, name))]
+        if not found:
+            raise KeyError(pattern)
+        return ", ".join(found)
+
+    return shown
+
+
+def _f(label: str, show: Callable[[Values], str], steady: bool = True) -> Figure:
+    return Figure(label, show, steady)
 
 
 PEER = SHARED / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
 RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
 RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
 VS_BIGCODE_FIGURES = (
-    _f("speed-up", r"^speed-up: ([\d.]+x)"),
-    _f("CPU", r"^CPU seconds, all processes: BigCode ([\d.]+), ours ([\d.]+) = ([\d.]+x)", r"\1 vs \2 s = \3"),
-    _f(
-        "survivors",
-        r"^BigCode script[^\n]*?\s+\d+\.\d\s+(\d+).*\n^ingest \+ dedup \(here\)\s+\d+\.\d\s+(\d+)",
-        r"\2 vs \1",
-    ),
-    _f("precision ours", r"^ingest \+ dedup \(here\)\s+\d+\s+\d+\s+(\S+)\s+\S+$", r"\1 (matched pair)"),
-    _f("precision script", r"^BigCode script\s+\d+\s+\d+\s+n/a\s+(\S+)$", r"\1 (best match)"),
-    _f("archive", r"class-data archive (mapped|recorded)"),
-    _f("features step", r"^our features step: ([\d.]+) MB/s", r"\1 MB/s"),
+    _f("speed-up", lambda v: f"{v['speed-up']:.2f}x"),
+    _f("CPU", lambda v: f"{v['BigCode CPU']:.1f} vs {v['ours CPU']:.1f} s = {v['CPU ratio']:.2f}x"),
+    _f("survivors", lambda v: f"{v['ours survivors']:.0f} vs {v['BigCode survivors']:.0f}"),
+    _f("precision ours", lambda v: f"{v['precision ours']:.3f} (matched pair)"),
+    _f("precision script", lambda v: f"{v['precision script']:.3f} (best match)"),
+    _f("archive", lambda v: "mapped" if v["archive mapped"] else "recorded"),
+    _f("features step", lambda v: f"{v['features step']:.1f} MB/s"),
 )
 
 ENTRIES: tuple[Entry, ...] = (
@@ -80,9 +95,9 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "1"),
         ("--mb", "0.05", "--repeat", "1"),
         (
-            _f("sha1", r"^(short|long) docs.*\n.*\n^  ours sha1 .*x\s*([\d.]+) vs", r"\1 \2x"),
-            _f("fast hash", r"^(short|long) docs.*\n.*\n.*\n^  ours xxhash .*x\s*([\d.]+) vs", r"\1 \2x"),
-            _f("first calls", r"^first calls .*: ([\d.]+ s) wall"),
+            _f("sha1", each(r"(\w+) sha1", lambda v, m: f"{m[1]} {v[m[0]] / v[m[1] + ' datasketch']:.1f}x")),
+            _f("fast hash", each(r"(\w+) xxhash", lambda v, m: f"{m[1]} {v[m[0]] / v[m[1] + ' datasketch']:.1f}x")),
+            _f("first calls", lambda v: f"{v['first calls']:.2f} s"),
         ),
         cold=True,
     ),
@@ -93,14 +108,12 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "20"),
         ("--mb", "1", "--repeat", "1"),
         (
-            _f("SHA-1 lanes", r"^  new lanes .*?([\d.]+) ns/shingle\s+x([\d.]+)", r"\1 ns/shingle (x\2)"),
-            _f("doc_features", r"^  new \(one pass.*?([\d.]+) MB/s\s+x([\d.]+)", r"\1 MB/s (x\2)"),
             _f(
-                "first call",
-                r"empty numba cache \(compilation\): previous ([\d.]+) s, new ([\d.]+) s",
-                r"\1 -> \2 s",
-                steady=False,
+                "SHA-1 lanes",
+                lambda v: f"{v['sha1 new lanes']:.1f} ns/shingle (previous {v['sha1 previous scalar']:.1f})",
             ),
+            _f("doc_features", lambda v: f"{v['doc_features']:.1f} MB/s (previous {v['doc_features previous']:.1f})"),
+            _f("first call", lambda v: f"{v['first call previous']:.1f} -> {v['first call']:.1f} s", steady=False),
         ),
     ),
     Entry(
@@ -110,13 +123,9 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "16"),
         ("--mb", "1", "--repeat", "1", "--real-mb", "10"),
         (
-            _f(
-                "real 2 MB",
-                r"^real.*(?:\n  .*)*?\n  joined, 2000 kB\s.*?([\d.]+) MB/s\s+([\d.]+) MB/s",
-                r"\2 MB/s (before \1)",
-            ),
-            _f("synthetic/real", r"^synthetic / real .*?: x([\d.]+)", r"x\1"),
-            _f("verification", r"^verification.*previous\s+([\d.]+) MB/s, new\s+([\d.]+) MB/s", r"\1 -> \2 MB/s"),
+            _f("real 2 MB", lambda v: f"{v['real 2000 kB']:.1f} MB/s (before {v['real 2000 kB previous']:.1f})"),
+            _f("synthetic/real", lambda v: f"x{v['synthetic as they come'] / v['real as they come']:.2f}"),
+            _f("verification", lambda v: f"{v['verification previous']:.1f} -> {v['verification']:.1f} MB/s"),
         ),
     ),
     Entry(
@@ -125,7 +134,7 @@ ENTRIES: tuple[Entry, ...] = (
         "features step task times in Spark with 2-4 MB documents",
         ("--mb", "40"),
         ("--mb", "4", "--big", "1,1.5", "--file-mb", "1"),
-        (_f("largest/median", r"^  (\w+)\s+\d+ tasks: .*?\(x\s*([\d.]+);", r"\1 x\2"),),
+        (_f("largest/median", each(r"(\w+) \d largest/median", lambda v, m: f"{m[1]} x{v[m[0]]:.1f}")),),
     ),
     Entry(
         "dedup_stage",
@@ -134,8 +143,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "200"),
         ("--mb", "10"),
         (
-            _f("MB/s", r"^dedup stage on local\[2\]: ([\d.]+ s) = ([\d.]+) MB/s", r"\2 MB/s (\1)"),
-            _f("peak", r"^peak driver memory: python (\d+) MiB, JVM (\d+) MiB", r"python \1 / JVM \2 MiB"),
+            _f("MB/s", lambda v: f"{v['stage']:.2f} MB/s ({v['stage seconds']:.1f} s)"),
+            _f("peak", lambda v: f"python {v['peak python']:.0f} / JVM {v['peak JVM']:.0f} MiB"),
         ),
         cold=True,
     ),
@@ -176,8 +185,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "200"),
         ("--mb", "10"),
         (
-            _f("stage", r"^ingest stage on local\[2\]: ([\d.]+ s) = ([\d.]+) MB/s", r"\2 MB/s (\1)"),
-            _f("json.loads", r"^baseline, one process json.loads per line: .*= ([\d.]+) MB/s", r"\1 MB/s"),
+            _f("stage", lambda v: f"{v['stage']:.1f} MB/s ({v['stage seconds']:.1f} s)"),
+            _f("json.loads", lambda v: f"{v['json.loads']:.1f} MB/s"),
         ),
         cold=True,
     ),
@@ -188,8 +197,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "15", "--jobs", "2", "--only", "ours-resiliparse,ours-trafilatura,datatrove"),
         ("--mb", "1", "--jobs", "2", "--only", "ours-resiliparse,datatrove-1s"),
         (
-            _f("MB/CPU s", r"^(\S+)\s+\d+ pages .*?([\d.]+) MB/CPU s", r"\1 \2"),
-            _f("ratios", r"^ratio (\S+) / (\S+): ([\d.]+x)", r"\1 / \2 \3"),
+            _f("MB/CPU s", each(r"[\w-]+", lambda v, m: f"{m[0]} {v[m[0]]:.3f}")),
+            _f("ratios", each(r"(.+)/(.+)", lambda v, m: f"{m[1]} / {m[2]} {v[m[0]]:.2f}x")),
         ),
     ),
     Entry(
@@ -199,12 +208,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--files", "5000"),
         ("--files", "200"),
         (
-            _f(
-                "ingest",
-                r"^ingest stage on local\[2\]: ([\d.]+ s) \((\d+) splits in (\d+) tasks\)",
-                r"\1, \2 splits in \3 tasks",
-            ),
-            _f("Parquet parts", r"^documents/: (\d+) Parquet parts"),
+            _f("ingest", lambda v: f"{v['ingest']:.1f} s, {v['splits']:.0f} splits in {v['tasks']:.0f} tasks"),
+            _f("Parquet parts", lambda v: f"{v['parts']:.0f}"),
         ),
         cold=True,
         needs=(SHARED / "fixtures" / "corpus.en",),
@@ -218,8 +223,10 @@ ENTRIES: tuple[Entry, ...] = (
         (
             _f(
                 "direct/native",
-                r"^(write|read): native ([\d.]+) s, direct ([\d.]+) s, direct/native ([\d.]+x)",
-                r"\1 \3 vs \2 s (\4)",
+                each(
+                    r"(write|read) direct/native",
+                    lambda v, m: f"{m[1]} {v[m[1] + ' direct']:.2f} vs {v[m[1] + ' native']:.2f} s ({v[m[0]]:.2f}x)",
+                ),
             ),
         ),
         needs=(BENCH_DATA / "real-corpus-100mb.jsonl",),
@@ -231,14 +238,13 @@ ENTRIES: tuple[Entry, ...] = (
         (),
         ("--mb", "1", "--encode-mb", "0.5", "--code-mb", "0.5", "--times", "1", "--repeat", "1"),
         (
-            _f("train corpus.en", r"^\[1\] train corpus.en .*?: ([\d.]+ s)"),
-            _f("train time ours/HF", r"^\[2\] .*ours/HF = ([\d.]+x)"),
+            _f("train corpus.en", lambda v: f"{v['train corpus.en']:.3f} s"),
+            _f("train time ours/HF", lambda v: f"{v['train ours/HF']:.2f}x"),
             _f(
                 "vs tiktoken warm/cold",
-                r"^    (\S[^\n]*?)(?:\s+[\d.]+){5}\s+([\d.]+)x\s*([\d.]+)x",
-                r"\1 \2x/\3x",
+                each(r"(.*) warm/tiktoken", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x/{v[m[1] + ' cold/tiktoken']:.2f}x"),
             ),
-            _f("kernel load", r"kernel load ([\d.]+ s)", steady=False),
+            _f("kernel load", lambda v: f"{v['kernel load']:.2f} s", steady=False),
         ),
         needs=(SHARED / "fixtures" / "corpus.en",),
     ),
@@ -249,10 +255,10 @@ ENTRIES: tuple[Entry, ...] = (
         ("--repeat", "2"),
         ("--mb", "5", "--repeat", "1", "--partitions", "2"),
         (
-            _f("ratio", r"^stage Python workers / bare encoder, per core = ([\d.]+x)"),
-            _f("whole stage", r"whole stage incl\. JVM = ([\d.]+x)"),
-            _f("no-op floor", r"no-op mapInArrow.*?: ([\d.]+) CPU s", r"\1 CPU s"),
-            _f("cold workers", r"first run \(cold workers\) = ([\d.]+x)", steady=False),
+            _f("ratio", lambda v: f"{v['workers/bare']:.2f}x"),
+            _f("whole stage", lambda v: f"{v['whole stage/bare']:.2f}x"),
+            _f("no-op floor", lambda v: f"{v['no-op floor']:.2f} CPU s"),
+            _f("cold workers", lambda v: f"{v['cold/bare']:.2f}x", steady=False),
         ),
     ),
     Entry(
@@ -262,8 +268,8 @@ ENTRIES: tuple[Entry, ...] = (
         (),
         ("--total-mb", "20", "--shards", "8"),
         (
-            _f("merge/copy", r"^ratio merge/copy throughput: ([\d.]+)", r"\1x"),
-            _f("peak traced", r"^merge tracemalloc peak: ([\d.]+ MB)"),
+            _f("merge/copy", lambda v: f"{v['merge/copy']:.2f}x"),
+            _f("peak traced", lambda v: f"{v['peak traced']:.2f} MB"),
         ),
     ),
     Entry(
@@ -273,11 +279,10 @@ ENTRIES: tuple[Entry, ...] = (
         ("--size", "100000000"),
         ("--size", "1000000", "--repeat", "1", "--datasets", "3"),
         (
-            _f("ratio(best)", r"^  (ours[^\n]*?)\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+[\d.]+$", r"\1 \2x"),
+            _f("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
             _f(
                 "first call",
-                r"^first call in a fresh process.*?: ([\d.]+) s compiling.*?, ([\d.]+) s loading",
-                r"compile \1 s, load \2 s",
+                lambda v: f"compile {v['first call compile']:.2f} s, load {v['first call load']:.2f} s",
                 steady=False,
             ),
         ),
@@ -289,12 +294,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "1"),
         ("--mb", "0.1"),
         (
-            _f(
-                "ratio",
-                r"^ratio with index / without \(dedup stage\): ([\d.]+); including the commit: ([\d.]+)",
-                r"\1x (\2x with the commit)",
-            ),
-            _f("found", r"removed \d+ \+ (\d+) duplicates of earlier runs", r"\1 of earlier runs"),
+            _f("ratio", lambda v: f"{v['with/without']:.2f}x ({v['with commit/without']:.2f}x with the commit)"),
+            _f("found", lambda v: f"{v['found']:.0f} of earlier runs"),
         ),
     ),
     Entry(
@@ -306,8 +307,11 @@ ENTRIES: tuple[Entry, ...] = (
         (
             _f(
                 "ours/megatron-core",
-                r"^ratio ours / megatron-core \(medians\): (.*?); (\d+) files identical: (\w+)",
-                r"\1; \2 files identical: \3",
+                lambda v: (
+                    f"wall {v['seconds ours/megatron-core']:.2f}x fresh, {v['again ours/megatron-core']:.2f}x again; "
+                    f"CPU {v['cpu ours/megatron-core']:.2f}x fresh, {v['cpu_again ours/megatron-core']:.2f}x again; "
+                    f"{v['identical files']:.0f} files identical"
+                ),
             ),
         ),
     ),
@@ -317,13 +321,7 @@ ENTRIES: tuple[Entry, ...] = (
         "rule filters vs datatrove 0.10.1, MB/s of CPU, rules alone",
         ("--megabytes", "10"),
         ("--megabytes", "0.5"),
-        (
-            _f(
-                "ours/datatrove",
-                r"^(gopher_repetition|gopher_quality|c4|fineweb)\s+[\d.]+ MB/s\s+[\d.]+\s+([\d.]+)",
-                r"\1 \2x",
-            ),
-        ),
+        (_f("ours/datatrove", each(r"(\w+) ours/datatrove", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),),
         needs=(SHARED / "fixtures",),
     ),
     Entry(
@@ -332,7 +330,17 @@ ENTRIES: tuple[Entry, ...] = (
         "each filter vs datatrove 0.10.1 (language: fastText predict), one core",
         ("--mb", "100", "--repeat", "1"),
         ("--mb", "1", "--repeat", "1"),
-        (_f("ours/theirs", r"^(\w+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+x)", r"\1 \3 vs \2 MB/s (\4)"),),
+        (
+            _f(
+                "ours/theirs",
+                each(
+                    r"(\w+) ours",
+                    lambda v, m: (
+                        f"{m[1]} {v[m[0]]:.2f} vs {v[m[1] + ' theirs']:.2f} MB/s ({v[m[0]] / v[m[1] + ' theirs']:.1f}x)"
+                    ),
+                ),
+            ),
+        ),
     ),
     Entry(
         "filter_stage",
@@ -341,8 +349,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "200"),
         ("--mb", "10"),
         (
-            _f("filter/(ingest+dedup)", r"^filter stage / \(ingest \+ dedup\): ([\d.]+)", r"\1x"),
-            _f("whole run", r"^whole run with filters / without: ([\d.]+)", r"\1x"),
+            _f("filter/(ingest+dedup)", lambda v: f"{v['filter/(ingest+dedup)']:.2f}x"),
+            _f("whole run", lambda v: f"{v['whole run']:.2f}x"),
         ),
     ),
     Entry(
@@ -352,8 +360,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "50"),
         ("--mb", "2"),
         (
-            _f("total", r"one process: ([\d.]+ CPU s) \(([\d.]+ MB/s)\)", r"\1 (\2)"),
-            _f("per filter", r"^  (\w+)\s+([\d.]+) s\s+([\d.]+) %", r"\1 \3 %"),
+            _f("total", lambda v: f"{v['total']:.2f} CPU s ({v['rate']:.1f} MB/s)"),
+            _f("per filter", each(r"(\w+) share", lambda v, m: f"{m[1]} {v[m[0]]:.1f} %")),
         ),
         needs=(BENCH_DATA / "run-filter-stage-on" / "documents",),
         after="filter_stage",
@@ -365,9 +373,9 @@ ENTRIES: tuple[Entry, ...] = (
         ("--megabytes", "20"),
         ("--megabytes", "0.5"),
         (
-            _f("identical", r"^identical word lists: (\d+/\d+)"),
-            _f("cold", r"^ours split_words \(cold\):\s+([\d.]+) MB/s\s+\(([\d.]+x)\)", r"\1 MB/s (\2)"),
-            _f("warm", r"^ours count_words \(warm\):\s+([\d.]+) MB/s\s+\(([\d.]+x)\)", r"\1 MB/s (\2)"),
+            _f("identical", lambda v: f"{v['identical']:.0f}/{v['documents']:.0f}"),
+            _f("cold", lambda v: f"{v['split_words']:.2f} MB/s ({v['split_words'] / v['datatrove']:.1f}x)"),
+            _f("warm", lambda v: f"{v['count_words']:.2f} MB/s ({v['count_words'] / v['datatrove']:.1f}x)"),
         ),
     ),
     Entry(
@@ -377,8 +385,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--sizes", "50", "100", "200"),
         ("--sizes", "2", "4"),
         (
-            _f("total", r"^(\d+(?:\.\d+)?)\s+(?:[\d.]+\s+)*?([\d.]+)$", r"\1 MB \2 s"),
-            _f("growth", r"^growth ([\d.]+->[\d.]+) MB.*?total ([\d.]+)", r"\1 MB x\2"),
+            _f("total", each(r"([\d.]+) MB total", lambda v, m: f"{m[1]} MB {v[m[0]]:.1f} s")),
+            _f("growth", each(r"growth (\S+) MB", lambda v, m: f"{m[1]} MB x{v[m[0]]:.2f}")),
         ),
         cold=True,
     ),
@@ -388,7 +396,7 @@ ENTRIES: tuple[Entry, ...] = (
         "whole run on a standalone cluster, 1 to 10 GB: CPU s per GB (docs/scaling.md)",
         ("--from-json", "docs/scaling-1-to-10gb.json"),
         ("--from-json", "docs/scaling-1-to-10gb.json"),
-        (_f("CPU s/GB", r"^\| ([\d.]+) \|(?: [^|]+ \|){10} (\d+) \|", r"\1 GB \2"),),
+        (_f("CPU s/GB", each(r"([\d.]+) GB", lambda v, m: f"{m[1]} GB {v[m[0]]:.0f}")),),
         from_json=REPO / "docs" / "scaling-1-to-10gb.json",
     ),
 )

@@ -1,9 +1,10 @@
-"""The bench table's figures (docs/benchmarks.md): pulled out of a bench's stdout, and the rows written as markdown."""
+"""The bench table's figures (docs/benchmarks.md): shown from a bench's JSON result; the rows as markdown."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 HEADER = ("bench", "command", "what it measures", "cold", "steady", "commit", "load (before-after)", "wall / CPU s")
@@ -15,17 +16,26 @@ class FigureSpec(Protocol):
     @property
     def label(self) -> str: ...
     @property
-    def pattern(self) -> str: ...
-    @property
-    def fmt(self) -> str: ...
+    def show(self) -> Callable[[Mapping[str, float]], str]: ...
 
 
-def extract(figures: Iterable[FigureSpec], text: str) -> str:
-    """Each figure's matches in ``text`` as ``label values``, figures joined by ``"; "``; absent ones say so."""
+def values_of(path: Path) -> dict[str, float] | None:
+    """The figures of a bench's JSON result as name -> value; None when the bench wrote none."""
+    if not path.is_file():
+        return None
+    return {name: figure["value"] for name, figure in json.loads(path.read_text())["figures"].items()}
+
+
+def extract(figures: Iterable[FigureSpec], values: Mapping[str, float] | None) -> str:
+    """Each figure shown as ``label text``, figures joined by ``"; "``; ones the result lacks say so."""
+    if values is None:
+        return "no JSON result"
     parts = []
     for figure in figures:
-        found = [m.expand(figure.fmt) for m in re.finditer(figure.pattern, text, re.MULTILINE)]
-        parts.append(f"{figure.label} {', '.join(found)}" if found else f"{figure.label}: not found")
+        try:
+            parts.append(f"{figure.label} {figure.show(values)}")
+        except (KeyError, ZeroDivisionError):
+            parts.append(f"{figure.label}: not found")
     return "; ".join(parts)
 
 

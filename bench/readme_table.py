@@ -6,14 +6,15 @@ fresh directory, so no JVM class-data archive and an empty numba user cache, wit
 entries linked into it; ``NUMBA_CACHE_DIR`` a fresh directory), then steady on the caches that run left,
 once the class-data archive it recorded has been built. Per run: the load average before and after, wall
 seconds and the CPU seconds of the command's process tree (as far as it waits for its children), the
-full stdout and stderr under ``--out``. Then prints a markdown table ready for docs/benchmarks.md and writes
+bench's JSON result (``--result``; the row's figures are shown from it, bench/readme_entries.py) and its full
+stdout and stderr under ``--out``. Then prints a markdown table ready for docs/benchmarks.md and writes
 the same as ``table.json`` and ``table.md`` there. Refuses a working tree with uncommitted changes (the figures
 would belong to no commit) unless ``--allow-dirty``.
 
-    python bench/readme_table.py                      # the default set (about 55-60 min on 2 quiet cores, estimated)
-    python bench/readme_table.py --quick              # tiny sizes: a smoke check of every row
-    python bench/readme_table.py --only ingest merge
-    python bench/readme_table.py --from-json DIR/table.json [--reparse]   # the table again, without running
+    python -m bench readme_table                      # the default set (about 55-60 min on 2 quiet cores, estimated)
+    python -m bench readme_table --quick              # tiny sizes: a smoke check of every row
+    python -m bench readme_table --only ingest merge
+    python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
 """
 
 from __future__ import annotations
@@ -32,10 +33,8 @@ from typing import Any
 
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, by_name  # noqa: E402
-from readme_figures import extract, render  # noqa: E402
+from bench.readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, by_name
+from bench.readme_figures import extract, render, values_of
 
 OWN_CACHES = ("numba", "spark-pretrain-pipeline")  # what a cold run starts without
 ARCHIVE_WAIT_SECONDS = 600
@@ -127,7 +126,9 @@ class TreeCpu:
 
 
 def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, Any]:
-    """Run ``argv``, its stdout and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
+    """Run the bench command ``argv`` (``python -m bench NAME ...``) with its JSON result at ``stem``.json, its stdout
+    and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
+    argv = [*argv[:3], "--result", f"{stem}.json", *argv[3:]]
     load_before = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -144,12 +145,13 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
         "cpu_s": round(max(waited, tree.seconds()), 1),  # the command's own exit is only in ``waited``
         "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "stdout": f"{stem.name}.stdout",
+        "result": f"{stem.name}.json",
     }
 
 
 def command_text(entry: Entry, quick: bool) -> str:
     """The row's command as a user types it."""
-    return " ".join(["python", f"bench/{entry.script}", *(entry.quick if quick else entry.args)])
+    return " ".join(["python -m bench", entry.bench, *(entry.quick if quick else entry.args)])
 
 
 def json_commit(path: Path) -> str:
@@ -166,7 +168,7 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
     if absent:
         row["status"] = f"not run: {', '.join(absent)} absent"
         return row
-    argv = [sys.executable, str(REPO / "bench" / entry.script), *(entry.quick if quick else entry.args)]
+    argv = [sys.executable, "-m", "bench", entry.bench, *(entry.quick if quick else entry.args)]
     base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, **entry.extra_env}
     if entry.from_json is not None:
         row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"
@@ -185,16 +187,16 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
 
 
 def figures_of(entry: Entry, row: dict[str, Any], out: Path) -> dict[str, Any]:
-    """Fill the row's cold and steady figures from its saved outputs."""
+    """Fill the row's cold and steady figures from the JSON results its runs wrote."""
     runs = row["runs"]
-    text = {k: (out / r["stdout"]).read_text(errors="replace") for k, r in runs.items() if (out / r["stdout"]).exists()}
+    values = {k: values_of(out / r.get("result", "")) for k, r in runs.items()}
     if "cold" in runs:
-        row["cold"] = extract(entry.figures, text.get("cold", ""))
-        row["steady"] = extract(entry.figures, text.get("steady", ""))
+        row["cold"] = extract(entry.figures, values["cold"])
+        row["steady"] = extract(entry.figures, values.get("steady"))
     elif "steady" in runs:
         own_cold = tuple(f for f in entry.figures if not f.steady)
-        row["cold"] = extract(own_cold, text.get("steady", "")) if own_cold else None
-        row["steady"] = extract(tuple(f for f in entry.figures if f.steady), text.get("steady", ""))
+        row["cold"] = extract(own_cold, values["steady"]) if own_cold else None
+        row["steady"] = extract(tuple(f for f in entry.figures if f.steady), values["steady"])
     return row
 
 
@@ -218,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="output directory (default: under /tmp/pipeline-bench)")
     parser.add_argument("--allow-dirty", action="store_true", help="run on uncommitted changes (commit marked -dirty)")
     parser.add_argument("--from-json", type=Path, help="print the table of an earlier table.json and stop")
-    parser.add_argument("--reparse", action="store_true", help="with --from-json: extract the figures again")
+    parser.add_argument(
+        "--reparse", action="store_true", help="with --from-json: show the figures again from the results"
+    )
     args = parser.parse_args(argv)
     try:
         if args.from_json:
@@ -247,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def reread(path: Path, reparse: bool) -> dict[str, Any]:
-    """An earlier table.json; with ``reparse``, its figures extracted again from the outputs beside it."""
+    """An earlier table.json; with ``reparse``, its figures shown again from the JSON results beside it."""
     try:
         table: dict[str, Any] = json.loads(path.read_text())
         rows = table["rows"]

@@ -3,7 +3,7 @@ checking them against their pinned SHA-256, and reading their text files.
 
 ``RELEASES`` names, per package, consecutive feature releases (the last patch release of each minor version),
 oldest first; ``release_archives.json`` beside this file pins each one's sdist file name and SHA-256, as PyPI
-listed them (``python bench/release_corpus.py --pin`` writes it again from PyPI's JSON API). An archive is
+listed them (``python -m bench release_corpus --pin`` writes it again from PyPI's JSON API). An archive is
 downloaded once into ``$PIPELINE_BENCH_DATA/sdists`` (default ``/tmp/pipeline-bench/sdists``) and checked against
 its pin on every use: a mismatch is an error, never a silently different corpus.
 
@@ -122,7 +122,7 @@ def read_archive(path: Path) -> list[Member]:
 def pins() -> dict[str, dict[str, Any]]:
     """The pinned archives, ``{"Django==4.2.30": {"filename": ..., "sha256": ...}}``."""
     if not PINS.is_file():
-        raise SystemExit(f"no pins at {PINS}: run `python bench/release_corpus.py --pin`")
+        raise SystemExit(f"no pins at {PINS}: run `python -m bench release_corpus --pin`")
     pinned: dict[str, dict[str, Any]] = json.loads(PINS.read_text())
     return pinned
 
@@ -185,7 +185,7 @@ def fetch(package: str, version: str, directory: Path = SDIST_DIR, pinned: dict[
     key = f"{package}=={version}"
     pin = (pins() if pinned is None else pinned).get(key)
     if pin is None:
-        raise SystemExit(f"{key}: not in {PINS.name}: run `python bench/release_corpus.py --pin`")
+        raise SystemExit(f"{key}: not in {PINS.name}: run `python -m bench release_corpus --pin`")
     path: Path = directory / pin["filename"]
     if not path.is_file():
         found = _sdist_file(package, version)

@@ -3,8 +3,8 @@ files and documentation of many consecutive releases of the same PyPI packages (
 change a little or not at all, as in The Stack), beside the Debian documentation and prose of
 ``bench/real_corpus.py``. Written as JSONL shards (``{"source", "path", "text"}`` per line).
 
-    python bench/release_corpus.py --mb 1000          # -> /tmp/pipeline-bench/release-corpus-1000mb/
-    python bench/release_corpus.py --mb 1000 --stats  # documents and bytes per source, repeated paths
+    python -m bench release_corpus --mb 1000          # -> /tmp/pipeline-bench/release-corpus-1000mb/
+    python -m bench release_corpus --mb 1000 --stats  # documents and bytes per source, repeated paths
 
 Sources:
 
@@ -36,16 +36,12 @@ import argparse
 import hashlib
 import json
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import real_corpus  # noqa: E402
-import release_archives  # noqa: E402
+from bench import real_corpus, release_archives
 
 WINDOW = 3
 PROSE_SHARE = 0.02

@@ -1,8 +1,8 @@
 """The Spark jobs of a run, from its event log: what each job was for, how long it took, and a count per step.
 
-    python bench/bench_vs_bigcode.py --corpus /tmp/pipeline-bench/release-corpus-200mb --mb 20 --ours-only \\
+    python -m bench vs_bigcode --corpus /tmp/pipeline-bench/release-corpus-200mb --mb 20 --ours-only \\
         --event-log /tmp/events
-    python bench/spark_jobs.py /tmp/events            # the newest log in the directory, or a log file
+    python -m bench spark_jobs /tmp/events            # the newest log in the directory, or a log file
 
 One line per job: its id, the step that ran it (the ``spark.job.description`` the stages set, e.g.
 ``dedup: verify``), its seconds, the stages it ran (of those it lists; AQE submits each shuffle stage of a

@@ -20,9 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch):
-    """bench/bench_scale.py as a module (the bench scripts import their neighbours by name)."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
-    import bench_scale
+    """bench/bench_scale.py as a module."""
+    from bench import bench_scale
 
     return bench_scale
 
@@ -78,8 +77,7 @@ def test_the_submitted_config_is_a_valid_pipeline_config(bench, tmp_path: Path) 
 
 
 def test_tree_memory_sees_a_child_python_holding_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
-    from tree_memory import TreeMemory
+    from bench.tree_memory import TreeMemory
 
     ready = tmp_path / "ready"
     holder = "import time; b = bytes(range(256)) * (300 * 2**12)\nwhile time.process_time() < 0.5: pass\n"

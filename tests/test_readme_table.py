@@ -1,6 +1,7 @@
-"""bench/readme_table.py, the runner of the bench table (docs/benchmarks.md): each entry's figures pulled out of real
-bench output (saved quick runs, and small benches run here), the dirty-tree refusal, a needed file that is absent,
-the cold caches, and the table printed again from its JSON."""
+"""bench/readme_table.py, the runner of the bench table (docs/benchmarks.md): each entry's figures shown from real
+bench JSON results (saved quick runs, and small benches run here) and checked against the bench's own printed
+lines, the dirty-tree refusal, a needed file that is absent, the cold caches, and the table printed again from
+its JSON."""
 
 from __future__ import annotations
 
@@ -11,18 +12,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SAVED = Path(__file__).resolve().parent / "readme_table_outputs"
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
+SAVED = Path(__file__).resolve().parent / "readme_table_results"
+SCHEMA = json.loads((REPO / "bench" / "result.schema.json").read_text())
 
 
 @pytest.fixture
-def table(monkeypatch: pytest.MonkeyPatch):
-    """bench/readme_table.py as a module (the bench scripts import their neighbours by name)."""
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
-    import readme_table
+def table():
+    """bench/readme_table.py as a module."""
+    from bench import readme_table
 
     return readme_table
 
@@ -31,21 +32,20 @@ def _entry(table, name: str):
     return table.by_name()[name]
 
 
-def _figures(table, name: str, text: str) -> dict[str, str]:
-    """Each figure of entry ``name`` extracted from ``text``, by label."""
-    out = {}
-    for figure in _entry(table, name).figures:
-        out[figure.label] = table.extract((figure,), text).removeprefix(figure.label + " ")
-    return out
+def _figures(table, name: str, values: dict[str, float]) -> dict[str, str]:
+    """Each figure of entry ``name`` shown from ``values``, by label."""
+    return {f.label: table.extract((f,), values).removeprefix(f.label + " ") for f in _entry(table, name).figures}
 
 
 def _line(text: str, prefix: str) -> str:
     return next(line for line in text.splitlines() if line.startswith(prefix))
 
 
-def _run_bench(script: str, *args: str) -> str:
+def _run_bench(tmp_path: Path, name: str, *args: str) -> tuple[str, dict[str, float]]:
+    """Run a bench through the runner: its stdout and its JSON result's values."""
+    result = tmp_path / f"{name}.json"
     out = subprocess.run(
-        [sys.executable, str(REPO / "bench" / script), *args],
+        [sys.executable, "-m", "bench", "--result", str(result), name, *args],
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
@@ -53,74 +53,87 @@ def _run_bench(script: str, *args: str) -> str:
         timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    return out.stdout
+    data = json.loads(result.read_text())
+    jsonschema.validate(data, SCHEMA)
+    return out.stdout, {k: v["value"] for k, v in data["figures"].items()}
 
 
-def test_every_saved_output_yields_every_figure(table) -> None:
-    """Each entry's figures are found in a real (quick) output of its bench, and every number the extractor
-    returns is a number printed in that output."""
-    saved = sorted(SAVED.glob("*.stdout"))
+def test_every_saved_result_yields_every_figure(table) -> None:
+    """Each entry's figures are shown from a real (quick) JSON result of its bench, and each result validates
+    against bench/result.schema.json."""
+    saved = sorted(SAVED.glob("*.json"))
     assert len(saved) >= 15
     names = table.by_name()
+    seen = set()
     for path in saved:
+        data = json.loads(path.read_text())
+        jsonschema.validate(data, SCHEMA)
         name = path.name.split(".")[0]
-        text = path.read_text()
-        printed = set(NUMBER.findall(text))
+        seen.add(name)
+        values = {k: v["value"] for k, v in data["figures"].items()}
         for figure in names[name].figures:
-            got = table.extract((figure,), text)
+            got = table.extract((figure,), values)
             assert "not found" not in got, f"{path.name}: {got}"
-            for number in NUMBER.findall(got.removeprefix(figure.label)):
-                assert number in printed, f"{path.name}: {figure.label} gave {number}, not printed"
+    assert len(seen) >= 15
 
 
 def test_saved_figures_match_the_lines_read_independently(table) -> None:
-    """The figures equal what splitting the bench's own lines gives (a second reading, not the regexes)."""
+    """The figures shown from the JSON results equal what splitting the bench's own printed lines gives."""
     ingest = (SAVED / "ingest.steady.stdout").read_text()
+    values = table.values_of(SAVED / "ingest.steady.json")
     words = _line(ingest, "ingest stage on local[2]:").split()
-    assert _figures(table, "ingest", ingest)["stage"] == f"{words[-2]} MB/s ({words[-5]} s)"
+    assert _figures(table, "ingest", values)["stage"] == f"{words[-2]} MB/s ({words[-5]} s)"
 
     stage = (SAVED / "dedup_stage.steady.stdout").read_text()
     peak = _line(stage, "peak driver memory:").replace(",", "").split()
-    assert _figures(table, "dedup_stage", stage)["peak"] == f"python {peak[4]} / JVM {peak[7]} MiB"
+    values = table.values_of(SAVED / "dedup_stage.steady.json")
+    assert _figures(table, "dedup_stage", values)["peak"] == f"python {peak[4]} / JVM {peak[7]} MiB"
 
-    bigcode = (SAVED / "vs_bigcode_release.steady.stdout").read_text()
+    bigcode = (SAVED / "vs_bigcode_synthetic.stdout").read_text()
+    figures = _figures(table, "vs_bigcode_synthetic", table.values_of(SAVED / "vs_bigcode_synthetic.json"))
     peer, ours = _line(bigcode, "BigCode script").split(), _line(bigcode, "ingest + dedup (here)").split()
-    figures = _figures(table, "vs_bigcode_release", bigcode)
     assert figures["survivors"] == f"{ours[5]} vs {peer[3]}"
+    assert figures["speed-up"] == _line(bigcode, "speed-up:").split()[1]
     precision = [line.split() for line in bigcode.splitlines() if line.startswith(("BigCode script", "ingest +"))]
     assert figures["precision ours"] == f"{precision[-1][6]} (matched pair)"
     assert figures["precision script"] == f"{precision[-2][-1]} (best match)"
 
-    one_gb = (SAVED / "vs_bigcode_release_1gb.stdout").read_text()
-    features = _line(one_gb, "our features step:").split()
-    assert _figures(table, "vs_bigcode_release_1gb", one_gb)["features step"] == f"{features[3]} MB/s"
-
-    cold = (SAVED / "vs_bigcode_release.cold.stdout").read_text()
-    assert _figures(table, "vs_bigcode_release", cold)["archive"] == "recorded"
-    assert _figures(table, "vs_bigcode_release", bigcode)["archive"] == "mapped"
+    small = (SAVED / "small_files.steady.stdout").read_text()
+    words = _line(small, "ingest stage on local[2]:").replace("(", "").split()
+    shown = _figures(table, "small_files", table.values_of(SAVED / "small_files.steady.json"))["ingest"]
+    assert shown == f"{words[4]} s, {words[6]} splits in {words[9]} tasks"
 
 
-def test_merge_ratio_is_the_printed_times_ratio(table) -> None:
-    """A small bench_merge.py run: the extracted ratio is copy seconds over merge seconds from its own lines."""
-    text = _run_bench("bench_merge.py", "--total-mb", "2", "--shards", "4")
+def test_merge_figures_are_the_printed_ones(tmp_path: Path, table) -> None:
+    """A small merge run: the shown ratio is copy seconds over merge seconds from its own printed lines."""
+    text, values = _run_bench(tmp_path, "merge", "--total-mb", "2", "--shards", "4")
     merge_s = float(re.search(r" in ([\d.]+)s =", _line(text, "merge:")).group(1))  # type: ignore[union-attr]
     copy_s = float(re.search(r" in ([\d.]+)s =", _line(text, "copy:")).group(1))  # type: ignore[union-attr]
-    got = float(_figures(table, "merge", text)["merge/copy"].rstrip("x"))
+    got = float(_figures(table, "merge", values)["merge/copy"].rstrip("x"))
     low, high = (copy_s - 5e-4) / (merge_s + 5e-4), (copy_s + 5e-4) / max(merge_s - 5e-4, 1e-9)  # printed to 1 ms
     assert low - 0.005 <= got <= high + 0.005
+    assert _line(text, "ratio merge/copy throughput:").split()[3] == f"{values['merge/copy']:.2f}"
 
 
-def test_scale_row_is_the_json_cpu_seconds_per_gb(table) -> None:
+def test_scale_row_is_the_json_cpu_seconds_per_gb(tmp_path: Path, table) -> None:
     """The bench_scale row cites docs/scaling-1-to-10gb.json: CPU s per GB recomputed here from its sizes."""
     data = json.loads((REPO / "docs" / "scaling-1-to-10gb.json").read_text())
     expected = ", ".join(
         f"{s['size_gb']:.2f} GB {(s['driver_cpu_s'] + s['executors_cpu_s']) / (s['input_bytes'] / 1e9):.0f}"
         for s in data["sizes"]
     )
-    text = _run_bench("bench_scale.py", "--from-json", "docs/scaling-1-to-10gb.json")
-    assert _figures(table, "scale", text)["CPU s/GB"] == expected
+    _, values = _run_bench(tmp_path, "scale", "--from-json", "docs/scaling-1-to-10gb.json")
+    assert _figures(table, "scale", values)["CPU s/GB"] == expected
     commits = " / ".join(c[:7] for c in data["commit"])
     assert table.json_commit(REPO / "docs" / "scaling-1-to-10gb.json") == commits
+
+
+def test_missing_result_or_value_is_said(table) -> None:
+    """No JSON result: the cell says so; a result without a figure's value: that figure says "not found"."""
+    figures = _entry(table, "merge").figures
+    assert table.extract(figures, None) == "no JSON result"
+    got = table.extract(figures, {"merge/copy": 0.5})
+    assert got == "merge/copy 0.50x; peak traced: not found"
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -145,7 +158,7 @@ def test_dirty_tree_is_refused(table, tmp_path: Path) -> None:
 def test_unknown_entry_is_a_one_line_error() -> None:
     """--only with a name the table does not know: exit 2, one line naming it."""
     out = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "readme_table.py"), "--only", "nosuch"],
+        [sys.executable, "-m", "bench", "readme_table", "--only", "nosuch"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -189,10 +202,10 @@ def test_from_json_round_trip(table, tmp_path: Path, capsys: pytest.CaptureFixtu
     """A table.json printed again gives the rows it holds; --reparse reads the saved outputs beside it."""
     run = {"exit": 0, "wall_s": 12.5, "cpu_s": 20.1, "load": [0.5, 1.25], "stdout": "ingest.steady.stdout"}
     rows = [
-        {"name": "ingest", "command": "python bench/bench_ingest.py --mb 200", "what": "ingest | parse",
+        {"name": "ingest", "command": "python -m bench ingest --mb 200", "what": "ingest | parse",
          "commit": "abc1234", "status": "ok", "runs": {"cold": {**run, "stdout": "ingest.cold.stdout"}, "steady": run},
          "cold": "stage 1.0 MB/s (9.0 s)", "steady": "stage 2.0 MB/s (4.5 s)"},
-        {"name": "bpe", "command": "python bench/bench_bpe.py", "what": "BPE", "commit": "abc1234",
+        {"name": "bpe", "command": "python -m bench bpe", "what": "BPE", "commit": "abc1234",
          "status": "not run: /x absent", "runs": {}, "cold": None, "steady": None},
     ]  # fmt: skip
     path = tmp_path / "table.json"
@@ -200,13 +213,15 @@ def test_from_json_round_trip(table, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert table.main(["--from-json", str(path)]) == 0
     cells = _cells(capsys.readouterr().out)
     assert cells[0] == [
-        "ingest", "`python bench/bench_ingest.py --mb 200`", "ingest \\| parse", "stage 1.0 MB/s (9.0 s)",
+        "ingest", "`python -m bench ingest --mb 200`", "ingest \\| parse", "stage 1.0 MB/s (9.0 s)",
         "stage 2.0 MB/s (4.5 s)", "abc1234", "cold 0.5-1.25, steady 0.5-1.25", "cold 12.5 / 20.1, steady 12.5 / 20.1",
     ]  # fmt: skip
     assert cells[1][0] == "bpe" and cells[1][4] == "not run: /x absent"
 
     for kind in ("cold", "steady"):
-        (tmp_path / f"ingest.{kind}.stdout").write_text((SAVED / f"ingest.{kind}.stdout").read_text())
+        (tmp_path / f"ingest.{kind}.json").write_text((SAVED / f"ingest.{kind}.json").read_text())
+    rows[0]["runs"]["cold"]["result"], rows[0]["runs"]["steady"]["result"] = "ingest.cold.json", "ingest.steady.json"
+    path.write_text(json.dumps({"commit": "abc1234", "quick": False, "cpus": 2, "rows": rows}))
     assert table.main(["--from-json", str(path), "--reparse"]) == 0
     cells = _cells(capsys.readouterr().out)
     line = _line((SAVED / "ingest.steady.stdout").read_text(), "ingest stage on local[2]:").split()
@@ -218,7 +233,7 @@ def test_from_json_of_something_else_names_the_key(tmp_path: Path) -> None:
     path = tmp_path / "other.json"
     path.write_text('{"sizes": []}')
     out = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "readme_table.py"), "--from-json", str(path)],
+        [sys.executable, "-m", "bench", "readme_table", "--from-json", str(path)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -234,13 +249,13 @@ def test_every_table_row_has_an_entry(table) -> None:
     page = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     section = page[page.index("## The table") : page.index("## Real benchmark corpora")]
     history = (REPO / "docs" / "benchmarks-history.md").read_text(encoding="utf-8")
-    in_tables = set(re.findall(r"^\| `bench/(bench_\w+\.py)", history, re.MULTILINE))
-    in_table = set(re.findall(r"^\| \w+ \| `python bench/(bench_\w+\.py)", section, re.MULTILINE))
+    in_tables = {f"{n}.py" for n in re.findall(r"^\| `bench/(bench_\w+)\.py", history, re.MULTILINE)}
+    in_table = {f"bench_{n}.py" for n in re.findall(r"^\| \w+ \| `python -m bench (\w+)", section, re.MULTILINE)}
     assert len(in_table) >= 20
     in_tables |= in_table
     entries = table.select(None, everything=False)
     assert in_tables <= {e.script for e in entries}
-    rows = re.findall(r"^\| (\w+) \| `(python bench/[^`]+)` \|", section, re.MULTILINE)
+    rows = re.findall(r"^\| (\w+) \| `(python -m bench [^`]+)` \|", section, re.MULTILINE)
     names = table.by_name()
     assert [(name, table.command_text(names[name], quick=False)) for name, _ in rows] == rows
     scale = [e for e in entries if e.script == "bench_scale.py"]

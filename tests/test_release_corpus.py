@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import sys
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -14,10 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-
-import release_archives  # noqa: E402
-import release_corpus  # noqa: E402
+from bench import release_archives, release_corpus
 
 
 def write_tar(path: Path, members: dict[str, bytes]) -> Path:

@@ -1,0 +1,45 @@
+"""``python -m bench NAME [args]``: run one bench (its own ``--help`` lists its options); ``--list`` lists them.
+
+``--result PATH`` (before NAME) sets where the bench writes its JSON result (default
+``$PIPELINE_BENCH_DATA/results/<name>.json``; bench/result.schema.json is its schema).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+from bench import entries
+from bench.harness import RESULT_VAR
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the named bench with the remaining arguments, as if it were the main program."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--list", action="store_true", help="list the benches and tools, one per line")
+    parser.add_argument("--result", metavar="PATH", help="write the bench's JSON result here")
+    parser.add_argument("name", nargs="?", help="the bench (see --list)")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the bench's own arguments")
+    args = parser.parse_args(argv)
+    known = entries()
+    if args.list:
+        width = max(map(len, known))
+        for name, (_, doc) in known.items():
+            print(f"{name:{width}}  {doc}")
+        return 0
+    if args.name is None:
+        parser.error("name a bench (python -m bench --list lists them)")
+    if args.name not in known:
+        parser.error(f"unknown bench {args.name!r} (python -m bench --list lists them)")
+    if args.result:
+        os.environ[RESULT_VAR] = os.path.abspath(args.result)
+    module = known[args.name][0]
+    sys.argv = [f"python -m bench {args.name}", *args.args]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
