@@ -225,7 +225,10 @@ class MergeBlend(Stage):
         """Per source the distinct documents written: rehydration's copies are added, not accounted documents."""
         merged = counts.get("merge", {}).get("sources", {})
         return {
-            n: SourceTally(documents=row["documents"] - row.get("copies_added", 0) if row["published"] else 0)
+            n: SourceTally(
+                documents=row["documents"] - row.get("copies_added", 0) if row["published"] else 0,
+                copies_added=row.get("copies_added", 0),
+            )
             for n, row in merged.items()
         }
 
