@@ -101,7 +101,7 @@ def test_repeat_documents_writes_each_document_copies_times_in_order(tmp_path, m
 
 # -- one small Spark run -----------------------------------------------------------------------------------------
 
-CLUSTERS = [1] * 30 + [2] * 4 + [3] * 3 + [4] * 3 + [5] * 2 + [7, 12, 100]
+CLUSTERS = [1] * 80 + [2] * 4 + [3] * 3 + [4] * 3 + [5] * 2 + [7, 12, 100]
 
 
 def _corpus(directory: Path) -> None:
@@ -137,7 +137,7 @@ def rehydrated_run(spark, tmp_path_factory):
         "tokenizer: {train: true, vocab_size: 400}\ntokenize: {partitions: 2}\n"
         f"blend:\n  rehydrate: {json.dumps(FINEWEB2)}\n"
         f"training:\n  tokenizer: {json.dumps(TOKENIZER)}\n  sequence_length: 64\n"
-        "  samples: [300, 20, 10]\n  split: '90,6,4'\n"
+        "  samples: [300, 20, 10]\n  split: '80,12,8'\n"
     )
     config = load_config_text(text)
     results = run_stages(RunContext(config, spark=spark), log=lambda *_: None)

@@ -6,6 +6,9 @@ with zero documents is not published: numpy cannot memory-map an empty ``.bin``,
 would fail on it (docs/indexed_dataset.md, Empty datasets). Its entry says ``published: false`` so the blend leaves it
 out and says so.
 
+Rehydration (``blend.rehydrate``): each merged dataset is rewritten with every survivor as many times as
+its cluster size gives (:mod:`pipeline.merge_blend.rehydrate`).
+
 Blend: sizes are the number of documents (one sequence each) in every merged dataset. Prefixes in
 ``blend.json`` and the Megatron ``--data-path`` string are relative to the run directory, so two
 runs of the same data in different directories write byte-identical ``blend/`` files.
