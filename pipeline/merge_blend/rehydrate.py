@@ -17,7 +17,7 @@ from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
 from pipeline.megatron.format import idx_path
 from pipeline.megatron.validate import validate
 from pipeline.stage_api import layout
-from pipeline.stage_api.run_tables import has_table, read_rows
+from pipeline.stage_api.run_tables import has_table
 
 CHUNK_TOKENS = 1 << 20  # tokens read per step while rewriting (their copies' positions are int64)
 
@@ -31,9 +31,11 @@ def source_cluster_sizes(run_dir: str, source: str) -> np.ndarray:
             f"blend.rehydrate is set but {layout.CLUSTER_SIZES}/ is missing: rerun the dedup stage with it "
             "(python -m pipeline run --force dedup)"
         )
-    rows = read_rows(run_dir, layout.CLUSTER_SIZES, ["doc_id", "cluster_size"], ds.field("source") == source)
-    rows.sort(key=lambda r: r["doc_id"])
-    return np.array([r["cluster_size"] for r in rows], dtype=np.int64)
+    fs, inner = storage.resolve(storage.join(run_dir, *layout.CLUSTER_SIZES.split("/")))
+    table = ds.dataset(inner, filesystem=fs, format="parquet", exclude_invalid_files=True).to_table(
+        columns=["doc_id", "cluster_size"], filter=ds.field("source") == source
+    )
+    return table.sort_by("doc_id").column("cluster_size").to_numpy().astype(np.int64)
 
 
 def repeat_documents(prefix: str, copies: np.ndarray) -> None:
@@ -77,9 +79,16 @@ def rehydrate_source(run_dir: str, source: str, counts: dict, rules: list[tuple[
             f"{prefix} {counts['documents']} documents"
         )
     copies = copies_for(sizes, rules)
+    added = int(copies.sum()) - counts["documents"]
+    if added == 0:  # every document once: the merged dataset stays as it is
+        return {
+            **counts,
+            "distinct_documents": counts["documents"],
+            "distinct_tokens": counts["tokens"],
+            "copies_added": 0,
+        }
     repeat_documents(prefix, copies)
     report = validate(prefix)
-    added = int(copies.sum()) - counts["documents"]
     if report.documents != counts["documents"] + added:
         raise PipelineError(f"{prefix}: {report.documents} documents after rehydration, expected the copies")
     return {
