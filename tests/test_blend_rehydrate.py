@@ -206,6 +206,10 @@ def test_accounting_counts_copies_as_added_documents_beside_the_weights(rehydrat
         assert row["copies_added"] == added
         assert report["blend"]["rehydrate"][source] == {"distinct_documents": len(rows), "copies_added": added}
         assert blend["sizes"][blend["sources"].index(source)] == len(rows) + added
+    import jsonschema
+
+    schema = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
+    jsonschema.validate(report, json.loads(schema.read_text()), cls=jsonschema.Draft202012Validator)
     html = (run / layout.REPORT_HTML).read_text()
     assert "copies added" in html and "rehydration" in html
 
