@@ -36,6 +36,7 @@ OVERRIDES = {
     "tokenizer": "tokenizer.vocab_size=600",
     "tokenize": "tokenize.partitions=3",
     "blend": "blend.mode=megatron",
+    "blend.rehydrate": "blend.rehydrate={1: 1, 2: 2}",
     "training": "training={sequence_length: 8, samples: [10, 1, 1], tokenizer: {class: T}}",
     "filter": "filter=[{name: language}]",
     "sources[].filter": "sources.web.filter=[]",

@@ -197,6 +197,8 @@ class BlendConfig:
     oversample: str = field(default="error", metadata=_choices("error", "wrap"))
     weights: str | None = None
     materialize: bool = False
+    # FineWeb-2's rehydration: a lower bound of a survivor's cluster size -> its copies in the blend; None = off
+    rehydrate: dict[str, int] | None = None
 
 
 def _split_string(value: str) -> bool:

@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
+from pipeline.blend.rehydrate import config_rules
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.config.schema import DecontaminateConfig
 from pipeline.decontaminate.references import changed_references, reference_stamps
@@ -167,6 +168,8 @@ def _finish(
     ctx.write_table(survivors, layout.SURVIVORS)
     if extra:
         extra.after_survivors(layout.SURVIVORS)
+    if ctx.config.blend.rehydrate is not None:
+        ctx.write_table(_cluster_sizes(ctx.read_table(layout.SURVIVORS), components), layout.CLUSTER_SIZES)
     timer.lap("survivors")
     timer.begin("report")
     stats = {**(stats or {}), **(extra.stats if extra else {})}
@@ -175,6 +178,17 @@ def _finish(
     )
     timer.close()
     return report["counts"]
+
+
+def _cluster_sizes(survivors: DataFrame, components: DataFrame) -> DataFrame:
+    """(doc_id, source, cluster_size) of every survivor: the documents of the cluster it was kept for, itself
+    and its exact and near duplicates (datatrove's ``minhash_cluster_size``); 1 when it is in no cluster."""
+    sizes = components.groupBy(F.col("survivor").alias("doc_id")).agg(F.count("*").alias("members"))
+    return (
+        survivors.select("doc_id", "source")
+        .join(sizes, "doc_id", "left")
+        .select("doc_id", "source", F.coalesce("members", F.lit(1)).cast("long").alias("cluster_size"))
+    )
 
 
 def _cluster_members(spark: SparkSession, groups, near) -> DataFrame:
@@ -202,7 +216,9 @@ REMOVALS = ("duplicates_removed", "contaminated", "duplicates_of_earlier_runs") 
 
 
 def _check_config(config: PipelineConfig) -> None:
-    """LSH bands exist for the threshold (when not given)."""
+    """LSH bands exist for the threshold (when not given); ``blend.rehydrate`` is valid (it makes dedup write
+    ``dedup/cluster_sizes/``)."""
+    config_rules(config)
     d = config.dedup
     if d.bands is None:
         try:
@@ -277,7 +293,7 @@ class Dedup(Stage):
     """The documents -> their survivors (passed on), the edges, components and report of what was removed."""
 
     name = "dedup"
-    config_keys = ("dedup", "decontaminate", "sources[].priority")
+    config_keys = ("dedup", "decontaminate", "sources[].priority", "blend.rehydrate")
     version = 2  # 1: dedup.index left out when None, decontaminate when it has no references
     reads = ("documents",)
     passes = {"documents": layout.SURVIVORS}
@@ -289,11 +305,13 @@ class Dedup(Stage):
         return run_dedup(ctx, inputs["documents"].table)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
-        return {
+        values = {
             "dedup": asdict(config.dedup),
             "priorities": {s.name: s.priority for s in config.sources},
             "decontaminate": asdict(config.decontaminate),
         }
+        # blend.rehydrate makes dedup write dedup/cluster_sizes/; left out when off, as markers before it had it
+        return {**values, "cluster_sizes": True} if config.blend.rehydrate is not None else values
 
     def upgrade(self, values: dict[str, Any], version: int) -> dict[str, Any]:
         """Version 1 left out ``dedup.index`` when None and ``decontaminate`` when it had no references."""

@@ -6,6 +6,9 @@ with zero documents is not published: numpy cannot memory-map an empty ``.bin``,
 would fail on it (docs/indexed_dataset.md, Empty datasets). Its entry says ``published: false`` so the blend leaves it
 out and says so.
 
+Rehydration (``blend.rehydrate``): each merged dataset is rewritten with every survivor as many times as
+its cluster size gives (:mod:`pipeline.merge_blend.rehydrate`).
+
 Blend: sizes are the number of documents (one sequence each) in every merged dataset. Prefixes in
 ``blend.json`` and the Megatron ``--data-path`` string are relative to the run directory, so two
 runs of the same data in different directories write byte-identical ``blend/`` files.
@@ -24,6 +27,7 @@ import numpy as np
 from pipeline import storage
 from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
+from pipeline.blend.rehydrate import config_rules
 from pipeline.blend.weights import blend_weights as weights_of
 from pipeline.blend.weights import blend_weights_by_source
 from pipeline.config import PipelineConfig
@@ -33,6 +37,7 @@ from pipeline.megatron.format import bin_path, idx_path
 from pipeline.megatron.merge import merge_indexed_datasets
 from pipeline.megatron.reader import read_index
 from pipeline.megatron.validate import validate
+from pipeline.merge_blend.rehydrate import rehydrate_source
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, SourceTally, Stage
@@ -96,6 +101,7 @@ def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None) -> d
     documents and tokens it reported, or this raises (docs/stages.md, Accounting).
     """
     expected = (shards or {}).get("sources", {})
+    rules = config_rules(ctx.config)
     sources = {}
     for src in ctx.config.sources:
         counts = merge_source(ctx, src.name)
@@ -105,13 +111,17 @@ def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None) -> d
                 f"source {src.name!r}: merged {counts['documents']} documents / {counts['tokens']} tokens, "
                 f"tokenize wrote {want['documents']} / {want['tokens']}"
             )
+        if rules is not None and counts["published"]:
+            counts = rehydrate_source(ctx.run_dir, src.name, counts, rules)
         sources[src.name] = counts
     return {"sources": sources, "unpublished": [n for n, c in sources.items() if not c["published"]]}
 
 
 def check_blend_weights(config: PipelineConfig) -> None:
-    """``blend.weights``, when given, names every configured source once with a weight > 0 (before Spark starts)."""
+    """``blend.weights``, when given, names every configured source once with a weight > 0, and ``blend.rehydrate``
+    is valid (before Spark starts)."""
     blend_weights_by_source(config)
+    config_rules(config)
 
 
 def blend_weights(ctx: RunContext, names: list[str], sizes: list[int]) -> list[float]:
@@ -196,7 +206,7 @@ class MergeBlend(Stage):
     """The shards -> one Megatron dataset per source, ``megatron/``, and their blend, ``blend/`` (passed on)."""
 
     name = "merge-blend"
-    config_keys = ("blend", "sources[].weight")
+    config_keys = ("blend", "sources[].weight", "blend.rehydrate")
     reads = ("shards",)
     passes = {"blend": layout.BLEND}
     writes = (layout.MEGATRON, layout.BLEND)
@@ -206,14 +216,24 @@ class MergeBlend(Stage):
         return run_merge_blend(ctx, inputs["shards"].counts)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
-        return {"blend": asdict(config.blend), "weights": {s.name: s.weight for s in config.sources}}
+        blend = asdict(config.blend)
+        if blend["rehydrate"] is None:  # off: left out, as markers from before it existed recorded the blend
+            del blend["rehydrate"]
+        return {"blend": blend, "weights": {s.name: s.weight for s in config.sources}}
 
     def check_config(self, config: PipelineConfig) -> None:
         check_blend_weights(config)
 
     def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
+        """Per source the distinct documents written: rehydration's copies are added, not accounted documents."""
         merged = counts.get("merge", {}).get("sources", {})
-        return {n: SourceTally(documents=row["documents"] if row["published"] else 0) for n, row in merged.items()}
+        return {
+            n: SourceTally(
+                documents=row["documents"] - row.get("copies_added", 0) if row["published"] else 0,
+                copies_added=row.get("copies_added", 0),
+            )
+            for n, row in merged.items()
+        }
 
     def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
         """report.json's ``blend``: the sources, their weights and achieved shares, and what was left out."""
@@ -222,6 +242,12 @@ class MergeBlend(Stage):
             return {}
         keys = ("sources", "weights", "data_path", "mode", "size")
         section = {"achieved": blend["achieved_ratios"], **{k: blend[k] for k in keys}}
+        merged = counts.get("merge", {}).get("sources", {})
+        if any("copies_added" in merged.get(n, {}) for n in blend["sources"]):
+            section["rehydrate"] = {
+                n: {"distinct_documents": merged[n]["distinct_documents"], "copies_added": merged[n]["copies_added"]}
+                for n in blend["sources"]
+            }
         left_out = [e for e in counts.get("left_out") or [] if isinstance(e, dict)]
         return {"blend": {**section, "left_out": left_out} if left_out else section}
 

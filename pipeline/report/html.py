@@ -226,6 +226,14 @@ def _tokens_and_blend(data: dict) -> list[str]:
             f'<p class="meta">{_esc(blend["mode"])}, {blend["size"]:,} samples: '
             f"<code>--data-path {_esc(blend['data_path'])}</code></p>"
         )
+    if blend and blend.get("rehydrate"):
+        rows = [
+            [src, round(w, 4), r["distinct_documents"], r["copies_added"], r["distinct_documents"] + r["copies_added"]]
+            for src, w in zip(blend["sources"], _shares(blend["weights"]), strict=True)
+            for r in [blend["rehydrate"][src]]
+        ]
+        parts.append('<p class="meta">rehydration (blend.rehydrate): duplicates put back by cluster size</p>')
+        parts.append(_table(["source", "weight", "distinct documents", "copies added", "documents in the blend"], rows))
     return parts
 
 

@@ -71,6 +71,9 @@ def account(stages: Sequence[Stage], results: dict[str, StageResult]) -> dict[st
         row["removed"] = removed
         row.update({stage.passes_on: tally.documents for stage, tally in steps if stage.passes_on})
         row.update({stage.removals_as: dict(tally.removed) for stage, tally in steps if stage.removals_as})
+        added = sum(tally.copies_added for _, tally in steps)
+        if added:  # rehydration: written documents put back in the blend again (docs/blending.md)
+            row["copies_added"] = added
         table[name] = row
     if problems:
         raise AccountingError("documents unaccounted for: " + "; ".join(problems))

@@ -19,6 +19,7 @@ EDGES = "dedup/edges"
 COMPONENTS = "dedup/components"
 SURVIVORS = "dedup/survivors"
 DEDUP_REPORT = "dedup/report.json"
+CLUSTER_SIZES = "dedup/cluster_sizes"  # with blend.rehydrate: doc_id, source, cluster_size of every survivor
 CONTAMINATED = "dedup/contaminated"  # decontamination: documents sharing n-grams with a benchmark
 EARLIER_RUNS = "dedup/earlier_runs"  # dedup index: documents matching an earlier run
 EARLIER_MATCHES = "dedup/earlier_matches"

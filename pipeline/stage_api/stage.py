@@ -27,6 +27,7 @@ class SourceTally:
     read: int | None = None  # records the stage read (None: it passes on every document it gets)
     rejected: int = 0  # records it could not parse (ingest)
     removed: Mapping[str, int] = field(default_factory=dict)  # documents it took out, by reason
+    copies_added: int = 0  # copies of its documents it wrote besides them (rehydration), outside the equation
 
 
 @dataclass(frozen=True)
