@@ -33,6 +33,7 @@ NAME = "url"
 RULES = ("no_url", "domain", "subdomain", "url", "hard_blacklisted", "soft_blacklisted", "blacklisted_subword")
 ARCHIVE = "url_filterblacklistsv0_3_0.tar.gz"  # datatrove's archive of the UT1 lists: members domains and urls
 WORD_FILES = ("banned_words.txt", "banned_subwords.txt", "soft_banned_words.txt")
+HOST_CACHE = 200_000  # netlocs whose split a filter keeps (cleared when full)
 _SPLIT = re.compile(r"[^a-zA-Z0-9]+")  # datatrove's word boundary: any run of characters but ASCII letters, digits
 
 
@@ -206,6 +207,23 @@ class URLFilter:
 
         # the public suffix list of tldextract's own snapshot: no fetch, no cache written
         self._extract = TLDExtract(cache_dir=None, suffix_list_urls=())
+        self._hosts: dict[str, tuple[str, str]] = {}  # netloc -> (registered domain, host): pages share hosts
+        self._netloc = _lenient_netloc()
+
+    def _split(self, url: str) -> tuple[str, str]:
+        """The registered domain and full host name of ``url``, as ``TLDExtract()(url)`` gives them: tldextract's
+        netloc of the URL, split once per netloc (its ``extract_str`` is these two steps)."""
+        netloc = self._netloc(url) if self._netloc is not None else None
+        if netloc is None:
+            whole = self._extract(url)
+            return whole.top_domain_under_public_suffix, whole.fqdn
+        found = self._hosts.get(netloc)
+        if found is None:
+            if len(self._hosts) >= HOST_CACHE:
+                self._hosts.clear()
+            part = self._extract._extract_netloc(netloc, None)
+            found = self._hosts[netloc] = (part.top_domain_under_public_suffix, part.fqdn)
+        return found
 
     def thresholds(self) -> dict[str, tuple[float, str]]:
         """The soft-word count drops at ``soft_word_threshold`` and above (recorded as its ``max``)."""
@@ -220,9 +238,9 @@ class URLFilter:
         for i in (i for i, u in enumerate(urls) if not u):
             out.drop(i, "no_url", "no url in the document's meta")
         present = [u for u in urls if u]
-        parts = [self._extract(u) for u in present]
-        registered = [p.top_domain_under_public_suffix for p in parts]
-        hosts = [p.fqdn for p in parts]
+        parts = [self._split(u) for u in present]
+        registered = [p[0] for p in parts]
+        hosts = [p[1] for p in parts]
         by_domain = _member(self.domains, registered) | np.fromiter(
             (r in self.extra_domains for r in registered), bool, len(have)
         )
@@ -256,6 +274,16 @@ class URLFilter:
             found = next(self._subwords.iter(normalize(url)), None)
             if found is not None:
                 out.drop(i, "blacklisted_subword", f"banned subword {found[1]}")
+
+
+def _lenient_netloc() -> Any:
+    """tldextract's netloc of a URL (the first step of its ``extract_str``), or None if this version has none."""
+    try:
+        from tldextract.remote import lenient_netloc
+        from tldextract.tldextract import TLDExtract
+    except ImportError:
+        return None
+    return lenient_netloc if hasattr(TLDExtract, "_extract_netloc") else None
 
 
 def _automaton(words: frozenset[str]) -> Any:
