@@ -35,7 +35,7 @@ from tests.warc_corpus import html_pages
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = Path("/usr/share/debian-reference")  # debian-reference-de, -fr, -es, -ja, -zh-cn (.ci/run installs them)
-STEP = 9  # every 9th page of the Python documentation
+STEP = 12  # every 12th page of the Python documentation
 
 
 def _blocked_domain() -> str:
@@ -48,8 +48,8 @@ def _blocked_domain() -> str:
 def _pages() -> list[tuple[str, str]]:
     """(url, html) of every page the WARC holds: real URLs, then real pages at planted URLs."""
     python = [(f"https://docs.python.org/3.11/{rel}", html) for rel, html in html_pages()[::STEP]]
-    chapters = sorted(REFERENCE.glob("ch0[12].*.html"))
-    if len(chapters) < 6:
+    chapters = sorted(REFERENCE.glob("ch01.*.html"))
+    if len(chapters) < 5:
         missing_tool(f"no Debian Reference chapters in {REFERENCE}: apt-get install debian-reference-de ...")
     reference = [(f"https://www.debian.org/doc/manuals/debian-reference/{p.name}", p.read_text()) for p in chapters]
     planted_html = [html for _, html in python[:5]]
@@ -164,7 +164,7 @@ def test_the_same_pages_with_the_same_text_as_datatroves_fineweb(
     for url, text in theirs.items():
         assert ours[url] == text, url
     # the comparison is not empty, and the planted URLs and other languages were decided on
-    assert len(theirs) >= 10, len(theirs)
+    assert len(theirs) >= 5, len(theirs)
     assert not any("debian-reference/ch0" in u and ".en." not in u for u in theirs), "a non-English page kept"
     blocked = [u for u, _ in pages[-5:-1]]
     assert not set(blocked) & set(theirs)
