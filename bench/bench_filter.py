@@ -25,7 +25,13 @@ both with the ratio:
   and the kernels loaded before the timing, as for language (a worker takes its first 2 MB per kernel through
   the Python path, and language ID, first in the default configs, has imported numba by then).
 
-Goals (issue 29): the rule filters and PII >= 10x datatrove per core; language ID >= 1x fastText's predict.
+* ``url``: datatrove 0.10.1's ``URLFilter.filter`` (lists loaded beforehand, tldextract's bundled suffix list)
+  vs ``URLFilter.apply`` over batches whose ``meta`` JSON holds the URL (parsed inside the timing): the links of
+  /usr/share/doc's HTML pages and planted blocked ones, each repeated with a distinct query string (hosts repeat,
+  URLs do not); the same decision and reason on every URL checked. Figures per URL, not per MB.
+
+Goals (issue 29): the rule filters and PII >= 10x datatrove per core; language ID >= 1x fastText's predict;
+(issue 49) url >= 10x datatrove per core.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ RULE_FILTERS = {
     "c4": ("C4Filter", "c4_filters", "C4QualityFilter"),
     "fineweb": ("FineWebFilter", "fineweb_quality_filter", "FineWebQualityFilter"),
 }
-ORDER = ["language", "pii", *RULE_FILTERS, "fasttext_classifier"]
+ORDER = ["language", "pii", *RULE_FILTERS, "fasttext_classifier", "url"]
 
 
 @dataclass
@@ -211,8 +217,10 @@ def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> R
     """datatrove's rule filter vs ours (keep identical, and the text for C4), when ours exists."""
     our_class, their_module, their_class = RULE_FILTERS[name]
     try:
-        ours_filter = getattr(importlib.import_module(f"pipeline.filter.{name}"), our_class)()
-    except (ImportError, AttributeError):
+        from pipeline.filter import registry
+
+        ours_filter = registry.filter_class(name)()
+    except (ImportError, AttributeError, KeyError):
         return Row(name, note="not built")
     from datatrove.data import Document
 
@@ -250,6 +258,50 @@ def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> R
     return Row(name, theirs_s, ours_s, checked, "" if ok else "MISMATCH")
 
 
+def bench_url(copies: int) -> tuple[Row, int]:
+    """datatrove's URLFilter vs ours on real and planted URLs (``copies`` of each, distinct query strings)."""
+    os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""  # datatrove's TLDExtract(): the bundled snapshot
+    os.environ["TLDEXTRACT_CACHE"] = "/tmp/bench_filter_tldextract"
+    import warnings
+
+    warnings.simplefilter("ignore", DeprecationWarning)  # datatrove reads tldextract's renamed registered_domain
+    from datatrove.data import Document
+    from datatrove.pipeline.filters.url_filter import URLFilter as Theirs
+
+    from pipeline.filter.rules.url import URLFilter
+    from tests.test_filter_url import _batch, _planted, _real_urls
+
+    base = _real_urls() + _planted()
+    urls = [u if k == 0 else f"{u}{'&' if '?' in u else '?'}copy={k}" for k in range(copies) for u in base]
+    theirs_filter = Theirs()
+    theirs_filter.download_data()  # the lists, outside the timing (ours: loaded when built)
+    ours_filter = URLFilter()
+    batches = [_batch(urls[at : at + 1000]) for at in range(0, len(urls), 1000)]
+
+    def theirs() -> list[str | None]:
+        out = []
+        for i, url in enumerate(urls):
+            verdict = theirs_filter.filter(Document(text="some text", id=str(i), metadata={"url": url}))
+            out.append(None if verdict is True else f"url.{verdict[1]}")
+        return out
+
+    def ours() -> list[str | None]:
+        fresh = URLFilter()  # the netloc cache starts empty in every round, as in a new task
+        reasons: list[str | None] = []
+        for batch in batches:
+            result = fresh.apply(batch)
+            reasons += [None if k else r for k, r in zip(result.keep, result.reason, strict=True)]
+        return reasons
+
+    del ours_filter
+    theirs_s, expected = _timed(theirs)
+    ours_s, got = _timed(ours)
+    same = sum(a == b for a, b in zip(expected, got, strict=True))
+    dropped = sum(r is not None for r in expected)
+    checked = f"reason {same}/{len(urls)} ({dropped} dropped)"
+    return Row("url", theirs_s, ours_s, checked, "" if same == len(urls) else "MISMATCH"), len(urls)
+
+
 def main() -> None:
     """Build or reuse the corpus, run the filters and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -257,11 +309,20 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=None, help="corpus file (default: built under /tmp)")
     parser.add_argument("--batch-rows", type=int, default=1000, help="documents per Arrow batch (default 1000)")
     parser.add_argument("--only", nargs="*", choices=ORDER, default=ORDER, help="the filters to run")
+    parser.add_argument("--url-copies", type=int, default=10, help="copies of each URL for url (default 10)")
     parser.add_argument("--repeat", type=int, default=2, help="rounds per side, the best kept (default 2)")
     args = parser.parse_args()
     REPEAT[0] = max(1, args.repeat)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core for both sides
+    if args.only == ["url"]:
+        row, n = bench_url(args.url_copies)
+        print(f"{n} URLs, one core, CPU seconds of this process")
+        theirs, ours = n / row.theirs_s, n / row.ours_s
+        print(
+            f"url: theirs {theirs:,.0f} URLs/s, ours {ours:,.0f} URLs/s, {ours / theirs:.1f}x  {row.checked} {row.note}"
+        )
+        return
     texts = [r["text"] for r in read(build(args.mb, args.corpus))]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     batches = _batches(texts, args.batch_rows)
@@ -270,6 +331,14 @@ def main() -> None:
     print(f"{'filter':<18} {'theirs MB/s':>14} {'ours MB/s':>10} {'ratio':>7}  checked")
     figures: dict[str, tuple[float, str]] = {}
     for name in args.only:
+        if name == "url":
+            row, n = bench_url(args.url_copies)
+            print(
+                f"{'url':<18} {n / row.theirs_s:>10,.0f} URL/s {n / row.ours_s:>8,.0f}/s "
+                f"{row.theirs_s / row.ours_s:>6.1f}x  {row.checked} {row.note}",
+                flush=True,
+            )
+            continue
         if name == "language":
             row = bench_language(texts, batches)
         elif name == "pii":

@@ -31,6 +31,7 @@ ORACLE_PACKAGES: dict[str, str] = {
     "numba": "numba",
     "warcio": "warcio",
     "datatrove": "datatrove",
+    "ahocorasick": "pyahocorasick",
     "trafilatura": "trafilatura",
     "cchardet": "faust-cchardet",
     "magic": "python-magic",
