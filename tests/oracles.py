@@ -34,6 +34,7 @@ ORACLE_PACKAGES: dict[str, str] = {
     "trafilatura": "trafilatura",
     "cchardet": "faust-cchardet",
     "magic": "python-magic",
+    "pydivsufsort": "pydivsufsort",
 }
 
 

@@ -29,6 +29,7 @@ KERNEL_PACKAGES = (
     "megatron",
     "blend",
     "decontaminate",
+    "spans",
 )
 SPARK_ROOTS = ("pyspark", "graphframes")
 
