@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import load_config_text
+from pipeline.spans.batches import rewrite_text
 from pipeline.spans.exact import char_aligned, merge_ranges, text_windows, token_bounds, window_hashes
 from pipeline.spans.stage import run_spans
 from pipeline.stage_api import layout
@@ -125,3 +126,8 @@ def test_exact_substrings_equal_the_suffix_array_oracle_on_real_text(spark, tmp_
     counts, removed, kept, emptied = _run(spark, tmp_path, docs, 50)
     assert len(removed) > 100, "too few repeats in the real text to compare anything"
     _check_against_oracle(docs, 50, counts, removed, kept, emptied)
+
+
+def test_rewrite_cuts_ranges_given_in_any_order():
+    text = "0123456789abcdef"
+    assert rewrite_text(text, [10, 2], [12, 4]) == ("01456789cdef", 4)

@@ -90,9 +90,9 @@ def merged_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch
 
 
 def rewrite_text(text: str, starts: list[int], ends: list[int]) -> tuple[str, int]:
-    """``text`` without the byte ranges (merged, disjoint), shrunk to whole characters; the bytes removed."""
+    """``text`` without the byte ranges (in any order), shrunk to whole characters; the bytes removed."""
     data = text.encode("utf-8")
-    s, e = char_aligned(data, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64))
+    s, e = char_aligned(data, *merge_ranges(np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)))
     kept = cut(data, s, e)
     return kept.decode("utf-8"), len(data) - len(kept)
 

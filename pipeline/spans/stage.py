@@ -25,6 +25,7 @@ from pipeline.spans.batches import (
     rewrite_batches,
     window_batches,
 )
+from pipeline.spans.report_section import report_section
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -136,6 +137,9 @@ class Spans(Stage):
 
     def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
         return source_tally(counts, "documents", read="read", removals=(REMOVAL,))
+
+    def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
+        return report_section(run, counts)
 
 
 STAGE = Spans()
