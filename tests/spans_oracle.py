@@ -1,7 +1,8 @@
-"""The exact-substring oracle of the spans tests, written from Lee et al. 2022's definition (docs/spans.md, Exact
-substrings) on a suffix array: a substring of at least ``k`` bytes that occurs more than once in the corpus,
-never across a document boundary, is removed from every occurrence but the first (lowest doc_id, then
-position). pydivsufsort builds the suffix array and the LCP array over the whole concatenated corpus."""
+"""The exact-substring oracle of the spans tests, written from Lee et al. 2022's definition
+(docs/spans.md, Exact substrings) on a suffix array: a substring of at least ``k`` bytes that occurs more than
+once in the corpus, never across a document boundary, is removed from every occurrence but the first (lowest
+doc_id, then position). pydivsufsort builds the suffix array and the LCP array over the whole concatenated
+corpus."""
 
 from __future__ import annotations
 
