@@ -131,3 +131,42 @@ def test_exact_substrings_equal_the_suffix_array_oracle_on_real_text(spark, tmp_
 def test_rewrite_cuts_ranges_given_in_any_order():
     text = "0123456789abcdef"
     assert rewrite_text(text, [10, 2], [12, 4]) == ("01456789cdef", 4)
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("spans.exact_substring.min_tokens=0", "spans.exact_substring.min_tokens"),
+        ("spans.exact_substring.tokenizer=chars", "spans.exact_substring.tokenizer"),
+        ("spans.sentences.span=3", "spans.sentences"),
+    ],
+)
+def test_bad_spans_config_is_one_line_naming_the_key(override, key):
+    from pipeline.config.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        load_config_text((REPO / "conf" / "local.yaml").read_text(), [override])
+    assert f"'{key}'" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_stage_runs_only_with_its_section():
+    from pipeline.run.registry import stage
+
+    text = (REPO / "conf" / "local.yaml").read_text()
+    assert not stage("spans").applies(load_config_text(text))
+    assert stage("spans").applies(load_config_text(text, ["spans.exact_substring.min_tokens=50"]))
+
+
+def test_equal_windows_have_the_same_anchor_offset_and_hash():
+    from pipeline.spans.exact import anchor_length, window_anchors
+
+    rng = np.random.default_rng(11)
+    tokens = rng.integers(1, 3, size=600).astype(np.uint64) * np.uint64(977)
+    for k in (1, 2, 3, 7, 50):
+        anchors, short = window_anchors(tokens, k)
+        assert len(anchors) == len(tokens) - k + 1 and len(short) == len(tokens) - anchor_length(k) + 1
+        seen: dict[tuple, tuple[int, int]] = {}
+        for i, a in enumerate(anchors.tolist()):
+            assert i <= a <= i + k - anchor_length(k)  # the anchor lies inside its window
+            key = tuple(tokens[i : i + k].tolist())
+            assert seen.setdefault(key, (a - i, int(short[a]))) == (a - i, int(short[a])), k

@@ -7,7 +7,16 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from pipeline.spans.exact import char_aligned, cut, merge_ranges, text_windows, token_bounds
+from pipeline.spans.exact import (
+    Int64s,
+    UInt64s,
+    char_aligned,
+    cut,
+    merge_ranges,
+    token_bounds,
+    token_hashes,
+    window_anchors,
+)
 
 KIND_EXACT = "exact_substring"
 WINDOWS = pa.schema([("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32())])
@@ -22,16 +31,23 @@ REMOVED = pa.schema(
 REWRITE_COLUMNS = pa.schema([("removed_bytes", pa.int64()), ("emptied", pa.bool_())])
 
 
-def window_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, text) -> one row per window of ``k`` tokens: its hash, doc_id, token position."""
+def _tokens(text: str, tokenizer: str) -> tuple[bytes, Int64s, Int64s, UInt64s]:
+    data = text.encode("utf-8")
+    starts, ends = token_bounds(data, tokenizer)
+    return data, starts, ends, token_hashes(data, starts, ends)
+
+
+def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
+    """Documents (doc_id, text) -> one row per anchor of its windows of ``k`` tokens (exact.window_anchors):
+    the anchor's hash, doc_id, token position."""
     for batch in batches:
-        ids = batch.column("doc_id").to_pylist()
         hashes, docs, positions = [], [], []
-        for doc_id, text in zip(ids, batch.column("text").to_pylist(), strict=True):
-            found = text_windows(text.encode("utf-8"), k, tokenizer)[0]
-            hashes.append(found)
-            docs.append(np.full(len(found), doc_id, dtype=np.int64))
-            positions.append(np.arange(len(found), dtype=np.int32))
+        for doc_id, text in zip(batch.column("doc_id").to_pylist(), batch.column("text").to_pylist(), strict=True):
+            anchors, short = window_anchors(_tokens(text, tokenizer)[3], k)
+            chosen = np.unique(anchors)
+            hashes.append(short[chosen])
+            docs.append(np.full(len(chosen), doc_id, dtype=np.int64))
+            positions.append(chosen.astype(np.int32))
         if hashes:
             yield pa.RecordBatch.from_arrays(
                 [pa.array(np.concatenate(hashes)), pa.array(np.concatenate(docs)), pa.array(np.concatenate(positions))],
@@ -39,11 +55,22 @@ def window_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             )
 
 
+def _slices(data: bytes, starts: Int64s, ends: Int64s) -> pa.Array:
+    """The byte strings ``data[start:end]`` as one Arrow binary array, gathered with numpy."""
+    lengths = ends - starts
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    inside = np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1], lengths) + np.repeat(starts, lengths)
+    gathered = np.frombuffer(data, dtype=np.uint8)[inside]
+    return pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(starts), [None, pa.py_buffer(offsets), pa.py_buffer(gathered.tobytes())]
+    ).cast(pa.binary())
+
+
 def candidate_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, source, text, positions: the windows whose hash repeats) -> each such window's bytes
-    and byte range, for the exact comparison."""
+    """Documents (doc_id, source, text, positions: its anchors whose hash repeats) -> the bytes and byte range of
+    every window of ``k`` tokens whose anchor is one of them, for the exact comparison."""
     for batch in batches:
-        out: dict[str, list[object]] = {name: [] for name in CANDIDATES.names}
+        parts = []
         rows = zip(
             batch.column("doc_id").to_pylist(),
             batch.column("source").to_pylist(),
@@ -52,16 +79,25 @@ def candidate_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str)
             strict=True,
         )
         for doc_id, source, text, positions in rows:
-            data = text.encode("utf-8")
-            starts, ends = token_bounds(data, tokenizer)
-            for pos in positions:
-                start, end = int(starts[pos]), int(ends[pos + k - 1])
-                out["window"].append(data[start:end])
-                out["doc_id"].append(doc_id)
-                out["source"].append(source)
-                out["start"].append(start)
-                out["end"].append(end)
-        yield pa.RecordBatch.from_pydict(out, schema=CANDIDATES)
+            data, starts, ends, tokens = _tokens(text, tokenizer)
+            anchors, _ = window_anchors(tokens, k)
+            picked = np.flatnonzero(np.isin(anchors, np.array(positions, dtype=np.int64)))
+            first, last = starts[picked], ends[picked + k - 1]
+            count = len(picked)
+            parts.append(
+                pa.RecordBatch.from_arrays(
+                    [
+                        _slices(data, first, last),
+                        pa.array(np.full(count, doc_id, dtype=np.int64)),
+                        pa.array([source] * count, type=pa.string()),
+                        pa.array(first),
+                        pa.array(last),
+                    ],
+                    schema=CANDIDATES,
+                )  # fmt: skip
+            )
+        if parts:
+            yield from pa.Table.from_batches(parts, schema=CANDIDATES).combine_chunks().to_batches()
 
 
 def merged_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

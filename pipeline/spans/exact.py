@@ -133,3 +133,28 @@ def cut(data: bytes, starts: Int64s, ends: Int64s) -> bytes:
         at = e
     pieces.append(data[at:])
     return b"".join(pieces)
+
+
+def anchor_length(k: int) -> int:
+    """Tokens per anchor: half a window (at least one)."""
+    return max(1, k // 2)
+
+
+def window_anchors(tokens: UInt64s, k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For every window of ``k`` tokens, its anchor: the position of the least hash among the windows of
+    ``anchor_length(k)`` tokens inside it (the first one on a tie), and the hashes of those shorter windows.
+
+    Two windows with the same tokens have the same anchor offset and anchor hash, so a repeated window always
+    holds a repeated anchor: grouping the (far fewer) anchors finds every candidate (docs/spans.md, Exact
+    substrings)."""
+    m = anchor_length(k)
+    short = window_hashes(tokens, m)
+    count = len(tokens) - k + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64), short
+    w = k - m + 1
+    if w == 1:
+        return np.arange(count, dtype=np.int64), short
+    views = np.lib.stride_tricks.sliding_window_view(short, w)
+    chosen: npt.NDArray[np.int64] = np.argmin(views, axis=1).astype(np.int64) + np.arange(count, dtype=np.int64)
+    return chosen, short

@@ -20,10 +20,10 @@ from pipeline.spans.batches import (
     REMOVED,
     REWRITE_COLUMNS,
     WINDOWS,
+    anchor_batches,
     candidate_batches,
     merged_batches,
     rewrite_batches,
-    window_batches,
 )
 from pipeline.spans.report_section import report_section
 from pipeline.spark.worker_task import per_task
@@ -36,12 +36,13 @@ REMOVAL = "spans_emptied"  # the accounting's reason for a document the cuts lef
 
 def exact_removals(docs, k: int, tokenizer: str):
     """Documents -> one row per removed window (doc_id, source, start, end, copies, kept_doc_id, kept_start):
-    every window whose bytes occur more than once, but the first copy (lowest doc_id, then position)."""
-    windows = docs.select("doc_id", "text").mapInArrow(
-        per_task(lambda it: window_batches(it, k, tokenizer)), from_arrow_schema(WINDOWS)
+    every window whose bytes occur more than once, but the first copy (lowest doc_id, then position). The
+    windows compared on their bytes are those whose anchor's hash repeats (exact.window_anchors)."""
+    anchors = docs.select("doc_id", "text").mapInArrow(
+        per_task(lambda it: anchor_batches(it, k, tokenizer)), from_arrow_schema(WINDOWS)
     )
     by_hash = Window.partitionBy("hash")
-    repeated = windows.withColumn("n", F.count(F.lit(1)).over(by_hash)).where(F.col("n") >= 2)
+    repeated = anchors.withColumn("n", F.count(F.lit(1)).over(by_hash)).where(F.col("n") >= 2)
     positions = repeated.groupBy("doc_id").agg(F.collect_list("pos").alias("positions"))
     candidates = (
         docs.select("doc_id", "source", "text")
