@@ -109,3 +109,31 @@ def real_documents(limit_bytes: int) -> list[tuple[int, str]]:
         if total >= limit_bytes:
             break
     return docs
+
+
+def oracle_word_ranges(docs: list[tuple[int, str]], k: int) -> dict[int, list[tuple[int, int]]]:
+    """The same definition over words (runs of bytes other than ASCII whitespace), by brute force: every window
+    of k words, as the bytes from its first word's start to its last word's end; all but the first copy go."""
+    import re
+
+    copies: dict[bytes, list[tuple[int, int, int]]] = {}
+    for doc_id, text in sorted(docs):
+        data = text.encode("utf-8")
+        words = [(m.start(), m.end()) for m in re.finditer(rb"[^\t\n\x0b\x0c\r ]+", data)]
+        for i in range(len(words) - k + 1):
+            start, end = words[i][0], words[i + k - 1][1]
+            copies.setdefault(data[start:end], []).append((doc_id, start, end))
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for found in copies.values():
+        for doc_id, start, end in sorted(found)[1:]:
+            ranges.setdefault(doc_id, []).append((start, end))
+    result = {}
+    for doc_id, spans in ranges.items():
+        merged: list[tuple[int, int]] = []
+        for s, e in sorted(spans):
+            if merged and s <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+            else:
+                merged.append((s, e))
+        result[doc_id] = merged
+    return result

@@ -16,7 +16,7 @@ from pipeline.spans.exact import char_aligned, merge_ranges, text_windows, token
 from pipeline.spans.stage import run_spans
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
-from tests.spans_oracle import oracle_ranges, oracle_text, planted_documents, real_documents
+from tests.spans_oracle import oracle_ranges, oracle_text, oracle_word_ranges, planted_documents, real_documents
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -74,8 +74,8 @@ def _context(tmp_path: Path, spark, k: int, tokenizer: str) -> RunContext:
     return RunContext(load_config_text(text, overrides), spark=spark)
 
 
-def _run(spark, tmp_path: Path, docs: list[tuple[int, str]], k: int):
-    ctx = _context(tmp_path, spark, k, "bytes")
+def _run(spark, tmp_path: Path, docs: list[tuple[int, str]], k: int, tokenizer: str = "bytes"):
+    ctx = _context(tmp_path, spark, k, tokenizer)
     sources = ("web", "wiki", "forum")
     rows = [(doc_id, sources[i % 3], text) for i, (doc_id, text) in enumerate(docs)]
     ctx.write_table(spark.createDataFrame(rows, "doc_id long, source string, text string"), layout.SURVIVORS)
@@ -87,8 +87,8 @@ def _run(spark, tmp_path: Path, docs: list[tuple[int, str]], k: int):
     return counts, removed, kept, emptied
 
 
-def _check_against_oracle(docs, k, counts, removed, kept, emptied):
-    expected = oracle_ranges(docs, k)
+def _check_against_oracle(docs, k, counts, removed, kept, emptied, expected=None):
+    expected = oracle_ranges(docs, k) if expected is None else expected
     found: dict[int, list[tuple[int, int]]] = {}
     for row in removed:
         found.setdefault(row["doc_id"], []).append((row["start"], row["end"]))
@@ -170,3 +170,13 @@ def test_equal_windows_have_the_same_anchor_offset_and_hash():
             assert i <= a <= i + k - anchor_length(k)  # the anchor lies inside its window
             key = tuple(tokens[i : i + k].tolist())
             assert seen.setdefault(key, (a - i, int(short[a]))) == (a - i, int(short[a])), k
+
+
+@pytest.mark.spark
+@pytest.mark.same_plan
+def test_word_windows_equal_a_brute_force_oracle_on_planted_cases(spark, tmp_path):
+    docs = planted_documents()
+    counts, removed, kept, emptied = _run(spark, tmp_path, docs, 6, "words")
+    expected = oracle_word_ranges(docs, 6)
+    assert 10 in expected and 14 in expected and -5 not in expected
+    _check_against_oracle(docs, 6, counts, removed, kept, emptied, expected)
