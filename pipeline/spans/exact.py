@@ -145,8 +145,8 @@ def window_anchors(tokens: UInt64s, k: int) -> tuple[npt.NDArray[np.int64], npt.
     ``anchor_length(k)`` tokens inside it (the first one on a tie), and the hashes of those shorter windows.
 
     Two windows with the same tokens have the same anchor offset and anchor hash, so a repeated window always
-    holds a repeated anchor: grouping the (far fewer) anchors finds every candidate (docs/spans.md, Exact
-    substrings)."""
+    holds a repeated anchor: grouping the (far fewer) anchors finds every candidate
+    (docs/spans.md, Exact substrings)."""
     m = anchor_length(k)
     short = window_hashes(tokens, m)
     count = len(tokens) - k + 1
