@@ -40,6 +40,7 @@ ORACLE_PACKAGES: dict[str, str] = {
     "mistral_common": "mistral-common",
     "sentencepiece": "sentencepiece",
     "transformers": "transformers",
+    "pydivsufsort": "pydivsufsort",
 }
 
 

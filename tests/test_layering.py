@@ -32,6 +32,7 @@ KERNEL_PACKAGES = (
     "filter",
     "text",
     "fasttext",
+    "spans",
 )
 SPARK_ROOTS = ("pyspark", "graphframes")
 

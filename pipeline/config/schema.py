@@ -243,6 +243,24 @@ class TrainingConfig:
 
 
 @dataclass
+class ExactSubstringConfig:
+    """Exact-substring dedup (docs/spans.md, Exact substrings): Lee et al. 2022's repeated spans."""
+
+    # a span of at least this many tokens occurring more than once in the corpus is removed but for its first copy
+    min_tokens: int = field(default=50, metadata=_int_in(1, 1_000_000))
+    # tokens: UTF-8 bytes, or words (runs of bytes other than ASCII whitespace)
+    tokenizer: str = field(default="bytes", metadata=_choices("bytes", "words"))
+
+
+@dataclass
+class SpansConfig:
+    """The spans stage (docs/spans.md): removes repeated spans from the dedup survivors; absent = off."""
+
+    # exact substrings of at least min_tokens tokens; None: that part is off
+    exact_substring: ExactSubstringConfig | None = field(default_factory=ExactSubstringConfig)
+
+
+@dataclass
 class PipelineConfig:
     """A whole run: sources, run directory, Spark, and every stage's parameters."""
 
@@ -256,6 +274,7 @@ class PipelineConfig:
     tokenize: TokenizeConfig = field(default_factory=TokenizeConfig)
     blend: BlendConfig = field(default_factory=BlendConfig)
     training: TrainingConfig | None = None  # None: no training-indices stage
+    spans: SpansConfig | None = None  # None: no spans stage (docs/spans.md)
     # the filter stage's ordered list of filters, ``{name: ..., <keyword argument>: ...}`` each; [] = no filter
     # stage (docs/stages.md, The filter stage); names, keys and types are checked by the stage before Spark starts
     filter: list[dict[str, Any]] = field(default_factory=list)

@@ -34,6 +34,10 @@ REMOVAL_TABLES = {
     "contaminated": CONTAMINATED,
     "duplicates_of_earlier_runs": EARLIER_RUNS,
 }
+SPANS = "spans"  # the spans stage's directory (docs/spans.md)
+SPANS_DOCUMENTS = "spans/documents"  # the survivors with repeated spans cut out: dedup's columns
+SPANS_REMOVED = "spans/removed"  # doc_id, source, start, end, kind, copies, kept_doc_id, kept_start
+SPANS_EMPTIED = "spans/emptied"  # doc_id, source, removed_bytes: documents the cuts left without a word
 TOKENIZER = "tokenizer"  # train-tokenizer: vocab.json, merges.txt, tokenizer.json
 SHARDS = "shards"  # tokenize: shards/<source>/part-NNNNN.{bin,idx}
 MEGATRON = "megatron"  # merge-blend: megatron/<source>.{bin,idx}

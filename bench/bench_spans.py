@@ -1,0 +1,91 @@
+"""Exact-substring spans (docs/spans.md, Exact substrings): MB/s per core of the stage's Spark plan, with the
+suffix-array oracle's time beside it on the same documents, and the two results compared.
+
+Run: ``python bench/bench_spans.py [--mb 50] [--k 50] [--master local[2]] [--no-oracle]``.
+
+Documents are Python's documentation sources (reStructuredText: real prose with repeated boilerplate),
+repeated with a changed doc_id until the size is reached, so a tenth or more of the bytes repeat. The
+stage's time is wall-clock seconds of ``run_spans`` on a local SparkSession (the input table already
+written), divided by the cores Spark used: MB/s per core. The oracle (pydivsufsort's suffix and LCP arrays
+over the whole corpus, tests/spans_oracle.py) runs in this process: its CPU seconds and peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pyarrow.parquet as pq  # noqa: E402
+
+from pipeline.config import load_config_text  # noqa: E402
+from pipeline.spans.stage import run_spans  # noqa: E402
+from pipeline.spark.session import build_session  # noqa: E402
+from pipeline.stage_api import layout  # noqa: E402
+from pipeline.stage_api.context import RunContext  # noqa: E402
+from tests.spans_oracle import DOC_ROOTS, oracle_ranges  # noqa: E402
+
+
+def documents(megabytes: float) -> list[tuple[int, str]]:
+    """(doc_id, text) of about ``megabytes`` MB: the documentation sources, cycled, each round a new doc_id."""
+    root = next(r for r in DOC_ROOTS if r.is_dir())
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(root.rglob("*.txt"))]
+    docs: list[tuple[int, str]] = []
+    total, i = 0, 0
+    while total < megabytes * 1e6:
+        text = texts[i % len(texts)]
+        if i >= len(texts):  # a later round: the same file with its own words, partly repeated
+            text = f"round {i // len(texts)} of {i}\n" + text[(i * 131) % max(len(text) // 2, 1) :]
+        docs.append(((i * 2654435761) % (2**62), text))
+        total += len(text.encode("utf-8"))
+        i += 1
+    return docs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=50.0)
+    parser.add_argument("--k", type=int, default=50)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--no-oracle", action="store_true")
+    args = parser.parse_args()
+    docs = documents(args.mb)
+    size = sum(len(t.encode("utf-8")) for _, t in docs) / 1e6
+    cores = int(args.master.split("[")[1].rstrip("]")) if "[" in args.master else 1
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = (ROOT / "conf" / "local.yaml").read_text()
+        config = load_config_text(conf, [f"output={tmp}/run", f"spans.exact_substring.min_tokens={args.k}"])
+        spark = build_session("bench-spans", args.master, {"spark.sql.shuffle.partitions": str(4 * cores)})
+        ctx = RunContext(config, spark=spark)
+        frame = spark.createDataFrame([(d, "web", t) for d, t in docs], "doc_id long, source string, text string")
+        ctx.write_table(frame.repartition(4 * cores), layout.SURVIVORS)
+        start = time.perf_counter()
+        counts = run_spans(ctx, layout.SURVIVORS)
+        seconds = time.perf_counter() - start
+        removed = pq.read_table(Path(tmp) / "run" / layout.SPANS_REMOVED).to_pylist()
+        spark.stop()
+    cut = sum(r["removed_bytes"]["exact_substring"] for r in counts["sources"].values())
+    print(f"corpus {size:.1f} MB, {len(docs)} documents, k={args.k} bytes; {cut / 1e6:.1f} MB removed")
+    print(f"spans stage: {seconds:.1f} s on {cores} cores = {size / seconds / cores:.2f} MB/s per core")
+    if args.no_oracle:
+        return
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    expected = oracle_ranges(docs, args.k)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    found: dict[int, list[tuple[int, int]]] = {}
+    for row in removed:
+        found.setdefault(row["doc_id"], []).append((row["start"], row["end"]))
+    same = {d: sorted(r) for d, r in found.items()} == expected
+    print(f"suffix-array oracle: {cpu:.1f} CPU s = {size / cpu:.2f} MB/s, peak RSS {after.ru_maxrss / 1e6:.2f} GB")
+    print(f"ranges equal the oracle's: {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The spans stage (docs/spans.md): repeated spans removed from the documents dedup kept."""

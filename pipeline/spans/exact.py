@@ -1,0 +1,160 @@
+"""Exact-substring kernels (docs/spans.md, Exact substrings): a text's tokens, the 64-bit hash of every window of
+``k`` tokens, the byte range of a window, merging removed ranges and cutting them out of a text.
+
+Pure numpy. A hash only proposes candidates: the stage confirms every candidate on the window's bytes, so a
+collision never removes text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+TOKENIZERS = ("bytes", "words")
+_WHITESPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint8)  # ASCII whitespace: what separates words
+_P = np.uint64(0x9E3779B97F4A7C15)  # the polynomial's base (odd: multiplication mod 2**64 is invertible)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_BYTE_VALUES = ((np.arange(256, dtype=np.uint64) + np.uint64(1)) * np.uint64(0xD6E8FEB86659FD93)) | np.uint64(1)
+
+Int64s = npt.NDArray[np.int64]
+UInt64s = npt.NDArray[np.uint64]
+
+
+def token_bounds(data: bytes, tokenizer: str) -> tuple[Int64s, Int64s]:
+    """The byte range ``[start, end)`` of every token of UTF-8 ``data``: each byte (``bytes``) or each maximal run
+    of bytes other than ASCII whitespace (``words``)."""
+    if tokenizer == "bytes":
+        starts = np.arange(len(data), dtype=np.int64)
+        return starts, starts + 1
+    if tokenizer != "words":
+        raise ValueError(f"unknown tokenizer {tokenizer!r} (one of {', '.join(TOKENIZERS)})")
+    word = ~np.isin(np.frombuffer(data, dtype=np.uint8), _WHITESPACE)
+    edges = np.diff(np.concatenate(([False], word, [False])).astype(np.int8))
+    return np.flatnonzero(edges == 1).astype(np.int64), np.flatnonzero(edges == -1).astype(np.int64)
+
+
+def token_hashes(data: bytes, starts: Int64s, ends: Int64s) -> UInt64s:
+    """A 64-bit value per token: a polynomial over its bytes (order-sensitive), mod 2**64."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if len(starts) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    if bool(np.all(ends - starts == 1)) and len(starts) == len(raw):
+        values: UInt64s = _BYTE_VALUES[raw]
+        return values
+    lengths = ends - starts
+    heads = np.cumsum(lengths) - lengths  # where each token's bytes begin in the concatenation of all tokens
+    offsets = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(heads, lengths)  # position inside its token
+    inside = np.repeat(starts, lengths) + offsets  # the byte of data at each place of the concatenation
+    powers = np.cumprod(np.full(int(lengths.max()), _P, dtype=np.uint64))
+    with np.errstate(over="ignore"):
+        terms = _BYTE_VALUES[raw[inside]] * powers[offsets]
+        summed: UInt64s = np.add.reduceat(terms, heads) + lengths.astype(np.uint64) * _MIX1
+    return summed
+
+
+def _power(exponent: int) -> np.uint64:
+    power: np.uint64 = np.uint64(pow(int(_P), exponent, 2**64))
+    return power
+
+
+def window_hashes(tokens: UInt64s, k: int) -> npt.NDArray[np.int64]:
+    """The hash of every window of ``k`` consecutive tokens (``len(tokens) - k + 1`` of them, none when fewer
+    tokens): the polynomial ``sum(t[i + j] * P**(k - 1 - j))`` mod 2**64, built by doubling, then mixed."""
+    m = len(tokens)
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    if m < k:
+        return np.zeros(0, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        acc: UInt64s | None = None
+        acc_len = 0
+        block, block_len, rest = tokens.astype(np.uint64), 1, k
+        while True:
+            if rest & 1:
+                if acc is None:
+                    acc, acc_len = block, block_len
+                else:
+                    n = m - acc_len - block_len + 1
+                    acc = acc[:n] * _power(block_len) + block[acc_len : acc_len + n]
+                    acc_len += block_len
+            rest >>= 1
+            if not rest:
+                break
+            n = m - 2 * block_len + 1
+            block = block[:n] * _power(block_len) + block[block_len : block_len + n]
+            block_len *= 2
+        assert acc is not None and acc_len == k
+        mixed = acc[: m - k + 1].copy()
+        mixed ^= mixed >> np.uint64(31)
+        mixed *= _MIX2
+        mixed ^= mixed >> np.uint64(29)
+    viewed: npt.NDArray[np.int64] = mixed.view(np.int64)
+    return viewed
+
+
+def text_windows(data: bytes, k: int, tokenizer: str) -> tuple[npt.NDArray[np.int64], Int64s, Int64s]:
+    """Every window of ``k`` tokens of ``data``: its hash, its first byte and the byte after its last."""
+    starts, ends = token_bounds(data, tokenizer)
+    hashes = window_hashes(token_hashes(data, starts, ends), k)
+    count = len(hashes)
+    return hashes, starts[:count], ends[k - 1 : k - 1 + count]
+
+
+def merge_ranges(starts: Int64s, ends: Int64s) -> tuple[Int64s, Int64s]:
+    """The union of ranges ``[start, end)`` as sorted disjoint ranges (touching ranges are joined)."""
+    if len(starts) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.lexsort((ends, starts))
+    s, e = np.asarray(starts, dtype=np.int64)[order], np.asarray(ends, dtype=np.int64)[order]
+    reach = np.maximum.accumulate(e)
+    new = np.concatenate(([True], s[1:] > reach[:-1]))
+    heads = np.flatnonzero(new)
+    return s[heads], np.maximum.reduceat(e, heads)
+
+
+def char_aligned(data: bytes, starts: Int64s, ends: Int64s) -> tuple[Int64s, Int64s]:
+    """Ranges shrunk to whole UTF-8 characters: a start moves forward and an end back to a character's first
+    byte, so cutting them keeps the text valid (an emptied range is dropped)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    lead = np.concatenate((((raw & 0xC0) != 0x80), [True]))  # byte i starts a character (or i == len)
+    next_lead = np.flatnonzero(lead)
+    s = next_lead[np.searchsorted(next_lead, starts, side="left")]
+    e = next_lead[np.searchsorted(next_lead, ends, side="right") - 1]
+    keep = e > s
+    return s[keep].astype(np.int64), e[keep].astype(np.int64)
+
+
+def cut(data: bytes, starts: Int64s, ends: Int64s) -> bytes:
+    """``data`` without the sorted disjoint ranges ``[start, end)``."""
+    pieces, at = [], 0
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        pieces.append(data[at:s])
+        at = e
+    pieces.append(data[at:])
+    return b"".join(pieces)
+
+
+def anchor_length(k: int) -> int:
+    """Tokens per anchor: half a window (at least one)."""
+    return max(1, k // 2)
+
+
+def window_anchors(tokens: UInt64s, k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For every window of ``k`` tokens, its anchor: the position of the least hash among the windows of
+    ``anchor_length(k)`` tokens inside it (the first one on a tie), and the hashes of those shorter windows.
+
+    Two windows with the same tokens have the same anchor offset and anchor hash, so a repeated window always
+    holds a repeated anchor: grouping the (far fewer) anchors finds every candidate
+    (docs/spans.md, Exact substrings)."""
+    m = anchor_length(k)
+    short = window_hashes(tokens, m)
+    count = len(tokens) - k + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64), short
+    w = k - m + 1
+    if w == 1:
+        return np.arange(count, dtype=np.int64), short
+    views = np.lib.stride_tricks.sliding_window_view(short, w)
+    chosen: npt.NDArray[np.int64] = np.argmin(views, axis=1).astype(np.int64) + np.arange(count, dtype=np.int64)
+    return chosen, short

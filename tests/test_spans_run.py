@@ -1,0 +1,63 @@
+"""A whole run with the spans stage on local Spark (docs/spans.md): the stage sits between dedup and tokenize,
+its cuts equal the suffix-array oracle over dedup's survivors, tokenize reads its documents, the accounting
+holds and the report carries its section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.config import load_config_text
+from pipeline.megatron.reader import IndexedDataset
+from pipeline.run.runner import run_stages
+from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
+from tests.spans_oracle import oracle_ranges, oracle_text
+
+pytestmark = pytest.mark.spark
+REPO = Path(__file__).resolve().parents[1]
+K = 40
+
+
+def test_a_run_with_spans_cuts_what_the_oracle_cuts_and_accounts_for_every_document(spark, tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "run"
+    text = (REPO / "conf" / "local.yaml").read_text()
+    overrides = [f"output={out}", "spark.master=local[2]", f"spans.exact_substring.min_tokens={K}"]
+    messages: list[str] = []
+    run_stages(RunContext(load_config_text(text, overrides), spark=spark), log=messages.append)
+    assert any("spans" in m for m in messages)
+
+    survivors = [(r["doc_id"], r["text"]) for r in pq.read_table(out / layout.SURVIVORS).to_pylist()]
+    expected = oracle_ranges(survivors, K)
+    assert expected, f"no span of {K} bytes repeats in the sample's survivors: lower K"
+    removed: dict[int, list[tuple[int, int]]] = {}
+    for row in pq.read_table(out / layout.SPANS_REMOVED).to_pylist():
+        removed.setdefault(row["doc_id"], []).append((row["start"], row["end"]))
+    assert {d: sorted(r) for d, r in removed.items()} == expected
+    after = {r["doc_id"]: r["text"] for r in pq.read_table(out / layout.SPANS_DOCUMENTS).to_pylist()}
+    emptied = {r["doc_id"] for r in pq.read_table(out / layout.SPANS_EMPTIED).to_pylist()}
+    for doc_id, before in survivors:
+        want = oracle_text(before, expected.get(doc_id, []))
+        assert (doc_id in emptied) == (not want.strip() and doc_id in expected)
+        if doc_id not in emptied:
+            assert after[doc_id] == want
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    spans = manifest["stages"]["spans"]["counts"]["sources"]
+    for source, row in manifest["accounting"].items():
+        assert row["documents_read"] == row["rejected"] + sum(row["removed"].values()) + row["written"], source
+        assert row["after_spans"] == spans[source]["documents"] == row["survivors"] - row["spans_emptied"]
+    written = 0
+    for source in manifest["accounting"]:
+        written += IndexedDataset(str(out / layout.MEGATRON / source)).num_documents
+    assert written == len(after)  # tokenize read the spans stage's documents, one Megatron document each
+    report = json.loads((out / "report.json").read_text())
+    cut_bytes = sum(
+        len(t.encode("utf-8")) - len(oracle_text(t, expected[d]).encode("utf-8")) for d, t in survivors if d in expected
+    )
+    assert sum(sum(v.values()) for v in report["spans"]["removed_bytes"].values()) == cut_bytes
+    assert report["spans"]["most_repeated"][0]["copies"] >= 2
