@@ -11,9 +11,9 @@ same documents and prints the ratios (issue 42: keep the clone if the whole stag
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -75,7 +75,9 @@ def plan_of(sets: list[str]) -> Plan:
 
 
 def main() -> None:
-    repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repeat", nargs="?", type=int, default=20, help="copies of the bundled sample (default 20)")
+    repeat = parser.parse_args().repeat
     texts = sample_texts() * repeat
     whole, alone = plan_of([]), plan_of(["filter=[{name: language, languages: [en], min_score: 0.65}]"])
     timed(whole, texts[:BATCH], 1)  # model, numba kernels loaded outside the timing

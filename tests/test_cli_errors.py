@@ -288,7 +288,9 @@ def _read_only(directory: Path):
         return
     done = subprocess.run(["chattr", "+i", str(directory)], capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"running as root and chattr +i is refused here: {done.stderr.strip()}")
+        from tests.oracles import missing_tool
+
+        missing_tool(f"running as root and chattr +i is refused here: {done.stderr.strip()}")
     try:
         yield
     finally:

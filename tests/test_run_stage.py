@@ -52,7 +52,7 @@ def base(tmp_path):
 
 def test_stages_run_in_pipeline_order_as_objects():
     assert STAGE_NAMES == (
-        "ingest", "filter", "dedup", "train-tokenizer", "tokenize", "merge-blend", "training-indices"
+        "ingest", "filter", "dedup", "spans", "train-tokenizer", "tokenize", "merge-blend", "training-indices"
     )  # fmt: skip
     assert all(isinstance(s, Stage) and type(s).run is not Stage.run for s in STAGES)
     assert stage("dedup") is STAGES[2]
