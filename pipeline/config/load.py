@@ -309,9 +309,15 @@ def _check_whole(config: PipelineConfig) -> None:
 
 def _check_tokenizer(config: PipelineConfig) -> None:
     """The tokenizer keys that go with its kind (docs/tokenizer.md, Kinds); files are checked at preflight."""
+    from pipeline.tokenizer.patterns import NAMED_PATTERNS
+
     t = config.tokenizer
     if t.kind == "bpe":
-        for key in ("path", "pattern", "bos_token"):
+        if t.pattern is not None and t.pattern not in NAMED_PATTERNS:
+            raise ConfigError(
+                "tokenizer.pattern", f"kind bpe takes a named pattern ({', '.join(NAMED_PATTERNS)}), not a regex"
+            )
+        for key in ("path", "bos_token"):
             if getattr(t, key) is not None:
                 raise ConfigError(f"tokenizer.{key}", f"is not used by kind bpe ({_KIND_OF[key]})")
         if t.add_bos:
@@ -332,7 +338,7 @@ def _check_tokenizer(config: PipelineConfig) -> None:
         raise ConfigError("tokenizer.path", f"kind {t.kind} needs the tokenizer file")
     if t.kind != "tiktoken":
         if t.pattern is not None:
-            raise ConfigError("tokenizer.pattern", f"is for kind tiktoken only; kind {t.kind} has its own")
+            raise ConfigError("tokenizer.pattern", f"is for kinds tiktoken and bpe; kind {t.kind} has its own")
         if isinstance(t.special_tokens, dict) or t.special_tokens != ["<|endoftext|>"]:
             raise ConfigError(
                 "tokenizer.special_tokens", f"is for kinds bpe and tiktoken; kind {t.kind} has its own special tokens"
@@ -348,7 +354,6 @@ def _check_tokenizer(config: PipelineConfig) -> None:
 
 _KIND_OF = {
     "path": "it reads vocab and merges",
-    "pattern": "kind tiktoken only; GPT-2's is bpe's",
     "bos_token": "bpe has no BOS token",
 }
 

@@ -153,7 +153,7 @@ class TokenizerConfig:
     merges: str | None = None
     # tiktoken, huggingface, sentencepiece: the rank file, tokenizer.json or .model (local or object store)
     path: str | None = None
-    # tiktoken only: a named split pattern (gpt2, cl100k, o200k, llama3, qwen2) or a regex
+    # tiktoken: a named split pattern (gpt2, cl100k, o200k, llama3, qwen2) or a regex; bpe: a named one (GPT-2 if unset)
     pattern: str | None = None
     vocab_size: int = field(default=8000, metadata=_int_in(257, INT32_MAX))
     # bpe: a list of special token texts; tiktoken: a mapping of its special tokens to their ids
