@@ -76,6 +76,9 @@ def _libraries(name: str, directory: Path, published: dict[str, str], eot: int):
 
 
 def test_config_takes_a_named_pattern_for_training(tmp_path):
+    from pipeline.config.schema import PATTERN_NAMES
+
+    assert PATTERN_NAMES == tuple(NAMED_PATTERNS)
     data = tmp_path / "a.jsonl"
     data.write_text('{"text": "x"}\n')
     head = f"output: {tmp_path}/run\nsources: [{{name: web, paths: [{data}]}}]\n"

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from pipeline.config.errors import ConfigError
-from pipeline.config.schema import PipelineConfig
+from pipeline.config.schema import PATTERN_NAMES, PipelineConfig
 from pipeline.storage import read_text
 
 
@@ -309,13 +309,11 @@ def _check_whole(config: PipelineConfig) -> None:
 
 def _check_tokenizer(config: PipelineConfig) -> None:
     """The tokenizer keys that go with its kind (docs/tokenizer.md, Kinds); files are checked at preflight."""
-    from pipeline.tokenizer.patterns import NAMED_PATTERNS
-
     t = config.tokenizer
     if t.kind == "bpe":
-        if t.pattern is not None and t.pattern not in NAMED_PATTERNS:
+        if t.pattern is not None and t.pattern not in PATTERN_NAMES:
             raise ConfigError(
-                "tokenizer.pattern", f"kind bpe takes a named pattern ({', '.join(NAMED_PATTERNS)}), not a regex"
+                "tokenizer.pattern", f"kind bpe takes a named pattern ({', '.join(PATTERN_NAMES)}), not a regex"
             )
         for key in ("path", "bos_token"):
             if getattr(t, key) is not None:

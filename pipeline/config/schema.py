@@ -142,6 +142,10 @@ class DecontaminateConfig:
     min_matches: int = field(default=1, metadata=_int_in(1, INT32_MAX))
 
 
+# the names of pipeline/tokenizer/patterns.py's NAMED_PATTERNS (tests/test_tokenizer_train_patterns.py checks)
+PATTERN_NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5")
+
+
 @dataclass
 class TokenizerConfig:
     """Which tokenizer: trained on the survivors, GPT-2 style files, or a model's own (docs/tokenizer.md, Kinds)."""

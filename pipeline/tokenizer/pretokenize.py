@@ -9,6 +9,8 @@ from typing import IO
 
 import regex
 
+from pipeline.tokenizer.patterns import NAMED_PATTERNS
+
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 PRETOKEN_RE = regex.compile(GPT2_PATTERN)
 # The last position p with text[p-1] non-space and text[p] space: every GPT-2 pre-token that holds a
@@ -25,8 +27,6 @@ def pretoken_regex(pattern: str | None = None) -> regex.Pattern[str]:
     """The compiled pre-tokenizer: GPT-2's for ``None``, else the named pattern (``tokenizer.pattern``)."""
     if pattern is None:
         return PRETOKEN_RE
-    from pipeline.tokenizer.patterns import NAMED_PATTERNS
-
     if pattern not in _COMPILED:
         _COMPILED[pattern] = regex.compile(NAMED_PATTERNS[pattern])
     return _COMPILED[pattern]
