@@ -191,3 +191,32 @@ def test_the_stages_count_and_load_with_the_configured_pattern(tmp_path, texts, 
     loaded = load_tokenizer(config)
     assert isinstance(loaded, BPETokenizer) and loaded.pattern == "llama3"
     assert [loaded.encode(t) for t in texts[:20]] == [tok.encode(t) for t in texts[:20]]
+
+
+@pytest.mark.parametrize("name", ["cl100k", "llama3", "qwen2"])
+def test_compiled_encoder_equals_the_python_one_with_the_pattern(trained, texts, name):
+    """Kind bpe with a pattern of the cl100k family encodes with the numba kernel; the pure-Python encoder (the
+    reference, ``PIPELINE_TOKENIZER_NUMBA=0``) gives the same ids."""
+    tok, _ = trained[name]
+    if tok._numba is None:
+        pytest.skip("not applicable here: numba is switched off")
+    python = tok.python_path()
+    assert python._numba is None and tok._numba.split is not None
+    docs = texts[1::3]
+    assert [tok.encode(t) for t in docs] == [python.encode(t) for t in docs]
+    import numpy as np
+    import pyarrow as pa
+
+    from pipeline.tokenize.batches import utf8_buffers
+
+    data, offsets = utf8_buffers(pa.array(docs))
+    ids, ends = tok.encode_utf8_batch(data, offsets, append_id=7)
+    ref, ref_ends = python.encode_utf8_batch(data, offsets, append_id=7)
+    assert np.array_equal(ids, ref) and np.array_equal(ends, ref_ends)
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(UNICODE)
+    def check(text: str) -> None:
+        assert tok.encode(text) == python.encode(text)
+
+    check()

@@ -35,6 +35,7 @@ from pipeline.tokenizer.files import (
 )
 from pipeline.tokenizer.patterns import NAMED_PATTERNS
 from pipeline.tokenizer.pretokenize import SpecialSplitter, count_pretokens, pretoken_regex, stream_pieces
+from pipeline.tokenizer.rank_fast import fast_split
 from pipeline.tokenizer.train import train_merges
 
 _UNPICKLED: dict[tuple[bytes, bool], BPETokenizer] = {}  # (content blob, numba) -> the last tokenizer unpickled here
@@ -102,8 +103,9 @@ class BPETokenizer:
         # GPT-2's pattern (unset or named) is what the numba kernel pre-tokenizes; the others run the regex
         self._split_pattern = None if self.pattern in (None, "gpt2") else self.pattern
         self._pretoken_re = pretoken_regex(self._split_pattern)
-        compiled = numba_enabled() and self._split_pattern is None
-        self._numba = NumbaBPE(self._table, self._byte_ids) if compiled else None
+        split = None if self._split_pattern is None else fast_split(NAMED_PATTERNS[self._split_pattern])
+        compiled = numba_enabled() and (self._split_pattern is None or split is not None)
+        self._numba = NumbaBPE(self._table, self._byte_ids, split) if compiled else None
         self._cache = self._new_cache(self.cache_size)
 
     def __getstate__(self) -> dict[str, Any]:
