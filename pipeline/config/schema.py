@@ -143,6 +143,10 @@ class DecontaminateConfig:
     min_matches: int = field(default=1, metadata=_int_in(1, INT32_MAX))
 
 
+# the names of pipeline/tokenizer/patterns.py's NAMED_PATTERNS (tests/test_tokenizer_train_patterns.py checks)
+PATTERN_NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5")
+
+
 @dataclass
 class TokenizerConfig:
     """Which tokenizer: trained on the survivors, GPT-2 style files, or a model's own (docs/tokenizer.md, Kinds)."""
@@ -154,7 +158,7 @@ class TokenizerConfig:
     merges: str | None = None
     # tiktoken, huggingface, sentencepiece: the rank file, tokenizer.json or .model (local or object store)
     path: str | None = None
-    # tiktoken only: a named split pattern (gpt2, cl100k, o200k, llama3, qwen2) or a regex
+    # tiktoken: a named split pattern (gpt2, cl100k, o200k, llama3, qwen2) or a regex; bpe: a named one (GPT-2 if unset)
     pattern: str | None = None
     vocab_size: int = field(default=8000, metadata=_int_in(257, INT32_MAX))
     # bpe: a list of special token texts; tiktoken: a mapping of its special tokens to their ids

@@ -155,11 +155,13 @@ def tokenize_partition(
                 )
             column = batch.column("text")
             data, offsets = utf8_buffers(column)
-            if isinstance(tokenizer, LibraryTokenizer):
+            size = int(offsets[-1] - offsets[0])  # small inputs stay off the compiled path (numba_backend.py)
+            if isinstance(tokenizer, LibraryTokenizer) and tokenizer.fast is not None and TOKENIZER.use("encode", size):
+                ids, ends = tokenizer.encode_utf8_documents(data, offsets, bos, eod)  # ids as tiktoken's
+            elif isinstance(tokenizer, LibraryTokenizer):
                 texts = [t if t is not None else "" for t in column.to_pylist()]
                 ids, ends = tokenizer.encode_documents(texts, bos, eod)  # special strings as plain text
             else:
-                size = int(offsets[-1] - offsets[0])  # small inputs stay on the Python path (numba_backend.py)
                 encoder = tokenizer if TOKENIZER.use("encode", size) else tokenizer.python_path()
                 ids, ends = encoder.encode_utf8_batch(data, offsets, append_id=eod)  # special strings as plain text
             if inject:

@@ -29,19 +29,31 @@ from pipeline.tokenizer.encode import (
 from pipeline.tokenizer.files import (
     read_vocab_merges,
     write_merges_txt,
+    write_tiktoken_ranks,
     write_tokenizer_json,
     write_vocab_json,
 )
-from pipeline.tokenizer.pretokenize import PRETOKEN_RE, SpecialSplitter, count_pretokens, stream_pieces
+from pipeline.tokenizer.patterns import NAMED_PATTERNS
+from pipeline.tokenizer.pretokenize import SpecialSplitter, count_pretokens, pretoken_regex, stream_pieces
+from pipeline.tokenizer.rank_fast import fast_split
 from pipeline.tokenizer.train import train_merges
 
 _UNPICKLED: dict[tuple[bytes, bool], BPETokenizer] = {}  # (content blob, numba) -> the last tokenizer unpickled here
+TIKTOKEN_FILE = "tokenizer.tiktoken"
+
+
+def _check_pattern(pattern: str | None) -> None:
+    if pattern is not None and pattern not in NAMED_PATTERNS:
+        raise ValueError(f"pattern {pattern!r} is not one of {', '.join(NAMED_PATTERNS)}")
 
 
 class BPETokenizer:
-    """Byte-level BPE with GPT-2 pre-tokenization and special tokens (docs/tokenizer.md).
+    """Byte-level BPE with GPT-2 pre-tokenization (or a named pattern's) and special tokens (docs/tokenizer.md).
 
-    Pickles as (vocab, merges, special tokens) only, in one blob; lookup tables and the per-pre-token
+    ``pattern``: ``None`` is GPT-2's pattern and today's files; a name of :data:`NAMED_PATTERNS`
+    (``tokenizer.pattern``) pre-tokenizes with that pattern and :meth:`save` adds a tiktoken rank file.
+
+    Pickles as (vocab, merges, special tokens, pattern) only, in one blob; lookup tables and the per-pre-token
     encode cache are rebuilt on the receiving side (e.g. a Spark executor), or shared with an equal
     tokenizer unpickled there before.
     """
@@ -52,7 +64,10 @@ class BPETokenizer:
         merges: Sequence[tuple[bytes, bytes]],
         special_tokens: Sequence[str] | Mapping[str, int] = (),
         cache_size: int = 1 << 16,
+        pattern: str | None = None,
     ) -> None:
+        _check_pattern(pattern)
+        self.pattern = pattern
         self.vocab: dict[int, bytes] = dict(vocab)
         self.merges: list[tuple[bytes, bytes]] = list(merges)
         self.cache_size = cache_size
@@ -85,12 +100,19 @@ class BPETokenizer:
         self._byte_ids = [self._token_ids[bytes([b])] for b in range(256)]
         self._table = build_merge_table(self.merges, self._token_ids)
         self._splitter = SpecialSplitter(list(self.special_ids))
-        self._numba = NumbaBPE(self._table, self._byte_ids) if numba_enabled() else None
+        # GPT-2's pattern (unset or named) is what the numba kernel pre-tokenizes; the others run the regex
+        self._split_pattern = None if self.pattern in (None, "gpt2") else self.pattern
+        self._pretoken_re = pretoken_regex(self._split_pattern)
+        split = None if self._split_pattern is None else fast_split(NAMED_PATTERNS[self._split_pattern])
+        compiled = numba_enabled() and (self._split_pattern is None or split is not None)
+        self._numba = NumbaBPE(self._table, self._byte_ids, split) if compiled else None
         self._cache = self._new_cache(self.cache_size)
 
     def __getstate__(self) -> dict[str, Any]:
         """The content as one pickled blob (so a receiver holding an equal tokenizer need not decode it)."""
-        content = pickle.dumps((self.vocab, self.merges, self.special_ids), protocol=pickle.HIGHEST_PROTOCOL)
+        content = pickle.dumps(
+            (self.vocab, self.merges, self.special_ids, self.pattern), protocol=pickle.HIGHEST_PROTOCOL
+        )
         return {"content": content, "cache_size": self.cache_size}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -103,11 +125,12 @@ class BPETokenizer:
         key = (content, numba_enabled())
         twin = _UNPICKLED.get(key)
         if twin is not None:
-            for name in ("vocab", "merges", "special_ids", "_token_ids", "_byte_ids", "_table", "_splitter", "_numba"):
+            shared = ("vocab", "merges", "special_ids", "pattern", "_token_ids", "_byte_ids", "_table", "_splitter")
+            for name in (*shared, "_split_pattern", "_pretoken_re", "_numba"):
                 setattr(self, name, getattr(twin, name))
             self._cache = self._new_cache(self.cache_size)
             return
-        self.vocab, self.merges, self.special_ids = pickle.loads(content)
+        self.vocab, self.merges, self.special_ids, self.pattern = pickle.loads(content)
         self._build()
         _UNPICKLED.clear()  # keep one: bounded memory
         _UNPICKLED[key] = self
@@ -119,8 +142,10 @@ class BPETokenizer:
         vocab_size: int,
         special_tokens: Sequence[str] = (),
         progress: bool | None = False,
+        pattern: str | None = None,
     ) -> BPETokenizer:
-        """Learn merges from pre-token byte counts (see :func:`count_pretokens`) up to ``vocab_size``."""
+        """Learn merges from pre-token byte counts (see :func:`count_pretokens`, counted with ``pattern``) up to
+        ``vocab_size``."""
         specials = list(dict.fromkeys(special_tokens))
         num_merges = vocab_size - 256 - len(specials)
         if num_merges < 0:
@@ -133,7 +158,7 @@ class BPETokenizer:
         for text in specials:
             special_ids[text] = len(vocab)
             vocab[len(vocab)] = text.encode("utf-8")
-        return cls(vocab, merges, special_ids)
+        return cls(vocab, merges, special_ids, pattern=pattern)
 
     @classmethod
     def train(
@@ -142,12 +167,17 @@ class BPETokenizer:
         vocab_size: int,
         special_tokens: Sequence[str] = (),
         progress: bool | None = False,
+        pattern: str | None = None,
     ) -> BPETokenizer:
-        """Train on a UTF-8 text file (streamed): count pre-tokens, then :meth:`train_from_counts`."""
+        """Train on a UTF-8 text file (streamed): count pre-tokens with ``pattern`` (GPT-2's when ``None``), then
+        :meth:`train_from_counts`."""
+        _check_pattern(pattern)
         splitter = SpecialSplitter(special_tokens)
+        split = None if pattern == "gpt2" else pattern
         with open(input_path, encoding="utf-8", errors="replace") as f:
-            counts = count_pretokens(stream_pieces(f, splitter, chunk_chars=1 << 20), special_tokens)
-        return cls.train_from_counts(counts, vocab_size, special_tokens, progress=progress)
+            pieces = stream_pieces(f, splitter, chunk_chars=1 << 20, pattern=split)
+            counts = count_pretokens(pieces, special_tokens, split)
+        return cls.train_from_counts(counts, vocab_size, special_tokens, progress=progress, pattern=pattern)
 
     @classmethod
     def from_files(
@@ -156,18 +186,29 @@ class BPETokenizer:
         merges_path: str | os.PathLike[str],
         special_tokens: Sequence[str] = (),
         cache_size: int = 1 << 16,
+        pattern: str | None = None,
     ) -> BPETokenizer:
-        """Load GPT-2 style vocab.json + merges.txt."""
+        """Load GPT-2 style vocab.json + merges.txt (pre-tokenized with ``pattern``, GPT-2's when ``None``)."""
         vocab, merges, special_ids = read_vocab_merges(vocab_path, merges_path, special_tokens)
-        return cls(vocab, merges, special_ids, cache_size=cache_size)
+        return cls(vocab, merges, special_ids, cache_size=cache_size, pattern=pattern)
+
+    def files(self) -> tuple[str, ...]:
+        """Names of the files :meth:`save` writes: vocab.json, merges.txt, tokenizer.json, and with a pattern
+        the tiktoken rank file."""
+        base = ("vocab.json", "merges.txt", "tokenizer.json")
+        return base if self.pattern is None else (*base, TIKTOKEN_FILE)
 
     def save(self, directory: str | os.PathLike[str]) -> None:
-        """Write vocab.json, merges.txt and a Hugging Face tokenizer.json into ``directory``."""
+        """Write vocab.json, merges.txt and a Hugging Face tokenizer.json into ``directory``; with a pattern also
+        ``tokenizer.tiktoken`` (ranks = ids), and the tokenizer.json splits with that pattern."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         write_vocab_json(out / "vocab.json", self.vocab, self.special_ids)
         write_merges_txt(out / "merges.txt", self.merges)
-        write_tokenizer_json(out / "tokenizer.json", self.vocab, self.merges, self.special_ids)
+        split = None if self._split_pattern is None else NAMED_PATTERNS[self._split_pattern]
+        write_tokenizer_json(out / "tokenizer.json", self.vocab, self.merges, self.special_ids, split)
+        if self.pattern is not None:
+            write_tiktoken_ranks(out / TIKTOKEN_FILE, self.vocab, self.special_ids)
 
     # ----------------------------------------------------------------- lookups
     @property
@@ -226,7 +267,7 @@ class BPETokenizer:
             return ids
         words = cast(PretokenCache, cache)
         try:
-            return list(chain.from_iterable([words[w] for w in PRETOKEN_RE.findall(text)]))
+            return list(chain.from_iterable([words[w] for w in self._pretoken_re.findall(text)]))
         except UnicodeEncodeError:  # surrogates: resolved as tiktoken does
             return self._ordinary(scrub_surrogates(text), cache)
 
@@ -311,7 +352,7 @@ class BPETokenizer:
         Uses its own pre-token cache of ``cache_entries`` (about 90 bytes each), not the tokenizer's.
         """
         cache = self._new_cache(cache_entries)
-        for piece in stream_pieces(file_obj, self._splitter, chunk_chars=chunk_chars):
+        for piece in stream_pieces(file_obj, self._splitter, chunk_chars=chunk_chars, pattern=self._split_pattern):
             yield from self._encode(piece, True, cache)
 
     # ----------------------------------------------------------------- decoding

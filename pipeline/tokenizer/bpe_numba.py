@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pipeline.tokenizer.pretokenize_numba import pretoken_end
+from pipeline.tokenizer.pretokenize_numba import pretoken_end, split_pretoken_end
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MUL = np.uint64(0x9E3779B97F4A7C15)
@@ -265,3 +265,142 @@ def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, index, entri
             pos += 1
         ends[d] = pos
     return out[:pos], ends
+
+
+@njit(cache=True, nogil=True)
+def encode_utf8_split(
+    data, offsets, append_id, classes, byte_ids, pairs, split, whole, index, entries, pool_b, pool_i, state
+):
+    """:func:`encode_utf8` for a tiktoken rank file under a pattern of :func:`split_pretoken_end`.
+
+    ``split`` = (dollar, digits, marks) of that function; ``classes`` its classes. As tiktoken, a pre-token that
+    is a token itself is that token: ``whole`` = (sorted hashes, byte offsets, bytes, ids) of the tokens the
+    merges do not reach from their own bytes (:func:`unreached_tokens`), looked up before merging.
+    """
+    dollar, digits, marks = split
+    w_hash, w_off, w_bytes, w_ids = whole
+    n_whole = w_hash.shape[0]
+    n_docs = offsets.shape[0] - 1
+    extra = n_docs if append_id >= 0 else 0
+    out = np.empty(offsets[n_docs] - offsets[0] + extra + INLINE_IDS, dtype=np.int32)
+    ends = np.empty(n_docs, dtype=np.int64)
+    bits = 0
+    while (1 << bits) < pairs.shape[0]:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    mask = np.uint64(pairs.shape[0] - 1)
+    use_cache = index.shape[0] > 0
+    c_mask = np.uint64(index.shape[0] - 1) if use_cache else np.uint64(0)
+    scratch = 64
+    tok = np.empty(scratch, dtype=np.int32)
+    rk = np.empty(scratch, dtype=np.int64)
+    mg = np.empty(scratch, dtype=np.int32)
+    pos = 0
+    for d in range(n_docs):
+        p = offsets[d]
+        doc_end = offsets[d + 1]
+        while p < doc_end:
+            start = p
+            p = split_pretoken_end(data, start, doc_end, classes, dollar, digits, marks)
+            n = p - start
+            if n == 1:
+                out[pos] = byte_ids[data[start]]
+                pos += 1
+                continue
+            if use_cache:
+                h, k0, k1 = _word_key(data, start, n)
+                e, s = _cache_find(index, entries, pool_b, data, start, n, h, k0, k1, c_mask)
+                if e >= 0:
+                    k = np.int64(entries[e, 3] >> np.uint64(32))
+                    if k <= INLINE_IDS:  # out has room for 4 past any position
+                        w = entries[e, 6]
+                        out[pos] = np.int32(w & _LOW)
+                        out[pos + 1] = np.int32(w >> np.uint64(32))
+                        w = entries[e, 7]
+                        out[pos + 2] = np.int32(w & _LOW)
+                        out[pos + 3] = np.int32(w >> np.uint64(32))
+                    else:
+                        off = np.int64(entries[e, 5])
+                        for i in range(k):
+                            out[pos + i] = pool_i[off + i]
+                    pos += k
+                    continue
+            if n_whole > 0:
+                if not use_cache:
+                    h, k0, k1 = _word_key(data, start, n)
+                found = _whole_token(data, start, n, h, w_hash, w_off, w_bytes, w_ids)
+                if found >= 0:
+                    out[pos] = found
+                    pos += 1
+                    continue
+            if n > scratch:
+                scratch = 2 * n
+                tok = np.empty(scratch, dtype=np.int32)
+                rk = np.empty(scratch, dtype=np.int64)
+                mg = np.empty(scratch, dtype=np.int32)
+            end = _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, pos)
+            if use_cache:
+                _cache_put(
+                    index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1, s, c_mask, out, pos, end - pos
+                )
+            pos = end
+        if append_id >= 0:
+            out[pos] = append_id
+            pos += 1
+        ends[d] = pos
+    return out[:pos], ends
+
+
+@njit(cache=True, nogil=True)
+def _whole_token(data, start, n, h, w_hash, w_off, w_bytes, w_ids):
+    """Id of the listed token whose bytes are ``data[start:start+n]`` (hash ``h``), or -1."""
+    i = np.searchsorted(w_hash, h)
+    while i < w_hash.shape[0] and w_hash[i] == h:
+        a, b = w_off[i], w_off[i + 1]
+        if b - a == n:
+            same = True
+            for j in range(n):
+                if w_bytes[a + j] != data[start + j]:
+                    same = False
+                    break
+            if same:
+                return w_ids[i]
+        i += 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def token_hashes(data, offsets):
+    """:func:`_word_key` hash of each token ``data[offsets[i]:offsets[i+1]]``."""
+    out = np.empty(offsets.shape[0] - 1, dtype=np.uint64)
+    for i in range(out.shape[0]):
+        h, _, _ = _word_key(data, offsets[i], offsets[i + 1] - offsets[i])
+        out[i] = h
+    return out
+
+
+@njit(cache=True, nogil=True)
+def unreached_tokens(data, offsets, ids, byte_ids, pairs):
+    """Indices of the tokens ``data[offsets[i]:offsets[i+1]]`` (id ``ids[i]``) that merging their own bytes does
+    not turn into that one token."""
+    bits = 0
+    while (1 << bits) < pairs.shape[0]:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    mask = np.uint64(pairs.shape[0] - 1)
+    longest = 1
+    for i in range(ids.shape[0]):
+        longest = max(longest, offsets[i + 1] - offsets[i])
+    tok = np.empty(longest, dtype=np.int32)
+    rk = np.empty(longest, dtype=np.int64)
+    mg = np.empty(longest, dtype=np.int32)
+    out = np.empty(longest, dtype=np.int32)
+    found = []
+    for i in range(ids.shape[0]):
+        n = offsets[i + 1] - offsets[i]
+        if n < 2:
+            continue
+        m = _merge_word(data, offsets[i], n, byte_ids, pairs, shift, mask, tok, rk, mg, out, 0)
+        if m != 1 or out[0] != ids[i]:
+            found.append(i)
+    return np.array(found, dtype=np.int64)

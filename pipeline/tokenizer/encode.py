@@ -129,6 +129,23 @@ def char_classes() -> np.ndarray:
 _classes: dict[str, np.ndarray] = {}
 
 
+def split_classes() -> np.ndarray:
+    """As :func:`char_classes` with ``\\p{M}`` as class 4: the classes of ``pretokenize_numba.split_pretoken_end``
+    as the ``regex`` module (our Python pre-tokenizer) sees them."""
+    if "split" not in _classes:
+        import regex
+
+        every = "".join(map(chr, range(0x110000)))
+        out = np.zeros(0x110000, dtype=np.uint8)
+        for cls, pattern in ((1, r"\p{L}+"), (2, r"\p{N}+"), (3, r"\s+"), (4, r"\p{M}+")):
+            for run in regex.finditer(pattern, every):
+                if out[run.start() : run.end()].any():
+                    raise RuntimeError(f"code point classes overlap at {pattern}")
+                out[run.start() : run.end()] = cls
+        _classes["split"] = out
+    return _classes["split"]
+
+
 def _bpe_numba() -> ModuleType:
     """:mod:`pipeline.tokenizer.bpe_numba`, imported at the first encoding that runs compiled."""
     # lazy: importing numba and loading (or compiling) the encoder costs seconds; small inputs never pay it
@@ -144,7 +161,8 @@ class NumbaBPE:
     before: a tokenizer that only ever encodes small inputs on the Python path loads no kernel
     (pipeline/numba_backend.py)."""
 
-    def __init__(self, table: MergeTable, byte_ids: Sequence[int]) -> None:
+    def __init__(self, table: MergeTable, byte_ids: Sequence[int], split: tuple[bool, int, bool] | None = None) -> None:
+        self.split = split  # None: GPT-2's pre-tokenizer; else split_pretoken_end's (dollar, digits, marks)
         items = sorted(table.items(), key=lambda kv: kv[1][0])
         self._pairs = np.array([p for p, _ in items], dtype=np.int64).reshape(-1, 2)
         self._merged = np.array([v[1] for _, v in items], dtype=np.int32)
@@ -161,11 +179,18 @@ class NumbaBPE:
         pair_table = _bpe_numba().build_pair_table(
             np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), self._ranks, self._merged, bits
         )
-        return char_classes(), self._byte_ids, pair_table
+        return (char_classes() if self.split is None else split_classes()), self._byte_ids, pair_table
 
     @cached_property
     def _kernel(self) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
         kernel: Callable[..., tuple[np.ndarray, np.ndarray]] = _bpe_numba().encode_utf8
+        if self.split is not None:  # a named pattern of the cl100k family: no whole-token lookups (merges only)
+            split_kernel, split = _bpe_numba().encode_utf8_split, self.split
+            none = (np.zeros(0, np.uint64), np.zeros(1, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int32))
+
+            def kernel(data, offsets, append_id, classes, byte_ids, pairs, *cache):  # type: ignore[no-untyped-def]
+                return split_kernel(data, offsets, append_id, classes, byte_ids, pairs, split, none, *cache)
+
         return kernel
 
     def encode_utf8(

@@ -7,8 +7,10 @@ Special tokens are stored verbatim (their text, not mapped), as GPT-2's ``<|endo
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -100,16 +102,32 @@ def write_merges_txt(path: str | os.PathLike[str], merges: Sequence[tuple[bytes,
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def oniguruma_regex(pattern: str) -> str:
+    """``pattern`` as Hugging Face ``tokenizers`` (Oniguruma) reads it the way tiktoken (fancy-regex) does: Oniguruma
+    takes ``{1,3}+`` as ``{1,3}`` then ``+`` (one or more of it), not as possessive; a bounded repeat that ends its
+    alternative needs no possessive, so the ``+`` is dropped."""
+    return re.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
+
+
 def write_tokenizer_json(
     path: str | os.PathLike[str],
     vocab: Mapping[int, bytes],
     merges: Sequence[tuple[bytes, bytes]],
     special_ids: Mapping[str, int],
+    split_regex: str | None = None,
 ) -> None:
-    """Write a Hugging Face ``tokenizers`` tokenizer.json: ByteLevel pre-tokenizer/decoder, BPE model."""
+    """Write a Hugging Face ``tokenizers`` tokenizer.json: ByteLevel pre-tokenizer/decoder, BPE model.
+
+    ``split_regex`` (a pattern other than GPT-2's): the pre-tokenizer is a ``Split`` on it (isolated pieces), then
+    ByteLevel without its own regex, as Llama 3's and Qwen's tokenizer.json files are."""
     special_by_id = {i: s for s, i in special_ids.items()}
     model_vocab = {token_to_str(vocab[i]): i for i in sorted(vocab) if i not in special_by_id}
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    pre_tokenizer: dict[str, object] = byte_level
+    if split_regex is not None:
+        regex = {"Regex": oniguruma_regex(split_regex)}
+        split = {"type": "Split", "pattern": regex, "behavior": "Isolated", "invert": False}
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, {**byte_level, "use_regex": False}]}
     doc = {
         "version": "1.0",
         "truncation": None,
@@ -127,7 +145,7 @@ def write_tokenizer_json(
             for i, s in sorted(special_by_id.items())
         ],
         "normalizer": None,
-        "pre_tokenizer": byte_level,
+        "pre_tokenizer": pre_tokenizer,
         "post_processor": None,
         "decoder": byte_level,
         "model": {
@@ -144,3 +162,21 @@ def write_tokenizer_json(
         },
     }
     Path(path).write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def write_tiktoken_ranks(
+    path: str | os.PathLike[str], vocab: Mapping[int, bytes], special_ids: Mapping[str, int]
+) -> None:
+    """Write tiktoken's rank file: ``<base64 token bytes> <rank>`` per line, the rank being the token's id, in id
+    order; special tokens are left out (tiktoken takes them apart) and so is a later id of bytes already listed
+    (the encoder never produces it)."""
+    special = set(special_ids.values())
+    seen: set[bytes] = set()
+    lines = []
+    for i in sorted(vocab):
+        token = vocab[i]
+        if i in special or token in seen:
+            continue
+        seen.add(token)
+        lines.append(f"{base64.b64encode(token).decode('ascii')} {i}\n")
+    Path(path).write_text("".join(lines), encoding="ascii")

@@ -18,6 +18,9 @@ from typing import Any
 import numpy as np
 
 from pipeline.errors import PipelineError
+from pipeline.numba_backend import TOKENIZER
+from pipeline.tokenizer.encode import WordCache
+from pipeline.tokenizer.rank_fast import RankFileBPE, fast_split
 
 KINDS = ("tiktoken", "huggingface", "sentencepiece")
 
@@ -95,11 +98,33 @@ class LibraryTokenizer:
         self.pattern, self.specials = pattern, dict(specials or {})
         self._lib: Any = None
         self._build()
+        self.fast = self._fast_path()
+        self._cache: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_lib"] = None  # rebuilt from the bytes where it is unpickled
+        state["_cache"] = None
         return state
+
+    def _fast_path(self) -> Any:
+        """Our numba encoder over the rank file (:mod:`pipeline.tokenizer.rank_fast`) when kind tiktoken has a
+        pattern it covers and numba is on; else None (the library encodes)."""
+        if self.kind != "tiktoken" or not TOKENIZER.enabled():
+            return None
+        split = fast_split(self.pattern)
+        if split is None:
+            return None
+        ranks = self.lib._mergeable_ranks
+        try:
+            return RankFileBPE(ranks, split)
+        except ValueError:  # a rank file without every single byte, ids beyond int32: the library
+            return None
+
+    def _word_cache(self) -> Any:
+        if self._cache is None:
+            self._cache = WordCache(1 << 16)
+        return self._cache
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -193,12 +218,28 @@ class LibraryTokenizer:
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """Ids of each text (one thread: Spark runs one task per core)."""
         lib = self.lib
+        if self.fast is not None and texts:
+            ids, ends = self.fast.encode_texts(list(texts), self._word_cache())
+            flat, bounds = ids.tolist(), [0, *ends.tolist()]
+            return [flat[bounds[i] : bounds[i + 1]] for i in range(len(texts))]
         if self.kind == "tiktoken":
             return [lib.encode(t, disallowed_special=()) for t in texts]
         if self.kind == "huggingface":
             os.environ["TOKENIZERS_PARALLELISM"] = "false"  # encode_batch in the calling thread alone
             return [e.ids for e in lib.encode_batch(list(texts), add_special_tokens=False)]
         return list(lib.encode(list(texts), num_threads=1))
+
+    def encode_utf8_documents(
+        self, data: np.ndarray, offsets: np.ndarray, prefix: Sequence[int], eod: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`encode_documents` of the UTF-8 texts ``data[offsets[i]:offsets[i+1]]`` on the fast path (an Arrow
+        column's buffers, no Python string made)."""
+        ids, ends = self.fast.encode_utf8(data, np.asarray(offsets, dtype=np.int64), self._word_cache(), eod)
+        if not prefix:
+            return ids, ends
+        starts = np.concatenate([[0], ends[:-1]])
+        ids = np.insert(ids, np.repeat(starts, len(prefix)), np.tile(np.asarray(prefix, dtype=np.int32), len(ends)))
+        return ids, ends + len(prefix) * np.arange(1, len(ends) + 1)
 
     def encode_documents(self, texts: Sequence[str], prefix: Sequence[int], eod: int) -> tuple[np.ndarray, np.ndarray]:
         """(flat int64 ids, int64 end of each document in them): ``prefix`` (the BOS or nothing), the text's ids

@@ -39,7 +39,20 @@ QWEN2 = (
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
-NAMED_PATTERNS: dict[str, str] = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K, "llama3": LLAMA3, "qwen2": QWEN2}
+# Qwen 3.5 and 3.6: as Qwen 2's with combining marks in words and never in punctuation
+QWEN35 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+NAMED_PATTERNS: dict[str, str] = {
+    "gpt2": GPT2,
+    "cl100k": CL100K,
+    "o200k": O200K,
+    "llama3": LLAMA3,
+    "qwen2": QWEN2,
+    "qwen3.5": QWEN35,
+}
 
 
 def resolve_pattern(pattern: str | None) -> str:

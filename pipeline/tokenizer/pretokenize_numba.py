@@ -74,3 +74,126 @@ def pretoken_end(data, p, end, classes):
     if q == end or last == p:
         return q
     return last
+
+
+# classes of :func:`split_pretoken_end` (one per code point, as the pattern's own regex engine sees it)
+S_OTHER, S_LETTER, S_NUMBER, S_SPACE, S_MARK = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_letter(cls, marks):
+    return cls == S_LETTER or (marks and cls == S_MARK)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_punct(cls, marks):
+    """``[^\\s\\p{L}\\p{N}]`` (and not ``\\p{M}`` with ``marks``)."""
+    return cls == S_OTHER or (not marks and cls == S_MARK)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _folds_to(b, lower):
+    """Whether the ASCII byte ``b`` is ``lower`` or its capital (case-insensitive contraction letters)."""
+    return b == lower or b == lower - 32
+
+
+@njit(cache=True, nogil=True)
+def _contraction_end(data, p, end):
+    """End of ``(?i:'s|'t|'re|'ve|'m|'ll|'d)`` at ``p`` (the apostrophe), or -1; ``s`` also folds from U+017F."""
+    if p + 1 >= end:
+        return -1
+    b1 = data[p + 1]
+    if _folds_to(b1, 0x73) or _folds_to(b1, 0x74) or _folds_to(b1, 0x6D) or _folds_to(b1, 0x64):  # s t m d
+        return p + 2
+    if b1 == 0xC5 and p + 2 < end and data[p + 2] == 0xBF:  # U+017F LATIN SMALL LETTER LONG S folds to s
+        return p + 3
+    if p + 2 < end:
+        b2 = data[p + 2]
+        if (
+            (_folds_to(b1, 0x72) and _folds_to(b2, 0x65))  # re
+            or (_folds_to(b1, 0x76) and _folds_to(b2, 0x65))  # ve
+            or (_folds_to(b1, 0x6C) and _folds_to(b2, 0x6C))  # ll
+        ):
+            return p + 3
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def split_pretoken_end(data, p, end, classes, dollar, digits, marks):
+    """End of the pre-token at ``p`` under the cl100k / Llama 3 / Qwen family of patterns:
+
+    ``(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?L+|\\p{N}{1,digits}| ?P+[\\r\\n]*``, then
+    ``|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+``
+    with ``L`` = ``\\p{L}`` (``[\\p{L}\\p{M}]`` with ``marks``, Qwen 3.5), ``P`` the rest but ``\\s`` and ``dollar``
+    (cl100k) adding ``\\s++$`` before the whitespace alternatives. Possessive quantifiers (cl100k) end their
+    alternative, so they change no match.
+    """
+    cp, n = _decode(data, p)
+    cls = classes[cp]
+    if cp == 0x27:
+        c_end = _contraction_end(data, p, end)
+        if c_end >= 0:
+            return c_end
+    if _is_letter(cls, marks):
+        return _run_letters(data, p + n, end, classes, marks)
+    if cp != 0x0D and cp != 0x0A and cls != S_LETTER and cls != S_NUMBER and p + n < end:
+        cp2, n2 = _decode(data, p + n)
+        if _is_letter(classes[cp2], marks):
+            return _run_letters(data, p + n + n2, end, classes, marks)
+    if cls == S_NUMBER:
+        q = p + n
+        k = 1
+        while k < digits and q < end:
+            cp2, n2 = _decode(data, q)
+            if classes[cp2] != S_NUMBER:
+                break
+            q += n2
+            k += 1
+        return q
+    start = -1
+    if _is_punct(cls, marks):
+        start = p + n
+    elif cp == 0x20 and p + 1 < end:
+        cp2, n2 = _decode(data, p + 1)
+        if _is_punct(classes[cp2], marks):
+            start = p + 1 + n2
+    if start >= 0:
+        q = start
+        while q < end:
+            cp2, n2 = _decode(data, q)
+            if not _is_punct(classes[cp2], marks):
+                break
+            q += n2
+        while q < end and (data[q] == 0x0D or data[q] == 0x0A):
+            q += 1
+        return q
+    # whitespace (every other code point is whitespace here)
+    q = p + n
+    last = p  # start of the run's last character
+    newline = data[p] == 0x0D or data[p] == 0x0A
+    last_newline = p if newline else -1
+    while q < end:
+        cp2, n2 = _decode(data, q)
+        if classes[cp2] != S_SPACE:
+            break
+        if cp2 == 0x0D or cp2 == 0x0A:
+            last_newline = q
+        last = q
+        q += n2
+    if dollar and q == end:
+        return q
+    if last_newline >= 0:
+        return last_newline + 1
+    if q == end or last == p:
+        return q
+    return last
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _run_letters(data, q, end, classes, marks):
+    while q < end:
+        cp, n = _decode(data, q)
+        if not _is_letter(classes[cp], marks):
+            break
+        q += n
+    return q

@@ -16,8 +16,6 @@ from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.library import LibraryTokenizer, UnknownToken
 from pipeline.tokenizer.patterns import resolve_pattern
 
-TOKENIZER_FILES = ("vocab.json", "merges.txt", "tokenizer.json")
-
 
 def special_tokens(config: PipelineConfig) -> list[str]:
     """The configured special tokens, with the end-of-document token appended when missing."""
@@ -77,7 +75,7 @@ def load_tokenizer(config: PipelineConfig) -> BPETokenizer | LibraryTokenizer:
         except (ValueError, UnicodeDecodeError) as exc:
             raise _file_error(cfg.train, "vocab", f"{vocab!r} is not a GPT-2 vocab.json: {exc}") from None
         try:
-            tok = BPETokenizer.from_files(local_vocab, local_merges, special_tokens(config))
+            tok = BPETokenizer.from_files(local_vocab, local_merges, special_tokens(config), pattern=cfg.pattern)
         except (ValueError, KeyError, UnicodeDecodeError) as exc:
             raise _file_error(
                 cfg.train,

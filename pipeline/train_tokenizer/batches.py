@@ -11,9 +11,13 @@ from pipeline.tokenizer.pretokenize import count_pretokens
 COUNT_SCHEMA = pa.schema([("pretoken", pa.binary()), ("count", pa.int64())])
 
 
-def count_partition(batches: Iterator[pa.RecordBatch], specials: list[str]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: one Counter of pre-token bytes per partition, emitted in bounded batches."""
-    counts = count_pretokens((t for b in batches for t in b.column("text").to_pylist() if t), specials)
+def count_partition(
+    batches: Iterator[pa.RecordBatch], specials: list[str], pattern: str | None = None
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: one Counter of pre-token bytes per partition (split by ``pattern``, GPT-2's when
+    ``None``), emitted in bounded batches."""
+    texts = (t for b in batches for t in b.column("text").to_pylist() if t)
+    counts = count_pretokens(texts, specials, pattern)
     items = list(counts.items())
     for start in range(0, len(items), 65536):
         chunk = items[start : start + 65536]

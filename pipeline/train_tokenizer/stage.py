@@ -2,8 +2,9 @@
 
 Reads ``dedup/survivors/`` (doc_id, source, text), keeps a deterministic sample (a document is in
 the sample when ``xxhash64(doc_id, seed)`` falls below ``sample_fraction`` of the hash range, so the
-sample depends on the documents only, never on partitioning), counts GPT-2 pre-tokens per
-partition with :func:`count_pretokens` and sums them by key on Spark. Pre-tokens seen fewer than
+sample depends on the documents only, never on partitioning), counts pre-tokens (split by
+``tokenizer.pattern``, GPT-2's when unset) per partition with :func:`count_pretokens` and sums them by
+key on Spark. Pre-tokens seen fewer than
 ``min_pretoken_count`` times are dropped and at most ``max_distinct_pretokens`` are kept (the most
 frequent; ties keep the byte-wise smaller pre-token). Only that bounded table reaches the driver.
 
@@ -28,7 +29,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
 from pipeline.tokenizer.bpe import BPETokenizer
-from pipeline.tokenizer.run_files import TOKENIZER_FILES, special_tokens
+from pipeline.tokenizer.run_files import special_tokens
 from pipeline.train_tokenizer.batches import count_partition
 
 SAMPLE_SEED = 20240917
@@ -58,7 +59,10 @@ def count_table(ctx: RunContext, documents: str) -> tuple[dict[bytes, int], dict
     specials = special_tokens(ctx.config)
     sample = sampled_survivors(ctx, documents)
     schema = StructType([StructField("pretoken", BinaryType()), StructField("count", LongType())])
-    per_partition = sample.select("text").mapInArrow(per_task(lambda it: count_partition(iter(it), specials)), schema)
+    split = None if cfg.pattern in (None, "gpt2") else cfg.pattern
+    per_partition = sample.select("text").mapInArrow(
+        per_task(lambda it: count_partition(iter(it), specials, split)), schema
+    )
     totals = per_partition.groupBy("pretoken").agg(F.sum("count").alias("count"))
     totals = totals.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -93,13 +97,15 @@ def run_train_tokenizer(ctx: RunContext, documents: str) -> dict:
     started = time.time()
     table, info = count_table(ctx, documents)
     counted = time.time()
-    tok = BPETokenizer.train_from_counts(table, cfg.vocab_size, special_tokens(ctx.config), progress=None)
+    tok = BPETokenizer.train_from_counts(
+        table, cfg.vocab_size, special_tokens(ctx.config), progress=None, pattern=cfg.pattern
+    )
     trained = time.time()
     out = ctx.path(layout.TOKENIZER)
     storage.remove(out)
     with tempfile.TemporaryDirectory(prefix="tokenizer-") as tmp:
         tok.save(tmp)
-        for name in TOKENIZER_FILES:  # local: atomic rename per file; remote: one upload each
+        for name in tok.files():  # local: atomic rename per file; remote: one upload each
             with open(os.path.join(tmp, name), "rb") as f:
                 storage.write_bytes(storage.join(out, name), f.read())
     return {

