@@ -200,7 +200,7 @@ sources:
 ingest: {{domain_blocklist: "{root / "block.txt"}"}}
 filter:
   - {{name: pii, email_replacement: ""}}
-  - {{name: c4, min_num_sentences: 0, filter_no_terminal_punct: false, bad_words_file: "{root / "words.txt"}"}}
+  - {{name: c4, min_num_sentences: 0, bad_words_file: "{root / "words.txt"}"}}
 tokenizer: {{train: true, vocab_size: 300}}
 """
     (root / "r.yaml").write_text(cfg)
@@ -270,7 +270,7 @@ tokenizer: {{train: true, vocab_size: 300}}
     row(
         "1 bad-words edited: rerun",
         f"rc={rc} {secs:.0f}s: {last_line(err)[:120]}",
-        rc != 0 and "filter" in last_line(err) and "reusing" not in err.split("[filter]")[-1][:80],
+        rc != 0 and "stage 'filter'" in last_line(err) and "[filter] already finished" not in err,
     )
     rc, out, err, secs = cli("run", "--config", "r.yaml", "--force", "filter", cwd=root)
     acc = json.loads((run / "manifest.json").read_text())["accounting"]
