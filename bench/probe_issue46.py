@@ -282,6 +282,8 @@ tokenizer: {{train: true, vocab_size: 300}}
         "--config",
         "r.yaml",
         "--set",
+        "training.tokenizer={class: t}",
+        "--set",
         "training.sequence_length=8",
         "--set",
         "training.samples=[10,1,0]",
@@ -301,7 +303,7 @@ tokenizer: {{train: true, vocab_size: 300}}
     rc, out, err, secs = cli("run", "--config", "r.yaml", "--force", "dedup", cwd=root)
     line = last_line(err)
     row(
-        "9 unwritable stage directory",
+        "9 stage directory blocked by a file (root ignores modes)",
         f"rc={rc} {secs:.0f}s: {line[:150]}",
         rc != 0 and "dedup" in line and "Py4J" not in err and "Traceback" not in err,
     )
