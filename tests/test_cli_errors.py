@@ -319,6 +319,26 @@ def test_an_unwritable_stage_directory_is_one_line_naming_it(tmp_path, monkeypat
     assert (out / "documents" / "part-0.parquet").read_text() == "kept"
 
 
+def test_a_file_where_a_stage_directory_goes_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    """Issue 46, item 9, re-probed as root (modes do not stop root): a file where a stage's directory goes (here
+    dedup/) was a Py4JJavaError 'ParentNotDirectoryException' after the stages before it ran; it is refused before
+    any stage runs, naming the path, and the file is left alone."""
+    import pipeline.run.runner as runner
+
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "dedup").write_text("in the way")
+
+    def no_stage_may_run(*args, **kwargs):
+        raise AssertionError("a stage ran")
+
+    monkeypatch.setattr(runner, "_run_one", no_stage_may_run)
+    code, line = _run_main(["run", "--config", "conf/local.yaml", "--set", f"output={out}"], capsys)
+    assert code == 2 and "'output'" in line and f"{out / 'dedup'}' (stage 'dedup'" in line and "not a directory" in line
+    assert (out / "dedup").read_text() == "in the way"
+
+
 @pytest.mark.spark
 def test_spark_errors_are_reduced_to_their_cause(spark, tmp_path):
     """A pipeline error raised inside a Spark task reaches the driver as Spark's error holding the task's traceback:

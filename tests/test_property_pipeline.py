@@ -7,6 +7,11 @@ filter (tests/filter_toys.py) that drops texts of fewer than 5 words on the even
 override the run's list with none), so the equation also counts filtered documents. A run may also hold a web
 archive source (``plant_web_source``, issue 46): gzip members holding several records, chunked and gzip- or
 deflate-encoded responses, ``WARC-Target-URI`` values in angle brackets (one of a blocklisted domain), requests.
+The filter list also holds ``pii`` with ``email_replacement: ""``, which empties the planted texts made only of
+e-mail addresses (dropped as ``pii.empty``, never written), and ``c4`` with only its bad-words rule on; after the
+session's first run a word of a kept text is added to the bad-words file and the run repeated: the filter stage is
+refused (its config changed), then recomputed with ``--force filter``, and the rerun's accounting counts the new
+drops (issue 46, items 1 and 2).
 
 Good texts are 30 random words: far below the Jaccard threshold from each other, so the expected
 survivors are the distinct good texts of each source (exact copies are planted within a source only).
@@ -33,6 +38,7 @@ from hypothesis import strategies as st
 from resiliparse.extract.html2text import extract_plain_text
 
 from pipeline.config import load_config_text
+from pipeline.errors import PipelineError
 from pipeline.filter import registry
 from pipeline.megatron import IndexedDataset
 from pipeline.run.runner import run_stages
@@ -46,7 +52,9 @@ EOD = "<|endoftext|>"
 TRIED = Counter()  # records and runs tried, printed at the end of the test
 
 GOOD = ("good", "good_short", "dup")
+EMAILS = "emails"  # a text of five e-mail addresses: pii with email_replacement "" empties it
 JSONL_KINDS = GOOD + (
+    EMAILS,
     "good_bom",
     "good_nan",
     "good_crlf",
@@ -61,8 +69,8 @@ JSONL_KINDS = GOOD + (
     "empty_text",
     "too_large",
 )
-TEXT_KINDS = GOOD + ("good_crlf", "blank", "invalid_utf8", "too_large")
-PARQUET_KINDS = GOOD + ("good_nan", "missing", "empty_text")
+TEXT_KINDS = GOOD + (EMAILS, "good_crlf", "blank", "invalid_utf8", "too_large")
+PARQUET_KINDS = GOOD + (EMAILS, "good_nan", "missing", "empty_text")
 KINDS = {"jsonl": JSONL_KINDS, "text": TEXT_KINDS, "parquet": PARQUET_KINDS}
 BAD_REASON = {
     "malformed": "malformed_json",
@@ -94,7 +102,13 @@ class Source:
         return f"{self.name} {len(self.good)} " + " ".join(words) + " ünï"
 
     def good_text(self, kind: str) -> str:
-        text = self.rng.choice(self.good) if kind == "dup" and self.good else self.text(kind == "good_short")
+        if kind == EMAILS:
+            n = len(self.good)
+            text = " ".join(f"{self.name}x{n}x{self.rng.randrange(10**9)}@example.com" for _ in range(MIN_WORDS))
+        elif kind == "dup" and self.good:
+            text = self.rng.choice(self.good)
+        else:
+            text = self.text(kind == "good_short")
         self.good.append(text)
         return text
 
@@ -109,7 +123,7 @@ class Source:
 
 
 def jsonl_line(src: Source, kind: str) -> bytes:
-    if kind in GOOD or kind in ("good_bom", "good_nan", "good_crlf"):
+    if kind in GOOD or kind in (EMAILS, "good_bom", "good_nan", "good_crlf"):
         record = {"text": src.good_text(kind), "url": f"u{len(src.good)}"}
         line = json.dumps(record, ensure_ascii=False).encode()
         if kind == "good_nan":
@@ -148,7 +162,7 @@ def write_file(src: Source, directory: Path, index: int, kinds: list[str], compr
     elif src.fmt == "text":
         lines = []
         for k in kinds:
-            if k in GOOD or k == "good_crlf":
+            if k in GOOD or k in (EMAILS, "good_crlf"):
                 lines.append(src.good_text(k).encode() + (b"\r" if k == "good_crlf" else b""))
             else:
                 src.reject(k, "text")
@@ -159,7 +173,7 @@ def write_file(src: Source, directory: Path, index: int, kinds: list[str], compr
         texts, scores = [], []
         for k in kinds:
             scores.append(float("nan") if k == "good_nan" else 1.0)
-            if k in GOOD or k == "good_nan":
+            if k in GOOD or k in (EMAILS, "good_nan"):
                 texts.append(src.good_text("good" if k == "good_nan" else k))
             else:
                 src.reject(k, "parquet")
@@ -282,7 +296,7 @@ def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, s
             for j, (compression, picks) in enumerate(files):
                 kinds = [KINDS[fmt][p % len(KINDS[fmt])] for p in picks]
                 if i == 0 and j == 0:
-                    kinds.append("good")  # at least one document in the run
+                    kinds += ["good", EMAILS]  # at least one document in the run, and one a filter empties
                 write_file(src, directory, j, kinds, compression if fmt == "jsonl" else "plain")
                 TRIED["records"] += len(kinds)
             # read through a link to a directory elsewhere; left out and counted: hidden names, a link that loops
@@ -306,12 +320,17 @@ def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, s
             yaml_sources.append(line)
             planted.append(web_src)
         (root / "blocklist.txt").write_text(f"{BLOCKED}\n")
+        bad_words = root / "bad_words.txt"
+        bad_words.write_text("qqqqnotaword\n")
         config = load_config_text(f"""
 output: {root / "run"}
 sources:
 {chr(10).join(yaml_sources)}
 ingest: {{{splits}, max_text_bytes: {MAX_TEXT_BYTES}, domain_blocklist: "{root / "blocklist.txt"}"}}
-filter: [{{name: toy_length, min_words: {MIN_WORDS}}}]
+filter:
+  - {{name: toy_length, min_words: {MIN_WORDS}}}
+  - {{name: pii, email_replacement: ""}}
+  - {{{C4_BAD_WORDS_ONLY}, bad_words_file: "{bad_words}"}}
 tokenizer: {{train: true, vocab_size: 300}}
 tokenize: {{partitions: {shards}}}
 """)
@@ -319,27 +338,65 @@ tokenize: {{partitions: {shards}}}
         run_stages(RunContext(config, spark=spark), log=lambda *_: None)
         TRIED["runs"] += 1
         check_run(root / "run", planted)
+        if not TRIED["bad_words_edits"]:  # a whole run more: once per session is enough for CI's 2 cores
+            rerun_with_edited_bad_words(spark, config, bad_words, root / "run", planted)
+            TRIED["bad_words_edits"] += 1  # after it passed: Hypothesis replaying a failure reruns it too
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"property test: {TRIED['runs']} runs, {TRIED['records']} records tried so far")
 
 
-def check_run(run: Path, planted: list[Source]) -> None:
+C4_BAD_WORDS_ONLY = (  # c4 with every rule off but its bad-words rule (the planted texts are one unpunctuated line)
+    "name: c4, filter_no_terminal_punct: false, min_num_sentences: -1, min_words_per_line: -1, max_word_length: -1"
+)
+
+
+def filter_rule(index: int, text: str, bad_word: str | None = None) -> str | None:
+    """The rule that drops ``text`` of the ``index``-th source (odd ones have no filter), None when it is kept."""
+    if index % 2:
+        return None
+    if len(text.split()) < MIN_WORDS:
+        return "toy_length.too_short"
+    if all(word.endswith("@example.com") for word in text.split()):
+        return "pii.empty"  # every address replaced by "": only spaces are left
+    if bad_word is not None and bad_word in text.split():
+        return "c4.document_removed_with_badwords"
+    return None
+
+
+def kept_by_filters(index: int, text: str, bad_word: str | None = None) -> bool:
+    return filter_rule(index, text, bad_word) is None
+
+
+def rerun_with_edited_bad_words(spark, config, bad_words: Path, run: Path, planted: list[Source]) -> None:
+    """A word of a text the first run kept goes into the bad-words file: the rerun's filter stage is refused (not
+    reused with the old decision), then recomputed with ``--force filter``, and the texts holding the word dropped."""
+    word = next(t.split()[2] for t in planted[0].good if kept_by_filters(0, t))
+    bad_words.write_text(f"qqqqnotaword\n{word}\n")
+    with pytest.raises(PipelineError, match=r"stage 'filter' .*changed.*--force filter"):
+        run_stages(RunContext(config, spark=spark), log=lambda *_: None)
+    run_stages(RunContext(config, spark=spark), force="filter", log=lambda *_: None)
+    TRIED["runs"] += 1
+    check_run(run, planted, bad_word=word)
+
+
+def check_run(run: Path, planted: list[Source], bad_word: str | None = None) -> None:
     """Accounting per source against the planted figures; decoded megatron/ texts against the good texts."""
     manifest = json.loads((run / "manifest.json").read_text())
     hf = tokenizers.Tokenizer.from_file(str(run / "tokenizer" / "tokenizer.json"))
     eod = hf.token_to_id(EOD)
     for i, src in enumerate(planted):
         row = manifest["accounting"][src.name]
-        filtered = [t for t in src.good if len(t.split()) < MIN_WORDS] if i % 2 == 0 else []
-        passed = [t for t in src.good if i % 2 or len(t.split()) >= MIN_WORDS]
+        rules = Counter(r for r in (filter_rule(i, t, bad_word) for t in src.good) if r is not None)
+        passed = [t for t in src.good if kept_by_filters(i, t, bad_word)]
         distinct = set(passed)
         assert row["rejected"] == sum(src.rejects.values()), (src.name, row, src.rejects)
         assert row["documents_read"] == len(src.good) + sum(src.rejects.values()), (src.name, row)
-        assert row["filtered"] == ({"toy_length.too_short": len(filtered)} if filtered else {}), (src.name, row)
+        assert row["filtered"] == dict(rules), (src.name, row)
         assert row["duplicates_removed"] == len(passed) - len(distinct), (src.name, row)
         assert row["survivors"] == len(distinct) == row["written"], (src.name, row)
-        assert row["documents_read"] == row["rejected"] + len(filtered) + row["duplicates_removed"] + row["survivors"]
+        filtered = sum(rules.values())
+        assert row["documents_read"] == row["rejected"] + filtered + row["duplicates_removed"] + row["survivors"]
         assert row["documents_read"] == row["rejected"] + sum(row["removed"].values()) + row["written"]
         ingest = manifest["stages"]["ingest"]["counts"]
         by_reason = ingest["sources"][src.name]["rejects_by_reason"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from pipeline import storage
@@ -181,8 +182,18 @@ def run_stages(
 
 def _check_writable(ctx: RunContext, stages: list[Stage]) -> None:
     """Refuse, before the first stage that runs, a directory it or a later stage must replace but cannot (a
-    read-only stage directory left in the run directory): Spark would stop mid-run with its own error."""
+    read-only stage directory left in the run directory, or a file where one goes): Spark would stop mid-run with
+    its own error."""
     for stage in stages:
+        for name in stage.writes:  # directories, every one
+            path = ctx.path(*layout.parts(name))
+            local = storage.local_path(path) if storage.is_local(path) else None
+            if local is not None and os.path.lexists(local) and not os.path.isdir(local):
+                raise ConfigError(
+                    "output",
+                    f"cannot write to {path!r} (stage '{stage.name}' writes a directory there): it is not a directory; "
+                    "remove it or use another output directory",
+                )
         for name in (*stage.writes, layout.marker(stage.name)):
             path = ctx.path(*layout.parts(name))
             blocked = storage.unwritable(path)
