@@ -19,7 +19,7 @@ from pipeline.tokenizer.bpe import TIKTOKEN_FILE
 from pipeline.tokenizer.files import token_to_str
 from pipeline.tokenizer.patterns import NAMED_PATTERNS
 from pipeline.tokenizer.pretokenize import pretokens
-from tests.oracles import require_oracle
+from tests.oracles import not_applicable, require_oracle
 from tests.tokenizer_kinds import doc_texts
 
 EOT = "<|endoftext|>"
@@ -199,7 +199,7 @@ def test_compiled_encoder_equals_the_python_one_with_the_pattern(trained, texts,
     reference, ``PIPELINE_TOKENIZER_NUMBA=0``) gives the same ids."""
     tok, _ = trained[name]
     if tok._numba is None:
-        pytest.skip("not applicable here: numba is switched off")
+        not_applicable("numba disabled (PIPELINE_TOKENIZER_NUMBA=0)")
     python = tok.python_path()
     assert python._numba is None and tok._numba.split is not None
     docs = texts[1::3]
