@@ -196,6 +196,24 @@ def _cache_put(index, entries, pool_b, pool_i, state, data, start, n, h, k0, k1,
     state[_ENTRIES] = e + 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _emit_cached(entries, pool_i, e, out, pos):
+    """Write the ids of cache entry ``e`` at ``out[pos:]``; the position after them."""
+    k = np.int64(entries[e, 3] >> np.uint64(32))
+    if k <= INLINE_IDS:  # out has room for 4 past any position
+        w = entries[e, 6]
+        out[pos] = np.int32(w & _LOW)
+        out[pos + 1] = np.int32(w >> np.uint64(32))
+        w = entries[e, 7]
+        out[pos + 2] = np.int32(w & _LOW)
+        out[pos + 3] = np.int32(w >> np.uint64(32))
+    else:
+        off = np.int64(entries[e, 5])
+        for i in range(k):
+            out[pos + i] = pool_i[off + i]
+    return pos + k
+
+
 @njit(cache=True, nogil=True)
 def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, index, entries, pool_b, pool_i, state):
     """Token ids of the texts ``data[offsets[d]:offsets[d + 1]]`` and the end of each text's ids.
@@ -235,19 +253,7 @@ def encode_utf8(data, offsets, append_id, classes, byte_ids, pairs, index, entri
                 h, k0, k1 = _word_key(data, start, n)
                 e, s = _cache_find(index, entries, pool_b, data, start, n, h, k0, k1, c_mask)
                 if e >= 0:
-                    k = np.int64(entries[e, 3] >> np.uint64(32))
-                    if k <= INLINE_IDS:  # out has room for 4 past any position
-                        w = entries[e, 6]
-                        out[pos] = np.int32(w & _LOW)
-                        out[pos + 1] = np.int32(w >> np.uint64(32))
-                        w = entries[e, 7]
-                        out[pos + 2] = np.int32(w & _LOW)
-                        out[pos + 3] = np.int32(w >> np.uint64(32))
-                    else:
-                        off = np.int64(entries[e, 5])
-                        for i in range(k):
-                            out[pos + i] = pool_i[off + i]
-                    pos += k
+                    pos = _emit_cached(entries, pool_i, e, out, pos)
                     continue
             if n > scratch:
                 scratch = 2 * n
@@ -311,19 +317,7 @@ def encode_utf8_split(
                 h, k0, k1 = _word_key(data, start, n)
                 e, s = _cache_find(index, entries, pool_b, data, start, n, h, k0, k1, c_mask)
                 if e >= 0:
-                    k = np.int64(entries[e, 3] >> np.uint64(32))
-                    if k <= INLINE_IDS:  # out has room for 4 past any position
-                        w = entries[e, 6]
-                        out[pos] = np.int32(w & _LOW)
-                        out[pos + 1] = np.int32(w >> np.uint64(32))
-                        w = entries[e, 7]
-                        out[pos + 2] = np.int32(w & _LOW)
-                        out[pos + 3] = np.int32(w >> np.uint64(32))
-                    else:
-                        off = np.int64(entries[e, 5])
-                        for i in range(k):
-                            out[pos + i] = pool_i[off + i]
-                    pos += k
+                    pos = _emit_cached(entries, pool_i, e, out, pos)
                     continue
             if n_whole > 0:
                 if not use_cache:
