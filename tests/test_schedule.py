@@ -63,6 +63,7 @@ def test_cli_argv(tmp_path):
         "dedup",
         "--config",
         str(dated),
+        "--if-on",
         "--set",
         'output="runs/2026-11-22"',
         "--set",
@@ -87,6 +88,23 @@ def test_cli_argv(tmp_path):
     ]
     with pytest.raises(ScheduleError, match="output"):
         cli_argv("run", ["--config", str(plain), "--date", "2026-11-22"])
+
+
+def test_a_job_for_a_stage_the_config_turns_off_is_a_no_op(tmp_path, capsys):
+    """A workflow submits every stage's job in order: the job of a stage the config turns off (spans without a
+    ``spans`` section) prints a note and exits 0 before Spark starts, while ``python -m pipeline spans`` says the
+    stage is off and exits 2 (docs/bad_input.md)."""
+    from pipeline.cli.commands import main
+
+    (tmp_path / "x.jsonl").write_text('{"text": "a document"}\n')
+    config = tmp_path / "c.yaml"
+    source = f"  - name: web\n    paths: [{tmp_path}/x.jsonl]\n"
+    config.write_text(f"output: {tmp_path / 'run'}\nsources:\n{source}tokenizer: {{train: true}}\n")
+    assert job_main("spans", ["--config", str(config)]) == 0
+    assert "spans: the spans stage is off in this config" in capsys.readouterr().out
+    assert main(["spans", "--config", str(config)]) == 2
+    assert "the spans stage is off" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # nothing ran, no lock taken
 
 
 def _tree_hashes(root: Path) -> dict[str, str]:

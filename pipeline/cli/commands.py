@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
             help="take over the output's run lock on gs:// or s3:// even if its holder looks alive",
         )
         p.add_argument("--debug", action="store_true", help="print the traceback of an error (or PIPELINE_DEBUG=1)")
+        if name != "run":
+            p.add_argument(
+                "--if-on",
+                action="store_true",
+                help="a stage the config turns off is a note and exit 0, not an error (what jobs/job_<stage>.py pass)",
+            )
         add_log_level(p)
     p = sub.add_parser("inspect", help="counts, token histogram and decoded samples of a dataset prefix")
     p.add_argument("prefix", help="IndexedDataset prefix (without .bin/.idx)")
@@ -167,7 +173,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     started = time.time()
     only = None if args.command == "run" else args.command
     if only is not None:
-        check_stage_on(config, only)
+        try:
+            check_stage_on(config, only)
+        except UsageError as off:
+            if not args.if_on:
+                raise
+            print(f"{only}: {off}", flush=True)
+            return 0
     lock = RunLock(config.output, args.command)
     lock.acquire(break_lock=args.break_lock)
     try:  # released on success and on failure; a killed process's lock is handled by the next run

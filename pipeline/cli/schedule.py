@@ -153,7 +153,8 @@ def cli_argv(command: str, argv: list[str]) -> list[str]:
         )
     else:
         dated = []
-    return [command, "--config", args.config, *dated, *rest]
+    on = ["--if-on"] if command != "run" else []  # a workflow's step for a stage the config turns off: a no-op
+    return [command, "--config", args.config, *on, *dated, *rest]
 
 
 def job_main(command: str, argv: list[str] | None = None) -> int:
