@@ -283,3 +283,12 @@ def test_set_on_an_absent_run_filter_list_says_it_is_not_set(base):
     )
     whole = load_config_text(base, ["sources.web.filter=[{name: c4, min_num_sentences: 2}]"])
     assert whole.sources[0].filter == [{"name": "c4", "min_num_sentences": 2}]
+
+
+def test_a_boolean_where_a_string_is_expected_is_refused_with_the_yaml_hint() -> None:
+    """An unquoted ``no`` is YAML's false: refused, not turned into the string 'False'."""
+    from tests.config_texts import config_text
+
+    with pytest.raises(ConfigError) as caught:
+        load_config_text(config_text("/tmp/in.jsonl") + "tokenizer: {kind: tiktoken, pattern: no}\n")
+    assert caught.value.key == "tokenizer.pattern" and "quote it" in str(caught.value)

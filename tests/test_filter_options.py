@@ -126,3 +126,12 @@ def test_good_options_pass(tmp_path) -> None:
         " {name: c4, min_num_sentences: -1}]\n"
     )
     check_stage_configs(load_config_text(text + good))
+
+
+def test_an_unquoted_norwegian_code_is_named_as_yaml_s_boolean(tmp_path, monkeypatch, capsys) -> None:
+    """YAML 1.1 reads ``no`` (Norwegian's lid.176 code) unquoted as false: the error says to quote it."""
+    assert _run_without_spark(tmp_path, monkeypatch, "[{name: language, languages: [en, no]}]") == 2
+    err = capsys.readouterr().err.strip()
+    assert "config key 'filter.0.languages.1'" in err and "quote it" in err and len(err.splitlines()) == 1
+    text = config_text(write_jsonl(tmp_path))
+    check_stage_configs(load_config_text(text + "filter: [{name: language, languages: [en, 'no']}]\n"))

@@ -17,6 +17,8 @@ from pipeline.config.megatron_tokenizers import megatron_identifiers
 from pipeline.config.schema import PATTERN_NAMES, PipelineConfig
 from pipeline.storage import read_text
 
+YAML_BOOLEAN_HINT = "(YAML reads unquoted no/yes/on/off as a boolean: quote it)"
+
 
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> PipelineConfig:
     """Read a YAML config (local path or fsspec URL), apply ``key.sub=value`` overrides, validate."""
@@ -249,6 +251,8 @@ def _coerce(tp: Any, value: Any, key: str) -> Any:
     if tp in (bool, int, float):
         return coerce_number(tp, value, key)
     if tp is str:
+        if isinstance(value, bool):
+            raise ConfigError(key, f"expected a string, got {value!r} {YAML_BOOLEAN_HINT}")
         if isinstance(value, (dict, list)) or value is None:
             raise ConfigError(key, f"expected a string, got {value!r}")
         return str(value)

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from pipeline.config import ConfigError
+from pipeline.config.load import YAML_BOOLEAN_HINT
 
 
 class OptionError(ConfigError):
@@ -115,7 +116,8 @@ def typed(tp: Any, value: Any, option: str) -> Any:
         return float(value)
     if tp is str:
         if not isinstance(value, str):
-            raise OptionError(option, f"expected a string, got {value!r}")
+            hint = f" {YAML_BOOLEAN_HINT}" if isinstance(value, bool) else ""
+            raise OptionError(option, f"expected a string, got {value!r}{hint}")
         return value
     if origin in (list, tuple) or tp in (list, tuple):
         if not isinstance(value, (list, tuple)):
