@@ -354,6 +354,15 @@ def test_spark_errors_are_reduced_to_their_cause(spark, tmp_path):
     line, code = describe(err.value)
     assert (line, code) == ("source 'a', valid split (documents (10, 10)): the split has no tokens", 1)
 
+    def _refuse_in_task(_rows):  # a config error a task finds (a filter option read on the executor): exit 2
+        from pipeline.config import ConfigError
+
+        raise ConfigError("filter.0.languages", "['xx'] not among the labels")
+
+    with pytest.raises(Exception) as err:
+        spark.sparkContext.parallelize([1], 1).mapPartitions(_refuse_in_task).collect()
+    assert describe(err.value) == ("config key 'filter.0.languages': ['xx'] not among the labels", 2)
+
     table = tmp_path / "table"
     spark.range(3).write.parquet(str(table))
     with _read_only(table), pytest.raises(Exception) as err:

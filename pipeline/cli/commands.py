@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -124,9 +125,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # a pipeline error raised in a Spark task, as its Python traceback's last line inside the driver's Spark error
-WORKER_ERROR = re.compile(r"^pipeline(?:\.\w+)+: (.+)$", re.MULTILINE)
+WORKER_ERROR = re.compile(r"^(pipeline(?:\.\w+)*)\.(\w+): (.+)$", re.MULTILINE)
 # Spark's own error when an overwrite cannot delete the table it replaces (a read-only directory)
 UNCLEARED = re.compile(r"Unable to clear output directory (\S+) prior to writing to it")
+
+
+def _worker_exit_code(module: str, name: str) -> int:
+    """The exit code of the pipeline error class ``module.name`` a task raised (2 for a config or usage error)."""
+    try:
+        raised = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return 1
+    return raised.exit_code if isinstance(raised, type) and issubclass(raised, PipelineError) else 1
 
 
 def describe(exc: BaseException) -> tuple[str, int]:
@@ -139,7 +149,7 @@ def describe(exc: BaseException) -> tuple[str, int]:
     text = str(exc)
     raised = WORKER_ERROR.search(text)
     if raised:
-        return one_line(PipelineError(raised.group(1))), 1
+        return one_line(PipelineError(raised.group(3))), _worker_exit_code(raised.group(1), raised.group(2))
     uncleared = UNCLEARED.search(text)
     if uncleared:
         where = uncleared.group(1).removeprefix("file:")
