@@ -22,10 +22,11 @@ from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
 from pipeline.merge_blend import rehydrate as rehydrate_module
 from pipeline.run.preflight import check_stage_configs
 from pipeline.stage_api import layout
+from tests.megatron_builder import GPT2_IDENTIFIERS, megatron_build
 
 # FineWeb-2's rehydration weights (issue #45): a lower bound of the cluster size -> copies
 FINEWEB2 = {1: 1, 2: 2, 3: 3, 4: 3, 5: 5, 100: 8, 1000: 1}
-TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["/models/gpt2"], "vocab_extra_ids": 0}
+TOKENIZER = GPT2_IDENTIFIERS
 
 
 def fineweb2_copies(size: int, table: dict[int, int] = FINEWEB2) -> int:
@@ -234,35 +235,12 @@ def test_megatron_core_loads_the_rehydrated_blend_from_the_training_caches(rehyd
 
     torch = require_oracle("torch")
     gpt_dataset = require_oracle("megatron.core.datasets.gpt_dataset")
-    builder_mod = require_oracle("megatron.core.datasets.blended_megatron_dataset_builder")
     helpers = require_oracle("megatron.core.datasets.helpers")
-    mcore_utils = require_oracle("megatron.core.datasets.utils")
     run, config, results = rehydrated_run
     counts = results["training-indices"].counts
-    cfg = config.training
-
-    class Tokenizer:
-        unique_identifiers = TOKENIZER
-        vocab_size = 50257
 
     def build(cache: Path):
-        mconfig = gpt_dataset.GPTDatasetConfig(
-            random_seed=cfg.random_seed,
-            sequence_length=cfg.sequence_length,
-            blend=mcore_utils.get_blend_from_list(counts["data_path"].split()),
-            split=cfg.split,
-            path_to_cache=str(cache),
-            tokenizer=Tokenizer(),
-            reset_position_ids=False,
-            reset_attention_mask=False,
-            eod_mask_loss=False,
-            add_extra_token_to_sequence=cfg.add_extra_token_to_sequence,
-            drop_last_partial_validation_sequence=cfg.drop_last_partial_validation_sequence,
-            mid_level_dataset_surplus=cfg.mid_level_dataset_surplus,
-        )
-        return builder_mod.BlendedMegatronDatasetBuilder(
-            gpt_dataset.GPTDataset, cfg.samples, lambda: True, mconfig
-        ).build()
+        return megatron_build(config.training, counts["data_path"], cache, TOKENIZER)
 
     monkeypatch.setattr(torch.distributed, "get_rank", lambda *a: 0)
     reference = tmp_path / "reference"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import filecmp
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -18,15 +17,14 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data
 from pipeline.training_indices.stage import STAGE
+from tests.megatron_builder import GPT2_IDENTIFIERS, megatron_build
 from tests.oracles import require_oracle
 
 torch = require_oracle("torch")
 gpt_dataset = require_oracle("megatron.core.datasets.gpt_dataset")
-builder_mod = require_oracle("megatron.core.datasets.blended_megatron_dataset_builder")
 helpers = require_oracle("megatron.core.datasets.helpers")
-mcore_utils = require_oracle("megatron.core.datasets.utils")
 
-TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["/models/gpt2"], "vocab_extra_ids": 0}
+TOKENIZER = GPT2_IDENTIFIERS
 
 CASES = {
     # name: (documents per source, longest document, config lines)
@@ -73,31 +71,8 @@ def _write_run(run, documents, longest, rng):
     return names
 
 
-class _Tokenizer:
-    """What megatron-core reads of a tokenizer while building indices: its identifiers and vocabulary size."""
-
-    unique_identifiers = TOKENIZER
-    vocab_size = 50257
-
-
 def _megatron_build(config, counts, cache):
-    cfg = config.training
-    mconfig = gpt_dataset.GPTDatasetConfig(
-        random_seed=cfg.random_seed,
-        sequence_length=cfg.sequence_length,
-        blend=mcore_utils.get_blend_from_list(counts["data_path"].split()),
-        split=cfg.split,
-        path_to_cache=str(cache),
-        tokenizer=_Tokenizer(),
-        reset_position_ids=False,
-        reset_attention_mask=False,
-        eod_mask_loss=False,
-        add_extra_token_to_sequence=cfg.add_extra_token_to_sequence,
-        drop_last_partial_validation_sequence=cfg.drop_last_partial_validation_sequence,
-        mid_level_dataset_surplus=cfg.mid_level_dataset_surplus,
-    )
-    builder = builder_mod.BlendedMegatronDatasetBuilder(gpt_dataset.GPTDataset, cfg.samples, lambda: True, mconfig)
-    return builder.build()
+    return megatron_build(config.training, counts["data_path"], cache, TOKENIZER)
 
 
 def _no_building(monkeypatch):
@@ -182,15 +157,9 @@ def test_derived_tokenizer_identifiers_hit_megatron_cores_cache_with_its_own_tok
         "training:\n  sequence_length: 64\n  samples: [50, 10, 5]\n  split: '90,6,4'\n"
     )
     counts = STAGE.run(RunContext(config, spark=spark), {"blend": Data(layout.BLEND, "merge-blend")})
-    tokenizer = megatron_built(kind, str(path))
-
-    class Megatrons:
-        unique_identifiers = tokenizer.unique_identifiers
-        vocab_size = 50257
-
-    monkeypatch.setattr(sys.modules[__name__], "_Tokenizer", Megatrons)
+    identifiers = megatron_built(kind, str(path)).unique_identifiers
     monkeypatch.setattr(torch.distributed, "get_rank", lambda *a: 0)
     with monkeypatch.context() as patched:
         _no_building(patched)
-        loaded = _megatron_build(config, counts, run / layout.MEGATRON_CACHE)
+        loaded = megatron_build(config.training, counts["data_path"], run / layout.MEGATRON_CACHE, identifiers)
     assert all(d is not None and len(d) > 0 for d in loaded)
