@@ -13,20 +13,17 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import zstandard
 
+from bench.harness import ProcessTree
 from pipeline.config import load_config_text
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
@@ -83,38 +80,6 @@ def build(folder: Path, case: str, size: int) -> tuple[str, str]:
     return "parquet", "line"
 
 
-class Sampler:
-    """Peak RSS per kind of process (driver, jvm, python workers) and of their sum, sampled every 0.1 s."""
-
-    def __init__(self) -> None:
-        self.peaks = {"driver": 0, "jvm": 0, "workers": 0, "sum": 0}
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def run(self) -> None:
-        me = psutil.Process(os.getpid())
-        while not self.done.is_set():
-            now = {"driver": me.memory_info().rss, "jvm": 0, "workers": 0}
-            for child in me.children(recursive=True):
-                try:
-                    rss, cmd = child.memory_info().rss, " ".join(child.cmdline())
-                except psutil.Error:
-                    continue
-                now["jvm" if "java" in cmd else "workers"] += rss
-            now["sum"] = sum(now.values())
-            for k, v in now.items():
-                self.peaks[k] = max(self.peaks[k], v)
-            time.sleep(0.1)
-
-    def __enter__(self) -> Sampler:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_) -> None:
-        self.done.set()
-        self.thread.join()
-
-
 def ingest(spark, folder: Path, fmt: str, unit: str, out: Path) -> tuple[dict, dict, object]:
     config = load_config_text(f"""
 output: {out}
@@ -122,9 +87,10 @@ sources: [{{name: s, paths: ["{folder}"], format: {fmt}, text_unit: {unit}}}]
 tokenizer: {{train: true}}
 """)
     ctx = RunContext(config, spark=spark)
-    with Sampler() as sampler:
+    with ProcessTree(interval=0.1) as tree:
         counts = run_stages(ctx, only="ingest", log=lambda *_: None)["ingest"].counts
-    return sampler.peaks, counts["sources"]["s"], ctx.spark
+    peaks = {"driver": tree.peak["root"], "jvm": tree.peak["jvm"], "workers": tree.peak["workers"]}
+    return {**peaks, "sum": tree.peak["total"]}, counts["sources"]["s"], ctx.spark
 
 
 def main() -> None:

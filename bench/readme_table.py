@@ -1,20 +1,12 @@
 """The bench table of docs/benchmarks.md regenerated from one commit: each row's command run, cold beside steady.
 
-Runs the entries of bench/readme_entries.py (one per row of the table) on this checkout, each as its own
-process with this interpreter. A ``cold`` entry runs twice: first with empty caches (``XDG_CACHE_HOME`` a
-fresh directory, so no JVM class-data archive and an empty numba user cache, with the user's other cache
-entries linked into it; ``NUMBA_CACHE_DIR`` a fresh directory), then steady on the caches that run left,
-once the class-data archive it recorded has been built. Per run: the load average before and after, wall
-seconds and the CPU seconds of the command's process tree (as far as it waits for its children), the
-bench's JSON result (``--result``; the row's figures are shown from it, bench/readme_entries.py) and its full
-stdout and stderr under ``--out``. Then prints a markdown table ready for docs/benchmarks.md and writes
-the same as ``table.json`` and ``table.md`` there. Refuses a working tree with uncommitted changes (the figures
-would belong to no commit) unless ``--allow-dirty``.
-
     python -m bench readme_table                      # the default set (about 55-60 min on 2 quiet cores, estimated)
     python -m bench readme_table --quick              # tiny sizes: a smoke check of every row
     python -m bench readme_table --only ingest merge
     python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
+
+
+How it measures: docs/benchmarks.md, Method notes, readme_table.
 """
 
 from __future__ import annotations
@@ -26,13 +18,11 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import psutil
-
+from bench.harness import ProcessTree
 from bench.readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, by_name
 from bench.readme_figures import extract, render, values_of
 
@@ -85,46 +75,6 @@ def wait_for_archive(env: dict[str, str], timeout: float = ARCHIVE_WAIT_SECONDS)
     return "archive built" if list(jvm.glob("classes-*.jsa")) else "no archive"
 
 
-class TreeCpu:
-    """CPU seconds (user + system) of a process and all its descendants, sampled every ``interval`` seconds:
-    a JVM or Python worker nobody waits for is counted too (the last moments of a short-lived one may not)."""
-
-    def __init__(self, pid: int, interval: float = 0.2) -> None:
-        self.pid, self.interval = pid, interval
-        self.seen: dict[int, float] = {}  # CPU seconds per process, as last seen
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _sample(self) -> None:
-        try:
-            root = psutil.Process(self.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return
-        for proc in procs:
-            try:
-                times = proc.cpu_times()
-            except psutil.Error:
-                continue
-            self.seen[proc.pid] = times.user + times.system
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def __enter__(self) -> TreeCpu:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def seconds(self) -> float:
-        """The CPU seconds seen so far, summed over every process of the tree."""
-        return sum(self.seen.values())
-
-
 def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, Any]:
     """Run the bench command ``argv`` (``python -m bench NAME ...``) with its JSON result at ``stem``.json, its stdout
     and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
@@ -134,7 +84,7 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
     started = time.perf_counter()
     with open(f"{stem}.stdout", "wb") as out, open(f"{stem}.stderr", "wb") as err:
         proc = subprocess.Popen(argv, env=env, stdout=out, stderr=err, cwd=REPO)
-        with TreeCpu(proc.pid) as tree:
+        with ProcessTree(proc.pid, interval=0.2) as tree:
             code = proc.wait()
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -142,7 +92,7 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
     return {
         "exit": code,
         "wall_s": round(wall, 1),
-        "cpu_s": round(max(waited, tree.seconds()), 1),  # the command's own exit is only in ``waited``
+        "cpu_s": round(max(waited, tree.cpu()), 1),  # the command's own exit is only in ``waited``
         "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "stdout": f"{stem.name}.stdout",
         "result": f"{stem.name}.json",
