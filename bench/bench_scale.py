@@ -26,6 +26,7 @@ import yaml
 
 from bench.harness import ProcessTree, commit, write_result
 from bench.standalone import SPARK_BIN, Cluster
+from bench.vs_corpus import shard_paths
 from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,14 +72,6 @@ class TreeMemory(ProcessTree):
         }
 
 
-def shards(corpus: Path) -> list[Path]:
-    """The corpus's JSONL files in name order (a file is its own one shard)."""
-    found = [corpus] if corpus.is_file() else sorted(p for p in corpus.iterdir() if p.name.endswith(".jsonl"))
-    if not found:
-        raise SystemExit(f"error: --corpus: no .jsonl file in {corpus}")
-    return found
-
-
 def _source_of(line: bytes) -> str:
     """The record's ``source`` as a pipeline source name (read from the line's start, as the corpus writes it)."""
     head = b'{"source": "'
@@ -95,7 +88,7 @@ def prefix(corpus: Path, nbytes: int, into: Path) -> tuple[int, dict[str, int]]:
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
     taken, per_source = 0, Counter[str]()
-    for shard in shards(corpus):
+    for shard in shard_paths(corpus):
         outs: dict[str, BinaryIO] = {}
         try:
             with shard.open("rb") as src:
