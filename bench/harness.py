@@ -183,14 +183,6 @@ def module_at(rev: str, path: str) -> ModuleType:
     return module
 
 
-def baseline_function(rev: str, path: str, name: str) -> Any:
-    """Attribute ``name`` of :func:`module_at` ``(rev, path)``, or a :class:`BaselineError` naming what is missing."""
-    found = getattr(module_at(rev, path), name, None)
-    if found is None:
-        raise BaselineError(f"--baseline-rev: {path} at {rev} has no {name}")
-    return found
-
-
 def commit() -> str:
     """HEAD's commit of the repository, ``-dirty`` appended when the tree has uncommitted changes."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
