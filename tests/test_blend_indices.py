@@ -82,7 +82,7 @@ def _on_both_backends(seed: int = 7) -> tuple[list, list]:
     return runs[True], runs[False]
 
 
-def test_python_fallback_equals_compiled():
+def test_lanes_equal_the_compiled_twin():
     compiled, fallback = _on_both_backends()
     for (a, b), (c, d) in zip(compiled, fallback, strict=True):
         np.testing.assert_array_equal(a, c)
