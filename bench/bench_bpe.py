@@ -2,15 +2,7 @@
 
     python -m bench bpe [--mb 20] [--encode-mb 5] [--encode-only] [--fixtures ../shared/fixtures]
 
-Prints, in one run:
-1. training time on corpus.en at vocab 500 (best of 3; target < 0.5 s);
-2. training on a generated ~N MB corpus at vocab 10,000: ours vs HF ``tokenizers`` BpeTrainer;
-3. encoding throughput (CPU time, one thread) of ours vs the installed tiktoken (use the latest:
-   ``pip index versions tiktoken``) and HF ``tokenizers`` with GPT-2's vocabulary, as ratios: each
-   fixture text repeated ``--times``, a Python source corpus (installed packages, ``--code-mb``),
-   generated text and bench/corpus.py prose; warm and cold pre-token cache (ids equal to tiktoken's
-   asserted, HF's reported; target >= 1.0x tiktoken);
-4. ``encode_iterable`` peak traced memory above baseline on a 5 MB file (target < 1 MB) and rate.
+How it measures: docs/benchmarks.md, Method notes, bpe.
 """
 
 from __future__ import annotations
@@ -28,7 +20,7 @@ from pathlib import Path
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread, like the others
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from bench.harness import write_result
+from bench.harness import best_of, write_result
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer
 from pipeline.tokenizer.files import str_to_token
 
@@ -70,20 +62,11 @@ def make_corpus(path: Path, fixtures: Path, megabytes: float, seed: int = 0) -> 
             written += len(doc.encode("utf-8"))
 
 
-def best_of(n: int, fn) -> float:
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 FIGURES: dict[str, tuple[float, str]] = {}  # the result's figures, filled by each part as it runs
 
 
 def bench_small(fixtures: Path) -> None:
-    t = best_of(3, lambda: BPETokenizer.train(fixtures / "corpus.en", 500, [EOT]))
+    t, _ = best_of(lambda: BPETokenizer.train(fixtures / "corpus.en", 500, [EOT]), 3, time.perf_counter)
     FIGURES["train corpus.en"] = (t, "s")
     print(
         f"[1] train corpus.en ({(fixtures / 'corpus.en').stat().st_size / 1e3:.0f} kB) vocab 500: "
@@ -130,16 +113,6 @@ def gpt2_pair(fixtures: Path):
         name="gpt2-offline", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={EOT: 50256}
     )
     return tok, enc
-
-
-def cpu_best_of(n: int, fn) -> float:
-    """Best CPU time of this process over ``n`` calls (robust to other load on a shared machine)."""
-    times = []
-    for _ in range(n):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return min(times)
 
 
 def code_corpus(megabytes: float) -> str:
@@ -197,10 +170,10 @@ def bench_encode_table(fixtures: Path, corpora: dict[str, str], repeat: int) -> 
             tok._cache.clear()
             tok.encode(text, split_special=False)
 
-        t_cold = cpu_best_of(repeat, cold)
-        t_warm = cpu_best_of(repeat, lambda: tok.encode(text, split_special=False))  # noqa: B023
-        t_tik = cpu_best_of(repeat, lambda: enc.encode_ordinary(text))  # noqa: B023
-        t_hf = cpu_best_of(min(repeat, 2), lambda: hf.encode(text, add_special_tokens=False))  # noqa: B023
+        t_cold = best_of(cold, repeat)[0]
+        t_warm = best_of(lambda: tok.encode(text, split_special=False), repeat)[0]  # noqa: B023
+        t_tik = best_of(lambda: enc.encode_ordinary(text), repeat)[0]  # noqa: B023
+        t_hf = best_of(lambda: hf.encode(text, add_special_tokens=False), min(repeat, 2))[0]  # noqa: B023
         FIGURES[f"{label} warm/tiktoken"] = (t_tik / t_warm, "x")
         FIGURES[f"{label} cold/tiktoken"] = (t_tik / t_cold, "x")
         print(
@@ -228,9 +201,9 @@ def bench_memory(fixtures: Path, path: Path) -> None:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         results.append(f"{label} {(peak - base) / 1e6:.2f} MB")
-    t_stream = cpu_best_of(2, stream)
+    t_stream = best_of(stream, 2)[0]
     with open(path, encoding="utf-8") as f:
-        t_tik = cpu_best_of(1, lambda: sum(1 for _ in enc.encode(f.read(), allowed_special="all")))
+        t_tik = best_of(lambda: sum(1 for _ in enc.encode(f.read(), allowed_special="all")))[0]
     with open(path, encoding="utf-8") as f:
         assert list(tok.encode_iterable(f)) == tok.encode(path.read_text(encoding="utf-8"))
     print(

@@ -2,18 +2,7 @@
 
 Run: ``python -m bench dedup_features [--mb 20] [--repeat 3]``.
 
-The text is ``bench/corpus.py``'s (real prose, near-duplicates), cut into Arrow batches of 10,000 documents
-as the Spark step gets them. Two tables, each with the old path and the new one side by side:
-
-* SHA-1 of every word 5-gram window of the corpus (what ``sha1_windows`` hashes): the previous scalar
-  kernel (pipeline/dedup/sha1_numba.py at ``--baseline-rev``, default 31bc121, before #16), the new scalar
-  kernel alone, and the multi-buffer lanes;
-* ``doc_features`` (P=256, K=5, SHA-1, the defaults): the previous two passes (``token_counts``, then
-  ``shingle_hashes`` of the eligible texts with the previous kernel) against the one-pass step.
-
-Outputs are asserted identical. Times are this process's CPU time, best of ``--repeat``, after a first
-call that compiles or loads the kernels; the compilation itself (once per machine and numba cache) is
-timed apart, in fresh processes.
+How it measures: docs/benchmarks.md, Method notes, dedup_features.
 """
 
 from __future__ import annotations
@@ -29,7 +18,7 @@ import pyarrow as pa
 from numba import njit
 
 from bench.corpus import documents
-from bench.harness import BaselineError, best_cpu_seconds, child_env, module_at, write_result
+from bench.harness import BaselineError, best_of, child_env, module_at, write_result
 from pipeline.dedup import batches as B
 from pipeline.dedup import sha1_numba
 from pipeline.dedup.bands import band_keys
@@ -167,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     figures: dict[str, tuple[float, str]] = {}
     for label, fn in runs.items():
         fn()  # compile or load from the cache
-        t, got = best_cpu_seconds(fn, args.repeat)
+        t, got = best_of(fn, args.repeat)
         ref = got if ref is None else ref
         if not np.array_equal(got, ref):
             raise SystemExit(f"{label}: hashes differ from the previous kernel")
@@ -183,8 +172,8 @@ def main(argv: list[str] | None = None) -> None:
 
     list(_prev_features(batches[:1], p))
     list(B.doc_features(iter(batches[:1]), p, MIN_TOKENS))
-    t_old, old = best_cpu_seconds(lambda: list(_prev_features(batches, p)), args.repeat)
-    t_new, new = best_cpu_seconds(lambda: list(B.doc_features(iter(batches), p, MIN_TOKENS)), args.repeat)
+    t_old, old = best_of(lambda: list(_prev_features(batches, p)), args.repeat)
+    t_new, new = best_of(lambda: list(B.doc_features(iter(batches), p, MIN_TOKENS)), args.repeat)
     if [k.to_pylist() for k in old] != [b.column("keys").to_pylist() for b in new]:
         raise SystemExit("doc_features: band keys differ from the previous computation")
     print("\ndoc_features (band keys identical)")

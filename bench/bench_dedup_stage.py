@@ -11,7 +11,7 @@ import json
 import shutil
 import time
 
-from bench.harness import DATA, PeakMemory, config_text, corpus, session, write_result
+from bench.harness import DATA, ProcessTree, config_text, corpus, session, write_result
 from pipeline.config import load_config_text
 from pipeline.dedup import minhash_signatures
 from pipeline.run.runner import run_stages
@@ -62,7 +62,7 @@ def main() -> None:
     spark = session()
     ctx = RunContext(load_config_text(config_text(raw, out), args.overrides), spark=spark)
     run_stages(ctx, only="ingest", log=lambda *_: None)
-    with PeakMemory() as peak:
+    with ProcessTree() as peak:
         started = time.time()
         counts = run_stages(ctx, only="dedup", log=lambda *_: None)["dedup"].counts
         seconds = time.time() - started
@@ -77,13 +77,13 @@ def main() -> None:
     print(f"dedup stage on local[2]: {seconds:.1f} s = {text_mb / seconds:.2f} MB/s (target >= 4)")
     print("seconds per step:", report["seconds"])
     print("verification:", check)
-    print(f"peak driver memory: python {peak.python / 2**20:.0f} MiB, JVM {peak.jvm / 2**20:.0f} MiB")
+    print(f"peak driver memory: python {peak.peak['root'] / 2**20:.0f} MiB, JVM {peak.peak['jvm'] / 2**20:.0f} MiB")
     print(
         f"baseline, signatures in one process: {single:.1f} MB/s; stage (2 cores) / kernel (1 core): "
         f"{text_mb / seconds / single:.2f}"
     )
     figures = {"stage": (text_mb / seconds, "MB/s"), "stage seconds": (seconds, "s"), "kernel": (single, "MB/s")}
-    peaks = {"peak python": (peak.python / 2**20, "MiB"), "peak JVM": (peak.jvm / 2**20, "MiB")}
+    peaks = {"peak python": (peak.peak["root"] / 2**20, "MiB"), "peak JVM": (peak.peak["jvm"] / 2**20, "MiB")}
     write_result("dedup_stage", args, {**figures, **peaks})
     spark.stop()
 

@@ -3,35 +3,7 @@
     python -m bench filter                 # 100 MB of real documents (bench/real_corpus.py)
     python -m bench filter --mb 10 --only language pii
 
-Corpus: bench/real_corpus.py (translation catalogues in dozens of languages, Debian copyright files, changelogs
-and HTML docs, site-packages sources, the shared fixtures), built once and cached.
-
-Per filter, both sides run in this process pinned to one CPU, over inputs prepared beforehand (datatrove's
-``Document`` objects, our Arrow batches of ``--batch-rows`` documents); the decisions are checked identical (and
-the rewritten text for PII and C4), then MB of text per CPU second (best of ``--repeat`` rounds) is printed for
-both with the ratio:
-
-* ``language``: fastText's own Python ``predict(text with newlines as spaces, k=-1)`` per document on lid.176.ftz
-  (what datatrove's LanguageFilter calls) with datatrove's decision for ``languages=[en]``, ``min_score 0.65``;
-  ours ``LanguageFilter`` (our predictor, pipeline/fasttext/predict.py, through its compiled kernel
-  fasttext/predict_numba.py, loaded before the timing like the model): same label, score within 1e-6, same keep; the
-  kernel keeps nothing between calls but the dictionary words' rows (it hashes every other word's n-grams, as
-  fastText does); the label mismatches and the largest score difference are printed;
-* ``pii``: datatrove 0.10.1's ``PIIFormatter.format`` with its replacement cycles restarted per document (what a
-  fresh formatter per document gives); ours ``PIIFilter``: same text;
-* ``gopher_repetition``, ``gopher_quality``, ``c4``, ``fineweb``: datatrove's ``GopherRepetitionFilter``,
-  ``GopherQualityFilter``, ``C4QualityFilter``, ``FineWebQualityFilter`` with their defaults against ours in
-  ``pipeline/filter/<name>.py``; "not built" while that module is absent. The FILTER numba switch is forced on
-  and the kernels loaded before the timing, as for language (a worker takes its first 2 MB per kernel through
-  the Python path, and language ID, first in the default configs, has imported numba by then).
-
-* ``url``: datatrove 0.10.1's ``URLFilter.filter`` (lists loaded beforehand, tldextract's bundled suffix list)
-  vs ``URLFilter.apply`` over batches whose ``meta`` JSON holds the URL (parsed inside the timing): the links of
-  /usr/share/doc's HTML pages and planted blocked ones, each repeated with a distinct query string (hosts repeat,
-  URLs do not); the same decision and reason on every URL checked. Figures per URL, not per MB.
-
-Goals (issue 29): the rule filters and PII >= 10x datatrove per core; language ID >= 1x fastText's predict;
-(issue 49) url >= 10x datatrove per core.
+How it measures: docs/benchmarks.md, Method notes, filter.
 """
 
 from __future__ import annotations
@@ -40,7 +12,6 @@ import argparse
 import importlib
 import os
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from bench.harness import write_result
+from bench.harness import best_of, write_result
 from bench.real_corpus import build, read
 
 LANGUAGES, MIN_SCORE = ["en"], 0.65
@@ -78,12 +49,7 @@ REPEAT = [2]  # rounds per side (--repeat); the best is kept: a first round also
 
 
 def _timed(run: Callable[[], Any]) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(REPEAT[0]):
-        start = time.process_time()
-        out = run()
-        best = min(best, time.process_time() - start)
-    return best, out
+    return best_of(run, REPEAT[0])
 
 
 def _batches(texts: list[str], rows: int) -> list[pa.RecordBatch]:

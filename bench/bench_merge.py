@@ -4,10 +4,7 @@
     python -m bench merge --total-mb 50     # smaller
     python -m bench merge --shards 1024 --total-mb 2000 --dir /mnt/disk
 
-Prints merge throughput, ``shutil.copyfile`` throughput of one file of the same total bytes (best
-of a copy before and one after the merge), their ratio (target >= 0.5), and the merge's peak
-memory: tracemalloc peak of Python/numpy allocations, and peak RSS growth (``VmHWM``, reset
-before the merge on Linux).
+How it measures: docs/benchmarks.md, Method notes, merge.
 """
 
 from __future__ import annotations

@@ -2,14 +2,7 @@
 
 Run: ``python -m bench minhash [--mb 2] [--num-perm 256] [--scheme affine32]``.
 
-Documents are built from real English sentences (``../shared/fixtures/corpus.en`` when present,
-else a bundled-free synthetic Zipf vocabulary) sampled at random until each reaches the target size.
-All three paths start from the same raw texts and include shingling; datasketch is fed our shingles
-(identical bytes) through one reused permutation array and ``update_batch`` per document.
-The SHA-1 outputs are asserted identical to datasketch's. Single process; times are this
-process's CPU time (best of --repeat), i.e. per-core cost, robust to other load on the machine.
-The numba kernels are JIT-compiled (or loaded from the on-disk cache) by a first call whose time is
-printed once and kept out of the steady-state figures; ``--no-numba`` times the pure-numpy paths.
+How it measures: docs/benchmarks.md, Method notes, minhash.
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 from datasketch import MinHash
 
-from bench.harness import REPO, best_cpu_seconds, write_result
+from bench.harness import REPO, best_of, write_result
 from pipeline.dedup import minhash_signatures, shingles
 from pipeline.numba_backend import DEDUP
 
@@ -83,11 +76,11 @@ def run(label: str, texts: list[str], args: argparse.Namespace) -> dict[str, tup
     datasketch_signatures(warm, args.num_perm, 1, args.scheme)
     for h in ("sha1", "xxhash"):
         minhash_signatures(warm, hash=h, **kw)
-    t_ds, ref = best_cpu_seconds(lambda: datasketch_signatures(texts, args.num_perm, 1, args.scheme), args.repeat)
-    t_sha, ours = best_cpu_seconds(lambda: _batched(texts, args.batch, hash="sha1", **kw), args.repeat)
+    t_ds, ref = best_of(lambda: datasketch_signatures(texts, args.num_perm, 1, args.scheme), args.repeat)
+    t_sha, ours = best_of(lambda: _batched(texts, args.batch, hash="sha1", **kw), args.repeat)
     if not np.array_equal(ours, ref):
         raise SystemExit(f"{label}: SHA-1 signatures differ from datasketch")
-    t_xx, _ = best_cpu_seconds(lambda: _batched(texts, args.batch, hash="xxhash", **kw), args.repeat)
+    t_xx, _ = best_of(lambda: _batched(texts, args.batch, hash="xxhash", **kw), args.repeat)
     mean_len = mb * 1e6 / len(texts)
     print(
         f"\n{label}: {len(texts)} docs, mean {mean_len:,.0f} bytes, {mb:.2f} MB, P={args.num_perm}, "

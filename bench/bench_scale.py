@@ -1,18 +1,9 @@
 """Seconds per GB per stage of the whole pipeline on a Spark standalone cluster, from 1 to 10 GB (issue #32, 2).
 
-A master and two workers on 127.0.0.1 (1 core each, one executor of at most 2 GB per worker, the driver
-2 GB) run every stage (ingest, conf/dataproc.yaml's filters, dedup with a fresh cross-run index, BPE
-training, tokenize, merge-blend, training indices) over a prefix of ``--sizes`` GB (10^9 bytes of JSONL, whole
-lines) of ``--corpus`` (a directory of JSONL shards ``{"source", "path", "text"}``, or one file). Each run is
-submitted as a user submits one: ``deploy/build_artifacts.sh --zip-only``, then ``spark-submit --py-files
-pretrain_pipeline.zip jobs/job_pipeline.py --config ...`` (what deploy/dataproc and deploy/emr do too),
-the job's Python from this interpreter. Per size: seconds per stage (report.json's timeline), seconds per GB,
-the ratio of each size's s/GB to the first size's (goal: within 20 %), and the peak RSS of the driver and of
-each executor (JVM + its Python processes, bench/tree_memory.py). The run's output is removed after it is
-measured; ``--json`` keeps the figures (docs/scaling.md's table).
-
-Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \
+Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \\
          --json bench-scale.json
+
+How it measures: docs/benchmarks.md, Method notes, scale.
 """
 
 from __future__ import annotations
@@ -33,9 +24,9 @@ from typing import Any, BinaryIO
 import psutil
 import yaml
 
-from bench.harness import commit, write_result
+from bench.harness import ProcessTree, commit, write_result
 from bench.standalone import SPARK_BIN, Cluster
-from bench.tree_memory import TreeMemory
+from bench.vs_corpus import shard_paths
 from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,12 +37,39 @@ SEQUENCE_LENGTH = 2048
 TRAINING_TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["run/tokenizer"], "vocab_extra_ids": 0}
 
 
-def shards(corpus: Path) -> list[Path]:
-    """The corpus's JSONL files in name order (a file is its own one shard)."""
-    found = [corpus] if corpus.is_file() else sorted(p for p in corpus.iterdir() if p.name.endswith(".jsonl"))
-    if not found:
-        raise SystemExit(f"error: --corpus: no .jsonl file in {corpus}")
-    return found
+EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
+
+
+class TreeMemory(ProcessTree):
+    """The tree under ``driver_pid`` and each executor JVM's tree (found by its main class; only those started by
+    the ``workers`` pids when given, leaving out another application's), sampled every ``interval`` seconds, with
+    the 1-minute load average. A tree's RSS is its processes' sum at one instant (forked Python workers share
+    pages with their daemon: the upper bound a container limit would see)."""
+
+    def __init__(self, driver_pid: int, workers: set[int] | None = None, interval: float = 0.5) -> None:
+        super().__init__(driver_pid, interval)
+        self.workers = workers
+        self.executors: dict[int, ProcessTree] = {}
+        self.loads: list[float] = []
+
+    def sample(self) -> None:
+        super().sample()
+        for proc in psutil.process_iter(["name", "cmdline"]):
+            if "java" in (proc.info.get("name") or "") and EXECUTOR_CLASS in (proc.info.get("cmdline") or []):
+                if self.workers is None or proc.ppid() in self.workers:
+                    self.executors.setdefault(proc.pid, ProcessTree(proc.pid)).sample()
+        self.loads.append(os.getloadavg()[0])
+
+    def report(self) -> dict:
+        """Peaks in MiB (the driver's, each executor's in order of first sight), CPU seconds, the mean load."""
+        keys = ("jvm", "python", "total")
+        return {
+            "driver_cpu_s": round(self.cpu(), 1),
+            "executors_cpu_s": round(sum(tree.cpu() for tree in self.executors.values()), 1),
+            "driver_mib": self.mib(*keys),
+            "executors_mib": [tree.mib(*keys) for tree in self.executors.values()],
+            "load_mean": round(sum(self.loads) / len(self.loads), 2) if self.loads else None,
+        }
 
 
 def _source_of(line: bytes) -> str:
@@ -70,7 +88,7 @@ def prefix(corpus: Path, nbytes: int, into: Path) -> tuple[int, dict[str, int]]:
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
     taken, per_source = 0, Counter[str]()
-    for shard in shards(corpus):
+    for shard in shard_paths(corpus):
         outs: dict[str, BinaryIO] = {}
         try:
             with shard.open("rb") as src:

@@ -3,11 +3,7 @@ suffix-array oracle's time beside it on the same documents, and the two results 
 
 Run: ``python bench/bench_spans.py [--mb 50] [--k 50] [--master local[2]] [--no-oracle]``.
 
-Documents are Python's documentation sources (reStructuredText: real prose with repeated boilerplate),
-repeated with a changed doc_id until the size is reached, so a tenth or more of the bytes repeat. The
-stage's time is wall-clock seconds of ``run_spans`` on a local SparkSession (the input table already
-written), divided by the cores Spark used: MB/s per core. The oracle (pydivsufsort's suffix and LCP arrays
-over the whole corpus, tests/spans_oracle.py) runs in this process: its CPU seconds and peak RSS.
+How it measures: docs/benchmarks.md, Method notes, spans.
 """
 
 from __future__ import annotations

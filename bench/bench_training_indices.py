@@ -1,21 +1,9 @@
 """Benchmark: the training-indices files, ours vs megatron-core 0.16.1's BlendedMegatronDatasetBuilder.
 
 Usage: python -m bench training_indices [--tokens 1e9] [--sources 5] [--seq-length 4096]
-    [--epochs 1.3] [--repeat 5] [--breakdown] [--workdir DIR]
+    [--epochs 1.3] [--repeat 5] [--workdir DIR]
 
-Synthesises ``--sources`` merged datasets of ``--tokens`` tokens in all (log-normal document lengths,
-median ~600 tokens; the ``.idx`` files only, the ``.bin`` files sparse), with a blend asking about
-``--epochs`` passes over the data. Each side runs in its own fresh process pinned to one core
-(``taskset``-like ``os.sched_setaffinity``): ours runs the stage's task functions (every (source, split)
-GPTDataset, then every blend) one after the other, megatron-core its builder with one thread (imports
-are outside the timing; ours includes loading its numba kernel from the cache). Prints
-wall seconds of a first build in a fresh process and of a second one in the same process (a reused
-Spark worker), wall and CPU seconds (CPU time is steadier on a shared machine), peak RSS (of the
-first), the ratios ours / megatron-core, and checks that the two
-cache directories hold the same files, byte for byte. With ``--repeat N`` the two sides run N times,
-alternating, each into empty cache directories (megatron-core would load, not build, files already
-there); the medians make the ratios and the spread (min..max) is printed beside them. ``--breakdown`` also
-times each side's steps (bench/training_indices_breakdown.py) and prints their medians, both builds.
+How it measures: docs/benchmarks.md, Method notes, training_indices.
 """
 
 from __future__ import annotations
@@ -35,10 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness import child_command, child_env, write_result
-from bench.training_indices_breakdown import instrument, table
 
 REPO = Path(__file__).resolve().parents[1]
-BREAKDOWN_VAR = "BENCH_TRAINING_INDICES_BREAKDOWN"
 TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["/models/bench"]}
 
 
@@ -146,19 +132,13 @@ def child(side: str, spec_file: str, cache: str) -> None:
     else:
         import megatron.core.datasets.blended_megatron_dataset_builder  # noqa: F401
     run = run_ours if side == "ours" else run_megatron
-    timers = instrument(side) if os.environ.get(BREAKDOWN_VAR) else None
     started, cpu = time.perf_counter(), time.process_time()
     run(spec, cache)
     seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
-    steps = {"fresh": timers.close(seconds, cpu_seconds)} if timers else {}
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if timers:
-        timers.reset()
     started, cpu = time.perf_counter(), time.process_time()
     run(spec, cache + "-again")  # the same process again (a reused Spark worker): compiled code loaded
     again, cpu_again = time.perf_counter() - started, time.process_time() - cpu
-    if timers:
-        steps["again"] = timers.close(again, cpu_again)
     print(
         json.dumps(
             {
@@ -168,14 +148,13 @@ def child(side: str, spec_file: str, cache: str) -> None:
                 "cpu": cpu_seconds,
                 "cpu_again": cpu_again,
                 "peak_mb": peak,
-                "steps": steps,
             }
         )
     )
 
 
-def measure(side: str, spec_file: Path, cache: Path, breakdown: bool) -> dict:
-    env = {**child_env(), BREAKDOWN_VAR: "1" if breakdown else ""}
+def measure(side: str, spec_file: Path, cache: Path) -> dict:
+    env = child_env()
     for d in (cache, Path(f"{cache}-again")):
         shutil.rmtree(d, ignore_errors=True)  # megatron-core loads files it finds instead of building them
     out = subprocess.run(
@@ -197,13 +176,6 @@ def same_files(a: Path, b: Path) -> tuple[int, list[str]]:
     return len(files), mismatch + errors
 
 
-def median_steps(runs: list[dict[str, list[float]]], wall: list[float], cpu: list[float]) -> dict[str, list[float]]:
-    """The median wall and CPU seconds of each step over ``runs``, and of the whole builds (``total``)."""
-    rows = {step: [statistics.median(r[step][i] for r in runs) for i in (0, 1)] for step in runs[0]}
-    rows["total"] = [statistics.median(wall), statistics.median(cpu)]
-    return rows
-
-
 def spread(values: list[float]) -> str:
     return f"{statistics.median(values):6.3f} s ({min(values):.3f}..{max(values):.3f})"
 
@@ -216,7 +188,6 @@ def main() -> None:
     parser.add_argument("--epochs", type=float, default=1.3, help="train samples = tokens * epochs / seq-length")
     parser.add_argument("--repeat", type=int, default=5, help="fresh processes per side (medians are compared)")
     parser.add_argument("--workdir", type=Path, default=None)
-    parser.add_argument("--breakdown", action="store_true", help="time each step too (median ms per step)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -233,7 +204,7 @@ def main() -> None:
     count = 0
     for _ in range(args.repeat):
         for side in runs:  # alternating, so that both sides see the same load on a shared machine
-            runs[side].append(measure(side, spec_file, work / f"{side}_cache", args.breakdown))
+            runs[side].append(measure(side, spec_file, work / f"{side}_cache"))
         for suffix in ("", "-again"):
             count, bad = same_files(work / f"megatron_cache{suffix}", work / f"ours_cache{suffix}")
             differ += bad
@@ -247,14 +218,6 @@ def main() -> None:
                 f"{'':>11}{label}: first build in a fresh process {spread([r[fresh] for r in rs])}, "
                 f"again {spread([r[again] for r in rs])}"
             )
-    if args.breakdown:
-        for build, key, cpu in (("fresh", "seconds", "cpu"), ("again", "again", "cpu_again")):
-            rows = {
-                side: median_steps([r["steps"][build] for r in rs], [r[key] for r in rs], [r[cpu] for r in rs])
-                for side, rs in runs.items()
-            }
-            print(f"per step, {build} build (median ms; megatron-core writes its descriptions inside 'other'):")
-            print(table(rows))
     ours, theirs = medians["ours"], medians["megatron"]
     same = not differ
     print(

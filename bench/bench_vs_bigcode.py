@@ -1,41 +1,12 @@
 """Ingest + dedup here vs the BigCode / text-dedup MinHash Spark script, same corpus, P, T, K and Spark.
 
-Both run as separate processes on the same master (default ``local[2]``) with the same shuffle
-partitions, timed from process start to exit (JVM start-up included for both). The peer script is run
-from ``../shared/peers/`` (see its README), never copied; without it this benchmark says so and stops.
-
     python -m bench vs_bigcode --mb 200          # corpus from bench/corpus.py, cached under DATA
     python -m bench vs_bigcode --corpus /tmp/pipeline-bench/real-corpus-200mb.jsonl --mb 200
     python -m bench vs_bigcode --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
     python -m bench vs_bigcode --mb 1000 --driver-memory 8g
     python -m bench vs_bigcode --mb 200 --peer-jit-as-ours   # the peer's JVM also C1 only
 
-Ours runs as a user's local run does: C1-only JIT and the JVM class-data archive, which is built after the
-first run on a machine and mapped by later runs (docs/running.md, Locally); the last lines say which happened.
-
-``--corpus`` is ``synthetic`` (bench/corpus.py) or a JSONL file / directory of JSONL shards
-(``{"source", "path", "text"}`` per line), cut to its first ``--mb`` MB of text (bench/vs_corpus.py); both
-sides read the same documents, ours as JSONL, the peer as Parquet.
-
-Prints both times, the ratio, both survivor counts, our seconds per dedup step (and the features step's
-MB/s) and the peak memory of each driver (Python and JVM, sampled). Then, untimed, the precision of each
-side's removals against exact Jaccard (bench/dedup_precision.py, brute force over Python sets, our shingle
-definition for both sides: the peer splits on single ``\\W`` characters and keeps the empty tokens, so its
-own shingles differ slightly), on ``--sample`` removed documents of each side drawn with ``--seed``:
-
-- ours: the pair is the removed document and the partner of its verified edge with the highest recorded
-  Jaccard (``dedup/edges/``), or, for an exact copy (no edge), a member of its cluster with the same text
-  (``dedup/components/``); also printed: the share whose Jaccard with their cluster's survivor reaches T;
-- the peer writes only its survivors, so its pair is the removed document and the most similar other
-  document of the corpus (found over every document sharing a shingle with it); the same best-match
-  precision is printed for ours, like for like;
-- and the documents removed by one side but kept by the other (counts, which include clusters where the sides
-  kept different members), and, per cluster of ours, how many members the peer kept.
-
-``--precision-only`` runs nothing and prints these lines again from the last run's outputs. ``--ours-only`` runs
-only our side (its time, CPU seconds and steps; no ratio, no precision). ``--work`` is where both sides write
-(default DATA/vs-bigcode), so two checkouts can bench at once; ``--event-log DIR`` has our side write a Spark
-event log there, which ``bench/spark_jobs.py`` lists job by job.
+How it measures: docs/benchmarks.md, Method notes, vs_bigcode.
 """
 
 from __future__ import annotations
@@ -46,16 +17,14 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections import defaultdict
 from pathlib import Path
 
-import psutil
 import pyarrow.parquet as pq
 
 from bench.dedup_precision import sample, scan
-from bench.harness import DATA, child_command, child_env, corpus, write_result
+from bench.harness import DATA, ProcessTree, child_command, child_env, corpus, write_result
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 from pipeline.spark.class_archive import archive_path, is_complete
 from pipeline.spark.session import LOCAL_JIT, check_java
@@ -65,57 +34,12 @@ PEERS = REPO.parent / "shared" / "peers"
 PEER_SCRIPT = "text_dedup_minhash_spark_6bb8e89.py"
 
 
-class TreePeakMemory:
-    """Peak RSS of a child process tree, split into its Python processes and its JVM, sampled every 50 ms; and the
-    CPU seconds (user + system) each kind used, from the last sample of each process (a process living less than
-    50 ms is missed), a figure a loaded machine distorts less than wall time."""
-
-    def __init__(self, proc: subprocess.Popen) -> None:
-        self.python = 0
-        self.jvm = 0
-        self._cpu: dict[int, tuple[bool, float]] = {}  # pid -> (is a JVM, CPU seconds so far)
-        self._root = psutil.Process(proc.pid)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def cpu(self, jvm: bool) -> float:
-        """CPU seconds of the tree's JVM processes (``jvm``) or of the others (Python)."""
-        return sum(used for is_jvm, used in self._cpu.values() if is_jvm == jvm)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                procs = [self._root, *self._root.children(recursive=True)]
-            except psutil.Error:
-                procs = []
-            jvm = python = 0
-            for p in procs:
-                try:
-                    with p.oneshot():
-                        is_jvm, rss, times = "java" in p.name(), p.memory_info().rss, p.cpu_times()
-                except psutil.Error:
-                    continue
-                self._cpu[p.pid] = (is_jvm, times.user + times.system)
-                # the driver is the root (ours) or the spark-submit child (peer); workers are also Python
-                jvm, python = (jvm + rss, python) if is_jvm else (jvm, max(python, rss))
-            self.jvm, self.python = max(self.jvm, jvm), max(self.python, python)
-            time.sleep(0.05)
-
-    def __enter__(self) -> TreePeakMemory:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def run_timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, TreePeakMemory]:
+def run_timed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, ProcessTree]:
     """Run ``cmd`` to completion with its output in ``log``; wall seconds and peak memory, or exit on failure."""
     started = time.time()
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-        with TreePeakMemory(proc) as peak:
+        with ProcessTree(proc.pid) as peak:
             code = proc.wait()
     seconds = time.time() - started
     if code != 0:
@@ -157,9 +81,6 @@ def main() -> None:
         "--ours-only", action="store_true", help="run only our side: its time, CPU seconds and steps (no peer needed)"
     )
     parser.add_argument("--work", type=Path, default=DATA / "vs-bigcode", help="where both sides write their runs")
-    parser.add_argument(
-        "--event-log", type=Path, default=None, help="our side writes a Spark event log here (bench/spark_jobs.py)"
-    )
     parser.add_argument("--num-perm", type=int, default=256)
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--ngram", type=int, default=5)
@@ -199,7 +120,7 @@ def main() -> None:
         "spark.ui.showConsoleProgress": "false",
     }
 
-    peer: tuple[float, int, TreePeakMemory] | None = None  # seconds, survivors, peak
+    peer: tuple[float, int, ProcessTree] | None = None  # seconds, survivors, peak
     if not args.ours_only:
         peer_cmd = [
             str(Path(sys.executable).parent / "spark-submit"),
@@ -232,7 +153,7 @@ def main() -> None:
             {
                 "output": str(work / "ours-run"),
                 "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}],
-                "spark": {"master": args.master, "settings": {**spark_conf, **event_log(args.event_log)}},
+                "spark": {"master": args.master, "settings": spark_conf},
                 "dedup": {"num_perm": args.num_perm, "threshold": args.threshold, "ngram": args.ngram},
                 "tokenizer": {"train": True, "vocab_size": 2000},  # required by the config; not run by `dedup`
             }
@@ -262,7 +183,7 @@ def main() -> None:
         rows.insert(0, ("BigCode script" + (", C1 JIT" if args.peer_jit_as_ours else ""), *peer))
     for name, secs, kept, peak in rows:
         print(
-            f"{name:28}{secs:9.1f}{kept!s:>11}{peak.python / 2**20:8.0f}{peak.jvm / 2**20:9.0f}"
+            f"{name:28}{secs:9.1f}{kept!s:>11}{peak.peak['largest'] / 2**20:8.0f}{peak.peak['jvm'] / 2**20:9.0f}"
             f"{peak.cpu(False):10.1f}{peak.cpu(True):11.1f}"
         )
     ours_cpu = ours_peak.cpu(False) + ours_peak.cpu(True)
@@ -305,14 +226,6 @@ def main() -> None:
         figures |= precision_report(docs, work, args)
     figures["archive mapped"] = (float(warm), "bool")
     write_result("vs_bigcode", args, figures)
-
-
-def event_log(directory: Path | None) -> dict[str, str]:
-    """The Spark settings writing an event log to ``directory`` (made here), or none."""
-    if directory is None:
-        return {}
-    directory.mkdir(parents=True, exist_ok=True)
-    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(directory.resolve())}
 
 
 def ours_outcome(docs: Corpus, run: Path) -> tuple[set[int], dict[int, list[int]], list[list[int]]]:

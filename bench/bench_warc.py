@@ -3,16 +3,10 @@
 documentation (python3.11-doc) repeated under distinct URLs until the file holds ``--mb`` MB (compressed), as no
 bigger body of real HTML ships here.
 
-``datatrove`` runs its extractor with a per-page timeout long enough for every page (``--datatrove-timeout``,
-600 s), so both trafilatura sides extract the same pages; ``datatrove-1s`` is its default timeout of 1 s (wall
-clock), which skips the slowest pages (the 2.5 MB ``contents.html`` takes seconds) and so does less work than
-ours. Its extractor also keeps trafilatura's repeated-segment memory across pages (ours starts each page afresh).
-
-Each reader runs in its own child process (``--jobs`` at a time); its CPU seconds are the child's and its
-children's (datatrove extracts in a sandbox process), from ``wait4``. Figures are MB of compressed WARC per CPU
-second.
-
 Run: python -m bench warc [--mb 200] [--only ours-resiliparse,ours-trafilatura,datatrove,datatrove-1s]
+
+
+How it measures: docs/benchmarks.md, Method notes, warc.
 """
 
 from __future__ import annotations

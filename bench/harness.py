@@ -1,5 +1,5 @@
-"""Shared pieces of the benchmarks: corpora on disk, a local[2] session, peak-memory sampling, child processes,
-old kernels loaded from a git revision (``--baseline-rev``), and the JSON result every bench writes."""
+"""Shared pieces of the benchmarks: corpora on disk, a local[2] session, a process tree's memory and CPU, timing,
+child processes, old kernels loaded from a git revision (``--baseline-rev``), and the JSON result every bench writes."""
 
 from __future__ import annotations
 
@@ -53,28 +53,64 @@ def session(master: str = "local[2]"):
     return spark
 
 
-class PeakMemory:
-    """Samples the RSS of this process (the Python driver) and of its JVM child every 50 ms."""
+class ProcessTree:
+    """Samples a process (default: this one) and its descendants every ``interval`` seconds in a thread. ``peak``
+    holds the largest RSS seen of: ``root``, ``jvm`` (the JVMs summed), ``python`` (the other processes summed),
+    ``workers`` (the same without the root), ``largest`` (the largest other process) and ``total``; ``cpu`` the
+    CPU seconds (user + system) each process had used when last seen (a short-lived one's last moments are
+    missed)."""
 
-    def __init__(self) -> None:
-        self.python = 0
-        self.jvm = 0
+    def __init__(self, pid: int | None = None, interval: float = 0.05) -> None:
+        self.pid, self.interval = os.getpid() if pid is None else pid, interval
+        self.peak = dict.fromkeys(("root", "jvm", "python", "workers", "largest", "total"), 0)
+        self.seen: dict[int, tuple[bool, float]] = {}  # pid -> (a JVM, CPU seconds so far)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        me = psutil.Process()
-        while not self._stop.is_set():
-            self.python = max(self.python, me.memory_info().rss)
-            jvm = sum(c.memory_info().rss for c in me.children(recursive=True) if "java" in c.name())
-            self.jvm = max(self.jvm, jvm)
-            time.sleep(0.05)
+    def sample(self) -> None:
+        """One sample of the tree."""
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return
+        now = dict.fromkeys(self.peak, 0)
+        for proc in procs:
+            try:
+                with proc.oneshot():
+                    is_jvm, rss, times = "java" in proc.name(), proc.memory_info().rss, proc.cpu_times()
+            except psutil.Error:
+                continue
+            self.seen[proc.pid] = (is_jvm, times.user + times.system)
+            now["root"] = rss if proc.pid == self.pid else now["root"]
+            if is_jvm:
+                now["jvm"] += rss
+            else:
+                now["python"] += rss
+                now["workers"] += 0 if proc.pid == self.pid else rss
+                now["largest"] = max(now["largest"], rss)
+        now["total"] = now["jvm"] + now["python"]
+        self.peak = {k: max(v, now[k]) for k, v in self.peak.items()}
 
-    def __enter__(self) -> PeakMemory:
+    def cpu(self, jvm: bool | None = None) -> float:
+        """CPU seconds of the tree's JVMs (``jvm``), of its other processes (not ``jvm``), or of all (None)."""
+        return sum(used for is_jvm, used in self.seen.values() if jvm is None or is_jvm == jvm)
+
+    def mib(self, *keys: str) -> dict[str, float]:
+        """The peaks ``keys`` in MiB."""
+        return {k: round(self.peak[k] / 2**20, 1) for k in keys}
+
+    def _run(self) -> None:
+        while True:
+            self.sample()
+            if self._stop.wait(self.interval):
+                return
+
+    def __enter__(self) -> ProcessTree:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
 
@@ -90,13 +126,14 @@ tokenize: {{partitions: 8}}
 """
 
 
-def best_cpu_seconds(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
-    """Least CPU seconds of this process over ``repeat`` calls of ``fn``, and the last call's result."""
+def best_of(fn: Callable[[], T], repeat: int = 1, clock: Callable[[], float] = time.process_time) -> tuple[float, T]:
+    """Least seconds of ``clock`` (default: this process's CPU time) over ``repeat`` calls of ``fn``, and the last
+    call's result."""
     best, result = float("inf"), None
     for _ in range(max(1, repeat)):
-        started = time.process_time()
+        started = clock()
         result = fn()
-        best = min(best, time.process_time() - started)
+        best = min(best, clock() - started)
     return best, result  # type: ignore[return-value]
 
 
@@ -144,14 +181,6 @@ def module_at(rev: str, path: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def baseline_function(rev: str, path: str, name: str) -> Any:
-    """Attribute ``name`` of :func:`module_at` ``(rev, path)``, or a :class:`BaselineError` naming what is missing."""
-    found = getattr(module_at(rev, path), name, None)
-    if found is None:
-        raise BaselineError(f"--baseline-rev: {path} at {rev} has no {name}")
-    return found
 
 
 def commit() -> str:

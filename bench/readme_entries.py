@@ -48,7 +48,6 @@ class Entry:
     needs: tuple[Path, ...] = ()
     default: bool = True
     from_json: Path | None = None
-    after: str | None = None  # an entry whose output this one reads (run first when both are selected)
     note: str = ""
     extra_env: dict[str, str] = field(default_factory=dict)
 
@@ -115,26 +114,6 @@ ENTRIES: tuple[Entry, ...] = (
             _f("doc_features", lambda v: f"{v['doc_features']:.1f} MB/s (previous {v['doc_features previous']:.1f})"),
             _f("first call", lambda v: f"{v['first call previous']:.1f} -> {v['first call']:.1f} s", steady=False),
         ),
-    ),
-    Entry(
-        "features_sizes",
-        "bench_features_sizes.py",
-        "doc_features MB/s per core by document size, real vs synthetic",
-        ("--mb", "16"),
-        ("--mb", "1", "--repeat", "1", "--real-mb", "10"),
-        (
-            _f("real 2 MB", lambda v: f"{v['real 2000 kB']:.1f} MB/s (before {v['real 2000 kB previous']:.1f})"),
-            _f("synthetic/real", lambda v: f"x{v['synthetic as they come'] / v['real as they come']:.2f}"),
-            _f("verification", lambda v: f"{v['verification previous']:.1f} -> {v['verification']:.1f} MB/s"),
-        ),
-    ),
-    Entry(
-        "dedup_stragglers",
-        "bench_dedup_stragglers.py",
-        "features step task times in Spark with 2-4 MB documents",
-        ("--mb", "40"),
-        ("--mb", "4", "--big", "1,1.5", "--file-mb", "1"),
-        (_f("largest/median", each(r"(\w+) \d largest/median", lambda v, m: f"{m[1]} x{v[m[0]]:.1f}")),),
     ),
     Entry(
         "dedup_stage",
@@ -316,15 +295,6 @@ ENTRIES: tuple[Entry, ...] = (
         ),
     ),
     Entry(
-        "filter_rules",
-        "bench_filter_rules.py",
-        "rule filters vs datatrove 0.10.1, MB/s of CPU, rules alone",
-        ("--megabytes", "10"),
-        ("--megabytes", "0.5"),
-        (_f("ours/datatrove", each(r"(\w+) ours/datatrove", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),),
-        needs=(SHARED / "fixtures",),
-    ),
-    Entry(
         "filter",
         "bench_filter.py",
         "each filter vs datatrove 0.10.1 (language: fastText predict), one core",
@@ -352,19 +322,6 @@ ENTRIES: tuple[Entry, ...] = (
             _f("filter/(ingest+dedup)", lambda v: f"{v['filter/(ingest+dedup)']:.2f}x"),
             _f("whole run", lambda v: f"{v['whole run']:.2f}x"),
         ),
-    ),
-    Entry(
-        "filter_breakdown",
-        "bench_filter_breakdown.py",
-        "CPU s per filter inside the filter stage's batch step",
-        ("--mb", "50"),
-        ("--mb", "2"),
-        (
-            _f("total", lambda v: f"{v['total']:.2f} CPU s ({v['rate']:.1f} MB/s)"),
-            _f("per filter", each(r"(\w+) share", lambda v, m: f"{m[1]} {v[m[0]]:.1f} %")),
-        ),
-        needs=(BENCH_DATA / "run-filter-stage-on" / "documents",),
-        after="filter_stage",
     ),
     Entry(
         "words",

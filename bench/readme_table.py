@@ -1,20 +1,12 @@
 """The bench table of docs/benchmarks.md regenerated from one commit: each row's command run, cold beside steady.
 
-Runs the entries of bench/readme_entries.py (one per row of the table) on this checkout, each as its own
-process with this interpreter. A ``cold`` entry runs twice: first with empty caches (``XDG_CACHE_HOME`` a
-fresh directory, so no JVM class-data archive and an empty numba user cache, with the user's other cache
-entries linked into it; ``NUMBA_CACHE_DIR`` a fresh directory), then steady on the caches that run left,
-once the class-data archive it recorded has been built. Per run: the load average before and after, wall
-seconds and the CPU seconds of the command's process tree (as far as it waits for its children), the
-bench's JSON result (``--result``; the row's figures are shown from it, bench/readme_entries.py) and its full
-stdout and stderr under ``--out``. Then prints a markdown table ready for docs/benchmarks.md and writes
-the same as ``table.json`` and ``table.md`` there. Refuses a working tree with uncommitted changes (the figures
-would belong to no commit) unless ``--allow-dirty``.
-
     python -m bench readme_table                      # the default set (about 55-60 min on 2 quiet cores, estimated)
     python -m bench readme_table --quick              # tiny sizes: a smoke check of every row
     python -m bench readme_table --only ingest merge
     python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
+
+
+How it measures: docs/benchmarks.md, Method notes, readme_table.
 """
 
 from __future__ import annotations
@@ -26,15 +18,87 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import psutil
+from bench.harness import ProcessTree
+from bench.readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, Figure, by_name
 
-from bench.readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, by_name
-from bench.readme_figures import extract, render, values_of
+HEADER = ("bench", "command", "what it measures", "cold", "steady", "commit", "load (before-after)", "wall / CPU s")
+
+
+def values_of(path: Path) -> dict[str, float] | None:
+    """The figures of a bench's JSON result as name -> value; None when the bench wrote none."""
+    if not path.is_file():
+        return None
+    return {name: figure["value"] for name, figure in json.loads(path.read_text())["figures"].items()}
+
+
+def extract(figures: Iterable[Figure], values: Mapping[str, float] | None) -> str:
+    """Each figure shown as ``label text``, figures joined by ``"; "``; ones the result lacks say so."""
+    if values is None:
+        return "no JSON result"
+    parts = []
+    for figure in figures:
+        try:
+            parts.append(f"{figure.label} {figure.show(values)}")
+        except (KeyError, ZeroDivisionError):
+            parts.append(f"{figure.label}: not found")
+    return "; ".join(parts)
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _per_run(row: dict[str, Any], key: str) -> str:
+    runs = row.get("runs") or {}
+    if key == "load":
+        shown = {k: f"{r['load'][0]:g}-{r['load'][1]:g}" for k, r in runs.items()}
+    else:
+        shown = {k: f"{r['wall_s']:g} / {r['cpu_s']:g}" for k, r in runs.items()}
+    if len(shown) == 1:
+        return next(iter(shown.values()))
+    return ", ".join(f"{k} {v}" for k, v in shown.items())
+
+
+def row_cells(row: dict[str, Any]) -> list[str]:
+    """One table row: cold and steady figures, or why there are none."""
+    runs = row.get("runs") or {}
+    status = row.get("status", "ok")
+    cold = row.get("cold") or ("n/a (runs once)" if runs else "")
+    steady = row.get("steady") or ""
+    if status != "ok":
+        steady = f"{status}; {steady}" if steady else status
+    return [
+        row["name"],
+        f"`{row['command']}`",
+        row["what"],
+        cold,
+        steady,
+        row["commit"],
+        _per_run(row, "load"),
+        _per_run(row, "wall"),
+    ]
+
+
+def render(table: dict[str, Any]) -> str:
+    """The markdown table of a run (bench/readme_table.py's table.json)."""
+    kind = " (--quick: smoke-check sizes, not figures to publish)" if table.get("quick") else ""
+    lines = [
+        f"Measured at commit {table['commit']} on {table.get('cpus', '?')} CPUs, {table.get('started', '?')} to "
+        f"{table.get('finished', 'unfinished')}{kind}; cold = empty numba cache and no JVM class-data archive, "
+        "steady = the run after it (one run when cold means nothing there: the bench warms up itself).",
+        "",
+        "| " + " | ".join(HEADER) + " |",
+        "|" + "---|" * len(HEADER),
+    ]
+    for row in table["rows"]:
+        lines.append("| " + " | ".join(_cell(c) for c in row_cells(row)) + " |")
+    return "\n".join(lines)
+
 
 OWN_CACHES = ("numba", "spark-pretrain-pipeline")  # what a cold run starts without
 ARCHIVE_WAIT_SECONDS = 600
@@ -85,46 +149,6 @@ def wait_for_archive(env: dict[str, str], timeout: float = ARCHIVE_WAIT_SECONDS)
     return "archive built" if list(jvm.glob("classes-*.jsa")) else "no archive"
 
 
-class TreeCpu:
-    """CPU seconds (user + system) of a process and all its descendants, sampled every ``interval`` seconds:
-    a JVM or Python worker nobody waits for is counted too (the last moments of a short-lived one may not)."""
-
-    def __init__(self, pid: int, interval: float = 0.2) -> None:
-        self.pid, self.interval = pid, interval
-        self.seen: dict[int, float] = {}  # CPU seconds per process, as last seen
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _sample(self) -> None:
-        try:
-            root = psutil.Process(self.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return
-        for proc in procs:
-            try:
-                times = proc.cpu_times()
-            except psutil.Error:
-                continue
-            self.seen[proc.pid] = times.user + times.system
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def __enter__(self) -> TreeCpu:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def seconds(self) -> float:
-        """The CPU seconds seen so far, summed over every process of the tree."""
-        return sum(self.seen.values())
-
-
 def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, Any]:
     """Run the bench command ``argv`` (``python -m bench NAME ...``) with its JSON result at ``stem``.json, its stdout
     and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
@@ -134,7 +158,7 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
     started = time.perf_counter()
     with open(f"{stem}.stdout", "wb") as out, open(f"{stem}.stderr", "wb") as err:
         proc = subprocess.Popen(argv, env=env, stdout=out, stderr=err, cwd=REPO)
-        with TreeCpu(proc.pid) as tree:
+        with ProcessTree(proc.pid, interval=0.2) as tree:
             code = proc.wait()
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -142,7 +166,7 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
     return {
         "exit": code,
         "wall_s": round(wall, 1),
-        "cpu_s": round(max(waited, tree.seconds()), 1),  # the command's own exit is only in ``waited``
+        "cpu_s": round(max(waited, tree.cpu()), 1),  # the command's own exit is only in ``waited``
         "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "stdout": f"{stem.name}.stdout",
         "result": f"{stem.name}.json",

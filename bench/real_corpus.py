@@ -1,22 +1,7 @@
 """A corpus of REAL documents from what this machine has, as JSONL (``{"source", "path", "text"}`` per line), for
 the filter benchmark; deterministic: the same machine gives the same bytes.
 
-Sources, each read in sorted path order:
-
-1. ``fixtures``: the texts of ``../shared/fixtures`` (corpus.en, tinystories_sample.txt, german.txt, address.txt),
-   each file cut at blank lines into documents of about 4 kB;
-2. ``catalogues``: every translation catalogue under ``/usr/share/locale`` (``*/LC_MESSAGES/*.mo``, read with
-   ``gettext.GNUTranslations``): one document per catalogue, its translated strings in msgid order, one a line,
-   in dozens of languages;
-3. ``debian``: ``/usr/share/doc/*/copyright`` and ``changelog*.gz`` (full of names and e-mail addresses);
-4. ``html``: Debian's HTML documentation (``/usr/share/doc/**/*.html``), as text by resiliparse's
-   ``extract_plain_text``;
-5. ``python``: the ``.py``, ``.md``, ``.rst`` and ``.txt`` files of the running interpreter's site-packages.
-
-The sources are interleaved by size: the next document comes from the source that has given the fewest bytes so
-far (a source that runs out drops out), until the corpus reaches its size, so that any size has a similar mix. A
-document longer than 100,000 characters is cut into pieces of that size. The file is cached: ``build`` returns an
-existing corpus of that size at its path unchanged.
+How it measures: docs/benchmarks.md, Method notes, real_corpus.
 """
 
 from __future__ import annotations

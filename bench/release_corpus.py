@@ -6,28 +6,7 @@ change a little or not at all, as in The Stack), beside the Debian documentation
     python -m bench release_corpus --mb 1000          # -> /tmp/pipeline-bench/release-corpus-1000mb/
     python -m bench release_corpus --mb 1000 --stats  # documents and bytes per source, repeated paths
 
-Sources:
-
-1. ``pypi``: the pinned sdists of ``release_archives.RELEASES`` (their SHA-256 in ``release_archives.json``,
-   downloaded once into ``$PIPELINE_BENCH_DATA/sdists``), one document per kept text member (the rules are in
-   ``bench/release_archives.py``), its path ``<package>-<version>/<member>``;
-2. ``fixtures``, ``catalogues``, ``debian``, ``html``, ``python``: the sources of ``bench/real_corpus.py``
-   (whatever this machine has), their documents cut into pieces of 100,000 characters as there.
-
-Mix: each stream (one per PyPI package, one per other source) has a share of the bytes: ``PROSE_SHARE`` (2 %)
-for each non-PyPI source, the rest split between the packages in proportion to the text their pinned releases
-give (``text_bytes`` in the pins), so that every package runs out at about the same point. The next document
-comes from the stream furthest below its share (given bytes / share); a stream that runs out drops out. Within a
-package, its releases are taken in windows of ``WINDOW`` (3) consecutive ones, and within a window member by
-member in sorted name order, each member from every release of the window that has it: any prefix holds files
-beside their next releases. So every prefix has about the same mix of packages and rate of near-duplicates (the
-non-PyPI sources, a few hundred MB in all, run out first: a larger corpus is more PyPI).
-
-Output: ``release-corpus-<mb>mb/part-NNNNN.jsonl``, a new shard after each ``SHARD_BYTES`` (256 MB) of text, and
-``_stats.json`` (a hidden name: ingest leaves it out). The corpus stops at the first document that takes its text
-to ``mb`` MB (10^6 bytes). It is built in ``<name>.partial/`` and renamed when complete, so an existing directory
-is complete and reused as it is. The 10,240 MB corpus needs 3.6 GB of archives and 10.8 GB for the shards, and
-about 12 minutes and 6 GB of memory on 2 cores (three releases of every package are held at a time).
+How it measures: docs/benchmarks.md, Method notes, release_corpus.
 """
 
 from __future__ import annotations

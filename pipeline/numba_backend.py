@@ -4,16 +4,14 @@ Each family (:data:`DEDUP`, :data:`TOKENIZER`, :data:`BLEND`, :data:`TRAINING`, 
 environment variable; ``VAR=0`` (or ``SWITCH.set(False)``) forces the pure Python/numpy path, which gives
 identical results. numba is imported on first use only.
 
-Compiling a family's kernels into an empty cache takes seconds (the dedup features kernels ~6 s, the
-encoder ~3.5 s on this project's machine), loading them from the cache ~0.4 s: more than a small input
-saves. So, unless forced on, a process runs the first ``PIPELINE_NUMBA_AFTER`` bytes of input of each
-kernel (default 2 MB, ``0`` = compiled from the first call) through the Python path, and the kernel from
-then on (:meth:`NumbaSwitch.use`); a call at least that large uses the kernel at once. The bundled sample
-(1.2 M characters of documents) therefore compiles no dedup or encoder kernel (its first run: 33.5 ->
-about 20 s), and a large run loses at most 0.3 s per kernel and process (the Python paths run 6.6 MB/s
-encoding, 8.7 MB/s shingle hashing, 15 MB/s pair Jaccard on one core). A kernel whose Python path is
-nearly as fast passes its own, larger threshold (``use(kernel, size, after=...)``: the blend lanes, the
-training sample index), and numba is not imported until a threshold is reached.
+Compiling a family's kernels into an empty cache takes seconds, loading them from the cache a fraction of one:
+more than a small input saves. So, unless forced on, a process runs the first ``PIPELINE_NUMBA_AFTER`` bytes of
+input of each kernel (default 2 MB, ``0`` = compiled from the first call) through the Python path, and the
+kernel from then on (:meth:`NumbaSwitch.use`); a call at least that large uses the kernel at once. The bundled
+sample (1.2 M characters of documents) therefore compiles no dedup or encoder kernel, and a large run loses
+little per kernel and process (figures: docs/benchmarks-history.md, Figures from the code). A kernel whose
+Python path is nearly as fast passes its own, larger threshold (``use(kernel, size, after=...)``: the blend
+lanes, the training sample index), and numba is not imported until a threshold is reached.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -292,3 +293,40 @@ def test_a_violation_is_reported(tmp_path: Path, change: dict[str, str], expecte
     broken = _write_tree(tmp_path / "broken", {**CLEAN, **change})
     found = violations(broken, NAMES, {"beta"}, context=CONTEXT)
     assert any(line.startswith(expected) for line in found), found
+
+
+# A timing figure: a number with a time unit ("~6 s", "0.1 CPU s", "60-70 ms"), a throughput ("6.6 MB/s") or a
+# speed-up ("3x faster"). Figures go stale in a docstring; they live in docs/benchmarks-history.md (issue #42).
+TIMING_FIGURE = re.compile(
+    r"\b\d+(?:\.\d+)?\s?(?:CPU\s)?(?:s|ms|µs|ns|seconds?|minutes?)\b"
+    r"|\b(?:[kMG]i?B)/s\b"
+    r"|\b\d+(?:\.\d+)?\s?(?:x|×)\s+(?:faster|slower|quicker)\b"
+)
+
+
+def timing_figures(package: Path) -> list[str]:
+    """Each docstring of a module, class or function under ``package`` naming a timing figure, as path:line: text."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            doc = ast.get_docstring(node, clean=False)
+            for match in TIMING_FIGURE.finditer(doc or ""):
+                line = node.body[0].lineno + doc[: match.start()].count("\n")  # type: ignore[index]
+                found.append(f"{path.relative_to(package.parent)}:{line}: {match[0]!r}")
+    return found
+
+
+def test_no_docstring_carries_a_timing_figure(tmp_path: Path) -> None:
+    """No docstring under pipeline/ names a timing, a throughput or a speed-up (docs/benchmarks-history.md holds
+    them); the pattern catches each kind and leaves sizes, hex and names alone."""
+    assert timing_figures(ROOT / "pipeline") == []
+    figures = ["~6 s", "0.45 s of CPU", "about 0.1 CPU second", "60-70 ms", "6.6 MB/s", "3x faster", "15 seconds"]
+    plain = ["0x110000", "int64s", "k8s://", "3 sources", "2 MB of input", "4 ms_per", "10x its size"]
+    (tmp_path / "pkg").mkdir()
+    for i, text in enumerate(figures + plain):
+        (tmp_path / "pkg" / f"m{i}.py").write_text(f'"""A module: {text}."""\n')
+    assert [hit.split(":")[0] for hit in timing_figures(tmp_path / "pkg")] == [
+        f"pkg/m{i}.py" for i in range(len(figures))
+    ]

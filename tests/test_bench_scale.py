@@ -1,5 +1,5 @@
 """The pure parts of bench/bench_scale.py: the corpus prefix split by source, the config it submits (checked by
-the pipeline's own config loader), and the process-tree memory sampler (bench/tree_memory.py)."""
+the pipeline's own config loader), and the process-tree memory sampler (bench/bench_scale.py, TreeMemory)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_the_submitted_config_is_a_valid_pipeline_config(bench, tmp_path: Path) 
 
 
 def test_tree_memory_sees_a_child_python_holding_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench.tree_memory import TreeMemory
+    from bench.bench_scale import TreeMemory
 
     ready = tmp_path / "ready"
     holder = "import time; b = bytes(range(256)) * (300 * 2**12)\nwhile time.process_time() < 0.5: pass\n"

@@ -72,7 +72,7 @@ def test_fixed_mode_differs_from_megatron_quirk():
 
 
 def _on_both_backends(seed: int = 7) -> tuple[list, list]:
-    """The same blends built by the numba kernels and by the numpy fallback, each forced and checked."""
+    """The same blends built with the compiled twin and with the numpy lanes alone, each forced and checked."""
     rng = np.random.default_rng(seed)
     cases = [(random_weights(rng, int(rng.integers(2, 300))), int(rng.integers(1, 3000))) for _ in range(20)]
     runs = {}
@@ -82,7 +82,7 @@ def _on_both_backends(seed: int = 7) -> tuple[list, list]:
     return runs[True], runs[False]
 
 
-def test_python_fallback_equals_compiled():
+def test_lanes_equal_the_compiled_twin():
     compiled, fallback = _on_both_backends()
     for (a, b), (c, d) in zip(compiled, fallback, strict=True):
         np.testing.assert_array_equal(a, c)
@@ -91,14 +91,14 @@ def test_python_fallback_equals_compiled():
 
 def test_backend_comparison_sees_a_fallback_that_differs(monkeypatch):
     """The comparison above really runs two backends: a fallback off by one step is noticed."""
-    fill_numpy = _kernel._fill_numpy
+    fill_lanes = _kernel.fill_lanes
 
     def off_by_one(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001
-        fill_numpy(w, counts, start, stop, fixed, out_index, out_sample, write)
+        fill_lanes(w, counts, start, stop, fixed, out_index, out_sample, write)
         if write and stop > start:
             out_index[0] = (out_index[0] + 1) % len(w)
 
-    monkeypatch.setattr(_kernel, "_fill_numpy", off_by_one)
+    monkeypatch.setattr(_kernel, "fill_lanes", off_by_one)
     compiled, fallback = _on_both_backends()
     assert any(not np.array_equal(a, c) for (a, _), (c, _) in zip(compiled, fallback, strict=True))
 

@@ -1,8 +1,9 @@
-"""The blend kernels: numpy fallback == every numba kernel == megatron-core's C++ helper.
+"""The blend loop (numpy lanes) and its one compiled twin (blocks of candidates) == the plain rule ==
+megatron-core's C++ helper.
 
-Each compiled kernel (registers for <= 4 datasets, full scan, blocks of candidates) is called directly
-on every input, whatever the dataset count it is normally chosen for, so a bug in one cannot hide
-behind the dispatch. The numpy fallback is the plain per-step rule; megatron-core is the oracle.
+Each is called directly on every input, whatever the dataset count it is normally chosen for, so a bug in one
+cannot hide behind the dispatch. The plain rule is written out here in Python floats; megatron-core is the
+oracle of Megatron mode.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from pipeline.blend import _kernel, build_blending_indices, normalize_weights
+from pipeline.blend import _kernel, _kernel_lanes, build_blending_indices, normalize_weights
 from pipeline.numba_backend import BLEND
 from tests.backends import numba_backend
 from tests.oracles import require_oracle
@@ -23,8 +24,7 @@ require_oracle("numba")
 from pipeline.blend import _kernel_numba as nb  # noqa: E402
 
 KERNELS = {
-    "upto4": lambda w, c, a, b, f, i, s, wr: nb.fill_upto4(w, c, a, b, f, i, s, wr),
-    "few": lambda w, c, a, b, f, i, s, wr: nb.fill_few(w, c, a, b, f, i, s, wr),
+    "lanes": _kernel_lanes.fill_lanes,
     "blocks": lambda w, c, a, b, f, i, s, wr: nb.fill_blocks(w, c, a, b, f, i, s, wr, _kernel.block_length(len(w))),
     "blocks-short": lambda w, c, a, b, f, i, s, wr: nb.fill_blocks(w, c, a, b, f, i, s, wr, 2),
 }
@@ -46,12 +46,19 @@ def weights_of_kind(rng: np.random.Generator, n: int, kind: int) -> np.ndarray:
     return w / w.sum()
 
 
-def numpy_fill(w, size, fixed, start_counts=None):  # noqa: ANN001
-    """The numpy fallback over ``size`` steps, into int64 arrays; returns (index, sample, counts)."""
-    counts = np.zeros(len(w), np.int64) if start_counts is None else start_counts.copy()
-    index, sample = np.empty(size, np.int64), np.empty(size, np.int64)
-    _kernel._fill_numpy(w, counts, 0, size, fixed, index, sample, True)
-    return index, sample, counts
+def plain_fill(w, size, fixed, start_counts=None):  # noqa: ANN001
+    """The rule of docs/blending.md one step at a time in Python floats (IEEE doubles: ``w[i] * t`` rounded, then
+    the count subtracted, ties to the smaller index); returns (index, sample, counts) as int64 arrays."""
+    counts = [0] * len(w) if start_counts is None else [int(c) for c in start_counts]
+    weights = [float(x) for x in w]
+    index, sample = [], []
+    for j in range(size):
+        t = float(j + 1) if fixed else max(float(j), 1.0)
+        k = max(range(len(weights)), key=lambda i: (weights[i] * t - counts[i], -i))
+        index.append(k)
+        sample.append(counts[k])
+        counts[k] += 1
+    return np.array(index, np.int64), np.array(sample, np.int64), np.array(counts, np.int64)
 
 
 def run_kernel(name, w, size, fixed, dtype=np.int32):  # noqa: ANN001
@@ -63,15 +70,15 @@ def run_kernel(name, w, size, fixed, dtype=np.int32):  # noqa: ANN001
 
 @pytest.mark.parametrize("fixed", [True, False])
 @pytest.mark.parametrize("name", list(KERNELS))
-def test_every_kernel_equals_the_numpy_fallback(name, fixed):
+def test_every_kernel_equals_the_plain_rule(name, fixed):
     rng = np.random.default_rng(99 + 7 * fixed + len(name))
-    sizes = [1, 2, 3, 4] if name == "upto4" else [1, 2, 3, 5, 9, 40, 65, 300]
+    sizes = [1, 2, 3, 5, 9, 40, 65, 300]
     for case in range(120):
         n = int(rng.choice(sizes))
         kind = int(rng.integers(5 if fixed else 4))
         w = weights_of_kind(rng, n, kind)
         size = int(rng.integers(0, 20_000 // n + 2))
-        expected = numpy_fill(w, size, fixed)
+        expected = plain_fill(w, size, fixed)
         got = run_kernel(name, w, size, fixed)
         for a, b in zip(got, expected, strict=True):
             np.testing.assert_array_equal(a, b, err_msg=f"case {case}: {name} n={n} kind={kind} S={size}")
@@ -81,7 +88,7 @@ def test_every_kernel_equals_the_numpy_fallback(name, fixed):
 def test_kernels_resume_from_counts_and_count_without_writing(name):
     """Two calls (start..mid, mid..stop) equal one; write=False only advances the counts."""
     rng = np.random.default_rng(5)
-    n = 3 if name == "upto4" else 90
+    n = 90
     w = weights_of_kind(rng, n, 0)
     for fixed in (True, False):
         index, sample, counts = run_kernel(name, w, 5000, fixed)
@@ -98,7 +105,7 @@ def test_kernels_resume_from_counts_and_count_without_writing(name):
         np.testing.assert_array_equal(only, np.bincount(index, minlength=n))
 
 
-def test_fallback_numba_and_megatron_core_agree_on_random_weights():
+def test_lanes_numba_and_megatron_core_agree_on_random_weights():
     """Megatron mode through the public API, both backends, against the C++ helper (the oracle)."""
     helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
     rng = np.random.default_rng(424242)
@@ -131,16 +138,17 @@ def test_large_blend_equals_megatron_core(n):
 
 
 def test_switch_off_skips_numba_and_gives_the_same_blend():
-    """PIPELINE_BLEND_NUMBA=0 uses the numpy loop and never imports numba; the arrays are equal."""
+    """PIPELINE_BLEND_NUMBA=0 keeps the lanes and never imports numba; the arrays are equal. 150 datasets x
+    400,000 steps is past LANES_AFTER, so the switch on loads the compiled twin."""
     code = (
         "import sys, hashlib, numpy as np\n"
         "from pipeline.blend import build_blending_indices\n"
         "before = 'numba' in sys.modules\n"
         "h = hashlib.sha256()\n"
-        "for n in (3, 20, 150):\n"
+        "for n, size in ((3, 3000), (20, 3000), (150, 3000), (150, 400_000)):\n"
         "    w = np.random.default_rng(n).random(n) + 0.01\n"
         "    for mode in ('fixed', 'megatron'):\n"
-        "        for a in build_blending_indices(w, 3000, mode=mode):\n"
+        "        for a in build_blending_indices(w, size, mode=mode):\n"
         "            h.update(a.tobytes())\n"
         "print(before, 'numba' in sys.modules, h.hexdigest())\n"
     )

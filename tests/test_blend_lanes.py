@@ -121,3 +121,28 @@ def test_a_blend_of_a_few_hundred_thousand_steps_does_not_import_numba():
     want_index, want_sample = _helper(w / w.sum(), 320_000)
     assert imported == "False"
     assert (int(total), int(last)) == (int(want_index.astype(np.int64).sum()), int(want_sample[-1]))
+
+
+def test_many_datasets_run_fewer_longer_chunks(monkeypatch):
+    """Past LANE_BYTES the lanes get longer chunks (here at most 3 lanes of 300 datasets, then 1): the helper's
+    arrays all the same."""
+    rng = np.random.default_rng(77)
+    w = _weights(rng, 300, 0)
+    want_index, want_sample = _helper(w, 20_000)
+    for lane_bytes in (3 * lanes.BLOCK * 300 * 8, 1):
+        monkeypatch.setattr(lanes, "LANE_BYTES", lane_bytes)
+        index, sample, _ = _lanes(w, 20_000)
+        assert np.array_equal(index, want_index) and np.array_equal(sample, want_sample), lane_bytes
+
+
+def test_more_datasets_than_int16_holds():
+    """40,000 datasets (fixed mode's int32 index): picks past 32767 come back whole, as the step rule gives."""
+    w = _weights(np.random.default_rng(3), 40_000, 0)
+    size, counts = 3000, np.zeros(40_000, np.int64)
+    want = np.empty(size, np.int64)
+    for j in range(size):
+        want[j] = int(np.argmax(w * float(j + 1) - counts.astype(np.float64)))
+        counts[want[j]] += 1
+    got = np.empty(size, np.int32)
+    lanes.fill_lanes(w, np.zeros(40_000, np.int64), 0, size, True, got, np.empty(size, np.int64), True)
+    assert want.max() > 32767 and np.array_equal(got, want)

@@ -7,14 +7,12 @@ increments ``C_k``. Every deficit is computed as the IEEE double expression ``w[
 does, so the choices agree bit for bit.
 
 The rule is a smooth weighted round robin: the winner at a step depends on every earlier step, so the
-steps run in order. With numba (:mod:`pipeline.blend._kernel_numba`) up to 4 datasets live in
-registers; up to ``_FEW_DATASETS`` every step scans all datasets (vectorised maximum, then its first
-index); beyond that the steps run in blocks that scan only the datasets able to win within the block
-(about ``4 * sqrt(n)`` per step instead of ``n``). Up to ``_FEW_DATASETS`` datasets a process runs its
-first ``LANES_AFTER`` steps x datasets on numpy lanes (:mod:`pipeline.blend._kernel_lanes`, the same
-steps vectorised across chunks), so a blend of a few million steps never imports numba. Beyond, without
-numba, or with ``PIPELINE_BLEND_NUMBA=0`` (or :func:`set_numba`), the lanes (up to ``_FEW_DATASETS``) or a
-Python loop over steps with numpy over datasets (O(S) interpreter iterations) give identical output.
+steps run in order. One loop implements it: :mod:`pipeline.blend._kernel_lanes` (numpy, the same steps
+vectorised across chunks), for any number of datasets. Its one compiled twin,
+:func:`pipeline.blend._kernel_numba.fill_blocks`, runs blends of more than ``_FEW_DATASETS`` datasets once a
+process has run ``LANES_AFTER`` steps x datasets on the lanes (numba importable, ``PIPELINE_BLEND_NUMBA`` not
+``0``); it scans only the datasets able to win within a block of steps. Both give identical arrays; the
+twin's measured gain at stage level is in docs/benchmarks-history.md (Blend loop).
 """
 
 from __future__ import annotations
@@ -29,35 +27,8 @@ from pipeline.numba_backend import BLEND
 numba_enabled = BLEND.enabled
 set_numba = BLEND.set
 
-_FEW_DATASETS = 64  # up to this many datasets, every step scans them all
-# steps x datasets per process on the numpy lanes before numba's kernel (loading numba costs ~0.6 s, the
-# lanes ~12 ns per step and dataset more than the compiled loop; docs/blending.md, Speed)
-LANES_AFTER = 50_000_000
-
-
-def _fill_numpy(
-    w: np.ndarray,
-    counts: np.ndarray,
-    start: int,
-    stop: int,
-    fixed: bool,
-    out_index: np.ndarray,
-    out_sample: np.ndarray,
-    write: bool,
-) -> None:
-    """Same contract as the compiled kernels; a per-step Python loop vectorised over datasets."""
-    countf = counts.astype(np.float64)
-    deficit = np.empty_like(w)
-    for j in range(start, stop):
-        t = float(j + 1) if fixed else max(float(j), 1.0)
-        np.multiply(w, t, out=deficit)
-        np.subtract(deficit, countf, out=deficit)
-        k = int(np.argmax(deficit))  # first index of the maximum, like the strict ">" scan
-        if write:
-            out_index[j - start] = k
-            out_sample[j - start] = counts[k]
-        counts[k] += 1
-        countf[k] += 1.0
+_FEW_DATASETS = 64  # up to this many datasets the lanes run every blend (the compiled twin gains too little)
+LANES_AFTER = 50_000_000  # steps x datasets per process on the lanes before the compiled twin loads
 
 
 def block_length(num_datasets: int) -> int:
@@ -87,18 +58,10 @@ def fill(
     if stop <= start:
         return
     n = w.shape[0]
-    if n <= _FEW_DATASETS and not BLEND.use("fill", (stop - start) * n, after=LANES_AFTER):
+    if n <= _FEW_DATASETS or not BLEND.use("fill", (stop - start) * n, after=LANES_AFTER):
         fill_lanes(w, counts, start, stop, fixed, out_index, out_sample, write)
         return
-    if not numba_enabled():
-        _fill_numpy(w, counts, start, stop, fixed, out_index, out_sample, write)
-        return
-    # lazy: importing numba and loading (or compiling) the kernels costs seconds; the numpy path never pays it
+    # lazy: importing numba and loading (or compiling) the kernel is slow; the lanes never pay it
     from pipeline.blend import _kernel_numba as nb
 
-    if n <= 4:
-        nb.fill_upto4(w, counts, start, stop, fixed, out_index, out_sample, write)
-    elif n <= _FEW_DATASETS:
-        nb.fill_few(w, counts, start, stop, fixed, out_index, out_sample, write)
-    else:
-        nb.fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, block_length(n))
+    nb.fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, block_length(n))

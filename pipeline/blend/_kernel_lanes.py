@@ -8,7 +8,9 @@ near ``w * t`` adding up to the step). The rule pulls every count back towards `
 the true counts within a few dozen steps. A chunk is exact when its lane's counts at the chunk's first
 step equal those the previous (exact) chunk ends with; a chunk that fails the check is run again from
 those counts, and passes repeat until every chunk is verified. The output never depends on the guesses,
-only the time does (worst case: one pass per chunk, the sequential loop).
+only the time does (worst case: one pass per chunk, the sequential loop). The lanes' products ``w * t`` take
+``BLOCK x datasets x lanes`` doubles: with many datasets, fewer and longer chunks keep them under ``LANE_BYTES``
+(with one lane, the steps simply run in order).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 WARM_UP = 48  # steps a lane runs from its guess before the chunk it answers for
 SEGMENT = 1 << 22  # steps per round of lanes (bounds the lanes' memory)
 BLOCK = 32  # steps whose products w * t are formed in one operation
+LANE_BYTES = 1 << 26  # bound on the lanes' products w * t (64 datasets never reach it)
 
 
 def chunk_length(steps: int) -> int:
@@ -39,9 +42,10 @@ def _guess(w: np.ndarray, total: np.ndarray) -> np.ndarray:
 
 def _run(w: np.ndarray, count: np.ndarray, first: np.ndarray, steps: int, fixed: bool) -> tuple[np.ndarray, np.ndarray]:
     """Advance every lane (the columns of ``count``, float, updated in place) ``steps`` steps from its step
-    ``first``; the picks (int16) and the picked dataset's count before each pick (int64), ``lanes x steps``."""
+    ``first``; the picks (int16, int32 past 32767 datasets) and the picked dataset's count before each pick
+    (int64), ``lanes x steps``."""
     n, lanes = count.shape
-    picks = np.empty((lanes, steps), np.int16)
+    picks = np.empty((lanes, steps), np.int16 if n <= np.iinfo(np.int16).max else np.int32)
     samples = np.empty((lanes, steps), np.int64)
     cells = np.arange(lanes, dtype=np.intp)
     if not count.flags.c_contiguous:
@@ -69,9 +73,10 @@ def _run(w: np.ndarray, count: np.ndarray, first: np.ndarray, steps: int, fixed:
 
 
 def _segment(w: np.ndarray, counts: np.ndarray, start: int, stop: int, fixed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The picks (int16) and samples (int64) of steps ``start..stop-1`` from the exact ``counts`` at ``start``."""
+    """The picks and samples (int64) of steps ``start..stop-1`` from the exact ``counts`` at ``start``."""
     steps = stop - start
     size = chunk_length(steps)
+    size = max(size, -(-steps // max(1, LANE_BYTES // (BLOCK * w.size * 8))))  # few enough lanes
     lanes = -(-(steps - WARM_UP) // size)
     if lanes <= 1:  # too short to share out: one lane from the exact counts
         picks, samples = _run(w, counts.astype(np.float64)[:, None], np.array([start]), steps, fixed)

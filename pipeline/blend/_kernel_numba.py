@@ -1,6 +1,6 @@
-"""Compiled (numba) blend loops; imported only when the blend numba backend is on.
+"""The compiled (numba) twin of the blend loop for many datasets; imported only when it is used.
 
-All loops share one contract (see :func:`pipeline.blend._kernel.fill`) and make every choice from
+It shares the contract of :func:`pipeline.blend._kernel.fill` and makes every choice from
 the deficit ``w[i] * t - countf[i]`` computed as two IEEE double operations (no fused multiply-add:
 "contract" is never among the fastmath flags), which is what megatron-core's C++ helper computes.
 """
@@ -28,59 +28,6 @@ def fill_deficits_max(w, countf, t, deficit, n):  # noqa: ANN001, ANN201
     for i in range(1, n):
         m = max(m, deficit[i])
     return m
-
-
-@njit(cache=True, nogil=True)
-def fill_upto4(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001, ANN201, PLR0912
-    """At most 4 datasets, all state in registers; missing ones get deficit -inf (never picked)."""
-    n = w.shape[0]
-    w0, c0 = w[0], float(counts[0])
-    w1, c1 = (w[1], float(counts[1])) if n > 1 else (0.0, np.inf)
-    w2, c2 = (w[2], float(counts[2])) if n > 2 else (0.0, np.inf)
-    w3, c3 = (w[3], float(counts[3])) if n > 3 else (0.0, np.inf)
-    for j in range(start, stop):
-        t = step_time(j, fixed)
-        d0, d1, d2, d3 = w0 * t - c0, w1 * t - c1, w2 * t - c2, w3 * t - c3
-        low, low_d = (0, d0) if d0 >= d1 else (1, d1)  # ties go to the smaller index
-        high, high_d = (2, d2) if d2 >= d3 else (3, d3)
-        k = low if low_d >= high_d else high
-        if k == 0:
-            taken, c0 = c0, c0 + 1.0
-        elif k == 1:
-            taken, c1 = c1, c1 + 1.0
-        elif k == 2:
-            taken, c2 = c2, c2 + 1.0
-        else:
-            taken, c3 = c3, c3 + 1.0
-        if write:
-            out_index[j - start] = k
-            out_sample[j - start] = np.int64(taken)
-    counts[0] = np.int64(c0)
-    if n > 1:
-        counts[1] = np.int64(c1)
-    if n > 2:
-        counts[2] = np.int64(c2)
-    if n > 3:
-        counts[3] = np.int64(c3)
-
-
-@njit(cache=True, nogil=True)
-def fill_few(w, counts, start, stop, fixed, out_index, out_sample, write):  # noqa: ANN001, ANN201
-    """Every step scans all datasets: the maximum (exact in any order), then its first index."""
-    n = w.shape[0]
-    countf = counts.astype(np.float64)
-    deficit = np.empty(n, np.float64)
-    for j in range(start, stop):
-        m = fill_deficits_max(w, countf, step_time(j, fixed), deficit, n)
-        k = 0
-        while deficit[k] != m:
-            k += 1
-        if write:
-            out_index[j - start] = k
-            out_sample[j - start] = np.int64(countf[k])
-        countf[k] += 1.0
-    for i in range(n):
-        counts[i] = np.int64(countf[i])
 
 
 @njit(cache=True, nogil=True)

@@ -14,14 +14,13 @@ Modes:
   ``t = max(j, 1)`` (the first two steps share t = 1); int16 dataset index, at most 32766 datasets.
 
 Complexity: equal weights are round robin, O(S) vectorised numpy with no loop. Otherwise the loop over
-the S steps: up to 64 datasets on numpy lanes first (chunks of steps run side by side, verified by
-chaining; about ``S * n * 1.1`` element operations plus ``~2 * sqrt(S)`` numpy calls per operation, and
-``S * 10`` bytes of temporaries per segment of 2^22 steps), then, past ``_kernel.LANES_AFTER`` steps x
-datasets per process, a compiled loop (numba), each step scanning all n datasets up to 64 and about
-``4 * sqrt(n)`` beyond, with O(n) extra memory beyond the two output arrays (``S * (itemsize + 8)``
-bytes), written in their final dtypes; see :mod:`pipeline.blend._kernel` for the kernels and the numpy
-fallback (``PIPELINE_BLEND_NUMBA=0`` or no numba). Oversample checks cost O(n) when the demand is clear-cut
-and one extra counting pass (no arrays) when it is within ``n`` samples of a size.
+the S steps on numpy lanes (chunks of steps run side by side, verified by chaining; about ``S * n * 1.1``
+element operations plus ``~2 * sqrt(S)`` numpy calls per operation, the temporaries bounded per segment of
+2^22 steps), and, for more than 64 datasets once a process has run ``_kernel.LANES_AFTER`` steps x datasets,
+its compiled twin (numba), scanning about ``4 * sqrt(n)`` datasets per step with O(n) extra memory beyond the
+two output arrays (``S * (itemsize + 8)`` bytes), written in their final dtypes; see
+:mod:`pipeline.blend._kernel` (``PIPELINE_BLEND_NUMBA=0``: the lanes only). Oversample checks cost O(n) when
+the demand is clear-cut and one extra counting pass (no arrays) when it is within ``n`` samples of a size.
 """
 
 from __future__ import annotations

@@ -67,8 +67,8 @@ def _codepoints(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 def _narrow_codepoints(text: str) -> np.ndarray:
     """The code points of ``text`` in the narrowest unsigned array that holds them: one byte each for ASCII,
     two without code points above U+FFFF (UTF-16 is then one unit per code point), else four. Widening these
-    in one ``np.concatenate`` costs less than encoding every text as UTF-32 (0.13 vs 0.29 s per 50 MB of the
-    real benchmark corpus, where a third of the bytes are in non-ASCII documents)."""
+    in one ``np.concatenate`` costs less than encoding every text as UTF-32 (measured: docs/benchmarks-history.md,
+    Figures from the code)."""
     if text.isascii():
         return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
     wide = text.encode("utf-16-le", "surrogatepass")

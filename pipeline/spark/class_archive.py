@@ -1,12 +1,12 @@
 """A class-data archive (JDK CDS) for local Spark JVMs, so that runs after the first start faster.
 
-A ``local`` session's JVM loads and verifies ~15,000 classes from Spark's jars before its first job;
-mapping them from an archive saves 2-4 s a run (docs/running.md, Locally). The first local session on
-a machine only records the names of the classes it loads (``-XX:DumpLoadedClassList``, which costs
-nothing measurable); a detached builder process waits for that JVM to exit, then dumps a static archive
-from the list (``java -Xshare:dump``, ~20 CPU s at low priority) under a temporary name and renames it
-into place once the dump succeeded. Later sessions map it (``-XX:SharedArchiveFile``). Recording at
-exit with ``-XX:ArchiveClassesAtExit`` instead slowed the recording run itself by 4-6 s.
+A ``local`` session's JVM loads and verifies ~15,000 classes from Spark's jars before its first job; mapping them from
+an archive saves part of that (its measured gain: docs/running.md, Locally). The first local session on a machine only
+records the names of the classes it loads (``-XX:DumpLoadedClassList``, which costs nothing measurable); a detached
+builder process waits for that JVM to exit, then dumps a static archive from the list (``java -Xshare:dump``, at low
+priority) under a temporary name and renames it into place once the dump succeeded. Later sessions map it
+(``-XX:SharedArchiveFile``). Recording at exit with ``-XX:ArchiveClassesAtExit`` instead slowed the recording run
+itself.
 
 Archives live in the user cache (``$XDG_CACHE_HOME/spark-pretrain-pipeline/jvm``, default
 ``~/.cache/...``), keyed by the Java build, the pyspark version and the class path settings; about

@@ -1,10 +1,9 @@
 """Small independent Spark queries of one step run side by side (threads of the driver), not one after another.
 
-A query over a few thousand rows costs the driver its planning and a job or two per shuffle, tens of
-milliseconds each, while the executors' cores wait; several such queries in a row add up (the dedup report: four
-queries, 1.3 s of a 20 s run at 200 MB). Spark plans and schedules queries of different threads at once. Each
-thread carries the caller's local properties (the job description :class:`pipeline.logs.StepLog` sets), so the
-jobs keep their step's name in the logs and the event log.
+A query over a few thousand rows costs the driver its planning and a job or two per shuffle, tens of milliseconds each,
+while the executors' cores wait; several such queries in a row add up (the dedup report runs four). Spark plans and
+schedules queries of different threads at once. Each thread carries the caller's local properties (the job description
+:class:`pipeline.logs.StepLog` sets), so the jobs keep their step's name in the logs and the event log.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ LOCAL_DEFAULTS: dict[str, str] = {
 }
 
 
-# A local-mode JVM is driver and executors at once and lives for one run: C2 (the optimising JIT) spent
-# 22 of the JVM's 42 CPU seconds on ingest + dedup of 200 MB (-XX:+CITime), compiling Spark's one-off
-# planning, Janino and serialization code. C1 alone: 30.2 -> 24.5 s there, 83.9 -> 79.3 s at 1 GB.
+# A local-mode JVM is driver and executors at once and lives for one run: C2 (the optimising JIT) spends
+# much of its CPU compiling Spark's one-off planning, Janino and serialization code; C1 alone is faster
+# there (docs/benchmarks-history.md, Figures from the code).
 LOCAL_JIT = "-XX:TieredStopAtLevel=1"
 LOCAL_DAEMON = "pipeline.spark.local_daemon"  # the Python workers' daemon on a local master (its docstring says why)
 
@@ -143,8 +143,8 @@ def build_session(
     return session
 
 
-# PySpark imports pandas on the driver at the first ``mapInArrow`` (its pandas version check): 0.4 s of this
-# process's CPU on the critical path, unless imported while the driver only waits for the JVM to start.
+# PySpark imports pandas on the driver at the first ``mapInArrow`` (its pandas version check): CPU on the
+# critical path, unless imported while the driver only waits for the JVM to start.
 PRELOADED = ("pandas",)
 
 

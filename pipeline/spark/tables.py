@@ -34,8 +34,7 @@ from pipeline.spark.direct_tables import read_direct, write_direct
 log = logging.getLogger("pipeline.tables")
 # Row groups of natively written tables (parquet-mr counts their compressed pages), unless the Hadoop conf sets
 # parquet.block.size. Spark splits a file only between row groups: with parquet-mr's 128 MB, a table of a few
-# files of tens of MB is read by as many tasks as files, and two cores wait on the largest (dedup of 200 MB:
-# 4 tasks with data of 8, dedup 13.6 -> 11.8 s, means of 5).
+# files of tens of MB is read by as many tasks as files, and two cores wait on the largest.
 ROW_GROUP_BYTES = 8 << 20
 # what fsspec's gcsfs and s3fs read from the environment: endpoints, emulator switches, credentials
 STORE_ENV = (

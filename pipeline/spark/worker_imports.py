@@ -3,8 +3,8 @@
 PySpark's worker calls ``importlib.invalidate_caches()`` at the start of every task (py-files may
 have been added to ``sys.path``). On CPython 3.10 and 3.11 that makes every ``zipimporter`` re-read
 its archive's whole directory at once (CPython issue gh-103200, made lazy in 3.12). With
-``pyspark.zip`` and ``py4j-*.zip`` on the workers' path this costs about 0.1 CPU second per task,
-as much as encoding 5 MB of text.
+``pyspark.zip`` and ``py4j-*.zip`` on the workers' path this costs CPU on every task (the figure:
+docs/running.md).
 
 :func:`skip_unchanged_zip_rescans` makes a worker's ``zipimporter.invalidate_caches`` re-read an
 archive only when its (mtime, size, inode) differ from those at that importer's last read. Archives Spark

@@ -3,10 +3,10 @@
 PySpark's worker pays two costs per task, whatever the task does:
 
 * ``importlib.invalidate_caches()`` at the start re-reads every zip archive on the path on
-  CPython 3.10 and 3.11 (~0.1 CPU s): :func:`pipeline.spark.worker_imports.skip_unchanged_zip_rescans`.
+  CPython 3.10 and 3.11: :func:`pipeline.spark.worker_imports.skip_unchanged_zip_rescans`.
 * ``gc.collect()`` after the task (``pyspark/daemon.py``), a full collection over everything the worker
-  holds. With numba, pyarrow and a tokenizer loaded that is ~150,000 tracked objects and 60-70 ms a
-  task: more than half of what a 4-task tokenize job of 200 MB spent outside our own code.
+  holds: with numba, pyarrow and a tokenizer loaded, a large share of what a tokenize job spends outside
+  our own code (docs/running.md).
   :func:`gc.freeze` at the start of a task moves what survived the previous task's collection
   (modules, compiled kernels, broadcast values) out of the collector's sight for good, so the
   collection after this task only looks at this task's objects. Frozen objects are still freed by

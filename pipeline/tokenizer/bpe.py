@@ -119,7 +119,7 @@ class BPETokenizer:
         """Rebuild the derived tables, or share those (and the decoded vocab and merges) of the tokenizer
         with the same content blob unpickled last in this process: a reused Spark Python worker receives
         a new broadcast of the same tokenizer every run and then only compares the blob's bytes
-        (~1 ms instead of ~14 ms decoding GPT-2's 50k tokens and merges). The pre-token cache is
+        instead of decoding the tokens and merges again. The pre-token cache is
         always new (its size is not part of the content)."""
         content, self.cache_size = state["content"], state["cache_size"]
         key = (content, numba_enabled())

@@ -111,7 +111,7 @@ def char_classes() -> np.ndarray:
     """Class of every code point as the ``regex`` module sees it (0 other, 1 \\p{L}, 2 \\p{N}, 3 \\s).
 
     Built once per process from the runs of each class in the string of all code points (one
-    ``finditer`` per class: ~0.01 s, so a fresh Spark Python worker starts encoding sooner)."""
+    ``finditer`` per class, so a fresh Spark Python worker starts encoding sooner)."""
     if "classes" not in _classes:
         import regex
 

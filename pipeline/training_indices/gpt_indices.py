@@ -27,8 +27,7 @@ from pipeline.numba_backend import TRAINING
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 UINT32_MAX = int(np.iinfo(np.uint32).max)
-# document-index entries per process on the numpy path before the compiled loop: numpy takes ~20 ns more per
-# entry, loading numba ~0.6 s
+# document-index entries per process on the numpy path before the compiled loop (which costs a numba load)
 NUMBA_AFTER = 30_000_000
 BLOCK = 1 << 16  # stream positions per block of the numpy sample index (its temporaries stay in cache)
 FINAL_EPOCH_THRESHOLD = 0.80  # a last epoch giving fewer samples than this share of an epoch is shuffled apart

@@ -50,8 +50,8 @@ def candidate_edges(band_df: DataFrame) -> DataFrame:
 
     One shuffle by (band, key) with the bucket's minimum as a window aggregate; a member is any row
     whose doc_id is not that minimum (so singleton buckets give nothing). The earlier min/count
-    aggregate plus a join back to the rows shuffled the band rows twice and used ~25% more JVM CPU
-    (10M band rows: 26.5 vs 20.8 CPU s); gathering buckets with ``collect_list`` measured slower still.
+    aggregate plus a join back to the rows shuffled the band rows twice and used more JVM CPU; gathering
+    buckets with ``collect_list`` measured slower still (docs/benchmarks-history.md, Figures from the code).
     """
     bucket = Window.partitionBy("band", "key")
     rows = band_df.select("doc_id", F.min("doc_id").over(bucket).alias("head"))

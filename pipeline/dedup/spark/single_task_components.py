@@ -1,12 +1,11 @@
 """Connected components of a small edge table in one Spark task (docs/dedup.md, Connected components).
 
-The distributed large/small-star engine costs a few Spark jobs per round whatever the graph's size
-(15 s for 405 edges). When the edge count is at most ``dedup.local_components_max_edges`` (default
-2,000,000: two int64 columns, 32 MB, a few hundred MB of numpy temporaries at the peak in one Python
-worker), all edges go to one partition and one task labels them with
-:func:`pipeline.dedup.batches.component_batches` (:func:`pipeline.dedup.union_find.component_labels` over
-the task's Arrow batches). Edges never reach the driver (docs/running.md, Cluster and storage). The labels
-are the distributed engine's: every node with the smallest doc_id of its component.
+The distributed large/small-star engine costs a few Spark jobs per round whatever the graph's size. When the edge count
+is at most ``dedup.local_components_max_edges`` (default 2,000,000: two int64 columns, 32 MB, a few hundred MB of numpy
+temporaries at the peak in one Python worker), all edges go to one partition and one task labels them with
+:func:`pipeline.dedup.batches.component_batches` (:func:`pipeline.dedup.union_find.component_labels` over the task's
+Arrow batches). Edges never reach the driver (docs/running.md, Cluster and storage). The labels are the distributed
+engine's: every node with the smallest doc_id of its component.
 """
 
 from __future__ import annotations
