@@ -41,18 +41,21 @@ class Plan:
         return self.bins.get(rule) or bin_edges(rule, None)
 
 
-def make_plan(config: PipelineConfig) -> Plan:
-    """Every source's steps, in its filter list's order; a rule's bins follow the first source's threshold."""
+def make_plan(config: PipelineConfig, before: str | None = None) -> Plan:
+    """Every source's steps, in its filter list's order (``before``: those before its first filter of that name);
+    a rule's bins follow the first source's threshold."""
     steps: dict[str, list[Step]] = {}
     bins: dict[str, list[float]] = {}
     rules: dict[str, dict[str, Any]] = {}
     for source, listed in entries.source_entries(config).items():
         steps[source] = []
         for i, given in enumerate(listed):
+            if before is not None and isinstance(given, dict) and given.get("name") == before:
+                break
             name, options = entries.checked(given, f"{source}.filter.{i}")
             entry = {"name": name, **options.values()}
             found = rule_thresholds(registry.filter_class(name)(options), entry)
-            steps[source].append(Step(registry.target(name), options, entry, found))
+            steps[source].append(Step(registry.target(name), options.in_run(config.output), entry, found))
             for rule, (threshold, direction) in found.items():
                 bins.setdefault(rule, bin_edges(rule, threshold))
                 meta = rules.setdefault(rule, {"threshold": threshold, "direction": direction, "thresholds": {}})

@@ -18,6 +18,7 @@ from pipeline.config import PipelineConfig
 from pipeline.filter import entries
 from pipeline.filter.batches import DROPPED_COLUMNS, LANGUAGE, Summary, filter_partition, output_schema
 from pipeline.filter.plan import make_plan, summary_json
+from pipeline.filter.rules.fasttext_classifier import check_run_model
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -89,6 +90,7 @@ class Filter(Stage):
 
     def check_config(self, config: PipelineConfig) -> None:
         entries.check_config(config)
+        check_run_model(config)
 
     def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
         """Every document the stage read per source is dropped for a ``"<filter>.<rule>"`` reason or passed on."""

@@ -18,6 +18,7 @@ a local file once per process.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import logging
@@ -32,11 +33,14 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline import storage
+from pipeline.config import ConfigError, PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor
+from pipeline.filter import entries
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.registry import register
+from pipeline.stage_api import layout
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.english.sentences import split_sentences
 
@@ -158,6 +162,8 @@ class FastTextClassifierOptions(FilterOptions):
             for i, (_, score) in enumerate(pairs or ()):
                 if not 0 <= score <= 1:
                     raise OptionError(f"{option}.{i}", f"a threshold must be a fraction in [0, 1], got {score!r}")
+        if self.model == RUN_MODEL:
+            return  # the labels are the classifier section's, checked against the config (check_run_model)
         labels = model_labels(self.model)
         for option, pairs in (("keep_labels", keep), ("remove_labels", remove)):
             for i, (label, _) in enumerate(pairs or ()):
@@ -165,8 +171,14 @@ class FastTextClassifierOptions(FilterOptions):
                     raise OptionError(f"{option}.{i}", f"label {label!r} is not one of the model's labels {labels}")
 
     def files(self) -> dict[str, str]:
-        """The model file."""
-        return {"model": self.model}
+        """The model file (none for ``run``: the train-classifier stage before the filter stage makes it)."""
+        return {} if self.model == RUN_MODEL else {"model": self.model}
+
+    def in_run(self, run_dir: str) -> FastTextClassifierOptions:
+        """``model: run`` as the path of the model the run trained (``classifier/model.bin``)."""
+        if self.model != RUN_MODEL:
+            return self
+        return dataclasses.replace(self, model=storage.join(run_dir, *layout.parts(layout.CLASSIFIER_MODEL)))
 
 
 def _pairs(value: Any) -> list[Pair] | None:
@@ -183,8 +195,6 @@ def model_labels(path: str) -> list[str]:
     it is missing, not readable or not a supervised fastText model."""
     if not path:
         raise OptionError("model", "needs the path of a fastText model")
-    if path == RUN_MODEL:
-        raise OptionError("model", "'run' (the model this run trains) needs the train-classifier stage, not built yet")
     try:
         if not storage.exists(path):
             raise OptionError("model", f"{path} is not a file")
@@ -194,6 +204,27 @@ def model_labels(path: str) -> list[str]:
     except OSError as exc:
         raise OptionError("model", f"cannot read {path} ({exc})") from None
     return [label.removeprefix(LABEL_PREFIX) for label in labels]
+
+
+def check_run_model(config: PipelineConfig) -> None:
+    """Every ``fasttext_classifier`` entry with ``model: run`` has a ``classifier`` section to train the model, and
+    names only its labels; a ConfigError names the entry's key."""
+    own = [(f"sources.{i}.filter", s.filter or []) for i, s in enumerate(config.sources)]
+    for key, listed in [("filter", config.filter or []), *own]:
+        for i, entry in enumerate(listed):
+            if not isinstance(entry, dict) or entry.get("name") != NAME or entry.get("model") != RUN_MODEL:
+                continue
+            if config.classifier is None:
+                raise ConfigError(f"{key}.{i}.model", "'run' (the model this run trains) needs a classifier section")
+            labels = [config.classifier.label, config.classifier.negative_label]
+            options = entries.checked(entry, f"{key}.{i}")[1]
+            assert isinstance(options, FastTextClassifierOptions)
+            for option in ("keep_labels", "remove_labels"):
+                for j, (label, _) in enumerate(_pairs(getattr(options, option)) or ()):
+                    if label not in labels:
+                        raise ConfigError(
+                            f"{key}.{i}.{option}.{j}", f"label {label!r} is not one of the classifier's labels {labels}"
+                        )
 
 
 @register(NAME)

@@ -1,0 +1,241 @@
+"""The train-classifier stage (docs/stages.md, The train-classifier stage) in a whole run on local Spark: a fastText
+classifier trained on English sentences (../shared/fixtures/corpus.en) against documents of the run after the rule
+filters, used by the ``fasttext_classifier`` filter as ``model: run``. Its model's bytes equal the fastText
+library's ``train_supervised`` called here on the stage's training file with the arguments spelled here, a rerun
+writes the same bytes, the negatives are documents datatrove's Gopher quality filter keeps, the held-out metrics
+are scikit-learn's over the library's own predictions, and a bad section is a one-line error naming its key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.config import ConfigError, load_config_text
+from pipeline.filter.stage import STAGE as FILTER
+from pipeline.run.runner import run_stages
+from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
+from pipeline.stage_api.stage import Data
+from pipeline.train_classifier.stage import STAGE as TRAIN_CLASSIFIER
+from tests.oracles import missing_oracle, require_oracle
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = 3
+NEGATIVES = 150
+HOLDOUT = 0.2
+# what the test's own train_supervised call gets: DCLM's training script's defaults (lr 0.1, dim 100, ws 5,
+# epoch 5, minCount 1, wordNgrams 1) under the section's fasttext options, one thread, the section's seed
+FASTTEXT_ARGS = {
+    "lr": 0.1,
+    "dim": 16,
+    "ws": 5,
+    "epoch": 5,
+    "minCount": 1,
+    "wordNgrams": 2,
+    "bucket": 20000,
+    "thread": 1,
+    "seed": SEED,
+}
+
+CONFIG = """
+output: {out}
+spark:
+  master: local[2]
+  settings: {{spark.sql.shuffle.partitions: "4"}}
+sources:
+  - {{name: web, paths: [{repo}/pipeline/sample/web], format: jsonl, keep_fields: [url], weight: 0.6}}
+  - {{name: forum, paths: [{repo}/pipeline/sample/forum/forum.parquet], format: parquet, text_field: body,
+      weight: 0.4}}
+filter:
+  - {{name: gopher_quality, max_non_alpha_words_ratio: 0.6}}
+  - {{name: fasttext_classifier, model: run, keep_labels: [[hq, 0.5]], newline_replacement: " "}}
+classifier:
+  positives: [{{name: english, paths: [{shared}/corpus.en], format: text}}]
+  negatives: {{from_run: {negatives}}}
+  label: hq
+  holdout: {holdout}
+  seed: {seed}
+  fasttext: {{wordNgrams: 2, bucket: 20000, dim: 16}}
+tokenizer: {{train: true, vocab_size: 1000}}
+tokenize: {{partitions: 2}}
+blend: {{mode: fixed, oversample: wrap}}
+"""
+
+
+def _config_text(out: Path, shared: Path) -> str:
+    return CONFIG.format(out=out, repo=REPO, shared=shared, negatives=NEGATIVES, holdout=HOLDOUT, seed=SEED)
+
+
+def _fasttext() -> Any:
+    module = require_oracle("fasttext")
+    if not hasattr(module, "train_supervised"):
+        missing_oracle("the fasttext module here cannot train (install fasttext-numpy2-wheel)")
+    return module
+
+
+def _prepared(text: str) -> str:
+    """DCLM's fastText text, written out here: the stripped text's lines joined by single spaces."""
+    return " ".join(text.strip().splitlines())
+
+
+@pytest.fixture(scope="module")
+def run(spark, shared_fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole run of CONFIG (every stage), made once for this module."""
+    _fasttext()
+    out = tmp_path_factory.mktemp("classifier") / "run"
+    run_stages(RunContext(load_config_text(_config_text(out, shared_fixtures)), spark=spark), log=lambda _: None)
+    return out
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.spark
+def test_the_model_is_fasttext_s_own_training_on_the_written_sample(run: Path, tmp_path: Path) -> None:
+    """The test's own ``train_supervised`` call, in a fresh interpreter as the stage trains (called in this
+    process after the run, fastText gave other bytes than in a fresh interpreter, different ones in two sessions)."""
+    _fasttext()
+    expected = tmp_path / "expected.bin"
+    train = (
+        "import fasttext, json, sys\n"
+        "fasttext.train_supervised(input=sys.argv[1], verbose=0, **json.loads(sys.argv[3])).save_model(sys.argv[2])\n"
+    )
+    argv = [sys.executable, "-c", train, str(run / layout.CLASSIFIER_TRAIN), str(expected), json.dumps(FASTTEXT_ARGS)]
+    subprocess.run(argv, check=True)
+    assert (run / layout.CLASSIFIER_MODEL).read_bytes() == expected.read_bytes()
+
+
+@pytest.mark.spark
+def test_the_sample_is_every_positive_and_the_drawn_negatives_after_the_rule_filter(
+    run: Path, shared_fixtures: Path
+) -> None:
+    gopher = require_oracle("datatrove.pipeline.filters.gopher_quality_filter").GopherQualityFilter
+    document = require_oracle("datatrove.data").Document
+    train, held = _lines(run / layout.CLASSIFIER_TRAIN), _lines(run / layout.CLASSIFIER_HOLDOUT)
+    assert len(held) == len(train + held) - int(len(train + held) * (1 - HOLDOUT))  # DCLM's split
+    lines = Counter(train + held)
+    english = [line for line in (shared_fixtures / "corpus.en").read_text(encoding="utf-8").splitlines()]
+    positives = Counter(f"__label__hq {_prepared(t)}" for t in english if t.strip())
+    assert Counter({k: n for k, n in lines.items() if k.startswith("__label__hq ")}) == positives
+
+    rule = gopher(max_non_alpha_words_ratio=0.6)
+    docs = pq.read_table(run / layout.DOCUMENTS).to_pylist()
+    kept = Counter(
+        f"__label__cc {_prepared(d['text'])}" for d in docs if rule.filter(document(text=d["text"], id="x")) is True
+    )
+    negatives = Counter({k: n for k, n in lines.items() if k.startswith("__label__cc ")})
+    assert sum(negatives.values()) == NEGATIVES < sum(kept.values())
+    assert not negatives - kept  # every negative is a document the rule filter keeps
+    # both classes on both sides of the cut: the training order does not follow the draw
+    assert {line.split(" ", 1)[0] for line in held} == {"__label__hq", "__label__cc"}
+
+
+@pytest.mark.spark
+def test_the_metrics_are_scikit_learn_s_over_fasttext_s_predictions(run: Path) -> None:
+    fasttext = _fasttext()
+    sklearn_metrics = require_oracle("sklearn.metrics")
+    model = fasttext.load_model(str(run / layout.CLASSIFIER_MODEL))
+    truth, scores = [], []
+    for line in _lines(run / layout.CLASSIFIER_HOLDOUT):
+        label, _, text = line.partition(" ")
+        labels, probs = model.predict(text, k=-1)
+        truth.append(label == "__label__hq")
+        scores.append(float(dict(zip(labels, probs, strict=True))["__label__hq"]))
+    found = json.loads((run / layout.CLASSIFIER_METRICS).read_text())
+    held = found["holdout"]
+    predicted = [s >= 0.5 for s in scores]
+    assert held["precision"] == pytest.approx(sklearn_metrics.precision_score(truth, predicted), abs=1e-12)
+    assert held["recall"] == pytest.approx(sklearn_metrics.recall_score(truth, predicted), abs=1e-12)
+    assert held["roc_auc"] == pytest.approx(sklearn_metrics.roc_auc_score(truth, scores), abs=1e-9)
+    assert held["positives"] == sum(truth) and held["negatives"] == len(truth) - sum(truth)
+    numpy = require_oracle("numpy")
+    assert held["deciles"]["0.5"] == pytest.approx(float(numpy.median(scores)), abs=1e-7)
+    assert found["fasttext"] == {**FASTTEXT_ARGS, "verbose": 0}
+
+
+@pytest.mark.spark
+def test_a_rerun_trains_the_same_bytes(run: Path, spark, shared_fixtures: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    shutil.copytree(run / layout.DOCUMENTS, again / layout.DOCUMENTS)  # the same documents, nothing else
+    ctx = RunContext(load_config_text(_config_text(again, shared_fixtures)), spark=spark)
+    TRAIN_CLASSIFIER.run(ctx, {"documents": Data(layout.DOCUMENTS, "ingest")})
+    for name in (layout.CLASSIFIER_MODEL, layout.CLASSIFIER_TRAIN, layout.CLASSIFIER_HOLDOUT):
+        assert (again / name).read_bytes() == (run / name).read_bytes(), name
+
+
+@pytest.mark.spark
+def test_the_filter_uses_the_model_the_run_trained(run: Path) -> None:
+    fasttext = _fasttext()
+    model = fasttext.load_model(str(run / layout.CLASSIFIER_MODEL))
+    summary = json.loads((run / layout.FILTER_SUMMARY).read_text())
+    assert summary["filters"]["web"][1]["model"] == "run"
+    kept = pq.read_table(run / layout.FILTERED).to_pylist()
+    dropped = {r["doc_id"]: r for r in pq.read_table(run / layout.FILTER_DROPPED).to_pylist()}
+    assert kept
+    for row in kept:
+        labels, probs = model.predict(row["text"].strip().replace("\n", " "), k=-1)
+        assert dict(zip(labels, probs, strict=True))["__label__hq"] >= 0.5
+    for row in dropped.values():
+        if row["reason"] == "fasttext_classifier.low_score":
+            assert row["value"] < 0.5
+
+
+def _error(text: str) -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        config = load_config_text(text)
+        TRAIN_CLASSIFIER.check_config(config)
+        FILTER.check_config(config)
+    assert "\n" not in str(caught.value)
+    return caught.value
+
+
+BASE = """
+output: /tmp/unused
+tokenizer: {train: true}
+sources: [{name: web, paths: [x.jsonl]}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}, fasttext: {thread: 4}}",
+         "classifier.fasttext.thread"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}, fasttext: {seed: 4}}",
+         "classifier.fasttext.seed"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}, fasttext: {bogus: 1}}",
+         "classifier.fasttext.bogus"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}, fasttext: {dim: two}}",
+         "classifier.fasttext.dim"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}, fasttext: {loss: l2}}",
+         "classifier.fasttext.loss"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5, paths: [n]}}",
+         "classifier.negatives"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {}}", "classifier.negatives"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 0}}", "classifier.negatives.from_run"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {paths: [n], format: csv}}",
+         "classifier.negatives.format"),
+        ("classifier: {positives: [{name: p, paths: [p], format: csv}], negatives: {from_run: 5}}",
+         "classifier.positives.0.format"),
+        ("classifier: {positives: [], negatives: {from_run: 5}}", "classifier.positives"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}, holdout: 1.5}",
+         "classifier.holdout"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}, negative_label: hq}",
+         "classifier.negative_label"),
+        ("filter: [{name: fasttext_classifier, model: run, keep_labels: [[hq, 0.5]]}]", "filter.0.model"),
+        ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}}\n"
+         "filter: [{name: fasttext_classifier, model: run, keep_labels: [[good, 0.5]]}]",
+         "filter.0.keep_labels.0"),
+    ],
+)  # fmt: skip
+def test_a_bad_classifier_section_is_one_line_naming_its_key(section: str, key: str) -> None:
+    assert _error(BASE + section).key == key
