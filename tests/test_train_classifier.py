@@ -8,6 +8,8 @@ are scikit-learn's over the library's own predictions, and a bad section is a on
 from __future__ import annotations
 
 import json
+import random
+import re
 import shutil
 import subprocess
 import sys
@@ -19,8 +21,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import ConfigError, load_config_text
+from pipeline.filter.rules import fasttext_classifier as fc
 from pipeline.filter.stage import STAGE as FILTER
+from pipeline.megatron.reader import IndexedDataset
 from pipeline.run.runner import run_stages
+from pipeline.spark.ranking import cut_points
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data
@@ -31,6 +36,8 @@ REPO = Path(__file__).resolve().parents[1]
 SEED = 3
 NEGATIVES = 150
 HOLDOUT = 0.2
+KEEP_TOP = 0.1
+BUCKETS = 4
 # what the test's own train_supervised call gets: DCLM's training script's defaults (lr 0.1, dim 100, ws 5,
 # epoch 5, minCount 1, wordNgrams 1) under the section's fasttext options, one thread, the section's seed
 FASTTEXT_ARGS = {
@@ -56,7 +63,8 @@ sources:
       weight: 0.4}}
 filter:
   - {{name: gopher_quality, max_non_alpha_words_ratio: 0.6}}
-  - {{name: fasttext_classifier, model: run, keep_labels: [[hq, 0.5]], newline_replacement: " "}}
+  - {{name: fasttext_classifier, model: run, score_label: hq, keep_top: {keep_top}, buckets: {buckets},
+      newline_replacement: " "}}
 classifier:
   positives: [{{name: english, paths: [{shared}/corpus.en], format: text}}]
   negatives: {{from_run: {negatives}}}
@@ -71,7 +79,16 @@ blend: {{mode: fixed, oversample: wrap}}
 
 
 def _config_text(out: Path, shared: Path) -> str:
-    return CONFIG.format(out=out, repo=REPO, shared=shared, negatives=NEGATIVES, holdout=HOLDOUT, seed=SEED)
+    return CONFIG.format(
+        out=out,
+        repo=REPO,
+        shared=shared,
+        negatives=NEGATIVES,
+        holdout=HOLDOUT,
+        seed=SEED,
+        keep_top=KEEP_TOP,
+        buckets=BUCKETS,
+    )
 
 
 def _fasttext() -> Any:
@@ -172,21 +189,101 @@ def test_a_rerun_trains_the_same_bytes(run: Path, spark, shared_fixtures: Path, 
         assert (again / name).read_bytes() == (run / name).read_bytes(), name
 
 
+def _scored(run: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the documents the filter stage kept, the ones below the keep_top cut), each with its score."""
+    kept = pq.read_table(run / layout.FILTERED).to_pylist()
+    below = [r for r in pq.read_table(run / layout.FILTER_DROPPED).to_pylist() if r["reason"] == fc.KEEP_TOP]
+    return kept, below
+
+
 @pytest.mark.spark
-def test_the_filter_uses_the_model_the_run_trained(run: Path) -> None:
+def test_every_label_s_score_is_a_column_and_is_fasttext_s(run: Path) -> None:
     fasttext = _fasttext()
     model = fasttext.load_model(str(run / layout.CLASSIFIER_MODEL))
-    summary = json.loads((run / layout.FILTER_SUMMARY).read_text())
-    assert summary["filters"]["web"][1]["model"] == "run"
-    kept = pq.read_table(run / layout.FILTERED).to_pylist()
-    dropped = {r["doc_id"]: r for r in pq.read_table(run / layout.FILTER_DROPPED).to_pylist()}
-    assert kept
+    kept, below = _scored(run)
+    assert kept and below
+    texts = {r["doc_id"]: r["text"] for r in pq.read_table(run / layout.DOCUMENTS).to_pylist()}
     for row in kept:
-        labels, probs = model.predict(row["text"].strip().replace("\n", " "), k=-1)
-        assert dict(zip(labels, probs, strict=True))["__label__hq"] >= 0.5
-    for row in dropped.values():
-        if row["reason"] == "fasttext_classifier.low_score":
-            assert row["value"] < 0.5
+        labels, probs = model.predict(texts[row["doc_id"]].strip().replace("\n", " "), k=-1)
+        scores = dict(zip(labels, probs, strict=True))
+        assert row["classifier_hq"] == pytest.approx(scores["__label__hq"], abs=1e-6)
+        assert row["classifier_cc"] == pytest.approx(scores["__label__cc"], abs=1e-6)
+    for row in below:
+        labels, probs = model.predict(texts[row["doc_id"]].strip().replace("\n", " "), k=-1)
+        assert row["value"] == pytest.approx(dict(zip(labels, probs, strict=True))["__label__hq"], abs=1e-6)
+
+
+@pytest.mark.spark
+def test_keep_top_keeps_the_top_tenth_of_the_run_as_a_sort_on_the_driver_does(run: Path) -> None:
+    kept, below = _scored(run)
+    scores = [(r["classifier_hq"], r["doc_id"]) for r in kept] + [(r["value"], r["doc_id"]) for r in below]
+    order = sorted(scores, key=lambda x: (-x[0], x[1]))
+    expected = {d for rank, (_, d) in enumerate(order) if rank < KEEP_TOP * len(order)}
+    assert {r["doc_id"] for r in kept} == expected
+    cut = order[len(expected) - 1]
+    assert all(r["threshold"] == cut[0] for r in below)
+    summary = json.loads((run / layout.FILTER_SUMMARY).read_text())
+    assert summary["ranking"]["cut"] == list(cut) and summary["ranking"]["total"] == len(order)
+    dropped = sum(row["dropped"].get(fc.KEEP_TOP, 0) for row in summary["sources"].values())
+    assert dropped == len(below) and sum(row["kept"] for row in summary["sources"].values()) == len(kept)
+
+
+def _words(text: str) -> int:
+    """fastText's words of a text, counted here: runs of characters other than its separators."""
+    return len(re.findall(r"[^ \n\r\t\v\f\x00]+", text))
+
+
+@pytest.mark.spark
+def test_quality_buckets_hold_equal_tokens_as_a_sort_on_the_driver_cuts_them(run: Path) -> None:
+    kept, _ = _scored(run)
+    order = sorted(kept, key=lambda r: (-r["classifier_hq"], r["doc_id"]))
+    tokens = [_words(r["text"]) for r in order]
+    total = sum(tokens)
+    before = 0
+    for row, n in zip(order, tokens, strict=True):
+        # bucket BUCKETS - 1 holds the first quarter of the tokens (from the top score), 0 the last
+        passed = sum(1 for j in range(1, BUCKETS) if before >= j * total / BUCKETS)
+        assert row["quality_bucket"] == BUCKETS - 1 - passed, row["doc_id"]
+        before += n
+    assert {r["quality_bucket"] for r in kept} == set(range(BUCKETS))
+
+
+@pytest.mark.spark
+def test_the_whole_run_writes_megatron_files_of_the_kept_documents(run: Path) -> None:
+    kept = {r["doc_id"] for r in pq.read_table(run / layout.FILTERED).to_pylist()}
+    survivors = pq.read_table(run / layout.SURVIVORS).to_pylist()
+    assert {r["doc_id"] for r in survivors} <= kept
+    written = sum(IndexedDataset(str(run / layout.MEGATRON / s)).num_documents for s in ("web", "forum"))
+    assert written == len(survivors) > 0
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert "train-classifier" in manifest["stages"]
+    for source, row in manifest["accounting"].items():
+        assert row["documents_read"] == row["rejected"] + sum(row["removed"].values()) + row["written"], source
+
+
+@pytest.mark.spark
+@pytest.mark.same_plan
+@pytest.mark.parametrize("by_tokens", [False, True])
+def test_cuts_equal_a_sort_on_the_driver_with_ties_and_many_partitions(spark, by_tokens: bool) -> None:
+    rng = random.Random(7)
+    rows = [
+        (rng.choice([0.1, 0.25, 0.5, 0.5, 0.9]), rng.randrange(-(2**40), 2**40), rng.choice([0, 1, 3, 40]))
+        for _ in range(2000)
+    ]
+    if not by_tokens:
+        rows = [(s, d, 1) for s, d, _ in rows]
+    frame = spark.createDataFrame(rows, "s double, doc_id long, w long").repartition(7)
+    fractions = [0.0, 0.1, 0.37, 0.5, 0.999, 1.0]
+    cuts, total = cut_points(frame, fractions)
+    order = sorted(rows, key=lambda r: (-r[0], r[1]))
+    assert total == sum(r[2] for r in rows)
+    for fraction, cut in zip(fractions, cuts, strict=True):
+        before, last = 0, None
+        for s, d, w in order:
+            if before < fraction * total:
+                last = (s, d)
+            before += w
+        assert cut == last, fraction
 
 
 def _error(text: str) -> ConfigError:
@@ -203,6 +300,7 @@ output: /tmp/unused
 tokenizer: {train: true}
 sources: [{name: web, paths: [x.jsonl]}]
 """
+RUN = BASE + "classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}}\n"
 
 
 @pytest.mark.parametrize(
@@ -235,7 +333,25 @@ sources: [{name: web, paths: [x.jsonl]}]
         ("classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}}\n"
          "filter: [{name: fasttext_classifier, model: run, keep_labels: [[good, 0.5]]}]",
          "filter.0.keep_labels.0"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, score_label: good, keep_top: 0.1}]",
+         "filter.0.score_label"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, keep_top: 0.1}]", "filter.0.score_label"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, score_label: hq, keep_top: 0.1,"
+         " keep_labels: [[hq, 0.5]]}]", "filter.0.keep_labels"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, score_label: hq, keep_top: 0}]", "filter.0.keep_top"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, score_label: hq, keep_top: 1.5}]",
+         "filter.0.keep_top"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, score_label: hq, keep_top: 0.1, keep_top_by: words}]",
+         "filter.0.keep_top_by"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, keep_labels: [[hq, 0.5]], keep_top_by: tokens}]",
+         "filter.0.keep_top_by"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, score_label: hq, buckets: 1}]", "filter.0.buckets"),
+        (RUN + "filter: [{name: fasttext_classifier, model: run, score_label: hq, buckets: 5,"
+         " filter_mode: paragraph}]", "filter.0.filter_mode"),
+        (RUN.replace("[{name: web, paths: [x.jsonl]}]", "[{name: web, paths: [x.jsonl], filter: [{name:"
+         " fasttext_classifier, model: run, score_label: hq, keep_top: 0.2}]}]")
+         + "filter: [{name: fasttext_classifier, model: run, score_label: hq, keep_top: 0.1}]", "sources.0.filter.0"),
     ],
 )  # fmt: skip
 def test_a_bad_classifier_section_is_one_line_naming_its_key(section: str, key: str) -> None:
-    assert _error(BASE + section).key == key
+    assert _error(section if section.startswith(BASE) else BASE + section).key == key
