@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.cli.explain import explain, format_explanation, format_sample, sample
 from pipeline.config import ConfigError, load_config_text
 from pipeline.filter.rules import fasttext_classifier as fc
 from pipeline.filter.stage import STAGE as FILTER
@@ -226,6 +227,25 @@ def test_keep_top_keeps_the_top_tenth_of_the_run_as_a_sort_on_the_driver_does(ru
     assert summary["ranking"]["cut"] == list(cut) and summary["ranking"]["total"] == len(order)
     dropped = sum(row["dropped"].get(fc.KEEP_TOP, 0) for row in summary["sources"].values())
     assert dropped == len(below) and sum(row["kept"] for row in summary["sources"].values()) == len(kept)
+
+
+@pytest.mark.spark
+def test_explain_and_sample_name_the_classifier_score_and_the_cut(run: Path) -> None:
+    kept, below = _scored(run)
+    cut = json.loads((run / layout.FILTER_SUMMARY).read_text())["ranking"]["cut"]
+    top = max(kept, key=lambda r: (r["classifier_hq"], -r["doc_id"]))
+    info = explain(str(run), top["doc_id"])
+    assert info["classifier_scores"] == {"hq": top["classifier_hq"], "cc": top["classifier_cc"]}
+    shown = format_explanation(info)
+    assert f"top {KEEP_TOP} by hq (cut: hq {cut[0]:.6f}, doc_id {cut[1]})" in shown
+    assert f"quality_bucket {BUCKETS - 1}" in shown  # the best score opens the top bucket
+    low = below[0]
+    info = explain(str(run), low["doc_id"])
+    assert info["removed_as"] == fc.KEEP_TOP
+    assert info["evidence"]["value"] == low["value"] and info["evidence"]["threshold"] == cut[0]
+    drawn = sample(str(run), "filtered", 5, seed=1, rule="fasttext_classifier")
+    assert len(drawn) == 5 and all(d["reason"] == fc.KEEP_TOP and d["threshold"] == cut[0] for d in drawn)
+    assert f"threshold {cut[0]:g}" in format_sample(drawn[0])
 
 
 def _words(text: str) -> int:
