@@ -375,3 +375,23 @@ RUN = BASE + "classifier: {positives: [{name: p, paths: [p]}], negatives: {from_
 )  # fmt: skip
 def test_a_bad_classifier_section_is_one_line_naming_its_key(section: str, key: str) -> None:
     assert _error(section if section.startswith(BASE) else BASE + section).key == key
+
+
+def test_the_stage_depends_on_its_section_and_on_the_rule_filters_that_choose_negatives() -> None:
+    config = load_config_text(RUN)
+    values = TRAIN_CLASSIFIER.config_values(config)
+    for key, changes in (
+        ("classifier.seed=4", True),
+        ("classifier.fasttext.epoch=9", True),
+        ("filter=[{name: c4}]", True),  # the rule filters draw the negatives
+        ("dedup.threshold=0.5", False),
+        ("tokenizer.vocab_size=3000", False),
+    ):
+        assert (TRAIN_CLASSIFIER.config_values(load_config_text(RUN, [key])) != values) == changes, key
+    paths = load_config_text(RUN, ["classifier.negatives.from_run=", "classifier.negatives.paths=[n]"])
+    assert TRAIN_CLASSIFIER.config_values(paths) == TRAIN_CLASSIFIER.config_values(
+        load_config_text(
+            RUN, ["classifier.negatives.from_run=", "classifier.negatives.paths=[n]", "filter=[{name: c4}]"]
+        )
+    )  # negatives from files: the filter list does not choose them
+    assert not TRAIN_CLASSIFIER.applies(load_config_text(BASE)) and TRAIN_CLASSIFIER.applies(config)

@@ -165,7 +165,8 @@ class TrainClassifier(Stage):
         return run_train_classifier(ctx, inputs["documents"].table)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
-        assert config.classifier is not None
+        if config.classifier is None:
+            return {}
         values: dict[str, Any] = {"classifier": dataclasses.asdict(config.classifier)}
         if config.classifier.negatives.from_run is not None:  # the rule filters choose the negatives
             values["filter"] = config.filter
