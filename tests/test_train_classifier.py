@@ -248,6 +248,28 @@ def test_explain_and_sample_name_the_classifier_score_and_the_cut(run: Path) -> 
     assert f"threshold {cut[0]:g}" in format_sample(drawn[0])
 
 
+@pytest.mark.spark
+def test_the_report_shows_the_metrics_and_the_scores_per_source_with_examples(run: Path) -> None:
+    report = json.loads((run / "report.json").read_text())["classifier"]
+    metrics = json.loads((run / layout.CLASSIFIER_METRICS).read_text())
+    assert report["holdout"]["roc_auc"] == metrics["holdout"]["roc_auc"]
+    assert report["holdout"]["deciles"] == metrics["holdout"]["deciles"]
+    kept, below = _scored(run)
+    scored = [(r["classifier_hq"], r["doc_id"], r["source"]) for r in kept]
+    scored += [(r["value"], r["doc_id"], r["source"]) for r in below]
+    counts = Counter(source for _, _, source in scored)
+    assert {s: sum(h) for s, h in report["scores"]["histograms"].items()} == dict(counts)
+    cut = json.loads((run / layout.FILTER_SUMMARY).read_text())["ranking"]["cut"]
+    assert report["scores"]["threshold"] == cut[0]
+    best = sorted(scored, key=lambda r: (-r[0], r[1]))
+    assert [e["doc_id"] for e in report["scores"]["examples"]["top"]] == [d for _, d, _ in best[:3]]
+    worst = sorted(scored, key=lambda r: (r[0], r[1]))
+    assert [e["doc_id"] for e in report["scores"]["examples"]["bottom"]] == [d for _, d, _ in worst[:3]]
+    nearest = sorted(scored, key=lambda r: (abs(r[0] - cut[0]), r[1]))[:3]
+    assert [e["doc_id"] for e in report["scores"]["examples"]["threshold"]] == [d for _, d, _ in nearest]
+    assert "classifier" in (run / "report.html").read_text(encoding="utf-8")
+
+
 def _words(text: str) -> int:
     """fastText's words of a text, counted here: runs of characters other than its separators."""
     return len(re.findall(r"[^ \n\r\t\v\f\x00]+", text))

@@ -30,6 +30,7 @@ from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
 from pipeline.train_classifier.batches import HELD_OUT_SCHEMA, SAMPLE_SCHEMA, TrainPlan, train_task
 from pipeline.train_classifier.prepare import training_args
+from pipeline.train_classifier.report_section import report_section
 from pipeline.train_classifier.train import metrics
 
 INSTALL = "pip install 'spark-pretrain-pipeline[classifier]'"
@@ -178,6 +179,9 @@ class TrainClassifier(Stage):
 
     def check_config(self, config: PipelineConfig) -> None:
         check_config(config)
+
+    def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
+        return report_section(run)
 
 
 STAGE = TrainClassifier()
