@@ -190,7 +190,6 @@ def test_option_errors(corpus: tuple[Path, list[str]], tmp_path: Path) -> None:
     )
     assert "filter.3.filter_mode" in _err({"model": path, "filter_mode": "words"})
     assert "filter.3.newline_replacement" in _err({"model": path, "newline_replacement": "\n"})
-    assert "filter.3.model" in _err({"model": "run"})
     one = parse(
         fc.FastTextClassifierOptions,
         {"model": path, "keep_labels": ["library", 1], "filter_mode": "PARAGRAPH"},

@@ -52,10 +52,11 @@ def base(tmp_path):
 
 def test_stages_run_in_pipeline_order_as_objects():
     assert STAGE_NAMES == (
-        "ingest", "filter", "dedup", "spans", "train-tokenizer", "tokenize", "merge-blend", "training-indices"
+        "ingest", "train-classifier", "filter", "dedup", "spans", "train-tokenizer", "tokenize", "merge-blend",
+        "training-indices"
     )  # fmt: skip
     assert all(isinstance(s, Stage) and type(s).run is not Stage.run for s in STAGES)
-    assert stage("dedup") is STAGES[2]
+    assert stage("dedup") is STAGES[3]
 
 
 @pytest.mark.parametrize(

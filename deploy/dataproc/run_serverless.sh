@@ -3,7 +3,7 @@
 #
 # Usage: deploy/dataproc/run_serverless.sh --bucket B --date YYYY-MM-DD [--prefix pretrain]
 #   [--project P] [--region us-central1] [--version 2.2] [--config gs://...]
-#   [--stages ingest,filter,dedup,spans,train-tokenizer,tokenize,merge-blend,training-indices] [--subnet S]
+#   [--stages ingest,train-classifier,filter,dedup,spans,train-tokenizer,tokenize,merge-blend,training-indices] [--subnet S]
 #   [--service-account SA] [--container-image IMAGE | --env-archive] [--local-config conf/dataproc.yaml]
 #   [--index gs://B/dedup-index] [--dry-run]
 #
@@ -26,7 +26,7 @@ GRAPHFRAMES_VERSION="${GRAPHFRAMES_VERSION:-0.10.1}"
 CONFIG=""
 RUN_DATE=""
 INDEX=""
-STAGES="ingest,filter,dedup,spans,train-tokenizer,tokenize,merge-blend,training-indices"
+STAGES="ingest,train-classifier,filter,dedup,spans,train-tokenizer,tokenize,merge-blend,training-indices"
 SUBNET=""
 SERVICE_ACCOUNT=""
 CONTAINER_IMAGE=""

@@ -34,6 +34,7 @@ from pipeline.stage_api.run_tables import (
 
 MEMBERS_SHOWN = 50  # cluster members whose texts are read (and listed)
 EXCERPT = 300
+SCORE_PREFIX = "classifier_"  # filter/documents/ columns of the fasttext_classifier filter's scores
 
 
 class ExplainError(PipelineError, LookupError):
@@ -138,6 +139,8 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
         "excerpt": excerpt(doc["text"], EXCERPT),
         "text_of": text_of,
     }
+    if text_of == FILTERED:
+        where.update(_classifier(run, doc_id))
     removal = _removal(run, doc_id)
     if removal is not None:
         return {**where, "status": "removed", "cluster": None, **removal}
@@ -197,6 +200,34 @@ def explain(run: str, doc_id: int) -> dict[str, Any]:
         "path_to_survivor": [{"doc_id": d, "link": how} for d, how in _path_to(doc_id, survivor, links)],
         "members": [{"doc_id": m["doc_id"], "source": m["source"]} for m in shown],
     }
+
+
+def _classifier(run: str, doc_id: int) -> dict[str, Any]:
+    """A kept document's fastText classifier scores (``classifier_<label>`` columns of filter/documents/), its
+    ``quality_bucket`` and what it passed: the run's keep_top cut or the entries' label thresholds; {} without."""
+    row = rows_by_doc_id(run, FILTERED, [doc_id]).get(doc_id) or {}
+    scores = {k.removeprefix(SCORE_PREFIX): v for k, v in row.items() if k.startswith(SCORE_PREFIX) and v is not None}
+    if not scores:
+        return {}
+    found: dict[str, Any] = {"classifier_scores": scores}
+    if row.get("quality_bucket") is not None:
+        found["quality_bucket"] = row["quality_bucket"]
+    path = storage.join(run, *layout.parts(layout.FILTER_SUMMARY))
+    summary = storage.read_json(path) if storage.exists(path) else {}
+    ranking = summary.get("ranking") or {}
+    if ranking.get("cut"):
+        cut_score, cut_id = ranking["cut"]
+        found["classifier_passed"] = (
+            f"in the run's top {ranking['keep_top']} by {ranking['label']} "
+            f"(cut: {ranking['label']} {cut_score:.6f}, doc_id {cut_id})"
+        )
+    else:
+        for entries in summary.get("filters", {}).values():
+            for entry in entries:
+                if isinstance(entry, dict) and entry.get("name") == "fasttext_classifier" and entry.get("keep_labels"):
+                    shown = ", ".join(f"{label} >= {score}" for label, score in entry["keep_labels"])
+                    found["classifier_passed"] = f"keep_labels {shown}"
+    return found
 
 
 Drawn = tuple[int, int | None, str | None]  # a sampled doc_id, its survivor, its removal reason
@@ -273,6 +304,11 @@ def format_explanation(info: dict[str, Any]) -> str:
                 f"  edge to {e['doc_id']}: Jaccard {jac} (threshold {info['threshold']}), "
                 f"shared bands {e['shared_bands'] or 'none'}"
             )
+    if info.get("classifier_scores"):
+        scores = ", ".join(f"{label} {score:.6f}" for label, score in sorted(info["classifier_scores"].items()))
+        passed = f"; passed: {info['classifier_passed']}" if info.get("classifier_passed") else ""
+        bucket = f"; quality_bucket {info['quality_bucket']}" if info.get("quality_bucket") is not None else ""
+        lines.append(f"classifier scores: {scores}{passed}{bucket}")
     filtered = " (as the filter stage wrote it)" if info.get("text_of") == FILTERED else ""
     lines.append(f"text{filtered}: {info['excerpt']}")
     return "\n".join(lines)

@@ -70,6 +70,10 @@ def _anchor_relative_paths(config: PipelineConfig) -> None:
     for source in [*config.sources, *config.decontaminate.references]:
         source.paths = [_anchored(p) for p in source.paths]
     config.dedup.index = _anchored(config.dedup.index)
+    if config.classifier is not None:
+        for source in config.classifier.positives:
+            source.paths = [_anchored(p) for p in source.paths]
+        config.classifier.negatives.paths = [_anchored(p) for p in config.classifier.negatives.paths]
 
 
 @typing.overload

@@ -265,6 +265,31 @@ class SpansConfig:
 
 
 @dataclass
+class NegativesConfig:
+    """The classifier's negative examples: ``from_run`` documents of this run after the rule filters, or files."""
+
+    from_run: int | None = field(default=None, metadata=_int_in(1, INT64_MAX, optional=True))
+    paths: list[str] = field(default_factory=list)  # files read like a source's (not with from_run)
+    format: str = "jsonl"
+    text_field: str = "text"
+
+
+@dataclass
+class ClassifierConfig:
+    """The train-classifier stage (docs/stages.md, The train-classifier stage): a fastText classifier trained in
+    the run on positives against negatives; absent = off."""
+
+    positives: list[SourceConfig] = field(metadata=_check(lambda v: len(v) > 0, "must list at least one source"))
+    negatives: NegativesConfig = field(default_factory=NegativesConfig)
+    label: str = field(default="hq", metadata={"pattern": _NAME_RE})  # the positives' label, without __label__
+    negative_label: str = field(default="cc", metadata={"pattern": _NAME_RE})  # the negatives' label
+    holdout: float = field(default=0.1, metadata=_check(lambda v: 0 <= v < 1, "must be in [0, 1)"))
+    seed: int = field(default=0, metadata=_int_in(0, INT32_MAX))  # the samples' order and fastText's seed
+    # fastText train_supervised options over DCLM's training script's defaults (thread is always 1)
+    fasttext: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class PipelineConfig:
     """A whole run: sources, run directory, Spark, and every stage's parameters."""
 
@@ -279,6 +304,7 @@ class PipelineConfig:
     blend: BlendConfig = field(default_factory=BlendConfig)
     training: TrainingConfig | None = None  # None: no training-indices stage
     spans: SpansConfig | None = None  # None: no spans stage (docs/spans.md)
+    classifier: ClassifierConfig | None = None  # None: no train-classifier stage
     # the filter stage's ordered list of filters, ``{name: ..., <keyword argument>: ...}`` each; [] = no filter
     # stage (docs/stages.md, The filter stage); names, keys and types are checked by the stage before Spark starts
     filter: list[dict[str, Any]] = field(default_factory=list)

@@ -106,11 +106,12 @@ class Recorder:
         )
 
 
-def output_schema(documents: pa.Schema) -> pa.Schema:
-    """The step's rows: ``kind``, the documents' columns, ``language``, ``language_score``, the dropped rows' columns,
-    ``summary`` (JSON)."""
+def output_schema(documents: pa.Schema, columns: Sequence[str] = ()) -> pa.Schema:
+    """The step's rows: ``kind``, the documents' columns, ``language``, ``language_score``, the float64 ``columns``
+    filters set, the dropped rows' columns, ``summary`` (JSON)."""
     names = set(documents.names)
-    extra = [*LANGUAGE, pa.field("reason", pa.string()), pa.field("detail", pa.string()), *DROP_FIELDS]
+    scores = [pa.field(c, pa.float64()) for c in columns]
+    extra = [*LANGUAGE, *scores, pa.field("reason", pa.string()), pa.field("detail", pa.string()), *DROP_FIELDS]
     added = [f for f in extra if f.name not in names]
     return pa.schema([pa.field("kind", pa.string()), *documents, *added, pa.field("summary", pa.string())])
 

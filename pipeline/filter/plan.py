@@ -35,29 +35,40 @@ class Plan:
     steps: dict[str, list[Step]]
     bins: dict[str, list[float]]  # rule -> edges
     rules: dict[str, dict[str, Any]]  # rule -> {"threshold", "direction", "thresholds": {source: x}}
+    columns: tuple[str, ...] = ()  # float64 columns filters set on the documents they score (the classifier's)
+    ranking: dict[str, Any] | None = None  # a filter's corpus-wide ranking (fasttext_classifier keep_top, buckets)
 
     def edges(self, rule: str) -> list[float]:
         """The bin edges of ``rule`` (a rule without a threshold: :func:`bin_edges`' default)."""
         return self.bins.get(rule) or bin_edges(rule, None)
 
 
-def make_plan(config: PipelineConfig) -> Plan:
-    """Every source's steps, in its filter list's order; a rule's bins follow the first source's threshold."""
+def make_plan(config: PipelineConfig, before: str | None = None) -> Plan:
+    """Every source's steps, in its filter list's order (``before``: those before its first filter of that name);
+    a rule's bins follow the first source's threshold."""
     steps: dict[str, list[Step]] = {}
     bins: dict[str, list[float]] = {}
     rules: dict[str, dict[str, Any]] = {}
+    columns: list[str] = []
+    ranking: dict[str, Any] | None = None
     for source, listed in entries.source_entries(config).items():
         steps[source] = []
         for i, given in enumerate(listed):
+            if before is not None and isinstance(given, dict) and given.get("name") == before:
+                break
             name, options = entries.checked(given, f"{source}.filter.{i}")
             entry = {"name": name, **options.values()}
-            found = rule_thresholds(registry.filter_class(name)(options), entry)
+            options = options.in_run(config.output)
+            made = registry.filter_class(name)(options)
+            found = rule_thresholds(made, entry)
             steps[source].append(Step(registry.target(name), options, entry, found))
+            columns += [c for c in getattr(made, "columns", list)() if c not in columns]
+            ranking = getattr(made, "ranking", lambda: None)() or ranking
             for rule, (threshold, direction) in found.items():
                 bins.setdefault(rule, bin_edges(rule, threshold))
                 meta = rules.setdefault(rule, {"threshold": threshold, "direction": direction, "thresholds": {}})
                 meta["thresholds"][source] = threshold
-    return Plan(steps, bins, rules)
+    return Plan(steps, bins, rules, tuple(columns), ranking)
 
 
 def summary_json(plan: Plan, merged: dict[str, Any], names: list[str]) -> dict[str, Any]:

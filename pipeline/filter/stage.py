@@ -10,14 +10,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.filter import entries
-from pipeline.filter.batches import DROPPED_COLUMNS, LANGUAGE, Summary, filter_partition, output_schema
+from pipeline.filter.batches import DROPPED_COLUMNS, EXCERPT, LANGUAGE, Summary, filter_partition, output_schema
 from pipeline.filter.plan import make_plan, summary_json
+from pipeline.filter.rules import fasttext_classifier
+from pipeline.filter.rules.fasttext_classifier import BUCKET_COLUMN
+from pipeline.spark.ranking import at_or_before, cut_points
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -30,21 +34,35 @@ def run_filter(ctx: RunContext, documents: str) -> dict[str, Any]:
     plan = make_plan(ctx.config)
     names = [s.name for s in ctx.config.sources]
     docs = ctx.read_table(documents)
-    schema = output_schema(to_arrow_schema(docs.schema))
+    schema = output_schema(to_arrow_schema(docs.schema), plan.columns)
     rows = docs.mapInArrow(per_task(lambda it: filter_partition(it, plan, schema)), from_arrow_schema(schema))
     rows = rows.persist(StorageLevel.DISK_ONLY)  # the filters run once; documents never sit in memory
-    kept = [c for c in docs.columns if c not in LANGUAGE.names] + LANGUAGE.names
-    ctx.write_table(rows.where(F.col("kind") == "kept").select(*kept), layout.FILTERED)
+    added = [*LANGUAGE.names, *plan.columns]
+    kept = [c for c in docs.columns if c not in added] + added
+    passed = rows.where(F.col("kind") == "kept").select(*kept)
+    ranking: dict[str, Any] = {}
+    if plan.ranking is not None:  # the whole run ranked by a score (fasttext_classifier keep_top, buckets)
+        passed, ranking = ranked(passed, plan.ranking)
+    ctx.write_table(passed, layout.FILTERED)
     # the dropped rows and the summaries apart, so that the documents' cached blocks are read once more, not twice
     rest = rows.where(F.col("kind") != "kept").select("kind", *DROPPED_COLUMNS, "summary")
     rest = rest.persist(StorageLevel.DISK_ONLY)
-    ctx.write_table(rest.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS), layout.FILTER_DROPPED)
+    dropped = rest.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS)
+    if "dropped" in ranking:
+        dropped = dropped.unionByName(ranking.pop("dropped"))
+    ctx.write_table(dropped, layout.FILTER_DROPPED)
     rows.unpersist()
     merged = Summary()
     for row in rest.where(F.col("kind") == "summary").select("summary").toLocalIterator():
         merged.merge(json.loads(row["summary"]))
     rest.unpersist()
+    for source, n in ranking.pop("removed", {}).items():  # the ranking's drops, after the batches' counts
+        counters = merged.source(source)
+        counters["kept"] -= n
+        counters["dropped"][ranking["reason"]] = counters["dropped"].get(ranking["reason"], 0) + n
     summary = summary_json(plan, merged.to_json(), names)
+    if ranking:
+        summary["ranking"] = ranking
     storage.write_json(ctx.path(*layout.parts(layout.FILTER_SUMMARY)), json.loads(json.dumps(summary, default=str)))
     return {
         "sources": {
@@ -57,6 +75,51 @@ def run_filter(ctx: RunContext, documents: str) -> dict[str, Any]:
             for name, row in summary["sources"].items()
         }
     }
+
+
+def words() -> Column:
+    """fastText's words of the ``text`` column: runs of characters other than its separators (space, \\n, \\r,
+    \\t, \\v, \\f, \\0)."""
+    return F.size(F.filter(F.split(F.col("text"), r"[ \n\r\t\x0B\f\x00]+"), lambda w: w != ""))
+
+
+def ranked(passed: DataFrame, ranking: Mapping[str, Any]) -> tuple[DataFrame, dict[str, Any]]:
+    """The documents every filter passed, less those below the ``keep_top`` cut of the whole run, with
+    ``quality_bucket`` when ``buckets`` is set (docs/stages.md, The fastText classifier); and what summary.json
+    records of the ranking (with ``dropped``: the rows below the cut, ``removed``: their count per source)."""
+    score, doc_id = F.col(ranking["column"]), F.col("doc_id")
+    found: dict[str, Any] = {"label": ranking["label"], "column": ranking["column"], "reason": ranking["reason"]}
+    if ranking["keep_top"] is not None:
+        weight = words() if ranking["by"] == "tokens" else F.lit(1)
+        scored = passed.where(score.isNotNull()).select(score.alias("s"), "doc_id", weight.cast("long").alias("w"))
+        (cut,), total = cut_points(scored, [ranking["keep_top"]])
+        inside = at_or_before(score, doc_id, cut)
+        cut_score = F.lit(cut[0] if cut else None).cast("double")
+        detail = F.format_string(
+            f"{ranking['label']} %.6f below the run's top {ranking['keep_top']} (cut %.6f)", score, cut_score
+        )
+        below = passed.where(score.isNotNull() & ~inside)
+        found["dropped"] = below.select(
+            "doc_id",
+            "source",
+            F.lit(ranking["reason"]).alias("reason"),
+            detail.alias("detail"),
+            score.alias("value"),
+            cut_score.alias("threshold"),
+            F.substring("text", 1, EXCERPT).alias("excerpt"),
+        )
+        found["removed"] = {r["source"]: r["count"] for r in below.groupBy("source").count().collect()}
+        found.update(keep_top=ranking["keep_top"], by=ranking["by"], total=total, cut=list(cut) if cut else None)
+        passed = passed.where(score.isNull() | inside)
+    if ranking["buckets"]:
+        count = ranking["buckets"]
+        scored = passed.where(score.isNotNull()).select(score.alias("s"), "doc_id", words().cast("long").alias("w"))
+        cuts, tokens = cut_points(scored, [j / count for j in range(1, count)])
+        below_cuts = sum((F.when(at_or_before(score, doc_id, c), 0).otherwise(1) for c in cuts), F.lit(0))
+        bucket = F.when(score.isNull(), F.lit(None)).otherwise(F.lit(count - 1) - below_cuts)
+        passed = passed.withColumn(BUCKET_COLUMN, bucket.cast("int"))
+        found.update(buckets=count, bucket_tokens=tokens, bucket_cuts=[list(c) if c else None for c in cuts])
+    return passed, found
 
 
 class Filter(Stage):
@@ -89,6 +152,7 @@ class Filter(Stage):
 
     def check_config(self, config: PipelineConfig) -> None:
         entries.check_config(config)
+        fasttext_classifier.check_config(config)
 
     def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
         """Every document the stage read per source is dropped for a ``"<filter>.<rule>"`` reason or passed on."""

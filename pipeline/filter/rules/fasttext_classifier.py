@@ -18,10 +18,12 @@ a local file once per process.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import logging
 import os
+import re
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -32,11 +34,14 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline import storage
+from pipeline.config import ConfigError, PipelineConfig
 from pipeline.errors import UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor
+from pipeline.filter import entries
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.registry import register
+from pipeline.stage_api import layout
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.english.sentences import split_sentences
 
@@ -48,6 +53,10 @@ LABEL_PREFIX = "__label__"
 MODES = ("document", "paragraph", "sentence")
 RUN_MODEL = "run"  # the model this run trains (the classifier section)
 MISSING = -9e9  # datatrove's score of a label fastText did not return
+BY = ("documents", "tokens")  # what keep_top's fraction counts
+MAX_BUCKETS = 1000
+KEEP_TOP = "fasttext_classifier.keep_top"  # below the run's keep_top cut
+BUCKET_COLUMN = "quality_bucket"
 
 log = logging.getLogger(__name__)
 _LIBRARY: dict[str, Any] = {}  # local model path -> the fastText library's model, once per process
@@ -141,6 +150,16 @@ class FastTextClassifierOptions(FilterOptions):
     """What every newline of a unit becomes before fastText reads it (no newline in it)."""
     filter_mode: str = "document"
     """``document``, ``paragraph`` or ``sentence`` (datatrove's upper-case names too): what is scored and kept."""
+    score_label: str | None = None
+    """The label whose score ``keep_top`` and ``buckets`` rank documents by (needed with either)."""
+    keep_top: float | None = None
+    """Instead of thresholds: keep the documents whose ``score_label`` score is in this top fraction of the whole
+    run (an exact corpus-wide cut, ties broken by doc_id)."""
+    keep_top_by: str = "documents"
+    """What ``keep_top``'s fraction counts: ``documents``, or ``tokens`` (fastText's words of the text)."""
+    buckets: int | None = None
+    """Write ``quality_bucket``: 0 (lowest scores) to ``buckets - 1`` (highest), each holding an equal share of
+    the kept documents' tokens (Nemotron-CC's equal-token buckets)."""
 
     def check(self) -> None:
         keep, remove = _pairs(self.keep_labels), _pairs(self.remove_labels)
@@ -158,15 +177,47 @@ class FastTextClassifierOptions(FilterOptions):
             for i, (_, score) in enumerate(pairs or ()):
                 if not 0 <= score <= 1:
                     raise OptionError(f"{option}.{i}", f"a threshold must be a fraction in [0, 1], got {score!r}")
+        if self.keep_top is not None and not 0 < self.keep_top <= 1:
+            raise OptionError("keep_top", f"must be a fraction in (0, 1], got {self.keep_top!r}")
+        if self.keep_top_by not in BY:
+            raise OptionError("keep_top_by", f"expected one of {', '.join(BY)}, got {self.keep_top_by!r}")
+        if self.buckets is not None and not 2 <= self.buckets <= MAX_BUCKETS:
+            raise OptionError("buckets", f"must be an integer in [2, {MAX_BUCKETS}], got {self.buckets!r}")
+        if self.ranks:
+            what = "keep_top" if self.keep_top is not None else "buckets"
+            for option in ("keep_labels", "remove_labels"):
+                if getattr(self, option) is not None:
+                    raise OptionError(option, f"{what} ranks by score_label instead of thresholds: leave {option} out")
+            if not self.score_label:
+                raise OptionError("score_label", f"{what} needs the label whose score ranks the documents")
+            if mode != "document":
+                raise OptionError("filter_mode", f"{what} ranks whole documents: filter_mode must be document")
+        elif self.keep_top_by != "documents":
+            raise OptionError("keep_top_by", "is for keep_top")
+        if self.model == RUN_MODEL:
+            return  # the labels are the classifier section's, checked against the config (check_run_model)
         labels = model_labels(self.model)
         for option, pairs in (("keep_labels", keep), ("remove_labels", remove)):
             for i, (label, _) in enumerate(pairs or ()):
                 if label not in labels:
                     raise OptionError(f"{option}.{i}", f"label {label!r} is not one of the model's labels {labels}")
+        if self.score_label is not None and self.score_label not in labels:
+            raise OptionError("score_label", f"label {self.score_label!r} is not one of the model's labels {labels}")
+
+    @property
+    def ranks(self) -> bool:
+        """Whether the run ranks documents by score (``keep_top`` or ``buckets``)."""
+        return self.keep_top is not None or self.buckets is not None
 
     def files(self) -> dict[str, str]:
-        """The model file."""
-        return {"model": self.model}
+        """The model file (none for ``run``: the train-classifier stage before the filter stage makes it)."""
+        return {} if self.model == RUN_MODEL else {"model": self.model}
+
+    def in_run(self, run_dir: str) -> FastTextClassifierOptions:
+        """``model: run`` as the path of the model the run trained (``classifier/model.bin``)."""
+        if self.model != RUN_MODEL:
+            return self
+        return dataclasses.replace(self, model=storage.join(run_dir, *layout.parts(layout.CLASSIFIER_MODEL)))
 
 
 def _pairs(value: Any) -> list[Pair] | None:
@@ -183,8 +234,6 @@ def model_labels(path: str) -> list[str]:
     it is missing, not readable or not a supervised fastText model."""
     if not path:
         raise OptionError("model", "needs the path of a fastText model")
-    if path == RUN_MODEL:
-        raise OptionError("model", "'run' (the model this run trains) needs the train-classifier stage, not built yet")
     try:
         if not storage.exists(path):
             raise OptionError("model", f"{path} is not a file")
@@ -194,6 +243,44 @@ def model_labels(path: str) -> list[str]:
     except OSError as exc:
         raise OptionError("model", f"cannot read {path} ({exc})") from None
     return [label.removeprefix(LABEL_PREFIX) for label in labels]
+
+
+def check_config(config: PipelineConfig) -> None:
+    """Every ``fasttext_classifier`` entry with ``model: run`` has a ``classifier`` section to train the model, and
+    names only its labels; every entry that ranks the run (``keep_top``, ``buckets``) ranks it the same way. A
+    ConfigError names the entry's key."""
+    own = [(f"sources.{i}.filter", s.filter or []) for i, s in enumerate(config.sources)]
+    ranked: dict[tuple[Any, ...], str] = {}
+    for key, listed in [("filter", config.filter or []), *own]:
+        for i, entry in enumerate(listed):
+            if not isinstance(entry, dict) or entry.get("name") != NAME:
+                continue
+            options = entries.checked(entry, f"{key}.{i}")[1]
+            assert isinstance(options, FastTextClassifierOptions)
+            if options.ranks:
+                ranked.setdefault((options.score_label, options.keep_top, options.keep_top_by, options.buckets), key)
+                if len(ranked) > 1:
+                    first = next(iter(ranked.values()))
+                    raise ConfigError(
+                        f"{key}.{i}",
+                        f"ranks the run otherwise than {first}'s {NAME}: one ranking per run, list it alike",
+                    )
+            if entry.get("model") != RUN_MODEL:
+                continue
+            if config.classifier is None:
+                raise ConfigError(f"{key}.{i}.model", "'run' (the model this run trains) needs a classifier section")
+            labels = [config.classifier.label, config.classifier.negative_label]
+            for option in ("keep_labels", "remove_labels"):
+                for j, (label, _) in enumerate(_pairs(getattr(options, option)) or ()):
+                    if label not in labels:
+                        raise ConfigError(
+                            f"{key}.{i}.{option}.{j}", f"label {label!r} is not one of the classifier's labels {labels}"
+                        )
+            if options.score_label is not None and options.score_label not in labels:
+                raise ConfigError(
+                    f"{key}.{i}.score_label",
+                    f"label {options.score_label!r} is not one of the classifier's labels {labels}",
+                )
 
 
 @register(NAME)
@@ -210,6 +297,31 @@ class FastTextClassifierFilter:
         self.mode = o.filter_mode
         self.replacement = o.newline_replacement
         self.path = o.model
+        self._labels: list[str] | None = None
+
+    def labels(self) -> list[str]:
+        """The model's labels (without ``__label__``), read once."""
+        if self._labels is None:
+            self._labels = model_labels(self.path)
+        return self._labels
+
+    def columns(self) -> list[str]:
+        """The columns it sets on every document it scores: each label's mean score (null: not returned)."""
+        return [score_column(label) for label in self.labels()]
+
+    def ranking(self) -> dict[str, Any] | None:
+        """What the filter stage ranks the whole run by after the batches (None: no ``keep_top`` or ``buckets``)."""
+        o = self.options
+        if not o.ranks or o.score_label is None:
+            return None
+        return {
+            "label": o.score_label,
+            "column": score_column(o.score_label),
+            "keep_top": o.keep_top,
+            "by": o.keep_top_by,
+            "buckets": o.buckets,
+            "reason": KEEP_TOP,
+        }
 
     def thresholds(self) -> dict[str, tuple[float, str]]:
         """The rules' thresholds: a keep label's is a minimum, a remove label's a maximum (of a unit's score)."""
@@ -273,7 +385,13 @@ class FastTextClassifierFilter:
         measures = {label: np.asarray(values, np.float64) for label, values in per_label.items()}
         changed = sum(1 for old, new in zip(texts, new_texts, strict=True) if old != new)
         text_column = pa.array(new_texts, pa.string()) if self.mode != "document" else None
-        return FilterResult(keep, reason, detail, text_column, changed if text_column is not None else 0, {}, measures)
+        nothing = np.full(n, np.nan)
+        columns = {
+            score_column(label): pa.array(per_label.get(label, nothing), pa.float64(), from_pandas=True)
+            for label in self.labels()
+        }
+        changed = changed if text_column is not None else 0
+        return FilterResult(keep, reason, detail, text_column, changed, {}, measures, columns)
 
     def _why(self, units: list[str], kept: list[str], means: dict[str, float]) -> tuple[str, str]:
         """The reason and detail of a dropped document."""
@@ -290,6 +408,12 @@ class FastTextClassifierFilter:
             if means.get(label, MISSING) >= score
         )
         return REMOVED, shown
+
+
+def score_column(label: str) -> str:
+    """The column of filter/documents/ holding a label's score: ``classifier_<label>`` (other than letters, digits
+    and ``_`` as ``_``)."""
+    return "classifier_" + re.sub(r"[^0-9A-Za-z_]", "_", label)
 
 
 def math_nan() -> float:
