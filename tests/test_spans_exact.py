@@ -138,7 +138,9 @@ def test_rewrite_cuts_ranges_given_in_any_order():
     [
         ("spans.exact_substring.min_tokens=0", "spans.exact_substring.min_tokens"),
         ("spans.exact_substring.tokenizer=chars", "spans.exact_substring.tokenizer"),
-        ("spans.sentences.span=3", "spans.sentences"),
+        ("spans.sentences.span=0", "spans.sentences.span"),
+        ("spans.sentences.min_doc_words=-1", "spans.sentences.min_doc_words"),
+        ("spans.lines.min_repeats=2", "spans.lines"),
     ],
 )
 def test_bad_spans_config_is_one_line_naming_the_key(override, key):
