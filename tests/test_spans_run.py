@@ -22,7 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 K = 40
 
 
-def test_a_run_with_spans_cuts_what_the_oracle_cuts_and_accounts_for_every_document(spark, tmp_path, monkeypatch):
+def test_a_run_with_spans_cuts_what_the_oracle_cuts_and_accounts_for_every_document(
+    spark, tmp_path, monkeypatch, capsys
+):
     monkeypatch.chdir(REPO)
     out = tmp_path / "run"
     text = (REPO / "conf" / "local.yaml").read_text()
@@ -61,3 +63,18 @@ def test_a_run_with_spans_cuts_what_the_oracle_cuts_and_accounts_for_every_docum
     )
     assert sum(sum(v.values()) for v in report["spans"]["removed_bytes"].values()) == cut_bytes
     assert report["spans"]["most_repeated"][0]["copies"] >= 2
+
+    from pipeline.cli.commands import main  # explain and sample --spans show what was cut (docs/spans.md)
+
+    doc_id = min(expected, key=lambda d: (d in emptied, d))
+    start, end = expected[doc_id][0]
+    before = dict(survivors)[doc_id].encode("utf-8")
+    capsys.readouterr()
+    assert main(["explain", str(out), str(doc_id)]) == 0
+    shown = capsys.readouterr().out
+    assert "spans stage: passed on" in shown
+    span = " ".join(before[start:end].decode("utf-8", "replace").split())
+    assert f"[-{span[:60]}" in " ".join(shown.split())
+    assert main(["sample", str(out), "--spans", "2"]) == 0
+    drawn = capsys.readouterr().out
+    assert drawn.count("    before: ") == 2 and drawn.count("    after:  ") == 2 and "[-" in drawn

@@ -133,3 +133,53 @@ def test_sentences_equal_datatrove_sentence_dedup(spark, tmp_path, span, min_wor
     cut = sum(len(texts[d].encode()) - len(expected[d].encode()) for d in changed)
     assert cut <= sum(row["removed_bytes"]["sentences"] for row in figures)
 
+
+@pytest.mark.spark
+def test_both_parts_sentences_then_exact_substrings_and_explain_shows_them(spark, tmp_path):
+    from pipeline.spans.explain_spans import OPEN, document_spans, format_spans, sample_spans
+    from tests.spans_oracle import oracle_ranges, oracle_text
+
+    docs = planted_documents() + real_documents(120_000)
+    after_sentences = _datatrove(docs, tmp_path / "datatrove", 3, 50, 3)
+    ranges = oracle_ranges(sorted(after_sentences.items()), 50)  # the exact part reads what datatrove kept
+    expected = {d: oracle_text(t, ranges.get(d, [])) for d, t in after_sentences.items()}
+    emptied = {d for d, t in expected.items() if d in ranges and not t.strip()}
+    overrides = ["spans.exact_substring.min_tokens=50", "spans.sentences.span=3"]
+    counts, kept, too_short, removed = _stage(spark, tmp_path, docs, overrides)
+    assert kept == {d: t for d, t in expected.items() if d not in emptied}
+    assert too_short == {d for d, _ in docs} - set(after_sentences)
+    exact = {}
+    for row in removed:
+        if row["kind"] == "exact_substring":
+            exact.setdefault(row["doc_id"], []).append((row["start"], row["end"]))
+    assert {d: sorted(r) for d, r in exact.items()} == ranges
+    figures = counts["sources"].values()
+    assert all(row["read"] == row["documents"] + row["spans_too_short"] + row["spans_emptied"] for row in figures)
+    assert all(set(row["removed_bytes"]) == {"sentences", "exact_substring"} for row in figures)
+
+    run = str(tmp_path / "run")
+    texts = dict(docs)
+    both = next(d for d in sorted(ranges) if any(r["doc_id"] == d and r["kind"] == "sentences" for r in removed))
+    info = document_spans(run, both)
+    assert info is not None and info["after"] == kept.get(both)
+    assert {r["kind"] for r in info["removed"]} == {"sentences", "exact_substring"}
+    for row in info["removed"]:  # each removed span is shown marked, from the text its offsets refer to
+        source = after_sentences[both] if row["offsets_in"] == "after_sentences" else texts[both]
+        span = source.encode()[row["start"] : row["end"]].decode("utf-8", "replace")
+        assert row["offsets_in"] == ("after_sentences" if row["kind"] == "exact_substring" else "survivor")
+        assert " ".join(f"{OPEN}{span[:100]}".split()) in row["marked"]
+    assert any(line.startswith("spans stage: passed on") for line in format_spans(info))
+    assert document_spans(run, 41)["status"] == "too_short"
+    from pipeline.spans.report_section import report_section
+
+    section = report_section(run, counts)["spans"]
+    assert {kind for row in section["removed_bytes"].values() for kind in row} == {"sentences", "exact_substring"}
+    assert sum(section["too_short"].values()) == len(too_short)
+    assert {row["kind"] for row in section["most_repeated"]} >= {"sentences"}
+    for row in section["most_repeated"]:
+        assert row["copies"] >= 2 and row["text"]
+        drawn = sample_spans(run, 3, seed=1)
+    assert len(drawn) == 3 and all(row["removed"] for row in drawn)
+    for row in drawn:
+        assert row["before"][:50] == texts[row["doc_id"]][:50]
+        assert row["after"] is None or row["after"][:50] == kept[row["doc_id"]][:50]
