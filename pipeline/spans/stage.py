@@ -16,15 +16,19 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pipeline.config import PipelineConfig
 from pipeline.config.schema import SentencesConfig
 from pipeline.spans.batches import (
-    CANDIDATES,
+    CANDIDATE_HASHES,
+    CONFIRMED,
     KIND_EXACT,
     REMOVED,
     REWRITE_COLUMNS,
+    RUN_BYTES,
     WINDOWS,
     anchor_batches,
-    candidate_batches,
+    candidate_hash_batches,
+    confirm_batches,
     merged_batches,
     rewrite_batches,
+    run_bytes_batches,
 )
 from pipeline.spans.report_section import report_section
 from pipeline.spans.sentence_batches import SENTENCE_COLUMNS, SIGNATURES, sentence_rewrite_batches, signature_batches
@@ -39,9 +43,11 @@ TOO_SHORT = "spans_too_short"  # ... for a document the sentence part left too s
 
 
 def exact_removals(docs, k: int, tokenizer: str):
-    """Documents -> one row per removed window (doc_id, source, start, end, copies, kept_doc_id, kept_start):
-    every window whose bytes occur more than once, but the first copy (lowest doc_id, then position). The
-    windows compared on their bytes are those whose anchor's hash repeats (exact.window_anchors)."""
+    """Documents -> one row per confirmed run of removed windows (doc_id, source, start, end, copies,
+    kept_doc_id, kept_start): windows whose bytes occur earlier in the corpus (lowest doc_id, then position,
+    is the kept copy). The windows looked at are those whose anchor's hash repeats (exact.window_anchors);
+    they are grouped by their own 64-bit hash, and every claim is confirmed on the bytes, a run of
+    consecutive windows at a time (batches.run_bytes_batches, batches.confirm_batches)."""
     anchors = docs.select("doc_id", "text").mapInArrow(
         per_task(lambda it: anchor_batches(it, k, tokenizer)), from_arrow_schema(WINDOWS)
     )
@@ -49,27 +55,37 @@ def exact_removals(docs, k: int, tokenizer: str):
     repeated = anchors.withColumn("n", F.count(F.lit(1)).over(by_hash)).where(F.col("n") >= 2)
     positions = repeated.groupBy("doc_id").agg(F.collect_list("pos").alias("positions"))
     candidates = (
-        docs.select("doc_id", "source", "text")
+        docs.select("doc_id", "text")
         .join(positions, "doc_id")
-        .mapInArrow(per_task(lambda it: candidate_batches(it, k, tokenizer)), from_arrow_schema(CANDIDATES))
+        .mapInArrow(per_task(lambda it: candidate_hash_batches(it, k, tokenizer)), from_arrow_schema(CANDIDATE_HASHES))
     )
-    by_bytes = Window.partitionBy("window")
-    ordered = by_bytes.orderBy("doc_id", "start")
-    confirmed = (
-        candidates.withColumn("copies", F.count(F.lit(1)).over(by_bytes))
+    by_window = Window.partitionBy("whash")
+    ordered = by_window.orderBy("doc_id", "pos")
+    claims = (
+        candidates.withColumn("copies", F.count(F.lit(1)).over(by_window))
         .where(F.col("copies") >= 2)
         .withColumn("rank", F.row_number().over(ordered))
-        .withColumn("kept", F.first(F.struct("doc_id", "start")).over(ordered))
+        .withColumn("kept", F.first(F.struct("doc_id", "pos", "start")).over(ordered))
+        .where(F.col("rank") > 1)
+        .groupBy("doc_id")
+        .agg(
+            F.collect_list(
+                F.struct(
+                    "pos", "start", "end", "copies", F.col("kept.doc_id").alias("kept_doc_id"),
+                    F.col("kept.pos").alias("kept_pos"), F.col("kept.start").alias("kept_start"),
+                )
+            ).alias("claims")
+        )
+    )  # fmt: skip
+    runs = (
+        docs.select("doc_id", "source", "text")
+        .join(claims, "doc_id")
+        .mapInArrow(per_task(run_bytes_batches), from_arrow_schema(RUN_BYTES))
     )
-    return confirmed.where(F.col("rank") > 1).select(
-        "doc_id",
-        "source",
-        "start",
-        "end",
-        "copies",
-        F.col("kept.doc_id").alias("kept_doc_id"),
-        F.col("kept.start").alias("kept_start"),
-    )
+    fields = [name for name in RUN_BYTES.names if name != "kept_doc_id"]
+    by_kept = runs.groupBy("kept_doc_id").agg(F.collect_list(F.struct(*fields)).alias("runs"))
+    kept_texts = docs.select(F.col("doc_id").alias("kept_doc_id"), "text")
+    return kept_texts.join(by_kept, "kept_doc_id").mapInArrow(per_task(confirm_batches), from_arrow_schema(CONFIRMED))
 
 
 def sentence_pass(docs, part: SentencesConfig):
