@@ -138,7 +138,9 @@ def test_rewrite_cuts_ranges_given_in_any_order():
     [
         ("spans.exact_substring.min_tokens=0", "spans.exact_substring.min_tokens"),
         ("spans.exact_substring.tokenizer=chars", "spans.exact_substring.tokenizer"),
-        ("spans.sentences.span=3", "spans.sentences"),
+        ("spans.sentences.span=0", "spans.sentences.span"),
+        ("spans.sentences.min_doc_words=-1", "spans.sentences.min_doc_words"),
+        ("spans.lines.min_repeats=2", "spans.lines"),
     ],
 )
 def test_bad_spans_config_is_one_line_naming_the_key(override, key):
@@ -180,3 +182,38 @@ def test_word_windows_equal_a_brute_force_oracle_on_planted_cases(spark, tmp_pat
     expected = oracle_word_ranges(docs, 6)
     assert 10 in expected and 14 in expected and -5 not in expected
     _check_against_oracle(docs, 6, counts, removed, kept, emptied, expected)
+
+
+def test_claims_form_runs_and_a_run_whose_bytes_differ_from_its_kept_copy_removes_nothing():
+    """A hash only claims a repeat: confirm_batches keeps a run only when its bytes equal the kept copy's, so
+    windows whose hashes collided (here: claims made up on purpose) never cut text."""
+    import pyarrow as pa
+
+    from pipeline.spans.batches import confirm_batches, run_bytes_batches
+
+    text = "0123456789abcdefghij"
+    claim = pa.struct(
+        [(n, pa.int64()) for n in ("pos", "start", "end", "copies", "kept_doc_id", "kept_pos", "kept_start")]
+    )
+    claims = [  # windows of 4 bytes at 2, 3, 4 (kept at 10, 11, 12 of doc 7), then at 9 (kept at 0 of doc 8)
+        {"pos": p, "start": p, "end": p + 4, "copies": 2, "kept_doc_id": 7, "kept_pos": q, "kept_start": q}
+        for p, q in ((3, 11), (2, 10), (4, 12))
+    ] + [{"pos": 9, "start": 9, "end": 13, "copies": 3, "kept_doc_id": 8, "kept_pos": 0, "kept_start": 0}]
+    batch = pa.RecordBatch.from_pydict(
+        {"doc_id": [5], "source": ["web"], "text": [text], "claims": pa.array([claims], pa.list_(claim))}
+    )
+    runs = pa.Table.from_batches(list(run_bytes_batches([batch]))).to_pylist()
+    assert [(r["start"], r["end"], r["kept_doc_id"], r["kept_start"], r["bytes"]) for r in runs] == [
+        (2, 8, 7, 10, b"234567"),  # three consecutive windows: one run of their union
+        (9, 13, 8, 0, b"9abc"),
+    ]
+    fields = [n for n in runs[0] if n != "kept_doc_id"]
+    kept = pa.RecordBatch.from_pydict(
+        {
+            "kept_doc_id": [7, 8],
+            "text": ["xxxxxxxxxx234567", "9abX"],  # doc 7 holds the run's bytes; doc 8 differs: a collision
+            "runs": [[{n: r[n] for n in fields} for r in runs if r["kept_doc_id"] == d] for d in (7, 8)],
+        }
+    )
+    confirmed = pa.Table.from_batches(list(confirm_batches([kept]))).to_pylist()
+    assert [(r["doc_id"], r["start"], r["end"], r["kept_doc_id"]) for r in confirmed] == [(5, 2, 8, 7)]

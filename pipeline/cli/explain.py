@@ -20,6 +20,7 @@ from pipeline.dedup.report_section import DOC_COLUMNS, exact_jaccard
 from pipeline.dedup.shingles import count_tokens
 from pipeline.errors import PipelineError, UsageError
 from pipeline.sources.doc_id import doc_id as compute_doc_id
+from pipeline.spans.explain_spans import document_spans, format_spans
 from pipeline.stage_api import layout
 from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, FILTERED, REJECTS, REMOVAL_TABLES, SURVIVORS
 from pipeline.stage_api.run_tables import (
@@ -114,7 +115,17 @@ def reservoir(batches: Iterable[list[Any]], n: int, rng: random.Random) -> list[
 
 
 def explain(run: str, doc_id: int) -> dict[str, Any]:
-    """Why ``doc_id`` was kept, removed or rejected, with the evidence (cluster, edges, bands, reason)."""
+    """Why ``doc_id`` was kept, removed or rejected, with the evidence (cluster, edges, bands, reason), and what
+    the spans stage cut from it (``spans``: docs/spans.md, Explain and sample) when it ran."""
+    info = _explain(run, doc_id)
+    if info["status"] != "rejected":
+        spans = document_spans(run, doc_id)
+        if spans is not None:
+            info["spans"] = spans
+    return info
+
+
+def _explain(run: str, doc_id: int) -> dict[str, Any]:
     doc = rows_by_doc_id(run, DOCUMENTS, [doc_id], DOC_COLUMNS).get(doc_id) or _listed(run, [doc_id]).get(doc_id)
     if doc is None:
         reject = _find_reject(run, doc_id)
@@ -311,6 +322,8 @@ def format_explanation(info: dict[str, Any]) -> str:
         lines.append(f"classifier scores: {scores}{passed}{bucket}")
     filtered = " (as the filter stage wrote it)" if info.get("text_of") == FILTERED else ""
     lines.append(f"text{filtered}: {info['excerpt']}")
+    if info.get("spans"):
+        lines += format_spans(info["spans"])
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ from pipeline.report.data import build_report_data
 from pipeline.report.publish import write_reports
 from pipeline.report.summary import summary_text
 from pipeline.run.registry import STAGES
+from pipeline.spans.explain_spans import format_spans_sample, sample_spans
 from pipeline.stage_api import layout
 
 COMMANDS = ("report", "explain", "sample")
@@ -38,6 +39,7 @@ def add_commands(sub, add_log_level) -> None:
     kind = p.add_mutually_exclusive_group(required=True)
     for name in ("removed", "kept", "rejected"):
         kind.add_argument(f"--{name}", type=int, metavar="N", help=f"N random {name} records")
+    kind.add_argument("--spans", type=int, metavar="N", help="N random documents the spans stage cut, before and after")
     kind.add_argument(
         "--filtered",
         nargs="?",
@@ -75,6 +77,12 @@ def run_command(args: argparse.Namespace) -> int:
     if args.command == "explain":
         info = explain(args.run, args.doc_id)
         print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_explanation(info))
+        return 0
+    if args.spans is not None:
+        if args.spans < 0:
+            raise ExplainError(f"--spans {args.spans}: give a number of records >= 0")
+        for row in sample_spans(args.run, args.spans, args.seed):
+            print(json.dumps(row, sort_keys=True) if args.json else format_spans_sample(row))
         return 0
     kind = next(k for k in ("removed", "kept", "rejected", "filtered") if getattr(args, k) is not None)
     n = args.number if kind == "filtered" else getattr(args, kind)

@@ -257,11 +257,25 @@ class ExactSubstringConfig:
 
 
 @dataclass
+class SentencesConfig:
+    """Sentence-level dedup (docs/spans.md, Sentences): datatrove 0.10.1's SentenceDedup."""
+
+    # a run of this many consecutive sentences seen before in the corpus is dropped (datatrove's n_sentences)
+    span: int = field(default=3, metadata=_int_in(1, 1000))
+    # a document the drops changed is removed when left with fewer words (0: no minimum)
+    min_doc_words: int = field(default=50, metadata=_int_in(0, 1_000_000))
+    # ... or with fewer sentences (0: no minimum)
+    min_num_sentences: int = field(default=3, metadata=_int_in(0, 1_000_000))
+
+
+@dataclass
 class SpansConfig:
     """The spans stage (docs/spans.md): removes repeated spans from the dedup survivors; absent = off."""
 
     # exact substrings of at least min_tokens tokens; None: that part is off
     exact_substring: ExactSubstringConfig | None = field(default_factory=ExactSubstringConfig)
+    # repeated runs of sentences; None (the default): that part is off
+    sentences: SentencesConfig | None = None
 
 
 @dataclass

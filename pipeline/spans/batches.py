@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.spans.exact import (
     Int64s,
@@ -16,19 +18,23 @@ from pipeline.spans.exact import (
     token_bounds,
     token_hashes,
     window_anchors,
+    window_hashes,
 )
 
 KIND_EXACT = "exact_substring"
 WINDOWS = pa.schema([("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32())])
-CANDIDATES = pa.schema(
-    [("window", pa.binary()), ("doc_id", pa.int64()), ("source", pa.string()), ("start", pa.int64()),
-     ("end", pa.int64())]
-)  # fmt: skip
 REMOVED = pa.schema(
     [("doc_id", pa.int64()), ("source", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
      ("kind", pa.string()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()), ("kept_start", pa.int64())]
 )  # fmt: skip
 REWRITE_COLUMNS = pa.schema([("removed_bytes", pa.int64()), ("emptied", pa.bool_())])
+CANDIDATE_HASHES = pa.schema(
+    [("whash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int64()), ("start", pa.int64()), ("end", pa.int64())]
+)
+RUN_FIELDS = [("start", pa.int64()), ("end", pa.int64()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()),
+              ("kept_start", pa.int64())]  # fmt: skip
+RUN_BYTES = pa.schema([("doc_id", pa.int64()), ("source", pa.string()), *RUN_FIELDS, ("bytes", pa.binary())])
+CONFIRMED = pa.schema([("doc_id", pa.int64()), ("source", pa.string()), *RUN_FIELDS])
 
 
 def _tokens(text: str, tokenizer: str) -> tuple[bytes, Int64s, Int64s, UInt64s]:
@@ -66,38 +72,101 @@ def _slices(data: bytes, starts: Int64s, ends: Int64s) -> pa.Array:
     ).cast(pa.binary())
 
 
-def candidate_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, source, text, positions: its anchors whose hash repeats) -> the bytes and byte range of
-    every window of ``k`` tokens whose anchor is one of them, for the exact comparison."""
+def candidate_hash_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
+    """Documents (doc_id, text, positions: its anchors whose hash repeats) -> one row per window of ``k`` tokens
+    whose anchor is one of them: the window's own 64-bit hash (``whash``), doc_id, token position and byte
+    range. No bytes: the copies a hash groups are confirmed on their bytes run by run (``run_bytes_batches``)."""
     for batch in batches:
         parts = []
         rows = zip(
             batch.column("doc_id").to_pylist(),
-            batch.column("source").to_pylist(),
             batch.column("text").to_pylist(),
             batch.column("positions").to_pylist(),
             strict=True,
         )
-        for doc_id, source, text, positions in rows:
-            data, starts, ends, tokens = _tokens(text, tokenizer)
+        for doc_id, text, positions in rows:
+            _, starts, ends, tokens = _tokens(text, tokenizer)
             anchors, _ = window_anchors(tokens, k)
             picked = np.flatnonzero(np.isin(anchors, np.array(positions, dtype=np.int64)))
-            first, last = starts[picked], ends[picked + k - 1]
-            count = len(picked)
+            hashes = window_hashes(tokens, k)[picked]
             parts.append(
                 pa.RecordBatch.from_arrays(
                     [
-                        _slices(data, first, last),
-                        pa.array(np.full(count, doc_id, dtype=np.int64)),
-                        pa.array([source] * count, type=pa.string()),
-                        pa.array(first),
-                        pa.array(last),
+                        pa.array(hashes),
+                        pa.array(np.full(len(picked), doc_id, dtype=np.int64)),
+                        pa.array(picked.astype(np.int64)),
+                        pa.array(starts[picked]),
+                        pa.array(ends[picked + k - 1]),
                     ],
-                    schema=CANDIDATES,
+                    schema=CANDIDATE_HASHES,
                 )  # fmt: skip
             )
         if parts:
-            yield from pa.Table.from_batches(parts, schema=CANDIDATES).combine_chunks().to_batches()
+            yield from pa.Table.from_batches(parts, schema=CANDIDATE_HASHES).combine_chunks().to_batches()
+
+
+def _list_fields(column: pa.Array, names: list[str]) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.int64]]]:
+    """A list<struct> column -> the list offsets and each named struct field as one flat int64 array."""
+    offsets = np.concatenate(([0], np.cumsum(pc.list_value_length(column).fill_null(0).to_numpy())))
+    values = pc.list_flatten(column)
+    return offsets.astype(np.int64), {
+        name: values.field(name).to_numpy(zero_copy_only=False).astype(np.int64) for name in names
+    }
+
+
+def run_bytes_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Documents (doc_id, source, text, claims: list of pos, start, end, copies, kept_doc_id, kept_pos,
+    kept_start: every window of the document whose hash an earlier window has) -> one row per run of claims
+    at consecutive positions whose kept copies are consecutive windows of one document: the run's byte range,
+    the copies and kept copy of its first window, and its bytes (to compare with the kept copy's)."""
+    names = ["pos", "start", "end", "copies", "kept_doc_id", "kept_pos", "kept_start"]
+    for batch in batches:
+        offsets, f = _list_fields(batch.column("claims"), names)
+        out: dict[str, list[pa.Array]] = {name: [] for name in RUN_BYTES.names}
+        rows = zip(batch.column("doc_id").to_pylist(), batch.column("source").to_pylist(),
+                   batch.column("text").to_pylist(), strict=True)  # fmt: skip
+        for i, (doc_id, source, text) in enumerate(rows):
+            lo, hi = int(offsets[i]), int(offsets[i + 1])
+            if hi == lo:
+                continue
+            order = np.argsort(f["pos"][lo:hi], kind="stable") + lo
+            pos, kept_doc, kept_pos = f["pos"][order], f["kept_doc_id"][order], f["kept_pos"][order]
+            new = np.ones(len(order), dtype=bool)
+            new[1:] = (pos[1:] != pos[:-1] + 1) | (kept_doc[1:] != kept_doc[:-1]) | (kept_pos[1:] != kept_pos[:-1] + 1)
+            heads = np.flatnonzero(new)
+            lasts = np.concatenate((heads[1:] - 1, [len(order) - 1]))
+            start, end = f["start"][order][heads], f["end"][order][lasts]
+            out["doc_id"].append(pa.array(np.full(len(heads), doc_id, dtype=np.int64)))
+            out["source"].append(pa.array([source] * len(heads), type=pa.string()))
+            out["start"].append(pa.array(start))
+            out["end"].append(pa.array(end))
+            out["copies"].append(pa.array(f["copies"][order][heads]))
+            out["kept_doc_id"].append(pa.array(kept_doc[heads]))
+            out["kept_start"].append(pa.array(f["kept_start"][order][heads]))
+            out["bytes"].append(_slices(text.encode("utf-8"), start, end))
+        if out["doc_id"]:
+            yield pa.RecordBatch.from_arrays(
+                [pa.concat_arrays(out[name]) for name in RUN_BYTES.names], schema=RUN_BYTES
+            )
+
+
+def confirm_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Kept documents (kept_doc_id, text, runs: list of RUN_BYTES' other columns) -> the runs whose bytes equal
+    the kept copy's bytes at ``kept_start``; a run that differs (its windows' hashes collided) is dropped, so a
+    collision never removes text."""
+    for batch in batches:
+        out: dict[str, list[object]] = {name: [] for name in CONFIRMED.names}
+        rows = zip(batch.column("kept_doc_id").to_pylist(), batch.column("text").to_pylist(),
+                   batch.column("runs").to_pylist(), strict=True)  # fmt: skip
+        for kept_doc_id, text, runs in rows:
+            data = text.encode("utf-8")
+            for run in runs:
+                at = run["kept_start"]
+                if data[at : at + len(run["bytes"])] != run["bytes"]:
+                    continue
+                for name in CONFIRMED.names:
+                    out[name].append(kept_doc_id if name == "kept_doc_id" else run[name])
+        yield pa.RecordBatch.from_pydict(out, schema=CONFIRMED)
 
 
 def merged_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

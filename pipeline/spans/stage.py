@@ -14,30 +14,40 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pipeline.config import PipelineConfig
+from pipeline.config.schema import SentencesConfig
 from pipeline.spans.batches import (
-    CANDIDATES,
+    CANDIDATE_HASHES,
+    CONFIRMED,
     KIND_EXACT,
     REMOVED,
     REWRITE_COLUMNS,
+    RUN_BYTES,
     WINDOWS,
     anchor_batches,
-    candidate_batches,
+    candidate_hash_batches,
+    confirm_batches,
     merged_batches,
     rewrite_batches,
+    run_bytes_batches,
 )
 from pipeline.spans.report_section import report_section
+from pipeline.spans.sentence_batches import SENTENCE_COLUMNS, SIGNATURES, sentence_rewrite_batches, signature_batches
+from pipeline.spans.sentences import KIND_SENTENCES
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, SourceTally, Stage, source_tally
 
 REMOVAL = "spans_emptied"  # the accounting's reason for a document the cuts left without a word
+TOO_SHORT = "spans_too_short"  # ... for a document the sentence part left too short (datatrove's rule)
 
 
 def exact_removals(docs, k: int, tokenizer: str):
-    """Documents -> one row per removed window (doc_id, source, start, end, copies, kept_doc_id, kept_start):
-    every window whose bytes occur more than once, but the first copy (lowest doc_id, then position). The
-    windows compared on their bytes are those whose anchor's hash repeats (exact.window_anchors)."""
+    """Documents -> one row per confirmed run of removed windows (doc_id, source, start, end, copies,
+    kept_doc_id, kept_start): windows whose bytes occur earlier in the corpus (lowest doc_id, then position,
+    is the kept copy). The windows looked at are those whose anchor's hash repeats (exact.window_anchors);
+    they are grouped by their own 64-bit hash, and every claim is confirmed on the bytes, a run of
+    consecutive windows at a time (batches.run_bytes_batches, batches.confirm_batches)."""
     anchors = docs.select("doc_id", "text").mapInArrow(
         per_task(lambda it: anchor_batches(it, k, tokenizer)), from_arrow_schema(WINDOWS)
     )
@@ -45,74 +55,178 @@ def exact_removals(docs, k: int, tokenizer: str):
     repeated = anchors.withColumn("n", F.count(F.lit(1)).over(by_hash)).where(F.col("n") >= 2)
     positions = repeated.groupBy("doc_id").agg(F.collect_list("pos").alias("positions"))
     candidates = (
-        docs.select("doc_id", "source", "text")
+        docs.select("doc_id", "text")
         .join(positions, "doc_id")
-        .mapInArrow(per_task(lambda it: candidate_batches(it, k, tokenizer)), from_arrow_schema(CANDIDATES))
+        .mapInArrow(per_task(lambda it: candidate_hash_batches(it, k, tokenizer)), from_arrow_schema(CANDIDATE_HASHES))
     )
-    by_bytes = Window.partitionBy("window")
-    ordered = by_bytes.orderBy("doc_id", "start")
-    confirmed = (
-        candidates.withColumn("copies", F.count(F.lit(1)).over(by_bytes))
+    by_window = Window.partitionBy("whash")
+    ordered = by_window.orderBy("doc_id", "pos")
+    claims = (
+        candidates.withColumn("copies", F.count(F.lit(1)).over(by_window))
+        .where(F.col("copies") >= 2)
+        .withColumn("rank", F.row_number().over(ordered))
+        .withColumn("kept", F.first(F.struct("doc_id", "pos", "start")).over(ordered))
+        .where(F.col("rank") > 1)
+        .groupBy("doc_id")
+        .agg(
+            F.collect_list(
+                F.struct(
+                    "pos", "start", "end", "copies", F.col("kept.doc_id").alias("kept_doc_id"),
+                    F.col("kept.pos").alias("kept_pos"), F.col("kept.start").alias("kept_start"),
+                )
+            ).alias("claims")
+        )
+    )  # fmt: skip
+    runs = (
+        docs.select("doc_id", "source", "text")
+        .join(claims, "doc_id")
+        .mapInArrow(per_task(run_bytes_batches), from_arrow_schema(RUN_BYTES))
+    )
+    fields = [name for name in RUN_BYTES.names if name != "kept_doc_id"]
+    by_kept = runs.groupBy("kept_doc_id").agg(F.collect_list(F.struct(*fields)).alias("runs"))
+    kept_texts = docs.select(F.col("doc_id").alias("kept_doc_id"), "text")
+    return kept_texts.join(by_kept, "kept_doc_id").mapInArrow(per_task(confirm_batches), from_arrow_schema(CONFIRMED))
+
+
+def sentence_pass(docs, part: SentencesConfig):
+    """Documents -> the documents' columns with datatrove's SentenceDedup rewrite (sentence_batches): every
+    signature after the first of its hash (lowest doc_id, then sentence index) is a duplicate."""
+    signed = docs.select("doc_id", "text").mapInArrow(
+        per_task(lambda it: signature_batches(it, part.span)), from_arrow_schema(SIGNATURES)
+    )
+    by_hash = Window.partitionBy("hash")
+    ordered = by_hash.orderBy("doc_id", "sent")
+    dups = (
+        signed.withColumn("copies", F.count(F.lit(1)).over(by_hash))
         .where(F.col("copies") >= 2)
         .withColumn("rank", F.row_number().over(ordered))
         .withColumn("kept", F.first(F.struct("doc_id", "start")).over(ordered))
+        .where(F.col("rank") > 1)
+        .groupBy("doc_id")
+        .agg(
+            F.collect_list(
+                F.struct(
+                    "sent", "copies", F.col("kept.doc_id").alias("kept_doc_id"), F.col("kept.start").alias("kept_start")
+                )
+            ).alias("dups")
+        )
     )
-    return confirmed.where(F.col("rank") > 1).select(
-        "doc_id",
-        "source",
-        "start",
-        "end",
-        "copies",
-        F.col("kept.doc_id").alias("kept_doc_id"),
-        F.col("kept.start").alias("kept_start"),
+    joined = docs.join(dups, "doc_id", "left").select(*docs.columns, "dups")
+    schema = to_arrow_schema(docs.schema)
+    for column in SENTENCE_COLUMNS:
+        schema = schema.append(column)
+    rewrite = per_task(
+        lambda it: sentence_rewrite_batches(it, schema, part.span, part.min_doc_words, part.min_num_sentences)
     )
+    return joined.mapInArrow(rewrite, from_arrow_schema(schema))
+
+
+def _by_source(rows, flag: str, removed: str) -> dict[str, Any]:
+    """Per source: documents read, flagged (emptied or too short), bytes removed."""
+    figures = rows.groupBy("source").agg(
+        F.count(F.lit(1)).alias("read"),
+        F.sum(F.col(flag).cast("long")).alias("flagged"),
+        F.sum(removed).alias("removed_bytes"),
+    )
+    return {r["source"]: r.asDict() for r in figures.collect()}
 
 
 def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
-    """The table ``documents`` -> ``spans/removed/``, ``spans/documents/`` and ``spans/emptied/``; counts per
-    source."""
-    part = ctx.config.spans.exact_substring if ctx.config.spans else None
+    """The table ``documents`` -> ``spans/removed/``, ``spans/documents/``, ``spans/emptied/`` (and
+    ``spans/too_short/`` with sentences on); counts per source. The sentence part runs first, on the stage's
+    input; the exact-substring part on what it passed on (docs/spans.md, Both parts)."""
+    spans = ctx.config.spans
+    exact = spans.exact_substring if spans else None
+    sentences = spans.sentences if spans else None
     docs = ctx.read_table(documents)
-    if part is not None:
-        windows = exact_removals(docs, part.min_tokens, part.tokenizer)
+    columns = docs.columns
+    removed_parts = []
+    sentence_figures: dict[str, Any] = {}
+    sentence_rows = None
+    if sentences is not None:
+        sentence_rows = sentence_pass(docs, sentences).persist(StorageLevel.DISK_ONLY)
+        ctx.write_table(
+            sentence_rows.where(F.col("too_short")).select("doc_id", "source", "removed_bytes"), layout.SPANS_TOO_SHORT
+        )
+        run = F.explode("runs").alias("run")
+        removed_parts.append(
+            sentence_rows.select("doc_id", "source", run).select(
+                "doc_id",
+                "source",
+                "run.start",
+                "run.end",
+                F.lit(KIND_SENTENCES).alias("kind"),
+                "run.copies",
+                "run.kept_doc_id",
+                "run.kept_start",
+            )  # fmt: skip
+        )
+        sentence_figures = _by_source(sentence_rows, "too_short", "removed_bytes")
+        passed = sentence_rows.where(~F.col("too_short")).select(
+            *columns, F.col("removed_bytes").alias("sentence_bytes")
+        )
+        if exact is not None:
+            ctx.write_table(passed, layout.SPANS_AFTER_SENTENCES)
+            docs = ctx.read_table(layout.SPANS_AFTER_SENTENCES)
+        else:
+            docs = passed
+    else:
+        docs = docs.withColumn("sentence_bytes", F.lit(0).cast("long"))
+    if exact is not None:
+        windows = exact_removals(docs, exact.min_tokens, exact.tokenizer)
         grouped = windows.groupBy("doc_id", "source").agg(
             F.collect_list(F.struct("start", "end", "copies", "kept_doc_id", "kept_start")).alias("windows")
         )
-        removed = grouped.mapInArrow(per_task(merged_batches), from_arrow_schema(REMOVED))
-    else:
-        removed = ctx.spark.createDataFrame([], from_arrow_schema(REMOVED))
+        removed_parts.append(grouped.mapInArrow(per_task(merged_batches), from_arrow_schema(REMOVED)))
+    removed = ctx.spark.createDataFrame([], from_arrow_schema(REMOVED))
+    for part in removed_parts:
+        removed = removed.unionByName(part)
     ctx.write_table(removed, layout.SPANS_REMOVED)
-    removed = ctx.read_table(layout.SPANS_REMOVED)
-    ranges = removed.groupBy("doc_id").agg(F.collect_list(F.struct("start", "end")).alias("ranges"))
-    joined = docs.join(ranges, "doc_id", "left").select(*docs.columns, "ranges")
-    schema = to_arrow_schema(docs.schema)
-    for column in REWRITE_COLUMNS:
-        schema = schema.append(column)
-    rows = joined.mapInArrow(per_task(lambda it: rewrite_batches(it, schema)), from_arrow_schema(schema))
+    if sentence_rows is not None and exact is None:
+        rows = docs.withColumn("removed_bytes", F.lit(0).cast("long")).withColumn("emptied", F.lit(False))
+    else:
+        removed = ctx.read_table(layout.SPANS_REMOVED).where(F.col("kind") == KIND_EXACT)
+        ranges = removed.groupBy("doc_id").agg(F.collect_list(F.struct("start", "end")).alias("ranges"))
+        joined = docs.join(ranges, "doc_id", "left").select(*docs.columns, "ranges")
+        schema = to_arrow_schema(docs.schema)
+        for column in REWRITE_COLUMNS:
+            schema = schema.append(column)
+        rows = joined.mapInArrow(per_task(lambda it: rewrite_batches(it, schema)), from_arrow_schema(schema))
     rows = rows.persist(StorageLevel.DISK_ONLY)  # the cuts are made once; the text never sits in memory
-    ctx.write_table(rows.where(~F.col("emptied")).select(*docs.columns), layout.SPANS_DOCUMENTS)
+    ctx.write_table(rows.where(~F.col("emptied")).select(*columns), layout.SPANS_DOCUMENTS)
     ctx.write_table(rows.where(F.col("emptied")).select("doc_id", "source", "removed_bytes"), layout.SPANS_EMPTIED)
-    figures = rows.groupBy("source").agg(
-        F.count(F.lit(1)).alias("read"),
-        F.sum(F.col("emptied").cast("long")).alias("emptied"),
-        F.sum((F.col("removed_bytes") > 0).cast("long")).alias("changed"),
-        F.sum("removed_bytes").alias("removed_bytes"),
-    )
-    found = {r["source"]: r for r in figures.collect()}
+    found = _by_source(rows, "emptied", "removed_bytes")
+    changed_docs = {
+        r["source"]: r["n"]
+        for r in rows.where((F.col("removed_bytes") + F.col("sentence_bytes")) > 0)
+        .groupBy("source")
+        .agg(F.count(F.lit(1)).alias("n"))
+        .collect()
+    }
     rows.unpersist()
-    by_kind = {r["source"]: r["n"] for r in removed.groupBy("source").agg(F.count(F.lit(1)).alias("n")).collect()}
+    if sentence_rows is not None:
+        sentence_rows.unpersist()
+    stored = ctx.read_table(layout.SPANS_REMOVED)
+    by_kind: dict[tuple[str, str], int] = {
+        (r["source"], r["kind"]): r["n"]
+        for r in stored.groupBy("source", "kind").agg(F.count(F.lit(1)).alias("n")).collect()
+    }
+    kinds = [kind for kind, on in ((KIND_SENTENCES, sentences), (KIND_EXACT, exact)) if on is not None]
     sources = {}
     for source in ctx.config.sources:
-        row = found.get(source.name)
-        read, emptied = (row["read"], row["emptied"]) if row else (0, 0)
-        sources[source.name] = {
-            "read": read,
-            "documents": read - emptied,
-            REMOVAL: emptied,
-            "changed": row["changed"] if row else 0,
-            "removed_bytes": {KIND_EXACT: row["removed_bytes"] if row else 0},
-            "removed_ranges": {KIND_EXACT: by_kind.get(source.name, 0)},
-        }
+        row = found.get(source.name, {})
+        before = sentence_figures.get(source.name, {})
+        read = before.get("read", 0) if sentences is not None else row.get("read", 0)
+        emptied = row.get("flagged", 0)
+        too_short = before.get("flagged", 0)
+        figures: dict[str, Any] = {"read": read, "documents": read - emptied - too_short, REMOVAL: emptied}
+        if sentences is not None:
+            figures[TOO_SHORT] = too_short
+        bytes_by_kind = {KIND_SENTENCES: before.get("removed_bytes", 0), KIND_EXACT: row.get("removed_bytes", 0)}
+        figures["changed"] = changed_docs.get(source.name, 0)
+        figures["removed_bytes"] = {kind: bytes_by_kind[kind] or 0 for kind in kinds}
+        figures["removed_ranges"] = {kind: by_kind.get((source.name, kind), 0) for kind in kinds}
+        sources[source.name] = figures
     return {"sources": sources}
 
 
@@ -137,7 +251,7 @@ class Spans(Stage):
         return config.spans is not None
 
     def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
-        return source_tally(counts, "documents", read="read", removals=(REMOVAL,))
+        return source_tally(counts, "documents", read="read", removals=(REMOVAL, TOO_SHORT))
 
     def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
         return report_section(run, counts)

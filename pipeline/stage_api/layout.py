@@ -38,11 +38,15 @@ REMOVAL_TABLES = {
     "older_capture": OLDER_CAPTURES,
     "contaminated": CONTAMINATED,
     "duplicates_of_earlier_runs": EARLIER_RUNS,
+    "spans_emptied": "spans/emptied",
+    "spans_too_short": "spans/too_short",
 }
 SPANS = "spans"  # the spans stage's directory (docs/spans.md)
 SPANS_DOCUMENTS = "spans/documents"  # the survivors with repeated spans cut out: dedup's columns
 SPANS_REMOVED = "spans/removed"  # doc_id, source, start, end, kind, copies, kept_doc_id, kept_start
 SPANS_EMPTIED = "spans/emptied"  # doc_id, source, removed_bytes: documents the cuts left without a word
+SPANS_TOO_SHORT = "spans/too_short"  # doc_id, source, removed_bytes: documents the sentence part left too short
+SPANS_AFTER_SENTENCES = "spans/after_sentences"  # the sentence part's documents, when exact substrings follow
 TOKENIZER = "tokenizer"  # train-tokenizer: vocab.json, merges.txt, tokenizer.json
 SHARDS = "shards"  # tokenize: shards/<source>/part-NNNNN.{bin,idx}
 MEGATRON = "megatron"  # merge-blend: megatron/<source>.{bin,idx}
