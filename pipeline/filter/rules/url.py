@@ -350,17 +350,24 @@ class URLFilter:
     def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The kernels' word trie (banned and soft-banned words) and subword automaton, built once."""
         if self._kernel_tables is None:
-            words = set() if self._all_words else self.banned_words | self.soft_banned_words
-            self._kernel_tables = (*_trie(words), *_aho_corasick({w for w in self.banned_subwords if w}))
+            words = frozenset() if self._all_words else self.banned_words | self.soft_banned_words
+            key = (words, self.banned_subwords)
+            if key not in _KERNEL_TABLES:
+                subwords = {w for w in self.banned_subwords if w}
+                _KERNEL_TABLES[key] = (*_trie(words), *_aho_corasick(subwords))
+            self._kernel_tables = _KERNEL_TABLES[key]
         return self._kernel_tables
 
     def _url_hashes(self, kernel: ModuleType) -> np.ndarray:
         """The sorted FNV-1a hashes of the listed URLs, built once."""
         if self._listed_hashes is None:
-            pieces = [u.encode("utf-8", "surrogatepass") for u in sorted(self._listed_urls)]
-            ends = np.cumsum([len(p) for p in pieces], dtype=np.int64)
-            blob = np.frombuffer(b"".join(pieces), np.uint8)
-            self._listed_hashes = np.sort(kernel.fnv1a(blob, ends - [len(p) for p in pieces], ends))
+            if self._listed_urls not in _URL_HASHES:
+                pieces = [u.encode("utf-8", "surrogatepass") for u in self._listed_urls]
+                lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))
+                ends = np.cumsum(lengths)
+                blob = np.frombuffer(b"".join(pieces), np.uint8)
+                _URL_HASHES[self._listed_urls] = np.sort(kernel.fnv1a(blob, ends - lengths, ends))
+            self._listed_hashes = _URL_HASHES[self._listed_urls]
         return self._listed_hashes
 
     def _authority_entries(self, encoded: pa.DictionaryArray) -> tuple[list[tuple[str, str, int]], np.ndarray]:
@@ -445,6 +452,9 @@ def _lenient_netloc() -> Any:
 
 
 _TLD: list[Any] = []  # per process: the suffix trie is built once
+# per process, by the lists they are made of: the kernels' word tables and the URL list's hashes
+_KERNEL_TABLES: dict[tuple[frozenset[str], frozenset[str]], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+_URL_HASHES: dict[frozenset[str], np.ndarray] = {}
 _LITERALS = np.array([list(b"true\0"), list(b"false"), list(b"null\0")], dtype=np.uint8)  # JSON's, 0-padded
 _CLASSES = {c: k for k, c in enumerate("0123456789abcdefghijklmnopqrstuvwxyz")}  # the kernels' 36 characters
 
