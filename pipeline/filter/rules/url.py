@@ -254,7 +254,7 @@ class URLFilter:
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask and first failing rule of every document of ``batch`` by its ``meta.url``."""
-        kernel = _compiled(batch)
+        kernel = _compiled(batch) if self._authority is not None else None  # the kernels cut tldextract's way
         if kernel is not None:
             done = self._apply_compiled(batch, kernel)
             if done is not None:
@@ -378,7 +378,8 @@ class URLFilter:
         if new:
             if len(known) + len(new) > HOST_CACHE:
                 known.clear()
-            host = self._authority if self._authority is not None else _host_from_authority()
+            host = self._authority
+            assert host is not None  # both callers have tldextract's helpers
             parts = [self._extract._extract_netloc(host(a), None) for a in new]
             found = [(p.top_domain_under_public_suffix, p.fqdn) for p in parts]
             for authority, pair, code in zip(new, found, self._codes(found), strict=True):
