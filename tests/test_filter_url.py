@@ -5,6 +5,7 @@ threshold, extra lists. Contract: docs/stages.md, URL filter."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -366,3 +368,17 @@ def test_the_kernel_reads_ingests_metas_itself() -> None:
     url_numba.meta_urls(data, offsets, np.ones(len(metas), bool), url_rules._LITERALS, start, stop)
     assert bytes(data[start[0] : stop[0]]).decode() == url
     assert list(start[1:]) == [-1, -1]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"a.com\n\nb.com\n", b"a.com", b"a.com\na.com\n", b"#x\na.com\n", b" a.com\n", b"a.com \n", b"a.com \n\n",
+     b"a.com\r\nb.com\n", b"a.com\rb.com", b"a\x1fb\n", b"\n", b"", "é.com\n".encode(), b"a.com\t", b"\ta.com",
+     b"a\x0cb", b"x\n#y\n"],
+)  # fmt: skip
+def test_a_plain_list_file_is_hashed_as_its_entries(data: bytes) -> None:
+    """The byte-level read of a domain list (ASCII, nothing to strip) gives the hashes of the entries datatrove's
+    text read gives: the lines of a text-mode file, a line starting with "#" left out, the others stripped."""
+    lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    wanted = {line.strip() for line in lines if line[0] != "#"}
+    assert list(url_rules._list_hashes(data)) == sorted({xxhash.xxh3_64_intdigest(e.encode()) for e in wanted})

@@ -88,6 +88,25 @@ def _hashes(items: Any) -> np.ndarray:
     return found
 
 
+# what makes a list file's lines differ from its stripped entries: bytes str.strip() removes that bytes.strip()
+# keeps or that split("\n") does not end a line at, a space or tab beside a line end, a comment line
+_NOT_PLAIN = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f", b" \n", b"\t\n", b"\n ", b"\n\t", b"\n#")
+
+
+def _list_hashes(data: bytes) -> np.ndarray:
+    """:func:`_hashes` of the entries of a domain or URL list file, as ``entries(file_lines(data), False)`` gives
+    them; an ASCII file with no comment, carriage return or space to strip is hashed line by line as bytes."""
+    plain = data.isascii() and not any(b in data for b in _NOT_PLAIN)
+    if not plain or data[:1] in (b" ", b"\t", b"#") or data.rstrip(b"\n")[-1:] in (b" ", b"\t"):
+        return _hashes(entries(file_lines(data), False))
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line starts no line
+    found = np.fromiter(map(xxhash.xxh3_64_intdigest, lines), dtype=np.uint64, count=len(lines))
+    found.sort()
+    return found[np.concatenate(([True], found[1:] != found[:-1]))] if len(found) else found
+
+
 def _member(table: np.ndarray, keys: list[str]) -> np.ndarray:
     """Whether each of ``keys`` is in the hash ``table``."""
     if not len(table) or not keys:
@@ -140,7 +159,7 @@ def integrated(lists_dir: str) -> Integrated:
     if stamp not in _LOADED:
         try:
             words = [entries(file_lines((folder / name).read_bytes()), True) for name in WORD_FILES]
-            domains = _hashes(entries(file_lines(_member_bytes(folder, "domains")), False))
+            domains = _list_hashes(_member_bytes(folder, "domains"))
             urls = frozenset(entries(file_lines(_member_bytes(folder, "urls")), False))
         except (OSError, UnicodeDecodeError, tarfile.TarError) as exc:
             raise OptionError("lists_dir", f"cannot read the URL lists in {lists_dir}: {exc}") from exc
