@@ -19,7 +19,8 @@ import numpy as np
 
 from pipeline.errors import PipelineError
 from pipeline.numba_backend import TOKENIZER
-from pipeline.tokenizer.encode import WordCache
+from pipeline.tokenizer.encode import WordCache, utf8
+from pipeline.tokenizer.hf_fast import TokenizerJsonBPE
 from pipeline.tokenizer.rank_fast import RankFileBPE, fast_split
 
 KINDS = ("tiktoken", "huggingface", "sentencepiece")
@@ -108,9 +109,14 @@ class LibraryTokenizer:
         return state
 
     def _fast_path(self) -> Any:
-        """Our numba encoder over the rank file (:mod:`pipeline.tokenizer.rank_fast`) when kind tiktoken has a
-        pattern it covers and numba is on; else None (the library encodes)."""
-        if self.kind != "tiktoken" or not TOKENIZER.enabled():
+        """Our numba encoder when numba is on and it reproduces the file: kind tiktoken with a pattern
+        :mod:`pipeline.tokenizer.rank_fast` covers, kind huggingface with a ``tokenizer.json``
+        :mod:`pipeline.tokenizer.hf_fast` covers; else None (the library encodes)."""
+        if not TOKENIZER.enabled():
+            return None
+        if self.kind == "huggingface":
+            return TokenizerJsonBPE.from_json(self.model.decode("utf-8"))
+        if self.kind != "tiktoken":
             return None
         split = fast_split(self.pattern)
         if split is None:
@@ -217,11 +223,25 @@ class LibraryTokenizer:
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """Ids of each text (one thread: Spark runs one task per core)."""
+        if self.fast is None or not texts:
+            return self._library_batch(texts)
+        parts, broken = [], []
+        for i, t in enumerate(texts):
+            try:
+                parts.append(t.encode("utf-8") if isinstance(self.fast, TokenizerJsonBPE) else utf8(t))
+            except UnicodeEncodeError:  # a lone surrogate: as the library takes it
+                parts.append(b"")
+                broken.append(i)
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=offsets[1:])
+        data = np.frombuffer(b"".join(parts), dtype=np.uint8)
+        ids, ends = self._fast_encode(data, offsets, -1, broken, texts)
+        flat, bounds = ids.tolist(), [0, *ends.tolist()]
+        return [flat[bounds[i] : bounds[i + 1]] for i in range(len(texts))]
+
+    def _library_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """The library's ids of each text."""
         lib = self.lib
-        if self.fast is not None and texts:
-            ids, ends = self.fast.encode_texts(list(texts), self._word_cache())
-            flat, bounds = ids.tolist(), [0, *ends.tolist()]
-            return [flat[bounds[i] : bounds[i + 1]] for i in range(len(texts))]
         if self.kind == "tiktoken":
             return [lib.encode(t, disallowed_special=()) for t in texts]
         if self.kind == "huggingface":
@@ -229,12 +249,45 @@ class LibraryTokenizer:
             return [e.ids for e in lib.encode_batch(list(texts), add_special_tokens=False)]
         return list(lib.encode(list(texts), num_threads=1))
 
+    def _fast_encode(
+        self,
+        data: np.ndarray,
+        offsets: np.ndarray,
+        append_id: int,
+        broken: Sequence[int] = (),
+        texts: Sequence[str] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The fast path's (int32 ids, end of each text's ids, ``append_id`` after each when >= 0); the texts it
+        leaves to the library (and ``broken``, whose ``texts`` it could not take) re-encoded by the library."""
+        if isinstance(self.fast, RankFileBPE):
+            ids, ends = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
+            return ids, ends
+        ids, ends, redo = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
+        redo[list(broken)] = True
+        if not redo.any():
+            return ids, ends
+        which = np.flatnonzero(redo).tolist()
+        source: Sequence[str] | dict[int, str] = (
+            texts if texts is not None else {i: bytes(data[offsets[i] : offsets[i + 1]]).decode("utf-8") for i in which}
+        )
+        tail = [append_id] if append_id >= 0 else []
+        redone = [np.asarray(e + tail, dtype=np.int32) for e in self._library_batch([source[i] for i in which])]
+        starts = np.concatenate([[0], ends[:-1]])
+        lengths = ends - starts
+        pieces, at = [], 0
+        for i, piece in zip(which, redone, strict=True):
+            pieces += [ids[at : starts[i]], piece]
+            at = int(ends[i])
+            lengths[i] = len(piece)
+        pieces.append(ids[at:])
+        return np.concatenate(pieces), np.cumsum(lengths)
+
     def encode_utf8_documents(
         self, data: np.ndarray, offsets: np.ndarray, prefix: Sequence[int], eod: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`encode_documents` of the UTF-8 texts ``data[offsets[i]:offsets[i+1]]`` on the fast path (an Arrow
         column's buffers, no Python string made)."""
-        ids, ends = self.fast.encode_utf8(data, np.asarray(offsets, dtype=np.int64), self._word_cache(), eod)
+        ids, ends = self._fast_encode(data, np.asarray(offsets, dtype=np.int64), eod)
         if not prefix:
             return ids, ends
         starts = np.concatenate([[0], ends[:-1]])
