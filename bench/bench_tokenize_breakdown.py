@@ -2,6 +2,7 @@
 
     python -m bench tokenize_breakdown            # 200 MB, like bench_tokenize.py
     python -m bench tokenize_breakdown --mb 50 --rounds 2
+    python -m bench tokenize_breakdown --mb 10 --kind tiktoken     # a model's own tokenizer (bench_tokenize.py)
 
 Same corpus and tokenizer as bench/bench_tokenize.py. In this process, one thread, interleaved:
 
@@ -32,14 +33,17 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from bench.bench_tokenize import BATCH_ROWS, EOT, FIXTURES, bare_encoder, mixed_corpus
+from bench.bench_tokenize import BATCH_ROWS, EOT, FIXTURES, bare_encoder, library_kind, mixed_corpus
+from pipeline.megatron.format import dtype_for_vocab
 from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
 from pipeline.tokenizer import BPETokenizer
 
 PARTITIONS, WORKERS = 4, 2
 
 
-def stage_body(blob: bytes, parts: list[pa.Table], eod: int, profile: cProfile.Profile | None = None) -> float:
+def stage_body(
+    blob: bytes, parts: list[pa.Table], eod: int, profile: cProfile.Profile | None = None, dtype: str = "uint16"
+) -> float:
     """CPU seconds of ``tokenize_partition`` over ``parts``, split among ``WORKERS`` unpickled tokenizers."""
     base = tempfile.mkdtemp(prefix="bench-tokenize-breakdown-")
     per_worker = len(parts) // WORKERS
@@ -51,8 +55,8 @@ def stage_body(blob: bytes, parts: list[pa.Table], eod: int, profile: cProfile.P
         for p in range(w * per_worker, (w + 1) * per_worker):
             batches = iter(parts[p].to_batches(max_chunksize=BATCH_ROWS))
             task = TaskAttempt(p, 0, p)
-            specials = tuple(tok.special_tokens)
-            for _ in tokenize_partition(batches, task, tok, f"{base}/out", f"{base}/tmp", "uint16", eod, specials):
+            specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tok.special_texts()
+            for _ in tokenize_partition(batches, task, tok, f"{base}/out", f"{base}/tmp", dtype, eod, specials):
                 pass
     if profile is not None:
         profile.disable()
@@ -66,6 +70,8 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=200, help="megabytes of text (default 200)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
+    parser.add_argument("--kind", default="bpe", choices=("bpe", "tiktoken", "huggingface", "sentencepiece"))
+    parser.add_argument("--model", default="cl100k", choices=("cl100k", "qwen3.6"), help="--kind tiktoken's file")
     args = parser.parse_args()
 
     texts = mixed_corpus(args.mb)
@@ -74,8 +80,13 @@ def main() -> None:
     del texts
     n = table.num_rows
     parts = [table.slice(p * n // PARTITIONS, (p + 1) * n // PARTITIONS - p * n // PARTITIONS) for p in range(4)]
-    tok = BPETokenizer.from_files(args.fixtures / "gpt2_vocab.json", args.fixtures / "gpt2_merges.txt", [EOT])
-    eod = tok.token_id(EOT)
+    if args.kind == "bpe":
+        tok = BPETokenizer.from_files(args.fixtures / "gpt2_vocab.json", args.fixtures / "gpt2_merges.txt", [EOT])
+    else:
+        work = Path(tempfile.mkdtemp(prefix="bench-tokenize-breakdown-"))
+        tok = library_kind(args.kind, table.column("text").to_pylist()[:2000], work, args.model)[1]
+    eod = tok.token_id({"bpe": EOT, "tiktoken": EOT, "huggingface": "<|end_of_text|>"}.get(args.kind, "</s>"))
+    dtype = dtype_for_vocab(tok.vocab_size).name
     tok.encode("load the kernels before timing")
     blob = pickle.dumps(tok)
     pickle.loads(blob)  # a reused worker has decoded this tokenizer in an earlier run (a fresh one: +0.07 s)
@@ -83,7 +94,7 @@ def main() -> None:
     bare, body = [], []
     for r in range(args.rounds):
         bare.append(bare_encoder(tok, table, eod))
-        body.append(stage_body(blob, parts, eod))
+        body.append(stage_body(blob, parts, eod, dtype=dtype))
         load = os.getloadavg()[0]
         print(f"round {r + 1}: bare encoder {bare[-1]:.3f} CPU s, tokenize_partition {body[-1]:.3f} CPU s", end="")
         print(f" (load {load:.1f})")
@@ -94,7 +105,7 @@ def main() -> None:
         f"({min(bare) / min(body):.2f}x the bare encoder's rate)"
     )
     profile = cProfile.Profile(time.process_time)
-    stage_body(blob, parts, eod, profile)
+    stage_body(blob, parts, eod, profile, dtype)
     pstats.Stats(profile).sort_stats("tottime").print_stats(12)
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
 

@@ -76,6 +76,7 @@ UNICODE = st.lists(
         st.sampled_from(["'s", "'LL", "'Re", "'ſ", "'x", "日本語", "Ünïcödé", "  x", "\u00a0\u2003", "🙂🏽", "a/b"]),
         st.sampled_from(["\u212b", "\u1100\u1161\u11a8", "\u0958", "A\u030a", "\u0bc6\u0bbe", "\ufb01", "\u2126"]),
         st.sampled_from(["<|end_of_text|>", "<|begin_of_text|>", "<|im_start|>", "<|endoftext|>", "<|im_end"]),
+        st.sampled_from(["שָׁלוֹם", "\u0e20\u0e39"]),
         st.sampled_from(["x\n/", " ?!\r\n", "\u3000", "\x85", "\u2028", "中文", "全心全意为", "\U000e0001"]),
     ),
     max_size=30,
@@ -95,21 +96,15 @@ def test_ids_identical_to_tokenizers_on_generated_unicode(cases, case):
     check()
 
 
-def test_added_token_text_and_nfc_changes_go_to_the_library(cases):
-    """The kernel leaves a document to the library when it spells an added token (tokenizers gives its id) or
-    holds text NFC changes; the others are the kernel's."""
+def test_added_token_text_goes_to_the_library_and_nfc_changes_to_its_normalizer(cases):
+    """The kernel leaves a document to the library when it spells an added token (tokenizers gives its id) or holds
+    a code point this Python's Unicode does not assign; text NFC may change is normalized by the library's
+    normalizer, then encoded by the kernel; the rest are the kernel's alone."""
     tok, lib = cases["built"]
-    docs = ["plain text", "a <|end_of_text|> b", "Ångström \u212b", "e\u0301t\u00e9"]
+    docs = ["plain text", "a <|end_of_text|> b", "Ångström \u212b", "e\u0301t\u00e9", "\U000e0080 x", "שָׁלוֹם"]
     data = "".join(docs).encode()
-    offsets = [0]
-    for d in docs:
-        offsets.append(offsets[-1] + len(d.encode()))
-    assert tok.fast.library_documents(np.frombuffer(data, np.uint8), np.array(offsets)).tolist() == [
-        False,
-        True,
-        True,
-        True,
-    ]
+    offsets = np.cumsum([0, *(len(d.encode()) for d in docs)])
+    assert tok.fast.library_documents(np.frombuffer(data, np.uint8), offsets).tolist() == [0, 2, 1, 1, 2, 1]
     end = lib.token_to_id("<|end_of_text|>")
     assert end in tok.encode(docs[1]) and tok.encode_batch(docs) == _library(lib, docs)
 

@@ -402,10 +402,10 @@ def unreached_tokens(data, offsets, ids, byte_ids, pairs):
 
 @njit(cache=True, nogil=True)
 def library_documents(data, offsets, points, added, added_offsets):
-    """bool per text ``data[offsets[d]:offsets[d+1]]``: whether it holds a code point marked in ``points`` or one
-    of the byte strings ``added[added_offsets[t]:added_offsets[t+1]]``."""
+    """Per text ``data[offsets[d]:offsets[d+1]]``: the largest ``points`` value of its code points, or 2 when it
+    holds one of the byte strings ``added[added_offsets[t]:added_offsets[t+1]]``."""
     n_docs = offsets.shape[0] - 1
-    out = np.zeros(n_docs, dtype=np.bool_)
+    out = np.zeros(n_docs, dtype=np.uint8)
     first = np.zeros(256, dtype=np.bool_)
     n_added = added_offsets.shape[0] - 1
     for t in range(n_added):
@@ -413,7 +413,7 @@ def library_documents(data, offsets, points, added, added_offsets):
     for d in range(n_docs):
         p = offsets[d]
         end = offsets[d + 1]
-        while p < end and not out[d]:
+        while p < end and out[d] < 2:
             b = data[p]
             if first[b]:
                 for t in range(n_added):
@@ -427,13 +427,13 @@ def library_documents(data, offsets, points, added, added_offsets):
                             same = False
                             break
                     if same:
-                        out[d] = True
+                        out[d] = 2
                         break
             if b < 0x80:
                 p += 1
                 continue
             cp, k = _decode(data, p)
-            if points[cp]:
-                out[d] = True
+            if points[cp] > out[d]:
+                out[d] = points[cp]
             p += k
     return out

@@ -8,7 +8,8 @@ prefix space, no regex)]``, no truncation or padding. ``tokenizers`` merges, in 
 index (leftmost first), as :mod:`pipeline.tokenizer.rank_fast`'s kernel does with the merge index as the rank; with
 ``ignore_merges`` a pre-token that is a vocabulary entry is that entry. The pattern's code-point classes are read
 from ``tokenizers``' own regex engine. A document the kernel cannot vouch for goes to the library: one that holds
-an added token's text, or (NFC) a code point that NFC could change or that this Python's Unicode does not assign.
+an added token's text or a code point this Python's Unicode does not assign; one with a code point that NFC could
+change is normalized by the library's normalizer first.
 """
 
 from __future__ import annotations
@@ -56,15 +57,19 @@ def tokenizers_classes() -> np.ndarray:
     return _TABLES["classes"]
 
 
+# what a document needs before (or instead of) the kernel: nothing, the library's normalizer, the library
+KERNEL, NORMALIZE, LIBRARY = 0, 1, 2
+
+
 def library_points(nfc: bool) -> np.ndarray:
-    """1 for the code points that send a document to the library: unassigned in this Python (another Unicode may
-    class them otherwise) and, under NFC, those NFC may change in some text: a combining class, a character NFC
-    rewrites, or one that composes with the character before it."""
+    """Per code point, what a document holding it needs: LIBRARY when this Python's Unicode does not assign it
+    (another Unicode may class it otherwise); under NFC, NORMALIZE when NFC may change it in some text (a
+    combining class, a character NFC rewrites, or one that composes with the character before it)."""
     key = f"library-{nfc}"
     if key not in _TABLES:
-        out = np.ones(0x110000, dtype=np.uint8)
+        out = np.full(0x110000, LIBRARY, dtype=np.uint8)
         every = _assigned()
-        out[np.fromiter(map(ord, every), dtype=np.int64, count=len(every))] = 0
+        out[np.fromiter(map(ord, every), dtype=np.int64, count=len(every))] = KERNEL
         if nfc:
             seconds = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))  # Hangul V and T jamo compose
             for c in every:
@@ -72,8 +77,8 @@ def library_points(nfc: bool) -> np.ndarray:
                 if len(decomposition) == 2 and not decomposition[0].startswith("<"):
                     seconds.add(int(decomposition[1], 16))
                 if unicodedata.combining(c) or unicodedata.normalize("NFC", c) != c:
-                    out[ord(c)] = 1
-            out[list(seconds)] = 1
+                    out[ord(c)] = NORMALIZE
+            out[list(seconds)] = NORMALIZE
         if out[:128].any():
             raise RuntimeError("an ASCII code point would need the library")
         _TABLES[key] = out
@@ -176,13 +181,14 @@ class TokenizerJsonBPE:
         return _unruns(*self._library_runs, 0x110000)
 
     def library_documents(self, data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """bool per text ``data[offsets[i]:offsets[i+1]]``: whether the library must encode it."""
+        """Per text ``data[offsets[i]:offsets[i+1]]``: KERNEL, NORMALIZE (by the library's normalizer, then the
+        kernel) or LIBRARY (an added token's text, a code point this Python's Unicode does not assign)."""
         found: np.ndarray = _bpe_numba().library_documents(data, offsets, self.library_table, *self._added)
         return found
 
     def encode_utf8(
         self, data: np.ndarray, offsets: np.ndarray, cache: WordCache, append_id: int = -1
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The kernel's (ids, ends) of every text, and which texts the library must encode instead."""
+        """The kernel's (ids, ends) of every text, and what each text needs (:meth:`library_documents`)."""
         ids, ends = self.bpe.encode_utf8(data, offsets, cache, append_id)
         return ids, ends, self.library_documents(data, offsets)

@@ -20,7 +20,7 @@ import numpy as np
 from pipeline.errors import PipelineError
 from pipeline.numba_backend import TOKENIZER
 from pipeline.tokenizer.encode import WordCache, utf8
-from pipeline.tokenizer.hf_fast import TokenizerJsonBPE
+from pipeline.tokenizer.hf_fast import LIBRARY, NORMALIZE, TokenizerJsonBPE
 from pipeline.tokenizer.rank_fast import RankFileBPE, fast_split
 
 KINDS = ("tiktoken", "huggingface", "sentencepiece")
@@ -257,13 +257,14 @@ class LibraryTokenizer:
         broken: Sequence[int] = (),
         texts: Sequence[str] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The fast path's (int32 ids, end of each text's ids, ``append_id`` after each when >= 0); the texts it
-        leaves to the library (and ``broken``, whose ``texts`` it could not take) re-encoded by the library."""
+        """The fast path's (int32 ids, end of each text's ids, ``append_id`` after each when >= 0). A text the kernel
+        cannot take as it is: normalized by the library's normalizer first when NFC is all it needs, else (and
+        ``broken``, whose ``texts`` it could not take) encoded by the library."""
         if isinstance(self.fast, RankFileBPE):
             ids, ends = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
             return ids, ends
         ids, ends, redo = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
-        redo[list(broken)] = True
+        redo[list(broken)] = LIBRARY
         if not redo.any():
             return ids, ends
         which = np.flatnonzero(redo).tolist()
@@ -271,14 +272,28 @@ class LibraryTokenizer:
             texts if texts is not None else {i: bytes(data[offsets[i] : offsets[i + 1]]).decode("utf-8") for i in which}
         )
         tail = [append_id] if append_id >= 0 else []
-        redone = [np.asarray(e + tail, dtype=np.int32) for e in self._library_batch([source[i] for i in which])]
+        redone: dict[int, np.ndarray] = {}
+        normalize = [i for i in which if redo[i] == NORMALIZE]
+        if normalize:  # the library's normalizer, then the kernel over its NFC text when that needs nothing else
+            normal = [self.lib.normalizer.normalize_str(source[i]).encode("utf-8") for i in normalize]
+            n_off = np.concatenate([[0], np.cumsum([len(t) for t in normal])]).astype(np.int64)
+            n_ids, n_ends, again = self.fast.encode_utf8(
+                np.frombuffer(b"".join(normal), dtype=np.uint8), n_off, self._word_cache(), append_id
+            )
+            n_starts = np.concatenate([[0], n_ends[:-1]])
+            for k, i in enumerate(normalize):
+                if again[k] != LIBRARY:
+                    redone[i] = n_ids[n_starts[k] : n_ends[k]]
+        rest = [i for i in which if i not in redone]
+        for i, e in zip(rest, self._library_batch([source[i] for i in rest]), strict=True):
+            redone[i] = np.asarray(e + tail, dtype=np.int32)
         starts = np.concatenate([[0], ends[:-1]])
         lengths = ends - starts
         pieces, at = [], 0
-        for i, piece in zip(which, redone, strict=True):
-            pieces += [ids[at : starts[i]], piece]
+        for i in which:
+            pieces += [ids[at : starts[i]], redone[i]]
             at = int(ends[i])
-            lengths[i] = len(piece)
+            lengths[i] = len(redone[i])
         pieces.append(ids[at:])
         return np.concatenate(pieces), np.cumsum(lengths)
 
