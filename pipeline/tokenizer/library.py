@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -313,18 +314,18 @@ class LibraryTokenizer:
         """(flat int64 ids, int64 end of each document in them): ``prefix`` (the BOS or nothing), the text's ids
         and ``eod`` per text, in order."""
         encoded = self.encode_batch(texts)
-        lengths = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded)) + len(prefix) + 1
-        ends = np.cumsum(lengths)
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        extra = len(prefix) + 1
+        ends = np.cumsum(lengths + extra)
         ids = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-        at = 0
-        for e in encoded:
-            if prefix:
-                ids[at : at + len(prefix)] = prefix
-                at += len(prefix)
-            ids[at : at + len(e)] = e
-            at += len(e)
-            ids[at] = eod
-            at += 1
+        around = np.zeros(ids.size, dtype=np.bool_)  # the prefix and EOD positions; the texts' ids fill the rest
+        ids[ends - 1] = eod
+        around[ends - 1] = True
+        starts = ends - lengths - extra
+        for j, p in enumerate(prefix):
+            ids[starts + j] = p
+            around[starts + j] = True
+        ids[~around] = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=int(lengths.sum()))
         return ids, ends
 
     def decode(self, ids: Sequence[int]) -> str:
