@@ -313,8 +313,12 @@ class LibraryTokenizer:
     def encode_documents(self, texts: Sequence[str], prefix: Sequence[int], eod: int) -> tuple[np.ndarray, np.ndarray]:
         """(flat int64 ids, int64 end of each document in them): ``prefix`` (the BOS or nothing), the text's ids
         and ``eod`` per text, in order."""
-        encoded = self.encode_batch(texts)
-        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        arrays = self._sentencepiece_arrays(texts) if self.kind == "sentencepiece" else None
+        if arrays is not None:
+            lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+        else:
+            encoded = self.encode_batch(texts)
+            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         extra = len(prefix) + 1
         ends = np.cumsum(lengths + extra)
         ids = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
@@ -325,8 +329,20 @@ class LibraryTokenizer:
         for j, p in enumerate(prefix):
             ids[starts + j] = p
             around[starts + j] = True
-        ids[~around] = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=int(lengths.sum()))
+        if arrays is not None:
+            ids[~around] = np.concatenate(arrays) if arrays else np.zeros(0, np.int64)
+        else:
+            ids[~around] = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=int(lengths.sum()))
         return ids, ends
+
+    def _sentencepiece_arrays(self, texts: Sequence[str]) -> list[np.ndarray] | None:
+        """SentencePiece's ids of each text as int32 arrays straight from its C++ buffers (the same encoder as
+        ``encode``, without a Python int per id), or None when this sentencepiece cannot return them."""
+        try:
+            arrays: list[np.ndarray] = self.lib.encode(list(texts), num_threads=1, return_type="numpy")
+        except TypeError:  # sentencepiece before 0.2.1
+            return None
+        return arrays
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids`` (bytes that are not UTF-8 become U+FFFD)."""
