@@ -84,8 +84,8 @@ def main() -> None:
         tok = BPETokenizer.from_files(args.fixtures / "gpt2_vocab.json", args.fixtures / "gpt2_merges.txt", [EOT])
     else:
         work = Path(tempfile.mkdtemp(prefix="bench-tokenize-breakdown-"))
-        tok = library_kind(args.kind, table.column("text").to_pylist()[:2000], work, args.model)[1]
-    eod = tok.token_id({"bpe": EOT, "tiktoken": EOT, "huggingface": "<|end_of_text|>"}.get(args.kind, "</s>"))
+        _, tok, _, eod_text = library_kind(args.kind, table.column("text").to_pylist()[:2000], work, args.model)
+    eod = tok.token_id(EOT if args.kind == "bpe" else eod_text)
     dtype = dtype_for_vocab(tok.vocab_size).name
     tok.encode("load the kernels before timing")
     blob = pickle.dumps(tok)
