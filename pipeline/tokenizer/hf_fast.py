@@ -173,7 +173,16 @@ class TokenizerJsonBPE:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("library_table", None)
+        state.pop("normalizer", None)
         return state
+
+    @cached_property
+    def normalizer(self) -> Any:
+        """``tokenizers``' own NFC normalizer (the only one :func:`fast_spec` takes), without building the whole
+        tokenizer from its file."""
+        import tokenizers
+
+        return tokenizers.normalizers.NFC()
 
     @cached_property
     def library_table(self) -> np.ndarray:

@@ -276,7 +276,7 @@ class LibraryTokenizer:
         redone: dict[int, np.ndarray] = {}
         normalize = [i for i in which if redo[i] == NORMALIZE]
         if normalize:  # the library's normalizer, then the kernel over its NFC text when that needs nothing else
-            normal = [self.lib.normalizer.normalize_str(source[i]).encode("utf-8") for i in normalize]
+            normal = [self.fast.normalizer.normalize_str(source[i]).encode("utf-8") for i in normalize]
             n_off = np.concatenate([[0], np.cumsum([len(t) for t in normal])]).astype(np.int64)
             n_ids, n_ends, again = self.fast.encode_utf8(
                 np.frombuffer(b"".join(normal), dtype=np.uint8), n_off, self._word_cache(), append_id
