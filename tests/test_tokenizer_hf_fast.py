@@ -107,6 +107,10 @@ def test_added_token_text_goes_to_the_library_and_nfc_changes_to_its_normalizer(
     assert tok.fast.library_documents(np.frombuffer(data, np.uint8), offsets).tolist() == [0, 2, 1, 1, 2, 1]
     end = lib.token_to_id("<|end_of_text|>")
     assert end in tok.encode(docs[1]) and tok.encode_batch(docs) == _library(lib, docs)
+    kernel_only = pickle.loads(pickle.dumps(tok))  # added tokens' text cut out here: the library is never built
+    kernel_only._build = lambda: pytest.fail("the library was built")
+    spelled = ["<|end_of_text|><|begin_of_text|>x <|end_of_text|>", "é <|end_of_text|>e\u0301", "<|end_of_text"]
+    assert kernel_only.encode_batch(spelled) == _library(lib, spelled)
 
 
 def _edited(path: Path, tmp: Path, edit) -> bytes:

@@ -15,6 +15,7 @@ change is normalized by the library's normalizer first.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from functools import cached_property
 from typing import Any
@@ -152,11 +153,32 @@ class TokenizerJsonBPE:
         whole = [(to_bytes[t], i) for t, i in vocab.items() if t in to_bytes] if model.get("ignore_merges") else []
         self.bpe = RankFileBPE.from_merges(split, byte_ids, merges, whole, tokenizers_classes())
         self._library_runs = _runs(library_points(nfc))
-        added = sorted({str(t["content"]).encode("utf-8") for t in config.get("added_tokens") or [] if t["content"]})
+        tokens = [t for t in config.get("added_tokens") or [] if t["content"]]
+        added = sorted({str(t["content"]).encode("utf-8") for t in tokens})
+        plain = all(not any(t.get(k) for k in ("single_word", "lstrip", "rstrip", "normalized")) for t in tokens)
+        # tokenizers cuts such tokens out of the raw text first, leftmost and longest, and the pieces between are
+        # normalized and encoded on their own; other added tokens leave a document holding them to the library
+        self.added_split = (
+            re.compile("|".join(re.escape(c) for c in sorted({t["content"] for t in tokens}, key=len, reverse=True)))
+            if plain and tokens
+            else None
+        )
+        self._added_ids = {str(t["content"]): int(t["id"]) for t in tokens}
         self._added = (
             np.frombuffer(b"".join(added), dtype=np.uint8).copy(),
             np.concatenate([[0], np.cumsum([len(t) for t in added])]).astype(np.int64),
         )
+
+    def split_added(self, text: str) -> list[str | int]:
+        """``text`` as tokenizers cuts it at added tokens: the texts between (maybe empty) and the tokens' ids."""
+        assert self.added_split is not None
+        plan: list[str | int] = []
+        at = 0
+        for match in self.added_split.finditer(text):
+            plan += [text[at : match.start()], self._added_ids[match.group()]]
+            at = match.end()
+        plan.append(text[at:])
+        return plan
 
     @classmethod
     def from_json(cls, text: str) -> TokenizerJsonBPE | None:

@@ -242,6 +242,8 @@ class LibraryTokenizer:
 
     def _library_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """The library's ids of each text."""
+        if not texts:
+            return []
         lib = self.lib
         if self.kind == "tiktoken":
             return [lib.encode(t, disallowed_special=()) for t in texts]
@@ -276,15 +278,21 @@ class LibraryTokenizer:
         redone: dict[int, np.ndarray] = {}
         normalize = [i for i in which if redo[i] == NORMALIZE]
         if normalize:  # the library's normalizer, then the kernel over its NFC text when that needs nothing else
-            normal = [self.fast.normalizer.normalize_str(source[i]).encode("utf-8") for i in normalize]
-            n_off = np.concatenate([[0], np.cumsum([len(t) for t in normal])]).astype(np.int64)
-            n_ids, n_ends, again = self.fast.encode_utf8(
-                np.frombuffer(b"".join(normal), dtype=np.uint8), n_off, self._word_cache(), append_id
-            )
-            n_starts = np.concatenate([[0], n_ends[:-1]])
-            for k, i in enumerate(normalize):
-                if again[k] != LIBRARY:
-                    redone[i] = n_ids[n_starts[k] : n_ends[k]]
+            normal = [self.fast.normalizer.normalize_str(source[i]) for i in normalize]
+            for i, arr in zip(normalize, self._kernel_texts(normal, append_id, normalized=True), strict=True):
+                if arr is not None:
+                    redone[i] = arr
+        if self.fast.added_split is not None:  # added tokens' text cut out as tokenizers does, the rest the kernel's
+            broken_set = set(broken)
+            for i in which:
+                if redo[i] == LIBRARY and i not in broken_set:
+                    plan = self.fast.split_added(source[i])
+                    arrays = self._kernel_texts([p for p in plan if isinstance(p, str)], -1)
+                    kernel = [a for a in arrays if a is not None]
+                    if len(kernel) == len(arrays):
+                        found = iter(kernel)
+                        pieces = [next(found) if isinstance(p, str) else np.array([p], np.int32) for p in plan]
+                        redone[i] = np.concatenate([*pieces, np.array(tail, np.int32)])
         rest = [i for i in which if i not in redone]
         for i, e in zip(rest, self._library_batch([source[i] for i in rest]), strict=True):
             redone[i] = np.asarray(e + tail, dtype=np.int32)
@@ -297,6 +305,26 @@ class LibraryTokenizer:
             lengths[i] = len(redone[i])
         pieces.append(ids[at:])
         return np.concatenate(pieces), np.cumsum(lengths)
+
+    def _kernel_texts(self, texts: list[str], append_id: int, normalized: bool = False) -> list[np.ndarray | None]:
+        """The kernel's int32 ids of each text (``append_id`` after them when >= 0), a text NFC may change normalized
+        first (unless ``normalized``), None for one the library must encode."""
+        parts = [t.encode("utf-8") for t in texts]
+        offsets = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+        ids, ends, codes = self.fast.encode_utf8(
+            np.frombuffer(b"".join(parts), dtype=np.uint8), offsets, self._word_cache(), append_id
+        )
+        starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+        out: list[np.ndarray | None] = [
+            ids[starts[k] : ends[k]] if codes[k] == 0 or (normalized and codes[k] == NORMALIZE) else None
+            for k in range(len(texts))
+        ]
+        again = [k for k in range(len(texts)) if not normalized and codes[k] == NORMALIZE]
+        if again:
+            normal = [self.fast.normalizer.normalize_str(texts[k]) for k in again]
+            for k, arr in zip(again, self._kernel_texts(normal, append_id, normalized=True), strict=True):
+                out[k] = arr
+        return out
 
     def encode_utf8_documents(
         self, data: np.ndarray, offsets: np.ndarray, prefix: Sequence[int], eod: int
