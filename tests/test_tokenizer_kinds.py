@@ -304,3 +304,16 @@ def test_megatron_tiktoken_json_ids_identical_to_megatron_cores_tiktokenizer(tmp
     assert len(sample) > 50
     for text in sample:
         assert tok.encode(text) == megatron.tokenize(text)
+
+
+@pytest.mark.parametrize("prefix", [(), (1,), (1, 5)])
+def test_encode_documents_lays_out_prefix_ids_and_eod_per_document(prefix):
+    """The library path's flat ids: ``prefix``, SentencePiece's own ids, the EOD, per document (empty ones too)."""
+    spm = require_oracle("sentencepiece").SentencePieceProcessor(model_file=str(mistral_v1_path()))
+    tok = LibraryTokenizer("sentencepiece", mistral_v1_path().read_bytes())
+    docs = ["Hello world", "", "Grüße, 世界", "x"]
+    ids, ends = tok.encode_documents(docs, prefix, 2)
+    expected = [[*prefix, *spm.encode(t), 2] for t in docs]
+    assert ends.tolist() == np.cumsum([len(e) for e in expected]).tolist()
+    assert ids.tolist() == [i for e in expected for i in e]
+    assert tok.encode_documents([], prefix, 2)[0].size == 0

@@ -130,3 +130,75 @@ def megatron_tiktoken_json(out: Path, size: int = 2**17 - 1000) -> Path:
     ]
     out.write_text(json.dumps(rows))
     return out
+
+
+def _gpt2_byte_chars() -> list[str]:
+    """The character GPT-2's byte-level alphabet writes for each byte (printable Latin-1 as itself, the rest from
+    U+0100 on)."""
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    spare = iter(range(0x100, 0x200))
+    return [chr(b) if b in keep else chr(next(spare)) for b in range(256)]
+
+
+def rank_file_tokenizer_json(rank_file: Path, pattern: str, specials: dict[str, int], path: Path) -> Path:
+    """A ``tokenizer.json`` of a tiktoken rank file as Qwen publishes its own: BPE whose merges are every split of
+    a token into two tokens (ordered by the token's rank, then the halves'), ``ignore_merges``, NFC, the pattern's
+    Split then byte level, the specials as added special tokens; checked loadable by ``tokenizers``."""
+    tk = require_oracle("tokenizers")
+    chars = _gpt2_byte_chars()
+    ranks = {}
+    for line in rank_file.read_bytes().splitlines():
+        if line.strip():
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    vocab = {"".join(chars[b] for b in token): rank for token, rank in ranks.items()}
+    merges = []
+    for token, rank in ranks.items():
+        for i in range(1, len(token)):
+            a, b = ranks.get(token[:i]), ranks.get(token[i:])
+            if a is not None and b is not None:
+                merges.append((rank, a, b, token[:i], token[i:]))
+    merges.sort(key=lambda m: m[:3])
+    spelled = [["".join(chars[c] for c in m[3]), "".join(chars[c] for c in m[4])] for m in merges]
+    config = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": i,
+                "content": t,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+            for t, i in specials.items()
+        ],  # fmt: skip
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": True,
+            "vocab": vocab,
+            "merges": spelled,
+        },  # fmt: skip
+    }
+    path.write_text(json.dumps(config, ensure_ascii=False))
+    tk.Tokenizer.from_file(str(path))
+    return path

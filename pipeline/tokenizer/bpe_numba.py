@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pipeline.tokenizer.pretokenize_numba import pretoken_end, split_pretoken_end
+from pipeline.tokenizer.pretokenize_numba import _decode, pretoken_end, split_pretoken_end
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MUL = np.uint64(0x9E3779B97F4A7C15)
@@ -398,3 +398,42 @@ def unreached_tokens(data, offsets, ids, byte_ids, pairs):
         if m != 1 or out[0] != ids[i]:
             found.append(i)
     return np.array(found, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def library_documents(data, offsets, points, added, added_offsets):
+    """Per text ``data[offsets[d]:offsets[d+1]]``: the largest ``points`` value of its code points, or 2 when it
+    holds one of the byte strings ``added[added_offsets[t]:added_offsets[t+1]]``."""
+    n_docs = offsets.shape[0] - 1
+    out = np.zeros(n_docs, dtype=np.uint8)
+    first = np.zeros(256, dtype=np.bool_)
+    n_added = added_offsets.shape[0] - 1
+    for t in range(n_added):
+        first[added[added_offsets[t]]] = True
+    for d in range(n_docs):
+        p = offsets[d]
+        end = offsets[d + 1]
+        while p < end and out[d] < 2:
+            b = data[p]
+            if first[b]:
+                for t in range(n_added):
+                    a = added_offsets[t]
+                    n = added_offsets[t + 1] - a
+                    if added[a] != b or n > end - p:
+                        continue
+                    same = True
+                    for j in range(1, n):
+                        if added[a + j] != data[p + j]:
+                            same = False
+                            break
+                    if same:
+                        out[d] = 2
+                        break
+            if b < 0x80:
+                p += 1
+                continue
+            cp, k = _decode(data, p)
+            if points[cp] > out[d]:
+                out[d] = points[cp]
+            p += k
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -19,7 +20,8 @@ import numpy as np
 
 from pipeline.errors import PipelineError
 from pipeline.numba_backend import TOKENIZER
-from pipeline.tokenizer.encode import WordCache
+from pipeline.tokenizer.encode import WordCache, utf8
+from pipeline.tokenizer.hf_fast import LIBRARY, NORMALIZE, TokenizerJsonBPE
 from pipeline.tokenizer.rank_fast import RankFileBPE, fast_split
 
 KINDS = ("tiktoken", "huggingface", "sentencepiece")
@@ -108,9 +110,14 @@ class LibraryTokenizer:
         return state
 
     def _fast_path(self) -> Any:
-        """Our numba encoder over the rank file (:mod:`pipeline.tokenizer.rank_fast`) when kind tiktoken has a
-        pattern it covers and numba is on; else None (the library encodes)."""
-        if self.kind != "tiktoken" or not TOKENIZER.enabled():
+        """Our numba encoder when numba is on and it reproduces the file: kind tiktoken with a pattern
+        :mod:`pipeline.tokenizer.rank_fast` covers, kind huggingface with a ``tokenizer.json``
+        :mod:`pipeline.tokenizer.hf_fast` covers; else None (the library encodes)."""
+        if not TOKENIZER.enabled():
+            return None
+        if self.kind == "huggingface":
+            return TokenizerJsonBPE.from_json(self.model.decode("utf-8"))
+        if self.kind != "tiktoken":
             return None
         split = fast_split(self.pattern)
         if split is None:
@@ -217,11 +224,27 @@ class LibraryTokenizer:
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """Ids of each text (one thread: Spark runs one task per core)."""
+        if self.fast is None or not texts:
+            return self._library_batch(texts)
+        parts, broken = [], []
+        for i, t in enumerate(texts):
+            try:
+                parts.append(t.encode("utf-8") if isinstance(self.fast, TokenizerJsonBPE) else utf8(t))
+            except UnicodeEncodeError:  # a lone surrogate: as the library takes it
+                parts.append(b"")
+                broken.append(i)
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=offsets[1:])
+        data = np.frombuffer(b"".join(parts), dtype=np.uint8)
+        ids, ends = self._fast_encode(data, offsets, -1, broken, texts)
+        flat, bounds = ids.tolist(), [0, *ends.tolist()]
+        return [flat[bounds[i] : bounds[i + 1]] for i in range(len(texts))]
+
+    def _library_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """The library's ids of each text."""
+        if not texts:
+            return []
         lib = self.lib
-        if self.fast is not None and texts:
-            ids, ends = self.fast.encode_texts(list(texts), self._word_cache())
-            flat, bounds = ids.tolist(), [0, *ends.tolist()]
-            return [flat[bounds[i] : bounds[i + 1]] for i in range(len(texts))]
         if self.kind == "tiktoken":
             return [lib.encode(t, disallowed_special=()) for t in texts]
         if self.kind == "huggingface":
@@ -229,12 +252,86 @@ class LibraryTokenizer:
             return [e.ids for e in lib.encode_batch(list(texts), add_special_tokens=False)]
         return list(lib.encode(list(texts), num_threads=1))
 
+    def _fast_encode(
+        self,
+        data: np.ndarray,
+        offsets: np.ndarray,
+        append_id: int,
+        broken: Sequence[int] = (),
+        texts: Sequence[str] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The fast path's (int32 ids, end of each text's ids, ``append_id`` after each when >= 0). A text the kernel
+        cannot take as it is: normalized by the library's normalizer first when NFC is all it needs, else (and
+        ``broken``, whose ``texts`` it could not take) encoded by the library."""
+        if isinstance(self.fast, RankFileBPE):
+            ids, ends = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
+            return ids, ends
+        ids, ends, redo = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
+        redo[list(broken)] = LIBRARY
+        if not redo.any():
+            return ids, ends
+        which = np.flatnonzero(redo).tolist()
+        source: Sequence[str] | dict[int, str] = (
+            texts if texts is not None else {i: bytes(data[offsets[i] : offsets[i + 1]]).decode("utf-8") for i in which}
+        )
+        tail = [append_id] if append_id >= 0 else []
+        redone: dict[int, np.ndarray] = {}
+        normalize = [i for i in which if redo[i] == NORMALIZE]
+        if normalize:  # the library's normalizer, then the kernel over its NFC text when that needs nothing else
+            normal = [self.fast.normalizer.normalize_str(source[i]) for i in normalize]
+            for i, arr in zip(normalize, self._kernel_texts(normal, append_id, normalized=True), strict=True):
+                if arr is not None:
+                    redone[i] = arr
+        if self.fast.added_split is not None:  # added tokens' text cut out as tokenizers does, the rest the kernel's
+            broken_set = set(broken)
+            for i in which:
+                if redo[i] == LIBRARY and i not in broken_set:
+                    plan = self.fast.split_added(source[i])
+                    arrays = self._kernel_texts([p for p in plan if isinstance(p, str)], -1)
+                    kernel = [a for a in arrays if a is not None]
+                    if len(kernel) == len(arrays):
+                        found = iter(kernel)
+                        pieces = [next(found) if isinstance(p, str) else np.array([p], np.int32) for p in plan]
+                        redone[i] = np.concatenate([*pieces, np.array(tail, np.int32)])
+        rest = [i for i in which if i not in redone]
+        for i, e in zip(rest, self._library_batch([source[i] for i in rest]), strict=True):
+            redone[i] = np.asarray(e + tail, dtype=np.int32)
+        starts = np.concatenate([[0], ends[:-1]])
+        lengths = ends - starts
+        pieces, at = [], 0
+        for i in which:
+            pieces += [ids[at : starts[i]], redone[i]]
+            at = int(ends[i])
+            lengths[i] = len(redone[i])
+        pieces.append(ids[at:])
+        return np.concatenate(pieces), np.cumsum(lengths)
+
+    def _kernel_texts(self, texts: list[str], append_id: int, normalized: bool = False) -> list[np.ndarray | None]:
+        """The kernel's int32 ids of each text (``append_id`` after them when >= 0), a text NFC may change normalized
+        first (unless ``normalized``), None for one the library must encode."""
+        parts = [t.encode("utf-8") for t in texts]
+        offsets = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+        ids, ends, codes = self.fast.encode_utf8(
+            np.frombuffer(b"".join(parts), dtype=np.uint8), offsets, self._word_cache(), append_id
+        )
+        starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+        out: list[np.ndarray | None] = [
+            ids[starts[k] : ends[k]] if codes[k] == 0 or (normalized and codes[k] == NORMALIZE) else None
+            for k in range(len(texts))
+        ]
+        again = [k for k in range(len(texts)) if not normalized and codes[k] == NORMALIZE]
+        if again:
+            normal = [self.fast.normalizer.normalize_str(texts[k]) for k in again]
+            for k, arr in zip(again, self._kernel_texts(normal, append_id, normalized=True), strict=True):
+                out[k] = arr
+        return out
+
     def encode_utf8_documents(
         self, data: np.ndarray, offsets: np.ndarray, prefix: Sequence[int], eod: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`encode_documents` of the UTF-8 texts ``data[offsets[i]:offsets[i+1]]`` on the fast path (an Arrow
         column's buffers, no Python string made)."""
-        ids, ends = self.fast.encode_utf8(data, np.asarray(offsets, dtype=np.int64), self._word_cache(), eod)
+        ids, ends = self._fast_encode(data, np.asarray(offsets, dtype=np.int64), eod)
         if not prefix:
             return ids, ends
         starts = np.concatenate([[0], ends[:-1]])
@@ -244,20 +341,36 @@ class LibraryTokenizer:
     def encode_documents(self, texts: Sequence[str], prefix: Sequence[int], eod: int) -> tuple[np.ndarray, np.ndarray]:
         """(flat int64 ids, int64 end of each document in them): ``prefix`` (the BOS or nothing), the text's ids
         and ``eod`` per text, in order."""
-        encoded = self.encode_batch(texts)
-        lengths = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded)) + len(prefix) + 1
-        ends = np.cumsum(lengths)
+        arrays = self._sentencepiece_arrays(texts) if self.kind == "sentencepiece" else None
+        if arrays is not None:
+            lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+        else:
+            encoded = self.encode_batch(texts)
+            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        extra = len(prefix) + 1
+        ends = np.cumsum(lengths + extra)
         ids = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-        at = 0
-        for e in encoded:
-            if prefix:
-                ids[at : at + len(prefix)] = prefix
-                at += len(prefix)
-            ids[at : at + len(e)] = e
-            at += len(e)
-            ids[at] = eod
-            at += 1
+        around = np.zeros(ids.size, dtype=np.bool_)  # the prefix and EOD positions; the texts' ids fill the rest
+        ids[ends - 1] = eod
+        around[ends - 1] = True
+        starts = ends - lengths - extra
+        for j, p in enumerate(prefix):
+            ids[starts + j] = p
+            around[starts + j] = True
+        if arrays is not None:
+            ids[~around] = np.concatenate(arrays) if arrays else np.zeros(0, np.int64)
+        else:
+            ids[~around] = np.fromiter(itertools.chain.from_iterable(encoded), dtype=np.int64, count=int(lengths.sum()))
         return ids, ends
+
+    def _sentencepiece_arrays(self, texts: Sequence[str]) -> list[np.ndarray] | None:
+        """SentencePiece's ids of each text as int32 arrays straight from its C++ buffers (the same encoder as
+        ``encode``, without a Python int per id), or None when this sentencepiece cannot return them."""
+        try:
+            arrays: list[np.ndarray] = self.lib.encode(list(texts), num_threads=1, return_type="numpy")
+        except TypeError:  # sentencepiece before 0.2.1
+            return None
+        return arrays
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ``ids`` (bytes that are not UTF-8 become U+FFFD)."""

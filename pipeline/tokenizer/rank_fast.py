@@ -76,8 +76,7 @@ class RankFileBPE:
             raise ValueError("the rank file lacks a single byte")
         if max(ranks.values()) >= 1 << 31:
             raise ValueError("ranks must fit in int32")
-        self.split = split
-        self.byte_ids = np.array([ranks[bytes([b])] for b in range(256)], dtype=np.int32)
+        byte_ids = np.array([ranks[bytes([b])] for b in range(256)], dtype=np.int32)
         left, right, merged = [], [], []
         get = ranks.get
         for token, rank in ranks.items():
@@ -89,17 +88,52 @@ class RankFileBPE:
                         left.append(a)
                         right.append(b)
                         merged.append(rank)
+        long_tokens = [(t, r) for t, r in ranks.items() if len(t) > 1]
+        self._setup(split, byte_ids, (left, right, merged, merged), long_tokens, tiktoken_classes())
+
+    @classmethod
+    def from_merges(
+        cls,
+        split: tuple[bool, int, bool],
+        byte_ids: np.ndarray,
+        merges: tuple[list[int], list[int], list[int], list[int]],
+        whole_tokens: list[tuple[bytes, int]],
+        classes: np.ndarray,
+    ) -> RankFileBPE:
+        """The kernel's tables from explicit merges ``(left ids, right ids, ranks, merged ids)`` (the first of
+        duplicate pairs wins), the tokens a pre-token may be whole (their bytes and ids) and the code-point
+        classes."""
+        self = cls.__new__(cls)
+        self._setup(split, byte_ids, merges, whole_tokens, classes)
+        return self
+
+    def _setup(
+        self,
+        split: tuple[bool, int, bool],
+        byte_ids: np.ndarray,
+        merges: tuple[list[int], list[int], list[int], list[int]],
+        long_tokens: list[tuple[bytes, int]],
+        classes: np.ndarray,
+    ) -> None:
+        self.split = split
+        self.byte_ids = np.asarray(byte_ids, dtype=np.int32)
+        left, right, rank, merged = merges
         self._left = np.array(left, dtype=np.int64)
         self._right = np.array(right, dtype=np.int64)
+        self._rank = np.array(rank, dtype=np.int32)
         self._merged = np.array(merged, dtype=np.int32)
-        self._class_runs = _runs(tiktoken_classes())
-        long_tokens = [(t, r) for t, r in ranks.items() if len(t) > 1]
+        self._class_runs = _runs(classes)
+        long_tokens = [(t, r) for t, r in long_tokens if len(t) > 1]
         data = np.frombuffer(b"".join(t for t, _ in long_tokens), dtype=np.uint8)
         offsets = np.zeros(len(long_tokens) + 1, dtype=np.int64)
         np.cumsum([len(t) for t, _ in long_tokens], out=offsets[1:])
         ids = np.array([r for _, r in long_tokens], dtype=np.int32)
         kernels = _bpe_numba()
-        unreached = kernels.unreached_tokens(data, offsets, ids, self.byte_ids, self._pair_table())
+        unreached = (
+            kernels.unreached_tokens(data, offsets, ids, self.byte_ids, self._pair_table())
+            if long_tokens
+            else np.zeros(0, np.int64)
+        )
         whole = [long_tokens[i] for i in unreached.tolist()]
         w_data = np.frombuffer(b"".join(t for t, _ in whole), dtype=np.uint8).copy()
         w_off = np.zeros(len(whole) + 1, dtype=np.int64)
@@ -127,9 +161,9 @@ class RankFileBPE:
     def _pair_table(self) -> np.ndarray:
         bits = max(4, (2 * len(self._merged)).bit_length())
         # one entry per (left, right): the lowest rank first, as tiktoken takes it
-        order = np.argsort(self._merged, kind="stable")
+        order = np.argsort(self._rank, kind="stable")
         table: np.ndarray = _bpe_numba().build_pair_table(
-            self._left[order], self._right[order], self._merged[order], self._merged[order], bits
+            self._left[order], self._right[order], self._rank[order], self._merged[order], bits
         )
         return table
 
