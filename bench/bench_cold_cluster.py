@@ -1,0 +1,157 @@
+"""A fresh standalone cluster's first run against its second: the cold/warm ratio, with and without the numba cache
+that ``deploy/build_artifacts.sh --numba-cache`` ships (issue #47, 2; goal <= 1.15).
+
+Per mode, a new master and two one-core workers on 127.0.0.1 whose daemons start with an empty user cache
+(``XDG_CACHE_HOME`` a fresh directory, no ``NUMBA_CACHE_DIR``), then the same run submitted twice as a user
+submits it (``spark-submit --py-files pretrain_pipeline.zip jobs/job_pipeline.py``): ingest, the six default
+filters, dedup and tokenize (GPT-2's vocabulary, so no training) over the first ``--mb`` MB of ``--corpus``.
+Mode ``zip`` ships the zip alone; mode ``cache`` adds the numba cache (``--archives`` and
+``spark.executorEnv.PIPELINE_NUMBA_SHIPPED``, as deploy/ sets it). Prints each run's seconds and the ratio.
+
+    python -m bench cold_cluster --mb 20 [--modes zip,cache]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from bench.harness import DATA, write_result
+from bench.standalone import SPARK_BIN, Cluster
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures"
+SHIPPED_NAME = "numba-cache"
+
+
+def prefix(corpus: Path, mb: float, into: Path) -> int:
+    """The whole lines of ``corpus`` up to ``mb`` MB, written to ``into``; their bytes."""
+    limit, size = int(mb * 10**6), 0
+    into.parent.mkdir(parents=True, exist_ok=True)
+    with corpus.open("rb") as src, into.open("wb") as out:
+        for line in src:
+            if size + len(line) > limit:
+                break
+            out.write(line)
+            size += len(line)
+    return size
+
+
+def config(data: Path, out: Path) -> dict:
+    """conf/local.yaml's filters and dedup over one JSONL source, GPT-2's tokenizer from ../shared/fixtures."""
+    base = yaml.safe_load((REPO / "conf" / "local.yaml").read_text())
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "8",
+    }
+    return {
+        "output": str(out),
+        "spark": {"app_name": "bench-cold-cluster", "settings": settings},
+        "sources": [{"name": "real", "paths": [str(data)], "format": "jsonl"}],
+        "ingest": {"partitions": 4},
+        "filter": base["filter"],
+        "dedup": base["dedup"],
+        "tokenizer": {
+            "vocab": str(FIXTURES / "gpt2_vocab.json"),
+            "merges": str(FIXTURES / "gpt2_merges.txt"),
+            "special_tokens": ["<|endoftext|>"],
+        },
+        "tokenize": {"partitions": 4},
+    }
+
+
+def build(work: Path, numba_cache: bool) -> Path:
+    """``deploy/build_artifacts.sh --zip-only`` (with ``--numba-cache``) into ``work/dist``; that directory."""
+    out = work / ("dist-cache" if numba_cache else "dist")
+    cmd = ["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only"]
+    cmd += ["--python", sys.executable, *(["--numba-cache"] if numba_cache else [])]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"build_artifacts.sh failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return out
+
+
+def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path, shipped: bool) -> float:
+    """One spark-submit of the run to ``cluster`` (outputs removed first); its wall seconds."""
+    run = yaml.safe_load(config_path.read_text())["output"]
+    shutil.rmtree(run, ignore_errors=True)
+    cmd = [str(SPARK_BIN / "spark-submit"), "--master", cluster.url, "--driver-memory", "1g"]
+    cmd += [
+        "--executor-memory",
+        "1g",
+        "--total-executor-cores",
+        str(cluster.workers),
+        "--conf",
+        "spark.executor.cores=1",
+    ]
+    cmd += ["--conf", "spark.driver.host=127.0.0.1", "--py-files", str(dist / "pretrain_pipeline.zip")]
+    if shipped:
+        cmd += ["--archives", f"{dist / 'numba-cache.tar.gz'}#{SHIPPED_NAME}"]
+        cmd += ["--conf", f"spark.executorEnv.PIPELINE_NUMBA_SHIPPED={SHIPPED_NAME}"]
+    cmd += [str(REPO / "jobs" / "job_pipeline.py"), "--config", str(config_path)]
+    started = time.monotonic()
+    with log.open("wb") as out:
+        code = subprocess.run(
+            cmd, cwd=config_path.parent, env=cluster.env, stdout=out, stderr=subprocess.STDOUT
+        ).returncode
+    if code != 0:
+        raise SystemExit(f"the run exited {code} ({log}):\n{log.read_text(errors='replace')[-3000:]}")
+    return time.monotonic() - started
+
+
+def measure(work: Path, mode: str, dist: Path, config_path: Path) -> dict[str, float]:
+    """A fresh cluster with empty caches: the run twice; cold and warm seconds per stage and in all."""
+    root = work / f"cluster-{mode}"
+    shutil.rmtree(root, ignore_errors=True)
+    cluster = Cluster(root, workers=2, cores=1, memory="1536m")
+    cluster.env.pop("NUMBA_CACHE_DIR", None)
+    cluster.env["XDG_CACHE_HOME"] = str(root / "xdg")  # nothing cached: no numba kernels, no class archive
+    figures: dict[str, float] = {}
+    try:
+        cluster.start()
+        for run in ("cold", "warm"):
+            figures[run] = submit(cluster, dist, config_path, root / f"{run}.log", mode == "cache")
+            report = json.loads((Path(yaml.safe_load(config_path.read_text())["output"]) / "report.json").read_text())
+            for row in report["timeline"]["stages"]:
+                figures[f"{run} {row['stage']}"] = float(row["seconds"])
+            print(f"{mode} {run}: {figures[run]:.1f} s", flush=True)
+    finally:
+        cluster.stop()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DATA / "real-corpus-41.4273mb.jsonl")
+    parser.add_argument("--mb", type=float, default=20.0, help="MB of the corpus (whole lines)")
+    parser.add_argument("--modes", default="zip,cache", help="zip (the zip alone), cache (the zip and the cache)")
+    parser.add_argument("--work", type=Path, default=DATA / "cold-cluster")
+    args = parser.parse_args()
+    modes = args.modes.split(",")
+    args.work.mkdir(parents=True, exist_ok=True)
+    data = args.work / "corpus" / "part-00000.jsonl"
+    nbytes = prefix(args.corpus, args.mb, data)
+    config_path = args.work / "pipeline.yaml"
+    config_path.write_text(yaml.safe_dump(config(data.parent, args.work / "run"), sort_keys=False))
+    figures: dict[str, tuple[float, str]] = {"input MB": (nbytes / 1e6, "MB")}
+    for mode in modes:
+        seconds = measure(args.work, mode, build(args.work, mode == "cache"), config_path)
+        ratio = seconds["cold"] / seconds["warm"]
+        print(
+            f"{mode}: cold {seconds['cold']:.1f} s, warm {seconds['warm']:.1f} s, cold/warm {ratio:.2f} (goal <= 1.15)"
+        )
+        figures.update({f"{mode} {k}": (v, "s") for k, v in seconds.items()})
+        figures[f"{mode} cold/warm"] = (ratio, "x")
+    write_result("cold_cluster", args, figures)
+
+
+if __name__ == "__main__":
+    main()
