@@ -226,13 +226,16 @@ def _sample_config(directory: Path, root: Path = ROOT) -> Path:
     return path
 
 
-def build_numba_cache(out_dir: str | Path, python: str = sys.executable, generic: bool = False) -> Path:
+def build_numba_cache(
+    out_dir: str | Path, python: str = sys.executable, generic: bool = False, warmup: Sequence[str] | None = None
+) -> Path:
     """``<out>/numba-cache.tar.gz``: every kernel a run calls, compiled by ``python`` into a shipped cache.
 
     Runs the whole pipeline on the bundled sample with local Spark, the package imported from the built zip
     and every kernel compiled from its first call (``PIPELINE_NUMBA_AFTER=0``), into ``<out>/numba-cache``
     with its manifest (pipeline/numba_cache.py). ``generic``: code for any CPU of this architecture
-    (``NUMBA_CPU_NAME=generic``), else for this machine's CPU, which the cluster's must match.
+    (``NUMBA_CPU_NAME=generic``), else for this machine's CPU, which the cluster's must match. ``warmup``
+    replaces the sample run by another command (run in an empty directory, the zip on its path).
     """
     out = Path(out_dir).resolve()
     zip_path = out / ZIP_NAME
@@ -252,15 +255,13 @@ def build_numba_cache(out_dir: str | Path, python: str = sys.executable, generic
         name, text = probe.stdout.split("\n", 1)
         manifest = json.loads(text)
         (cache / name).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-        cmd = [python, "-m", "pipeline", "run", "--config", str(_sample_config(Path(tmp)))]
+        cmd = list(warmup or [python, "-m", "pipeline", "run", "--config", str(_sample_config(Path(tmp)))])
         done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=NUMBA_BUILD_TIMEOUT)
         if done.returncode != 0:
-            raise BuildError(
-                f"the sample run that compiles the kernels failed ({' '.join(cmd)}):\n{done.stderr[-4000:]}"
-            )
+            raise BuildError(f"the run that compiles the kernels failed ({' '.join(cmd)}):\n{done.stderr[-4000:]}")
     kernels = list((cache / manifest["digest"][:16]).rglob("*.nbi"))
     if not kernels:
-        raise BuildError(f"the sample run compiled no kernel into {cache}: is numba installed for {python}?")
+        raise BuildError(f"the run compiled no kernel into {cache}: is numba installed for {python}?")
     target = out / f"{NUMBA_CACHE_NAME}.tar.gz"
     with tarfile.open(target.with_suffix(".gz.tmp"), "w:gz") as tar:
         for path in sorted(cache.rglob("*")):

@@ -1,0 +1,137 @@
+"""The numba cache shipped with a job (``deploy/build_artifacts.sh --numba-cache``, issue #47): a fresh Python
+worker, its copy of the zip and of the cache at paths of its own, loads the kernels and compiles none; a cache
+that does not match (other sources, another CPU) compiles them, as without one.
+
+The cache here is built by build_artifacts' own code with one MinHash call as its warm-up run (the sample run
+it makes by default takes minutes); numba's dispatcher statistics say which kernels came from the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bench.standalone import Cluster
+from deploy.build_artifacts import NUMBA_CACHE_NAME, build_numba_cache, build_zip
+from deploy.spark_conf import with_numba_cache
+from pipeline.numba_cache import MANIFEST, SHIPPED_VAR
+from tests.cluster_runs import SPARK_SUBMIT, require_spark_submit
+from tests.oracles import require_oracle
+
+REPO = Path(__file__).resolve().parents[1]
+JOB = REPO / "tests" / "numba_shipped_job.py"
+WARMUP = "from pipeline.dedup.minhash import minhash_signatures; minhash_signatures(['a b c d e f g h'])"
+# the job's task function, called in a plain process with the zip on its path (the tests directory only for it)
+PROBE = (
+    f"import json, sys; sys.path.insert(0, {str(JOB.parent)!r}); from numba_shipped_job import first_call; "
+    "print(json.dumps(next(first_call([]))))"
+)
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The zip and its numba cache (``numba-cache.tar.gz``), built for this interpreter and CPU."""
+    require_oracle("numba")
+    out = tmp_path_factory.mktemp("dist")
+    build_zip(out)
+    build_numba_cache(out, sys.executable, warmup=[sys.executable, "-c", WARMUP])
+    return out
+
+
+def _executor_dir(dist: Path, where: Path, zip_bytes: bytes | None = None) -> Path:
+    """What an executor receives: its own copy of the zip and the cache unpacked beside it."""
+    where.mkdir(parents=True)
+    (where / "pretrain_pipeline.zip").write_bytes(zip_bytes or (dist / "pretrain_pipeline.zip").read_bytes())
+    with tarfile.open(dist / f"{NUMBA_CACHE_NAME}.tar.gz") as tar:
+        tar.extractall(where / "numba-cache", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    return where
+
+
+def _first_call(where: Path, shipped: bool, **env: str) -> dict:
+    """The probe in a fresh process started in ``where``, an empty user cache, the shipped cache named or not."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_") and k not in (SHIPPED_VAR, "PYTHONPATH")}
+    base.update(PYTHONPATH=str(where / "pretrain_pipeline.zip"), XDG_CACHE_HOME=str(where / "xdg"))
+    base.update(PIPELINE_NUMBA_AFTER="0", **({SHIPPED_VAR: "numba-cache"} if shipped else {}), **env)
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=where, env=base, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_the_build_writes_a_manifest_for_this_interpreter(dist: Path) -> None:
+    import llvmlite.binding as ll
+    import numba
+
+    manifest = json.loads((dist / NUMBA_CACHE_NAME / MANIFEST).read_text())
+    assert manifest["numba"] == numba.__version__
+    assert manifest["python"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert manifest["cpu_name"] == ll.get_host_cpu_name()
+    with tarfile.open(dist / f"{NUMBA_CACHE_NAME}.tar.gz") as tar:
+        names = tar.getnames()
+    assert MANIFEST in names and any(n.endswith(".nbi") for n in names)
+
+
+def test_a_fresh_process_loads_the_kernels_from_the_shipped_cache_and_compiles_none(dist: Path, tmp_path: Path) -> None:
+    shipped = _first_call(_executor_dir(dist, tmp_path / "executor-1"), shipped=True)
+    alone = _first_call(_executor_dir(dist, tmp_path / "executor-2"), shipped=False)
+    assert shipped["misses"] == 0 and shipped["hits"] > 0, shipped
+    assert alone["misses"] > 0 and alone["hits"] == 0, alone  # without it the same call compiles
+    assert shipped["signature"] == alone["signature"] == _python_path_signature()
+
+
+def _python_path_signature() -> list[int]:
+    """The probe's signature from the pure Python/numpy path (no numba) in this process."""
+    from pipeline.dedup.minhash import minhash_signatures
+    from pipeline.numba_backend import DEDUP
+
+    previous = DEDUP.set(False)
+    try:
+        return [int(v) for v in minhash_signatures(["a b c d e f g h"])[0][:2]]
+    finally:
+        DEDUP.set(previous)
+
+
+def test_a_cache_for_other_sources_or_another_cpu_compiles_instead(dist: Path, tmp_path: Path) -> None:
+    other_cpu = _first_call(_executor_dir(dist, tmp_path / "cpu"), shipped=True, NUMBA_CPU_NAME="generic")
+    assert other_cpu["misses"] > 0 and other_cpu["hits"] == 0, other_cpu
+    edited = tmp_path / "edited.zip"
+    shutil.copy2(dist / "pretrain_pipeline.zip", edited)
+    with zipfile.ZipFile(edited, "a") as zf:  # another release of the package: one more module
+        zf.writestr("pipeline/added_module.py", "VALUE = 1\n")
+    other_sources = _first_call(_executor_dir(dist, tmp_path / "src", edited.read_bytes()), shipped=True)
+    assert other_sources["misses"] > 0 and other_sources["hits"] == 0, other_sources
+    assert other_cpu["signature"] == other_sources["signature"] == _python_path_signature()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_executors_of_a_standalone_cluster_compile_no_kernel_with_the_shipped_cache(dist: Path, tmp_path: Path) -> None:
+    """spark-submit with ``--archives numba-cache.tar.gz#numba-cache`` and the executor setting deploy/ adds:
+    every task's first kernel call is a cache hit; the same job without them compiles."""
+    require_spark_submit()
+    cluster = Cluster(tmp_path / "cluster", workers=1, cores=1, memory="1g")
+    reports = {}
+    try:
+        cluster.start()
+        for name, props in (("alone", {}), ("shipped", with_numba_cache({}, str(dist)))):
+            props = {**props, "spark.executorEnv.PIPELINE_NUMBA_AFTER": "0", "spark.driver.host": "127.0.0.1"}
+            for var in ("XDG_CACHE_HOME", "NUMBA_CACHE_DIR"):  # empty caches for each application
+                props[f"spark.executorEnv.{var}"] = str(tmp_path / name / var.lower())
+            confs = [a for k, v in props.items() for a in ("--conf", f"{k}={v}")]
+            out = tmp_path / f"{name}.json"
+            cmd = [str(SPARK_SUBMIT), "--master", cluster.url, "--executor-memory", "512m", *confs]
+            cmd += ["--py-files", str(dist / "pretrain_pipeline.zip"), str(JOB), str(out)]
+            done = subprocess.run(cmd, cwd=tmp_path, env=cluster.env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+            reports[name] = json.loads(out.read_text())
+    finally:
+        cluster.stop()
+    assert reports["shipped"] and all(r["misses"] == 0 and r["hits"] > 0 for r in reports["shipped"]), reports
+    assert any(r["misses"] > 0 for r in reports["alone"]), reports  # a reused Python worker compiles only once
