@@ -227,14 +227,14 @@ def _sample_config(directory: Path, root: Path = ROOT) -> Path:
 
 
 def build_numba_cache(
-    out_dir: str | Path, python: str = sys.executable, generic: bool = False, warmup: Sequence[str] | None = None
+    out_dir: str | Path, python: str = sys.executable, cpu: str = "host", warmup: Sequence[str] | None = None
 ) -> Path:
     """``<out>/numba-cache.tar.gz``: every kernel a run calls, compiled by ``python`` into a shipped cache.
 
     Runs the whole pipeline on the bundled sample with local Spark, the package imported from the built zip
     and every kernel compiled from its first call (``PIPELINE_NUMBA_AFTER=0``), into ``<out>/numba-cache``
-    with its manifest (pipeline/numba_cache.py). ``generic``: code for any CPU of this architecture
-    (``NUMBA_CPU_NAME=generic``), else for this machine's CPU, which the cluster's must match. ``warmup``
+    with its manifest (pipeline/numba_cache.py). ``cpu``: ``host`` (this machine's CPU, which the cluster's must
+    match), or a level every executor with its features compiles for too (``x86-64-v3``, ``generic``: any). ``warmup``
     replaces the sample run by another command (run in an empty directory, the zip on its path).
     """
     out = Path(out_dir).resolve()
@@ -246,8 +246,13 @@ def build_numba_cache(
     cache.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PIPELINE_")) and k != "PYTHONPATH"}
     env.update(PYTHONPATH=str(zip_path), PIPELINE_NUMBA_SHIPPED=str(cache), PIPELINE_NUMBA_AFTER="0")
-    if generic:
-        env["NUMBA_CPU_NAME"] = "generic"
+    if cpu != "host":
+        sys.path.insert(0, str(ROOT))  # run as a script, deploy/ is on the path but not the checkout
+        from pipeline.numba_cache import CPU_LEVELS
+
+        if cpu not in CPU_LEVELS:
+            raise BuildError(f"--numba-cpu {cpu}: expected host or one of {', '.join(CPU_LEVELS)}")
+        env.update(NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
     with tempfile.TemporaryDirectory(prefix="pipeline-numba-build-") as tmp:
         probe = subprocess.run([python, "-c", _MANIFEST_PROBE], cwd=tmp, env=env, capture_output=True, text=True)
         if probe.returncode != 0:
@@ -322,9 +327,9 @@ def main(argv: list[str] | None = None) -> int:
         help="also compile the numba kernels into numba-cache.tar.gz (this interpreter and CPU: the cluster's)",
     )
     parser.add_argument(
-        "--generic-cpu",
-        action="store_true",
-        help="with --numba-cache: code for any CPU of this architecture (NUMBA_CPU_NAME=generic)",
+        "--numba-cpu",
+        default="host",
+        help="with --numba-cache: host (this CPU, default), x86-64-v2/v3/v4 or generic (docs/running.md)",
     )
     parser.add_argument("--print-pip-command", action="store_true", help="print the pip download command only")
     args = parser.parse_args(argv)
@@ -343,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         for kind, path in build_all(out, args.zip_only, not args.no_isolation, args.extras).items():
             print(f"{kind}: {path}")
         if args.numba_cache:
-            print(f"numba cache: {build_numba_cache(out, generic=args.generic_cpu)}")
+            print(f"numba cache: {build_numba_cache(out, cpu=args.numba_cpu)}")
         if args.wheelhouse:
             dest = build_wheelhouse(out, args.target_python, args.platform)
             print(f"wheelhouse: {dest} ({len(list(dest.glob('*.whl')))} wheels for Python {args.target_python})")

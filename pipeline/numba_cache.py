@@ -20,7 +20,9 @@ filed instead under ``<shipped>/<digest>/<module>``, where ``<digest>`` is the S
 of the package: the same sources find the same files wherever they were unpacked, and any other sources
 (an edited checkout, another release) find none. numba itself checks the rest of each entry (its version,
 the Python version, the CPU name and features, the kernel's bytecode), so a cache that does not match is
-a miss: the kernel compiles as without it, into the same directory. A shipped directory that is not
+a miss: the kernel compiles as without it, into the same directory. A cache built for a CPU level
+(``build_artifacts.sh --numba-cpu x86-64-v3``, the manifest's ``cpu_name``) makes numba compile for that
+level on every machine that has its features, so one cache fits a mixed fleet. A shipped directory that is not
 writable is copied once into the writable directory chosen as above. Without a shipped cache, the package
 imported from a zip files its kernels the same way in the cache directory chosen as above, so that the
 executors of the next application on the same machine find them.
@@ -42,6 +44,17 @@ CACHE_NAME = "pipeline-numba-cache"
 SHIPPED_VAR = "PIPELINE_NUMBA_SHIPPED"  # the directory of a shipped cache (docs/running.md, Cluster and storage)
 MANIFEST = "pipeline-numba-cache.json"  # written by the build beside the kernels: digest, Python, numba, CPU
 PACKAGE = "pipeline"
+
+# CPU targets a shipped cache may be built for besides the build machine's own CPU (numba keys every entry on
+# the CPU name and features): LLVM's x86-64 levels, with the host features each needs, and ``generic``.
+_V2 = ("cx16", "sahf", "popcnt", "sse4.1", "sse4.2", "ssse3")
+_V3 = (*_V2, "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
+CPU_LEVELS: dict[str, tuple[str, ...]] = {
+    "generic": (),
+    "x86-64-v2": _V2,
+    "x86-64-v3": _V3,
+    "x86-64-v4": (*_V3, "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"),
+}
 
 _keyed: Path | None = None  # where this process files the package's kernels by digest (module doc), if anywhere
 
@@ -118,6 +131,24 @@ def _use_shipped(shipped: Path) -> Path | None:
     return copy
 
 
+def _adopt_cpu(name: str) -> None:
+    """Compile for the shipped cache's CPU level (:data:`CPU_LEVELS`) when this machine has every feature it
+    needs and numba's CPU is not set otherwise; a cache built for the build machine's own CPU sets nothing."""
+    if name not in CPU_LEVELS or "NUMBA_CPU_NAME" in os.environ or "NUMBA_CPU_FEATURES" in os.environ:
+        return
+    if CPU_LEVELS[name]:
+        try:
+            import llvmlite.binding as ll  # type: ignore[import-untyped]
+
+            host = ll.get_host_cpu_features()
+        except (ImportError, RuntimeError):
+            return
+        if not all(host.get(feature) for feature in CPU_LEVELS[name]):
+            return  # an older CPU: its own code, compiled here
+    os.environ["NUMBA_CPU_NAME"] = name
+    os.environ["NUMBA_CPU_FEATURES"] = ""  # the level's own features, not this machine's
+
+
 def _from_zip() -> bool:
     """Whether the ``pipeline`` package is imported from a zip (``--py-files``)."""
     import pipeline
@@ -133,8 +164,7 @@ def ensure_numba_cache_dir() -> str | None:
         if _keyed is None:
             _keyed = _use_shipped(shipped)
         if _keyed is not None:
-            if read_manifest(shipped).get("cpu_name") == "generic":  # built for any CPU of the architecture
-                os.environ.setdefault("NUMBA_CPU_NAME", "generic")
+            _adopt_cpu(str(read_manifest(shipped).get("cpu_name", "")))
             return str(_keyed)
     chosen = None
     if not os.environ.get("NUMBA_CACHE_DIR") and not _writable(user_cache_dir()):

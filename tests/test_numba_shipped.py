@@ -110,6 +110,25 @@ def test_a_cache_for_other_sources_or_another_cpu_compiles_instead(dist: Path, t
     assert other_cpu["signature"] == other_sources["signature"] == _python_path_signature()
 
 
+def test_a_cache_built_for_a_cpu_level_is_used_by_a_newer_cpu(dist: Path, tmp_path: Path) -> None:
+    """``--numba-cpu x86-64-v3``: built for the level, not this machine's CPU; a machine with the level's
+    features compiles for the level too, so it loads the kernels (an older one compiles its own)."""
+    import llvmlite.binding as ll
+
+    from pipeline.numba_cache import CPU_LEVELS
+
+    host = ll.get_host_cpu_features()
+    newer = all(host.get(f) for f in CPU_LEVELS["x86-64-v3"])
+    level = tmp_path / "dist"
+    level.mkdir()
+    shutil.copy2(dist / "pretrain_pipeline.zip", level)
+    build_numba_cache(level, sys.executable, cpu="x86-64-v3", warmup=[sys.executable, "-c", WARMUP])
+    assert json.loads((level / NUMBA_CACHE_NAME / MANIFEST).read_text())["cpu_name"] == "x86-64-v3"
+    loaded = _first_call(_executor_dir(level, tmp_path / "executor"), shipped=True)
+    assert (loaded["misses"] == 0 and loaded["hits"] > 0) if newer else loaded["misses"] > 0, loaded
+    assert loaded["signature"] == _python_path_signature()
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_executors_of_a_standalone_cluster_compile_no_kernel_with_the_shipped_cache(dist: Path, tmp_path: Path) -> None:
@@ -135,3 +154,33 @@ def test_executors_of_a_standalone_cluster_compile_no_kernel_with_the_shipped_ca
         cluster.stop()
     assert reports["shipped"] and all(r["misses"] == 0 and r["hits"] > 0 for r in reports["shipped"]), reports
     assert any(r["misses"] > 0 for r in reports["alone"]), reports  # a reused Python worker compiles only once
+
+
+def _dry_run(*args: str) -> str:
+    done = subprocess.run(["bash", *args, "--dry-run"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.replace("\\", "")
+
+
+def test_the_deploy_scripts_ship_the_cache_only_when_asked() -> None:
+    """``--numba-cache``: the archive in ``spark.archives`` (beside the packed environment's) and the executors'
+    ``PIPELINE_NUMBA_SHIPPED`` naming where it is unpacked; without it, neither."""
+    from deploy.dataproc.render_template import render
+
+    archive = "pretrain/dist/numba-cache.tar.gz#numba-cache"
+    dataproc = _dry_run("deploy/dataproc/create_cluster.sh", "--bucket", "b", "--deps", "env", "--numba-cache")
+    assert f"spark:spark.archives=gs://b/pretrain/dist/env-py3.11.tar.gz#environment,gs://b/{archive}|" in dataproc
+    assert "spark:spark.executorEnv.PIPELINE_NUMBA_SHIPPED=numba-cache" in dataproc
+    emr = _dry_run("deploy/emr/run.sh", "create", "--bucket", "b", "--numba-cache")
+    defaults = next(c for c in json.loads(emr[: emr.index("\n+ aws emr")]) if c["Classification"] == "spark-defaults")
+    assert defaults["Properties"]["spark.archives"] == f"s3://b/{archive}"
+    assert defaults["Properties"]["spark.executorEnv.PIPELINE_NUMBA_SHIPPED"] == "numba-cache"
+    template = render("gs://b/pretrain", "b", str(REPO / "conf" / "dataproc.yaml"), numba_cache=True)
+    props = template["placement"]["managedCluster"]["config"]["softwareConfig"]["properties"]
+    assert props["spark:spark.archives"] == f"gs://b/{archive}"
+    assert props["spark:spark.executorEnv.PIPELINE_NUMBA_SHIPPED"] == "numba-cache"
+    plain = render("gs://b/pretrain", "b", str(REPO / "conf" / "dataproc.yaml"))
+    plain_props = plain["placement"]["managedCluster"]["config"]["softwareConfig"]["properties"]
+    assert not [k for k in plain_props if "archives" in k or "NUMBA" in k]
+    assert "numba-cache" not in _dry_run("deploy/dataproc/create_cluster.sh", "--bucket", "b")
+    assert "gs://b/pretrain/dist/numba-cache.tar.gz" in _dry_run("deploy/upload.sh", "--dest", "gs://b/pretrain")
