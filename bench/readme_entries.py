@@ -75,7 +75,8 @@ def _f(label: str, show: Callable[[Values], str], steady: bool = True) -> Figure
 
 
 def _cold_warm(values: Values, mode: str) -> str:
-    return f"{values[mode + ' cold']:.0f} / {values[mode + ' warm']:.0f} s = {values[mode + ' cold/warm']:.2f}x"
+    wall = f"{values[mode + ' cold']:.0f} / {values[mode + ' warm']:.0f} s = {values[mode + ' cold/warm']:.2f}x"
+    return f"{wall} (CPU {values[mode + ' CPU cold/warm']:.2f}x)"
 
 
 PEER = SHARED / "peers" / "text_dedup_minhash_spark_6bb8e89.py"

@@ -122,8 +122,12 @@ def _use_shipped(shipped: Path) -> Path | None:
         return None
     copy = local / f"shipped-{read_manifest(shipped).get('digest', 'unknown')[:16]}"
     if not copy.is_dir():
-        partial = Path(tempfile.mkdtemp(prefix="shipped-", dir=local))
-        shutil.copytree(shipped, partial, dirs_exist_ok=True)
+        partial = local / f".copying-{os.getpid()}"
+        try:
+            shutil.copytree(shipped, partial, dirs_exist_ok=True)
+        except OSError:  # no room: compile as without a shipped cache
+            shutil.rmtree(partial, ignore_errors=True)
+            return None
         try:
             partial.rename(copy)
         except OSError:  # another process copied it first

@@ -110,6 +110,30 @@ def test_a_cache_for_other_sources_or_another_cpu_compiles_instead(dist: Path, t
     assert other_cpu["signature"] == other_sources["signature"] == _python_path_signature()
 
 
+def test_a_read_only_shipped_cache_is_copied_to_the_local_directory(
+    dist: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """YARN localizes archives read-only: numba could neither test nor fill the directory, so the kernels are
+    used from a copy under Spark's local directory, made once."""
+    import pipeline.numba_cache as cache
+
+    where = _executor_dir(dist, tmp_path / "executor")
+    shipped = (where / "numba-cache").resolve()
+    real_access = os.access
+    monkeypatch.setattr(cache.os, "access", lambda p, m: Path(p) != shipped and real_access(p, m))
+    monkeypatch.setattr(cache, "_keyed", None)
+    monkeypatch.chdir(where)
+    for name, value in ((SHIPPED_VAR, "numba-cache"), ("SPARK_LOCAL_DIRS", str(tmp_path / "local"))):
+        monkeypatch.setenv(name, value)
+    used = Path(cache.ensure_numba_cache_dir() or "")
+    assert used.parent == tmp_path / "local" / cache.CACHE_NAME and used.name.startswith("shipped-")
+    copied = sorted(p.relative_to(used) for p in used.rglob("*"))
+    assert copied == sorted(p.relative_to(shipped) for p in shipped.rglob("*"))
+    monkeypatch.setattr(cache, "_keyed", None)  # another Python worker of the executor: the same copy
+    assert Path(cache.ensure_numba_cache_dir() or "") == used
+    assert [p.name for p in used.parent.iterdir() if p.name != "numba"] == [used.name]
+
+
 def test_a_cache_built_for_a_cpu_level_is_used_by_a_newer_cpu(dist: Path, tmp_path: Path) -> None:
     """``--numba-cpu x86-64-v3``: built for the level, not this machine's CPU; a machine with the level's
     features compiles for the level too, so it loads the kernels (an older one compiles its own)."""
