@@ -73,6 +73,11 @@ def _f(label: str, show: Callable[[Values], str], steady: bool = True) -> Figure
     return Figure(label, show, steady)
 
 
+def _cold_warm(values: Values, mode: str) -> str:
+    wall = f"{values[mode + ' cold']:.0f} / {values[mode + ' warm']:.0f} s = {values[mode + ' cold/warm']:.2f}x"
+    return f"{wall} (CPU {values[mode + ' CPU cold/warm']:.2f}x)"
+
+
 PEER = SHARED / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
 RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
 RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
@@ -346,6 +351,14 @@ ENTRIES: tuple[Entry, ...] = (
             _f("growth", each(r"growth (\S+) MB", lambda v, m: f"{m[1]} MB x{v[m[0]]:.2f}")),
         ),
         cold=True,
+    ),
+    Entry(
+        "cold_cluster",
+        "bench_cold_cluster.py",
+        "fresh standalone cluster, empty caches: first run over second, without and with the shipped numba cache",
+        ("--mb", "20"),
+        ("--mb", "2"),
+        (_f("zip only", lambda v: _cold_warm(v, "zip")), _f("numba cache", lambda v: _cold_warm(v, "cache"))),
     ),
     Entry(
         "scale",

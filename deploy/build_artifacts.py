@@ -7,6 +7,8 @@ Writes into ``--out`` (default ``dist/``)::
     spark_pretrain_pipeline-<v>-py3-none-any.whl   built by PyPA ``build`` (``python -m build``)
     requirements-cluster.txt                   the wheel's dependencies minus what the cluster provides
     wheelhouse/                                with ``--wheelhouse``: every dependency as a wheel
+    numba-cache.tar.gz                         with ``--numba-cache``: the package's numba kernels compiled
+                                               by this interpreter on this CPU, for ``--archives``
 
 This module is build tooling: it lives outside the ``pipeline`` package, so it never ships in the zip.
 Only the project's own sources go into the zip (no ``__pycache__``, numba caches or editor files), with
@@ -17,11 +19,13 @@ from __future__ import annotations
 
 import argparse
 import email.parser
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from collections.abc import Sequence
@@ -39,6 +43,18 @@ LEGACY_MANYLINUX = {5: "manylinux1", 12: "manylinux2010", 17: "manylinux2014"}
 _SKIP_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache"})
 _SKIP_SUFFIXES = (".pyc", ".pyo", ".nbi", ".nbc", ".so.tmp", "~", ".swp")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+NUMBA_CACHE_NAME = "numba-cache"  # <out>/numba-cache.tar.gz, unpacked on executors as ./numba-cache
+NUMBA_BUILD_TIMEOUT = 1800
+# What the build's interpreter reports for the manifest (pipeline/numba_cache.py), with the zip on its path.
+_MANIFEST_PROBE = """
+import json, os, sys
+import llvmlite.binding as ll, numba
+from pipeline.numba_cache import MANIFEST, package_digest
+cpu = os.environ.get("NUMBA_CPU_NAME") or ll.get_host_cpu_name()
+print(MANIFEST)
+print(json.dumps({"digest": package_digest(), "python": "%d.%d" % sys.version_info[:2], "numba": numba.__version__,
+                  "cpu_name": cpu, "machine": os.uname().machine}))
+"""
 
 
 class BuildError(RuntimeError):
@@ -192,6 +208,73 @@ def build_wheelhouse(out_dir: Path, target_python: str, platform: str, python: s
     return dest
 
 
+def _sample_config(directory: Path, root: Path = ROOT) -> Path:
+    """conf/local.yaml on the bundled sample with absolute paths, one small driver, outputs in ``directory``."""
+    import yaml
+
+    raw = yaml.safe_load((root / "conf" / "local.yaml").read_text())
+    for source in raw["sources"]:
+        source["paths"] = [str(root / p) for p in source["paths"]]
+    raw["output"] = str(directory / "run")
+    raw["spark"]["settings"] = {
+        **raw["spark"].get("settings", {}),
+        "spark.driver.memory": "1g",
+        "spark.ui.enabled": "false",
+    }
+    path = directory / "sample.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def build_numba_cache(
+    out_dir: str | Path, python: str = sys.executable, cpu: str = "host", warmup: Sequence[str] | None = None
+) -> Path:
+    """``<out>/numba-cache.tar.gz``: every kernel a run calls, compiled by ``python`` into a shipped cache.
+
+    Runs the whole pipeline on the bundled sample with local Spark, the package imported from the built zip
+    and every kernel compiled from its first call (``PIPELINE_NUMBA_AFTER=0``), into ``<out>/numba-cache``
+    with its manifest (pipeline/numba_cache.py). ``cpu``: ``host`` (this machine's CPU, which the cluster's must
+    match), or a level every executor with its features compiles for too (``x86-64-v3``, ``generic``: any). ``warmup``
+    replaces the sample run by another command (run in an empty directory, the zip on its path).
+    """
+    out = Path(out_dir).resolve()
+    zip_path = out / ZIP_NAME
+    if not zip_path.is_file():
+        raise BuildError(f"{zip_path} not found: the numba cache is built from the zip")
+    cache = out / NUMBA_CACHE_NAME
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PIPELINE_")) and k != "PYTHONPATH"}
+    env.update(PYTHONPATH=str(zip_path), PIPELINE_NUMBA_SHIPPED=str(cache), PIPELINE_NUMBA_AFTER="0")
+    if cpu != "host":
+        sys.path.insert(0, str(ROOT))  # run as a script, deploy/ is on the path but not the checkout
+        from pipeline.numba_cache import CPU_LEVELS
+
+        if cpu not in CPU_LEVELS:
+            raise BuildError(f"--numba-cpu {cpu}: expected host or one of {', '.join(CPU_LEVELS)}")
+        env.update(NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
+    with tempfile.TemporaryDirectory(prefix="pipeline-numba-build-") as tmp:
+        probe = subprocess.run([python, "-c", _MANIFEST_PROBE], cwd=tmp, env=env, capture_output=True, text=True)
+        if probe.returncode != 0:
+            raise BuildError(f"{python} cannot import numba and the built package:\n{probe.stderr[-2000:]}")
+        name, text = probe.stdout.split("\n", 1)
+        manifest = json.loads(text)
+        (cache / name).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        cmd = list(warmup or [python, "-m", "pipeline", "run", "--config", str(_sample_config(Path(tmp)))])
+        done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=NUMBA_BUILD_TIMEOUT)
+        if done.returncode != 0:
+            raise BuildError(f"the run that compiles the kernels failed ({' '.join(cmd)}):\n{done.stderr[-4000:]}")
+    kernels = list((cache / manifest["digest"][:16]).rglob("*.nbi"))
+    if not kernels:
+        raise BuildError(f"the run compiled no kernel into {cache}: is numba installed for {python}?")
+    target = out / f"{NUMBA_CACHE_NAME}.tar.gz"
+    with tarfile.open(target.with_suffix(".gz.tmp"), "w:gz") as tar:
+        for path in sorted(cache.rglob("*")):
+            tar.add(path, arcname=path.relative_to(cache).as_posix(), recursive=False)
+    os.replace(target.with_suffix(".gz.tmp"), target)
+    return target
+
+
 def build_all(
     out_dir: str | Path, zip_only: bool = False, isolation: bool = True, extras: Sequence[str] = ()
 ) -> dict[str, Path]:
@@ -238,6 +321,16 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="also install this extra's dependencies on the cluster (repeatable), e.g. web-trafilatura",
     )
+    parser.add_argument(
+        "--numba-cache",
+        action="store_true",
+        help="also compile the numba kernels into numba-cache.tar.gz (this interpreter and CPU: the cluster's)",
+    )
+    parser.add_argument(
+        "--numba-cpu",
+        default="host",
+        help="with --numba-cache: host (this CPU, default), x86-64-v2/v3/v4 or generic (docs/running.md)",
+    )
     parser.add_argument("--print-pip-command", action="store_true", help="print the pip download command only")
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
@@ -254,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
             raise BuildError("--extra adds to requirements-cluster.txt, which --zip-only does not write")
         for kind, path in build_all(out, args.zip_only, not args.no_isolation, args.extras).items():
             print(f"{kind}: {path}")
+        if args.numba_cache:
+            print(f"numba cache: {build_numba_cache(out, cpu=args.numba_cpu)}")
         if args.wheelhouse:
             dest = build_wheelhouse(out, args.target_python, args.platform)
             print(f"wheelhouse: {dest} ({len(list(dest.glob('*.whl')))} wheels for Python {args.target_python})")

@@ -6,12 +6,16 @@
 #   <out>/wheelhouse/                  every dependency as a wheel for the cluster's Python/platform
 #                                      (--platform and every older manylinux tag), installed by the
 #                                      init action / bootstrap with --no-index
+#   <out>/numba-cache.tar.gz           with --numba-cache: the numba kernels compiled by --python on this CPU,
+#                                      shipped with --archives ...#numba-cache (docs/running.md, Cold clusters);
+#                                      build it with the cluster's Python, on its CPU or for a level
+#                                      all its CPUs have (--numba-cpu x86-64-v3)
 #   <out>/env-py<X.Y>.tar.gz           a packed virtualenv of --python (X.Y: its version) for
 #                                      spark.archives=...#environment (3.11: Dataproc, 3.12: Serverless 2.2)
 #
 # Usage: deploy/build_artifacts.sh [--out dist] [--python python3] [--zip-only] [--no-isolation]
 #          [--wheelhouse] [--target-python 3.11] [--platform manylinux_2_28_x86_64]
-#          [--pack-env] [--extra web-trafilatura] [--dry-run]
+#          [--pack-env] [--extra web-trafilatura] [--numba-cache [--numba-cpu x86-64-v3]] [--dry-run]
 # --python needs PyPA build (pip install build); --target-python 3.12 for Dataproc Serverless 2.2.
 # --extra NAME (repeatable) adds an extra's dependencies to requirements-cluster.txt and the wheelhouse.
 set -euo pipefail
@@ -26,9 +30,11 @@ PACK_ENV=0
 TARGET_PYTHON="${TARGET_PYTHON:-3.11}"         # Dataproc 2.2/2.3 images; EMR 7 with python3.11
 PLATFORM="${PLATFORM:-manylinux_2_28_x86_64}"   # glibc 2.28+: Debian 12 (Dataproc 2.2), AL2023 (EMR 7)
 DRY_RUN=0
+NUMBA_CACHE=0
+NUMBA_CPU=host
 EXTRAS=()
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -41,6 +47,8 @@ while [[ $# -gt 0 ]]; do
     --platform) PLATFORM="$2"; shift 2 ;;
     --pack-env) PACK_ENV=1; shift ;;
     --extra) EXTRAS+=(--extra "$2"); shift 2 ;;
+    --numba-cache) NUMBA_CACHE=1; shift ;;
+    --numba-cpu) NUMBA_CPU="$2"; shift 2 ;;
     --dry-run) DRY_RUN=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -63,6 +71,8 @@ args=(--out "$OUT" --target-python "$TARGET_PYTHON" --platform "$PLATFORM")
 [[ "$ZIP_ONLY" == 1 ]] && args+=(--zip-only)
 [[ "$WHEELHOUSE" == 1 ]] && args+=(--wheelhouse)
 [[ "$NO_ISOLATION" == 1 ]] && args+=(--no-isolation)
+[[ "$NUMBA_CACHE" == 1 ]] && args+=(--numba-cache)
+[[ "$NUMBA_CACHE" == 1 ]] && args+=(--numba-cpu "$NUMBA_CPU")
 args+=("${EXTRAS[@]}")
 if [[ "$DRY_RUN" == 1 && "$WHEELHOUSE" == 1 ]]; then
   "$PYTHON" "$ROOT/deploy/build_artifacts.py" "${args[@]}" --print-pip-command | sed 's/^/+ /'

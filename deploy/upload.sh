@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stage everything a cluster run needs under one GCS or S3 prefix (run build_artifacts.sh first):
 #   <dest>/jobs/*.py  <dest>/conf/*.yaml (YOUR_BUCKET replaced)  <dest>/dist/ (zip, wheel, requirements,
-#   wheelhouse/ and env-py*.tar.gz when built)  <dest>/deploy/... (init action, bootstrap)
+#   wheelhouse/, env-py*.tar.gz and numba-cache.tar.gz when built)  <dest>/deploy/... (init action, bootstrap)
 #   <dest>/jars/ GraphFrames JVM jars fetched from Maven Central here, so clusters need no internet
 # With --sample-date D, also copies the bundled sample to <bucket>/raw/<source>/dt=D/ for a first run.
 #
@@ -70,7 +70,7 @@ for conf in "$ROOT"/conf/*.yaml; do
   run "${COPY[@]}" "$TMP/conf/$(basename "$conf")" "$DEST/conf/$(basename "$conf")"
 done
 for file in "$DIST"/pretrain_pipeline.zip "$DIST"/spark_pretrain_pipeline-*.whl \
-            "$DIST"/requirements-cluster.txt "$DIST"/env-py*.tar.gz; do
+            "$DIST"/requirements-cluster.txt "$DIST"/env-py*.tar.gz "$DIST"/numba-cache.tar.gz; do
   [[ -f "$file" || "$DRY_RUN" == 1 ]] || continue
   run "${COPY[@]}" "$file" "$DEST/dist/$(basename "$file")"
 done

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from pipeline.numba_cache import ensure_numba_cache_dir
+from pipeline.numba_cache import ensure_numba_cache_dir, install_locator
 
 AFTER_VAR = "PIPELINE_NUMBA_AFTER"
 DEFAULT_AFTER = 2_000_000  # bytes of input per kernel and process on the Python path before the kernel is used
@@ -48,6 +48,7 @@ class NumbaSwitch:
             import numba  # noqa: F401
         except ImportError:
             return False
+        install_locator()  # a shipped cache's kernels, before any kernel module is imported
         return True
 
     def enabled(self) -> bool:

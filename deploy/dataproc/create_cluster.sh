@@ -9,7 +9,7 @@
 #   [--master-type n2-standard-8] [--disk-gb 500] [--image-version 2.2-debian12]
 #   [--deps wheelhouse|pip|env|image] [--pip-index-url URL] [--image IMAGE_URI]
 #   [--config conf/dataproc.yaml] [--max-idle 2h] [--subnet SUBNET] [--properties 'spark:K=V|spark:K=V']
-#   [--managed-template NAME] [--dry-run]
+#   [--managed-template NAME] [--numba-cache] [--dry-run]
 #
 # --deps wheelhouse  (default) init action installs from dist/wheelhouse in GCS (no internet needed;
 #                    build_artifacts.sh --wheelhouse)
@@ -18,6 +18,8 @@
 # --deps env         packed virtualenv: spark.archives=dist/env-py3.11.tar.gz#environment for executors,
 #                    unpacked on the master for the driver (no internet)
 # --deps image       a custom image (--image) that already has the dependencies (no init action)
+# --numba-cache      executors get dist/numba-cache.tar.gz (build_artifacts.sh --numba-cache on this
+#                    machine type's CPU and the image's Python): no numba kernel compiles on a fresh cluster
 # Spark settings: computed from the worker shape, then the config's spark.settings (which win),
 # then --properties.
 set -euo pipefail
@@ -41,9 +43,10 @@ MAX_IDLE="${MAX_IDLE:-2h}"
 SUBNET=""
 EXTRA_PROPS=""
 MANAGED_TEMPLATE=""
+NUMBA_CACHE=0
 DRY_RUN=0
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -65,6 +68,7 @@ while [[ $# -gt 0 ]]; do
     --subnet) SUBNET="$2"; shift 2 ;;
     --properties) EXTRA_PROPS="$2"; shift 2 ;;
     --managed-template) MANAGED_TEMPLATE="$2"; shift 2 ;;
+    --numba-cache) NUMBA_CACHE=1; shift ;;
     --dry-run) DRY_RUN=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -118,8 +122,10 @@ case "$DEPS" in
     ) ;;
   *) echo "--deps must be pip, wheelhouse, env or image" >&2; exit 2 ;;
 esac
+numba_args=()
+[[ "$NUMBA_CACHE" == 1 ]] && numba_args=(--numba-cache "$ARTIFACTS/dist")
 PROPS="$(python3 "$ROOT/deploy/spark_conf.py" "$CONFIG" --format dataproc-cluster \
-          --sub "YOUR_BUCKET=$BUCKET" "${defaults[@]}")"
+          --sub "YOUR_BUCKET=$BUCKET" "${defaults[@]}" "${numba_args[@]}")"
 if [[ -n "$EXTRA_PROPS" ]]; then
   PROPS="$PROPS|${EXTRA_PROPS#^|^}"
 fi

@@ -6,8 +6,10 @@ get the config's ``spark.settings`` (``spark:`` prefixed, YOUR_BUCKET replaced),
 each run creates has the executor sizes and jars the config names. Needs only PyYAML.
 
     deploy/dataproc/render_template.py --artifacts gs://b/pretrain --bucket b [--config conf/dataproc.yaml]
-        [--index gs://b/dedup-index]
+        [--index gs://b/dedup-index] [--numba-cache]
 
+``--numba-cache`` ships ``dist/numba-cache.tar.gz`` (``deploy/build_artifacts.sh --numba-cache``) to every
+executor of the managed cluster (deploy/spark_conf.py), so a fresh cluster compiles no numba kernel.
 ``--index`` adds ``--set dedup.index=URL`` to every job: each scheduled run dedups against the runs
 before it and adds its documents to that index when its last stage ends.
 """
@@ -38,7 +40,12 @@ def _replace(node: Any, old: str, new: str) -> Any:
 
 
 def render(
-    artifacts: str, bucket: str, config: str, template: Path = TEMPLATE, index: str | None = None
+    artifacts: str,
+    bucket: str,
+    config: str,
+    template: Path = TEMPLATE,
+    index: str | None = None,
+    numba_cache: bool = False,
 ) -> dict[str, Any]:
     """The template as a mapping, ready for import."""
     if not artifacts.startswith("gs://"):
@@ -46,7 +53,8 @@ def render(
     if index is not None and not index.startswith("gs://"):
         raise ValueError(f"--index {index!r}: expected gs://BUCKET/PATH")
     data = _replace(yaml.safe_load(template.read_text()), PLACEHOLDER, artifacts.rstrip("/"))
-    props = settings(config, [f"YOUR_BUCKET={bucket}"], [], [])
+    dist = f"{artifacts.rstrip('/')}/dist" if numba_cache else None
+    props = settings(config, [f"YOUR_BUCKET={bucket}"], [], [], numba_cache=dist)
     software = data["placement"]["managedCluster"]["config"]["softwareConfig"]
     software["properties"] = {f"spark:{k}": v for k, v in props.items()}
     if index:
@@ -61,9 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bucket", required=True, help="replaces YOUR_BUCKET in the config")
     parser.add_argument("--config", default=str(ROOT / "conf" / "dataproc.yaml"), help="local YAML config")
     parser.add_argument("--index", help="gs:// dedup index every scheduled run uses (dedup.index)")
+    parser.add_argument("--numba-cache", action="store_true", help="ship dist/numba-cache.tar.gz to the executors")
     args = parser.parse_args(argv)
     try:
-        data = render(args.artifacts, args.bucket, args.config, index=args.index)
+        data = render(args.artifacts, args.bucket, args.config, index=args.index, numba_cache=args.numba_cache)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

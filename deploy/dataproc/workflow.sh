@@ -3,6 +3,7 @@
 #
 # Usage: deploy/dataproc/workflow.sh import   --bucket B [--prefix pretrain] [--region R] [--template T]
 #                                             [--local-config conf/dataproc.yaml] [--index gs://B/dedup-index]
+#                                             [--numba-cache]
 #        deploy/dataproc/workflow.sh run      --bucket B --date YYYY-MM-DD [--config gs://...]
 #        deploy/dataproc/workflow.sh schedule --bucket B --service-account SA@P.iam.gserviceaccount.com
 #                                             [--cron "0 3 * * *"] [--time-zone Etc/UTC] [--project P]
@@ -12,6 +13,8 @@
 # the config's spark.settings as cluster properties (import renders them from --local-config).
 # import --index: every job gets --set dedup.index=URL, so each scheduled run dedups against the runs
 # before it and adds its documents to that index when its last stage ends.
+# import --numba-cache: the managed cluster's executors get dist/numba-cache.tar.gz (build_artifacts.sh
+# --numba-cache on the cluster's machine type and image, then upload.sh): a fresh cluster compiles no kernel.
 # schedule creates a Cloud Scheduler job that instantiates the template every day with
 # RUN_DATE=yesterday (UTC): each run reads raw/<source>/dt=<yesterday>/ and writes runs/<yesterday>/.
 # The service account needs roles/dataproc.editor (and to act as the cluster's service account).
@@ -32,9 +35,10 @@ LOCAL_CONFIG="$ROOT/conf/dataproc.yaml"
 CRON="${CRON:-0 3 * * *}"
 TIME_ZONE="${TIME_ZONE:-Etc/UTC}"
 SERVICE_ACCOUNT="${SERVICE_ACCOUNT:-}"
+NUMBA_CACHE=0
 DRY_RUN=0
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -50,6 +54,7 @@ while [[ $# -gt 0 ]]; do
     --cron) CRON="$2"; shift 2 ;;
     --time-zone) TIME_ZONE="$2"; shift 2 ;;
     --service-account) SERVICE_ACCOUNT="$2"; shift 2 ;;
+    --numba-cache) NUMBA_CACHE=1; shift ;;
     --dry-run) DRY_RUN=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -77,6 +82,7 @@ case "$ACTION" in
     # gs://ARTIFACTS filled in, and the config's spark.settings as the managed cluster's properties.
     index_args=()
     [[ -n "${INDEX:-}" ]] && index_args=(--index "$INDEX")  # every job gets --set dedup.index=INDEX
+    [[ "$NUMBA_CACHE" == 1 ]] && index_args+=(--numba-cache)
     python3 "$ROOT/deploy/dataproc/render_template.py" --artifacts "$ARTIFACTS" --bucket "$BUCKET" \
       --config "$LOCAL_CONFIG" "${index_args[@]}" > "$rendered"
     [[ "$DRY_RUN" == 1 ]] && cat "$rendered"

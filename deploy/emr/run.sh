@@ -5,7 +5,7 @@
 #          [--release emr-7.13.0] [--workers 4] [--instance-type r6i.2xlarge] [--subnet subnet-...]
 #          [--service-role EMR_DefaultRole] [--instance-profile EMR_EC2_DefaultRole]
 #          [--create-default-roles] [--wheelhouse] [--log-uri s3://B/emr-logs/]
-#          [--idle-timeout 3600] [--dry-run]
+#          [--idle-timeout 3600] [--numba-cache] [--dry-run]
 #        deploy/emr/run.sh steps --cluster-id j-XXXX --bucket B --date YYYY-MM-DD [--index s3://B/dedup-index]
 #          [--dry-run]
 #
@@ -14,6 +14,8 @@
 #         --idle-timeout seconds without work. The service role and EC2 instance profile are named
 #         explicitly and checked first: if they do not exist, it stops and says so, or with
 #         --create-default-roles runs `aws emr create-default-roles` (once per account) first.
+#         --numba-cache: executors get dist/numba-cache.tar.gz (build_artifacts.sh --numba-cache with
+#         python3.11 on the instance type's CPU family): no numba kernel compiles on a fresh cluster.
 # steps:  adds deploy/emr/steps.json (the CLI's --steps shape: one Spark step per stage, in order)
 #         for one date; --index adds --set dedup.index=URL to every step (scheduled runs dedup against
 #         every earlier run that used that index). The AWS CLI honours AWS_ENDPOINT_URL, AWS_PROFILE
@@ -40,9 +42,10 @@ CLUSTER_ID=""
 RUN_DATE=""
 INDEX=""
 PYTHON="/usr/bin/python3.11"
+NUMBA_CACHE=0
 DRY_RUN=0
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -62,6 +65,7 @@ while [[ $# -gt 0 ]]; do
     --cluster-id) CLUSTER_ID="$2"; shift 2 ;;
     --date) RUN_DATE="$2"; shift 2 ;;
     --index) INDEX="$2"; shift 2 ;;
+    --numba-cache) NUMBA_CACHE=1; shift ;;
     --dry-run) DRY_RUN=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -83,8 +87,11 @@ run() {
 case "$ACTION" in
   create)
     # spark-defaults from the config, plus the interpreter the bootstrap installed the pipeline into.
+    numba_args=()
+    [[ "$NUMBA_CACHE" == 1 ]] && numba_args=(--numba-cache "$ARTIFACTS/dist")
     python3 - "$TMP/configurations.json" "$PYTHON" \
-        <(python3 "$ROOT/deploy/spark_conf.py" "$ROOT/conf/emr.yaml" --format emr --sub "YOUR_BUCKET=$BUCKET") <<'PY'
+        <(python3 "$ROOT/deploy/spark_conf.py" "$ROOT/conf/emr.yaml" --format emr --sub "YOUR_BUCKET=$BUCKET" \
+            "${numba_args[@]}") <<'PY'
 import json, sys
 out, python, defaults = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(defaults).read().strip()

@@ -1,0 +1,166 @@
+"""A fresh standalone cluster's first run against its second: the cold/warm ratio, with and without the numba cache
+that ``deploy/build_artifacts.sh --numba-cache`` ships (issue #47, 2; goal <= 1.15).
+
+Per mode, a new master and two one-core workers on 127.0.0.1 whose daemons start with an empty user cache
+(``XDG_CACHE_HOME`` a fresh directory, no ``NUMBA_CACHE_DIR``), then the same run submitted twice as a user
+submits it (``spark-submit --py-files pretrain_pipeline.zip jobs/job_pipeline.py``): ingest, the six default
+filters, dedup and tokenize (GPT-2's vocabulary, so no training) over the first ``--mb`` MB of ``--corpus``.
+Mode ``zip`` ships the zip alone; mode ``cache`` adds the numba cache (``--archives`` and
+``spark.executorEnv.PIPELINE_NUMBA_SHIPPED``, as deploy/ sets it). Prints each run's wall and CPU seconds (the
+driver's, the executors' and their Python workers') and both ratios: on a shared machine the CPU ratio moves
+less with the load than the wall one.
+
+    python -m bench cold_cluster --mb 20 [--modes zip,cache]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import yaml
+
+from bench.harness import DATA, write_result
+from bench.readme_table import TreeCpu
+from bench.standalone import SPARK_BIN, Cluster
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures"
+SHIPPED_NAME = "numba-cache"
+
+
+def prefix(corpus: Path, mb: float, into: Path) -> int:
+    """The whole lines of ``corpus`` up to ``mb`` MB, written to ``into``; their bytes."""
+    limit, size = int(mb * 10**6), 0
+    into.parent.mkdir(parents=True, exist_ok=True)
+    with corpus.open("rb") as src, into.open("wb") as out:
+        for line in src:
+            if size + len(line) > limit:
+                break
+            out.write(line)
+            size += len(line)
+    return size
+
+
+def config(data: Path, out: Path) -> dict:
+    """conf/local.yaml's filters and dedup over one JSONL source, GPT-2's tokenizer from ../shared/fixtures."""
+    base = yaml.safe_load((REPO / "conf" / "local.yaml").read_text())
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "8",
+    }
+    return {
+        "output": str(out),
+        "spark": {"app_name": "bench-cold-cluster", "settings": settings},
+        "sources": [{"name": "real", "paths": [str(data)], "format": "jsonl"}],
+        "ingest": {"partitions": 4},
+        "filter": base["filter"],
+        "dedup": base["dedup"],
+        "tokenizer": {
+            "vocab": str(FIXTURES / "gpt2_vocab.json"),
+            "merges": str(FIXTURES / "gpt2_merges.txt"),
+            "special_tokens": ["<|endoftext|>"],
+        },
+        "tokenize": {"partitions": 4},
+    }
+
+
+def build(work: Path, numba_cache: bool) -> Path:
+    """``deploy/build_artifacts.sh --zip-only`` (with ``--numba-cache``) into ``work/dist``; that directory."""
+    out = work / ("dist-cache" if numba_cache else "dist")
+    cmd = ["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only"]
+    cmd += ["--python", sys.executable, *(["--numba-cache"] if numba_cache else [])]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"build_artifacts.sh failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return out
+
+
+def _own_cpu(pids: set[int]) -> float:
+    """CPU seconds (user + system) the processes ``pids`` themselves have used so far."""
+    return sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids)
+
+
+def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path, shipped: bool) -> tuple[float, float]:
+    """One spark-submit of the run to ``cluster`` (outputs removed first): its wall seconds, and the CPU seconds
+    of the driver, the executors and their Python workers (and of the daemons, this run's share)."""
+    run = yaml.safe_load(config_path.read_text())["output"]
+    shutil.rmtree(run, ignore_errors=True)
+    cmd = [str(SPARK_BIN / "spark-submit"), "--master", cluster.url, "--driver-memory", "1g"]
+    cmd += ["--executor-memory", "1g", "--total-executor-cores", str(cluster.workers)]
+    cmd += ["--conf", "spark.executor.cores=1"]
+    cmd += ["--conf", "spark.driver.host=127.0.0.1", "--py-files", str(dist / "pretrain_pipeline.zip")]
+    if shipped:
+        cmd += ["--archives", f"{dist / 'numba-cache.tar.gz'}#{SHIPPED_NAME}"]
+        cmd += ["--conf", f"spark.executorEnv.PIPELINE_NUMBA_SHIPPED={SHIPPED_NAME}"]
+    cmd += [str(REPO / "jobs" / "job_pipeline.py"), "--config", str(config_path)]
+    daemons = cluster.pids()
+    before = _own_cpu(daemons)
+    started = time.monotonic()
+    with log.open("wb") as out, contextlib.ExitStack() as trees:
+        proc = subprocess.Popen(cmd, cwd=config_path.parent, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
+        sampled = [trees.enter_context(TreeCpu(pid)) for pid in [proc.pid, *daemons]]
+        code = proc.wait()
+    wall = time.monotonic() - started
+    if code != 0:
+        raise SystemExit(f"the run exited {code} ({log}):\n{log.read_text(errors='replace')[-3000:]}")
+    return wall, sum(tree.seconds() for tree in sampled) - before
+
+
+def measure(work: Path, mode: str, dist: Path, config_path: Path) -> dict[str, float]:
+    """A fresh cluster with empty caches: the run twice; cold and warm seconds per stage and in all."""
+    root = work / f"cluster-{mode}"
+    shutil.rmtree(root, ignore_errors=True)
+    cluster = Cluster(root, workers=2, cores=1, memory="1536m")
+    cluster.env.pop("NUMBA_CACHE_DIR", None)
+    cluster.env["XDG_CACHE_HOME"] = str(root / "xdg")  # nothing cached: no numba kernels, no class archive
+    figures: dict[str, float] = {}
+    try:
+        cluster.start()
+        for run in ("cold", "warm"):
+            wall, cpu = submit(cluster, dist, config_path, root / f"{run}.log", mode == "cache")
+            figures[run], figures[f"{run} CPU"] = wall, cpu
+            report = json.loads((Path(yaml.safe_load(config_path.read_text())["output"]) / "report.json").read_text())
+            for row in report["timeline"]["stages"]:
+                figures[f"{run} {row['stage']}"] = float(row["seconds"])
+            print(f"{mode} {run}: {wall:.1f} s, {cpu:.1f} CPU s", flush=True)
+    finally:
+        cluster.stop()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DATA / "real-corpus-41.4273mb.jsonl")
+    parser.add_argument("--mb", type=float, default=20.0, help="MB of the corpus (whole lines)")
+    parser.add_argument("--modes", default="zip,cache", help="zip (the zip alone), cache (the zip and the cache)")
+    parser.add_argument("--work", type=Path, default=DATA / "cold-cluster")
+    args = parser.parse_args()
+    modes = args.modes.split(",")
+    args.work.mkdir(parents=True, exist_ok=True)
+    data = args.work / "corpus" / "part-00000.jsonl"
+    nbytes = prefix(args.corpus, args.mb, data)
+    config_path = args.work / "pipeline.yaml"
+    config_path.write_text(yaml.safe_dump(config(data.parent, args.work / "run"), sort_keys=False))
+    figures: dict[str, tuple[float, str]] = {"input MB": (nbytes / 1e6, "MB")}
+    for mode in modes:
+        seconds = measure(args.work, mode, build(args.work, mode == "cache"), config_path)
+        ratio, cpu_ratio = seconds["cold"] / seconds["warm"], seconds["cold CPU"] / seconds["warm CPU"]
+        print(f"{mode}: cold {seconds['cold']:.1f} s, warm {seconds['warm']:.1f} s, cold/warm {ratio:.2f}", end="")
+        print(f" (goal <= 1.15); CPU {seconds['cold CPU']:.0f} / {seconds['warm CPU']:.0f} s = {cpu_ratio:.2f}")
+        figures.update({f"{mode} {k}": (v, "s") for k, v in seconds.items()})
+        figures[f"{mode} cold/warm"] = (ratio, "x")
+        figures[f"{mode} CPU cold/warm"] = (cpu_ratio, "x")
+    write_result("cold_cluster", args, figures)
+
+
+if __name__ == "__main__":
+    main()
