@@ -20,6 +20,7 @@ from pipeline.filter.thresholds import histogram
 from pipeline.stage_api.filter import EMPTIED, FilterResult, apply_filters, drop_emptied
 
 EXCERPT = 300  # characters of the text a dropping filter saw
+ROW = "__row"  # a batch's row numbers while the filters run: where each filter's signals go
 LANGUAGE = pa.schema([("language", pa.string()), ("language_score", pa.float64())])
 DROP_FIELDS = pa.schema([("value", pa.float64()), ("threshold", pa.float64()), ("excerpt", pa.string())])
 DROPPED_COLUMNS = ("doc_id", "source", "reason", "detail", *DROP_FIELDS.names)
@@ -71,12 +72,18 @@ class Recorder:
         self.inner = step.build()
         self.name: str = self.inner.name
         self.step, self.source, self.plan, self.summary = step, source, plan, summary
+        self.seen: list[tuple[pa.Array, dict[str, pa.Array]]] = []  # (rows, signals) of the batch being filtered
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """The inner filter's result, completed with what the stage records."""
         result = drop_emptied(self.name, batch, self.inner.apply(batch))  # here: the drop's fields are filled in
         emptied = qualified(self.name, EMPTIED)
         measures = {qualified(self.name, k): np.asarray(v, np.float64) for k, v in result.measures.items()}
+        if ROW in batch.schema.names:
+            self.seen.append((batch.column(ROW), self._signals(result, measures)))
+        if self.step.annotate:  # measured and recorded, nothing dropped or rewritten
+            n = batch.num_rows
+            result = FilterResult(np.ones(n, dtype=bool), [None] * n, [None] * n, columns=result.columns)
         for rule, values in measures.items():
             self.summary.add_histogram(rule, self.source, histogram(values, self.plan.edges(rule)))
         if "language" in result.columns:
@@ -105,14 +112,30 @@ class Recorder:
             result.keep, reasons, result.detail, result.text, result.changed, fields, measures, result.columns
         )
 
+    def _signals(self, result: FilterResult, measures: Mapping[str, np.ndarray]) -> dict[str, pa.Array]:
+        """The step's signal columns of the batch: the filter's own, else its rules' measures (NaN kept)."""
+        given = {qualified(self.name, k): v for k, v in result.signals.items()}
+        found = {}
+        for column, kind in self.step.signals.items():
+            if column in given:
+                found[column] = given[column].cast(kind)
+            elif column in measures:
+                values = measures[column]
+                if pa.types.is_integer(kind):  # a count: NaN where the rule did not run is a null
+                    found[column] = pa.array(values, pa.float64(), from_pandas=True).cast(kind)
+                else:
+                    found[column] = pa.array(values, kind)
+        return found
 
-def output_schema(documents: pa.Schema) -> pa.Schema:
+
+def output_schema(documents: pa.Schema, signals: pa.Schema | None = None) -> pa.Schema:
     """The step's rows: ``kind``, the documents' columns, ``language``, ``language_score``, the dropped rows' columns,
-    ``summary`` (JSON)."""
+    ``summary`` (JSON), and the ``signals`` rows' columns (``"<filter>.<measure>"``: none, no signals rows)."""
     names = set(documents.names)
     extra = [*LANGUAGE, pa.field("reason", pa.string()), pa.field("detail", pa.string()), *DROP_FIELDS]
     added = [f for f in extra if f.name not in names]
-    return pa.schema([pa.field("kind", pa.string()), *documents, *added, pa.field("summary", pa.string())])
+    measured = [f for f in signals or [] if f.name not in names]
+    return pa.schema([pa.field("kind", pa.string()), *documents, *added, pa.field("summary", pa.string()), *measured])
 
 
 def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -141,8 +164,13 @@ def _filtered(
     counters["read"] += batch.num_rows
     from pipeline.text.english.words import shared_splits  # here: the driver, which plans the stage, never splits words
 
+    signals = [f for step in filters for f in step.step.signals if f in schema.names]
+    if signals:
+        batch = batch.append_column(ROW, pa.array(np.arange(batch.num_rows, dtype=np.int64)))
     with shared_splits():  # the filters of one batch split each text into words once
         done = apply_filters(batch, filters, DROP_FIELDS)
+    if signals:
+        yield _signal_rows(batch, filters, schema)
     counters["kept"] += done.kept.num_rows
     for name, n in done.changed.items():
         counters["changed"][name] = counters["changed"].get(name, 0) + n
@@ -152,6 +180,20 @@ def _filtered(
         yield _rows("kept", done.kept, schema)
     if done.dropped.num_rows:
         yield _rows("dropped", done.dropped, schema)
+
+
+def _signal_rows(batch: pa.RecordBatch, filters: Sequence[Recorder], schema: pa.Schema) -> pa.RecordBatch:
+    """One ``signals`` row per document of ``batch``: each filter's signals where it saw the document, else null."""
+    n = batch.num_rows
+    columns: dict[str, pa.Array] = {"doc_id": batch.column("doc_id"), "source": batch.column("source")}
+    for step in filters:
+        for rows, found in step.seen:
+            at = np.full(n, -1, dtype=np.int64)
+            at[rows.to_numpy()] = np.arange(len(rows))
+            index = pa.array(at, pa.int64(), mask=at < 0)
+            columns.update({name: column.take(index) for name, column in found.items()})
+        step.seen.clear()
+    return _rows("signals", pa.RecordBatch.from_pydict(columns), schema)
 
 
 def _rows(kind: str, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

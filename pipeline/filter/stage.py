@@ -30,15 +30,17 @@ def run_filter(ctx: RunContext, documents: str) -> dict[str, Any]:
     plan = make_plan(ctx.config)
     names = [s.name for s in ctx.config.sources]
     docs = ctx.read_table(documents)
-    schema = output_schema(to_arrow_schema(docs.schema))
+    schema = output_schema(to_arrow_schema(docs.schema), plan.signals)
     rows = docs.mapInArrow(per_task(lambda it: filter_partition(it, plan, schema)), from_arrow_schema(schema))
     rows = rows.persist(StorageLevel.DISK_ONLY)  # the filters run once; documents never sit in memory
     kept = [c for c in docs.columns if c not in LANGUAGE.names] + LANGUAGE.names
     ctx.write_table(rows.where(F.col("kind") == "kept").select(*kept), layout.FILTERED)
-    # the dropped rows and the summaries apart, so that the documents' cached blocks are read once more, not twice
-    rest = rows.where(F.col("kind") != "kept").select("kind", *DROPPED_COLUMNS, "summary")
+    # the dropped rows, signals and summaries apart, so that the documents' cached blocks are read once more, not twice
+    signals = [F.col(f"`{name}`") for name in plan.signals.names]
+    rest = rows.where(F.col("kind") != "kept").select("kind", *DROPPED_COLUMNS, "summary", *signals)
     rest = rest.persist(StorageLevel.DISK_ONLY)
     ctx.write_table(rest.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS), layout.FILTER_DROPPED)
+    ctx.write_table(rest.where(F.col("kind") == "signals").select("doc_id", "source", *signals), layout.FILTER_SIGNALS)
     rows.unpersist()
     merged = Summary()
     for row in rest.where(F.col("kind") == "summary").select("summary").toLocalIterator():

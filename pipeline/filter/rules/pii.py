@@ -152,6 +152,11 @@ class PIIFilter:
             self._seen_ips[found] = valid
         return valid
 
+    def signal_types(self) -> dict[str, pa.DataType]:
+        """Replacements per document of each kind switched on (docs/stages.md, Signals)."""
+        kinds = (("emails", self.remove_emails), ("ips", self.remove_ips), ("phones", self.remove_phones))
+        return {kind: pa.int64() for kind, on in kinds if on}
+
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """The rewritten text of every document, with the replacements per document in ``measures``."""
         column = batch.column("text")
