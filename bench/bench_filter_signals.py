@@ -75,7 +75,9 @@ def baseline_plan(rev: str) -> tuple[Plan, Any]:
                 path = step.target.partition(":")[0].replace(".", "/") + ".py"
                 old = module_at(rev, path)
                 cls = step.target.partition(":")[2]
-                steps[source].append(dataclasses.replace(step, target=f"{old.__name__}:{cls}", signals={}))
+                options = getattr(old, cls).Options(**step.options.values())  # the options class of that revision
+                target = f"{old.__name__}:{cls}"
+                steps[source].append(dataclasses.replace(step, target=target, options=options, signals={}))
         old_batches = module_at(rev, "pipeline/filter/batches.py")
     finally:
         registry._FILTERS.clear()

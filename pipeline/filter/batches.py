@@ -68,8 +68,8 @@ class Recorder:
     """A filter of one source, as :func:`apply_filters` runs it: reasons qualified by the filter's name, each drop's
     value, threshold and excerpt as fields, and the histograms and languages of what it saw added to a summary."""
 
-    def __init__(self, step: Step, source: str, plan: Plan, summary: Summary) -> None:
-        self.inner = step.build()
+    def __init__(self, step: Step, source: str, plan: Plan, summary: Summary, inner: Any = None) -> None:
+        self.inner = step.build() if inner is None else inner  # another: deciding from signals (filter/redecide.py)
         self.name: str = self.inner.name
         self.step, self.source, self.plan, self.summary = step, source, plan, summary
         self.seen: list[tuple[pa.Array, dict[str, pa.Array]]] = []  # (rows, signals) of the batch being filtered
@@ -79,7 +79,7 @@ class Recorder:
         result = drop_emptied(self.name, batch, self.inner.apply(batch))  # here: the drop's fields are filled in
         emptied = qualified(self.name, EMPTIED)
         measures = {qualified(self.name, k): np.asarray(v, np.float64) for k, v in result.measures.items()}
-        if ROW in batch.schema.names:
+        if ROW in batch.schema.names and inner_measures(self.inner):
             self.seen.append((batch.column(ROW), self._signals(result, measures)))
         if self.step.annotate:  # measured and recorded, nothing dropped or rewritten
             n = batch.num_rows
@@ -93,8 +93,9 @@ class Recorder:
                     languages[item["values"]] = languages.get(item["values"], 0) + item["counts"]
         n = batch.num_rows
         reasons = [None if r is None else qualified(self.name, r) for r in result.reason]
-        value, threshold, excerpt = np.full(n, np.nan), np.full(n, np.nan), [None] * n
-        texts = batch.column("text")
+        value, threshold = np.full(n, np.nan), np.full(n, np.nan)
+        excerpt: list[str | None] = [None] * n
+        texts = batch.column("text") if "text" in batch.schema.names else pa.nulls(n, pa.string())
         only = next(iter(measures.values())) if len(measures) == 1 else None
         for i in np.flatnonzero(~np.asarray(result.keep, dtype=bool)):
             reason = reasons[i] or f"{self.name}.dropped"  # a filter that gives no reason
@@ -102,7 +103,7 @@ class Recorder:
             measured = measures.get(reason, None if reason == emptied else only)
             value[i] = measured[i] if measured is not None else np.nan
             threshold[i] = self.step.thresholds.get(reason, (np.nan, ""))[0]
-            excerpt[i] = texts[i].as_py()[:EXCERPT]
+            excerpt[i] = (texts[i].as_py() or "")[:EXCERPT] if texts[i].is_valid else None
         fields = {
             "value": pa.array(value, pa.float64(), from_pandas=True),
             "threshold": pa.array(threshold, pa.float64(), from_pandas=True),
@@ -126,6 +127,11 @@ class Recorder:
                 else:
                     found[column] = pa.array(values, kind)
         return found
+
+
+def inner_measures(inner: Any) -> bool:
+    """Whether a recorder's filter measures text (its signals are new), not decides from signals already taken."""
+    return not getattr(inner, "from_signals", False)
 
 
 def output_schema(documents: pa.Schema, signals: pa.Schema | None = None) -> pa.Schema:

@@ -12,6 +12,7 @@ FILTER = "filter"  # the filter stage's directory
 FILTERED = "filter/documents"  # the documents every filter kept: ingest's columns, language, language_score
 FILTER_DROPPED = "filter/dropped"  # doc_id, source, reason, detail, value, threshold, excerpt
 FILTER_SIGNALS = "filter/signals"  # doc_id, source, one column "<filter>.<measure>" per signal of every filter
+FILTER_SIGNALS_META = "filter/signals.json"  # what the signals were measured on (docs/stages.md, Signals)
 FILTER_SUMMARY = "filter/summary.json"  # per source counts, languages, and a histogram of each measured value
 OLDER_CAPTURES = "older_captures"  # ingest: web pages removed for a later capture of their URL
 INGEST_READ = "_ingest_read"  # ingest: every document read, before the URL rule (deleted once it is applied)

@@ -19,10 +19,9 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.config import ConfigError
-from pipeline.filter.decide import as_columns, with_text
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.options import number as in_range
-from pipeline.filter.outcome import Outcomes, fmt, texts_of
+from pipeline.filter.outcome import Outcomes, as_columns, fmt, rewritten, texts_of, with_text
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.english.words import count_sentences, split_sentences
@@ -86,6 +85,8 @@ class C4Filter:
 
     name = NAME
     Options = C4Options
+    # the options that only decide (docs/stages.md, Re-deciding from the signals)
+    THRESHOLDS = ("min_num_sentences", "filter_lorem_ipsum", "filter_curly_bracket")
 
     def __init__(self, options: C4Options | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(C4Options, options, kwargs, NAME)
@@ -126,7 +127,14 @@ class C4Filter:
                 found = self.bad_words.search(kept.lower())
                 values["bad_word"].append(None if found is None else found.group())
             cleaned.append(kept)
-        return as_columns(values, self.signal_types()), pa.array(cleaned, pa.string())
+        text = pa.array(cleaned, pa.string())
+        columns = as_columns(values, self.signal_types())
+        columns["rewritten"] = rewritten(batch.column("text"), text)
+        return columns, text
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps."""
+        return {"too_few_sentences": ("sentences", "min_num_sentences")}
 
     def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
         """C4's decision from the measures alone: the first kept line with "lorem ipsum" or a curly bracket, then
@@ -202,4 +210,5 @@ SIGNALS: dict[str, pa.DataType] = {
     "lorem_ipsum_line": pa.int64(),
     "curly_bracket_line": pa.int64(),
     "sentences": pa.int64(),
+    "rewritten": pa.int8(),
 }

@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.filter.decide import Rule, as_columns, decide, numeric
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
-from pipeline.filter.outcome import text_bytes, texts_of
+from pipeline.filter.outcome import Rule, as_columns, decide, numeric, text_bytes, texts_of
 from pipeline.filter.registry import register
 from pipeline.numba_backend import FILTER
 from pipeline.stage_api.filter import FilterResult
@@ -63,6 +62,14 @@ class FineWebFilter:
 
     name = NAME
     Options = FineWebOptions
+    # the options that only decide (docs/stages.md, Re-deciding from the signals)
+    THRESHOLDS = (
+        "line_punct_thr",
+        "line_punct_exclude_zero",
+        "short_line_thr",
+        "char_duplicates_ratio",
+        "new_line_ratio",
+    )
 
     def __init__(self, options: FineWebOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(FineWebOptions, options, kwargs, NAME)
@@ -129,6 +136,12 @@ class FineWebFilter:
     def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
         """The decision of the rules, in datatrove's order, from the measures alone."""
         return decide(NAME, self.rules(), numeric(signals), n).result()
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps."""
+        options = ("line_punct_thr", "short_line_thr", "char_duplicates_ratio", "new_line_ratio")
+        rules = ("line_punct_ratio", "short_line_ratio", "char_dup_ratio", "list_ratio")
+        return {rule: (rule, option) for rule, option in zip(rules, options, strict=True)}
 
     def rules(self) -> list[Rule]:
         """The rules in order, each on its measure."""

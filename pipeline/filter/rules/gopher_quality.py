@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.filter.decide import Rule, as_columns, decide, numeric
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
-from pipeline.filter.outcome import texts_of
+from pipeline.filter.outcome import Rule, as_columns, decide, numeric, texts_of
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.chars import alpha_table, codepoints, table_of
@@ -87,6 +86,18 @@ class GopherQualityFilter:
 
     name = NAME
     Options = GopherQualityOptions
+    # the options that only decide (docs/stages.md, Re-deciding from the signals)
+    THRESHOLDS = (
+        "min_doc_words",
+        "max_doc_words",
+        "min_avg_word_length",
+        "max_avg_word_length",
+        "max_symbol_word_ratio",
+        "max_bullet_lines_ratio",
+        "max_ellipsis_lines_ratio",
+        "max_non_alpha_words_ratio",
+        "min_stop_words",
+    )
 
     def __init__(self, options: GopherQualityOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(GopherQualityOptions, options, kwargs, NAME)
@@ -119,6 +130,10 @@ class GopherQualityFilter:
     def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
         """The decision of the rules, in datatrove's order, from the measures alone."""
         return decide(NAME, self.rules(), numeric(signals), n).result()
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps."""
+        return {rule: (measure, option) for rule, measure, _, option, _ in _RULES}
 
     def rules(self) -> list[Rule]:
         """The rules in order, each on its measure (a falsy threshold: off)."""

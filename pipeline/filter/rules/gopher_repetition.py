@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.filter.decide import Rule, as_columns, decide, numeric
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made
-from pipeline.filter.outcome import texts_of
+from pipeline.filter.outcome import Rule, as_columns, decide, numeric, texts_of
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.chars import codepoints
@@ -88,6 +87,8 @@ class GopherRepetitionFilter:
 
     name = NAME
     Options = GopherRepetitionOptions
+    # the options that only decide (the n-gram pairs name measures too: a changed pair is measured again)
+    THRESHOLDS = ("dup_line_frac", "dup_para_frac", "dup_line_char_frac", "dup_para_char_frac")
 
     def __init__(self, options: GopherRepetitionOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(GopherRepetitionOptions, options, kwargs, NAME)
@@ -150,6 +151,10 @@ class GopherRepetitionFilter:
     def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
         """The decision of the rules, in datatrove's order, from the measures alone."""
         return decide(NAME, self.rules_in_order(), numeric(signals), n).result()
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps (the n-gram pairs have none)."""
+        return {rule: (rule, rule) for rule, _ in _WHOLE}
 
     def rules_in_order(self) -> list[Rule]:
         """The rules in order, each on its measure (a falsy line or paragraph threshold: off)."""

@@ -34,8 +34,8 @@ import pyarrow.compute as pc
 from pipeline.errors import UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor
-from pipeline.filter.decide import as_columns, numeric
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made, strings
+from pipeline.filter.outcome import as_columns, numeric
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 
@@ -144,6 +144,7 @@ class LanguageFilter:
 
     name = NAME
     Options = LanguageOptions
+    THRESHOLDS = ("min_score",)  # the option that only decides (docs/stages.md, Re-deciding from the signals)
 
     def __init__(self, options: LanguageOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(LanguageOptions, options, kwargs, NAME)
@@ -173,6 +174,10 @@ class LanguageFilter:
             labels, scores, listed = self._ours(predictor, batch.column("text"))
         values = {"label": labels, "score": scores, "listed_score": listed}
         return as_columns(values, self.signal_types())
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps."""
+        return {"low_score": ("score" if self.languages is None else "listed_score", "min_score")}
 
     def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
         """Keep a document whose listed language (any language without ``languages``) scores above ``min_score``."""
