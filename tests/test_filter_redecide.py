@@ -1,12 +1,14 @@
 """Re-deciding the filter stage from ``filter/signals/`` (docs/stages.md, Re-deciding from the signals): a finished
-sample run (conf/local.yaml) whose ``gopher_quality.min_doc_words`` changes is re-decided from its signals, and the
-result equals a fresh run with that threshold (the Megatron files byte for byte, the filter tables row for row); a
-removed filter re-decides too; a new filter, a changed measure or changed documents measure every document again."""
+sample run (conf/local.yaml) whose ``gopher_quality.min_doc_words`` changes (50 -> 120, then 30) is re-decided from
+its signals, and the result equals a fresh run with that threshold (the Megatron files byte for byte, the filter
+tables row for row); a removed filter re-decides too; a new filter, a changed measure or changed documents measure
+every document again. The signals command and the report's signals section are checked on the fresh run."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow.dataset as ds
@@ -59,7 +61,10 @@ def runs(spark, tmp_path_factory):
     assert first["decision"] == "measured"
     again = _run(spark, base / "redecided", _filters(120), force="filter")
     fresh = _run(spark, base / "fresh", _filters(120))
-    return {"base": base, "first": first, "again": again, "fresh": fresh}
+    shutil.copytree(base / "redecided", base / "loosened")  # then down to 30: documents dropped before are kept
+    loosened = _run(spark, base / "loosened", _filters(30), force="filter")
+    fresh_loose = _run(spark, base / "fresh-loose", _filters(30))
+    return {"base": base, "first": first, "again": again, "fresh": fresh, "loosened": loosened, "loose": fresh_loose}
 
 
 def test_a_changed_threshold_re_decides_and_equals_a_fresh_run(runs):
@@ -76,6 +81,19 @@ def test_a_changed_threshold_re_decides_and_equals_a_fresh_run(runs):
     summary = [json.loads((base / run / layout.FILTER_SUMMARY).read_text()) for run in ("redecided", "fresh")]
     assert summary[0] == summary[1]
     assert not (base / "redecided" / "filter" / "_previous").exists()
+
+
+def test_a_loosened_threshold_re_decides_and_equals_a_fresh_run(runs):
+    base = runs["base"]
+    assert runs["loosened"]["decision"] == "re-decided from filter/signals/"
+    assert runs["loosened"]["sources"] == runs["loose"]["sources"]
+    kept = sum(s["documents"] for s in runs["loosened"]["sources"].values())
+    assert kept > sum(s["documents"] for s in runs["again"]["sources"].values())
+    assert _megatron(base / "loosened") == _megatron(base / "fresh-loose")
+    for table in (layout.FILTERED, layout.FILTER_DROPPED):
+        assert _rows(base / "loosened", table) == _rows(base / "fresh-loose", table), table
+    summary = [json.loads((base / run / layout.FILTER_SUMMARY).read_text()) for run in ("loosened", "fresh-loose")]
+    assert summary[0] == summary[1]
 
 
 def test_what_can_be_re_decided(runs):
