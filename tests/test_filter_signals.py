@@ -295,16 +295,28 @@ def test_c4_sentences_are_the_count_datatrove_compares(shared_fixtures):
     assert probed >= 1  # every document _measured found was probed (none skipped)
 
 
-def test_annotate_measures_the_same_and_drops_nothing(shared_fixtures):
+def test_annotate_measures_every_rule_and_the_same_values(shared_fixtures):
     texts = list(_documents())[:60]
     batch = _batch(texts)
     for make in (GopherQualityFilter, GopherRepetitionFilter, FineWebFilter, C4Filter):
         deciding = make().apply(batch)
         annotating = make(annotate=True)
         assert annotating.options.annotate and not deciding.keep.all()
-        assert {k: v.to_pylist() for k, v in annotating.apply(batch).signals.items()} == {
-            k: v.to_pylist() for k, v in deciding.signals.items()
-        }
+        every = annotating.apply(batch).signals
+        for key, column in deciding.signals.items():
+            assert every[key].null_count == 0, key  # annotating takes every measure
+            taken = [(a, b) for a, b in zip(every[key].to_pylist(), column.to_pylist(), strict=True) if b is not None]
+            assert all(a == b or a != a and b != b for a, b in taken), key  # NaN == NaN here
+    # deciding, Gopher repetition leaves the n-gram measures after a failing rule untaken (null), not the others
+    batch = _batch(list(_documents()))
+    repetition = GopherRepetitionFilter().apply(batch)
+    failed = [
+        i
+        for i, r in enumerate(repetition.reason)
+        if r in ("gopher_repetition.dup_line_frac", "gopher_repetition.dup_para_frac")
+    ]
+    assert failed and all(repetition.signals["top_2_gram"][i].as_py() is None for i in failed)
+    assert all(repetition.signals["dup_line_frac"][i].as_py() is not None for i in failed)
 
 
 def test_language_signals_are_fasttext_s_probabilities(shared_fixtures):
@@ -347,3 +359,46 @@ def test_the_stage_records_each_filter_s_signals_where_it_saw_the_document(tmp_p
     assert dropped[1] == "gopher_repetition.empty" and not any(r.startswith("gopher_quality") for r in dropped.values())
     assert rows[4]["gopher_repetition.dup_line_frac"] == pytest.approx(39 / 41)  # 40 lines and the empty last piece
     assert plan.signals.field("gopher_quality.word_count").type == pa.int64()
+
+
+def test_re_deciding_measures_again_the_documents_whose_decision_needs_a_measure_not_taken(tmp_path) -> None:
+    from pipeline.filter.redecide import OLD_REASON, redecide_partition, redecide_schema
+
+    data = tmp_path / "a.jsonl"
+    data.write_text('{"text": "hello world"}\n')
+    base = f"output: {tmp_path}/run\nsources:\n  - {{name: web, paths: [{data}]}}\ntokenizer: {{train: true}}\n"
+
+    def plan_of(dup_line_frac: float):
+        config = load_config_text(base, [f"filter=[{{name: gopher_repetition, dup_line_frac: {dup_line_frac}}}]"])
+        entries.check_config(config)
+        return make_plan(config)
+
+    texts = list(_documents())
+    batch = pa.RecordBatch.from_pydict(
+        {"doc_id": list(range(len(texts))), "source": ["web"] * len(texts), "text": texts}
+    )
+
+    def rows(plan):
+        out = filter_partition(iter([batch]), plan, output_schema(batch.schema, plan.signals))
+        return pa.Table.from_batches(list(out)).to_pylist()
+
+    before, after = rows(plan_of(0.3)), rows(plan_of(0.9))
+    old = {r["doc_id"]: r["reason"] for r in before if r["kind"] == "dropped"}
+    signals = [r for r in before if r["kind"] == "signals"]
+    columns = {k: [r[k] for r in signals] for k in ["doc_id", "source", *plan_of(0.9).signals.names]}
+    columns[OLD_REASON] = [old.get(d) for d in columns["doc_id"]]
+    plan = plan_of(0.9)
+    table = pa.table(columns)
+    decided = pa.Table.from_batches(
+        list(redecide_partition(table.to_batches(), plan, redecide_schema(plan)))
+    ).to_pylist()
+    again = {r["doc_id"] for r in decided if r["kind"] == "recompute"}
+    loosened = {d for d, r in old.items() if r == "gopher_repetition.dup_line_frac"}
+    fresh = {r["doc_id"]: r["reason"] for r in after if r["kind"] == "dropped"}
+    whole = {f"gopher_repetition.{r}" for r in ("dup_line_frac", "dup_line_char_frac")}  # rules before the n-grams
+    # dropped by dup_line_frac before, their n-grams were not measured: those the new decision takes there need
+    # their text, the others are decided from the columns
+    assert again and again == {d for d in loosened if fresh.get(d) not in whole}
+    for row in decided:  # every other document is decided from its columns as a fresh run decides it
+        if row["kind"] in ("kept", "dropped"):
+            assert fresh.get(row["doc_id"]) == row["reason"], row

@@ -28,6 +28,7 @@ class Outcomes:
         self.reason: list[str | None] = [None] * n
         self.detail: list[str | None] = [None] * n
         self.measures = {rule: np.full(n, np.nan, dtype=np.float64) for rule in rules}
+        self.unknown = np.zeros(n, dtype=bool)  # the decision reached a measure never taken (:func:`decide`)
 
     def measure(self, i: int, rule: str, value: float) -> None:
         """Record what ``rule`` measured on document ``i``."""
@@ -42,7 +43,10 @@ class Outcomes:
     def result(self, text: pa.Array | None = None, changed: int = 0) -> FilterResult:
         """The :class:`FilterResult` of the batch."""
         measures = {f"{self.name}.{rule}": values for rule, values in self.measures.items()}
-        return FilterResult(self.keep, self.reason, self.detail, text=text, changed=changed, measures=measures)
+        columns = {UNKNOWN: pa.array(self.unknown)} if self.unknown.any() else {}
+        return FilterResult(
+            self.keep, self.reason, self.detail, text=text, changed=changed, measures=measures, columns=columns
+        )
 
 
 def judge_each(
@@ -83,6 +87,7 @@ def fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
+UNKNOWN = "__unknown"  # a result column: documents whose decision reached a measure not taken
 Signals = Mapping[str, np.ndarray]  # measure -> one value per document (float64, NaN: undefined for it)
 
 
@@ -99,14 +104,23 @@ class Rule:
     zero_passes: bool = False  # a value of exactly 0 never fails (FineWeb's ``line_punct_exclude_zero``)
 
 
-def decide(name: str, rules: Sequence[Rule], signals: Signals, n: int) -> Outcomes:
+def decide(
+    name: str, rules: Sequence[Rule], signals: Signals, n: int, unknown: Mapping[str, np.ndarray] | None = None
+) -> Outcomes:
     """The keep mask, first failing rule with its detail, and the value of every rule evaluated (NaN where the
-    document failed an earlier one or the rule is off) of ``n`` documents."""
+    document failed an earlier one or the rule is off) of ``n`` documents. ``unknown``: per measure, where it was
+    not taken (a measure after a failing rule, left out); a document reaching one is marked ``unknown`` (its
+    decision needs its text) and goes no further."""
     out = Outcomes(name, list(dict.fromkeys(r.rule for r in rules)), n)
     alive = np.ones(n, dtype=bool)
     for rule in rules:
         if rule.limit is None:
             continue
+        if unknown is not None and rule.measure in unknown:
+            reached = alive & unknown[rule.measure]
+            out.unknown |= reached
+            out.keep &= ~reached  # not kept either: undecided
+            alive &= ~reached
         values = np.asarray(signals[rule.measure], dtype=np.float64)
         out.measures[rule.rule][alive] = values[alive]
         with np.errstate(invalid="ignore"):
@@ -123,6 +137,11 @@ def decide(name: str, rules: Sequence[Rule], signals: Signals, n: int) -> Outcom
 def as_columns(signals: Mapping[str, Any], types: Mapping[str, pa.DataType]) -> dict[str, pa.Array]:
     """The typed signal columns of ``signals`` (NaN stays NaN: a null means the filter did not see the document)."""
     return {key: pa.array(signals[key], types[key], from_pandas=False) for key in types}
+
+
+def nulls(columns: Mapping[str, pa.Array]) -> dict[str, np.ndarray]:
+    """Where each signal column is null (a measure not taken)."""
+    return {k: np.asarray(c.is_null().to_numpy(zero_copy_only=False), dtype=bool) for k, c in columns.items()}
 
 
 def numeric(columns: Mapping[str, pa.Array]) -> dict[str, np.ndarray]:

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from pipeline import storage
 from pipeline.filter.batches import ROW, Recorder, Summary, _rows, qualified
 from pipeline.filter.entries import _sha256 as file_sha256
+from pipeline.filter.outcome import UNKNOWN
 from pipeline.filter.plan import Plan, Step
 from pipeline.stage_api.filter import EMPTIED, EMPTIED_DETAIL, FilterResult, apply_filters
 
@@ -118,12 +119,13 @@ class FromSignals:
         n = batch.num_rows
         prefix = f"{self.name}."
         columns = {c[len(prefix) :]: batch.column(c) for c in self.step.signals if c in batch.schema.names}
-        unseen = np.zeros(n, dtype=bool)
-        for column in columns.values():
-            unseen |= np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        first = next(iter(columns.values()), None)  # a filter that saw a document takes its first measure
+        unseen = np.zeros(n, dtype=bool) if first is None else np.asarray(first.is_null().to_numpy(False), bool)
+        result: FilterResult = self.inner.decide(columns, n)
+        if UNKNOWN in result.columns:  # it reached a measure the filter did not take (after a failing rule)
+            unseen |= np.asarray(result.columns[UNKNOWN].to_numpy(zero_copy_only=False), dtype=bool)
         rows = batch.column(ROW).to_numpy()
         self.recompute[rows[unseen]] = True
-        result: FilterResult = self.inner.decide(columns, n)
         keep = np.asarray(result.keep, dtype=bool) & ~unseen
         reason, detail = list(result.reason), list(result.detail)
         changed = 0
@@ -134,7 +136,8 @@ class FromSignals:
                 reason[i], detail[i] = f"{self.name}.{EMPTIED}", EMPTIED_DETAIL
                 keep[i] = False
         measures = {k: np.where(unseen, np.nan, v) for k, v in result.measures.items()}
-        return FilterResult(keep, reason, detail, None, changed, {}, measures, result.columns)
+        columns = {k: v for k, v in result.columns.items() if k != UNKNOWN}
+        return FilterResult(keep, reason, detail, None, changed, {}, measures, columns)
 
 
 def redecide_schema(plan: Plan) -> pa.Schema:

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made
-from pipeline.filter.outcome import Rule, as_columns, decide, numeric, texts_of
+from pipeline.filter.outcome import Rule, decide, nulls, numeric, texts_of
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.chars import codepoints
@@ -118,16 +118,20 @@ class GopherRepetitionFilter:
         return replace(self.decide(signals, batch.num_rows), signals=signals)
 
     def measure(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
-        """Every measure of every document of ``batch``, whatever the decision (NaN where a text has none)."""
+        """The measures of every document of ``batch`` (NaN where a text has none): with ``annotate`` all of them,
+        else up to the first failing rule, the n-gram measures after it null (not taken: the costly part)."""
         types = self.signal_types()
         texts = texts_of(batch)
         values = {key: np.full(len(texts), np.nan) for key in types}
+        taken = {key: np.zeros(len(texts), dtype=bool) for key in types}
         for i, text in enumerate(texts):
-            for key, value in self._measures(text).items():
-                values[key][i] = value
-        return as_columns(values, types)
+            found = self._measures(text, lazy=not self.options.annotate)
+            for key in types if not text else found:
+                values[key][i] = found.get(key, np.nan)
+                taken[key][i] = True
+        return {key: pa.array(values[key], kind, mask=~taken[key]) for key, kind in types.items()}
 
-    def _measures(self, text: str) -> dict[str, float]:
+    def _measures(self, text: str, lazy: bool) -> dict[str, float]:
         size = len(text)
         if not size:
             return {"chars": 0}
@@ -140,17 +144,23 @@ class GopherRepetitionFilter:
             "dup_line_frac": line_count / lines,
             "dup_line_char_frac": line_chars / size,
         }
+        if lazy and any(getattr(self, rule) and found[rule] > getattr(self, rule) for rule, _ in _WHOLE):
+            return found
         grams = word_grams(split_words(text), kernel)
-        for n, _ in self.top_n_grams:
+        for n, limit in self.top_n_grams:
             top = grams.top_chars(n)
-            found[f"top_{n}_gram"] = float("nan") if top is None else top / size
-        for n, _ in self.dup_n_grams:
-            found[f"duplicated_{n}_n_grams"] = grams.duplicated_chars(n) / size
+            found[f"top_{n}_gram"] = value = float("nan") if top is None else top / size
+            if lazy and value > limit:
+                return found
+        for n, limit in self.dup_n_grams:
+            found[f"duplicated_{n}_n_grams"] = value = grams.duplicated_chars(n) / size
+            if lazy and value > limit:
+                return found
         return found
 
     def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
         """The decision of the rules, in datatrove's order, from the measures alone."""
-        return decide(NAME, self.rules_in_order(), numeric(signals), n).result()
+        return decide(NAME, self.rules_in_order(), numeric(signals), n, nulls(signals)).result()
 
     def threshold_options(self) -> dict[str, tuple[str, str]]:
         """Rule -> (its measure, its threshold option): the report's "what if" steps (the n-gram pairs have none)."""
