@@ -1,5 +1,5 @@
 """Commands on a finished run: ``report RUN [--json]``, ``explain RUN DOC_ID``, ``sample RUN --removed N``,
-``sample RUN --filtered [RULE]``."""
+``sample RUN --filtered [RULE]``, ``signals RUN --where COND -n N``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 
 from pipeline import storage
 from pipeline.cli.explain import ExplainError, explain, format_explanation, format_sample, sample
+from pipeline.cli.signals import format_signals, parse_where, sample_signals
 from pipeline.report.data import build_report_data
 from pipeline.report.publish import write_reports
 from pipeline.report.summary import summary_text
@@ -16,11 +17,11 @@ from pipeline.run.registry import STAGES
 from pipeline.spans.explain_spans import format_spans_sample, sample_spans
 from pipeline.stage_api import layout
 
-COMMANDS = ("report", "explain", "sample")
+COMMANDS = ("report", "explain", "sample", "signals")
 
 
 def add_commands(sub, add_log_level) -> None:
-    """Register the three commands on the CLI's subparsers."""
+    """Register the commands on the CLI's subparsers."""
     p = sub.add_parser("report", help="write report.json and report.html of a finished run and print its summary")
     p.add_argument("run", help="run directory (the config's output): local, gs:// or s3://")
     p.add_argument(
@@ -52,6 +53,17 @@ def add_commands(sub, add_log_level) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0: the same sample every time)")
     p.add_argument("--json", action="store_true", help="print one JSON object per line")
     add_log_level(p)
+    p = sub.add_parser("signals", help="documents sampled by their filter signals (filter/signals/)")
+    p.add_argument("run", help="run directory")
+    p.add_argument(
+        "--where",
+        required=True,
+        help="a condition on the signals, terms joined by 'and' (gopher_quality.word_count < 50 and fineweb.lines > 3)",
+    )
+    p.add_argument("--number", "-n", type=int, default=5, metavar="N", help="how many (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0: the same sample every time)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per line")
+    add_log_level(p)
 
 
 def machine_summary(data: dict) -> dict:
@@ -74,6 +86,16 @@ def run_command(args: argparse.Namespace) -> int:
         raise ExplainError(f"{args.run!r} is not a run directory (no manifest.json)")
     if args.command == "report":
         return _report(args)
+    if args.command == "signals":
+        if args.number < 0:
+            raise ExplainError(f"--number {args.number}: give a number of records >= 0")
+        rows = sample_signals(args.run, args.where, args.number, args.seed)
+        named = parse_where(args.where, [k for k in rows[0] if k not in ("decision", "excerpt")])[1] if rows else []
+        for row in rows:
+            print(json.dumps(row, sort_keys=True) if args.json else format_signals(row, named))
+        if args.number and not rows:
+            print(f"note: no document of {args.run} has {args.where}", file=sys.stderr)
+        return 0
     if args.command == "explain":
         info = explain(args.run, args.doc_id)
         print(json.dumps(info, indent=2, sort_keys=True) if args.json else format_explanation(info))

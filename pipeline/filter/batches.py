@@ -20,6 +20,7 @@ from pipeline.filter.thresholds import histogram
 from pipeline.stage_api.filter import EMPTIED, FilterResult, apply_filters, drop_emptied
 
 EXCERPT = 300  # characters of the text a dropping filter saw
+ROW = "__row"  # a batch's row numbers while the filters run: where each filter's signals go
 LANGUAGE = pa.schema([("language", pa.string()), ("language_score", pa.float64())])
 DROP_FIELDS = pa.schema([("value", pa.float64()), ("threshold", pa.float64()), ("excerpt", pa.string())])
 DROPPED_COLUMNS = ("doc_id", "source", "reason", "detail", *DROP_FIELDS.names)
@@ -67,16 +68,22 @@ class Recorder:
     """A filter of one source, as :func:`apply_filters` runs it: reasons qualified by the filter's name, each drop's
     value, threshold and excerpt as fields, and the histograms and languages of what it saw added to a summary."""
 
-    def __init__(self, step: Step, source: str, plan: Plan, summary: Summary) -> None:
-        self.inner = step.build()
+    def __init__(self, step: Step, source: str, plan: Plan, summary: Summary, inner: Any = None) -> None:
+        self.inner = step.build() if inner is None else inner  # another: deciding from signals (filter/redecide.py)
         self.name: str = self.inner.name
         self.step, self.source, self.plan, self.summary = step, source, plan, summary
+        self.seen: list[tuple[pa.Array, dict[str, pa.Array]]] = []  # (rows, signals) of the batch being filtered
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """The inner filter's result, completed with what the stage records."""
         result = drop_emptied(self.name, batch, self.inner.apply(batch))  # here: the drop's fields are filled in
         emptied = qualified(self.name, EMPTIED)
         measures = {qualified(self.name, k): np.asarray(v, np.float64) for k, v in result.measures.items()}
+        if ROW in batch.schema.names and inner_measures(self.inner):
+            self.seen.append((batch.column(ROW), self._signals(result, measures)))
+        if self.step.annotate:  # measured and recorded, nothing dropped or rewritten
+            n = batch.num_rows
+            result = FilterResult(np.ones(n, dtype=bool), [None] * n, [None] * n, columns=result.columns)
         for rule, values in measures.items():
             self.summary.add_histogram(rule, self.source, histogram(values, self.plan.edges(rule)))
         if "language" in result.columns:
@@ -86,8 +93,9 @@ class Recorder:
                     languages[item["values"]] = languages.get(item["values"], 0) + item["counts"]
         n = batch.num_rows
         reasons = [None if r is None else qualified(self.name, r) for r in result.reason]
-        value, threshold, excerpt = np.full(n, np.nan), np.full(n, np.nan), [None] * n
-        texts = batch.column("text")
+        value, threshold = np.full(n, np.nan), np.full(n, np.nan)
+        excerpt: list[str | None] = [None] * n
+        texts = batch.column("text") if "text" in batch.schema.names else pa.nulls(n, pa.string())
         only = next(iter(measures.values())) if len(measures) == 1 else None
         for i in np.flatnonzero(~np.asarray(result.keep, dtype=bool)):
             reason = reasons[i] or f"{self.name}.dropped"  # a filter that gives no reason
@@ -95,7 +103,7 @@ class Recorder:
             measured = measures.get(reason, None if reason == emptied else only)
             value[i] = measured[i] if measured is not None else np.nan
             threshold[i] = self.step.thresholds.get(reason, (np.nan, ""))[0]
-            excerpt[i] = texts[i].as_py()[:EXCERPT]
+            excerpt[i] = (texts[i].as_py() or "")[:EXCERPT] if texts[i].is_valid else None
         fields = {
             "value": pa.array(value, pa.float64(), from_pandas=True),
             "threshold": pa.array(threshold, pa.float64(), from_pandas=True),
@@ -105,15 +113,37 @@ class Recorder:
             result.keep, reasons, result.detail, result.text, result.changed, fields, measures, result.columns
         )
 
+    def _signals(self, result: FilterResult, measures: Mapping[str, np.ndarray]) -> dict[str, pa.Array]:
+        """The step's signal columns of the batch: the filter's own, else its rules' measures (NaN kept)."""
+        given = {qualified(self.name, k): v for k, v in result.signals.items()}
+        found = {}
+        for column, kind in self.step.signals.items():
+            if column in given:
+                found[column] = given[column].cast(kind)
+            elif column in measures:
+                values = measures[column]
+                if pa.types.is_integer(kind):  # a count: NaN where the rule did not run is a null
+                    found[column] = pa.array(values, pa.float64(), from_pandas=True).cast(kind)
+                else:
+                    found[column] = pa.array(values, kind)
+        return found
 
-def output_schema(documents: pa.Schema, columns: Sequence[str] = ()) -> pa.Schema:
+
+def inner_measures(inner: Any) -> bool:
+    """Whether a recorder's filter measures text (its signals are new), not decides from signals already taken."""
+    return not getattr(inner, "from_signals", False)
+
+
+def output_schema(documents: pa.Schema, signals: pa.Schema | None = None, columns: Sequence[str] = ()) -> pa.Schema:
     """The step's rows: ``kind``, the documents' columns, ``language``, ``language_score``, the float64 ``columns``
-    filters set, the dropped rows' columns, ``summary`` (JSON)."""
+    filters set, the dropped rows' columns, ``summary`` (JSON), and the ``signals`` rows' columns
+    (``"<filter>.<measure>"``: none, no signals rows)."""
     names = set(documents.names)
     scores = [pa.field(c, pa.float64()) for c in columns]
     extra = [*LANGUAGE, *scores, pa.field("reason", pa.string()), pa.field("detail", pa.string()), *DROP_FIELDS]
     added = [f for f in extra if f.name not in names]
-    return pa.schema([pa.field("kind", pa.string()), *documents, *added, pa.field("summary", pa.string())])
+    measured = [f for f in signals or [] if f.name not in names]
+    return pa.schema([pa.field("kind", pa.string()), *documents, *added, pa.field("summary", pa.string()), *measured])
 
 
 def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -142,8 +172,13 @@ def _filtered(
     counters["read"] += batch.num_rows
     from pipeline.text.english.words import shared_splits  # here: the driver, which plans the stage, never splits words
 
+    signals = [f for step in filters for f in step.step.signals if f in schema.names]
+    if signals:
+        batch = batch.append_column(ROW, pa.array(np.arange(batch.num_rows, dtype=np.int64)))
     with shared_splits():  # the filters of one batch split each text into words once
         done = apply_filters(batch, filters, DROP_FIELDS)
+    if signals:
+        yield _signal_rows(batch, filters, schema)
     counters["kept"] += done.kept.num_rows
     for name, n in done.changed.items():
         counters["changed"][name] = counters["changed"].get(name, 0) + n
@@ -153,6 +188,20 @@ def _filtered(
         yield _rows("kept", done.kept, schema)
     if done.dropped.num_rows:
         yield _rows("dropped", done.dropped, schema)
+
+
+def _signal_rows(batch: pa.RecordBatch, filters: Sequence[Recorder], schema: pa.Schema) -> pa.RecordBatch:
+    """One ``signals`` row per document of ``batch``: each filter's signals where it saw the document, else null."""
+    n = batch.num_rows
+    columns: dict[str, pa.Array] = {"doc_id": batch.column("doc_id"), "source": batch.column("source")}
+    for step in filters:
+        for rows, found in step.seen:
+            at = np.full(n, -1, dtype=np.int64)
+            at[rows.to_numpy()] = np.arange(len(rows))
+            index = pa.array(at, pa.int64(), mask=at < 0)
+            columns.update({name: column.take(index) for name, column in found.items()})
+        step.seen.clear()
+    return _rows("signals", pa.RecordBatch.from_pydict(columns), schema)
 
 
 def _rows(kind: str, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

@@ -33,6 +33,9 @@ class OptionError(ConfigError):
 class FilterOptions:
     """The base of every filter's options: values converted to the field types, then :meth:`check`."""
 
+    annotate: bool = dataclasses.field(default=False, kw_only=True)
+    """Measure every rule of every document and drop nothing, text untouched (docs/stages.md, Signals)."""
+
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))
         for f in dataclasses.fields(self):
@@ -53,8 +56,12 @@ class FilterOptions:
         return self
 
     def values(self) -> dict[str, Any]:
-        """Every field's value by name (the filter's effective config entry, less ``name``)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        """Every field's value by name (the filter's effective config entry, less ``name``; ``annotate`` only when
+        set)."""
+        found = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if not found.pop("annotate"):
+            return found
+        return {**found, "annotate": True}
 
 
 Options = TypeVar("Options", bound=FilterOptions)

@@ -4,8 +4,10 @@ filters with their checked settings and thresholds, each rule's histogram bins, 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import pyarrow as pa
 
 from pipeline.config import PipelineConfig
 from pipeline.filter import entries, registry
@@ -21,6 +23,12 @@ class Step:
     options: FilterOptions  # checked on the driver; a task does not check them again
     entry: dict[str, Any]  # {"name": ..., every option}
     thresholds: dict[str, tuple[float, str]]  # rule -> (threshold, direction)
+    signals: dict[str, Any] = field(default_factory=dict)  # "<filter>.<measure>" -> its Arrow type
+
+    @property
+    def annotate(self) -> bool:
+        """Whether the entry only measures (drops nothing, rewrites nothing)."""
+        return bool(self.options.annotate)
 
     def build(self) -> Any:
         """The filter object (built in each task: filters need not pickle, a registered one is found by its path)."""
@@ -37,6 +45,7 @@ class Plan:
     rules: dict[str, dict[str, Any]]  # rule -> {"threshold", "direction", "thresholds": {source: x}}
     columns: tuple[str, ...] = ()  # float64 columns filters set on the documents they score (the classifier's)
     ranking: dict[str, Any] | None = None  # a filter's corpus-wide ranking (fasttext_classifier keep_top, buckets)
+    signals: pa.Schema = field(default_factory=lambda: pa.schema([]))  # every step's signal columns, in list order
 
     def edges(self, rule: str) -> list[float]:
         """The bin edges of ``rule`` (a rule without a threshold: :func:`bin_edges`' default)."""
@@ -51,6 +60,7 @@ def make_plan(config: PipelineConfig, before: str | None = None) -> Plan:
     rules: dict[str, dict[str, Any]] = {}
     columns: list[str] = []
     ranking: dict[str, Any] | None = None
+    signals: dict[str, pa.DataType] = {}
     for source, listed in entries.source_entries(config).items():
         steps[source] = []
         for i, given in enumerate(listed):
@@ -61,14 +71,26 @@ def make_plan(config: PipelineConfig, before: str | None = None) -> Plan:
             options = options.in_run(config.output)
             made = registry.filter_class(name)(options)
             found = rule_thresholds(made, entry)
-            steps[source].append(Step(registry.target(name), options, entry, found))
+            measured = signal_types(made, name, found)
+            steps[source].append(Step(registry.target(name), options, entry, found, measured))
+            for column, kind in measured.items():
+                signals.setdefault(column, kind)
             columns += [c for c in getattr(made, "columns", list)() if c not in columns]
             ranking = getattr(made, "ranking", lambda: None)() or ranking
             for rule, (threshold, direction) in found.items():
                 bins.setdefault(rule, bin_edges(rule, threshold))
                 meta = rules.setdefault(rule, {"threshold": threshold, "direction": direction, "thresholds": {}})
                 meta["thresholds"][source] = threshold
-    return Plan(steps, bins, rules, tuple(columns), ranking)
+    return Plan(steps, bins, rules, tuple(columns), ranking, pa.schema(list(signals.items())))
+
+
+def signal_types(made: Any, name: str, thresholds: dict[str, tuple[float, str]]) -> dict[str, pa.DataType]:
+    """``"<name>.<measure>"`` -> Arrow type of each signal of a filter: its ``signal_types()`` when it has one, else a
+    double per rule with a threshold (the rule's measure, docs/stages.md, Signals)."""
+    own = getattr(made, "signal_types", None)
+    if callable(own):
+        return {f"{name}.{measure}": kind for measure, kind in own().items()}
+    return {rule: pa.float64() for rule in thresholds}
 
 
 def summary_json(plan: Plan, merged: dict[str, Any], names: list[str]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ ones to ``filter/dropped/`` and the partitions' summaries, merged on the driver 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,52 +19,48 @@ from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.filter import entries
 from pipeline.filter.batches import DROPPED_COLUMNS, EXCERPT, LANGUAGE, Summary, filter_partition, output_schema
-from pipeline.filter.plan import make_plan, summary_json
+from pipeline.filter.plan import Plan, make_plan, summary_json
+from pipeline.filter.redecide import reuse_problem, signals_meta
+from pipeline.filter.report_section import report_section
 from pipeline.filter.rules import fasttext_classifier
 from pipeline.filter.rules.fasttext_classifier import BUCKET_COLUMN
+from pipeline.filter.spark import redecide
 from pipeline.spark.ranking import at_or_before, cut_points
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, SourceTally, Stage
 
+log = logging.getLogger("pipeline.filter")
+
 
 def run_filter(ctx: RunContext, documents: str) -> dict[str, Any]:
-    """The table ``documents`` -> ``filter/documents/``, ``filter/dropped/``, ``filter/summary.json``; counts per
-    source."""
+    """The table ``documents`` -> ``filter/documents/``, ``filter/dropped/``, ``filter/signals/``,
+    ``filter/summary.json``; counts per source. When only thresholds changed since the signals were measured, the
+    decision is made from ``filter/signals/`` (docs/stages.md, Re-deciding from the signals)."""
     plan = make_plan(ctx.config)
     names = [s.name for s in ctx.config.sources]
-    docs = ctx.read_table(documents)
-    schema = output_schema(to_arrow_schema(docs.schema), plan.columns)
-    rows = docs.mapInArrow(per_task(lambda it: filter_partition(it, plan, schema)), from_arrow_schema(schema))
-    rows = rows.persist(StorageLevel.DISK_ONLY)  # the filters run once; documents never sit in memory
-    added = [*LANGUAGE.names, *plan.columns]
-    kept = [c for c in docs.columns if c not in added] + added
-    passed = rows.where(F.col("kind") == "kept").select(*kept)
+    meta = signals_meta(plan, ctx.path(*layout.parts(documents)))
+    previous = redecide.previous_meta(ctx)
+    why = reuse_problem(previous, meta)
+    if why is None and (plan.columns or plan.ranking is not None):
+        why = "the fasttext_classifier's scores go on the kept documents and its ranking spans the run"
     ranking: dict[str, Any] = {}
-    if plan.ranking is not None:  # the whole run ranked by a score (fasttext_classifier keep_top, buckets)
-        passed, ranking = ranked(passed, plan.ranking)
-    ctx.write_table(passed, layout.FILTERED)
-    # the dropped rows and the summaries apart, so that the documents' cached blocks are read once more, not twice
-    rest = rows.where(F.col("kind") != "kept").select("kind", *DROPPED_COLUMNS, "summary")
-    rest = rest.persist(StorageLevel.DISK_ONLY)
-    dropped = rest.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS)
-    if "dropped" in ranking:
-        dropped = dropped.unionByName(ranking.pop("dropped"))
-    ctx.write_table(dropped, layout.FILTER_DROPPED)
-    rows.unpersist()
-    merged = Summary()
-    for row in rest.where(F.col("kind") == "summary").select("summary").toLocalIterator():
-        merged.merge(json.loads(row["summary"]))
-    rest.unpersist()
-    for source, n in ranking.pop("removed", {}).items():  # the ranking's drops, after the batches' counts
-        counters = merged.source(source)
-        counters["kept"] -= n
-        counters["dropped"][ranking["reason"]] = counters["dropped"].get(ranking["reason"], 0) + n
-    summary = summary_json(plan, merged.to_json(), names)
+    if previous is not None and why is None:
+        log.info("filter: re-deciding from filter/signals/ (the filters measure as before: thresholds changed)")
+        merged = redecide.redecide(ctx, documents, plan, previous["_base"], lambda frame: _measured(frame, plan))
+        how = "re-decided from filter/signals/"
+    else:
+        log.info("filter: measuring every document (%s)", why)
+        storage.remove(ctx.path(*layout.parts(layout.FILTER_SIGNALS_META)))  # the signals are stale until rewritten
+        merged, ranking = _measure(ctx, ctx.read_table(documents), plan)
+        how = "measured"
+    summary = summary_json(plan, merged, names)
     if ranking:
         summary["ranking"] = ranking
     storage.write_json(ctx.path(*layout.parts(layout.FILTER_SUMMARY)), json.loads(json.dumps(summary, default=str)))
+    storage.write_json(ctx.path(*layout.parts(layout.FILTER_SIGNALS_META)), meta)
+    redecide.finish(ctx)
     return {
         "sources": {
             name: {
@@ -73,7 +70,8 @@ def run_filter(ctx: RunContext, documents: str) -> dict[str, Any]:
                 "changed": row["changed"],
             }
             for name, row in summary["sources"].items()
-        }
+        },
+        "decision": how,
     }
 
 
@@ -122,6 +120,44 @@ def ranked(passed: DataFrame, ranking: Mapping[str, Any]) -> tuple[DataFrame, di
     return passed, found
 
 
+def _measured(docs: Any, plan: Plan) -> Any:
+    """The batch step over ``docs``: every kept, dropped, signals and summary row, kept on local disk."""
+    schema = output_schema(to_arrow_schema(docs.schema), plan.signals, plan.columns)
+    rows = docs.mapInArrow(per_task(lambda it: filter_partition(it, plan, schema)), from_arrow_schema(schema))
+    return rows.persist(StorageLevel.DISK_ONLY)  # the filters run once; documents never sit in memory
+
+
+def _measure(ctx: RunContext, docs: Any, plan: Plan) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run the filters over every document and write the stage's three tables; the merged summary and what
+    summary.json records of a ranking (:func:`ranked`)."""
+    rows = _measured(docs, plan)
+    added = [*LANGUAGE.names, *plan.columns]
+    passed = rows.where(F.col("kind") == "kept").select(*[c for c in docs.columns if c not in added], *added)
+    ranking: dict[str, Any] = {}
+    if plan.ranking is not None:  # the whole run ranked by a score (fasttext_classifier keep_top, buckets)
+        passed, ranking = ranked(passed, plan.ranking)
+    ctx.write_table(passed, layout.FILTERED)
+    # the dropped rows, signals and summaries apart, so that the documents' cached blocks are read once more, not twice
+    signals = [F.col(f"`{name}`") for name in plan.signals.names]
+    rest = rows.where(F.col("kind") != "kept").select("kind", *DROPPED_COLUMNS, "summary", *signals)
+    rest = rest.persist(StorageLevel.DISK_ONLY)
+    dropped = rest.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS)
+    if "dropped" in ranking:
+        dropped = dropped.unionByName(ranking.pop("dropped"))
+    ctx.write_table(dropped, layout.FILTER_DROPPED)
+    ctx.write_table(rest.where(F.col("kind") == "signals").select("doc_id", "source", *signals), layout.FILTER_SIGNALS)
+    rows.unpersist()
+    merged = Summary()
+    for row in rest.where(F.col("kind") == "summary").select("summary").toLocalIterator():
+        merged.merge(json.loads(row["summary"]))
+    rest.unpersist()
+    for source, n in ranking.pop("removed", {}).items():  # the ranking's drops, after the batches' counts
+        counters = merged.source(source)
+        counters["kept"] -= n
+        counters["dropped"][ranking["reason"]] = counters["dropped"].get(ranking["reason"], 0) + n
+    return merged.to_json(), ranking
+
+
 class Filter(Stage):
     """The documents -> the ones every filter kept (passed on), the dropped ones, a summary."""
 
@@ -153,6 +189,9 @@ class Filter(Stage):
     def check_config(self, config: PipelineConfig) -> None:
         entries.check_config(config)
         fasttext_classifier.check_config(config)
+
+    def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
+        return report_section(run)
 
     def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
         """Every document the stage read per source is dropped for a ``"<filter>.<rule>"`` reason or passed on."""

@@ -143,3 +143,36 @@ def filter_parts(data: dict) -> list[str]:
         ]
         parts += ["<h3>Filters as configured</h3>", table(["source", "filters, in order"], entries)]
     return [*parts, "</section>"]
+
+
+def signals_parts(data: dict) -> list[str]:
+    """The page's signals section (report.json's ``filter_signals``): per rule, the histogram of the signal it
+    compares with its threshold drawn, and how many documents each threshold step would keep."""
+    section = data.get("filter_signals")
+    if not section or not section.get("rules"):
+        return []
+    parts = [
+        '<section class="signals"><h2>Filter signals: what other thresholds would keep</h2>',
+        f'<p class="meta">from filter/signals/ ({section["documents"]:,} documents read)</p>',
+    ]
+    for rule, entry in section["rules"].items():
+        parts.append(f"<h3>{esc(rule)} · {esc(entry['signal'])}</h3>")
+        outside = (entry["underflow"], entry["overflow"])
+        title = (
+            f"{entry['signal']} over the {entry['documents']:,} documents {rule.split('.')[0]} saw ({entry['source']})"
+        )
+        parts.append(
+            svg.histogram_chart(
+                title, entry["edges"], {"documents": entry["counts"]}, outside, entry["threshold"], entry["direction"]
+            )
+        )
+        rows = [
+            [
+                _number(step["threshold"]) + (" (configured)" if step["threshold"] == entry["threshold"] else ""),
+                f"{step['kept']:,}",
+                f"{100 * step['kept'] / entry['documents']:.1f} %" if entry["documents"] else "",
+            ]
+            for step in entry["what_if"]
+        ]
+        parts.append(table(["threshold", "kept by the filter", "of the documents it saw"], rows))
+    return [*parts, "</section>"]

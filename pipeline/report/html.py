@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from pipeline.report import svg
-from pipeline.report.filter_html import filter_parts, overview_reasons, removal_figure
+from pipeline.report.filter_html import filter_parts, overview_reasons, removal_figure, signals_parts
 from pipeline.report.html_parts import esc as _esc
 from pipeline.report.html_parts import table as _table
 
@@ -255,7 +255,7 @@ REPORT_KEYS = {
     "dedup",
     "rejects",
 }
-REPORT_KEYS |= {"tokens", "blend", "filter", "after_run_errors"}
+REPORT_KEYS |= {"tokens", "blend", "filter", "filter_signals", "after_run_errors"}
 
 
 def _incomplete(data: dict) -> list[str]:
@@ -298,6 +298,7 @@ def render_html(data: dict) -> str:
         *_after_run_errors(data),
         *_overview(data),
         *filter_parts(data),
+        *signals_parts(data),
         *_dedup(data),
         *_examples(data),
         *_tokens_and_blend(data),

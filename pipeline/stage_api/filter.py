@@ -10,7 +10,7 @@ dropped it. Decontamination is a filter (``pipeline.decontaminate.filter``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -39,6 +39,9 @@ class FilterResult:
     # distributions and a drop's evidence
     measures: Mapping[str, np.ndarray] = field(default_factory=dict)
     columns: Mapping[str, pa.Array] = field(default_factory=dict)  # columns set on every document (language, ...)
+    # per measure, its typed value for every document of the batch whatever the decision (docs/stages.md, Signals):
+    # what re-deciding from ``filter/signals/`` reads; empty: the stage takes ``measures`` instead
+    signals: Mapping[str, pa.Array] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = len(self.keep)
@@ -102,9 +105,7 @@ def drop_emptied(name: str, batch: pa.RecordBatch, result: FilterResult) -> Filt
     for i in np.flatnonzero(emptied).tolist():
         reason[i], detail[i] = f"{name}.{EMPTIED}", EMPTIED_DETAIL
     keep = np.asarray(result.keep, dtype=bool) & ~emptied
-    return FilterResult(
-        keep, reason, detail, result.text, result.changed, result.fields, result.measures, result.columns
-    )
+    return replace(result, keep=keep, reason=reason, detail=detail)
 
 
 def _blank(texts: pa.Array) -> np.ndarray:

@@ -11,6 +11,7 @@ Contract: docs/stages.md, Quality rules."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import pyarrow as pa
 from pipeline.config import ConfigError
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.options import number as in_range
-from pipeline.filter.outcome import Outcomes, fmt, texts_of
+from pipeline.filter.outcome import Outcomes, as_columns, fmt, rewritten, texts_of, with_text
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.english.words import count_sentences, split_sentences
@@ -84,6 +85,8 @@ class C4Filter:
 
     name = NAME
     Options = C4Options
+    # the options that only decide (docs/stages.md, Re-deciding from the signals)
+    THRESHOLDS = ("min_num_sentences", "filter_lorem_ipsum", "filter_curly_bracket")
 
     def __init__(self, options: C4Options | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(C4Options, options, kwargs, NAME)
@@ -98,28 +101,80 @@ class C4Filter:
         except OptionError as exc:
             raise ConfigError(f"filter.{NAME}.{exc.option}", exc.message) from None
 
+    def signal_types(self) -> dict[str, pa.DataType]:
+        """The measures the rules decide on (docs/stages.md, Signals)."""
+        types = dict(SIGNALS)
+        if self.bad_words is not None:
+            types["bad_word"] = pa.string()
+        return types
+
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule, per-rule measures and the cleaned text of every document."""
-        texts = texts_of(batch)
-        out = Outcomes(NAME, RULES, len(texts))
-        cleaned: list[str] = []
-        changed = 0
-        for i, text in enumerate(texts):
-            kept = self._clean(out, i, text)
-            if kept is not None and self.bad_words is not None:
-                found = self.bad_words.search(kept.lower())
-                out.measure(i, "document_removed_with_badwords", float(found is not None))
-                if found is not None:
-                    out.drop(i, "document_removed_with_badwords", f"bad word {found.group()!r} (bad_words_file)")
-                    kept = None
-            cleaned.append(text if kept is None else kept)
-            changed += kept is not None and kept != text
-        return out.result(text=pa.array(cleaned, pa.string()), changed=changed)
+        signals, cleaned = self.measure(batch)
+        return with_text(self.decide(signals, batch.num_rows), batch.column("text"), cleaned, signals)
 
-    def _clean(self, out: Outcomes, i: int, text: str) -> str | None:
-        """The kept lines of ``text`` joined, or None when the document is dropped."""
+    def measure(self, batch: pa.RecordBatch) -> tuple[dict[str, pa.Array], pa.Array]:
+        """Every measure of every document of ``batch`` whatever the decision, and its text as C4 cleans it."""
+        texts = texts_of(batch)
+        values: dict[str, list[object]] = {key: [] for key in self.signal_types()}
+        cleaned = []
+        for text in texts:
+            kept, lorem, curly, sentences = self._clean(text)
+            values["lorem_ipsum_line"].append(lorem)
+            values["curly_bracket_line"].append(curly)
+            values["sentences"].append(sentences)
+            if self.bad_words is not None:
+                found = self.bad_words.search(kept.lower())
+                values["bad_word"].append(None if found is None else found.group())
+            cleaned.append(kept)
+        text = pa.array(cleaned, pa.string())
+        columns = as_columns(values, self.signal_types())
+        columns["rewritten"] = rewritten(batch.column("text"), text)
+        return columns, text
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps."""
+        return {"too_few_sentences": ("sentences", "min_num_sentences")}
+
+    def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
+        """C4's decision from the measures alone: the first kept line with "lorem ipsum" or a curly bracket, then
+        too few sentences, then a bad word."""
+        out = Outcomes(NAME, RULES, n)
+        lorem = signals["lorem_ipsum_line"].to_pylist()
+        curly = signals["curly_bracket_line"].to_pylist()
+        sentences = signals["sentences"].to_pylist()
+        bad = signals["bad_word"].to_pylist() if self.bad_words is not None and "bad_word" in signals else [None] * n
+        for i in range(n):
+            at_lorem = lorem[i] if self.filter_lorem_ipsum else 0
+            at_curly = curly[i] if self.filter_curly_bracket else 0
+            if at_lorem and (not at_curly or at_lorem <= at_curly):
+                out.measure(i, "lorem_ipsum", 1.0)
+                out.drop(i, "lorem_ipsum", f"'lorem ipsum' in kept line {at_lorem} (filter_lorem_ipsum)")
+                continue
+            if at_curly:
+                out.measure(i, "curly_bracket", 1.0)
+                out.drop(i, "curly_bracket", f"'{{' in kept line {at_curly} (filter_curly_bracket)")
+                continue
+            for rule, on in (("lorem_ipsum", self.filter_lorem_ipsum), ("curly_bracket", self.filter_curly_bracket)):
+                if on:
+                    out.measure(i, rule, 0.0)
+            if self.min_num_sentences != -1:
+                out.measure(i, "too_few_sentences", sentences[i])
+                if sentences[i] < self.min_num_sentences:
+                    detail = f"sentences in kept lines {sentences[i]} < min_num_sentences {fmt(self.min_num_sentences)}"
+                    out.drop(i, "too_few_sentences", detail)
+                    continue
+            if self.bad_words is not None:
+                out.measure(i, "document_removed_with_badwords", float(bad[i] is not None))
+                if bad[i] is not None:
+                    out.drop(i, "document_removed_with_badwords", f"bad word {bad[i]!r} (bad_words_file)")
+        return out.result()
+
+    def _clean(self, text: str) -> tuple[str, int, int, int]:
+        """The kept lines of ``text`` joined, the number of the first kept line with "lorem ipsum" and with a curly
+        bracket (0: none), and the sentences in the kept lines, as if neither of those two rules were on."""
         pieces = text.splitlines() if self.split_paragraph else split_sentences(text)
-        sentences = 0
+        sentences = lorem = curly = 0
         kept: list[str] = []
         for number, piece in enumerate(pieces, 1):
             line = piece.strip()
@@ -138,28 +193,22 @@ class C4Filter:
                 continue
             line = cited
             lower = line.lower()
-            if self.filter_lorem_ipsum and "lorem ipsum" in lower:
-                out.measure(i, "lorem_ipsum", 1.0)
-                out.drop(i, "lorem_ipsum", f"'lorem ipsum' in kept line {number} (filter_lorem_ipsum)")
-                return None
+            if not lorem and "lorem ipsum" in lower:
+                lorem = number
             if self.filter_javascript and "javascript" in lower:
                 continue
-            if self.filter_curly_bracket and "{" in line:
-                out.measure(i, "curly_bracket", 1.0)
-                out.drop(i, "curly_bracket", f"'{{' in kept line {number} (filter_curly_bracket)")
-                return None
+            if not curly and "{" in line:
+                curly = number
             if self.filter_policy and any(phrase in lower for phrase in _POLICY):
                 continue
-            if self.min_num_sentences != -1:
-                sentences += count_sentences(line) if self.split_paragraph else 1
+            sentences += count_sentences(line) if self.split_paragraph else 1
             kept.append(line)
-        for rule, on in (("lorem_ipsum", self.filter_lorem_ipsum), ("curly_bracket", self.filter_curly_bracket)):
-            if on:
-                out.measure(i, rule, 0.0)  # 1.0 where a kept line had it (and dropped the document)
-        if self.min_num_sentences != -1:
-            out.measure(i, "too_few_sentences", sentences)
-        if sentences < self.min_num_sentences:
-            detail = f"sentences in kept lines {sentences} < min_num_sentences {fmt(self.min_num_sentences)}"
-            out.drop(i, "too_few_sentences", detail)
-            return None
-        return ("\n" if self.split_paragraph else " ").join(kept).strip()
+        return ("\n" if self.split_paragraph else " ").join(kept).strip(), lorem, curly, sentences
+
+
+SIGNALS: dict[str, pa.DataType] = {
+    "lorem_ipsum_line": pa.int64(),
+    "curly_bracket_line": pa.int64(),
+    "sentences": pa.int64(),
+    "rewritten": pa.int8(),
+}

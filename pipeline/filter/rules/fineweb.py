@@ -5,7 +5,8 @@ Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from itertools import filterfalse
 from operator import itemgetter
 from types import ModuleType
@@ -15,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
-from pipeline.filter.outcome import Outcomes, fmt, judge_each, text_bytes
+from pipeline.filter.outcome import Rule, as_columns, decide, numeric, text_bytes, texts_of
 from pipeline.filter.registry import register
 from pipeline.numba_backend import FILTER
 from pipeline.stage_api.filter import FilterResult
@@ -61,6 +62,14 @@ class FineWebFilter:
 
     name = NAME
     Options = FineWebOptions
+    # the options that only decide (docs/stages.md, Re-deciding from the signals)
+    THRESHOLDS = (
+        "line_punct_thr",
+        "line_punct_exclude_zero",
+        "short_line_thr",
+        "char_duplicates_ratio",
+        "new_line_ratio",
+    )
 
     def __init__(self, options: FineWebOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(FineWebOptions, options, kwargs, NAME)
@@ -71,97 +80,119 @@ class FineWebFilter:
         self.short_line_thr, self.short_line_length = o.short_line_thr, o.short_line_length
         self.char_duplicates_ratio, self.new_line_ratio = o.char_duplicates_ratio, o.new_line_ratio
 
+    def signal_types(self) -> dict[str, pa.DataType]:
+        """The measures the rules decide on (docs/stages.md, Signals)."""
+        return dict(SIGNALS)
+
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""
-        kernel = _compiled(batch) if self._stop_table is not None and batch.num_rows else None
+        signals = self.measure(batch)
+        return replace(self.decide(signals, batch.num_rows), signals=signals)
+
+    def measure(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
+        """Every measure of every document of ``batch``, whatever the decision (NaN where a text has no line)."""
+        n = batch.num_rows
+        values = {key: np.full(n, np.nan) for key in SIGNALS}
+        kernel = _compiled(batch) if self._stop_table is not None and n else None
         if kernel is None:
-            return judge_each(NAME, RULES, batch, self._judge)
-        out = Outcomes(NAME, RULES, batch.num_rows)
+            for i, text in enumerate(texts_of(batch)):
+                for key, value in self._measures(text).items():
+                    values[key][i] = value
+            return as_columns(values, SIGNALS)
         data, offsets = text_bytes(batch)
-        counts = np.zeros((batch.num_rows, 4), dtype=np.int64)
+        counts = np.zeros((n, 4), dtype=np.int64)
         kernel.line_counts(data, offsets, self._stop_table, space_table(), float(self.short_line_length), counts)
-        left = self._line_rules(out, counts)
+        n_lines = counts[:, 0]
+        values["lines"][:] = n_lines
+        left = np.flatnonzero(n_lines > 0)
+        values["line_punct_ratio"][left] = counts[left, 1] / n_lines[left]
+        values["short_line_ratio"][left] = counts[left, 2] / n_lines[left]
         repeated = np.zeros(len(left), dtype=np.int64)
         kernel.duplicate_chars(data, offsets, left, space_table(), repeated)
-        ratio = repeated / counts[left, 3]
-        out.measures["char_dup_ratio"][left] = ratio
-        fails = ratio > self.char_duplicates_ratio
-        for i, value in zip(left[fails].tolist(), ratio[fails].tolist(), strict=True):
-            self._drop_duplicates(out, i, value)
-        left = left[~fails]
+        values["char_dup_ratio"][left] = repeated / counts[left, 3]
         texts = batch.column("text").take(pa.array(left)).to_pylist()
         for i, text in zip(left.tolist(), texts, strict=True):
-            self._list_rule(out, i, text or "")
-        return out.result()
+            values["list_ratio"][i] = _list_ratio(text or "")
+        return as_columns(values, SIGNALS)
 
-    def _line_rules(self, out: Outcomes, counts: np.ndarray) -> np.ndarray:
-        """The empty, punctuated-line and short-line rules over every document at once, from each one's non-blank,
-        punctuated and short lines (``counts``' first three columns); the documents left."""
-        n_lines, ended, short = counts[:, 0], counts[:, 1], counts[:, 2]
-        out.measures["empty"][:] = n_lines
-        left = np.flatnonzero(n_lines > 0)
-        for i in np.flatnonzero(n_lines == 0).tolist():
-            out.drop(i, "empty", "no non-blank line")
-        ratio = ended[left] / n_lines[left]
-        out.measures["line_punct_ratio"][left] = ratio
-        fails = (ratio < self.line_punct_thr) & ~((ratio == 0) & self.line_punct_exclude_zero)
-        for i, value in zip(left[fails].tolist(), ratio[fails].tolist(), strict=True):
-            detail = f"lines ending in terminal punctuation {fmt(value)} < line_punct_thr {fmt(self.line_punct_thr)}"
-            out.drop(i, "line_punct_ratio", detail)
-        left = left[~fails]
-        ratio = short[left] / n_lines[left]
-        out.measures["short_line_ratio"][left] = ratio
-        fails = ratio > self.short_line_thr
-        limit = self.short_line_length
-        for i, value in zip(left[fails].tolist(), ratio[fails].tolist(), strict=True):
-            detail = f"lines of at most {limit} characters {fmt(value)} > short_line_thr {fmt(self.short_line_thr)}"
-            out.drop(i, "short_line_ratio", detail)
-        return left[~fails]
-
-    def _judge(self, out: Outcomes, i: int, text: str) -> None:
+    def _measures(self, text: str) -> dict[str, float]:
         lines = list(filter(None, text.split("\n")))
         if any(map(str.isspace, lines)):
             lines = list(filterfalse(str.isspace, lines))
-        out.measure(i, "empty", len(lines))
         if not lines:
-            out.drop(i, "empty", "no non-blank line")
-            return
+            return {"lines": 0}
         if self._stop_set is not None:
             ended = sum(map(self._stop_set.__contains__, map(itemgetter(-1), lines)))
         else:
             ended = sum(line.endswith(self.stop_chars) for line in lines)
-        ratio = ended / len(lines)
-        out.measure(i, "line_punct_ratio", ratio)
-        if ratio < self.line_punct_thr and not (ratio == 0 and self.line_punct_exclude_zero):
-            detail = f"lines ending in terminal punctuation {fmt(ratio)} < line_punct_thr {fmt(self.line_punct_thr)}"
-            out.drop(i, "line_punct_ratio", detail)
-            return
+        return {
+            "lines": len(lines),
+            "line_punct_ratio": ended / len(lines),
+            "short_line_ratio": sum(map(self.short_line_length.__ge__, map(len, lines))) / len(lines),
+            "char_dup_ratio": duplicates(lines)[1] / (len(text) - text.count("\n")),
+            "list_ratio": _list_ratio(text),
+        }
+
+    def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
+        """The decision of the rules, in datatrove's order, from the measures alone."""
+        return decide(NAME, self.rules(), numeric(signals), n).result()
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps."""
+        options = ("line_punct_thr", "short_line_thr", "char_duplicates_ratio", "new_line_ratio")
+        rules = ("line_punct_ratio", "short_line_ratio", "char_dup_ratio", "list_ratio")
+        return {rule: (rule, option) for rule, option in zip(rules, options, strict=True)}
+
+    def rules(self) -> list[Rule]:
+        """The rules in order, each on its measure."""
         limit = self.short_line_length
-        ratio = sum(map(limit.__ge__, map(len, lines))) / len(lines)
-        out.measure(i, "short_line_ratio", ratio)
-        if ratio > self.short_line_thr:
-            detail = f"lines of at most {limit} characters {fmt(ratio)} > short_line_thr {fmt(self.short_line_thr)}"
-            out.drop(i, "short_line_ratio", detail)
-            return
-        ratio = duplicates(lines)[1] / (len(text) - text.count("\n"))
-        out.measure(i, "char_dup_ratio", ratio)
-        if ratio > self.char_duplicates_ratio:
-            self._drop_duplicates(out, i, ratio)
-            return
-        self._list_rule(out, i, text)
+        return [
+            Rule("empty", "lines", "min", 1, "no non-blank line"),
+            Rule(
+                "line_punct_ratio",
+                "line_punct_ratio",
+                "min",
+                self.line_punct_thr,
+                "lines ending in terminal punctuation {value} < line_punct_thr {limit}",
+                zero_passes=self.line_punct_exclude_zero,
+            ),
+            Rule(
+                "short_line_ratio",
+                "short_line_ratio",
+                "max",
+                self.short_line_thr,
+                f"lines of at most {limit} characters {{value}} > short_line_thr {{limit}}",
+            ),
+            Rule(
+                "char_dup_ratio",
+                "char_dup_ratio",
+                "max",
+                self.char_duplicates_ratio,
+                "duplicate line characters {value} > char_duplicates_ratio {limit}",
+            ),
+            Rule(
+                "list_ratio",
+                "list_ratio",
+                "max",
+                self.new_line_ratio,
+                "newlines per word {value} > new_line_ratio {limit}",
+            ),
+        ]
 
-    def _drop_duplicates(self, out: Outcomes, i: int, ratio: float) -> None:
-        detail = f"duplicate line characters {fmt(ratio)} > char_duplicates_ratio {fmt(self.char_duplicates_ratio)}"
-        out.drop(i, "char_dup_ratio", detail)
 
-    def _list_rule(self, out: Outcomes, i: int, text: str) -> None:
-        """Newlines per word, the last rule."""
-        n_words = count_words(text)
-        newlines = text.count("\n")
-        ratio = newlines / n_words if n_words else float("inf")
-        out.measure(i, "list_ratio", ratio)
-        if ratio > self.new_line_ratio:
-            out.drop(i, "list_ratio", f"newlines per word {fmt(ratio)} > new_line_ratio {fmt(self.new_line_ratio)}")
+SIGNALS: dict[str, pa.DataType] = {
+    "lines": pa.int64(),
+    "line_punct_ratio": pa.float64(),
+    "short_line_ratio": pa.float64(),
+    "char_dup_ratio": pa.float64(),
+    "list_ratio": pa.float64(),
+}
+
+
+def _list_ratio(text: str) -> float:
+    """Newlines per word (infinite without a word)."""
+    n_words = count_words(text)
+    return text.count("\n") / n_words if n_words else float("inf")
 
 
 def _compiled(batch: pa.RecordBatch) -> ModuleType | None:

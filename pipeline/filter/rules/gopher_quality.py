@@ -5,7 +5,8 @@ Contract: docs/stages.md, Quality rules."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -13,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
-from pipeline.filter.outcome import Outcomes, fmt, judge_each
+from pipeline.filter.outcome import Rule, as_columns, decide, numeric, texts_of
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.chars import alpha_table, codepoints, table_of
@@ -85,6 +86,18 @@ class GopherQualityFilter:
 
     name = NAME
     Options = GopherQualityOptions
+    # the options that only decide (docs/stages.md, Re-deciding from the signals)
+    THRESHOLDS = (
+        "min_doc_words",
+        "max_doc_words",
+        "min_avg_word_length",
+        "max_avg_word_length",
+        "max_symbol_word_ratio",
+        "max_bullet_lines_ratio",
+        "max_ellipsis_lines_ratio",
+        "max_non_alpha_words_ratio",
+        "min_stop_words",
+    )
 
     def __init__(self, options: GopherQualityOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(GopherQualityOptions, options, kwargs, NAME)
@@ -99,88 +112,91 @@ class GopherQualityFilter:
         self.min_stop_words = o.min_stop_words
         self.stop_words = frozenset(STOP_WORDS if o.stop_words is None else o.stop_words)
 
+    def signal_types(self) -> dict[str, pa.DataType]:
+        """The measures the rules decide on (docs/stages.md, Signals)."""
+        return dict(SIGNALS)
+
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""
-        return judge_each(NAME, RULES, batch, self._judge)
+        signals = self.measure(batch)
+        return replace(self.decide(signals, batch.num_rows), signals=signals)
 
-    def _judge(self, out: Outcomes, i: int, text: str) -> None:
-        words = split_words(text)
-        n_words = len(words)
-        lengths = np.fromiter(map(len, words), dtype=np.int64, count=n_words)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if n_words else lengths
-        cp = codepoints("".join(words))
-        # a word is a symbol when every character of it is punctuation
-        has_other = np.logical_or.reduceat(~_punctuation_table()[cp], starts) if n_words else lengths.astype(bool)
-        n_real = int(has_other.sum())
+    def measure(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
+        """Every measure of every document of ``batch``, whatever the decision."""
+        rows = [_measures(text, self.stop_words) for text in texts_of(batch)]
+        values = {key: [row[j] for row in rows] for j, key in enumerate(SIGNALS)}
+        return as_columns(values, SIGNALS)
 
-        def low(rule: str, what: str, value: float, limit: float | None) -> bool:
-            if not limit:
-                return False
-            out.measure(i, rule, value)
-            if value < limit:
-                out.drop(i, rule, f"{what} {fmt(value)} < {_arg(rule)} {fmt(limit)}")
-                return True
-            return False
+    def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
+        """The decision of the rules, in datatrove's order, from the measures alone."""
+        return decide(NAME, self.rules(), numeric(signals), n).result()
 
-        def high(rule: str, what: str, value: float, limit: float | None) -> bool:
-            if not limit:
-                return False
-            out.measure(i, rule, value)
-            if value > limit:
-                out.drop(i, rule, f"{what} {fmt(value)} > {_arg(rule)} {fmt(limit)}")
-                return True
-            return False
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps."""
+        return {rule: (measure, option) for rule, measure, _, option, _ in _RULES}
 
-        if low("gopher_short_doc", "non-symbol words", n_real, self.min_doc_words):
-            return
-        if high("gopher_long_doc", "non-symbol words", n_real, self.max_doc_words):
-            return
-        mean = int(lengths[has_other].sum()) / n_real if n_real else float("nan")
-        if low("gopher_below_avg_threshold", "mean word length", mean, self.min_avg_word_length):
-            return
-        if high("gopher_above_avg_threshold", "mean word length", mean, self.max_avg_word_length):
-            return
-        per_word = _ratio(text.count("#"), n_words)
-        if high("gopher_too_many_hashes", "'#' per word", per_word, self.max_symbol_word_ratio):
-            return
-        per_word = _ratio(text.count("...") + text.count("…"), n_words)
-        if high("gopher_too_many_ellipsis", "ellipses per word", per_word, self.max_symbol_word_ratio):
-            return
-        lines = text.splitlines()
-        n_lines = len(lines)
-        bullets = _ratio(sum(line.lstrip().startswith(_BULLETS) for line in lines), n_lines)
-        if high("gopher_too_many_bullets", "bullet line fraction", bullets, self.max_bullet_lines_ratio):
-            return
-        ended = sum(line.rstrip().endswith(_ELLIPSES) for line in lines) if "..." in text or "…" in text else 0
-        endings = _ratio(ended, n_lines)
-        if high("gopher_too_many_end_ellipsis", "ellipsis line fraction", endings, self.max_ellipsis_lines_ratio):
-            return
-        if self.max_non_alpha_words_ratio and n_words:
-            with_letter = int(np.logical_or.reduceat(alpha_table()[cp], starts).sum())
-            fraction = with_letter / n_words
-            if low("gopher_below_alpha_threshold", "words with a letter", fraction, self.max_non_alpha_words_ratio):
-                return
-        if self.min_stop_words:
-            found = len(self.stop_words.intersection(words))
-            low("gopher_enough_stop_words", "distinct stop words", found, self.min_stop_words)
+    def rules(self) -> list[Rule]:
+        """The rules in order, each on its measure (a falsy threshold: off)."""
+        return [
+            Rule(rule, measure, direction, getattr(self, option) or None, f"{what} {{value}} {sign} {option} {{limit}}")
+            for rule, measure, direction, option, what in _RULES
+            for sign in ("<" if direction == "min" else ">",)
+        ]
 
 
-_ARGS = {
-    "gopher_short_doc": "min_doc_words",
-    "gopher_long_doc": "max_doc_words",
-    "gopher_below_avg_threshold": "min_avg_word_length",
-    "gopher_above_avg_threshold": "max_avg_word_length",
-    "gopher_too_many_hashes": "max_symbol_word_ratio",
-    "gopher_too_many_ellipsis": "max_symbol_word_ratio",
-    "gopher_too_many_bullets": "max_bullet_lines_ratio",
-    "gopher_too_many_end_ellipsis": "max_ellipsis_lines_ratio",
-    "gopher_below_alpha_threshold": "max_non_alpha_words_ratio",
-    "gopher_enough_stop_words": "min_stop_words",
+SIGNALS: dict[str, pa.DataType] = {
+    "word_count": pa.int64(),
+    "avg_word_length": pa.float64(),
+    "hash_word_ratio": pa.float64(),
+    "ellipsis_word_ratio": pa.float64(),
+    "bullet_lines_ratio": pa.float64(),
+    "end_ellipsis_lines_ratio": pa.float64(),
+    "alpha_words_ratio": pa.float64(),
+    "stop_words": pa.int64(),
 }
+# (rule, measure, direction, option, what the detail calls the measure), in datatrove's order
+_RULES = (
+    ("gopher_short_doc", "word_count", "min", "min_doc_words", "non-symbol words"),
+    ("gopher_long_doc", "word_count", "max", "max_doc_words", "non-symbol words"),
+    ("gopher_below_avg_threshold", "avg_word_length", "min", "min_avg_word_length", "mean word length"),
+    ("gopher_above_avg_threshold", "avg_word_length", "max", "max_avg_word_length", "mean word length"),
+    ("gopher_too_many_hashes", "hash_word_ratio", "max", "max_symbol_word_ratio", "'#' per word"),
+    ("gopher_too_many_ellipsis", "ellipsis_word_ratio", "max", "max_symbol_word_ratio", "ellipses per word"),
+    ("gopher_too_many_bullets", "bullet_lines_ratio", "max", "max_bullet_lines_ratio", "bullet line fraction"),
+    (
+        "gopher_too_many_end_ellipsis",
+        "end_ellipsis_lines_ratio",
+        "max",
+        "max_ellipsis_lines_ratio",
+        "ellipsis line fraction",
+    ),
+    ("gopher_below_alpha_threshold", "alpha_words_ratio", "min", "max_non_alpha_words_ratio", "words with a letter"),
+    ("gopher_enough_stop_words", "stop_words", "min", "min_stop_words", "distinct stop words"),
+)
 
 
-def _arg(rule: str) -> str:
-    return _ARGS[rule]
+def _measures(text: str, stop_words: frozenset[str]) -> tuple[float, ...]:
+    """The :data:`SIGNALS` of one text, in order."""
+    words = split_words(text)
+    n_words = len(words)
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=n_words)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if n_words else lengths
+    cp = codepoints("".join(words))
+    # a word is a symbol when every character of it is punctuation
+    has_other = np.logical_or.reduceat(~_punctuation_table()[cp], starts) if n_words else lengths.astype(bool)
+    n_real = int(has_other.sum())
+    mean = int(lengths[has_other].sum()) / n_real if n_real else float("nan")
+    hashes = _ratio(text.count("#"), n_words)
+    ellipses = _ratio(text.count("...") + text.count("…"), n_words)
+    lines = text.splitlines()
+    n_lines = len(lines)
+    bullets = _ratio(sum(line.lstrip().startswith(_BULLETS) for line in lines), n_lines)
+    ended = sum(line.rstrip().endswith(_ELLIPSES) for line in lines) if "..." in text or "…" in text else 0
+    endings = _ratio(ended, n_lines)
+    with_letter = (
+        _ratio(int(np.logical_or.reduceat(alpha_table()[cp], starts).sum()), n_words) if n_words else float("nan")
+    )
+    return n_real, mean, hashes, ellipses, bullets, endings, with_letter, len(stop_words.intersection(words))
 
 
 def _ratio(count: int, total: int) -> float:

@@ -6,14 +6,16 @@ Contract: docs/stages.md, Quality rules."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made
-from pipeline.filter.outcome import Outcomes, fmt, judge_each
+from pipeline.filter.outcome import Rule, decide, nulls, numeric, texts_of
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.chars import codepoints
@@ -85,6 +87,8 @@ class GopherRepetitionFilter:
 
     name = NAME
     Options = GopherRepetitionOptions
+    # the options that only decide (the n-gram pairs name measures too: a changed pair is measured again)
+    THRESHOLDS = ("dup_line_frac", "dup_para_frac", "dup_line_char_frac", "dup_para_char_frac")
 
     def __init__(self, options: GopherRepetitionOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(GopherRepetitionOptions, options, kwargs, NAME)
@@ -103,50 +107,82 @@ class GopherRepetitionFilter:
             *(f"duplicated_{n}_n_grams" for n, _ in self.dup_n_grams),
         ]
 
+    def signal_types(self) -> dict[str, pa.DataType]:
+        """The measures the rules decide on (docs/stages.md, Signals): the text's characters, then one fraction per
+        rule."""
+        return {"chars": pa.int64(), **{m: pa.float64() for m in dict.fromkeys(self.rules[1:])}}
+
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep mask, first failing rule and per-rule measures of every document of ``batch``."""
-        return judge_each(NAME, list(dict.fromkeys(self.rules)), batch, self._judge)
+        signals = self.measure(batch)
+        return replace(self.decide(signals, batch.num_rows), signals=signals)
 
-    def _judge(self, out: Outcomes, i: int, text: str) -> None:
-        out.measure(i, "empty", float(len(text)))
-        if not text:
-            out.drop(i, "empty", "empty text")
-            return
+    def measure(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
+        """The measures of every document of ``batch`` (NaN where a text has none): with ``annotate`` all of them,
+        else up to the first failing rule, the n-gram measures after it null (not taken: the costly part)."""
+        types = self.signal_types()
+        texts = texts_of(batch)
+        values = {key: np.full(len(texts), np.nan) for key in types}
+        taken = {key: np.zeros(len(texts), dtype=bool) for key in types}
+        for i, text in enumerate(texts):
+            found = self._measures(text, lazy=not self.options.annotate)
+            for key in types if not text else found:
+                values[key][i] = found.get(key, np.nan)
+                taken[key][i] = True
+        return {key: pa.array(values[key], kind, mask=~taken[key]) for key, kind in types.items()}
+
+    def _measures(self, text: str, lazy: bool) -> dict[str, float]:
         size = len(text)
+        if not size:
+            return {"chars": 0}
         kernel = compiled(size)
         paragraphs, count, chars, lines, line_count, line_chars = _pieces(text, kernel)
-        if self._fails(out, i, "dup_para_frac", "duplicate paragraph fraction", count / paragraphs):
-            return
-        if self._fails(out, i, "dup_para_char_frac", "duplicate paragraph character fraction", chars / size):
-            return
-        if self._fails(out, i, "dup_line_frac", "duplicate line fraction", line_count / lines):
-            return
-        if self._fails(out, i, "dup_line_char_frac", "duplicate line character fraction", line_chars / size):
-            return
+        found = {
+            "chars": size,
+            "dup_para_frac": count / paragraphs,
+            "dup_para_char_frac": chars / size,
+            "dup_line_frac": line_count / lines,
+            "dup_line_char_frac": line_chars / size,
+        }
+        if lazy and any(getattr(self, rule) and found[rule] > getattr(self, rule) for rule, _ in _WHOLE):
+            return found
         grams = word_grams(split_words(text), kernel)
         for n, limit in self.top_n_grams:
             top = grams.top_chars(n)
-            if top is None:
-                continue
-            rule = f"top_{n}_gram"
-            out.measure(i, rule, top / size)
-            if top / size > limit:
-                out.drop(i, rule, f"top {n}-gram character fraction {fmt(top / size)} > {fmt(limit)}")
-                return
+            found[f"top_{n}_gram"] = value = float("nan") if top is None else top / size
+            if lazy and value > limit:
+                return found
         for n, limit in self.dup_n_grams:
-            rule = f"duplicated_{n}_n_grams"
-            fraction = grams.duplicated_chars(n) / size
-            out.measure(i, rule, fraction)
-            if fraction > limit:
-                out.drop(i, rule, f"duplicated {n}-gram character fraction {fmt(fraction)} > {fmt(limit)}")
-                return
+            found[f"duplicated_{n}_n_grams"] = value = grams.duplicated_chars(n) / size
+            if lazy and value > limit:
+                return found
+        return found
 
-    def _fails(self, out: Outcomes, i: int, rule: str, what: str, value: float) -> bool:
-        limit = getattr(self, rule)
-        if not limit:
-            return False
-        out.measure(i, rule, value)
-        if value > limit:
-            out.drop(i, rule, f"{what} {fmt(value)} > {rule} {fmt(limit)}")
-            return True
-        return False
+    def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
+        """The decision of the rules, in datatrove's order, from the measures alone."""
+        return decide(NAME, self.rules_in_order(), numeric(signals), n, nulls(signals)).result()
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps (the n-gram pairs have none)."""
+        return {rule: (rule, rule) for rule, _ in _WHOLE}
+
+    def rules_in_order(self) -> list[Rule]:
+        """The rules in order, each on its measure (a falsy line or paragraph threshold: off)."""
+        rules = [Rule("empty", "chars", "min", 1, "empty text")]
+        for rule, what in _WHOLE:
+            rules.append(Rule(rule, rule, "max", getattr(self, rule) or None, f"{what} {{value}} > {rule} {{limit}}"))
+        for n, limit in self.top_n_grams:
+            what = f"top {n}-gram character fraction {{value}} > {{limit}}"
+            rules.append(Rule(f"top_{n}_gram", f"top_{n}_gram", "max", limit, what))
+        for n, limit in self.dup_n_grams:
+            what = f"duplicated {n}-gram character fraction {{value}} > {{limit}}"
+            rules.append(Rule(f"duplicated_{n}_n_grams", f"duplicated_{n}_n_grams", "max", limit, what))
+        return rules
+
+
+_WHOLE = (
+    ("dup_para_frac", "duplicate paragraph fraction"),
+    ("dup_para_char_frac", "duplicate paragraph character fraction"),
+    ("dup_line_frac", "duplicate line fraction"),
+    ("dup_line_char_frac", "duplicate line character fraction"),
+)

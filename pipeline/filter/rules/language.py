@@ -13,15 +13,17 @@ Prediction: our own reading of the model file and fastText's predict in numpy (`
 n-grams once per process instead of once per occurrence), for hierarchical softmax models without word n-grams
 such as lid.176; any other model runs through ``fasttext-predict`` (``import fasttext``). Either is loaded once per
 process. Ours gives every label's probability (those fastText's search would not return count 0), which is
-datatrove's ``k=-1``. Through fastText, one call with k=2 decides (every label outside the top two scores at most
-the second's probability), and k=-1 runs again only when two unlisted languages both pass the threshold.
+datatrove's ``k=-1``. Through fastText, one call with k=2 finds the best listed language when it is in the top two,
+and k=-1 runs again when two unlisted languages lead (the best listed probability is a signal, docs/stages.md,
+Signals, so it is measured exactly whatever the threshold).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from pipeline.errors import UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made, strings
+from pipeline.filter.outcome import as_columns, numeric
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 
@@ -141,6 +144,7 @@ class LanguageFilter:
 
     name = NAME
     Options = LanguageOptions
+    THRESHOLDS = ("min_score",)  # the option that only decides (docs/stages.md, Re-deciding from the signals)
 
     def __init__(self, options: LanguageOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(LanguageOptions, options, kwargs, NAME)
@@ -148,16 +152,41 @@ class LanguageFilter:
         self.min_score = o.min_score
         self.model_path = o.model()
 
+    def signal_types(self) -> dict[str, pa.DataType]:
+        """The measures the decision uses (docs/stages.md, Signals): the top label and its probability, and with
+        ``languages`` the best probability of a listed language."""
+        types = {"label": pa.string(), "score": pa.float64()}
+        if self.languages is not None:
+            types["listed_score"] = pa.float64()
+        return types
+
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Label every document; drop those not in ``languages`` above ``min_score`` (when ``languages`` is set)."""
+        signals = self.measure(batch)
+        return replace(self.decide(signals, batch.num_rows), signals=signals)
+
+    def measure(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
+        """The label, score and best listed score of every document of ``batch``."""
         predictor = load_predictor(self.model_path)
         if predictor is None:
-            labels, scores, passed = self._fasttext(batch.column("text").to_pylist())
+            labels, scores, listed = self._fasttext(batch.column("text").to_pylist())
         else:
-            labels, scores, passed = self._ours(predictor, batch.column("text"))
-        keep = passed.copy()
-        reason: list[str | None] = [None] * batch.num_rows
-        detail: list[str | None] = [None] * batch.num_rows
+            labels, scores, listed = self._ours(predictor, batch.column("text"))
+        values = {"label": labels, "score": scores, "listed_score": listed}
+        return as_columns(values, self.signal_types())
+
+    def threshold_options(self) -> dict[str, tuple[str, str]]:
+        """Rule -> (its measure, its threshold option): the report's "what if" steps."""
+        return {"low_score": ("score" if self.languages is None else "listed_score", "min_score")}
+
+    def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
+        """Keep a document whose listed language (any language without ``languages``) scores above ``min_score``."""
+        labels = signals["label"].to_pylist()
+        scores = numeric(signals)["score"]
+        best = scores if self.languages is None else numeric(signals)["listed_score"]
+        passed = np.asarray(best > self.min_score)
+        reason: list[str | None] = [None] * n
+        detail: list[str | None] = [None] * n
         threshold = self.min_score
         for i in np.flatnonzero(~passed).tolist():
             label, score = labels[i], scores[i]
@@ -166,11 +195,12 @@ class LanguageFilter:
             else:
                 reason[i] = NOT_LISTED
                 detail[i] = f"{label} scores {score:.4f}; no language of {self.languages} above min_score {threshold}"
-        columns = {"language": pa.array(labels, pa.string()), "language_score": pa.array(scores, pa.float64())}
-        return FilterResult(keep, reason, detail, measures={MEASURE: scores.copy()}, columns=columns)
+        columns = {"language": signals["label"], "language_score": signals["score"]}
+        return FilterResult(passed.copy(), reason, detail, measures={MEASURE: scores.copy()}, columns=columns)
 
     def _ours(self, predictor: FastTextPredictor, texts: pa.Array) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """(top labels, their probabilities, passed) from every label's probability (0 where fastText returns none)."""
+        """(top labels, their probabilities, the best listed probability) from every label's probability (0 where
+        fastText returns none)."""
         probs, reached = predictor.scores(*predictor.hidden_utf8(*_utf8(texts), newline_is_space=True))
         probs = np.where(reached, probs, np.float32(0)).astype(np.float64)
         top = probs.argmax(axis=1)
@@ -178,12 +208,12 @@ class LanguageFilter:
         named = np.array([*predictor.labels, ""], dtype=object)  # "": fastText returns no label
         labels = named[np.where(reached.any(axis=1), top, len(predictor.labels))].tolist()
         if self.languages is None:
-            return labels, scores, np.asarray(scores > self.min_score)
+            return labels, scores, scores
         listed = [predictor.labels.index(x) for x in self.languages if x in predictor.labels]
-        return labels, scores, np.asarray((probs[:, listed] > self.min_score).any(axis=1))
+        return labels, scores, probs[:, listed].max(axis=1) if listed else np.zeros(len(texts))
 
     def _fasttext(self, texts: list[str | None]) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """(top labels, their probabilities, passed) through fasttext-predict."""
+        """(top labels, their probabilities, the best listed probability) through fasttext-predict."""
         # the C++ call under fasttext-predict's Python predict (same arguments), without its per-call checks
         predict = load_model(self.model_path).f.predict
         listed = None if self.languages is None else set(self.languages)
@@ -191,21 +221,20 @@ class LanguageFilter:
         n = len(texts)
         labels: list[str] = [""] * n
         scores = np.zeros(n, dtype=np.float64)
-        passed = np.ones(n, dtype=bool)
+        best = np.zeros(n, dtype=np.float64)
         skip = len(LABEL_PREFIX)
-        threshold = self.min_score
         for i, text in enumerate(texts):
             line = normalise(text or "")
             top = predict(line, k, 0.0, "strict") or [(0.0, LABEL_PREFIX)]  # [(probability, label)], best first
             labels[i], scores[i] = top[0][1][skip:], top[0][0]
             if listed is None:
-                passed[i] = scores[i] > threshold
+                best[i] = scores[i]
                 continue
-            ok = _listed_passes(top, listed, skip, threshold, k)
-            if ok is None:  # two unlisted languages above the threshold: rank them all, as datatrove does
-                ok = _listed_passes(predict(line, -1, 0.0, "strict"), listed, skip, threshold, 0)
-            passed[i] = ok
-        return labels, scores, passed
+            found = _best_listed(top, listed, skip)
+            if found is None and len(top) == k:  # a listed label may be further down: rank them all
+                found = _best_listed(predict(line, -1, 0.0, "strict"), listed, skip)
+            best[i] = found or 0.0
+        return labels, scores, best
 
 
 def _utf8(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -220,12 +249,9 @@ def _utf8(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return (np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)), at
 
 
-def _listed_passes(top: list[tuple[float, str]], listed: set[str], skip: int, threshold: float, k: int) -> bool | None:
-    """Whether a listed language scores above ``threshold``, from fastText's ``top`` (best first, at most ``k`` of
-    them, 0 for all): None when a label outside ``top`` might, that is when ``top`` is full and its last passes."""
+def _best_listed(top: list[tuple[float, str]], listed: set[str], skip: int) -> float | None:
+    """The probability of the best listed language in fastText's ``top`` (best first), None when none is there."""
     for probability, label in top:
         if label[skip:] in listed:
-            return probability > threshold  # the best listed one: the others score no more
-    if k > 0 and len(top) == k and top[-1][0] > threshold:
-        return None
-    return False
+            return float(probability)
+    return None

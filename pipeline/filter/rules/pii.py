@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.filter.options import FilterOptions, OptionError, made
+from pipeline.filter.outcome import rewritten
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.replace_rows import replace_rows
@@ -152,6 +153,23 @@ class PIIFilter:
             self._seen_ips[found] = valid
         return valid
 
+    THRESHOLDS = ()  # it drops nothing (but a text it rewrote to blank, docs/stages.md, Re-deciding from the signals)
+
+    def signal_types(self) -> dict[str, pa.DataType]:
+        """Replacements per document of each kind switched on, and whether it rewrote the text (docs/stages.md,
+        Signals)."""
+        kinds = (("emails", self.remove_emails), ("ips", self.remove_ips), ("phones", self.remove_phones))
+        return {**{kind: pa.int64() for kind, on in kinds if on}, "rewritten": pa.int8()}
+
+    def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
+        """Every document kept, its replacements as measures (the text is rewritten where it is read)."""
+        measures = {key: np.full(n, np.nan) for key in (EMAILS, IPS, PHONES)}
+        for key in measures:
+            column = signals.get(key.split(".", 1)[1])
+            if column is not None:
+                measures[key] = np.asarray(column.cast(pa.float64()).to_numpy(zero_copy_only=False), np.float64)
+        return FilterResult(np.ones(n, dtype=bool), [None] * n, [None] * n, measures=measures)
+
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """The rewritten text of every document, with the replacements per document in ``measures``."""
         column = batch.column("text")
@@ -198,7 +216,16 @@ class PIIFilter:
         if changed_rows:
             text_out = replace_rows(column, changed_rows, new_texts)
         keep = np.ones(n, dtype=bool)
-        return FilterResult(keep, [None] * n, [None] * n, text=text_out, changed=len(changed_rows), measures=counts)
+        signals = {key.split(".", 1)[1]: pa.array(counts[key], pa.float64()).cast(pa.int64()) for key in self._on()}
+        signals["rewritten"] = rewritten(column, column if text_out is None else text_out)
+        return FilterResult(
+            keep, [None] * n, [None] * n, text=text_out, changed=len(changed_rows), measures=counts, signals=signals
+        )
+
+    def _on(self) -> list[str]:
+        """The measures of the kinds switched on."""
+        kinds = ((EMAILS, self.remove_emails), (IPS, self.remove_ips), (PHONES, self.remove_phones))
+        return [key for key, on in kinds if on]
 
 
 def _mask(found: pa.Array) -> np.ndarray:

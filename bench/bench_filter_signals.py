@@ -1,0 +1,145 @@
+"""What signals cost the filter stage (issue #45, items 1-2: at most 10 %): the stage's batch step
+(``filter_partition``, what each Spark task runs) over the first ``--mb`` MB of the real corpus (bench/real_corpus.py)
+with conf/dataproc.yaml's filter list, in one process, CPU seconds (best of ``--repeat``):
+
+- ``baseline``: the filters and batch step at ``--baseline-rev`` (before signals: each rule filter stopped at the
+  first failing rule and wrote no signals), when given;
+- ``decide``: today's, every measure of every document taken and ``filter/signals/`` rows made;
+- ``annotate``: today's with ``annotate: true`` on every entry (every filter sees every document, drops nothing).
+
+Also the signals table's size as Parquet (pyarrow, snappy) per GB of input text. The same documents kept is checked
+between baseline and decide.
+
+Run: python -m bench filter_signals [--mb 20] [--baseline-rev REV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import yaml
+
+from bench import real_corpus
+from bench.harness import best_cpu_seconds, module_at, write_result
+from pipeline.config import load_config_text
+from pipeline.filter import batches, registry
+from pipeline.filter.plan import Plan, make_plan
+from pipeline.numba_backend import FILTER
+
+REPO = Path(__file__).resolve().parents[1]
+ROWS = 10_000
+RULES = ("language", "gopher_repetition", "gopher_quality", "c4", "fineweb", "pii")
+
+
+def documents(megabytes: float) -> pa.RecordBatch:
+    """The first ``megabytes`` MB of text of the real corpus as one batch (doc_id, source, text)."""
+    texts: list[str] = []
+    size = 0
+    with open(real_corpus.build(megabytes), encoding="utf-8") as handle:
+        for line in handle:
+            texts.append(json.loads(line)["text"])
+            size += len(texts[-1].encode("utf-8"))
+            if size >= megabytes * 1e6:
+                break
+    return pa.RecordBatch.from_pydict(
+        {"doc_id": list(range(len(texts))), "source": ["bench"] * len(texts), "text": texts}
+    )
+
+
+def plan_of(annotate: bool) -> Plan:
+    filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
+    if annotate:
+        filters = [{**f, "annotate": True} for f in filters]
+    text = "output: /tmp/unused\nsources: [{name: bench, paths: [/tmp/unused]}]\ntokenizer: {train: true}\n"
+    return make_plan(load_config_text(text + yaml.safe_dump({"filter": filters}), []))
+
+
+def baseline_plan(rev: str) -> tuple[Plan, Any]:
+    """Today's plan with every step's filter class and the batch step as they were at ``rev``."""
+    saved = dict(registry._FILTERS)
+    try:
+        plan = plan_of(False)
+        steps = {}
+        for source, listed in plan.steps.items():
+            steps[source] = []
+            for step in listed:
+                path = step.target.partition(":")[0].replace(".", "/") + ".py"
+                old = module_at(rev, path)
+                cls = step.target.partition(":")[2]
+                options = getattr(old, cls).Options(**step.options.values())  # the options class of that revision
+                target = f"{old.__name__}:{cls}"
+                steps[source].append(dataclasses.replace(step, target=target, options=options, signals={}))
+        old_batches = module_at(rev, "pipeline/filter/batches.py")
+    finally:
+        registry._FILTERS.clear()
+        registry._FILTERS.update(saved)
+    return dataclasses.replace(plan, steps=steps, signals=pa.schema([])), old_batches
+
+
+def run(module: Any, plan: Plan, batch: pa.RecordBatch, signals: bool) -> pa.Table:
+    schema = module.output_schema(batch.schema, plan.signals) if signals else module.output_schema(batch.schema)
+    parts = [batch.slice(i, ROWS) for i in range(0, batch.num_rows, ROWS)]
+    return pa.Table.from_batches(list(module.filter_partition(iter(parts), plan, schema)), schema)
+
+
+def kept_ids(rows: pa.Table) -> list[int]:
+    return sorted(rows.filter(pc.equal(rows.column("kind"), "kept")).column("doc_id").to_pylist())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=20, help="MB of real documents (default 20)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each, the best kept (default 2)")
+    parser.add_argument("--baseline-rev", default=None, help="git revision before signals (e.g. db1bcb7)")
+    args = parser.parse_args()
+    batch = documents(args.mb)
+    mb = float(pc.sum(pc.binary_length(batch.column("text"))).as_py()) / 1e6
+    FILTER.set(True)
+    current, annotated = plan_of(False), plan_of(True)
+    run(batches, current, batch.slice(0, 20), True)  # models and kernels load here
+    figures: dict[str, tuple[float, str]] = {}
+    results: dict[str, pa.Table] = {}
+    cases: list[tuple[str, Any, Plan, bool]] = [
+        ("decide", batches, current, True),
+        ("annotate", batches, annotated, True),
+    ]
+    if args.baseline_rev:
+        old_plan, old_batches = baseline_plan(args.baseline_rev)
+        run(old_batches, old_plan, batch.slice(0, 20), False)
+        cases.insert(0, ("baseline", old_batches, old_plan, False))
+    for name, module, plan, signals in cases:
+        seconds, results[name] = best_cpu_seconds(lambda m=module, p=plan, s=signals: run(m, p, batch, s), args.repeat)
+        figures[name] = (seconds, "CPU s")
+        print(f"{name:<9} {seconds:7.2f} CPU s  {mb / seconds:6.2f} MB/s")
+    if "baseline" in results:
+        assert kept_ids(results["baseline"]) == kept_ids(results["decide"]), "decide keeps other documents"
+        for name in ("decide", "annotate"):
+            ratio = figures[name][0] / figures["baseline"][0]
+            figures[f"{name} / baseline"] = (ratio, "x")
+            print(f"{name} / baseline: {ratio:.3f}")
+    rows = results["decide"]
+    signal_rows = rows.filter(pc.equal(rows.column("kind"), "signals")).select(
+        ["doc_id", "source", *current.signals.names]
+    )
+    sink = io.BytesIO()
+    pq.write_table(signal_rows, sink)
+    per_gb = sink.tell() / (mb / 1000)
+    figures["signals per GB of text"] = (per_gb / 1e6, "MB")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{mb:.1f} MB, {batch.num_rows} documents, load {load:.2f}")
+    columns = signal_rows.num_columns
+    print(f"signals table: {sink.tell() / 1e6:.2f} MB ({per_gb / 1e6:.1f} MB per GB of text, {columns} columns)")
+    write_result("filter_signals", args, figures)
+
+
+if __name__ == "__main__":
+    main()
