@@ -63,6 +63,18 @@ def test_a_table_written_and_read_directly_holds_the_rows_and_only_final_files(s
     assert back.where("id % 2 = 0").count() == 100
 
 
+def test_dotted_column_names_are_written_and_read_back(spark, tmp_path):
+    """filter/signals/ names its columns "<filter>.<measure>": mapInArrow resolves its input by unquoted names."""
+    from pyspark.sql import functions as F
+
+    url = f"{tmp_path}/signals"
+    frame = spark.createDataFrame(ROWS, DDL).select("id", F.col("id").cast("double").alias("c4.sentences"))
+    write_direct(frame, url)
+    assert sorted(_pyarrow_rows(url, list_objects(url))) == [(i, float(i)) for i, _, _ in ROWS]
+    back = read_direct(spark, url)
+    assert back.columns == ["id", "c4.sentences"] and back.where(F.col("`c4.sentences`") > 100).count() == 99
+
+
 def test_an_attempt_failing_after_its_write_leaves_no_file_and_the_retry_wins(spark, base):
     url = f"{base}/t/retried"
     write_direct(spark.createDataFrame([(1, "old", None)], DDL), url)  # an older table, replaced

@@ -26,6 +26,7 @@ TABLES = (
     "rejects/",
     "filter/documents/",
     "filter/dropped/",
+    "filter/signals/",
     "dedup/edges/",
     "dedup/components/",
     "dedup/survivors/",

@@ -71,7 +71,7 @@ def _write_attempt(attempts: str, schema: pa.Schema, batches: Iterable[pa.Record
                 storage.ensure_parent(path)
                 sink = stack.enter_context(fs.open(inner, "wb"))
                 writer = stack.enter_context(pq.ParquetWriter(sink, schema))
-            writer.write_table(pa.Table.from_batches([batch]).cast(schema))
+            writer.write_table(pa.Table.from_batches([batch]).rename_columns(schema.names).cast(schema))
             rows += batch.num_rows
     if inject and rows:
         raise RuntimeError(f"injected failure after writing {path} (pipeline.inject_failure=tables)")
@@ -85,7 +85,9 @@ def write_direct(frame: DataFrame, url: str) -> int:
     storage.remove(url)
     attempts = storage.join(url, ATTEMPTS, uuid.uuid4().hex)
     try:
-        rows = frame.mapInArrow(per_task(partial(_write_attempt, attempts, schema)), WRITTEN).collect()
+        # by position: mapInArrow names its input columns unquoted, which a dotted name ("c4.sentences") breaks
+        safe = frame.toDF(*[f"c{i}" for i in range(len(frame.columns))])
+        rows = safe.mapInArrow(per_task(partial(_write_attempt, attempts, schema)), WRITTEN).collect()
         moves = [(r["path"], storage.join(url, part_name(r["partition"]))) for r in sorted(rows)]
         if len({final for _, final in moves}) != len(moves):
             raise PipelineError(f"two successful attempts wrote one partition of {url}")
