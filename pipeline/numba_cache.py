@@ -155,9 +155,7 @@ def _adopt_cpu(name: str) -> None:
 
 def _from_zip() -> bool:
     """Whether the ``pipeline`` package is imported from a zip (``--py-files``)."""
-    import pipeline
-
-    return ".zip" + os.sep in (getattr(pipeline, "__file__", None) or "")
+    return ".zip" + os.sep in __file__  # this module sits in the package, zipped or not
 
 
 def ensure_numba_cache_dir() -> str | None:
