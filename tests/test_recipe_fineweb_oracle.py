@@ -245,8 +245,9 @@ def ours(spark: Any, corpus: Corpus, tmp_path_factory: pytest.TempPathFactory) -
     out = tmp_path_factory.mktemp("fineweb-run") / "run"
     sets = [f"output={out}", f"sources.cc_warc.paths=[{corpus.folder}/*.warc.gz]"]
     ctx = RunContext(load_config(REPO / "conf" / "fineweb.yaml", sets), spark=spark)
-    run_stages(ctx, stages=STAGES[:2], log=lambda _: None)  # ingest and filter
-    assert [s.name for s in STAGES[:2]] == ["ingest", "filter"]
+    stages = [s for s in STAGES if s.name in ("ingest", "filter")]
+    assert len(stages) == 2
+    run_stages(ctx, stages=stages, log=lambda _: None)
     urls = {r["doc_id"]: json.loads(r["meta"])["url"] for r in _table(out, layout.DOCUMENTS)}
     verdicts = {urls[r["doc_id"]]: Verdict("kept", text=r["text"]) for r in _table(out, layout.FILTERED)}
     for row in _table(out, layout.FILTER_DROPPED):

@@ -115,10 +115,10 @@ def sentence_pass(docs, part: SentencesConfig):
     schema = to_arrow_schema(docs.schema)
     for column in SENTENCE_COLUMNS:
         schema = schema.append(column)
-    rewrite = per_task(
-        lambda it: sentence_rewrite_batches(it, schema, part.span, part.min_doc_words, part.min_num_sentences)
+    span, words, sentences = part.span, part.min_doc_words, part.min_num_sentences
+    return joined.mapInArrow(
+        per_task(lambda it: sentence_rewrite_batches(it, schema, span, words, sentences)), from_arrow_schema(schema)
     )
-    return joined.mapInArrow(rewrite, from_arrow_schema(schema))
 
 
 def _by_source(rows, flag: str, removed: str) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def _by_source(rows, flag: str, removed: str) -> dict[str, Any]:
 def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
     """The table ``documents`` -> ``spans/removed/``, ``spans/documents/``, ``spans/emptied/`` (and
     ``spans/too_short/`` with sentences on); counts per source. The sentence part runs first, on the stage's
-    input; the exact-substring part on what it passed on (docs/spans.md, Both parts)."""
+    input; the exact-substring part on what it passed on (docs/spans.md, Files)."""
     spans = ctx.config.spans
     exact = spans.exact_substring if spans else None
     sentences = spans.sentences if spans else None
