@@ -55,6 +55,15 @@ class Summary:
             for name, counts in per_source.items():
                 self.add_histogram(rule, name, np.asarray(counts, np.int64))
 
+    def add_outcome(self, source: str, done: Any) -> None:
+        """Count one batch's outcome for ``source`` (:func:`apply_filters`' result): kept, changed, drop reasons."""
+        counters = self.source(source)
+        counters["kept"] += done.kept.num_rows
+        for name, n in done.changed.items():
+            counters["changed"][name] = counters["changed"].get(name, 0) + n
+        for reason in done.dropped.column("reason").to_pylist():
+            counters["dropped"][reason] = counters["dropped"].get(reason, 0) + 1
+
     def to_json(self) -> dict[str, Any]:
         return {"sources": self.sources, "counts": self.counts}
 
@@ -168,8 +177,7 @@ def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.S
 def _filtered(
     batch: pa.RecordBatch, source: str, filters: Sequence[Recorder], summary: Summary, schema: pa.Schema
 ) -> Iterator[pa.RecordBatch]:
-    counters = summary.source(source)
-    counters["read"] += batch.num_rows
+    summary.source(source)["read"] += batch.num_rows
     from pipeline.text.english.words import shared_splits  # here: the driver, which plans the stage, never splits words
 
     signals = [f for step in filters for f in step.step.signals if f in schema.names]
@@ -179,11 +187,7 @@ def _filtered(
         done = apply_filters(batch, filters, DROP_FIELDS)
     if signals:
         yield _signal_rows(batch, filters, schema)
-    counters["kept"] += done.kept.num_rows
-    for name, n in done.changed.items():
-        counters["changed"][name] = counters["changed"].get(name, 0) + n
-    for reason in done.dropped.column("reason").to_pylist():
-        counters["dropped"][reason] = counters["dropped"].get(reason, 0) + 1
+    summary.add_outcome(source, done)
     if done.kept.num_rows:
         yield _rows("kept", done.kept, schema)
     if done.dropped.num_rows:

@@ -221,14 +221,9 @@ def _decided(
     decided = batch.filter(pa.array(~recompute))
     if not decided.num_rows:
         return
-    counters = summary.source(source)
-    counters["read"] += decided.num_rows
+    summary.source(source)["read"] += decided.num_rows
     done, _ = _decide_all(decided, source, plan, summary)
-    counters["kept"] += done.kept.num_rows
-    for name, n in done.changed.items():
-        counters["changed"][name] = counters["changed"].get(name, 0) + n
-    for reason in done.dropped.column("reason").to_pylist():
-        counters["dropped"][reason] = counters["dropped"].get(reason, 0) + 1
+    summary.add_outcome(source, done)
     if done.kept.num_rows:
         yield _rows("kept", done.kept, schema)
     if done.dropped.num_rows:
