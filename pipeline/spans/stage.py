@@ -59,14 +59,8 @@ def exact_removals(docs, k: int, tokenizer: str):
         .join(positions, "doc_id")
         .mapInArrow(per_task(lambda it: candidate_hash_batches(it, k, tokenizer)), from_arrow_schema(CANDIDATE_HASHES))
     )
-    by_window = Window.partitionBy("whash")
-    ordered = by_window.orderBy("doc_id", "pos")
     claims = (
-        candidates.withColumn("copies", F.count(F.lit(1)).over(by_window))
-        .where(F.col("copies") >= 2)
-        .withColumn("rank", F.row_number().over(ordered))
-        .withColumn("kept", F.first(F.struct("doc_id", "pos", "start")).over(ordered))
-        .where(F.col("rank") > 1)
+        later_copies(candidates, "whash", ("doc_id", "pos"), ("doc_id", "pos", "start"))
         .groupBy("doc_id")
         .agg(
             F.collect_list(
@@ -88,20 +82,28 @@ def exact_removals(docs, k: int, tokenizer: str):
     return kept_texts.join(by_kept, "kept_doc_id").mapInArrow(per_task(confirm_batches), from_arrow_schema(CONFIRMED))
 
 
+def later_copies(frame: Any, key: str, order: tuple[str, ...], kept: tuple[str, ...]) -> Any:
+    """The rows of ``frame`` whose ``key`` occurs at least twice, less the first of each key by ``order``: with
+    ``copies`` (the key's occurrences) and ``kept`` (a struct of the first row's ``kept`` columns)."""
+    by_key = Window.partitionBy(key)
+    ordered = by_key.orderBy(*order)
+    return (
+        frame.withColumn("copies", F.count(F.lit(1)).over(by_key))
+        .where(F.col("copies") >= 2)
+        .withColumn("rank", F.row_number().over(ordered))
+        .withColumn("kept", F.first(F.struct(*kept)).over(ordered))
+        .where(F.col("rank") > 1)
+    )
+
+
 def sentence_pass(docs, part: SentencesConfig):
     """Documents -> the documents' columns with datatrove's SentenceDedup rewrite (sentence_batches): every
     signature after the first of its hash (lowest doc_id, then sentence index) is a duplicate."""
     signed = docs.select("doc_id", "text").mapInArrow(
         per_task(lambda it: signature_batches(it, part.span)), from_arrow_schema(SIGNATURES)
     )
-    by_hash = Window.partitionBy("hash")
-    ordered = by_hash.orderBy("doc_id", "sent")
     dups = (
-        signed.withColumn("copies", F.count(F.lit(1)).over(by_hash))
-        .where(F.col("copies") >= 2)
-        .withColumn("rank", F.row_number().over(ordered))
-        .withColumn("kept", F.first(F.struct("doc_id", "start")).over(ordered))
-        .where(F.col("rank") > 1)
+        later_copies(signed, "hash", ("doc_id", "sent"), ("doc_id", "start"))
         .groupBy("doc_id")
         .agg(
             F.collect_list(
