@@ -27,8 +27,7 @@ from pathlib import Path
 import psutil
 import yaml
 
-from bench.harness import DATA, write_result
-from bench.readme_table import TreeCpu
+from bench.harness import DATA, ProcessTree, write_result
 from bench.standalone import SPARK_BIN, Cluster
 
 REPO = Path(__file__).resolve().parents[1]
@@ -107,12 +106,12 @@ def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path, shipped: 
     started = time.monotonic()
     with log.open("wb") as out, contextlib.ExitStack() as trees:
         proc = subprocess.Popen(cmd, cwd=config_path.parent, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
-        sampled = [trees.enter_context(TreeCpu(pid)) for pid in [proc.pid, *daemons]]
+        sampled = [trees.enter_context(ProcessTree(pid)) for pid in [proc.pid, *daemons]]
         code = proc.wait()
     wall = time.monotonic() - started
     if code != 0:
         raise SystemExit(f"the run exited {code} ({log}):\n{log.read_text(errors='replace')[-3000:]}")
-    return wall, sum(tree.seconds() for tree in sampled) - before
+    return wall, sum(tree.cpu() for tree in sampled) - before
 
 
 def measure(work: Path, mode: str, dist: Path, config_path: Path) -> dict[str, float]:

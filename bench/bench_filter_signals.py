@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from bench import real_corpus
-from bench.harness import best_cpu_seconds, module_at, write_result
+from bench.harness import best_of, module_at, write_result
 from pipeline.config import load_config_text
 from pipeline.filter import batches, registry
 from pipeline.filter.plan import Plan, make_plan
@@ -117,7 +117,7 @@ def main() -> None:
         run(old_batches, old_plan, batch.slice(0, 20), False)
         cases.insert(0, ("baseline", old_batches, old_plan, False))
     for name, module, plan, signals in cases:
-        seconds, results[name] = best_cpu_seconds(lambda m=module, p=plan, s=signals: run(m, p, batch, s), args.repeat)
+        seconds, results[name] = best_of(lambda m=module, p=plan, s=signals: run(m, p, batch, s), args.repeat)
         figures[name] = (seconds, "CPU s")
         print(f"{name:<9} {seconds:7.2f} CPU s  {mb / seconds:6.2f} MB/s")
     if "baseline" in results:

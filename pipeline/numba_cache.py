@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -90,12 +91,9 @@ def find_shipped() -> Path | None:
         return None
     candidates = [Path(value)]
     if not candidates[0].is_absolute():
-        try:
-            from pyspark.files import SparkFiles
-
-            root = SparkFiles._root_directory  # set in Spark's Python workers
-        except ImportError:
-            root = None
+        # Spark's Python workers have loaded pyspark.files and set its root; a kernel module never imports Spark
+        spark_files = getattr(sys.modules.get("pyspark.files"), "SparkFiles", None)
+        root = getattr(spark_files, "_root_directory", None)
         if root:
             candidates.append(Path(root) / value)
     for candidate in candidates:

@@ -189,5 +189,14 @@ def test_a_run_into_an_object_store_without_a_connector_matches_a_local_run(
     assert not [n for n in remote if "_attempts" in n or "_tmp" in n], sorted(remote)
     assert sorted(remote) == sorted(local)
     assert [k for k in local if k.endswith("/") and local[k]], "the reference has tables with rows"
+    for name in ("filter/signals.json",):  # its "input" names the documents table's part files, which differ
+        remote[name], local[name] = (_without_input(side[name]) for side in (remote, local))
     differing = [name for name in sorted(local) if remote[name] != local[name]]
     assert not differing, [(name, remote[name], local[name]) for name in differing][:3]
+
+
+def _without_input(content: bytes) -> dict:
+    """filter/signals.json less its ``input`` (an identity of the documents table's files: names and sizes)."""
+    found = json.loads(content)
+    assert found.pop("input")
+    return found

@@ -59,8 +59,8 @@ def _rules(entry: dict[str, Any], source: str, table: Any, done: dict[str, Any])
     for rule, (measure, option) in made.threshold_options().items():
         key = f"{name}.{rule}"
         limit = entry.get(option)
-        if key in done or isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit:
-            continue
+        if key in done or isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
+            continue  # no threshold, or a rule turned off (-1)
         values = np.asarray(signals[measure].cast("double").to_numpy(zero_copy_only=False), np.float64)
         direction = next(d for r, d in _directions(made).items() if r == rule)
         steps = []
