@@ -184,36 +184,29 @@ def test_word_windows_equal_a_brute_force_oracle_on_planted_cases(spark, tmp_pat
     _check_against_oracle(docs, 6, counts, removed, kept, emptied, expected)
 
 
-def test_claims_form_runs_and_a_run_whose_bytes_differ_from_its_kept_copy_removes_nothing():
-    """A hash only claims a repeat: confirm_batches keeps a run only when its bytes equal the kept copy's, so
-    windows whose hashes collided (here: claims made up on purpose) never cut text."""
+def test_an_anchor_group_compares_windows_on_their_bytes_so_a_hash_collision_removes_nothing():
+    """decide_batches gets anchor rows sharing one (made-up) hash: only windows whose bytes equal an earlier
+    occurrence's at the same offset from the anchor are removed; B's windows holding X (a collision) stay."""
     import pyarrow as pa
 
-    from pipeline.spans.batches import confirm_batches, run_bytes_batches
+    from pipeline.spans.batches import ANCHORS, decide_batches
 
-    text = "0123456789abcdefghij"
-    claim = pa.struct(
-        [(n, pa.int64()) for n in ("pos", "start", "end", "copies", "kept_doc_id", "kept_pos", "kept_start")]
-    )
-    claims = [  # windows of 4 bytes at 2, 3, 4 (kept at 10, 11, 12 of doc 7), then at 9 (kept at 0 of doc 8)
-        {"pos": p, "start": p, "end": p + 4, "copies": 2, "kept_doc_id": 7, "kept_pos": q, "kept_start": q}
-        for p, q in ((3, 11), (2, 10), (4, 12))
-    ] + [{"pos": 9, "start": 9, "end": 13, "copies": 3, "kept_doc_id": 8, "kept_pos": 0, "kept_start": 0}]
-    batch = pa.RecordBatch.from_pydict(
-        {"doc_id": [5], "source": ["web"], "text": [text], "claims": pa.array([claims], pa.list_(claim))}
-    )
-    runs = pa.Table.from_batches(list(run_bytes_batches([batch]))).to_pylist()
-    assert [(r["start"], r["end"], r["kept_doc_id"], r["kept_start"], r["bytes"]) for r in runs] == [
-        (2, 8, 7, 10, b"234567"),  # three consecutive windows: one run of their union
-        (9, 13, 8, 0, b"9abc"),
+    rows = [  # k = 4 bytes: (doc_id, pos, lo, hi, context_start, context); offset of window i = pos - lo - i
+        (1, 3, 0, 3, 10, b"abcdefg"),  # A: abcd (offset 3), bcde (2), cdef (1), defg (0)
+        (2, 8, 5, 8, 0, b"abcdXfg"),  # B: abcd (3), then windows holding X
+        (0, 5, 0, 3, 0, b"zzabcde"),  # C, the first document: zzab (5), zabc (4), abcd (3), bcde (2)
     ]
-    fields = [n for n in runs[0] if n != "kept_doc_id"]
-    kept = pa.RecordBatch.from_pydict(
+    batch = pa.RecordBatch.from_pydict(
         {
-            "kept_doc_id": [7, 8],
-            "text": ["xxxxxxxxxx234567", "9abX"],  # doc 7 holds the run's bytes; doc 8 differs: a collision
-            "runs": [[{n: r[n] for n in fields} for r in runs if r["kept_doc_id"] == d] for d in (7, 8)],
-        }
-    )
-    confirmed = pa.Table.from_batches(list(confirm_batches([kept]))).to_pylist()
-    assert [(r["doc_id"], r["start"], r["end"], r["kept_doc_id"]) for r in confirmed] == [(5, 2, 8, 7)]
+            "hash": [7] * 3, "doc_id": [r[0] for r in rows], "source": ["web"] * 3, "pos": [r[1] for r in rows],
+            "lo": [r[2] for r in rows], "hi": [r[3] for r in rows], "context_start": [r[4] for r in rows],
+            "context": [r[5] for r in rows],
+        },
+        schema=ANCHORS,
+    )  # fmt: skip
+    found = pa.Table.from_batches(list(decide_batches([batch.slice(0, 2), batch.slice(2)], 4, "bytes"))).to_pylist()
+    got = sorted((r["doc_id"], r["start"], r["end"], r["copies"], r["kept_doc_id"], r["kept_start"]) for r in found)
+    assert got == [
+        (1, 10, 15, 3, 0, 2),  # A's abcd and bcde: one run, copies and kept copy of its first window (C's abcd)
+        (2, 0, 4, 3, 0, 2),  # B's abcd only
+    ]

@@ -5,35 +5,32 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.spans.exact import (
     Int64s,
     UInt64s,
+    anchor_ranges,
     char_aligned,
     cut,
     merge_ranges,
+    repeated_windows,
     token_bounds,
     token_hashes,
-    window_anchors,
-    window_hashes,
 )
 
 KIND_EXACT = "exact_substring"
-WINDOWS = pa.schema([("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32())])
+ANCHORS = pa.schema(
+    [("hash", pa.int64()), ("doc_id", pa.int64()), ("source", pa.string()), ("pos", pa.int64()), ("lo", pa.int64()),
+     ("hi", pa.int64()), ("context_start", pa.int64()), ("context", pa.binary())]
+)  # fmt: skip
 REMOVED = pa.schema(
     [("doc_id", pa.int64()), ("source", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
      ("kind", pa.string()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()), ("kept_start", pa.int64())]
 )  # fmt: skip
 REWRITE_COLUMNS = pa.schema([("removed_bytes", pa.int64()), ("emptied", pa.bool_())])
-CANDIDATE_HASHES = pa.schema(
-    [("whash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int64()), ("start", pa.int64()), ("end", pa.int64())]
-)
 RUN_FIELDS = [("start", pa.int64()), ("end", pa.int64()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()),
               ("kept_start", pa.int64())]  # fmt: skip
-RUN_BYTES = pa.schema([("doc_id", pa.int64()), ("source", pa.string()), *RUN_FIELDS, ("bytes", pa.binary())])
 CONFIRMED = pa.schema([("doc_id", pa.int64()), ("source", pa.string()), *RUN_FIELDS])
 
 
@@ -44,21 +41,29 @@ def _tokens(text: str, tokenizer: str) -> tuple[bytes, Int64s, Int64s, UInt64s]:
 
 
 def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, text) -> one row per anchor of its windows of ``k`` tokens (exact.window_anchors):
-    the anchor's hash, doc_id, token position."""
+    """Documents (doc_id, source, text) -> one row per distinct anchor of its windows of ``k`` tokens
+    (exact.anchor_ranges): the anchor's hash, doc_id, source, token position, the first and last window picking
+    it, and those windows' bytes (``context``, from ``context_start`` in the document)."""
     for batch in batches:
-        hashes, docs, positions = [], [], []
-        for doc_id, text in zip(batch.column("doc_id").to_pylist(), batch.column("text").to_pylist(), strict=True):
-            anchors, short = window_anchors(_tokens(text, tokenizer)[3], k)
-            chosen = np.unique(anchors)
-            hashes.append(short[chosen])
-            docs.append(np.full(len(chosen), doc_id, dtype=np.int64))
-            positions.append(chosen.astype(np.int32))
-        if hashes:
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(np.concatenate(hashes)), pa.array(np.concatenate(docs)), pa.array(np.concatenate(positions))],
-                schema=WINDOWS,
-            )
+        parts: dict[str, list[pa.Array]] = {name: [] for name in ANCHORS.names}
+        rows = zip(batch.column("doc_id").to_pylist(), batch.column("source").to_pylist(),
+                   batch.column("text").to_pylist(), strict=True)  # fmt: skip
+        for doc_id, source, text in rows:
+            data, starts, ends, tokens = _tokens(text, tokenizer)
+            positions, lows, highs, hashes = anchor_ranges(tokens, k)
+            if len(positions) == 0:
+                continue
+            begin, finish = starts[lows], ends[highs + k - 1]
+            parts["hash"].append(pa.array(hashes))
+            parts["doc_id"].append(pa.array(np.full(len(positions), doc_id, dtype=np.int64)))
+            parts["source"].append(pa.array([source] * len(positions), type=pa.string()))
+            parts["pos"].append(pa.array(positions))
+            parts["lo"].append(pa.array(lows))
+            parts["hi"].append(pa.array(highs))
+            parts["context_start"].append(pa.array(begin))
+            parts["context"].append(_slices(data, begin, finish))
+        if parts["hash"]:
+            yield pa.RecordBatch.from_arrays([pa.concat_arrays(parts[name]) for name in ANCHORS.names], schema=ANCHORS)
 
 
 def _slices(data: bytes, starts: Int64s, ends: Int64s) -> pa.Array:
@@ -72,101 +77,65 @@ def _slices(data: bytes, starts: Int64s, ends: Int64s) -> pa.Array:
     ).cast(pa.binary())
 
 
-def candidate_hash_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, text, positions: its anchors whose hash repeats) -> one row per window of ``k`` tokens
-    whose anchor is one of them: the window's own 64-bit hash (``whash``), doc_id, token position and byte
-    range. No bytes: the copies a hash groups are confirmed on their bytes run by run (``run_bytes_batches``)."""
+def whole_groups(batches: Iterable[pa.RecordBatch], key: str) -> Iterator[pa.Table]:
+    """Batches whose rows arrive grouped by ``key`` (equal keys next to each other) -> tables each holding
+    whole groups: the rows of the last key of a batch wait for the next one."""
+    pending: pa.Table | None = None
     for batch in batches:
-        parts = []
-        rows = zip(
-            batch.column("doc_id").to_pylist(),
-            batch.column("text").to_pylist(),
-            batch.column("positions").to_pylist(),
-            strict=True,
+        table = pa.Table.from_batches([batch])
+        if pending is not None:
+            table = pa.concat_tables([pending, table])
+        if table.num_rows == 0:
+            continue
+        keys = table.column(key).to_numpy()
+        differ = np.flatnonzero(keys != keys[-1])  # the last key's rows are the table's last rows
+        cut_at = int(differ[-1]) + 1 if len(differ) else 0
+        pending = table.slice(cut_at)
+        if cut_at:
+            yield table.slice(0, cut_at)
+    if pending is not None and pending.num_rows:
+        yield pending
+
+
+def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
+    """Anchor rows (ANCHORS) grouped by hash -> one row per run of removed windows (CONFIRMED): in each hash
+    group of two or more occurrences, the windows compared on their bytes (exact.repeated_windows)."""
+    for table in whole_groups(batches, "hash"):
+        hashes = table.column("hash").to_numpy()
+        order = np.lexsort((table.column("pos").to_numpy(), table.column("doc_id").to_numpy(), hashes))
+        table = table.take(order)
+        hashes = hashes[order]
+        heads = np.flatnonzero(np.concatenate(([True], hashes[1:] != hashes[:-1])))
+        sizes = np.diff(np.concatenate((heads, [len(hashes)])))
+        doc_ids = table.column("doc_id").to_numpy()
+        context_starts = table.column("context_start").to_numpy()
+        columns = {name: table.column(name).to_pylist() for name in ("pos", "lo", "hi")}
+        contexts = table.column("context").combine_chunks()
+        out: dict[str, list[int]] = {name: [] for name in ("row", "start", "end", "copies", "kept_row", "kept_at")}
+        for head, size in zip(heads[sizes >= 2].tolist(), sizes[sizes >= 2].tolist(), strict=True):
+            rows = range(head, head + size)
+            found = repeated_windows(
+                [columns["pos"][r] for r in rows], [columns["lo"][r] for r in rows], [columns["hi"][r] for r in rows],
+                [contexts[r].as_py() for r in rows], k, tokenizer,
+            )  # fmt: skip
+            for at, start, end, copies, kept_row, kept_at in found:
+                for name, value in zip(out, (head + at, start, end, copies, head + kept_row, kept_at), strict=True):
+                    out[name].append(value)
+        if not out["row"]:
+            continue
+        row, kept = np.array(out["row"], dtype=np.int64), np.array(out["kept_row"], dtype=np.int64)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(doc_ids[row]),
+                table.column("source").take(pa.array(row)).combine_chunks(),
+                pa.array(context_starts[row] + np.array(out["start"], dtype=np.int64)),
+                pa.array(context_starts[row] + np.array(out["end"], dtype=np.int64)),
+                pa.array(np.array(out["copies"], dtype=np.int64)),
+                pa.array(doc_ids[kept]),
+                pa.array(context_starts[kept] + np.array(out["kept_at"], dtype=np.int64)),
+            ],
+            schema=CONFIRMED,
         )
-        for doc_id, text, positions in rows:
-            _, starts, ends, tokens = _tokens(text, tokenizer)
-            anchors, _ = window_anchors(tokens, k)
-            picked = np.flatnonzero(np.isin(anchors, np.array(positions, dtype=np.int64)))
-            hashes = window_hashes(tokens, k)[picked]
-            parts.append(
-                pa.RecordBatch.from_arrays(
-                    [
-                        pa.array(hashes),
-                        pa.array(np.full(len(picked), doc_id, dtype=np.int64)),
-                        pa.array(picked.astype(np.int64)),
-                        pa.array(starts[picked]),
-                        pa.array(ends[picked + k - 1]),
-                    ],
-                    schema=CANDIDATE_HASHES,
-                )  # fmt: skip
-            )
-        if parts:
-            yield from pa.Table.from_batches(parts, schema=CANDIDATE_HASHES).combine_chunks().to_batches()
-
-
-def _list_fields(column: pa.Array, names: list[str]) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[np.int64]]]:
-    """A list<struct> column -> the list offsets and each named struct field as one flat int64 array."""
-    offsets = np.concatenate(([0], np.cumsum(pc.list_value_length(column).fill_null(0).to_numpy())))
-    values = pc.list_flatten(column)
-    return offsets.astype(np.int64), {
-        name: values.field(name).to_numpy(zero_copy_only=False).astype(np.int64) for name in names
-    }
-
-
-def run_bytes_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, source, text, claims: list of pos, start, end, copies, kept_doc_id, kept_pos,
-    kept_start: every window of the document whose hash an earlier window has) -> one row per run of claims
-    at consecutive positions whose kept copies are consecutive windows of one document: the run's byte range,
-    the copies and kept copy of its first window, and its bytes (to compare with the kept copy's)."""
-    names = ["pos", "start", "end", "copies", "kept_doc_id", "kept_pos", "kept_start"]
-    for batch in batches:
-        offsets, f = _list_fields(batch.column("claims"), names)
-        out: dict[str, list[pa.Array]] = {name: [] for name in RUN_BYTES.names}
-        rows = zip(batch.column("doc_id").to_pylist(), batch.column("source").to_pylist(),
-                   batch.column("text").to_pylist(), strict=True)  # fmt: skip
-        for i, (doc_id, source, text) in enumerate(rows):
-            lo, hi = int(offsets[i]), int(offsets[i + 1])
-            if hi == lo:
-                continue
-            order = np.argsort(f["pos"][lo:hi], kind="stable") + lo
-            pos, kept_doc, kept_pos = f["pos"][order], f["kept_doc_id"][order], f["kept_pos"][order]
-            new = np.ones(len(order), dtype=bool)
-            new[1:] = (pos[1:] != pos[:-1] + 1) | (kept_doc[1:] != kept_doc[:-1]) | (kept_pos[1:] != kept_pos[:-1] + 1)
-            heads = np.flatnonzero(new)
-            lasts = np.concatenate((heads[1:] - 1, [len(order) - 1]))
-            start, end = f["start"][order][heads], f["end"][order][lasts]
-            out["doc_id"].append(pa.array(np.full(len(heads), doc_id, dtype=np.int64)))
-            out["source"].append(pa.array([source] * len(heads), type=pa.string()))
-            out["start"].append(pa.array(start))
-            out["end"].append(pa.array(end))
-            out["copies"].append(pa.array(f["copies"][order][heads]))
-            out["kept_doc_id"].append(pa.array(kept_doc[heads]))
-            out["kept_start"].append(pa.array(f["kept_start"][order][heads]))
-            out["bytes"].append(_slices(text.encode("utf-8"), start, end))
-        if out["doc_id"]:
-            yield pa.RecordBatch.from_arrays(
-                [pa.concat_arrays(out[name]) for name in RUN_BYTES.names], schema=RUN_BYTES
-            )
-
-
-def confirm_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Kept documents (kept_doc_id, text, runs: list of RUN_BYTES' other columns) -> the runs whose bytes equal
-    the kept copy's bytes at ``kept_start``; a run that differs (its windows' hashes collided) is dropped, so a
-    collision never removes text."""
-    for batch in batches:
-        out: dict[str, list[object]] = {name: [] for name in CONFIRMED.names}
-        rows = zip(batch.column("kept_doc_id").to_pylist(), batch.column("text").to_pylist(),
-                   batch.column("runs").to_pylist(), strict=True)  # fmt: skip
-        for kept_doc_id, text, runs in rows:
-            data = text.encode("utf-8")
-            for run in runs:
-                at = run["kept_start"]
-                if data[at : at + len(run["bytes"])] != run["bytes"]:
-                    continue
-                for name in CONFIRMED.names:
-                    out[name].append(kept_doc_id if name == "kept_doc_id" else run[name])
-        yield pa.RecordBatch.from_pydict(out, schema=CONFIRMED)
 
 
 def merged_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -158,3 +158,63 @@ def window_anchors(tokens: UInt64s, k: int) -> tuple[npt.NDArray[np.int64], npt.
     views = np.lib.stride_tricks.sliding_window_view(short, w)
     chosen: npt.NDArray[np.int64] = np.argmin(views, axis=1).astype(np.int64) + np.arange(count, dtype=np.int64)
     return chosen, short
+
+
+def anchor_ranges(tokens: UInt64s, k: int) -> tuple[Int64s, Int64s, Int64s, npt.NDArray[np.int64]]:
+    """The distinct anchors of a text's windows of ``k`` tokens (:func:`window_anchors`): each one's token
+    position, the first and last window that picks it (the windows picking one anchor are consecutive) and its
+    hash."""
+    anchors, short = window_anchors(tokens, k)
+    if len(anchors) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    positions, firsts, counts = np.unique(anchors, return_index=True, return_counts=True)
+    firsts = firsts.astype(np.int64)
+    return positions.astype(np.int64), firsts, firsts + counts.astype(np.int64) - 1, short[positions]
+
+
+def _context_bounds(context: bytes, tokenizer: str, k: int, windows: int) -> tuple[list[int], list[int]]:
+    """The byte range inside ``context`` of each of its ``windows`` windows of ``k`` tokens (the context holds
+    exactly those windows' tokens)."""
+    if tokenizer == "bytes":
+        starts = list(range(windows))
+        return starts, [s + k for s in starts]
+    token_starts, token_ends = token_bounds(context, tokenizer)
+    return token_starts[:windows].tolist(), token_ends[k - 1 : k - 1 + windows].tolist()
+
+
+def repeated_windows(
+    positions: list[int], lows: list[int], highs: list[int], contexts: list[bytes], k: int, tokenizer: str
+) -> list[tuple[int, int, int, int, int, int]]:
+    """One anchor group's decisions (docs/spans.md, Exact substrings): occurrences of one anchor hash, ordered
+    by (doc_id, position), each with its anchor's token position, the first and last window picking it and
+    ``context``, the bytes of those windows. A window's copies all sit in the group with their anchor at the
+    same offset, so windows are compared by (offset, bytes): the first occurrence is kept, every other one is
+    removed. Bytes, not hashes, decide, so an anchor-hash collision never removes text.
+
+    Returns one tuple per run of consecutive removed windows of one occurrence: (occurrence, first byte, end
+    byte (both inside its context), copies, kept occurrence, kept window's first byte inside its context), the
+    copies and kept copy being those of the run's first window."""
+    seen: dict[tuple[int, bytes], list[int]] = {}  # (offset, bytes) -> [occurrence, window index, copies]
+    bounds = []
+    for row, (p, lo, hi, context) in enumerate(zip(positions, lows, highs, contexts, strict=True)):
+        starts, ends = _context_bounds(context, tokenizer, k, hi - lo + 1)
+        bounds.append((starts, ends))
+        for i, (s, e) in enumerate(zip(starts, ends, strict=True)):
+            entry = seen.setdefault((p - lo - i, context[s:e]), [row, i, 0])
+            entry[2] += 1
+    runs: list[tuple[int, int, int, int, int, int]] = []
+    for row, (p, lo, context) in enumerate(zip(positions, lows, contexts, strict=True)):
+        starts, ends = bounds[row]
+        open_run: list[int] | None = None
+        for i, (s, e) in enumerate(zip(starts, ends, strict=True)):
+            first_row, first_i, copies = seen[(p - lo - i, context[s:e])]
+            if first_row == row:  # the kept copy (a window has no other copy in its own occurrence)
+                open_run = None
+                continue
+            if open_run is None:
+                open_run = [row, s, e, copies, first_row, bounds[first_row][0][first_i]]
+                runs.append(open_run)  # type: ignore[arg-type]
+            else:
+                open_run[2] = e
+    return [tuple(run) for run in runs]  # type: ignore[misc]

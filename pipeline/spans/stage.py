@@ -16,19 +16,15 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pipeline.config import PipelineConfig
 from pipeline.config.schema import SentencesConfig
 from pipeline.spans.batches import (
-    CANDIDATE_HASHES,
+    ANCHORS,
     CONFIRMED,
     KIND_EXACT,
     REMOVED,
     REWRITE_COLUMNS,
-    RUN_BYTES,
-    WINDOWS,
     anchor_batches,
-    candidate_hash_batches,
-    confirm_batches,
+    decide_batches,
     merged_batches,
     rewrite_batches,
-    run_bytes_batches,
 )
 from pipeline.spans.report_section import report_section
 from pipeline.spans.sentence_batches import SENTENCE_COLUMNS, SIGNATURES, sentence_rewrite_batches, signature_batches
@@ -43,43 +39,16 @@ TOO_SHORT = "spans_too_short"  # ... for a document the sentence part left too s
 
 
 def exact_removals(docs, k: int, tokenizer: str):
-    """Documents -> one row per confirmed run of removed windows (doc_id, source, start, end, copies,
-    kept_doc_id, kept_start): windows whose bytes occur earlier in the corpus (lowest doc_id, then position,
-    is the kept copy). The windows looked at are those whose anchor's hash repeats (exact.window_anchors);
-    they are grouped by their own 64-bit hash, and every claim is confirmed on the bytes, a run of
-    consecutive windows at a time (batches.run_bytes_batches, batches.confirm_batches)."""
-    anchors = docs.select("doc_id", "text").mapInArrow(
-        per_task(lambda it: anchor_batches(it, k, tokenizer)), from_arrow_schema(WINDOWS)
+    """Documents -> one row per run of removed windows (doc_id, source, start, end, copies, kept_doc_id,
+    kept_start): windows whose bytes occur earlier in the corpus (lowest doc_id, then position, is the kept
+    copy). Every document gives one row per distinct anchor with the bytes of the windows picking it
+    (batches.anchor_batches); the rows are grouped by anchor hash (one shuffle) and each group's windows are
+    compared on their bytes (batches.decide_batches)."""
+    anchors = docs.select("doc_id", "source", "text").mapInArrow(
+        per_task(lambda it: anchor_batches(it, k, tokenizer)), from_arrow_schema(ANCHORS)
     )
-    by_hash = Window.partitionBy("hash")
-    repeated = anchors.withColumn("n", F.count(F.lit(1)).over(by_hash)).where(F.col("n") >= 2)
-    positions = repeated.groupBy("doc_id").agg(F.collect_list("pos").alias("positions"))
-    candidates = (
-        docs.select("doc_id", "text")
-        .join(positions, "doc_id")
-        .mapInArrow(per_task(lambda it: candidate_hash_batches(it, k, tokenizer)), from_arrow_schema(CANDIDATE_HASHES))
-    )
-    claims = (
-        later_copies(candidates, "whash", ("doc_id", "pos"), ("doc_id", "pos", "start"))
-        .groupBy("doc_id")
-        .agg(
-            F.collect_list(
-                F.struct(
-                    "pos", "start", "end", "copies", F.col("kept.doc_id").alias("kept_doc_id"),
-                    F.col("kept.pos").alias("kept_pos"), F.col("kept.start").alias("kept_start"),
-                )
-            ).alias("claims")
-        )
-    )  # fmt: skip
-    runs = (
-        docs.select("doc_id", "source", "text")
-        .join(claims, "doc_id")
-        .mapInArrow(per_task(run_bytes_batches), from_arrow_schema(RUN_BYTES))
-    )
-    fields = [name for name in RUN_BYTES.names if name != "kept_doc_id"]
-    by_kept = runs.groupBy("kept_doc_id").agg(F.collect_list(F.struct(*fields)).alias("runs"))
-    kept_texts = docs.select(F.col("doc_id").alias("kept_doc_id"), "text")
-    return kept_texts.join(by_kept, "kept_doc_id").mapInArrow(per_task(confirm_batches), from_arrow_schema(CONFIRMED))
+    grouped = anchors.repartition("hash").sortWithinPartitions("hash")
+    return grouped.mapInArrow(per_task(lambda it: decide_batches(it, k, tokenizer)), from_arrow_schema(CONFIRMED))
 
 
 def later_copies(frame: Any, key: str, order: tuple[str, ...], kept: tuple[str, ...]) -> Any:
