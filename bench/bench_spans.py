@@ -9,6 +9,7 @@ How it measures: docs/benchmarks.md, Method notes, spans.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import tempfile
@@ -20,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 import pyarrow.parquet as pq  # noqa: E402
 
+from bench.harness import ProcessTree  # noqa: E402
 from pipeline.config import load_config_text  # noqa: E402
 from pipeline.spans.stage import run_spans  # noqa: E402
 from pipeline.spark.session import build_session  # noqa: E402
@@ -61,14 +63,22 @@ def main() -> None:
         ctx = RunContext(config, spark=spark)
         frame = spark.createDataFrame([(d, "web", t) for d, t in docs], "doc_id long, source string, text string")
         ctx.write_table(frame.repartition(4 * cores), layout.SURVIVORS)
+        tree = ProcessTree()
+        tree.sample()
+        cpu_before, cpu_jvm_before, load = tree.cpu(), tree.cpu(jvm=True), os.getloadavg()[0]
         start = time.perf_counter()
-        counts = run_spans(ctx, layout.SURVIVORS)
+        with tree:
+            counts = run_spans(ctx, layout.SURVIVORS)
         seconds = time.perf_counter() - start
+        cpu_stage, cpu_jvm = tree.cpu() - cpu_before, tree.cpu(jvm=True) - cpu_jvm_before
         removed = pq.read_table(Path(tmp) / "run" / layout.SPANS_REMOVED).to_pylist()
         spark.stop()
     cut = sum(r["removed_bytes"]["exact_substring"] for r in counts["sources"].values())
     print(f"corpus {size:.1f} MB, {len(docs)} documents, k={args.k} bytes; {cut / 1e6:.1f} MB removed")
-    print(f"spans stage: {seconds:.1f} s on {cores} cores = {size / seconds / cores:.2f} MB/s per core")
+    print(f"spans stage: {seconds:.1f} s on {cores} cores = {size / seconds / cores:.2f} MB/s per core (wall)")
+    split = f"JVM {cpu_jvm:.1f}, Python {cpu_stage - cpu_jvm:.1f}"
+    print(f"spans stage: {cpu_stage:.1f} CPU s ({split}) = {size / cpu_stage:.2f} MB/s per core")
+    print(f"load average at start {load:.1f}, at end {os.getloadavg()[0]:.1f}")
     if args.no_oracle:
         return
     before = resource.getrusage(resource.RUSAGE_SELF)

@@ -1,7 +1,7 @@
 """One on/off switch per kernel family for the optional numba backend, and when a kernel is worth loading.
 
-Each family (:data:`DEDUP`, :data:`TOKENIZER`, :data:`BLEND`, :data:`TRAINING`, :data:`FILTER`) has its own
-environment variable; ``VAR=0`` (or ``SWITCH.set(False)``) forces the pure Python/numpy path, which gives
+Each family (:data:`DEDUP`, :data:`TOKENIZER`, :data:`BLEND`, :data:`TRAINING`, :data:`FILTER`, :data:`SPANS`) has
+its own environment variable; ``VAR=0`` (or ``SWITCH.set(False)``) forces the pure Python/numpy path, which gives
 identical results. numba is imported on first use only.
 
 Compiling a family's kernels into an empty cache takes seconds, loading them from the cache a fraction of one:
@@ -89,3 +89,4 @@ TOKENIZER = NumbaSwitch("PIPELINE_TOKENIZER_NUMBA")  # BPE encoding (pipeline.to
 BLEND = NumbaSwitch("PIPELINE_BLEND_NUMBA")  # the blending-index loop (pipeline.blend)
 TRAINING = NumbaSwitch("PIPELINE_TRAINING_NUMBA")  # the sample-index loop (pipeline.training_indices)
 FILTER = NumbaSwitch("PIPELINE_FILTER_NUMBA")  # fastText, Gopher repetition, FineWeb lines (pipeline.filter)
+SPANS = NumbaSwitch("PIPELINE_SPANS_NUMBA")  # exact substrings' anchor groups (pipeline.spans)

@@ -12,6 +12,7 @@ from pipeline.spans.exact import (
     UInt64s,
     anchor_ranges,
     char_aligned,
+    compiled,
     cut,
     merge_ranges,
     repeated_windows,
@@ -97,6 +98,25 @@ def whole_groups(batches: Iterable[pa.RecordBatch], key: str) -> Iterator[pa.Tab
         yield pending
 
 
+def _repeated_python(
+    table: pa.Table, contexts: pa.Array, heads: Int64s, sizes: Int64s, k: int, tokenizer: str
+) -> dict[str, Int64s]:
+    """exact.repeated_windows over each group ``[head, head + size)`` of ``table``'s rows (the Python path of
+    exact_numba.repeated_windows_many, same result), rows numbered in the table."""
+    columns = {name: table.column(name).to_pylist() for name in ("pos", "lo", "hi")}
+    out: dict[str, list[int]] = {name: [] for name in ("row", "start", "end", "copies", "kept_row", "kept_at")}
+    for head, size in zip(heads.tolist(), sizes.tolist(), strict=True):
+        rows = range(head, head + size)
+        found = repeated_windows(
+            [columns["pos"][r] for r in rows], [columns["lo"][r] for r in rows], [columns["hi"][r] for r in rows],
+            [contexts[r].as_py() for r in rows], k, tokenizer,
+        )  # fmt: skip
+        for at, start, end, copies, kept_row, kept_at in found:
+            for name, value in zip(out, (head + at, start, end, copies, head + kept_row, kept_at), strict=True):
+                out[name].append(value)
+    return {name: np.array(values, dtype=np.int64) for name, values in out.items()}
+
+
 def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
     """Anchor rows (ANCHORS) grouped by hash -> one row per run of removed windows (CONFIRMED): in each hash
     group of two or more occurrences, the windows compared on their bytes (exact.repeated_windows)."""
@@ -109,30 +129,31 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
         sizes = np.diff(np.concatenate((heads, [len(hashes)])))
         doc_ids = table.column("doc_id").to_numpy()
         context_starts = table.column("context_start").to_numpy()
-        columns = {name: table.column(name).to_pylist() for name in ("pos", "lo", "hi")}
         contexts = table.column("context").combine_chunks()
-        out: dict[str, list[int]] = {name: [] for name in ("row", "start", "end", "copies", "kept_row", "kept_at")}
-        for head, size in zip(heads[sizes >= 2].tolist(), sizes[sizes >= 2].tolist(), strict=True):
-            rows = range(head, head + size)
-            found = repeated_windows(
-                [columns["pos"][r] for r in rows], [columns["lo"][r] for r in rows], [columns["hi"][r] for r in rows],
-                [contexts[r].as_py() for r in rows], k, tokenizer,
+        keep = sizes >= 2
+        kernels = compiled(int(contexts.nbytes))
+        if kernels is not None:
+            buffers = contexts.buffers()
+            offsets = np.frombuffer(buffers[1], dtype=np.int32)[contexts.offset : contexts.offset + len(contexts) + 1]
+            found = kernels.repeated_windows_many(
+                np.frombuffer(buffers[2], dtype=np.uint8), offsets.astype(np.int64), heads[keep], sizes[keep],
+                *(table.column(name).to_numpy() for name in ("pos", "lo", "hi")), k, tokenizer == "words", kernels.BASE,
             )  # fmt: skip
-            for at, start, end, copies, kept_row, kept_at in found:
-                for name, value in zip(out, (head + at, start, end, copies, head + kept_row, kept_at), strict=True):
-                    out[name].append(value)
-        if not out["row"]:
+            out = dict(zip(("row", "start", "end", "copies", "kept_row", "kept_at"), found, strict=True))
+        else:
+            out = _repeated_python(table, contexts, heads[keep], sizes[keep], k, tokenizer)
+        if len(out["row"]) == 0:
             continue
-        row, kept = np.array(out["row"], dtype=np.int64), np.array(out["kept_row"], dtype=np.int64)
+        row, kept = out["row"], out["kept_row"]
         yield pa.RecordBatch.from_arrays(
             [
                 pa.array(doc_ids[row]),
                 table.column("source").take(pa.array(row)).combine_chunks(),
-                pa.array(context_starts[row] + np.array(out["start"], dtype=np.int64)),
-                pa.array(context_starts[row] + np.array(out["end"], dtype=np.int64)),
-                pa.array(np.array(out["copies"], dtype=np.int64)),
+                pa.array(context_starts[row] + out["start"]),
+                pa.array(context_starts[row] + out["end"]),
+                pa.array(out["copies"]),
                 pa.array(doc_ids[kept]),
-                pa.array(context_starts[kept] + np.array(out["kept_at"], dtype=np.int64)),
+                pa.array(context_starts[kept] + out["kept_at"]),
             ],
             schema=CONFIRMED,
         )

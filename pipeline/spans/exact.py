@@ -7,8 +7,12 @@ collision never removes text.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
 import numpy.typing as npt
+
+from pipeline.numba_backend import SPANS
 
 TOKENIZERS = ("bytes", "words")
 _WHITESPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint8)  # ASCII whitespace: what separates words
@@ -218,3 +222,14 @@ def repeated_windows(
             else:
                 open_run[2] = e
     return [tuple(run) for run in runs]  # type: ignore[misc]
+
+
+def compiled(size: int) -> ModuleType | None:
+    """The compiled twin of :func:`repeated_windows` (``exact_numba``) when a call on ``size`` bytes of contexts
+    runs compiled (the SPANS numba switch, ``PIPELINE_SPANS_NUMBA``), else None."""
+    if not SPANS.use("repeated_windows", size):
+        return None
+    # lazy: importing numba and loading the kernel costs seconds, paid only once a process uses it
+    from pipeline.spans import exact_numba
+
+    return exact_numba
