@@ -67,3 +67,16 @@ def test_the_kernel_is_exact_when_window_hashes_collide(name: str, k: int, token
         expected = _runs(anchors, k, tokenizer)
         monkeypatch.setattr(exact_numba, "BASE", np.uint64(0))
         assert _runs(anchors, k, tokenizer) == expected
+
+
+@pytest.mark.parametrize(("name", "k", "tokenizer"), [*CASES, ("real", 1, "bytes"), ("real", 2, "words")])
+def test_the_anchor_kernel_gives_the_python_path_s_anchors(name: str, k: int, tokenizer: str) -> None:
+    docs = _documents(name) + [(99, ""), (98, "short"), (97, "a" * 300), (96, "ab" * 200 + "x")]
+    tables = {}
+    for numba in (True, False):
+        with numba_backend(SPANS, numba):
+            tables[numba] = _anchors(docs, k, tokenizer).sort_by(
+                [("hash", "ascending"), ("doc_id", "ascending"), ("pos", "ascending")]
+            )
+    assert tables[True].num_rows > 50
+    assert tables[True].equals(tables[False])

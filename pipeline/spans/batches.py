@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from types import ModuleType
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.spans.exact import (
     Int64s,
     UInt64s,
-    anchor_ranges,
+    anchors_of,
     char_aligned,
     compiled,
     cut,
@@ -29,6 +31,7 @@ REMOVED = pa.schema(
     [("doc_id", pa.int64()), ("source", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
      ("kind", pa.string()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()), ("kept_start", pa.int64())]
 )  # fmt: skip
+REMOVED_FIELDS = ("start", "end", "copies", "kept_doc_id", "kept_start")
 REWRITE_COLUMNS = pa.schema([("removed_bytes", pa.int64()), ("emptied", pa.bool_())])
 RUN_FIELDS = [("start", pa.int64()), ("end", pa.int64()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()),
               ("kept_start", pa.int64())]  # fmt: skip
@@ -51,7 +54,8 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
                    batch.column("text").to_pylist(), strict=True)  # fmt: skip
         for doc_id, source, text in rows:
             data, starts, ends, tokens = _tokens(text, tokenizer)
-            positions, lows, highs, hashes = anchor_ranges(tokens, k)
+            kernels = compiled("anchor_ranges", len(data))
+            positions, lows, highs, hashes = anchors_of(tokens, k, kernels)
             if len(positions) == 0:
                 continue
             begin, finish = starts[lows], ends[highs + k - 1]
@@ -62,13 +66,18 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             parts["lo"].append(pa.array(lows))
             parts["hi"].append(pa.array(highs))
             parts["context_start"].append(pa.array(begin))
-            parts["context"].append(_slices(data, begin, finish))
+            parts["context"].append(_slices(data, begin, finish, kernels))
         if parts["hash"]:
             yield pa.RecordBatch.from_arrays([pa.concat_arrays(parts[name]) for name in ANCHORS.names], schema=ANCHORS)
 
 
-def _slices(data: bytes, starts: Int64s, ends: Int64s) -> pa.Array:
-    """The byte strings ``data[start:end]`` as one Arrow binary array, gathered with numpy."""
+def _slices(data: bytes, starts: Int64s, ends: Int64s, kernels: ModuleType | None = None) -> pa.Array:
+    """The byte strings ``data[start:end]`` as one Arrow binary array, gathered with numpy (or ``kernels``)."""
+    if kernels is not None:
+        gathered, offsets = kernels.gather(np.frombuffer(data, dtype=np.uint8), starts, ends)
+        return pa.LargeBinaryArray.from_buffers(
+            pa.large_binary(), len(starts), [None, pa.py_buffer(offsets), pa.py_buffer(gathered)]
+        ).cast(pa.binary())
     lengths = ends - starts
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     inside = np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1], lengths) + np.repeat(starts, lengths)
@@ -131,7 +140,7 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
         context_starts = table.column("context_start").to_numpy()
         contexts = table.column("context").combine_chunks()
         keep = sizes >= 2
-        kernels = compiled(int(contexts.nbytes))
+        kernels = compiled("repeated_windows", int(contexts.nbytes))
         if kernels is not None:
             buffers = contexts.buffers()
             offsets = np.frombuffer(buffers[1], dtype=np.int32)[contexts.offset : contexts.offset + len(contexts) + 1]
@@ -161,27 +170,31 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
 
 def merged_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """One document's removed windows (doc_id, source, windows: list of start, end, copies, kept_doc_id,
-    kept_start) -> its merged ranges; each takes the copies and kept copy of the first window it holds."""
+    kept_start) -> its merged ranges (exact.merge_ranges, all documents of a batch at once); each takes the
+    copies and kept copy of the first window it holds."""
     for batch in batches:
-        out: dict[str, list[object]] = {name: [] for name in REMOVED.names}
-        rows = zip(batch.column("doc_id").to_pylist(), batch.column("source").to_pylist(),
-                   batch.column("windows").to_pylist(), strict=True)  # fmt: skip
-        for doc_id, source, windows in rows:
-            windows = sorted(windows, key=lambda w: (w["start"], w["end"]))
-            starts = np.array([w["start"] for w in windows], dtype=np.int64)
-            merged_starts, merged_ends = merge_ranges(starts, np.array([w["end"] for w in windows], dtype=np.int64))
-            firsts = np.searchsorted(starts, merged_starts)
-            for start, end, first in zip(merged_starts.tolist(), merged_ends.tolist(), firsts.tolist(), strict=True):
-                window = windows[first]
-                out["doc_id"].append(doc_id)
-                out["source"].append(source)
-                out["start"].append(start)
-                out["end"].append(end)
-                out["kind"].append(KIND_EXACT)
-                out["copies"].append(window["copies"])
-                out["kept_doc_id"].append(window["kept_doc_id"])
-                out["kept_start"].append(window["kept_start"])
-        yield pa.RecordBatch.from_pydict(out, schema=REMOVED)
+        windows = batch.column("windows")
+        lengths = pc.list_value_length(windows).fill_null(0).to_numpy().astype(np.int64)
+        values = pc.list_flatten(windows)
+        f = {name: values.field(name).to_numpy(zero_copy_only=False).astype(np.int64) for name in REMOVED_FIELDS}
+        owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+        spread = np.int64(1) << np.int64(40)  # documents far apart: no range reaches the next document's
+        starts, ends = owner * spread + f["start"], owner * spread + f["end"]
+        order = np.lexsort((ends, starts))
+        merged_starts, merged_ends = merge_ranges(starts[order], ends[order])
+        firsts = order[np.searchsorted(starts[order], merged_starts)]
+        docs = owner[firsts]
+        yield pa.RecordBatch.from_arrays(
+            [
+                batch.column("doc_id").take(pa.array(docs)),
+                batch.column("source").take(pa.array(docs)),
+                pa.array(merged_starts - docs * spread),
+                pa.array(merged_ends - docs * spread),
+                pa.array([KIND_EXACT] * len(docs), type=pa.string()),
+                *(pa.array(f[name][firsts]) for name in ("copies", "kept_doc_id", "kept_start")),
+            ],
+            schema=REMOVED,
+        )
 
 
 def rewrite_text(text: str, starts: list[int], ends: list[int]) -> tuple[str, int]:

@@ -224,12 +224,20 @@ def repeated_windows(
     return [tuple(run) for run in runs]  # type: ignore[misc]
 
 
-def compiled(size: int) -> ModuleType | None:
-    """The compiled twin of :func:`repeated_windows` (``exact_numba``) when a call on ``size`` bytes of contexts
-    runs compiled (the SPANS numba switch, ``PIPELINE_SPANS_NUMBA``), else None."""
-    if not SPANS.use("repeated_windows", size):
+def compiled(kernel: str, size: int) -> ModuleType | None:
+    """The compiled twins (``exact_numba``) of :func:`anchor_ranges` and :func:`repeated_windows` when a call of
+    ``kernel`` on ``size`` bytes runs compiled (the SPANS numba switch, ``PIPELINE_SPANS_NUMBA``), else None."""
+    if not SPANS.use(kernel, size):
         return None
     # lazy: importing numba and loading the kernel costs seconds, paid only once a process uses it
     from pipeline.spans import exact_numba
 
     return exact_numba
+
+
+def anchors_of(tokens: UInt64s, k: int, kernels: ModuleType | None) -> tuple[Int64s, Int64s, Int64s, Int64s]:
+    """:func:`anchor_ranges`, through the compiled twin when ``kernels`` is given (same result)."""
+    if kernels is None:
+        return anchor_ranges(tokens, k)
+    found: tuple[Int64s, Int64s, Int64s, Int64s] = kernels.anchor_ranges(tokens, k, anchor_length(k), _P, _MIX2)
+    return found

@@ -193,3 +193,77 @@ def repeated_windows_many(
         out_kept_row[:n_out],
         out_kept_at[:n_out],
     )
+
+
+@njit(cache=True, nogil=True)
+def anchor_ranges(
+    tokens: np.ndarray, k: int, m: int, base: np.uint64, mix: np.uint64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`pipeline.spans.exact.anchor_ranges` in one pass: the hashes of the windows of ``m`` tokens
+    (``base`` and ``mix``: exact.window_hashes' constants, so the values are the same), the least of each
+    ``k - m + 1`` consecutive ones (the first on a tie) by a monotone queue, and each distinct anchor's first
+    and last window."""
+    n = len(tokens)
+    count = n - k + 1
+    if count <= 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    top = np.uint64(1)
+    for _ in range(m - 1):
+        top = top * base
+    short_u = np.empty(n - m + 1, dtype=np.uint64)
+    h = np.uint64(0)
+    for j in range(m):
+        h = h * base + tokens[j]
+    for i in range(n - m + 1):
+        if i > 0:
+            h = (h - tokens[i - 1] * top) * base + tokens[i + m - 1]
+        x = h ^ (h >> np.uint64(31))
+        x = x * mix
+        short_u[i] = x ^ (x >> np.uint64(29))
+    short = short_u.view(np.int64)
+    w = k - m + 1
+    queue = np.empty(n - m + 1, dtype=np.int64)
+    head, tail = 0, 0
+    positions = np.empty(count, dtype=np.int64)
+    firsts = np.empty(count, dtype=np.int64)
+    lasts = np.empty(count, dtype=np.int64)
+    n_out = 0
+    for i in range(n - m + 1):
+        while tail > head and short[queue[tail - 1]] > short[i]:
+            tail -= 1
+        queue[tail] = i
+        tail += 1
+        q = i - w + 1  # the window of k tokens whose last m-window is i
+        if q < 0:
+            continue
+        while queue[head] < q:
+            head += 1
+        chosen = queue[head]
+        if n_out > 0 and positions[n_out - 1] == chosen:
+            lasts[n_out - 1] = q
+        else:
+            positions[n_out] = chosen
+            firsts[n_out] = q
+            lasts[n_out] = q
+            n_out += 1
+    hashes = np.empty(n_out, dtype=np.int64)
+    for j in range(n_out):
+        hashes[j] = short[positions[j]]
+    return positions[:n_out], firsts[:n_out], lasts[:n_out], hashes
+
+
+@njit(cache=True, nogil=True)
+def gather(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The byte strings ``data[start:end]`` end to end, and where each begins (one offset more than ranges)."""
+    offsets = np.empty(len(starts) + 1, dtype=np.int64)
+    offsets[0] = 0
+    for i in range(len(starts)):
+        offsets[i + 1] = offsets[i] + ends[i] - starts[i]
+    out = np.empty(offsets[len(starts)], dtype=np.uint8)
+    for i in range(len(starts)):
+        at = offsets[i]
+        for b in range(starts[i], ends[i]):
+            out[at] = data[b]
+            at += 1
+    return out, offsets
