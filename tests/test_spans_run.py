@@ -63,6 +63,21 @@ def test_a_run_with_spans_cuts_what_the_oracle_cuts_and_accounts_for_every_docum
     )
     assert sum(sum(v.values()) for v in report["spans"]["removed_bytes"].values()) == cut_bytes
     assert report["spans"]["most_repeated"][0]["copies"] >= 2
+    sources = {
+        r["doc_id"]: r["source"]
+        for r in pq.read_table(out / layout.SURVIVORS, columns=["doc_id", "source"]).to_pylist()
+    }
+    page = (out / "report.html").read_text()
+    section = page[
+        page.index("<h2>Repeated spans</h2>") :
+    ]  # report.html's spans section: the oracle's bytes per source
+    for source in set(sources.values()):
+        cut = sum(
+            len(t.encode("utf-8")) - len(oracle_text(t, expected[d]).encode("utf-8"))
+            for d, t in survivors
+            if d in expected and sources[d] == source
+        )
+        assert f'<tr><td>{source}</td><td class="n">{cut:,}</td>' in section, source
 
     from pipeline.cli.commands import main  # explain and sample --spans show what was cut (docs/spans.md)
 

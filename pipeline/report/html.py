@@ -15,6 +15,7 @@ from pipeline.report import svg
 from pipeline.report.filter_html import filter_parts, overview_reasons, removal_figure, signals_parts
 from pipeline.report.html_parts import esc as _esc
 from pipeline.report.html_parts import table as _table
+from pipeline.report.spans_html import spans_parts
 
 STYLE = """
 *{box-sizing:border-box}
@@ -255,7 +256,7 @@ REPORT_KEYS = {
     "dedup",
     "rejects",
 }
-REPORT_KEYS |= {"tokens", "blend", "filter", "filter_signals", "after_run_errors"}
+REPORT_KEYS |= {"tokens", "blend", "filter", "filter_signals", "after_run_errors", "spans"}
 
 
 def _incomplete(data: dict) -> list[str]:
@@ -301,6 +302,7 @@ def render_html(data: dict) -> str:
         *signals_parts(data),
         *_dedup(data),
         *_examples(data),
+        *spans_parts(data),
         *_tokens_and_blend(data),
         *_timeline(data),
         *_stage_sections(data),
