@@ -22,6 +22,8 @@ _BASIS = np.uint32(2166136261)
 _LABEL = np.frombuffer(b"__label__", dtype=np.uint8)
 _EOS = np.frombuffer(b"</s>", dtype=np.uint8)
 _BUCKETS = 2_000_000  # fastText's default -bucket (lid.176's)
+_HIGH = np.uint64(0xFFFFFFFF00000000)
+_NGRAM_PRIME = np.uint64(116049371)  # addWordNgrams' multiplier
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -137,6 +139,44 @@ def _ngrams_into(
     return added
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _signed(h: np.uint32) -> np.uint64:
+    """A word hash as fastText's ``addWordNgrams`` reads it: stored as int32, widened to uint64 (sign-extended)."""
+    u = np.uint64(h)
+    return u | _HIGH if h >= _U32(0x80000000) else u
+
+
+@njit(cache=True, nogil=True)
+def _add_word_ngrams(
+    hashes: np.ndarray,
+    count: int,
+    n: int,
+    bucket: int,
+    kept_bits: np.ndarray,
+    bucket_rows: np.ndarray,
+    inp: np.ndarray,
+    acc: np.ndarray,
+) -> int:
+    """Add the kept rows of the word n-grams (2..``n`` words) of a line's word hashes ``hashes[:count]`` to
+    ``acc``, as fastText's ``addWordNgrams`` orders them (by first word, then length); returns how many."""
+    added = 0
+    dim = acc.shape[0]
+    ubucket = np.uint64(bucket)
+    for i in range(count):
+        h = _signed(hashes[i])
+        j = i + 1
+        while j < count and j < i + n:
+            h = h * _NGRAM_PRIME + _signed(hashes[j])
+            b = int(h % ubucket)
+            row = bucket_rows[b] if (kept_bits[b >> 3] >> (b & 7)) & 1 else -1
+            if row >= 0:
+                for k in range(dim):
+                    acc[k] += inp[row, k]
+                added += 1
+            j += 1
+    return added
+
+
 @njit(cache=True, nogil=True)
 def hidden(
     data: np.ndarray,
@@ -156,6 +196,8 @@ def hidden(
     inp: np.ndarray,
     out: np.ndarray,
     counts: np.ndarray,
+    word_ngrams: int,
+    eos_hash: np.uint32,
 ) -> None:
     """Hidden vectors of lines ``data[offsets[i]:offsets[i + 1]]`` into ``out`` (float32, (lines, dim)) and rows
     per line into ``counts``. ``table``: open addressing (power-of-two size, -1 empty) from a word's FNV-1a hash to
@@ -168,9 +210,11 @@ def hidden(
     for i in range(offsets.shape[0] - 1):
         longest = max(longest, offsets[i + 1] - offsets[i])
     word = np.empty(longest + 2, dtype=np.uint8)  # <word>, bytes
+    hashes = np.empty(longest // 2 + 2 if word_ngrams > 1 else 0, dtype=np.uint32)  # the line's word hashes
     for line in range(offsets.shape[0] - 1):
         acc[:] = 0
         rows = 0
+        nhashes = 0
         at, stop = offsets[line], offsets[line + 1]
         ended = False
         while at < stop and not ended:
@@ -186,6 +230,10 @@ def hidden(
                 h = _mix(h, data[end])
                 end += 1
             wid = _lookup(data, at, end, h, table, word_bytes, word_at)
+            is_label = wid < 0 and _starts_with(data, at, end, _LABEL)
+            if word_ngrams > 1 and not is_label:  # every input word's hash, </s> and unknown words too
+                hashes[nhashes] = h
+                nhashes += 1
             if wid >= 0:
                 for p in range(word_rows_at[wid], word_rows_at[wid + 1]):
                     row = word_rows[p]
@@ -195,7 +243,7 @@ def hidden(
                 ended = wid == eos
             elif end - at == _EOS.shape[0] and _starts_with(data, at, end, _EOS):
                 ended = True  # </s> outside the dictionary: no rows, the line ends
-            elif not _starts_with(data, at, end, _LABEL):
+            elif not is_label:
                 word[0] = 60  # "<"
                 word[1 : end - at + 1] = data[at:end]
                 word[end - at + 1] = 62  # ">"
@@ -210,6 +258,11 @@ def hidden(
                 for k in range(dim):
                     acc[k] += inp[row, k]
             rows += word_rows_at[eos + 1] - word_rows_at[eos]
+        if not ended and word_ngrams > 1:
+            hashes[nhashes] = eos_hash
+            nhashes += 1
+        if word_ngrams > 1:
+            rows += _add_word_ngrams(hashes, nhashes, word_ngrams, bucket, kept_bits, bucket_rows, inp, acc)
         counts[line] = rows
         if rows:
             scale = np.float32(1.0 / rows)

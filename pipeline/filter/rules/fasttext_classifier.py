@@ -10,10 +10,10 @@ always). The document's text becomes its kept units joined, and it is dropped wh
 only. Every label's score is averaged over the units fastText returned it for (datatrove's metadata): those means
 are the filter's measures ``fasttext_classifier.<label>`` (NaN where no unit returned the label).
 
-Prediction: :class:`pipeline.fasttext.predict.FastTextPredictor` for the models it runs (every loss, without word
-n-grams), every other model through the ``fasttext`` library's own predict (the run log says so
-once per process and model); the model is loaded once per process. A model on an object store is copied to
-a local file once per process.
+Prediction: :class:`pipeline.fasttext.predict.FastTextPredictor` for the models it runs (every loss, word
+n-grams too), every other model (an output quantized with norms) through the ``fasttext`` library's own predict
+(the run log says so once per process and model); the model is loaded once per process. A model on an object
+store is copied to a local file once per process.
 """
 
 from __future__ import annotations
