@@ -235,8 +235,11 @@ def test_the_general_bucket_path_equals_the_constant_one(model_path: str) -> Non
     for text in ("hello", "Grüße", "日本語", "x" * 300, "a", "🙂🙂", "l'été"):
         word = np.frombuffer(f"<{text}>".encode(), np.uint8).copy()
         general, constant = np.zeros(16, np.float32), np.zeros(16, np.float32)
-        n = fasttext_numba._add_ngrams(word, len(word), 2, 4, predictor.bucket, bits, table, inp, general)
-        m = fasttext_numba._add_ngrams_default(word, len(word), 2, 4, bits, table, inp, constant)
+        listed, listed_default = np.zeros(2000, np.int32), np.zeros(2000, np.int32)
+        n = fasttext_numba._add_ngrams(word, len(word), 2, 4, predictor.bucket, bits, table, -1, listed, 0)
+        m = fasttext_numba._add_ngrams_default(word, len(word), 2, 4, bits, table, -1, listed_default, 0)
+        fasttext_numba._sum_rows(inp, listed, n, general)
+        fasttext_numba._sum_rows(inp, listed_default, m, constant)
         rows, _ = predictor.rows([text])
         rows = rows[1:] if text in predictor.word_ids else rows
         expected = np.zeros(16, np.float32)

@@ -209,6 +209,7 @@ class FastTextPredictor:
         self.word_ids = {w: i for i, w in enumerate(model.words)}
         self.nwords = len(model.words)
         # bucket -> its input row (-1 when pruned away): the prune index as a table
+        self._direct = self.nwords if model.prune is None else -1  # bucket b's row, nwords + b, without the table
         if model.prune is None:
             self._bucket_rows = self.nwords + np.arange(self.bucket, dtype=np.int32)
             self._kept_bits = None
@@ -374,6 +375,7 @@ class FastTextPredictor:
             data, offsets.astype(np.int64, copy=False), newline_is_space, self._table, self._word_bytes,
             self._word_at, self._word_rows, self._word_rows_at, self._eos, self.minn, self.maxn, self.bucket,
             self._kept_bits, self._bucket_rows, self.input, out, counts, self.word_ngrams, _EOS_HASH,
+            self._direct,
         )  # fmt: skip
         return out, counts
 
