@@ -135,24 +135,29 @@ def test_a_small_cache_starts_again_and_gives_the_same(lines: list[str], model_p
             assert reached[i, j] and abs(float(probs[i, j]) - theirs[0][0]) <= TOLERANCE
 
 
-def test_a_model_we_do_not_run_goes_through_fasttext(tmp_path: Path, model_path: str) -> None:
-    """lid.176 with word bigrams set in the args header: fastText runs it (another model), we do not."""
+@pytest.mark.parametrize("compiled", [True, False])
+def test_word_ngrams_as_fasttext(tmp_path: Path, model_path: str, lines: list[str], switch, compiled: bool) -> None:
+    """lid.176 with word bigrams, then trigrams, set in its args header (its pruned buckets then hold word n-gram
+    rows too): our predictor, compiled and numpy, gives fastText's labels and probabilities for the same file."""
     data = bytearray(Path(model_path).read_bytes())
     ngrams_at = 8 + 5 * 4  # magic, version, then dim ws epoch minCount neg
     assert int.from_bytes(data[ngrams_at : ngrams_at + 4], "little") == 1
-    data[ngrams_at : ngrams_at + 4] = (2).to_bytes(4, "little")
-    softmax = tmp_path / "bigrams.ftz"
-    softmax.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="word n-grams"):
-        FastTextPredictor(fasttext_model.load(str(softmax)))
-    texts = [t for _, t in catalogue_documents()][:40]
-    result = LanguageFilter(model_path=str(softmax), min_score=0.3).apply(pa.RecordBatch.from_pydict({"text": texts}))
-    oracle = fasttext.load_model(str(softmax))
-    expected = [oracle.predict(t.replace("\n", " "), k=1) for t in texts]
-    assert result.columns["language"].to_pylist() == [labels[0].removeprefix("__label__") for labels, _ in expected]
-    scores = result.columns["language_score"].to_numpy()
-    assert np.abs(scores - np.array([probs[0] for _, probs in expected])).max() <= TOLERANCE
-    assert result.keep.tolist() == [probs[0] > 0.3 for _, probs in expected]
+    switch.set(compiled)
+    for n in (2, 3):
+        data[ngrams_at : ngrams_at + 4] = n.to_bytes(4, "little")
+        path = tmp_path / f"ngrams-{n}.ftz"
+        path.write_bytes(bytes(data))
+        predictor = FastTextPredictor(fasttext_model.load(str(path)))
+        oracle = fasttext.load_model(str(path))
+        for line in lines[::3] + ["", "__label__en hello world", "one </s> two", "naïve café 東京"]:
+            assert _same(predictor.predict(line, -1), _theirs(oracle, line)), (n, line)
+        texts = [t for _, t in catalogue_documents()][:40]
+        result = LanguageFilter(model_path=str(path), min_score=0.3).apply(pa.RecordBatch.from_pydict({"text": texts}))
+        expected = [oracle.predict(t.replace("\n", " "), k=1) for t in texts]
+        want = [labels[0].removeprefix("__label__") for labels, _ in expected]
+        assert result.columns["language"].to_pylist() == want
+        scores = result.columns["language_score"].to_numpy()
+        assert np.abs(scores - np.array([probs[0] for _, probs in expected])).max() <= TOLERANCE
 
 
 def test_a_cut_model_file_names_the_key(tmp_path: Path, model_path: str) -> None:
@@ -230,8 +235,11 @@ def test_the_general_bucket_path_equals_the_constant_one(model_path: str) -> Non
     for text in ("hello", "Grüße", "日本語", "x" * 300, "a", "🙂🙂", "l'été"):
         word = np.frombuffer(f"<{text}>".encode(), np.uint8).copy()
         general, constant = np.zeros(16, np.float32), np.zeros(16, np.float32)
-        n = fasttext_numba._add_ngrams(word, len(word), 2, 4, predictor.bucket, bits, table, inp, general)
-        m = fasttext_numba._add_ngrams_default(word, len(word), 2, 4, bits, table, inp, constant)
+        listed, listed_default = np.zeros(2000, np.int32), np.zeros(2000, np.int32)
+        n = fasttext_numba._add_ngrams(word, len(word), 2, 4, predictor.bucket, bits, table, -1, listed, 0)
+        m = fasttext_numba._add_ngrams_default(word, len(word), 2, 4, bits, table, -1, listed_default, 0)
+        fasttext_numba._sum_rows(inp, listed, n, general)
+        fasttext_numba._sum_rows(inp, listed_default, m, constant)
         rows, _ = predictor.rows([text])
         rows = rows[1:] if text in predictor.word_ids else rows
         expected = np.zeros(16, np.float32)

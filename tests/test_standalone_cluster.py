@@ -164,6 +164,50 @@ def test_warc_files_to_megatron_files_on_the_standalone_cluster(
     assert Counter(texts) <= Counter(expected.values())  # each one a page's text, none twice
 
 
+def test_a_run_that_trains_the_classifier_and_keeps_the_top_tenth_on_the_standalone_cluster(
+    standalone_cluster: Cluster, cluster_zip: Path, shared_fixtures: Path, tmp_path: Path
+) -> None:
+    """tests/test_train_classifier.py's whole run (the train-classifier stage, ``keep_top: 0.1``, buckets) as a job
+    on the cluster: the model is fastText's own training on the sample the run wrote (the test's train_supervised
+    call in a fresh interpreter), the documents kept are the top tenth of a sort on the driver, and the Megatron
+    files (read by megatron-core) hold every one of them (no dedup in this job)."""
+    import sys
+
+    import yaml
+
+    from pipeline.stage_api import layout
+    from tests.test_train_classifier import FASTTEXT_ARGS, KEEP_TOP, _config_text, _fasttext, _scored
+
+    _fasttext()
+    indexed = require_oracle("megatron.core.datasets.indexed_dataset")
+    raw = yaml.safe_load(_config_text(tmp_path / "unused", shared_fixtures))
+    raw["spark"] = {"settings": {"spark.driver.memory": "1g"}}
+    raw["dedup"] = {"enabled": False}  # not what this job checks (a third of its time on this cluster)
+    config = tmp_path / "conf" / "pipeline.yaml"
+    config.parent.mkdir()
+    config.write_text(yaml.safe_dump(raw, sort_keys=False))
+    workdir = tmp_path / "user-dir"
+    workdir.mkdir()
+    _, app_id = _submit_run(standalone_cluster, cluster_zip, config, workdir, tmp_path)
+    out = workdir / "run"
+
+    expected = tmp_path / "expected.bin"
+    train = (
+        "import fasttext, json, sys\nfasttext.train_supervised(input=sys.argv[1], verbose=0, **json.loads(sys.argv[3]))"
+    )
+    argv = [sys.executable, "-c", train + ".save_model(sys.argv[2])", str(out / layout.CLASSIFIER_TRAIN), str(expected)]
+    subprocess.run([*argv, json.dumps(FASTTEXT_ARGS)], check=True)
+    assert (out / layout.CLASSIFIER_MODEL).read_bytes() == expected.read_bytes()
+
+    kept, below = _scored(out)
+    order = sorted([(r["classifier_hq"], r["doc_id"]) for r in kept] + [(r["value"], r["doc_id"]) for r in below],
+                   key=lambda x: (-x[0], x[1]))  # fmt: skip
+    assert {r["doc_id"] for r in kept} == {d for rank, (_, d) in enumerate(order) if rank < KEEP_TOP * len(order)}
+    assert kept and below and all(0 <= r["quality_bucket"] < raw["filter"][1]["buckets"] for r in kept)
+    written = sum(len(indexed.IndexedDataset(str(p.with_suffix("")))) for p in (out / "megatron").glob("*.idx"))
+    assert written == len(kept)  # every document kept, tokenized once
+
+
 # the gs:// case runs the same plans as the s3:// one; only the fsspec backend differs (CONTRIBUTING.md, Spark 4)
 @pytest.mark.parametrize("scheme", ["s3", pytest.param("gs", marks=pytest.mark.same_plan)])
 def test_a_run_into_an_object_store_without_a_connector_matches_a_local_run(

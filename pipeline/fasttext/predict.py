@@ -1,11 +1,15 @@
 """fastText's supervised predict over a model read by :mod:`pipeline.fasttext.model`, in numpy, for many
-lines at once; the same labels and probabilities as fastText's ``predictLine`` (models without word n-grams).
+lines at once; the same labels and probabilities as fastText's ``predictLine``.
 
 fastText reads a line as words split on its whitespace bytes (space, ``\\t \\n \\v \\f \\r \\0``), a newline giving
 the end-of-sentence word ``</s>`` that ends the line; a word starting with ``__label__`` is a label, not input. A
 word adds its dictionary row (when it has one), then one row per character n-gram of ``<word>`` (``minn`` to
 ``maxn`` code points, FNV-1a over the UTF-8 bytes with each byte sign-extended, modulo ``bucket``, kept only when the
-prune index has it). The hidden vector is those rows summed in that order in float32, times ``1 / rows``.
+prune index has it). With word n-grams (``wordNgrams`` n > 1), after every word's rows come the rows of the line's
+2..n-word n-grams (its input words' hashes, ``</s>`` and words outside the dictionary included, labels not),
+by first word then length: fastText's ``addWordNgrams`` (``h = h * 116049371 + next`` over the hashes read as
+int32 widened to uint64, bucket ``h % bucket``, kept when the prune index has it). The hidden vector is those rows
+summed in that order in float32, times ``1 / rows``.
 Hierarchical softmax walks the Huffman tree of the label counts: at an inner node ``f = sigmoid(output row .
 hidden)``, the left child adds ``log(1 - f + 1e-5)`` and the right ``log(f + 1e-5)``; a branch whose score falls
 below ``log(threshold + 1e-5)`` is not followed. A label's probability is ``exp`` of its leaf's score.
@@ -48,6 +52,9 @@ def fnv1a(data: bytes) -> int:
     for byte in data:
         h = ((h ^ (byte | 0xFFFFFF00 if byte & 0x80 else byte)) * 16777619) & 0xFFFFFFFF
     return h
+
+
+_EOS_HASH = np.uint32(fnv1a(EOS.encode()))
 
 
 def words_of(line: str) -> list[str]:
@@ -192,15 +199,17 @@ class FastTextPredictor:
 
     def __init__(self, model: FastTextModel, max_words: int = MAX_WORDS, group_chars: int = GROUP_CHARS) -> None:
         args = model.args
-        if args["loss"] not in ("hs", "softmax", "ova", "ns") or int(args["word_ngrams"]) > 1:
-            raise ValueError(f"only models without word n-grams (loss {args['loss']}, {args['word_ngrams']} n-grams)")
+        if args["loss"] not in ("hs", "softmax", "ova", "ns"):
+            raise ValueError(f"not a supervised loss ({args['loss']})")
         if model.output_norms is not None:  # dotRow would scale each product sum by its norm after the sum
             raise ValueError("an output matrix quantized with norms is not supported")
         self.labels = [label.removeprefix(LABEL_PREFIX) for label in model.labels]
         self.minn, self.maxn, self.bucket = int(args["minn"]), int(args["maxn"]), int(args["bucket"])
+        self.word_ngrams = int(args["word_ngrams"])
         self.word_ids = {w: i for i, w in enumerate(model.words)}
         self.nwords = len(model.words)
         # bucket -> its input row (-1 when pruned away): the prune index as a table
+        self._direct = self.nwords if model.prune is None else -1  # bucket b's row, nwords + b, without the table
         if model.prune is None:
             self._bucket_rows = self.nwords + np.arange(self.bucket, dtype=np.int32)
             self._kept_bits = None
@@ -306,6 +315,22 @@ class FastTextPredictor:
             out[at, n - self.minn] = self._bucket_rows[bucket[at]]
         return out
 
+    def word_ngram_rows(self, words: list[str]) -> np.ndarray:
+        """The input rows of the word n-grams (2 to ``word_ngrams`` words) of a line's input words (:func:`words_of`),
+        as fastText's ``addWordNgrams`` orders them: each word's hash as an int32 widened to 64 bits, ``h = h *
+        116049371 + next`` modulo 2**64, bucket ``h % bucket``, kept when the prune index has it."""
+        hashes = [fnv1a(w.encode("utf-8", "surrogatepass")) for w in words]
+        signed = [h - (1 << 32) if h >= 1 << 31 else h for h in hashes]
+        rows = []
+        for i, first in enumerate(signed):
+            h = first % (1 << 64)
+            for following in signed[i + 1 : i + self.word_ngrams]:
+                h = (h * 116049371 + following) % (1 << 64)
+                row = int(self._bucket_rows[h % self.bucket])
+                if row >= 0:
+                    rows.append(row)
+        return np.asarray(rows, dtype=np.int64)
+
     def _resolve_pending(self) -> None:
         """The row lists of the words given slots since the last call."""
         pending = self._slots.pending
@@ -349,7 +374,8 @@ class FastTextPredictor:
         kernel.hidden(
             data, offsets.astype(np.int64, copy=False), newline_is_space, self._table, self._word_bytes,
             self._word_at, self._word_rows, self._word_rows_at, self._eos, self.minn, self.maxn, self.bucket,
-            self._kept_bits, self._bucket_rows, self.input, out, counts,
+            self._kept_bits, self._bucket_rows, self.input, out, counts, self.word_ngrams, _EOS_HASH,
+            self._direct,
         )  # fmt: skip
         return out, counts
 
@@ -372,10 +398,14 @@ class FastTextPredictor:
             line_rows = np.add.reduceat(lengths, np.cumsum([0] + [len(x) for x in per_line[:-1]]))
             at = 0
             for i, n in enumerate(line_rows.tolist()):
+                line = vectors[at : at + n]
+                at += n
+                if self.word_ngrams > 1:  # the word n-grams' rows after the words' own
+                    line = np.concatenate([line, self.input[self.word_ngram_rows(per_line[i])]])
+                    n = len(line)
                 counts[first + i] = n
                 if n:  # rows summed one after another (numpy reduces axis 0 of a C-ordered array row by row)
-                    out[first + i] = vectors[at : at + n].sum(axis=0, dtype=np.float32) * np.float32(1.0 / n)
-                at += n
+                    out[first + i] = line.sum(axis=0, dtype=np.float32) * np.float32(1.0 / n)
         return out, counts
 
     def probabilities(self, lines: list[str], threshold: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

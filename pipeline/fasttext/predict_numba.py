@@ -13,8 +13,13 @@ float32 one after another, as fastText's ``addRow`` does, so the vectors equal t
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import njit
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 _U32 = np.uint32
 _PRIME = np.uint32(16777619)
@@ -22,6 +27,9 @@ _BASIS = np.uint32(2166136261)
 _LABEL = np.frombuffer(b"__label__", dtype=np.uint8)
 _EOS = np.frombuffer(b"</s>", dtype=np.uint8)
 _BUCKETS = 2_000_000  # fastText's default -bucket (lid.176's)
+_HIGH = np.uint64(0xFFFFFFFF00000000)
+_NGRAM_PRIME = np.uint64(116049371)  # addWordNgrams' multiplier
+_AHEAD = 8  # rows ahead whose load is asked for while a row is added
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -77,11 +85,13 @@ def _add_ngrams(
     bucket: int,
     kept_bits: np.ndarray,
     bucket_rows: np.ndarray,
-    inp: np.ndarray,
-    acc: np.ndarray,
+    direct: int,
+    rows: np.ndarray,
+    at: int,
 ) -> int:
-    """Add the kept n-gram rows of ``word[:size]`` (``<`` + word + ``>``) to ``acc``; returns how many."""
-    return _ngrams_into(word, size, minn, maxn, bucket, kept_bits, bucket_rows, inp, acc)
+    """Write the kept n-gram rows of ``word[:size]`` (``<`` + word + ``>``) to ``rows[at:]``; returns the next
+    free place. ``direct`` >= 0: the model is not pruned, bucket ``b``'s row is ``direct + b``."""
+    return _ngrams_into(word, size, minn, maxn, bucket, kept_bits, bucket_rows, direct, rows, at)
 
 
 @njit(cache=True, nogil=True)
@@ -92,12 +102,21 @@ def _add_ngrams_default(
     maxn: int,
     kept_bits: np.ndarray,
     bucket_rows: np.ndarray,
-    inp: np.ndarray,
-    acc: np.ndarray,
+    direct: int,
+    rows: np.ndarray,
+    at: int,
 ) -> int:
     """:func:`_add_ngrams` with fastText's default bucket count as a constant: the compiler divides by multiplying
     (a division instruction per n-gram costs a fifth of the whole kernel)."""
-    return _ngrams_into(word, size, minn, maxn, _BUCKETS, kept_bits, bucket_rows, inp, acc)
+    return _ngrams_into(word, size, minn, maxn, _BUCKETS, kept_bits, bucket_rows, direct, rows, at)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bucket_row(b: int, kept_bits: np.ndarray, bucket_rows: np.ndarray, direct: int) -> int:
+    """The input row of bucket ``b`` (-1: pruned away)."""
+    if direct >= 0:
+        return direct + b
+    return bucket_rows[b] if (kept_bits[b >> 3] >> (b & 7)) & 1 else -1  # the bits: few cache misses
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -109,12 +128,11 @@ def _ngrams_into(
     bucket: int,
     kept_bits: np.ndarray,
     bucket_rows: np.ndarray,
-    inp: np.ndarray,
-    acc: np.ndarray,
+    direct: int,
+    rows: np.ndarray,
+    at: int,
 ) -> int:
     """:func:`_add_ngrams`, inlined (so that ``bucket`` may be a constant)."""
-    added = 0
-    dim = acc.shape[0]
     for i in range(size):
         if (word[i] & 0xC0) == 0x80:
             continue
@@ -127,14 +145,81 @@ def _ngrams_into(
                 h = _mix(h, word[j])
                 j += 1
             if n >= minn and not (n == 1 and (i == 0 or j == size)):
-                b = int(h) % bucket
-                row = bucket_rows[b] if (kept_bits[b >> 3] >> (b & 7)) & 1 else -1  # the bits: few cache misses
+                row = _bucket_row(int(h) % bucket, kept_bits, bucket_rows, direct)
                 if row >= 0:
-                    for k in range(dim):
-                        acc[k] += inp[row, k]
-                    added += 1
+                    rows[at] = row
+                    at += 1
             n += 1
-    return added
+    return at
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _signed(h: np.uint32) -> np.uint64:
+    """A word hash as fastText's ``addWordNgrams`` reads it: stored as int32, widened to uint64 (sign-extended)."""
+    u = np.uint64(h)
+    return u | _HIGH if h >= _U32(0x80000000) else u
+
+
+@njit(cache=True, nogil=True)
+def _add_word_ngrams(
+    hashes: np.ndarray,
+    count: int,
+    n: int,
+    bucket: int,
+    kept_bits: np.ndarray,
+    bucket_rows: np.ndarray,
+    direct: int,
+    rows: np.ndarray,
+    at: int,
+) -> int:
+    """Write the kept rows of the word n-grams (2..``n`` words) of a line's word hashes ``hashes[:count]`` to
+    ``rows[at:]``, as fastText's ``addWordNgrams`` orders them (by first word, then length); returns the next free
+    place."""
+    ubucket = np.uint64(bucket)
+    for i in range(count):
+        h = _signed(hashes[i])
+        j = i + 1
+        while j < count and j < i + n:
+            h = h * _NGRAM_PRIME + _signed(hashes[j])
+            row = _bucket_row(int(h % ubucket), kept_bits, bucket_rows, direct)
+            if row >= 0:
+                rows[at] = row
+                at += 1
+            j += 1
+    return at
+
+
+@intrinsic
+def _prefetch(typingctx: Any, matrix: Any, row: Any) -> Any:
+    """Ask the CPU to start loading the first cache line of ``matrix[row]`` (LLVM's prefetch: read, keep)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        kind = signature.args[0]
+        array = context.make_array(kind)(context, builder, args[0])
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        zero = context.get_constant(types.intp, 0)
+        pointer = cgutils.get_item_pointer(context, builder, kind, array, [index, zero], wraparound=False)
+        byte_pointer, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]), "llvm.prefetch.p0i8"
+        )
+        builder.call(function, [builder.bitcast(pointer, byte_pointer), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(matrix, row), codegen
+
+
+@njit(cache=True, nogil=True)
+def _sum_rows(inp: np.ndarray, rows: np.ndarray, count: int, acc: np.ndarray) -> None:
+    """``acc += inp[rows[i]]`` for i in order, each row's load asked for ``AHEAD`` rows before it is added (the rows
+    of a large model are mostly cache misses, and they are known in advance)."""
+    dim = inp.shape[1]
+    for i in range(count):
+        if i + _AHEAD < count:
+            _prefetch(inp, rows[i + _AHEAD])  # type: ignore[call-arg]
+        row = rows[i]
+        for k in range(dim):
+            acc[k] += inp[row, k]
 
 
 @njit(cache=True, nogil=True)
@@ -156,21 +241,30 @@ def hidden(
     inp: np.ndarray,
     out: np.ndarray,
     counts: np.ndarray,
+    word_ngrams: int,
+    eos_hash: np.uint32,
+    direct: int,
 ) -> None:
     """Hidden vectors of lines ``data[offsets[i]:offsets[i + 1]]`` into ``out`` (float32, (lines, dim)) and rows
     per line into ``counts``. ``table``: open addressing (power-of-two size, -1 empty) from a word's FNV-1a hash to
     its dictionary id, whose bytes are ``word_bytes[word_at[id]:word_at[id + 1]]`` and rows
     ``word_rows[word_rows_at[id]:word_rows_at[id + 1]]``; ``eos``: the id of ``</s>`` (-1: none); an n-gram's
-    bucket ``b`` has row ``bucket_rows[b]`` when bit ``b`` of ``kept_bits`` (little-endian bit order) is set."""
+    bucket ``b`` has row ``bucket_rows[b]`` when bit ``b`` of ``kept_bits`` (little-endian bit order) is set, row
+    ``direct + b`` when ``direct`` >= 0 (a model not pruned). A line's rows are listed first, then summed."""
     dim = inp.shape[1]
     acc = np.zeros(dim, dtype=np.float32)
     longest = 0
     for i in range(offsets.shape[0] - 1):
         longest = max(longest, offsets[i + 1] - offsets[i])
     word = np.empty(longest + 2, dtype=np.uint8)  # <word>, bytes
+    hashes = np.empty(longest // 2 + 2 if word_ngrams > 1 else 0, dtype=np.uint32)  # the line's word hashes
+    # a line of b bytes has at most b // 2 + 2 words (each one row of its own and n - 1 word n-grams first) and
+    # fewer than 2 b + 4 code points of <word> to start a character n-gram of each size at
+    rows = np.empty((longest // 2 + 2) * max(word_ngrams, 1) + (2 * longest + 4) * max(maxn - minn + 1, 0), np.int32)
     for line in range(offsets.shape[0] - 1):
         acc[:] = 0
-        rows = 0
+        nrows = 0
+        nhashes = 0
         at, stop = offsets[line], offsets[line + 1]
         ended = False
         while at < stop and not ended:
@@ -186,32 +280,42 @@ def hidden(
                 h = _mix(h, data[end])
                 end += 1
             wid = _lookup(data, at, end, h, table, word_bytes, word_at)
+            is_label = wid < 0 and _starts_with(data, at, end, _LABEL)
+            if word_ngrams > 1 and not is_label:  # every input word's hash, </s> and unknown words too
+                hashes[nhashes] = h
+                nhashes += 1
             if wid >= 0:
                 for p in range(word_rows_at[wid], word_rows_at[wid + 1]):
-                    row = word_rows[p]
-                    for k in range(dim):
-                        acc[k] += inp[row, k]
-                rows += word_rows_at[wid + 1] - word_rows_at[wid]
+                    rows[nrows] = word_rows[p]
+                    nrows += 1
                 ended = wid == eos
             elif end - at == _EOS.shape[0] and _starts_with(data, at, end, _EOS):
                 ended = True  # </s> outside the dictionary: no rows, the line ends
-            elif not _starts_with(data, at, end, _LABEL):
+            elif not is_label:
                 word[0] = 60  # "<"
                 word[1 : end - at + 1] = data[at:end]
                 word[end - at + 1] = 62  # ">"
                 if bucket == _BUCKETS:
-                    rows += _add_ngrams_default(word, end - at + 2, minn, maxn, kept_bits, bucket_rows, inp, acc)
+                    nrows = _add_ngrams_default(
+                        word, end - at + 2, minn, maxn, kept_bits, bucket_rows, direct, rows, nrows
+                    )
                 else:
-                    rows += _add_ngrams(word, end - at + 2, minn, maxn, bucket, kept_bits, bucket_rows, inp, acc)
+                    nrows = _add_ngrams(
+                        word, end - at + 2, minn, maxn, bucket, kept_bits, bucket_rows, direct, rows, nrows
+                    )
             at = end
         if not ended and eos >= 0:  # the line's own end of sentence
             for p in range(word_rows_at[eos], word_rows_at[eos + 1]):
-                row = word_rows[p]
-                for k in range(dim):
-                    acc[k] += inp[row, k]
-            rows += word_rows_at[eos + 1] - word_rows_at[eos]
-        counts[line] = rows
-        if rows:
-            scale = np.float32(1.0 / rows)
+                rows[nrows] = word_rows[p]
+                nrows += 1
+        if not ended and word_ngrams > 1:
+            hashes[nhashes] = eos_hash
+            nhashes += 1
+        if word_ngrams > 1:
+            nrows = _add_word_ngrams(hashes, nhashes, word_ngrams, bucket, kept_bits, bucket_rows, direct, rows, nrows)
+        _sum_rows(inp, rows, nrows, acc)
+        counts[line] = nrows
+        if nrows:
+            scale = np.float32(1.0 / nrows)
             for k in range(dim):
                 out[line, k] = acc[k] * scale

@@ -10,10 +10,10 @@ always). The document's text becomes its kept units joined, and it is dropped wh
 only. Every label's score is averaged over the units fastText returned it for (datatrove's metadata): those means
 are the filter's measures ``fasttext_classifier.<label>`` (NaN where no unit returned the label).
 
-Prediction: :class:`pipeline.fasttext.predict.FastTextPredictor` for the models it runs (every loss, without word
-n-grams), every other model through the ``fasttext`` library's own predict (the run log says so
-once per process and model); the model is loaded once per process. A model on an object store is copied to
-a local file once per process.
+Prediction: :class:`pipeline.fasttext.predict.FastTextPredictor` for the models it runs (every loss, word
+n-grams too), every other model (an output quantized with norms) through the ``fasttext`` library's own predict
+(the run log says so once per process and model); the model is loaded once per process. A model on an object
+store is copied to a local file once per process.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from pipeline.fasttext.predict import FastTextPredictor
 from pipeline.filter import entries
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.registry import register
+from pipeline.filter.rules.language import _utf8
 from pipeline.stage_api import layout
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.english.sentences import split_sentences
@@ -57,6 +58,8 @@ BY = ("documents", "tokens")  # what keep_top's fraction counts
 MAX_BUCKETS = 1000
 KEEP_TOP = "fasttext_classifier.keep_top"  # below the run's keep_top cut
 BUCKET_COLUMN = "quality_bucket"
+FASTTEXT_SPACES = " \t\n\v\f\r"  # the whitespace both fastText and str.strip() know
+SPACE_BYTES = np.frombuffer(FASTTEXT_SPACES.encode(), dtype=np.uint8)
 
 log = logging.getLogger(__name__)
 _LIBRARY: dict[str, Any] = {}  # local model path -> the fastText library's model, once per process
@@ -353,6 +356,61 @@ class FastTextClassifierFilter:
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         """Keep, per document, the units the labels' thresholds pass; drop a document left blank."""
+        if self.mode == "document" and self.replacement in ("", " ") and batch.num_rows:
+            ours = predictor(local_model(self.path))
+            if ours is not None:
+                return self._apply_documents(ours, batch.column("text"))
+        return self._apply_units(batch)
+
+    def _apply_documents(self, ours: FastTextPredictor, column: pa.Array) -> FilterResult:
+        """:meth:`apply` in document mode with a newline replacement of ``" "`` or ``""``, for a model our predictor
+        runs: every document predicted from the column's UTF-8 bytes in one call.
+
+        ``text.strip()`` is left out where it removes only fastText's own whitespace at the ends (it then changes
+        no word fastText reads); a document that ends in other whitespace (``\xa0``, ``\x1c``...) is predicted
+        from its stripped text alone. ``""`` deletes the newlines' bytes first (joining the words either side)."""
+        data, offsets = _utf8(column)
+        n = len(offsets) - 1
+        data = data[offsets[0] : offsets[-1]]
+        offsets = offsets - offsets[0]
+        blank, odd = _ends(data, offsets)
+        if self.replacement == "":  # delete every newline, its bytes gone from the words' bytes
+            newline = data == 10
+            if newline.any():
+                gone = np.searchsorted(np.flatnonzero(newline), offsets)  # newlines before each offset
+                data, offsets = data[~newline], offsets - gone
+        probs, reached = ours.scores(*ours.hidden_utf8(data, offsets, newline_is_space=True))
+        scores = np.where(reached, probs.astype(np.float64), np.nan)
+        for i in np.flatnonzero(odd).tolist():
+            text = column[i].as_py() or ""
+            blank[i] = not text.strip()
+            if text.strip() != text.strip(FASTTEXT_SPACES):
+                got = self.predict([text.strip().replace("\n", self.replacement)])[0]
+                scores[i] = [got.get(label, np.nan) for label in ours.labels]
+        index = {label: j for j, label in enumerate(ours.labels)}
+        found = np.where(np.isnan(scores), MISSING, scores)
+        if self.keep:
+            passes = np.logical_or.reduce([found[:, index[label]] >= score for label, score in self.keep])
+        elif self.remove:
+            passes = ~np.logical_or.reduce([found[:, index[label]] >= score for label, score in self.remove])
+        else:
+            passes = np.ones(n, dtype=bool)
+        keep = passes & ~blank
+        reason: list[str | None] = [None] * n
+        detail: list[str | None] = [None] * n
+        for i in np.flatnonzero(~keep).tolist():
+            if blank[i]:
+                reason[i], detail[i] = EMPTY, "no text left to keep"
+            else:
+                means = {label: float(scores[i, j]) for label, j in index.items() if not np.isnan(scores[i, j])}
+                reason[i], detail[i] = self._why_scored(means)
+        measures = {label: scores[:, j].copy() for label, j in index.items() if not np.isnan(scores[:, j]).all()}
+        columns = {score_column(label): pa.array(scores[:, index[label]], pa.float64(), from_pandas=True)
+                   for label in self.labels()}  # fmt: skip
+        return FilterResult(keep, reason, detail, None, 0, {}, measures, columns)
+
+    def _apply_units(self, batch: pa.RecordBatch) -> FilterResult:
+        """:meth:`apply` unit by unit, as datatrove's filter does."""
         texts = [t or "" for t in batch.column("text").to_pylist()]
         units = [split_units(text, self.mode) for text in texts]
         flat = [u.strip().replace("\n", self.replacement) for per in units for u in per]
@@ -399,6 +457,10 @@ class FastTextClassifierFilter:
             return EMPTY, "no text left to keep"
         if self.mode != "document":
             return EMPTY, f"all {len(units)} {self.mode}s removed by the classifier"
+        return self._why_scored(means)
+
+    def _why_scored(self, means: dict[str, float]) -> tuple[str, str]:
+        """The reason and detail of a document the labels' thresholds dropped whole."""
         if self.keep:
             shown = ", ".join(f"{label} {means.get(label, 0.0):.6f} < {score}" for label, score in self.keep)
             return LOW_SCORE, shown
@@ -408,6 +470,33 @@ class FastTextClassifierFilter:
             if means.get(label, MISSING) >= score
         )
         return REMOVED, shown
+
+
+def _ends(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(whether each text ``data[offsets[i]:offsets[i + 1]]`` is blank as ``str.strip`` sees it, whether its first
+    or last character past the whitespace of :data:`FASTTEXT_SPACES` may be other whitespace: non-ASCII or
+    ``\\x1c``-``\\x1f``)."""
+    starts, stops = offsets[:-1], offsets[1:]
+    n = len(starts)
+    empty = starts == stops
+    if not len(data):
+        return np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
+    spaces = np.zeros(256, dtype=bool)
+    spaces[SPACE_BYTES] = True
+    first = np.minimum(starts, len(data) - 1)
+    last = np.maximum(stops - 1, 0)
+    blank = empty.copy()
+    for i in np.flatnonzero(~empty & (spaces[data[first]] | spaces[data[last]])).tolist():
+        text = data[starts[i] : stops[i]].tobytes()
+        kept = text.strip(FASTTEXT_SPACES.encode())
+        if not kept:
+            blank[i] = True
+            continue
+        first[i] = starts[i] + text.index(kept)
+        last[i] = first[i] + len(kept) - 1
+    ends = np.stack([data[first], data[last]])
+    odd = ~blank & ((ends >= 0x80) | ((ends >= 0x1C) & (ends <= 0x1F))).any(axis=0)
+    return blank, odd
 
 
 def score_column(label: str) -> str:
