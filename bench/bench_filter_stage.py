@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from bench import real_corpus
-from bench.harness import DATA, session, write_result
+from bench.harness import DATA, ProcessTree, session, write_result
 from pipeline.config import load_config_text
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
@@ -30,8 +30,9 @@ from pipeline.stage_api.context import RunContext
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run(spark, raw: Path, out: Path, filters: list | None) -> dict[str, float]:
-    """Seconds per stage of a fresh run of ingest (+ filter) + dedup over ``raw``."""
+def run(spark, raw: Path, out: Path, filters: list | None) -> tuple[dict[str, float], dict[str, float]]:
+    """Seconds per stage of a fresh run of ingest (+ filter) + dedup over ``raw``, and CPU seconds per stage of
+    this process's tree (the JVM and the Python workers; a short-lived worker's last moments are missed)."""
     shutil.rmtree(out, ignore_errors=True)
     text = f"""
 output: {out}
@@ -42,10 +43,18 @@ tokenizer: {{train: true}}
     ctx = RunContext(load_config_text(text, []), spark=spark)
     started = time.time()
     stages = (INGEST, FILTER, DEDUP) if filters else (INGEST, DEDUP)
-    run_stages(ctx, log=lambda *_: None, stages=stages)
+    cpu: dict[str, float] = {}
+    with ProcessTree() as tree:
+
+        def log(message: str) -> None:  # "[stage] running" ... "[stage] done in ..."
+            tree.sample()
+            name = message[1:].partition("]")[0]
+            cpu[name] = tree.cpu() - cpu.get(name, 0.0) if " done in " in message else tree.cpu()
+
+        run_stages(ctx, log=log, stages=stages)
     seconds = {name: info["seconds"] for name, info in Manifest(str(out)).data["stages"].items()}
     seconds["total"] = round(time.time() - started, 1)
-    return seconds
+    return seconds, cpu
 
 
 def main() -> None:
@@ -62,8 +71,8 @@ def main() -> None:
         filters = [f for f in filters if f["name"] in args.only]
     spark = session()
     run(spark, raw, DATA / "run-filter-stage-off", None)  # warm-up: JVM, page cache, numba cache (not reported)
-    plain = run(spark, raw, DATA / "run-filter-stage-off", None)
-    filtered = run(spark, raw, DATA / "run-filter-stage-on", filters)
+    plain, plain_cpu = run(spark, raw, DATA / "run-filter-stage-off", None)
+    filtered, filtered_cpu = run(spark, raw, DATA / "run-filter-stage-on", filters)
     spark.stop()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{raw} ({raw.stat().st_size / 1e6:.0f} MB on disk), local[2]; filters: {[f['name'] for f in filters]}")
@@ -73,10 +82,15 @@ def main() -> None:
         print(f"{name:<22}" + "".join(f"{secs.get(c, 0.0):>9.1f}" for c in ("ingest", "filter", "dedup", "total")))
     base = plain["ingest"] + plain["dedup"]
     print(f"filter stage / (ingest + dedup): {filtered['filter'] / base:.2f} (goal <= 0.50)")
+    base_cpu = plain_cpu.get("ingest", 0.0) + plain_cpu.get("dedup", 0.0)
+    cpu_ratio = filtered_cpu.get("filter", 0.0) / base_cpu if base_cpu else float("nan")
+    print(f"CPU s (JVM + Python workers): filter {filtered_cpu.get('filter', 0.0):.1f}, ingest + dedup {base_cpu:.1f}")
+    print(f"filter stage / (ingest + dedup) in CPU s: {cpu_ratio:.2f}")
     print(f"whole run with filters / without: {filtered['total'] / plain['total']:.2f}")
     ratios = {
         "filter/(ingest+dedup)": (filtered["filter"] / base, "x"),
         "whole run": (filtered["total"] / plain["total"], "x"),
+        "filter/(ingest+dedup) CPU": (cpu_ratio, "x"),
     }
     write_result("filter_stage", args, {**ratios, "filter stage": (filtered["filter"], "s")})
 

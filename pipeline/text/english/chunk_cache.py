@@ -4,7 +4,10 @@ paths, cheapest first), else the affix rules; then split special cases rejoined.
 
 from __future__ import annotations
 
-from pipeline.text.english.spacy_affixes import SPECIALS, affixes, plain_affixes, stripped_affixes
+from itertools import compress, repeat
+from operator import is_
+
+from pipeline.text.english.spacy_affixes import SPECIALS, affixes, shortcut_affixes
 from pipeline.text.english.spacy_special_cases import PAIRS, restore_specials
 
 CACHE: dict[str, tuple[str, ...]] = {}  # the current generation
@@ -39,7 +42,7 @@ def _make(chunk: str) -> tuple[str, ...]:
         return SPECIALS[chunk]
     if chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/test_english_words.py)
         return (chunk,)
-    pieces = plain_affixes(chunk) or stripped_affixes(chunk) or affixes(chunk, specials=True)
+    pieces = shortcut_affixes(chunk) or affixes(chunk, specials=True)
     tokens = tuple(pieces)
     if len(pieces) > 1 and not PAIRS.isdisjoint(zip(pieces, pieces[1:], strict=False)):  # a match may start
         rejoined = tuple(restore_specials(pieces))
@@ -66,10 +69,11 @@ def lookup(chunks: list[str]) -> list[tuple[str, ...]]:
     tokens = list(map(CACHE.get, chunks))
     if None not in tokens:
         return tokens  # type: ignore[return-value]  # no None: every chunk was cached
-    missing = set(chunks).difference(CACHE)
+    at = list(compress(range(len(chunks)), map(is_, tokens, repeat(None))))  # where a chunk missed
+    missing = set(map(chunks.__getitem__, at))
     if len(CACHE) + len(missing) > _GENERATION:  # age now, not in the middle of this text
         _age()
-        missing = set(chunks)
+        at, missing = list(range(len(chunks))), set(chunks)
     again = missing & _OLDER.keys()
     CACHE.update(zip(again, map(_OLDER.__getitem__, again), strict=True))
     missing -= again
@@ -77,4 +81,6 @@ def lookup(chunks: list[str]) -> list[tuple[str, ...]]:
     CACHE.update(zip(words, zip(words), strict=True))
     for chunk in missing - words:
         CACHE[chunk] = _make(chunk)
-    return list(map(CACHE.__getitem__, chunks))
+    for i in at:  # the misses only: the hits are filled already
+        tokens[i] = CACHE[chunks[i]]
+    return tokens  # type: ignore[return-value]  # every None was filled

@@ -29,6 +29,8 @@ _INFIXES = [
     "[:<>=/](?<=" + _ALNUM + "[:<>=/])(?=" + _ALPHA + ")",
 ]
 _INFIX_SPLIT = re.compile("(" + "|".join(_INFIXES) + ")")  # the alternatives have no group of their own
+# the characters an infix can start with below U+10000 (an astral one may start an icon): none of them, no infix
+_INFIX_FIRST = frozenset(".…+-*^,–—~:<>=/") | frozenset(c for c in expand(T.ICONS) if c <= "\uffff")
 
 
 # the last character of any suffix: a suffix character, a dot, 's / 'S, a plus, or ends a currency or unit
@@ -146,6 +148,9 @@ def affixes(chunk: str, specials: bool) -> list[str]:
 def _core(s: str, out: list[str]) -> None:
     """Append the tokens of what the affix rules left: a URL whole, else cut at infixes (an infix at the start
     stays with the piece after it)."""
+    if _INFIX_FIRST.isdisjoint(s) and (s.isascii() or max(s) <= "\uffff"):  # no dot (no URL), no infix
+        out.append(s)
+        return
     if "." in s and _URL_HINT.search(s) and _URL.match(s):  # a URL has a dot before its TLD or in its IP address
         out.append(s)
         return
@@ -205,15 +210,24 @@ def _may_end_in_suffix(chunk: str, end: int) -> bool:
     return last in _TAIL_LAST and _ASCII_DIGIT.search(chunk, 0, end) is not None
 
 
-def stripped_affixes(chunk: str) -> list[str] | None:
-    """``affixes(chunk, specials=True)`` for a chunk of single-character affixes around a core with none, or
-    None for any other chunk."""
+def _lead_trail(chunk: str) -> tuple[int, int]:
+    """The end of the chunk's single-character prefixes and the start of its single-character suffixes after them."""
     lead = _LEADING.match(chunk).end()  # type: ignore[union-attr]  # matches the empty string at least
     trail = len(chunk)
     while trail > lead and chunk[trail - 1] in _TRAILING:
         trail -= 1
-    if lead == trail:
-        return None
+    return lead, trail
+
+
+def stripped_affixes(chunk: str) -> list[str] | None:
+    """``affixes(chunk, specials=True)`` for a chunk of single-character affixes around a core with none, or
+    None for any other chunk."""
+    lead, trail = _lead_trail(chunk)
+    return None if lead == trail else _stripped(chunk, lead, trail)
+
+
+def _stripped(chunk: str, lead: int, trail: int) -> list[str] | None:
+    """:func:`stripped_affixes` of a chunk whose affixes end at ``lead`` and start at ``trail`` (``lead < trail``)."""
     core = chunk[lead:trail]
     if core in _SPECIAL_CORES or (core[0] in _PREFIX_FIRST and _PREFIX.match(core)):
         return None
@@ -240,22 +254,42 @@ def plain_affixes(chunk: str) -> list[str] | None:
     """``affixes(chunk, specials=True)`` for single-character affixes around a core of letters or ASCII digits and
     for letters followed by one dot; None for any other chunk."""
     if chunk[-1] == ".":
-        word = chunk[:-1]
-        if not word.isalpha():
-            return None
-        n = len(chunk)
-        if _DOT_AFTER.match(word[-1]) or (n >= 3 and _UPPER2.match(chunk, n - 3)):  # the dot is a suffix
-            return [*SPECIALS.get(word, (word,)), "."]
-        return [chunk]
-    lead = _LEADING.match(chunk).end()  # type: ignore[union-attr]  # matches the empty string at least
-    trail = len(chunk)
-    while trail > lead and chunk[trail - 1] in _TRAILING:
-        trail -= 1
-    if trail == lead:
+        return _word_and_dot(chunk)
+    lead, trail = _lead_trail(chunk)
+    return None if trail == lead else _plain(chunk, lead, trail)
+
+
+def _word_and_dot(chunk: str) -> list[str] | None:
+    """:func:`plain_affixes` of a chunk ending in a dot: letters and the dot, else None."""
+    word = chunk[:-1]
+    if not word.isalpha():
         return None
+    n = len(chunk)
+    if _DOT_AFTER.match(word[-1]) or (n >= 3 and _UPPER2.match(chunk, n - 3)):  # the dot is a suffix
+        return [*SPECIALS.get(word, (word,)), "."]
+    return [chunk]
+
+
+def _plain(chunk: str, lead: int, trail: int) -> list[str] | None:
+    """:func:`plain_affixes` of a chunk not ending in a dot whose affixes end at ``lead`` and start at ``trail``
+    (``lead < trail``)."""
     core = chunk[lead:trail]
     if not (core.isalpha() or (core.isdigit() and core.isascii())):
         return None
     if core in _SPECIAL_CORES or (lead and core in ("s", "S") and chunk[lead - 1] in "'’"):
         return None
     return [*chunk[:lead], *SPECIALS.get(core, (core,)), *chunk[trail:]]
+
+
+def shortcut_affixes(chunk: str) -> list[str] | None:
+    """``plain_affixes(chunk) or stripped_affixes(chunk)``, the affixes found once."""
+    if chunk[-1] == ".":
+        found = _word_and_dot(chunk)
+        if found:
+            return found
+        lead, trail = _lead_trail(chunk)  # "." is no single-character suffix: plain_affixes has nothing more
+        return None if lead == trail else _stripped(chunk, lead, trail)
+    lead, trail = _lead_trail(chunk)
+    if lead == trail:
+        return None
+    return _plain(chunk, lead, trail) or _stripped(chunk, lead, trail)

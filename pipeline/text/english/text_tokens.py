@@ -12,14 +12,30 @@ from pipeline.text.english.spacy_special_cases import MATCHER, PAIRS, special_ma
 _GAPS = re.compile(r"(\s+)")
 
 
-def _straddled(chunks: list[str], tokens: list[tuple[str, ...]]) -> bool:
+def positions(chunks: list[str], hits: set[str]) -> list[int]:
+    """The positions (ascending) of the chunks in ``hits``: a scan of the list in C per distinct hit while they are
+    few."""
+    if len(hits) > 4:
+        return [i for i, chunk in enumerate(chunks) if chunk in hits]
+    found: list[int] = []
+    for hit in hits:
+        i = -1
+        try:
+            while True:
+                i = chunks.index(hit, i + 1)
+                found.append(i)
+        except ValueError:  # no more
+            pass
+    return sorted(found)
+
+
+def _straddled(chunks: list[str], tokens: list[tuple[str, ...]], hits: set[str]) -> bool:
     """Whether a special case's pieces could straddle the gap next to a chunk with a rejoined special case: the
     last piece before the gap and the first after it stand side by side in some special case. Only such a match
     (across one plain space) can keep one inside the chunk from being rejoined; any gap is tested here, so a
-    true answer may still find nothing to change."""
-    hits = REJOINED.keys() & chunks
+    true answer may still find nothing to change. ``hits``: the chunks of the text in REJOINED."""
     last = len(chunks) - 1
-    for i in [i for i, chunk in enumerate(chunks) if chunk in hits]:
+    for i in positions(chunks, hits):
         pieces = REJOINED[chunks[i]]
         if i > 0 and ((REJOINED.get(chunks[i - 1]) or tokens[i - 1])[-1], pieces[0]) in PAIRS:
             return True
@@ -35,11 +51,10 @@ def doc_tokens(text: str, chunks: list[str]) -> tuple[list[tuple[str, ...]], boo
     plain spaces between is matched on its own, when it holds a rejoined special case and a boundary where
     one could straddle."""
     tokens = lookup(chunks)
-    if REJOINED.keys().isdisjoint(chunks):
+    hits = REJOINED.keys() & chunks
+    if not hits or not _straddled(chunks, tokens, hits):
         return tokens, False
-    if not _straddled(chunks, tokens):
-        return tokens, False
-    rejoined = [i for i, chunk in enumerate(chunks) if chunk in REJOINED]
+    rejoined = positions(chunks, hits)
     parts = _GAPS.split(text)
     if parts[0] == "":  # leading whitespace: a token of its own, never part of a match
         parts = parts[2:]
