@@ -115,17 +115,6 @@ class ProcessTree:
         self._thread.join()
 
 
-def config_text(raw: Path, out: Path, extra: str = "") -> str:
-    """A one-source pipeline config over ``raw`` (JSONL) writing to ``out``."""
-    return f"""
-output: {out}
-sources: [{{name: bench, paths: ["{raw}"]}}]
-tokenizer: {{train: true, vocab_size: 2000, sample_fraction: 0.1}}
-tokenize: {{partitions: 8}}
-{extra}
-"""
-
-
 def best_of(fn: Callable[[], T], repeat: int = 1, clock: Callable[[], float] = time.process_time) -> tuple[float, T]:
     """Least seconds of ``clock`` (default: this process's CPU time) over ``repeat`` calls of ``fn``, and the last
     call's result."""
