@@ -115,6 +115,23 @@ class ProcessTree:
         self._thread.join()
 
 
+def dataproc_filters() -> list[dict[str, Any]]:
+    """conf/dataproc.yaml's filter list, the filter benches' default."""
+    import yaml
+
+    return list(yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"])
+
+
+def run_config(out: Path | str, raw: Path | str, filters: list[dict[str, Any]] | None = None) -> Any:
+    """The config of a one-source run over the JSONL ``raw`` into ``out``, with ``filters`` as its filter list."""
+    import yaml
+
+    from pipeline.config import load_config_text
+
+    text = f'output: {out}\nsources: [{{name: bench, paths: ["{raw}"]}}]\ntokenizer: {{train: true}}\n'
+    return load_config_text(text + (yaml.safe_dump({"filter": filters}) if filters else ""), [])
+
+
 def best_of(fn: Callable[[], T], repeat: int = 1, clock: Callable[[], float] = time.process_time) -> tuple[float, T]:
     """Least seconds of ``clock`` (default: this process's CPU time) over ``repeat`` calls of ``fn``, and the last
     call's result."""
