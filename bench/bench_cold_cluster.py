@@ -1,7 +1,7 @@
 """A fresh standalone cluster's first run against its second: the cold/warm ratio, with and without the numba cache
 that ``deploy/build_artifacts.sh --numba-cache`` ships (issue #47, 2; goal <= 1.15).
 
-How it measures: docs/benchmarks.md, Fresh clusters: cold against warm.
+How it measures: docs/benchmarks.md, Fresh clusters: cold against warm (issue 47, item 2).
 
     python -m bench cold_cluster --mb 20 [--modes zip,cache]
 """
