@@ -7,12 +7,27 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import runpy
 import sys
+from pathlib import Path
 
-from bench import entries
 from bench.harness import RESULT_VAR
+
+HERE = Path(__file__).resolve().parent
+
+
+def entries() -> dict[str, tuple[str, str]]:
+    """Every runnable entry by name: (module name, first line of its docstring), read without importing it."""
+    found = {}
+    for path in sorted(HERE.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        if path.stem.startswith("_") or 'if __name__ == "__main__":' not in source:
+            continue
+        doc = ast.get_docstring(ast.parse(source)) or ""
+        found[path.stem.removeprefix("bench_")] = (f"bench.{path.stem}", doc.strip().split("\n")[0])
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,14 +1,7 @@
 """A fresh standalone cluster's first run against its second: the cold/warm ratio, with and without the numba cache
 that ``deploy/build_artifacts.sh --numba-cache`` ships (issue #47, 2; goal <= 1.15).
 
-Per mode, a new master and two one-core workers on 127.0.0.1 whose daemons start with an empty user cache
-(``XDG_CACHE_HOME`` a fresh directory, no ``NUMBA_CACHE_DIR``), then the same run submitted twice as a user
-submits it (``spark-submit --py-files pretrain_pipeline.zip jobs/job_pipeline.py``): ingest, the six default
-filters, dedup and tokenize (GPT-2's vocabulary, so no training) over the first ``--mb`` MB of ``--corpus``.
-Mode ``zip`` ships the zip alone; mode ``cache`` adds the numba cache (``--archives`` and
-``spark.executorEnv.PIPELINE_NUMBA_SHIPPED``, as deploy/ sets it). Prints each run's wall and CPU seconds (the
-driver's, the executors' and their Python workers') and both ratios: on a shared machine the CPU ratio moves
-less with the load than the wall one.
+How it measures: docs/benchmarks.md, Fresh clusters: cold against warm (issue 47, item 2).
 
     python -m bench cold_cluster --mb 20 [--modes zip,cache]
 """
@@ -20,7 +13,6 @@ import contextlib
 import json
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -28,7 +20,7 @@ import psutil
 import yaml
 
 from bench.harness import DATA, ProcessTree, write_result
-from bench.standalone import SPARK_BIN, Cluster
+from bench.standalone import Cluster, build_zip, submit_command
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures"
@@ -72,17 +64,6 @@ def config(data: Path, out: Path) -> dict:
     }
 
 
-def build(work: Path, numba_cache: bool) -> Path:
-    """``deploy/build_artifacts.sh --zip-only`` (with ``--numba-cache``) into ``work/dist``; that directory."""
-    out = work / ("dist-cache" if numba_cache else "dist")
-    cmd = ["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only"]
-    cmd += ["--python", sys.executable, *(["--numba-cache"] if numba_cache else [])]
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"build_artifacts.sh failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
-    return out
-
-
 def _own_cpu(pids: set[int]) -> float:
     """CPU seconds (user + system) the processes ``pids`` themselves have used so far."""
     return sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids)
@@ -93,14 +74,9 @@ def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path, shipped: 
     of the driver, the executors and their Python workers (and of the daemons, this run's share)."""
     run = yaml.safe_load(config_path.read_text())["output"]
     shutil.rmtree(run, ignore_errors=True)
-    cmd = [str(SPARK_BIN / "spark-submit"), "--master", cluster.url, "--driver-memory", "1g"]
-    cmd += ["--executor-memory", "1g", "--total-executor-cores", str(cluster.workers)]
-    cmd += ["--conf", "spark.executor.cores=1"]
-    cmd += ["--conf", "spark.driver.host=127.0.0.1", "--py-files", str(dist / "pretrain_pipeline.zip")]
-    if shipped:
-        cmd += ["--archives", f"{dist / 'numba-cache.tar.gz'}#{SHIPPED_NAME}"]
-        cmd += ["--conf", f"spark.executorEnv.PIPELINE_NUMBA_SHIPPED={SHIPPED_NAME}"]
-    cmd += [str(REPO / "jobs" / "job_pipeline.py"), "--config", str(config_path)]
+    ship = ("--archives", f"{dist / 'numba-cache.tar.gz'}#{SHIPPED_NAME}")
+    ship += ("--conf", f"spark.executorEnv.PIPELINE_NUMBA_SHIPPED={SHIPPED_NAME}")
+    cmd = submit_command(cluster, dist, config_path, "1g", ship if shipped else ())
     daemons = cluster.pids()
     before = _own_cpu(daemons)
     started = time.monotonic()
@@ -151,7 +127,8 @@ def main() -> None:
     config_path.write_text(yaml.safe_dump(config(data.parent, args.work / "run"), sort_keys=False))
     figures: dict[str, tuple[float, str]] = {"input MB": (nbytes / 1e6, "MB")}
     for mode in modes:
-        seconds = measure(args.work, mode, build(args.work, mode == "cache"), config_path)
+        dist = build_zip(args.work / f"dist-{mode}", numba_cache=mode == "cache")
+        seconds = measure(args.work, mode, dist, config_path)
         ratio, cpu_ratio = seconds["cold"] / seconds["warm"], seconds["cold CPU"] / seconds["warm CPU"]
         print(f"{mode}: cold {seconds['cold']:.1f} s, warm {seconds['warm']:.1f} s, cold/warm {ratio:.2f}", end="")
         print(f" (goal <= 1.15); CPU {seconds['cold CPU']:.0f} / {seconds['warm CPU']:.0f} s = {cpu_ratio:.2f}")

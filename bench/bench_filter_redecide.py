@@ -14,31 +14,21 @@ import shutil
 import time
 from pathlib import Path
 
-import yaml
-
 from bench import real_corpus
-from bench.harness import DATA, session, write_result
-from pipeline.config import load_config_text
+from bench.harness import DATA, dataproc_filters, run_config, session, write_result
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import FILTER, INGEST
 from pipeline.run.runner import run_stages
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def filter_seconds(spark, raw: Path, out: Path, min_doc_words: int, force: str | None) -> tuple[float, dict]:
     """The filter stage's seconds and counts of a run of ingest + filter over ``raw`` into ``out``."""
-    filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
-    filters = [{**f, "min_doc_words": min_doc_words} if f["name"] == "gopher_quality" else f for f in filters]
-    text = f"""
-output: {out}
-sources: [{{name: bench, paths: ["{raw}"]}}]
-tokenizer: {{train: true}}
-{yaml.safe_dump({"filter": filters})}
-"""
-    ctx = RunContext(load_config_text(text, []), spark=spark)
+    filters = [
+        {**f, "min_doc_words": min_doc_words} if f["name"] == "gopher_quality" else f for f in dataproc_filters()
+    ]
+    ctx = RunContext(run_config(out, raw, filters), spark=spark)
     results = run_stages(ctx, log=lambda *_: None, stages=(INGEST, FILTER), force=force)
     return float(Manifest(str(out)).data["stages"]["filter"]["seconds"]), results["filter"].counts
 

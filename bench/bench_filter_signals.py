@@ -20,22 +20,18 @@ import dataclasses
 import io
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-import yaml
 
 from bench import real_corpus
-from bench.harness import best_of, module_at, write_result
-from pipeline.config import load_config_text
+from bench.harness import best_of, dataproc_filters, module_at, run_config, write_result
 from pipeline.filter import batches, registry
 from pipeline.filter.plan import Plan, make_plan
 from pipeline.numba_backend import FILTER
 
-REPO = Path(__file__).resolve().parents[1]
 ROWS = 10_000
 RULES = ("language", "gopher_repetition", "gopher_quality", "c4", "fineweb", "pii")
 
@@ -56,11 +52,8 @@ def documents(megabytes: float) -> pa.RecordBatch:
 
 
 def plan_of(annotate: bool) -> Plan:
-    filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
-    if annotate:
-        filters = [{**f, "annotate": True} for f in filters]
-    text = "output: /tmp/unused\nsources: [{name: bench, paths: [/tmp/unused]}]\ntokenizer: {train: true}\n"
-    return make_plan(load_config_text(text + yaml.safe_dump({"filter": filters}), []))
+    filters = [{**f, "annotate": True} if annotate else f for f in dataproc_filters()]
+    return make_plan(run_config("/tmp/unused", "/tmp/unused", filters))
 
 
 def baseline_plan(rev: str) -> tuple[Plan, Any]:

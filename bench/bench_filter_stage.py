@@ -17,30 +17,19 @@ import shutil
 import time
 from pathlib import Path
 
-import yaml
-
 from bench import real_corpus
-from bench.harness import DATA, ProcessTree, session, write_result
-from pipeline.config import load_config_text
+from bench.harness import DATA, ProcessTree, dataproc_filters, run_config, session, write_result
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def run(spark, raw: Path, out: Path, filters: list | None) -> tuple[dict[str, float], dict[str, float]]:
     """Seconds per stage of a fresh run of ingest (+ filter) + dedup over ``raw``, and CPU seconds per stage of
     this process's tree (the JVM and the Python workers; a short-lived worker's last moments are missed)."""
     shutil.rmtree(out, ignore_errors=True)
-    text = f"""
-output: {out}
-sources: [{{name: bench, paths: ["{raw}"]}}]
-tokenizer: {{train: true}}
-{yaml.safe_dump({"filter": filters}) if filters else ""}
-"""
-    ctx = RunContext(load_config_text(text, []), spark=spark)
+    ctx = RunContext(run_config(out, raw, filters), spark=spark)
     started = time.time()
     stages = (INGEST, FILTER, DEDUP) if filters else (INGEST, DEDUP)
     cpu: dict[str, float] = {}
@@ -63,7 +52,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None, help="these filters of the list only (default: all)")
     args = parser.parse_args()
     raw = real_corpus.build(args.mb)
-    filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
+    filters = dataproc_filters()
     if args.only is not None:
         unknown = sorted(set(args.only) - {f["name"] for f in filters})
         if unknown:

@@ -3,26 +3,7 @@
     python -m bench recipe_dedup                  # real corpus of 100 MB (bench/real_corpus.py), cut into pieces
     python -m bench recipe_dedup --mb 5 --sample 100
 
-The documents: the real corpus of ``--mb`` MB (Debian's copyright files and changelogs, its HTML documentation,
-translation catalogues, Python sources: real near-duplicates, e.g. the licence texts), each cut at line ends into
-pieces of about ``--piece`` characters; conf/fineweb.yaml's filter list less the url filter (the pieces have no
-URL) run on them in one process (the filter stage's batch step); and, among the survivors, planted near copies:
-``--copies`` of them (drawn with ``--seed``) copied once with a share of their words replaced by other words of the
-same document, the share cycling through ``EDIT_RATES`` (5-gram Jaccard from about 0.9 down to 0.3). Both sides
-read the same JSONL (``{"id", "text"}``):
-
-- theirs: ``MinhashDedupSignature`` (English word tokenizer), ``MinhashDedupBuckets``, ``MinhashDedupCluster``,
-  ``MinhashDedupFilter`` with FineWeb's ``MinhashConfig(hash_config=HashConfig(precision=64), num_buckets=14,
-  hashes_per_bucket=8)`` (5-grams) on datatrove's local executor; removed: what its filter's exclusion writer got;
-- ours: the ingest and dedup stages on local Spark with conf/fineweb.yaml's ``dedup`` section (112 hashes in 14
-  bands of 8, word 5-grams, no verification); removed: what is not in ``dedup/survivors/``.
-
-Printed and written (the JSON result): documents, removed by each side, removed by both / only ours / only theirs
-(the last two include clusters where the sides kept different members), the documents each side put in a duplicate
-cluster (removed or kept as its survivor: both / only ours / only theirs), and each side's precision on ``--sample``
-removed documents: the share whose most similar other document of the corpus has an exact Jaccard of word 5-grams
-(bench/dedup_precision.py, docs/dedup.md's shingles for both sides) at or above 0.72 (14 x 8's S-curve knee) and
-0.5.
+How it measures: docs/benchmarks.md, Method notes, recipe_dedup.
 """
 
 from __future__ import annotations

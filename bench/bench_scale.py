@@ -25,13 +25,13 @@ import psutil
 import yaml
 
 from bench.harness import ProcessTree, commit, write_result
-from bench.standalone import SPARK_BIN, Cluster
+from bench.standalone import Cluster, build_zip, submit_command
 from bench.vs_corpus import shard_paths
 from pipeline.run.registry import STAGE_NAMES
 
 REPO = Path(__file__).resolve().parents[1]
 GB = 10**9
-DRIVER_MEMORY = EXECUTOR_MEMORY = "2g"
+MEMORY = "2g"  # the driver's and each executor's
 SEQUENCE_LENGTH = 2048
 # the training job's tokenizer as megatron-core names it in its cache keys (any fixed value will do here)
 TRAINING_TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["run/tokenizer"], "vocab_extra_ids": 0}
@@ -152,20 +152,9 @@ def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code:
     }
 
 
-def build_zip(work: Path) -> Path:
-    """``deploy/build_artifacts.sh --zip-only`` as a user runs it; the zip's path."""
-    out = work / "dist"
-    cmd = ["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only"]
-    subprocess.run([*cmd, "--python", sys.executable], cwd=REPO, check=True, capture_output=True)
-    return out / "pretrain_pipeline.zip"
-
-
-def submit(cluster: Cluster, zip_path: Path, config_path: Path, log: Path) -> tuple[float, dict]:
+def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path) -> tuple[float, dict]:
     """spark-submit of the whole run to ``cluster``; its wall seconds and the memory peaks of its processes."""
-    cmd = [str(SPARK_BIN / "spark-submit"), "--master", cluster.url, "--driver-memory", DRIVER_MEMORY]
-    cmd += ["--executor-memory", EXECUTOR_MEMORY, "--total-executor-cores", str(cluster.workers * cluster.cores)]
-    cmd += ["--conf", f"spark.executor.cores={cluster.cores}", "--conf", "spark.driver.host=127.0.0.1"]
-    cmd += ["--py-files", str(zip_path), str(REPO / "jobs" / "job_pipeline.py"), "--config", str(config_path)]
+    cmd = submit_command(cluster, dist, config_path, MEMORY)
     started = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=config_path.parent, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
@@ -178,7 +167,7 @@ def submit(cluster: Cluster, zip_path: Path, config_path: Path, log: Path) -> tu
     return seconds, memory.report()
 
 
-def measure(cluster: Cluster, zip_path: Path, args: argparse.Namespace, size_gb: float) -> dict:
+def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: float) -> dict:
     """One fresh run over a prefix of ``size_gb`` GB: its figures (the run directory removed afterwards)."""
     work, tag = args.work, f"{size_gb:g}gb"
     data, out, index = work / f"corpus-{tag}", work / f"run-{tag}", work / f"index-{tag}"
@@ -190,7 +179,7 @@ def measure(cluster: Cluster, zip_path: Path, args: argparse.Namespace, size_gb:
         yaml.safe_dump(config(data, per_source, out, index, set(args.code_sources.split(","))), sort_keys=False)
     )
     load_before = os.getloadavg()[0]
-    wall, memory = submit(cluster, zip_path, config_path, work / f"run-{tag}.log")
+    wall, memory = submit(cluster, dist, config_path, work / f"run-{tag}.log")
     report = json.loads((out / "report.json").read_text())
     stages = {row["stage"]: float(row["seconds"]) for row in report["timeline"]["stages"]}
     gb = nbytes / GB
@@ -215,32 +204,6 @@ def measure(cluster: Cluster, zip_path: Path, args: argparse.Namespace, size_gb:
             for app in cluster.worker_dir(i).glob("app-*"):
                 shutil.rmtree(app, ignore_errors=True)
     return row
-
-
-def table(rows: list[dict]) -> str:
-    """Seconds and seconds per GB per stage, each size's s/GB over the first size's, memory peaks."""
-    names = [*(n for n in STAGE_NAMES if n in rows[0]["seconds"]), "stages", "submit"]
-    lines = [f"{'GB':>6} {'what':<8}" + "".join(f"{n[:16]:>17}" for n in names)]
-    first = rows[0]["seconds_per_gb"]
-    for row in rows:
-        lines.append(f"{row['size_gb']:>6g} {'s':<8}" + "".join(f"{row['seconds'][n]:>17.1f}" for n in names))
-        lines.append(f"{'':>6} {'s/GB':<8}" + "".join(f"{row['seconds_per_gb'][n]:>17.1f}" for n in names))
-        ratio = [row["seconds_per_gb"][n] / first[n] if first[n] else float("nan") for n in names]
-        lines.append(f"{'':>6} {'ratio':<8}" + "".join(f"{r:>17.2f}" for r in ratio))
-    lines.append("")
-    for row in rows:
-        d = row["driver_mib"]
-        executors = ", ".join(
-            f"{e['total']:.0f} ({e['jvm']:.0f} JVM + {e['python']:.0f} Python)" for e in row["executors_mib"]
-        )
-        lines.append(
-            f"{row['size_gb']:g} GB: {row['input_bytes']:,} bytes, {row['documents_read']:,} documents, "
-            f"{row['survivors']:,} survivors, {row['tokens']:,} tokens; CPU s: driver {row['driver_cpu_s']}, "
-            f"executors {row['executors_cpu_s']}; peak RSS MiB: driver {d['total']:.0f} "
-            f"({d['jvm']:.0f} JVM + {d['python']:.0f} Python), executors {executors}; "
-            f"load {row['load_before']} before, {row['load_mean']} mean"
-        )
-    return "\n".join(lines)
 
 
 def _cpu_per_gb(row: dict) -> float | None:
@@ -273,8 +236,8 @@ def figures(rows: list[dict]) -> dict[str, tuple[float, str]]:
 
 
 def markdown(result: dict) -> str:
-    """docs/scaling.md's table from the ``--json`` figures: s/GB per stage, the run's, its ratio, CPU seconds
-    per GB (all of them, and those each size adds over the next smaller one), peak memory."""
+    """docs/scaling.md's table from the figures (also printed after a run): s/GB per stage, the run's, its ratio,
+    CPU seconds per GB (all of them, and those each size adds over the next smaller one), peak memory."""
     rows = result["sizes"]
     names = [n for n in STAGE_NAMES if n in rows[0]["seconds_per_gb"]]
     head = ["GB", *names, "all stages", "submit", "ratio", "CPU s/GB", "CPU ratio", "CPU s per added GB"]
@@ -329,21 +292,26 @@ def main() -> None:
         "cluster": {
             "workers": 2,
             "cores_per_worker": 1,
-            "executor_memory": EXECUTOR_MEMORY,
-            "driver_memory": DRIVER_MEMORY,
+            "executor_memory": MEMORY,
+            "driver_memory": MEMORY,
         },
         "corpus": str(args.corpus),
         "sizes": [],
     }
-    zip_path = build_zip(args.work)
-    with Cluster(args.work / "cluster", workers=2, cores=1, memory=EXECUTOR_MEMORY) as cluster:
+    dist = build_zip(args.work / "dist")
+    with Cluster(args.work / "cluster", workers=2, cores=1, memory=MEMORY) as cluster:
         for size in sizes:
-            row = measure(cluster, zip_path, args, size)
+            row = measure(cluster, dist, args, size)
             result["sizes"].append(row)
             print(f"{size:g} GB done in {row['seconds']['submit']:.0f} s (load {os.getloadavg()[0]:.1f})", flush=True)
             if args.json:  # after every size, so a long series keeps what it measured
                 args.json.write_text(json.dumps(result, indent=1) + "\n")
-    print(table(result["sizes"]))
+    print(markdown(result))
+    for row in result["sizes"]:
+        print(
+            f"{row['size_gb']:g} GB: {row['documents_read']:,} documents, {row['survivors']:,} survivors, "
+            f"{row['tokens']:,} tokens; load {row['load_before']} before, {row['load_mean']} mean"
+        )
     write_result("scale", args, figures(result["sizes"]))
     print(f"commit {result['commit']}, load average now {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 

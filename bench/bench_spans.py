@@ -1,7 +1,7 @@
 """Exact-substring spans (docs/spans.md, Exact substrings): MB/s per core of the stage's Spark plan, with the
 suffix-array oracle's time beside it on the same documents, and the two results compared.
 
-Run: ``python bench/bench_spans.py [--mb 50] [--k 50] [--master local[2]] [--no-oracle]``.
+Run: ``python -m bench spans [--mb 50] [--k 50] [--master local[2]] [--no-oracle]``.
 
 How it measures: docs/benchmarks.md, Method notes, spans.
 """
@@ -11,23 +11,19 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import pyarrow.parquet as pq
 
-import pyarrow.parquet as pq  # noqa: E402
-
-from bench.harness import ProcessTree  # noqa: E402
-from pipeline.config import load_config_text  # noqa: E402
-from pipeline.spans.stage import run_spans  # noqa: E402
-from pipeline.spark.session import build_session  # noqa: E402
-from pipeline.stage_api import layout  # noqa: E402
-from pipeline.stage_api.context import RunContext  # noqa: E402
-from tests.spans_oracle import DOC_ROOTS, oracle_ranges  # noqa: E402
+from bench.harness import REPO, ProcessTree, write_result
+from pipeline.config import load_config_text
+from pipeline.spans.stage import run_spans
+from pipeline.spark.session import build_session
+from pipeline.stage_api import layout
+from pipeline.stage_api.context import RunContext
+from tests.spans_oracle import DOC_ROOTS, oracle_ranges
 
 
 def documents(megabytes: float) -> list[tuple[int, str]]:
@@ -57,7 +53,7 @@ def main() -> None:
     size = sum(len(t.encode("utf-8")) for _, t in docs) / 1e6
     cores = int(args.master.split("[")[1].rstrip("]")) if "[" in args.master else 1
     with tempfile.TemporaryDirectory() as tmp:
-        conf = (ROOT / "conf" / "local.yaml").read_text()
+        conf = (REPO / "conf" / "local.yaml").read_text()
         config = load_config_text(conf, [f"output={tmp}/run", f"spans.exact_substring.min_tokens={args.k}"])
         spark = build_session("bench-spans", args.master, {"spark.sql.shuffle.partitions": str(4 * cores)})
         ctx = RunContext(config, spark=spark)
@@ -79,7 +75,13 @@ def main() -> None:
     split = f"JVM {cpu_jvm:.1f}, Python {cpu_stage - cpu_jvm:.1f}"
     print(f"spans stage: {cpu_stage:.1f} CPU s ({split}) = {size / cpu_stage:.2f} MB/s per core")
     print(f"load average at start {load:.1f}, at end {os.getloadavg()[0]:.1f}")
+    figures = {
+        "stage": (seconds, "s"),
+        "per core": (size / cpu_stage, "MB/s"),
+        "removed": (cut / 1e6, "MB"),
+    }
     if args.no_oracle:
+        write_result("spans", args, figures)
         return
     before = resource.getrusage(resource.RUSAGE_SELF)
     expected = oracle_ranges(docs, args.k)
@@ -91,6 +93,7 @@ def main() -> None:
     same = {d: sorted(r) for d, r in found.items()} == expected
     print(f"suffix-array oracle: {cpu:.1f} CPU s = {size / cpu:.2f} MB/s, peak RSS {after.ru_maxrss / 1e6:.2f} GB")
     print(f"ranges equal the oracle's: {same}")
+    write_result("spans", args, {**figures, "oracle": (cpu, "CPU s"), "equal the oracle": (float(same), "bool")})
 
 
 if __name__ == "__main__":

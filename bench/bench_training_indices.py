@@ -24,7 +24,6 @@ import numpy as np
 
 from bench.harness import child_command, child_env, write_result
 
-REPO = Path(__file__).resolve().parents[1]
 TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["/models/bench"]}
 
 

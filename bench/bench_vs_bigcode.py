@@ -122,26 +122,12 @@ def main() -> None:
 
     peer: tuple[float, int, ProcessTree] | None = None  # seconds, survivors, peak
     if not args.ours_only:
-        peer_cmd = [
-            str(Path(sys.executable).parent / "spark-submit"),
-            "--master",
-            args.master,
-            *[a for k, v in spark_conf.items() for a in ("--conf", f"{k}={v}")],
-            *(["--conf", f"spark.driver.extraJavaOptions={LOCAL_JIT}"] if args.peer_jit_as_ours else []),
-            PEER_SCRIPT,
-            "--input",
-            str(parquet),
-            "--output",
-            str(work / "peer-out"),
-            "--column",
-            "content",
-            "--threshold",
-            str(args.threshold),
-            "--ngram_size",
-            str(args.ngram),
-            "--num_perm",
-            str(args.num_perm),
-        ]
+        peer_cmd = [str(Path(sys.executable).parent / "spark-submit"), "--master", args.master]
+        peer_cmd += [a for k, v in spark_conf.items() for a in ("--conf", f"{k}={v}")]
+        peer_cmd += ["--conf", f"spark.driver.extraJavaOptions={LOCAL_JIT}"] if args.peer_jit_as_ours else []
+        peer_cmd += [PEER_SCRIPT, "--input", str(parquet), "--output", str(work / "peer-out"), "--column", "content"]
+        peer_cmd += ["--threshold", str(args.threshold), "--ngram_size", str(args.ngram)]
+        peer_cmd += ["--num_perm", str(args.num_perm)]
         peer_seconds, peer_peak = run_timed(peer_cmd, PEERS, env, work / "peer.log")
         # the peer partitions its output by ``__pid__``, a directory name Arrow's discovery would skip
         peer_survivors = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "peer-out").rglob("*.parquet"))

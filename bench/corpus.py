@@ -15,40 +15,11 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-MODULES = (
-    "argparse",
-    "asyncio",
-    "collections",
-    "csv",
-    "datetime",
-    "decimal",
-    "email",
-    "functools",
-    "http.client",
-    "inspect",
-    "json",
-    "logging",
-    "pathlib",
-    "pickle",
-    "random",
-    "re",
-    "shutil",
-    "socket",
-    "sqlite3",
-    "statistics",
-    "string",
-    "subprocess",
-    "tarfile",
-    "threading",
-    "typing",
-    "unittest",
-    "urllib.request",
-    "uuid",
-    "zipfile",
-    "textwrap",
-    "heapq",
-    "bisect",
-    "fractions",
+# the standard-library modules whose docstrings make the prose
+MODULES = tuple(
+    "argparse asyncio collections csv datetime decimal email functools http.client inspect json logging "
+    "pathlib pickle random re shutil socket sqlite3 statistics string subprocess tarfile threading "
+    "typing unittest urllib.request uuid zipfile textwrap heapq bisect fractions".split()
 )
 
 

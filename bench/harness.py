@@ -115,15 +115,21 @@ class ProcessTree:
         self._thread.join()
 
 
-def config_text(raw: Path, out: Path, extra: str = "") -> str:
-    """A one-source pipeline config over ``raw`` (JSONL) writing to ``out``."""
-    return f"""
-output: {out}
-sources: [{{name: bench, paths: ["{raw}"]}}]
-tokenizer: {{train: true, vocab_size: 2000, sample_fraction: 0.1}}
-tokenize: {{partitions: 8}}
-{extra}
-"""
+def dataproc_filters() -> list[dict[str, Any]]:
+    """conf/dataproc.yaml's filter list, the filter benches' default."""
+    import yaml
+
+    return list(yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"])
+
+
+def run_config(out: Path | str, raw: Path | str, filters: list[dict[str, Any]] | None = None) -> Any:
+    """The config of a one-source run over the JSONL ``raw`` into ``out``, with ``filters`` as its filter list."""
+    import yaml
+
+    from pipeline.config import load_config_text
+
+    text = f'output: {out}\nsources: [{{name: bench, paths: ["{raw}"]}}]\ntokenizer: {{train: true}}\n'
+    return load_config_text(text + (yaml.safe_dump({"filter": filters}) if filters else ""), [])
 
 
 def best_of(fn: Callable[[], T], repeat: int = 1, clock: Callable[[], float] = time.process_time) -> tuple[float, T]:

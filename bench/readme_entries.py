@@ -1,14 +1,14 @@
 """The bench table's rows as data: per row, the bench command, what it measures, how to show its figures.
 
 Each :class:`Entry` is one row of the bench table (docs/benchmarks.md, The table). ``args`` are the default
-sizes (about 55-60 minutes in all on 2 quiet cores, estimated from the table's figures), ``quick`` the sizes of a smoke
-check (``python -m bench readme_table --quick``). ``cold`` entries run twice: first with empty caches (a fresh
-numba cache and no JVM class-data archive), then steady on the caches that run left; the others run once,
-their own warm-up or in-run cold figure being part of what they write. A :class:`Figure` turns the figures of
-the bench's JSON result (bench/result.schema.json; name -> value) into the text of a cell; a figure the result
-lacks says "not found". ``needs`` are files the bench cannot build itself: when one is absent the row says so.
-``from_json`` rows are not run for the table: they print a figure file kept in the repository (the bench's own
-``--from-json``), marked as such with that file's commits.
+sizes, ``quick`` the sizes of a smoke check (``python -m bench readme_table --quick``). ``cold`` entries run
+twice: first with empty caches (a fresh numba cache and no JVM class-data archive), then steady on the caches
+that run left; the others run once, their own warm-up or in-run cold figure being part of what they write. A
+:class:`Figure` turns the figures of the bench's JSON result (bench/result.schema.json; name -> value) into the
+text of a cell: a format string over the figures' names, or a function; a figure the result lacks says "not
+found". ``needs`` are files the bench cannot build itself: when one is absent the row says so. ``from_json`` rows
+are not run for the table: they print a figure file kept in the repository (the bench's own ``--from-json``),
+marked as such with that file's commits.
 """
 
 from __future__ import annotations
@@ -27,11 +27,16 @@ Values = Mapping[str, float]
 
 @dataclass(frozen=True)
 class Figure:
-    """One headline figure: ``show`` writes it from the result's values (a missing one raises KeyError)."""
+    """One headline figure: ``show`` is a format string over the result's values, or a function of them (a
+    missing value raises KeyError)."""
 
     label: str
-    show: Callable[[Values], str]
+    show: str | Callable[[Values], str]
     steady: bool = True  # False: a cold figure the bench measures itself (shown in the cold column)
+
+    def text(self, values: Values) -> str:
+        """The figure's cell text from the result's values."""
+        return self.show.format_map(values) if isinstance(self.show, str) else self.show(values)
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,6 @@ class Entry:
     needs: tuple[Path, ...] = ()
     default: bool = True
     from_json: Path | None = None
-    note: str = ""
     extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -69,73 +73,32 @@ def each(pattern: str, show: Callable[[Values, re.Match[str]], str]) -> Callable
     return shown
 
 
-def _f(label: str, show: Callable[[Values], str], steady: bool = True) -> Figure:
-    return Figure(label, show, steady)
+def _cold_warm(mode: str) -> str:
+    return (
+        f"{{{mode} cold:.0f}} / {{{mode} warm:.0f}} s = {{{mode} cold/warm:.2f}}x (CPU {{{mode} CPU cold/warm:.2f}}x)"
+    )
 
 
-def _cold_warm(values: Values, mode: str) -> str:
-    wall = f"{values[mode + ' cold']:.0f} / {values[mode + ' warm']:.0f} s = {values[mode + ' cold/warm']:.2f}x"
-    return f"{wall} (CPU {values[mode + ' CPU cold/warm']:.2f}x)"
-
-
+F = Figure
 PEER = SHARED / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
 RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
 RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
 VS_BIGCODE_FIGURES = (
-    _f("speed-up", lambda v: f"{v['speed-up']:.2f}x"),
-    _f("CPU", lambda v: f"{v['BigCode CPU']:.1f} vs {v['ours CPU']:.1f} s = {v['CPU ratio']:.2f}x"),
-    _f("survivors", lambda v: f"{v['ours survivors']:.0f} vs {v['BigCode survivors']:.0f}"),
-    _f("precision ours", lambda v: f"{v['precision ours']:.3f} (matched pair)"),
-    _f("precision script", lambda v: f"{v['precision script']:.3f} (best match)"),
-    _f("archive", lambda v: "mapped" if v["archive mapped"] else "recorded"),
-    _f("features step", lambda v: f"{v['features step']:.1f} MB/s"),
+    F("speed-up", "{speed-up:.2f}x"),
+    F("CPU", "{BigCode CPU:.1f} vs {ours CPU:.1f} s = {CPU ratio:.2f}x"),
+    F("survivors", "{ours survivors:.0f} vs {BigCode survivors:.0f}"),
+    F("precision ours", "{precision ours:.3f} (matched pair)"),
+    F("precision script", "{precision script:.3f} (best match)"),
+    F("archive", lambda v: "mapped" if v["archive mapped"] else "recorded"),
+    F("features step", "{features step:.1f} MB/s"),
 )
+VS_BIGCODE = "ingest + dedup vs the BigCode script on the real release corpus: time, CPU, survivors, precision"
 
 ENTRIES: tuple[Entry, ...] = (
     Entry(
-        "minhash",
-        "bench_minhash.py",
-        "MinHash signatures per core vs datasketch (SHA-1, identical output)",
-        ("--mb", "1"),
-        ("--mb", "0.05", "--repeat", "1"),
-        (
-            _f("sha1", each(r"(\w+) sha1", lambda v, m: f"{m[1]} {v[m[0]] / v[m[1] + ' datasketch']:.1f}x")),
-            _f("fast hash", each(r"(\w+) xxhash", lambda v, m: f"{m[1]} {v[m[0]] / v[m[1] + ' datasketch']:.1f}x")),
-            _f("first calls", lambda v: f"{v['first calls']:.2f} s"),
-        ),
-        cold=True,
-    ),
-    Entry(
-        "dedup_features",
-        "bench_dedup_features.py",
-        "dedup features step per core: SHA-1 kernels, doc_features",
-        ("--mb", "20"),
-        ("--mb", "1", "--repeat", "1"),
-        (
-            _f(
-                "SHA-1 lanes",
-                lambda v: f"{v['sha1 new lanes']:.1f} ns/shingle (previous {v['sha1 previous scalar']:.1f})",
-            ),
-            _f("doc_features", lambda v: f"{v['doc_features']:.1f} MB/s (previous {v['doc_features previous']:.1f})"),
-            _f("first call", lambda v: f"{v['first call previous']:.1f} -> {v['first call']:.1f} s", steady=False),
-        ),
-    ),
-    Entry(
-        "dedup_stage",
-        "bench_dedup_stage.py",
-        "whole dedup stage on local[2]: MB/s, peak driver memory",
-        ("--mb", "200"),
-        ("--mb", "10"),
-        (
-            _f("MB/s", lambda v: f"{v['stage']:.2f} MB/s ({v['stage seconds']:.1f} s)"),
-            _f("peak", lambda v: f"python {v['peak python']:.0f} / JVM {v['peak JVM']:.0f} MiB"),
-        ),
-        cold=True,
-    ),
-    Entry(
         "vs_bigcode_release",
         "bench_vs_bigcode.py",
-        "ingest + dedup vs the BigCode script on the real release corpus: time, CPU, survivors, precision",
+        VS_BIGCODE,
         ("--corpus", str(RELEASE_200), "--mb", "200"),
         ("--corpus", str(RELEASE_200), "--mb", "5", "--sample", "50"),
         VS_BIGCODE_FIGURES,
@@ -160,77 +123,6 @@ ENTRIES: tuple[Entry, ...] = (
         VS_BIGCODE_FIGURES,
         needs=(PEER,),
         default=False,
-        note="not in the default set (--only vs_bigcode_synthetic)",
-    ),
-    Entry(
-        "ingest",
-        "bench_ingest.py",
-        "ingest stage on local[2] vs a one-process JSON parse",
-        ("--mb", "200"),
-        ("--mb", "10"),
-        (
-            _f("stage", lambda v: f"{v['stage']:.1f} MB/s ({v['stage seconds']:.1f} s)"),
-            _f("json.loads", lambda v: f"{v['json.loads']:.1f} MB/s"),
-        ),
-        cold=True,
-    ),
-    Entry(
-        "warc",
-        "bench_warc.py",
-        "WARC to text per CPU second: ours (resiliparse, trafilatura) vs datatrove",
-        ("--mb", "15", "--jobs", "2", "--only", "ours-resiliparse,ours-trafilatura,datatrove"),
-        ("--mb", "1", "--jobs", "2", "--only", "ours-resiliparse,datatrove-1s"),
-        (
-            _f("MB/CPU s", each(r"[\w-]+", lambda v, m: f"{m[0]} {v[m[0]]:.3f}")),
-            _f("ratios", each(r"(.+)/(.+)", lambda v, m: f"{m[1]} / {m[2]} {v[m[0]]:.2f}x")),
-        ),
-    ),
-    Entry(
-        "small_files",
-        "bench_small_files.py",
-        "ingest of many small files: seconds, splits, tasks, parts",
-        ("--files", "5000"),
-        ("--files", "200"),
-        (
-            _f("ingest", lambda v: f"{v['ingest']:.1f} s, {v['splits']:.0f} splits in {v['tasks']:.0f} tasks"),
-            _f("Parquet parts", lambda v: f"{v['parts']:.0f}"),
-        ),
-        cold=True,
-        needs=(SHARED / "fixtures" / "corpus.en",),
-    ),
-    Entry(
-        "direct_tables",
-        "bench_direct_tables.py",
-        "write + scan a table: direct (pyarrow + fsspec) vs Spark Parquet",
-        ("--jsonl", str(BENCH_DATA / "real-corpus-100mb.jsonl")),
-        ("--mb", "5", "--rounds", "1"),
-        (
-            _f(
-                "direct/native",
-                each(
-                    r"(write|read) direct/native",
-                    lambda v, m: f"{m[1]} {v[m[1] + ' direct']:.2f} vs {v[m[1] + ' native']:.2f} s ({v[m[0]]:.2f}x)",
-                ),
-            ),
-        ),
-        needs=(BENCH_DATA / "real-corpus-100mb.jsonl",),
-    ),
-    Entry(
-        "bpe",
-        "bench_bpe.py",
-        "BPE training; encoding per CPU s vs tiktoken and HF tokenizers",
-        (),
-        ("--mb", "1", "--encode-mb", "0.5", "--code-mb", "0.5", "--times", "1", "--repeat", "1"),
-        (
-            _f("train corpus.en", lambda v: f"{v['train corpus.en']:.3f} s"),
-            _f("train time ours/HF", lambda v: f"{v['train ours/HF']:.2f}x"),
-            _f(
-                "vs tiktoken warm/cold",
-                each(r"(.*) warm/tiktoken", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x/{v[m[1] + ' cold/tiktoken']:.2f}x"),
-            ),
-            _f("kernel load", lambda v: f"{v['kernel load']:.2f} s", steady=False),
-        ),
-        needs=(SHARED / "fixtures" / "corpus.en",),
     ),
     Entry(
         "tokenize",
@@ -239,21 +131,10 @@ ENTRIES: tuple[Entry, ...] = (
         ("--repeat", "2"),
         ("--mb", "5", "--repeat", "1", "--partitions", "2"),
         (
-            _f("ratio", lambda v: f"{v['workers/bare']:.2f}x"),
-            _f("whole stage", lambda v: f"{v['whole stage/bare']:.2f}x"),
-            _f("no-op floor", lambda v: f"{v['no-op floor']:.2f} CPU s"),
-            _f("cold workers", lambda v: f"{v['cold/bare']:.2f}x", steady=False),
-        ),
-    ),
-    Entry(
-        "merge",
-        "bench_merge.py",
-        "shard merge vs a plain copy of the same bytes, peak memory",
-        (),
-        ("--total-mb", "20", "--shards", "8"),
-        (
-            _f("merge/copy", lambda v: f"{v['merge/copy']:.2f}x"),
-            _f("peak traced", lambda v: f"{v['peak traced']:.2f} MB"),
+            F("ratio", "{workers/bare:.2f}x"),
+            F("whole stage", "{whole stage/bare:.2f}x"),
+            F("no-op floor", "{no-op floor:.2f} CPU s"),
+            F("cold workers", "{cold/bare:.2f}x", steady=False),
         ),
     ),
     Entry(
@@ -263,23 +144,8 @@ ENTRIES: tuple[Entry, ...] = (
         ("--size", "100000000"),
         ("--size", "1000000", "--repeat", "1", "--datasets", "3"),
         (
-            _f("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
-            _f(
-                "first call",
-                lambda v: f"compile {v['first call compile']:.2f} s, load {v['first call load']:.2f} s",
-                steady=False,
-            ),
-        ),
-    ),
-    Entry(
-        "dedup_index",
-        "bench_dedup_index.py",
-        "dedup against an index 10x its size vs without one",
-        ("--mb", "1"),
-        ("--mb", "0.1"),
-        (
-            _f("ratio", lambda v: f"{v['with/without']:.2f}x ({v['with commit/without']:.2f}x with the commit)"),
-            _f("found", lambda v: f"{v['found']:.0f} of earlier runs"),
+            F("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
+            F("first call", "compile {first call compile:.2f} s, load {first call load:.2f} s", steady=False),
         ),
     ),
     Entry(
@@ -289,13 +155,11 @@ ENTRIES: tuple[Entry, ...] = (
         ("--repeat", "5"),
         ("--tokens", "1e7", "--repeat", "1"),
         (
-            _f(
+            F(
                 "ours/megatron-core",
-                lambda v: (
-                    f"wall {v['seconds ours/megatron-core']:.2f}x fresh, {v['again ours/megatron-core']:.2f}x again; "
-                    f"CPU {v['cpu ours/megatron-core']:.2f}x fresh, {v['cpu_again ours/megatron-core']:.2f}x again; "
-                    f"{v['identical files']:.0f} files identical"
-                ),
+                "wall {seconds ours/megatron-core:.2f}x fresh, {again ours/megatron-core:.2f}x again; "
+                "CPU {cpu ours/megatron-core:.2f}x fresh, {cpu_again ours/megatron-core:.2f}x again; "
+                "{identical files:.0f} files identical",
             ),
         ),
     ),
@@ -306,7 +170,7 @@ ENTRIES: tuple[Entry, ...] = (
         ("--mb", "100", "--repeat", "1"),
         ("--mb", "1", "--repeat", "1"),
         (
-            _f(
+            F(
                 "ours/theirs",
                 each(
                     r"(\w+) ours",
@@ -323,34 +187,7 @@ ENTRIES: tuple[Entry, ...] = (
         "filter stage (six filters) beside ingest + dedup, local[2]",
         ("--mb", "200"),
         ("--mb", "10"),
-        (
-            _f("filter/(ingest+dedup)", lambda v: f"{v['filter/(ingest+dedup)']:.2f}x"),
-            _f("whole run", lambda v: f"{v['whole run']:.2f}x"),
-        ),
-    ),
-    Entry(
-        "words",
-        "bench_words.py",
-        "English words per core: datatrove's split_into_words (spaCy) vs ours",
-        ("--megabytes", "20"),
-        ("--megabytes", "0.5"),
-        (
-            _f("identical", lambda v: f"{v['identical']:.0f}/{v['documents']:.0f}"),
-            _f("cold", lambda v: f"{v['split_words']:.2f} MB/s ({v['split_words'] / v['datatrove']:.1f}x)"),
-            _f("warm", lambda v: f"{v['count_words']:.2f} MB/s ({v['count_words'] / v['datatrove']:.1f}x)"),
-        ),
-    ),
-    Entry(
-        "pipeline",
-        "bench_pipeline.py",
-        "whole pipeline: seconds per stage by size, growth per doubling",
-        ("--sizes", "50", "100", "200"),
-        ("--sizes", "2", "4"),
-        (
-            _f("total", each(r"([\d.]+) MB total", lambda v, m: f"{m[1]} MB {v[m[0]]:.1f} s")),
-            _f("growth", each(r"growth (\S+) MB", lambda v, m: f"{m[1]} MB x{v[m[0]]:.2f}")),
-        ),
-        cold=True,
+        (F("filter/(ingest+dedup)", "{filter/(ingest+dedup):.2f}x"), F("whole run", "{whole run:.2f}x")),
     ),
     Entry(
         "cold_cluster",
@@ -358,7 +195,7 @@ ENTRIES: tuple[Entry, ...] = (
         "fresh standalone cluster, empty caches: first run over second, without and with the shipped numba cache",
         ("--mb", "20"),
         ("--mb", "2"),
-        (_f("zip only", lambda v: _cold_warm(v, "zip")), _f("numba cache", lambda v: _cold_warm(v, "cache"))),
+        (F("zip only", _cold_warm("zip")), F("numba cache", _cold_warm("cache"))),
     ),
     Entry(
         "scale",
@@ -366,7 +203,7 @@ ENTRIES: tuple[Entry, ...] = (
         "whole run on a standalone cluster, 1 to 10 GB: CPU s per GB (docs/scaling.md)",
         ("--from-json", "docs/scaling-1-to-10gb.json"),
         ("--from-json", "docs/scaling-1-to-10gb.json"),
-        (_f("CPU s/GB", each(r"([\d.]+) GB", lambda v, m: f"{m[1]} GB {v[m[0]]:.0f}")),),
+        (F("CPU s/GB", each(r"([\d.]+) GB", lambda v, m: f"{m[1]} GB {v[m[0]]:.0f}")),),
         from_json=REPO / "docs" / "scaling-1-to-10gb.json",
     ),
 )

@@ -43,8 +43,8 @@ def extract(figures: Iterable[Figure], values: Mapping[str, float] | None) -> st
     parts = []
     for figure in figures:
         try:
-            parts.append(f"{figure.label} {figure.show(values)}")
-        except (KeyError, ZeroDivisionError):
+            parts.append(f"{figure.label} {figure.text(values)}")
+        except (KeyError, ZeroDivisionError, ValueError):
             parts.append(f"{figure.label}: not found")
     return "; ".join(parts)
 

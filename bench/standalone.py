@@ -19,6 +19,27 @@ from pathlib import Path
 
 SPARK_BIN = Path(sys.executable).parent  # the venv's spark-class and spark-submit (pyspark's launchers)
 START_TIMEOUT_S = 240
+REPO = Path(__file__).resolve().parents[1]
+
+
+def build_zip(out: Path, numba_cache: bool = False) -> Path:
+    """``deploy/build_artifacts.sh --zip-only`` (with ``--numba-cache``) into ``out``, as a user runs it; ``out``."""
+    cmd = ["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only"]
+    cmd += ["--python", sys.executable, *(["--numba-cache"] if numba_cache else [])]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"build_artifacts.sh failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return out
+
+
+def submit_command(cluster: Cluster, dist: Path, config: Path, memory: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """``spark-submit`` of ``jobs/job_pipeline.py --config config`` to ``cluster`` with ``dist``'s zip, as a user
+    submits it: ``memory`` for the driver and each executor, one executor of ``cluster.cores`` per worker."""
+    cmd = [str(SPARK_BIN / "spark-submit"), "--master", cluster.url, "--driver-memory", memory]
+    cmd += ["--executor-memory", memory, "--total-executor-cores", str(cluster.workers * cluster.cores)]
+    cmd += ["--conf", f"spark.executor.cores={cluster.cores}", "--conf", "spark.driver.host=127.0.0.1"]
+    cmd += ["--py-files", str(dist / "pretrain_pipeline.zip"), *extra]
+    return [*cmd, str(REPO / "jobs" / "job_pipeline.py"), "--config", str(config)]
 
 
 def free_port() -> int:

@@ -37,7 +37,7 @@ def test_list_names_every_runnable_module() -> None:
         if not p.stem.startswith("_") and 'if __name__ == "__main__":' in p.read_text()
     )
     assert sorted(listed) == runnable
-    assert {"vs_bigcode", "merge", "scale", "readme_table", "release_corpus"} <= set(listed)
+    assert {"vs_bigcode", "scale", "readme_table", "release_corpus"} <= set(listed)
 
 
 def test_every_bench_answers_help() -> None:
@@ -57,24 +57,24 @@ def test_unknown_bench_is_a_one_line_error() -> None:
     assert out.returncode == 2 and "'nosuch'" in out.stderr and "--list" in out.stderr
 
 
-def test_merge_result_validates_against_the_schema(tmp_path: Path) -> None:
-    """A small merge bench writes its JSON result where --result says; it validates against the schema and its
-    figures are the ones the bench printed (the ratio recomputed from the printed MB/s)."""
-    path = tmp_path / "merge.json"
-    out = _bench("--result", str(path), "merge", "--total-mb", "2", "--shards", "4")
+def test_scale_result_validates_against_the_schema(tmp_path: Path) -> None:
+    """The scale bench reprinting docs/scaling-1-to-10gb.json writes its JSON result where --result says; it
+    validates against the schema and its figures are the CPU seconds per GB recomputed here from that file."""
+    path = tmp_path / "scale.json"
+    out = _bench("--result", str(path), "scale", "--from-json", "docs/scaling-1-to-10gb.json")
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(path.read_text())
     schema = json.loads((REPO / "bench" / "result.schema.json").read_text())
     jsonschema.validate(result, schema)
-    assert result["name"] == "merge" and result["args"]["shards"] == 4
+    assert result["name"] == "scale" and result["args"]["from_json"] == "docs/scaling-1-to-10gb.json"
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     assert result["commit"].removesuffix("-dirty") == head
-    figures = result["figures"]
-    printed = {line.split(":")[0]: line for line in out.stdout.splitlines()}
-    assert f"= {figures['merge']['value']:.0f} MB/s" in printed["merge"]
-    assert f"= {figures['copy']['value']:.0f} MB/s" in printed["copy"]
-    assert figures["merge/copy"]["unit"] == "x"
-    assert figures["merge/copy"]["value"] == pytest.approx(figures["merge"]["value"] / figures["copy"]["value"])
+    sizes = json.loads((REPO / "docs" / "scaling-1-to-10gb.json").read_text())["sizes"]
+    expected = {
+        f"{s['size_gb']:.2f} GB": (s["driver_cpu_s"] + s["executors_cpu_s"]) / (s["input_bytes"] / 1e9) for s in sizes
+    }
+    assert {k: v["value"] for k, v in result["figures"].items()} == pytest.approx(expected)
+    assert {v["unit"] for v in result["figures"].values()} == {"CPU s/GB"}
 
 
 def test_schema_rejects_a_figure_without_unit() -> None:

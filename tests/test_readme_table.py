@@ -62,7 +62,7 @@ def test_every_saved_result_yields_every_figure(table) -> None:
     """Each entry's figures are shown from a real (quick) JSON result of its bench, and each result validates
     against bench/result.schema.json."""
     saved = sorted(SAVED.glob("*.json"))
-    assert len(saved) >= 15
+    assert len(saved) >= 7
     names = table.by_name()
     seen = set()
     for path in saved:
@@ -74,21 +74,11 @@ def test_every_saved_result_yields_every_figure(table) -> None:
         for figure in names[name].figures:
             got = table.extract((figure,), values)
             assert "not found" not in got, f"{path.name}: {got}"
-    assert len(seen) >= 15
+    assert len(seen) >= 7
 
 
 def test_saved_figures_match_the_lines_read_independently(table) -> None:
     """The figures shown from the JSON results equal what splitting the bench's own printed lines gives."""
-    ingest = (SAVED / "ingest.steady.stdout").read_text()
-    values = table.values_of(SAVED / "ingest.steady.json")
-    words = _line(ingest, "ingest stage on local[2]:").split()
-    assert _figures(table, "ingest", values)["stage"] == f"{words[-2]} MB/s ({words[-5]} s)"
-
-    stage = (SAVED / "dedup_stage.steady.stdout").read_text()
-    peak = _line(stage, "peak driver memory:").replace(",", "").split()
-    values = table.values_of(SAVED / "dedup_stage.steady.json")
-    assert _figures(table, "dedup_stage", values)["peak"] == f"python {peak[4]} / JVM {peak[7]} MiB"
-
     bigcode = (SAVED / "vs_bigcode_synthetic.stdout").read_text()
     figures = _figures(table, "vs_bigcode_synthetic", table.values_of(SAVED / "vs_bigcode_synthetic.json"))
     peer, ours = _line(bigcode, "BigCode script").split(), _line(bigcode, "ingest + dedup (here)").split()
@@ -97,22 +87,6 @@ def test_saved_figures_match_the_lines_read_independently(table) -> None:
     precision = [line.split() for line in bigcode.splitlines() if line.startswith(("BigCode script", "ingest +"))]
     assert figures["precision ours"] == f"{precision[-1][6]} (matched pair)"
     assert figures["precision script"] == f"{precision[-2][-1]} (best match)"
-
-    small = (SAVED / "small_files.steady.stdout").read_text()
-    words = _line(small, "ingest stage on local[2]:").replace("(", "").split()
-    shown = _figures(table, "small_files", table.values_of(SAVED / "small_files.steady.json"))["ingest"]
-    assert shown == f"{words[4]} s, {words[6]} splits in {words[9]} tasks"
-
-
-def test_merge_figures_are_the_printed_ones(tmp_path: Path, table) -> None:
-    """A small merge run: the shown ratio is copy seconds over merge seconds from its own printed lines."""
-    text, values = _run_bench(tmp_path, "merge", "--total-mb", "2", "--shards", "4")
-    merge_s = float(re.search(r" in ([\d.]+)s =", _line(text, "merge:")).group(1))  # type: ignore[union-attr]
-    copy_s = float(re.search(r" in ([\d.]+)s =", _line(text, "copy:")).group(1))  # type: ignore[union-attr]
-    got = float(_figures(table, "merge", values)["merge/copy"].rstrip("x"))
-    low, high = (copy_s - 5e-4) / (merge_s + 5e-4), (copy_s + 5e-4) / max(merge_s - 5e-4, 1e-9)  # printed to 1 ms
-    assert low - 0.005 <= got <= high + 0.005
-    assert _line(text, "ratio merge/copy throughput:").split()[3] == f"{values['merge/copy']:.2f}"
 
 
 def test_scale_row_is_the_json_cpu_seconds_per_gb(tmp_path: Path, table) -> None:
@@ -130,10 +104,10 @@ def test_scale_row_is_the_json_cpu_seconds_per_gb(tmp_path: Path, table) -> None
 
 def test_missing_result_or_value_is_said(table) -> None:
     """No JSON result: the cell says so; a result without a figure's value: that figure says "not found"."""
-    figures = _entry(table, "merge").figures
+    figures = _entry(table, "filter_stage").figures
     assert table.extract(figures, None) == "no JSON result"
-    got = table.extract(figures, {"merge/copy": 0.5})
-    assert got == "merge/copy 0.50x; peak traced: not found"
+    got = table.extract(figures, {"filter/(ingest+dedup)": 0.5})
+    assert got == "filter/(ingest+dedup) 0.50x; whole run: not found"
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -173,7 +147,7 @@ def test_absent_data_is_said_in_the_row(table, tmp_path: Path) -> None:
     from dataclasses import replace
 
     missing = tmp_path / "no-corpus"
-    entry = replace(_entry(table, "merge"), needs=(missing,))
+    entry = replace(_entry(table, "filter_stage"), needs=(missing,))
     row = table.run_entry(entry, quick=True, out=tmp_path, commit="abc1234")
     assert row["runs"] == {}
     text = table.render({"commit": "abc1234", "rows": [row]})
@@ -219,13 +193,14 @@ def test_from_json_round_trip(table, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert cells[1][0] == "bpe" and cells[1][4] == "not run: /x absent"
 
     for kind in ("cold", "steady"):
-        (tmp_path / f"ingest.{kind}.json").write_text((SAVED / f"ingest.{kind}.json").read_text())
-    rows[0]["runs"]["cold"]["result"], rows[0]["runs"]["steady"]["result"] = "ingest.cold.json", "ingest.steady.json"
+        (tmp_path / f"bigcode.{kind}.json").write_text((SAVED / "vs_bigcode_synthetic.json").read_text())
+    rows[0]["runs"]["cold"]["result"], rows[0]["runs"]["steady"]["result"] = "bigcode.cold.json", "bigcode.steady.json"
+    rows[0]["name"] = "vs_bigcode_synthetic"
     path.write_text(json.dumps({"commit": "abc1234", "quick": False, "cpus": 2, "rows": rows}))
     assert table.main(["--from-json", str(path), "--reparse"]) == 0
     cells = _cells(capsys.readouterr().out)
-    line = _line((SAVED / "ingest.steady.stdout").read_text(), "ingest stage on local[2]:").split()
-    assert cells[0][4].startswith(f"stage {line[-2]} MB/s ({line[-5]} s)")
+    line = _line((SAVED / "vs_bigcode_synthetic.stdout").read_text(), "speed-up:").split()
+    assert cells[0][3].startswith(f"speed-up {line[1]}") and cells[0][4].startswith(f"speed-up {line[1]}")
 
 
 def test_from_json_of_something_else_names_the_key(tmp_path: Path) -> None:
@@ -251,7 +226,7 @@ def test_every_table_row_has_an_entry(table) -> None:
     history = (REPO / "docs" / "benchmarks-history.md").read_text(encoding="utf-8").split("## Retired benches")[0]
     in_tables = {f"{n}.py" for n in re.findall(r"^\| `bench/(bench_\w+)\.py", history, re.MULTILINE)}
     in_table = {f"bench_{n}.py" for n in re.findall(r"^\| \w+ \| `python -m bench (\w+)", section, re.MULTILINE)}
-    assert len(in_table) >= 18
+    assert len(in_table) >= 7
     in_tables |= in_table
     entries = table.select(None, everything=False)
     assert in_tables <= {e.script for e in entries}

@@ -9,7 +9,7 @@ time (multi-buffer SHA-1) in one flat uint32 scratch array whose row ``t`` holds
 each step is a loop over the lanes, which LLVM turns into SIMD instructions (the rows sit at constant
 offsets of one array, so it needs no run-time alias checks). Longer messages, and the last few of a
 buffer (the lanes read 56 bytes from a message's start), go through the scalar :func:`sha1_hash32`.
-Values are checked against ``hashlib`` in the tests; ``bench/bench_dedup_features.py`` times the kernels.
+Values are checked against ``hashlib`` in the tests; ``bench/bench_vs_bigcode.py`` times the features step.
 Small helpers are left to LLVM to inline (numba's own ``inline="always"`` on them doubled the first
 compilation's time); it is kept where a constant argument (the round function) must reach the loop body.
 """
