@@ -155,8 +155,11 @@ def output_schema(documents: pa.Schema, signals: pa.Schema | None = None, column
     return pa.schema([pa.field("kind", pa.string()), *documents, *added, pa.field("summary", pa.string()), *measured])
 
 
-def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """Every batch's kept and dropped rows (``schema``: :func:`output_schema`), then the partition's summary row."""
+def filter_partition(
+    batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema, signals_only: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """Every batch's kept, dropped and signals rows (``schema``: :func:`output_schema`), then the partition's summary
+    row; ``signals_only``: the signals rows alone (a filter measured alone, filter/redecide.py)."""
     summary = Summary()
     filters: dict[str, list[Recorder]] = {}
     for batch in batches:
@@ -167,7 +170,7 @@ def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.S
             part = batch if whole else batch.filter(pc.equal(sources, name))
             if name not in filters:
                 filters[name] = [Recorder(s, name, plan, summary) for s in plan.steps.get(name, [])]
-            yield from _filtered(part, name, filters[name], summary, schema)
+            yield from _filtered(part, name, filters[name], summary, schema, signals_only)
     row = {f.name: pa.nulls(1, f.type) for f in schema}
     row["kind"] = pa.array(["summary"], pa.string())
     row["summary"] = pa.array([json.dumps(summary.to_json(), sort_keys=True)], pa.string())
@@ -175,7 +178,12 @@ def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.S
 
 
 def _filtered(
-    batch: pa.RecordBatch, source: str, filters: Sequence[Recorder], summary: Summary, schema: pa.Schema
+    batch: pa.RecordBatch,
+    source: str,
+    filters: Sequence[Recorder],
+    summary: Summary,
+    schema: pa.Schema,
+    signals_only: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     summary.source(source)["read"] += batch.num_rows
     from pipeline.text.english.words import shared_splits  # here: the driver, which plans the stage, never splits words
@@ -187,6 +195,8 @@ def _filtered(
         done = apply_filters(batch, filters, DROP_FIELDS)
     if signals:
         yield _signal_rows(batch, filters, schema)
+    if signals_only:
+        return
     summary.add_outcome(source, done)
     if done.kept.num_rows:
         yield _rows("kept", done.kept, schema)

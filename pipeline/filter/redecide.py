@@ -10,6 +10,7 @@ saw)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -25,6 +26,7 @@ from pipeline.filter.batches import ROW, Recorder, Summary, _rows, qualified
 from pipeline.filter.entries import _sha256 as file_sha256
 from pipeline.filter.outcome import UNKNOWN
 from pipeline.filter.plan import Plan, Step
+from pipeline.filter.rules.language import NAME as LANGUAGE_FILTER
 from pipeline.stage_api.filter import EMPTIED, EMPTIED_DETAIL, FilterResult, apply_filters
 
 REWRITTEN = "rewritten"  # a rewriting filter's signal: 0 text unchanged, 1 rewritten, 2 rewritten to blank
@@ -69,25 +71,67 @@ def signals_meta(plan: Plan, documents: str) -> dict[str, Any]:
 
 def reuse_problem(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> str | None:
     """Why ``current`` (:func:`signals_meta` of the new plan) cannot be decided from the signals ``previous``
-    recorded; None when it can."""
+    recorded; None when it can (its new filters and those measuring differently measured alone: :func:`anew`)."""
     if previous is None:
         return "no signals of an earlier decision"
     if previous.get("input") != current["input"]:
         return "the documents changed since the signals were measured"
     for source, now in current["sources"].items():
-        before = previous.get("sources", {}).get(source, {"steps": [], "rewriters": []})
+        before = previous.get("sources", {}).get(source)
+        if before is None or (now["steps"] and not before["steps"]):
+            return f"source {source}: no filter measured its documents before"
         if now["rewriters"] != before["rewriters"]:
             return f"source {source}: the text-rewriting filters changed (their kept text is not in the signals)"
-        old = {s["name"]: s for s in before["steps"]}
         for step in now["steps"]:
             if step["measure"] is None:
                 return f"source {source}: filter {step['name']!r} cannot decide from its signals"
+    return None
+
+
+def anew(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, str]:
+    """The filters of ``current`` whose signals ``previous`` lacks, for a source listing them: filter -> why (new,
+    or measuring differently: other measure options or other rewriting filters before it). Each is measured alone
+    over the documents (after the rewriting filters before it), the others re-decided from their columns."""
+    found: dict[str, str] = {}
+    for source, now in current["sources"].items():
+        old = {s["name"]: s for s in previous.get("sources", {}).get(source, {}).get("steps", [])}
+        for step in now["steps"]:
             was = old.get(step["name"])
             if was is None:
-                return f"source {source}: filter {step['name']!r} is new"
-            if was["measure"] != step["measure"] or was["after"] != step["after"]:
-                return f"source {source}: filter {step['name']!r} measures differently now"
-    return None
+                found.setdefault(step["name"], f"new for source {source}")
+            elif was["measure"] != step["measure"] or was["after"] != step["after"]:
+                found.setdefault(step["name"], f"measures differently for source {source}")
+    return found
+
+
+def relabels(previous: Mapping[str, Any], current: Mapping[str, Any], alone: Mapping[str, str]) -> bool:
+    """Whether the kept documents' ``language`` columns may differ from the earlier kept rows': the language filter
+    (which sets them) is measured alone, or is in one list of a source and not the other."""
+    if LANGUAGE_FILTER in alone:
+        return True
+    for source, now in current["sources"].items():
+        before = previous.get("sources", {}).get(source, {}).get("steps", [])
+        if (LANGUAGE_FILTER in {s["name"] for s in now["steps"]}) != (LANGUAGE_FILTER in {s["name"] for s in before}):
+            return True
+    return False
+
+
+def measuring_plan(plan: Plan, names: Iterable[str]) -> Plan:
+    """The steps that measure the filters ``names`` alone: per source, each of them annotating (every measure, no
+    drop), after the text-rewriting filters before it (their text, their drops; no signals of theirs)."""
+    wanted = set(names)
+    steps: dict[str, list[Step]] = {}
+    for source, listed in plan.steps.items():
+        last = max((i for i, s in enumerate(listed) if s.entry["name"] in wanted), default=-1)
+        chosen = []
+        for step in listed[: last + 1]:
+            if step.entry["name"] in wanted:
+                chosen.append(dataclasses.replace(step, options=dataclasses.replace(step.options, annotate=True)))
+            elif rewrites(step):
+                chosen.append(dataclasses.replace(step, signals={}))
+        steps[source] = chosen
+    columns = [f for f in plan.signals if f.name.split(".", 1)[0] in wanted]
+    return dataclasses.replace(plan, steps=steps, columns=(), ranking=None, signals=pa.schema(columns))
 
 
 def table_identity(path: str) -> str:
