@@ -77,10 +77,19 @@ def redecide(
     )
     decided = decided.persist(StorageLevel.DISK_ONLY)
     stepless = [name for name in {s.name for s in ctx.config.sources} if not plan.steps.get(name)]
+    # one job: the rows of each kind (and of each excerpt's origin) and the summaries
+    tally = decided.groupBy("kind", "excerpt_from").agg(F.count(F.lit(1)).alias("n"), F.collect_list("summary"))
+    counts: dict[tuple[str, str | None], int] = {}
+    merged = Summary()
+    for row in tally.collect():
+        counts[(row[0], row[1])] = row[2]
+        for summary in row[3]:
+            merged.merge(json.loads(summary))
     again = decided.where(F.col("kind") == "recompute").select("doc_id")
+    again_n = sum(n for (kind, _), n in counts.items() if kind == "recompute")
     if stepless:
         again = again.unionByName(docs.where(F.col("source").isin(stepless)).select("doc_id"))
-    again_n = again.count()
+        again_n = again.count()
     # only the documents the columns cannot settle are read with their text and measured again
     rows = measure(_among(docs, again, again_n, "left_semi")) if again_n else None
     columns = [c for c in docs.columns if c not in LANGUAGE.names] + LANGUAGE.names
@@ -90,7 +99,8 @@ def redecide(
         kept = earlier.drop(*LANGUAGE.names).join(labels, "doc_id").select(*columns)
     else:  # the earlier kept rows (text as the filters left it) less those dropped or measured again now
         gone = decided.where(F.col("kind").isin("dropped", "recompute")).select("doc_id")
-        kept = _among(earlier, gone, gone.count(), "left_anti").select(*columns)
+        gone_n = sum(n for (kind, _), n in counts.items() if kind in ("dropped", "recompute"))
+        kept = _among(earlier, gone, gone_n, "left_anti").select(*columns)
     if rows is not None:
         kept = kept.unionByName(rows.where(F.col("kind") == "kept").select(*columns))
     ctx.write_table(kept, layout.FILTERED)
@@ -98,7 +108,7 @@ def redecide(
     excerpts = old_dropped.select("doc_id", F.col("excerpt").alias("_old_excerpt"))
     drops = drops.join(excerpts, "doc_id", "left")
     from_text = drops.where(F.col("excerpt_from") == "text").select("doc_id")
-    text_n = from_text.count()
+    text_n = counts.get(("dropped", "text"), 0)
     if text_n:  # a drop by another filter than before: the first characters of the text it saw
         texts = _among(docs, from_text, text_n, "left_semi")
         texts = texts.select("doc_id", F.substring("text", 1, EXCERPT).alias("_text_excerpt"))
@@ -121,11 +131,8 @@ def redecide(
         )
         table = table.union(fresh)  # by position: unionByName cannot name a dotted column
     ctx.write_table(table, layout.FILTER_SIGNALS)
-    merged = Summary()
-    for frame in (decided, rows):
-        if frame is None:
-            continue
-        for row in frame.where(F.col("kind") == "summary").select("summary").toLocalIterator():
+    if rows is not None:
+        for row in rows.where(F.col("kind") == "summary").select("summary").toLocalIterator():
             merged.merge(json.loads(row["summary"]))
     for frame in (decided, rows, fresh_alone):
         if frame is not None:
