@@ -2,7 +2,8 @@
 sample run (conf/local.yaml) whose ``gopher_quality.min_doc_words`` changes (50 -> 120, then 30) is re-decided from
 its signals, and the result equals a fresh run with that threshold (the Megatron files byte for byte, the filter
 tables row for row); a removed filter re-decides too, a new filter or a changed measure is measured alone
-(tests/test_filter_redecide_new_filter.py), changed documents or rewriting filters measure every document again. The signals command and the report's signals section are checked on the fresh run."""
+(tests/test_filter_redecide_new_filter.py), changed documents or rewriting filters measure every document again.
+The signals command and the report's signals section are checked on the fresh run."""
 
 from __future__ import annotations
 
