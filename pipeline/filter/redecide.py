@@ -31,6 +31,7 @@ from pipeline.stage_api.filter import EMPTIED, EMPTIED_DETAIL, FilterResult, app
 
 REWRITTEN = "rewritten"  # a rewriting filter's signal: 0 text unchanged, 1 rewritten, 2 rewritten to blank
 OLD_REASON = "__old_reason"  # the reason the previous decision dropped a document for (null: kept)
+OLD_EXCERPT = "__old_excerpt"  # that drop's excerpt
 EXCERPT_FROM = ("old", "text")  # where a drop's excerpt comes from: the previous drop's, or the document's text
 
 
@@ -199,6 +200,7 @@ def redecide_schema(plan: Plan) -> pa.Schema:
             ("value", pa.float64()),
             ("threshold", pa.float64()),
             ("excerpt_from", pa.string()),
+            ("excerpt", pa.string()),
             ("summary", pa.string()),
         ]
     )
@@ -206,7 +208,8 @@ def redecide_schema(plan: Plan) -> pa.Schema:
 
 def redecide_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The new decision of every document of the signals ``batches`` (columns: doc_id, source, the signals,
-    :data:`OLD_REASON`): kept and dropped rows, the documents to compute again from their text, then the summary
+    :data:`OLD_REASON`, :data:`OLD_EXCERPT`): kept and dropped rows (a drop by the filter that dropped it before with
+    that drop's excerpt), the documents to compute again from their text, then the summary
     row of the documents decided here."""
     summary = Summary()
     for batch in batches:
@@ -271,13 +274,19 @@ def _decided(
     if done.kept.num_rows:
         yield _rows("kept", done.kept, schema)
     if done.dropped.num_rows:
-        old_of = dict(zip(decided.column("doc_id").to_pylist(), decided.column(OLD_REASON).to_pylist(), strict=True))
+        ids_now = decided.column("doc_id").to_pylist()
+        old_of = dict(zip(ids_now, decided.column(OLD_REASON).to_pylist(), strict=True))
+        has = OLD_EXCERPT in decided.schema.names
+        given = decided.column(OLD_EXCERPT).to_pylist() if has else [None] * len(ids_now)
+        excerpt_of = dict(zip(ids_now, given, strict=True))
         reasons = done.dropped.column("reason").to_pylist()
-        source_of = [
-            EXCERPT_FROM[0] if (old_of[d] or "").split(".", 1)[0] == r.split(".", 1)[0] else EXCERPT_FROM[1]
-            for d, r in zip(done.dropped.column("doc_id").to_pylist(), reasons, strict=True)
-        ]
-        rows = done.dropped.append_column("excerpt_from", pa.array(source_of, pa.string()))
+        drops = done.dropped.column("doc_id").to_pylist()
+        same = [(old_of[d] or "").split(".", 1)[0] == r.split(".", 1)[0] for d, r in zip(drops, reasons, strict=True)]
+        source_of = [EXCERPT_FROM[0] if s else EXCERPT_FROM[1] for s in same]
+        excerpts = [excerpt_of[d] if s else None for d, s in zip(drops, same, strict=True)]
+        at = done.dropped.schema.get_field_index("excerpt")
+        rows = done.dropped.set_column(at, "excerpt", pa.array(excerpts, pa.string()))
+        rows = rows.append_column("excerpt_from", pa.array(source_of, pa.string()))
         yield _rows("dropped", rows, schema)
 
 

@@ -18,7 +18,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pipeline import storage
 from pipeline.filter.batches import DROPPED_COLUMNS, EXCERPT, LANGUAGE, Summary, filter_partition, output_schema
 from pipeline.filter.plan import Plan
-from pipeline.filter.redecide import OLD_REASON, measuring_plan, redecide_partition, redecide_schema
+from pipeline.filter.redecide import OLD_EXCERPT, OLD_REASON, measuring_plan, redecide_partition, redecide_schema
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -69,7 +69,7 @@ def redecide(
     present = [c for c in plan.signals.names if c in current.columns]
     # mapInArrow names its input columns unquoted: a dotted name goes in as s<i> and is renamed back in the task
     wanted = [F.col(f"`{c}`").alias(f"s{i}") for i, c in enumerate(present)]
-    reasons = old_dropped.select("doc_id", F.col("reason").alias(OLD_REASON))
+    reasons = old_dropped.select("doc_id", F.col("reason").alias(OLD_REASON), F.col("excerpt").alias(OLD_EXCERPT))
     signals = current.select("doc_id", "source", *wanted).join(reasons, "doc_id", "left")
     schema = redecide_schema(plan)
     decided = signals.mapInArrow(
@@ -105,18 +105,13 @@ def redecide(
         kept = kept.unionByName(rows.where(F.col("kind") == "kept").select(*columns))
     ctx.write_table(kept, layout.FILTERED)
     drops = decided.where(F.col("kind") == "dropped")
-    excerpts = old_dropped.select("doc_id", F.col("excerpt").alias("_old_excerpt"))
-    drops = drops.join(excerpts, "doc_id", "left")
-    from_text = drops.where(F.col("excerpt_from") == "text").select("doc_id")
     text_n = counts.get(("dropped", "text"), 0)
+    dropped = drops.where(F.col("excerpt_from") == "old").select(*DROPPED_COLUMNS)  # the earlier drop's excerpt
     if text_n:  # a drop by another filter than before: the first characters of the text it saw
-        texts = _among(docs, from_text, text_n, "left_semi")
-        texts = texts.select("doc_id", F.substring("text", 1, EXCERPT).alias("_text_excerpt"))
-        drops = drops.join(texts, "doc_id", "left")
-    else:
-        drops = drops.withColumn("_text_excerpt", F.lit(None).cast("string"))
-    excerpt = F.when(F.col("excerpt_from") == "old", F.col("_old_excerpt")).otherwise(F.col("_text_excerpt"))
-    dropped = drops.withColumn("excerpt", excerpt).select(*DROPPED_COLUMNS)
+        from_text = drops.where(F.col("excerpt_from") == "text").drop("excerpt")
+        texts = _among(docs, from_text.select("doc_id"), text_n, "left_semi")
+        texts = texts.select("doc_id", F.substring("text", 1, EXCERPT).alias("excerpt"))
+        dropped = dropped.unionByName(from_text.join(texts, "doc_id", "left").select(*DROPPED_COLUMNS))
     if rows is not None:
         dropped = dropped.unionByName(rows.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS))
     ctx.write_table(dropped, layout.FILTER_DROPPED)
