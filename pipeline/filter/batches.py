@@ -24,6 +24,9 @@ ROW = "__row"  # a batch's row numbers while the filters run: where each filter'
 LANGUAGE = pa.schema([("language", pa.string()), ("language_score", pa.float64())])
 DROP_FIELDS = pa.schema([("value", pa.float64()), ("threshold", pa.float64()), ("excerpt", pa.string())])
 DROPPED_COLUMNS = ("doc_id", "source", "reason", "detail", *DROP_FIELDS.names)
+# filter/signals/'s column of the first EXCERPT characters of a document's text as the stage read it, where its
+# filter/dropped/ excerpt is not that: kept documents, and drops by a filter after a text-rewriting one
+ORIGINAL_EXCERPT = "excerpt"
 
 
 @dataclass
@@ -194,7 +197,7 @@ def _filtered(
     with shared_splits():  # the filters of one batch split each text into words once
         done = apply_filters(batch, filters, DROP_FIELDS)
     if signals:
-        yield _signal_rows(batch, filters, schema)
+        yield _signal_rows(batch, filters, schema, None if signals_only else _originals(batch, filters, done))
     if signals_only:
         return
     summary.add_outcome(source, done)
@@ -204,10 +207,37 @@ def _filtered(
         yield _rows("dropped", done.dropped, schema)
 
 
-def _signal_rows(batch: pa.RecordBatch, filters: Sequence[Recorder], schema: pa.Schema) -> pa.RecordBatch:
-    """One ``signals`` row per document of ``batch``: each filter's signals where it saw the document, else null."""
+def _originals(batch: pa.RecordBatch, filters: Sequence[Recorder], done: Any) -> pa.Array:
+    """Per document of ``batch``: the start of its text (:data:`ORIGINAL_EXCERPT`) when it is kept or a filter after
+    a text-rewriting one dropped it, else null."""
+    first = next((i for i, f in enumerate(filters) if _rewrites(f.step)), len(filters))
+    late = {f.name for f in filters[first + 1 :]}
+    wanted = set(done.kept.column("doc_id").to_pylist())
+    reasons = done.dropped.column("reason").to_pylist()
+    for doc, reason in zip(done.dropped.column("doc_id").to_pylist(), reasons, strict=True):
+        if reason.split(".", 1)[0] in late:
+            wanted.add(doc)
+    texts = batch.column("text")
+    found: list[str | None] = []
+    for i, doc in enumerate(batch.column("doc_id").to_pylist()):
+        found.append((texts[i].as_py() or "")[:EXCERPT] if doc in wanted and texts[i].is_valid else None)
+    return pa.array(found, pa.string())
+
+
+def _rewrites(step: Step) -> bool:
+    """Whether ``step`` rewrites the text the later steps see (as filter/redecide.py's ``rewrites``)."""
+    return f"{step.entry['name']}.rewritten" in step.signals and not step.annotate
+
+
+def _signal_rows(
+    batch: pa.RecordBatch, filters: Sequence[Recorder], schema: pa.Schema, originals: pa.Array | None = None
+) -> pa.RecordBatch:
+    """One ``signals`` row per document of ``batch``: each filter's signals where it saw the document, else null;
+    ``originals``: its :data:`ORIGINAL_EXCERPT` column."""
     n = batch.num_rows
     columns: dict[str, pa.Array] = {"doc_id": batch.column("doc_id"), "source": batch.column("source")}
+    if originals is not None:
+        columns[ORIGINAL_EXCERPT] = originals
     for step in filters:
         for rows, found in step.seen:
             at = np.full(n, -1, dtype=np.int64)

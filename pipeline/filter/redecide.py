@@ -32,6 +32,7 @@ from pipeline.stage_api.filter import EMPTIED, EMPTIED_DETAIL, FilterResult, app
 REWRITTEN = "rewritten"  # a rewriting filter's signal: 0 text unchanged, 1 rewritten, 2 rewritten to blank
 OLD_REASON = "__old_reason"  # the reason the previous decision dropped a document for (null: kept)
 OLD_EXCERPT = "__old_excerpt"  # that drop's excerpt
+ORIGINAL = "__original"  # filter/signals/' start of the text as the stage read it (batches.ORIGINAL_EXCERPT)
 EXCERPT_FROM = ("old", "text")  # where a drop's excerpt comes from: the previous drop's, or the document's text
 
 
@@ -276,18 +277,35 @@ def _decided(
     if done.dropped.num_rows:
         ids_now = decided.column("doc_id").to_pylist()
         old_of = dict(zip(ids_now, decided.column(OLD_REASON).to_pylist(), strict=True))
-        has = OLD_EXCERPT in decided.schema.names
-        given = decided.column(OLD_EXCERPT).to_pylist() if has else [None] * len(ids_now)
-        excerpt_of = dict(zip(ids_now, given, strict=True))
+        nothing = [None] * len(ids_now)
+        names = decided.schema.names
+        excerpt_of = dict(zip(ids_now, _column(decided, OLD_EXCERPT, nothing), strict=True))
+        original_of = dict(zip(ids_now, _column(decided, ORIGINAL, nothing), strict=True))
         reasons = done.dropped.column("reason").to_pylist()
-        drops = done.dropped.column("doc_id").to_pylist()
-        same = [(old_of[d] or "").split(".", 1)[0] == r.split(".", 1)[0] for d, r in zip(drops, reasons, strict=True)]
-        source_of = [EXCERPT_FROM[0] if s else EXCERPT_FROM[1] for s in same]
-        excerpts = [excerpt_of[d] if s else None for d, s in zip(drops, same, strict=True)]
+        source_of: list[str] = []
+        excerpts: list[str | None] = []
+        for d, r in zip(done.dropped.column("doc_id").to_pylist(), reasons, strict=True):
+            if (old_of[d] or "").split(".", 1)[0] == r.split(".", 1)[0]:
+                found = excerpt_of[d]  # the earlier drop's, by the same filter on the same text
+            elif original_of[d] is not None:
+                found = original_of[d]  # this filter saw the text as read (no rewriting filter before it)
+            elif ORIGINAL in names and old_of[d] is not None:
+                found = excerpt_of[d]  # dropped before by a filter before any rewriting one: the text as read
+            else:  # signals of a run before filter/signals/ kept the start of the text: read it
+                source_of.append(EXCERPT_FROM[1])
+                excerpts.append(None)
+                continue
+            source_of.append(EXCERPT_FROM[0])
+            excerpts.append(found)
         at = done.dropped.schema.get_field_index("excerpt")
         rows = done.dropped.set_column(at, "excerpt", pa.array(excerpts, pa.string()))
         rows = rows.append_column("excerpt_from", pa.array(source_of, pa.string()))
         yield _rows("dropped", rows, schema)
+
+
+def _column(batch: pa.RecordBatch, name: str, default: list[Any]) -> list[Any]:
+    """``batch``'s column ``name`` as a list (``default`` when it has none)."""
+    return batch.column(name).to_pylist() if name in batch.schema.names else default
 
 
 def qualified_rules(plan: Plan) -> list[str]:

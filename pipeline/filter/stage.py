@@ -18,7 +18,15 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.filter import entries
-from pipeline.filter.batches import DROPPED_COLUMNS, EXCERPT, LANGUAGE, Summary, filter_partition, output_schema
+from pipeline.filter.batches import (
+    DROPPED_COLUMNS,
+    EXCERPT,
+    LANGUAGE,
+    ORIGINAL_EXCERPT,
+    Summary,
+    filter_partition,
+    output_schema,
+)
 from pipeline.filter.plan import Plan, make_plan, summary_json
 from pipeline.filter.redecide import anew, relabels, reuse_problem, signals_meta
 from pipeline.filter.report_section import report_section
@@ -156,7 +164,8 @@ def _measure(ctx: RunContext, docs: Any, plan: Plan) -> tuple[dict[str, Any], di
     if "dropped" in ranking:
         dropped = dropped.unionByName(ranking.pop("dropped"))
     ctx.write_table(dropped, layout.FILTER_DROPPED)
-    ctx.write_table(rest.where(F.col("kind") == "signals").select("doc_id", "source", *signals), layout.FILTER_SIGNALS)
+    signal_rows = rest.where(F.col("kind") == "signals").select("doc_id", "source", *signals, ORIGINAL_EXCERPT)
+    ctx.write_table(signal_rows, layout.FILTER_SIGNALS)
     rows.unpersist()
     merged = Summary()
     for row in rest.where(F.col("kind") == "summary").select("summary").toLocalIterator():

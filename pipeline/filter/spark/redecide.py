@@ -16,9 +16,24 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pipeline import storage
-from pipeline.filter.batches import DROPPED_COLUMNS, EXCERPT, LANGUAGE, Summary, filter_partition, output_schema
+from pipeline.filter.batches import (
+    DROPPED_COLUMNS,
+    EXCERPT,
+    LANGUAGE,
+    ORIGINAL_EXCERPT,
+    Summary,
+    filter_partition,
+    output_schema,
+)
 from pipeline.filter.plan import Plan
-from pipeline.filter.redecide import OLD_EXCERPT, OLD_REASON, measuring_plan, redecide_partition, redecide_schema
+from pipeline.filter.redecide import (
+    OLD_EXCERPT,
+    OLD_REASON,
+    ORIGINAL,
+    measuring_plan,
+    redecide_partition,
+    redecide_schema,
+)
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -70,6 +85,8 @@ def redecide(
     # mapInArrow names its input columns unquoted: a dotted name goes in as s<i> and is renamed back in the task
     wanted = [F.col(f"`{c}`").alias(f"s{i}") for i, c in enumerate(present)]
     reasons = old_dropped.select("doc_id", F.col("reason").alias(OLD_REASON), F.col("excerpt").alias(OLD_EXCERPT))
+    if ORIGINAL_EXCERPT in current.columns:  # where a drop by another filter than before finds its excerpt
+        wanted.append(F.col(ORIGINAL_EXCERPT).alias(ORIGINAL))
     signals = current.select("doc_id", "source", *wanted).join(reasons, "doc_id", "left")
     schema = redecide_schema(plan)
     decided = signals.mapInArrow(
@@ -119,10 +136,14 @@ def redecide(
     fill = [
         F.col(f"`{c}`") if c in current.columns else F.lit(None).cast(types[c]).alias(c) for c in plan.signals.names
     ]
+    if ORIGINAL_EXCERPT in current.columns:
+        fill.append(F.col(ORIGINAL_EXCERPT))
+    else:
+        fill.append(F.lit(None).cast("string").alias(ORIGINAL_EXCERPT))
     table = _among(current, again, again_n, "left_anti").select("doc_id", "source", *fill)
     if rows is not None:
         fresh = rows.where(F.col("kind") == "signals").select(
-            "doc_id", "source", *[F.col(f"`{c}`") for c in plan.signals.names]
+            "doc_id", "source", *[F.col(f"`{c}`") for c in plan.signals.names], ORIGINAL_EXCERPT
         )
         table = table.union(fresh)  # by position: unionByName cannot name a dotted column
     ctx.write_table(table, layout.FILTER_SIGNALS)
