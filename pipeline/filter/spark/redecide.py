@@ -132,6 +132,12 @@ def redecide(
     if rows is not None:
         dropped = dropped.unionByName(rows.where(F.col("kind") == "dropped").select(*DROPPED_COLUMNS))
     ctx.write_table(dropped, layout.FILTER_DROPPED)
+    if rows is None and not alone and current.columns == ["doc_id", "source", *plan.signals.names, ORIGINAL_EXCERPT]:
+        # no document measured, the same columns: the earlier table is the new one (nothing reads it any more)
+        moved = ctx.path(*layout.parts(_at(PREVIOUS, layout.FILTER_SIGNALS)))
+        decided.unpersist()
+        storage.commit([(moved, ctx.path(*layout.parts(layout.FILTER_SIGNALS)))])
+        return merged.to_json()
     types = {f.name: f.dataType for f in from_arrow_schema(plan.signals).fields}
     fill = [
         F.col(f"`{c}`") if c in current.columns else F.lit(None).cast(types[c]).alias(c) for c in plan.signals.names
