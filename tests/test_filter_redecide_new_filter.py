@@ -130,3 +130,55 @@ def test_a_changed_measure_option_measures_that_filter_alone(runs):
     assert runs["stops"]["sources"] == runs["fresh_stops"]["sources"]
     assert runs["stops"]["sources"] != runs["added"]["sources"]  # the option changes what fineweb drops
     _same_as_fresh(runs["base"], "stops", "fresh-stops")
+
+
+def _spoil_text(table: Path) -> None:
+    """Overwrite every ``text`` column chunk of the table's Parquet files in place (same sizes: the same table to
+    the signals' record), so that reading a document's text fails."""
+    import pyarrow.parquet as pq
+
+    for part in sorted(table.glob("*.parquet")):
+        meta = pq.ParquetFile(part).metadata
+        at = meta.schema.to_arrow_schema().get_field_index("text")
+        chunks = []
+        for g in range(meta.num_row_groups):
+            column = meta.row_group(g).column(at)
+            start = column.dictionary_page_offset or column.data_page_offset
+            chunks.append((start, column.total_compressed_size))
+        with open(part, "r+b") as handle:
+            for start, size in chunks:
+                handle.seek(start)
+                handle.write(b"\xff" * size)
+
+
+def test_a_changed_threshold_reads_no_text_but_the_kept_documents(runs, spark):
+    """min_doc_words 50 -> 120 on a run whose documents' text cannot be read: decided from the columns alone, the
+    new drops' excerpts are the start of the text as read (filter/signals/' excerpt)."""
+    from pipeline.run.registry import FILTER, INGEST
+    from pipeline.run.runner import run_stages
+    from pipeline.stage_api.context import RunContext
+    from tests.sample_runs import REPO, sample_config
+
+    base = runs["base"]
+    shutil.copytree(base / "fresh", base / "spoiled")
+    texts = {r["doc_id"]: r["text"] for r in ds.dataset(base / "fresh" / layout.DOCUMENTS).to_table().to_pylist()}
+    _spoil_text(base / "spoiled" / layout.DOCUMENTS)
+    with pytest.raises(Exception):  # noqa: B017 (whatever pyarrow raises on a spoiled page)
+        ds.dataset(base / "spoiled" / layout.DOCUMENTS).to_table(columns=["text"])
+    tighter = _filters().replace("min_doc_words: 50", "min_doc_words: 120")
+    ctx = RunContext(sample_config(base / "spoiled", [tighter]), spark=spark)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        counts = run_stages(ctx, force="filter", stages=(INGEST, FILTER), log=lambda *_: None)["filter"].counts
+    assert counts["decision"] == "re-decided from filter/signals/"
+    before = {
+        r["doc_id"]: r["reason"] for r in ds.dataset(base / "fresh" / layout.FILTER_DROPPED).to_table().to_pylist()
+    }
+    new = [
+        r
+        for r in ds.dataset(base / "spoiled" / layout.FILTER_DROPPED).to_table().to_pylist()
+        if r["reason"] == "gopher_quality.gopher_short_doc" and r["doc_id"] not in before
+    ]
+    assert new
+    for row in new:
+        assert row["excerpt"] == texts[row["doc_id"]][:300]
