@@ -152,8 +152,9 @@ def _spoil_text(table: Path) -> None:
 
 
 def test_a_changed_threshold_reads_no_text_but_the_kept_documents(runs, spark):
-    """min_doc_words 50 -> 120 on a run whose documents' text cannot be read: decided from the columns alone, the
-    new drops' excerpts are the start of the text as read (filter/signals/' excerpt)."""
+    """min_doc_words 50 -> 120 on a run whose documents' text cannot be read: decided from the columns alone (the
+    documents table is not read at all here: nothing is measured again), the new drops' excerpts are the start of
+    the text as read (filter/signals/' excerpt)."""
     from pipeline.run.registry import FILTER, INGEST
     from pipeline.run.runner import run_stages
     from pipeline.stage_api.context import RunContext
