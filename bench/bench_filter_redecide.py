@@ -10,6 +10,7 @@ Run: python -m bench filter_redecide [--mb 50] [--min-doc-words 100]
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import time
 from pathlib import Path
@@ -52,7 +53,7 @@ def main() -> None:
     print(f"filter stage, min_doc_words 50 -> {args.min_doc_words}: {redecided:.1f} s ({again['decision']})")
     print(f"re-decided / measured: {redecided / measured:.3f}")
     print(f"signals table: {size / 1e6:.2f} MB for {text / 1e6:.1f} MB of input ({size / text * 1000:.1f} MB per GB)")
-    print(f"whole bench: {time.time() - started:.0f} s")
+    print(f"whole bench: {time.time() - started:.0f} s, load {os.getloadavg()[0]:.2f} (1 min) at the end")
     write_result(
         "filter_redecide",
         args,

@@ -5,7 +5,11 @@ with conf/dataproc.yaml's filter list, in one process, CPU seconds (best of ``--
 - ``baseline``: the filters and batch step at ``--baseline-rev`` (before signals: each rule filter stopped at the
   first failing rule and wrote no signals), when given;
 - ``decide``: today's, every measure of every document taken and ``filter/signals/`` rows made;
-- ``annotate``: today's with ``annotate: true`` on every entry (every filter sees every document, drops nothing).
+- ``annotate``: today's with ``annotate: true`` on every entry (every filter sees every document, drops nothing);
+- ``decide`` and ``annotate`` again over the documents every filter keeps (``kept``): each filter measures every
+  one of them in both, so their ratio is what annotating itself adds (the fair comparison: over the whole corpus a
+  filtered run's later filters see only what the earlier ones kept, annotate's see every document; the documents
+  each filter measured are printed for both).
 
 Also the signals table's size as Parquet (pyarrow, snappy) per GB of input text. The same documents kept is checked
 between baseline and decide.
@@ -20,6 +24,7 @@ import dataclasses
 import io
 import json
 import os
+import time
 from typing import Any
 
 import pyarrow as pa
@@ -84,6 +89,37 @@ def run(module: Any, plan: Plan, batch: pa.RecordBatch, signals: bool) -> pa.Tab
     return pa.Table.from_batches(list(module.filter_partition(iter(parts), plan, schema)), schema)
 
 
+def _columns_of(rows: pa.Table, rule: str, plan: Plan) -> list[pa.Scalar]:
+    """Per row, whether filter ``rule`` measured it: its first signal column (null: not seen)."""
+    column = next(c for c in plan.signals.names if c.startswith(f"{rule}."))
+    return list(rows.column(column))
+
+
+def per_filter(plan: Plan, batch: pa.RecordBatch) -> dict[str, tuple[float, float]]:
+    """Per filter of one run of ``plan`` over ``batch``: CPU seconds in its ``apply`` and MB of text it measured."""
+    spent: dict[str, list[float]] = {rule: [0.0, 0.0] for rule in RULES}
+    original = batches.Recorder.apply
+
+    def timed(self: Any, part: pa.RecordBatch) -> Any:
+        started = time.process_time()
+        result = original(self, part)
+        spent[self.name][0] += time.process_time() - started
+        spent[self.name][1] += pc.sum(pc.binary_length(part.column("text"))).as_py() / 1e6 if part.num_rows else 0.0
+        return result
+
+    batches.Recorder.apply = timed  # type: ignore[method-assign]
+    try:
+        run(batches, plan, batch, True)
+    finally:
+        batches.Recorder.apply = original  # type: ignore[method-assign]
+    return {rule: (cpu, mb) for rule, (cpu, mb) in spent.items()}
+
+
+def decide_rate_of(found: tuple[float, float]) -> float:
+    """CPU seconds per MB measured."""
+    return found[0] / found[1] if found[1] else 0.0
+
+
 def kept_ids(rows: pa.Table) -> list[int]:
     return sorted(rows.filter(pc.equal(rows.column("kind"), "kept")).column("doc_id").to_pylist())
 
@@ -113,6 +149,31 @@ def main() -> None:
         seconds, results[name] = best_of(lambda m=module, p=plan, s=signals: run(m, p, batch, s), args.repeat)
         figures[name] = (seconds, "CPU s")
         print(f"{name:<9} {seconds:7.2f} CPU s  {mb / seconds:6.2f} MB/s")
+    for name in ("decide", "annotate"):
+        rows = results[name]
+        signal_rows = rows.filter(pc.equal(rows.column("kind"), "signals"))
+        seen = {r: sum(c.is_valid for c in _columns_of(signal_rows, r, current)) for r in RULES}
+        print(f"{name}: documents each filter measured: {seen} (sum {sum(seen.values())})")
+    kept = batch.filter(pc.is_in(batch.column("doc_id"), pa.array(kept_ids(results["decide"]), pa.int64())))
+    for name, plan in (("decide", current), ("annotate", annotated)):
+        seconds, _ = best_of(lambda p=plan: run(batches, p, kept, True), args.repeat)
+        figures[f"{name}, kept documents"] = (seconds, "CPU s")
+    ratio = figures["annotate, kept documents"][0] / figures["decide, kept documents"][0]
+    figures["annotate / decide, kept documents"] = (ratio, "x")
+    figures["annotate / decide"] = (figures["annotate"][0] / figures["decide"][0], "x")
+    print(f"annotate / decide: {figures['annotate / decide'][0]:.3f}")
+    print(f"over the {kept.num_rows} documents every filter keeps, annotate / decide: {ratio:.3f}")
+    per_mb = {name: per_filter(plan, batch) for name, plan in (("decide", current), ("annotate", annotated))}
+    for rule in RULES:
+        (d_cpu, d_mb), (a_cpu, a_mb) = per_mb["decide"][rule], per_mb["annotate"][rule]
+        line = f"decide {d_cpu / d_mb:.3f} CPU s/MB of {d_mb:.1f} MB, annotate {a_cpu / a_mb:.3f} of {a_mb:.1f} MB"
+        print(f"  {rule}: {line}")
+    decide_rate = sum(c for c, _ in per_mb["decide"].values()) / sum(m for _, m in per_mb["decide"].values())
+    at_decide = sum(decide_rate_of(per_mb["decide"][r]) * per_mb["annotate"][r][1] for r in RULES)
+    spent = sum(c for c, _ in per_mb["annotate"].values())
+    figures["annotate / decide at the same MB per filter"] = (spent / at_decide, "x")
+    print(f"annotate's filters / its MB measured at decide's CPU per MB, filter by filter: {spent / at_decide:.3f}")
+    print(f"(decide's mean CPU per MB measured: {decide_rate:.3f})")
     if "baseline" in results:
         assert kept_ids(results["baseline"]) == kept_ids(results["decide"]), "decide keeps other documents"
         for name in ("decide", "annotate"):

@@ -1,8 +1,9 @@
 """Re-deciding the filter stage from ``filter/signals/`` (docs/stages.md, Re-deciding from the signals): a finished
 sample run (conf/local.yaml) whose ``gopher_quality.min_doc_words`` changes (50 -> 120, then 30) is re-decided from
 its signals, and the result equals a fresh run with that threshold (the Megatron files byte for byte, the filter
-tables row for row); a removed filter re-decides too; a new filter, a changed measure or changed documents measure
-every document again. The signals command and the report's signals section are checked on the fresh run."""
+tables row for row); a removed filter re-decides too, a new filter or a changed measure is measured alone
+(tests/test_filter_redecide_new_filter.py), changed documents or rewriting filters measure every document again.
+The signals command and the report's signals section are checked on the fresh run."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from pipeline.filter.plan import make_plan
-from pipeline.filter.redecide import reuse_problem, signals_meta
+from pipeline.filter.redecide import anew, reuse_problem, signals_meta
 from pipeline.run.runner import run_stages
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -109,8 +110,10 @@ def test_what_can_be_re_decided(runs):
     assert reuse_problem(recorded, meta(_filters(120, drop="fineweb"))) is None  # a filter removed: its drops undone
     assert "text-rewriting" in reuse_problem(recorded, meta(_filters(120, drop="c4")))
     other_stops = _filters(120).replace("{name: fineweb}", "{name: fineweb, stop_chars: [.]}")
-    assert "measures differently" in reuse_problem(recorded, meta(other_stops))
-    assert "is new" in reuse_problem(meta(_filters(120, drop="fineweb")), meta(_filters(120)))
+    assert reuse_problem(recorded, meta(other_stops)) is None  # fineweb measured alone (tests/..._new_filter.py)
+    assert anew(recorded, meta(other_stops)) == {"fineweb": "measures differently for source web"}
+    assert anew(meta(_filters(120, drop="fineweb")), meta(_filters(120))) == {"fineweb": "new for source web"}
+    assert anew(recorded, meta(_filters(10))) == {}
     assert "documents changed" in reuse_problem({**recorded, "input": "other"}, meta(_filters(120)))
     assert "no signals" in reuse_problem(None, meta(_filters(120)))
 

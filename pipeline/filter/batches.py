@@ -24,6 +24,9 @@ ROW = "__row"  # a batch's row numbers while the filters run: where each filter'
 LANGUAGE = pa.schema([("language", pa.string()), ("language_score", pa.float64())])
 DROP_FIELDS = pa.schema([("value", pa.float64()), ("threshold", pa.float64()), ("excerpt", pa.string())])
 DROPPED_COLUMNS = ("doc_id", "source", "reason", "detail", *DROP_FIELDS.names)
+# filter/signals/'s column of the first EXCERPT characters of a document's text as the stage read it, where its
+# filter/dropped/ excerpt is not that: kept documents, and drops by a filter after a text-rewriting one
+ORIGINAL_EXCERPT = "excerpt"
 
 
 @dataclass
@@ -155,8 +158,11 @@ def output_schema(documents: pa.Schema, signals: pa.Schema | None = None, column
     return pa.schema([pa.field("kind", pa.string()), *documents, *added, pa.field("summary", pa.string()), *measured])
 
 
-def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """Every batch's kept and dropped rows (``schema``: :func:`output_schema`), then the partition's summary row."""
+def filter_partition(
+    batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema, signals_only: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """Every batch's kept, dropped and signals rows (``schema``: :func:`output_schema`), then the partition's summary
+    row; ``signals_only``: the signals rows alone (a filter measured alone, filter/redecide.py)."""
     summary = Summary()
     filters: dict[str, list[Recorder]] = {}
     for batch in batches:
@@ -167,7 +173,7 @@ def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.S
             part = batch if whole else batch.filter(pc.equal(sources, name))
             if name not in filters:
                 filters[name] = [Recorder(s, name, plan, summary) for s in plan.steps.get(name, [])]
-            yield from _filtered(part, name, filters[name], summary, schema)
+            yield from _filtered(part, name, filters[name], summary, schema, signals_only)
     row = {f.name: pa.nulls(1, f.type) for f in schema}
     row["kind"] = pa.array(["summary"], pa.string())
     row["summary"] = pa.array([json.dumps(summary.to_json(), sort_keys=True)], pa.string())
@@ -175,7 +181,12 @@ def filter_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.S
 
 
 def _filtered(
-    batch: pa.RecordBatch, source: str, filters: Sequence[Recorder], summary: Summary, schema: pa.Schema
+    batch: pa.RecordBatch,
+    source: str,
+    filters: Sequence[Recorder],
+    summary: Summary,
+    schema: pa.Schema,
+    signals_only: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     summary.source(source)["read"] += batch.num_rows
     from pipeline.text.english.words import shared_splits  # here: the driver, which plans the stage, never splits words
@@ -186,7 +197,9 @@ def _filtered(
     with shared_splits():  # the filters of one batch split each text into words once
         done = apply_filters(batch, filters, DROP_FIELDS)
     if signals:
-        yield _signal_rows(batch, filters, schema)
+        yield _signal_rows(batch, filters, schema, None if signals_only else _originals(batch, filters, done))
+    if signals_only:
+        return
     summary.add_outcome(source, done)
     if done.kept.num_rows:
         yield _rows("kept", done.kept, schema)
@@ -194,10 +207,37 @@ def _filtered(
         yield _rows("dropped", done.dropped, schema)
 
 
-def _signal_rows(batch: pa.RecordBatch, filters: Sequence[Recorder], schema: pa.Schema) -> pa.RecordBatch:
-    """One ``signals`` row per document of ``batch``: each filter's signals where it saw the document, else null."""
+def _originals(batch: pa.RecordBatch, filters: Sequence[Recorder], done: Any) -> pa.Array:
+    """Per document of ``batch``: the start of its text (:data:`ORIGINAL_EXCERPT`) when it is kept or a filter after
+    a text-rewriting one dropped it, else null."""
+    first = next((i for i, f in enumerate(filters) if _rewrites(f.step)), len(filters))
+    late = {f.name for f in filters[first + 1 :]}
+    wanted = set(done.kept.column("doc_id").to_pylist())
+    reasons = done.dropped.column("reason").to_pylist()
+    for doc, reason in zip(done.dropped.column("doc_id").to_pylist(), reasons, strict=True):
+        if reason.split(".", 1)[0] in late:
+            wanted.add(doc)
+    texts = batch.column("text")
+    found: list[str | None] = []
+    for i, doc in enumerate(batch.column("doc_id").to_pylist()):
+        found.append((texts[i].as_py() or "")[:EXCERPT] if doc in wanted and texts[i].is_valid else None)
+    return pa.array(found, pa.string())
+
+
+def _rewrites(step: Step) -> bool:
+    """Whether ``step`` rewrites the text the later steps see (as filter/redecide.py's ``rewrites``)."""
+    return f"{step.entry['name']}.rewritten" in step.signals and not step.annotate
+
+
+def _signal_rows(
+    batch: pa.RecordBatch, filters: Sequence[Recorder], schema: pa.Schema, originals: pa.Array | None = None
+) -> pa.RecordBatch:
+    """One ``signals`` row per document of ``batch``: each filter's signals where it saw the document, else null;
+    ``originals``: its :data:`ORIGINAL_EXCERPT` column."""
     n = batch.num_rows
     columns: dict[str, pa.Array] = {"doc_id": batch.column("doc_id"), "source": batch.column("source")}
+    if originals is not None:
+        columns[ORIGINAL_EXCERPT] = originals
     for step in filters:
         for rows, found in step.seen:
             at = np.full(n, -1, dtype=np.int64)

@@ -10,6 +10,7 @@ saw)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -25,10 +26,13 @@ from pipeline.filter.batches import ROW, Recorder, Summary, _rows, qualified
 from pipeline.filter.entries import _sha256 as file_sha256
 from pipeline.filter.outcome import UNKNOWN
 from pipeline.filter.plan import Plan, Step
+from pipeline.filter.rules.language import NAME as LANGUAGE_FILTER
 from pipeline.stage_api.filter import EMPTIED, EMPTIED_DETAIL, FilterResult, apply_filters
 
 REWRITTEN = "rewritten"  # a rewriting filter's signal: 0 text unchanged, 1 rewritten, 2 rewritten to blank
 OLD_REASON = "__old_reason"  # the reason the previous decision dropped a document for (null: kept)
+OLD_EXCERPT = "__old_excerpt"  # that drop's excerpt
+ORIGINAL = "__original"  # filter/signals/' start of the text as the stage read it (batches.ORIGINAL_EXCERPT)
 EXCERPT_FROM = ("old", "text")  # where a drop's excerpt comes from: the previous drop's, or the document's text
 
 
@@ -69,25 +73,67 @@ def signals_meta(plan: Plan, documents: str) -> dict[str, Any]:
 
 def reuse_problem(previous: Mapping[str, Any] | None, current: Mapping[str, Any]) -> str | None:
     """Why ``current`` (:func:`signals_meta` of the new plan) cannot be decided from the signals ``previous``
-    recorded; None when it can."""
+    recorded; None when it can (its new filters and those measuring differently measured alone: :func:`anew`)."""
     if previous is None:
         return "no signals of an earlier decision"
     if previous.get("input") != current["input"]:
         return "the documents changed since the signals were measured"
     for source, now in current["sources"].items():
-        before = previous.get("sources", {}).get(source, {"steps": [], "rewriters": []})
+        before = previous.get("sources", {}).get(source)
+        if before is None or (now["steps"] and not before["steps"]):
+            return f"source {source}: no filter measured its documents before"
         if now["rewriters"] != before["rewriters"]:
             return f"source {source}: the text-rewriting filters changed (their kept text is not in the signals)"
-        old = {s["name"]: s for s in before["steps"]}
         for step in now["steps"]:
             if step["measure"] is None:
                 return f"source {source}: filter {step['name']!r} cannot decide from its signals"
+    return None
+
+
+def anew(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, str]:
+    """The filters of ``current`` whose signals ``previous`` lacks, for a source listing them: filter -> why (new,
+    or measuring differently: other measure options or other rewriting filters before it). Each is measured alone
+    over the documents (after the rewriting filters before it), the others re-decided from their columns."""
+    found: dict[str, str] = {}
+    for source, now in current["sources"].items():
+        old = {s["name"]: s for s in previous.get("sources", {}).get(source, {}).get("steps", [])}
+        for step in now["steps"]:
             was = old.get(step["name"])
             if was is None:
-                return f"source {source}: filter {step['name']!r} is new"
-            if was["measure"] != step["measure"] or was["after"] != step["after"]:
-                return f"source {source}: filter {step['name']!r} measures differently now"
-    return None
+                found.setdefault(step["name"], f"new for source {source}")
+            elif was["measure"] != step["measure"] or was["after"] != step["after"]:
+                found.setdefault(step["name"], f"measures differently for source {source}")
+    return found
+
+
+def relabels(previous: Mapping[str, Any], current: Mapping[str, Any], alone: Mapping[str, str]) -> bool:
+    """Whether the kept documents' ``language`` columns may differ from the earlier kept rows': the language filter
+    (which sets them) is measured alone, or is in one list of a source and not the other."""
+    if LANGUAGE_FILTER in alone:
+        return True
+    for source, now in current["sources"].items():
+        before = previous.get("sources", {}).get(source, {}).get("steps", [])
+        if (LANGUAGE_FILTER in {s["name"] for s in now["steps"]}) != (LANGUAGE_FILTER in {s["name"] for s in before}):
+            return True
+    return False
+
+
+def measuring_plan(plan: Plan, names: Iterable[str]) -> Plan:
+    """The steps that measure the filters ``names`` alone: per source, each of them annotating (every measure, no
+    drop), after the text-rewriting filters before it (their text, their drops; no signals of theirs)."""
+    wanted = set(names)
+    steps: dict[str, list[Step]] = {}
+    for source, listed in plan.steps.items():
+        last = max((i for i, s in enumerate(listed) if s.entry["name"] in wanted), default=-1)
+        chosen = []
+        for step in listed[: last + 1]:
+            if step.entry["name"] in wanted:
+                chosen.append(dataclasses.replace(step, options=dataclasses.replace(step.options, annotate=True)))
+            elif rewrites(step):
+                chosen.append(dataclasses.replace(step, signals={}))
+        steps[source] = chosen
+    columns = [f for f in plan.signals if f.name.split(".", 1)[0] in wanted]
+    return dataclasses.replace(plan, steps=steps, columns=(), ranking=None, signals=pa.schema(columns))
 
 
 def table_identity(path: str) -> str:
@@ -155,6 +201,7 @@ def redecide_schema(plan: Plan) -> pa.Schema:
             ("value", pa.float64()),
             ("threshold", pa.float64()),
             ("excerpt_from", pa.string()),
+            ("excerpt", pa.string()),
             ("summary", pa.string()),
         ]
     )
@@ -162,7 +209,8 @@ def redecide_schema(plan: Plan) -> pa.Schema:
 
 def redecide_partition(batches: Iterable[pa.RecordBatch], plan: Plan, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The new decision of every document of the signals ``batches`` (columns: doc_id, source, the signals,
-    :data:`OLD_REASON`): kept and dropped rows, the documents to compute again from their text, then the summary
+    :data:`OLD_REASON`, :data:`OLD_EXCERPT`): kept and dropped rows (a drop by the filter that dropped it before with
+    that drop's excerpt), the documents to compute again from their text, then the summary
     row of the documents decided here."""
     summary = Summary()
     for batch in batches:
@@ -227,14 +275,37 @@ def _decided(
     if done.kept.num_rows:
         yield _rows("kept", done.kept, schema)
     if done.dropped.num_rows:
-        old_of = dict(zip(decided.column("doc_id").to_pylist(), decided.column(OLD_REASON).to_pylist(), strict=True))
+        ids_now = decided.column("doc_id").to_pylist()
+        old_of = dict(zip(ids_now, decided.column(OLD_REASON).to_pylist(), strict=True))
+        nothing = [None] * len(ids_now)
+        names = decided.schema.names
+        excerpt_of = dict(zip(ids_now, _column(decided, OLD_EXCERPT, nothing), strict=True))
+        original_of = dict(zip(ids_now, _column(decided, ORIGINAL, nothing), strict=True))
         reasons = done.dropped.column("reason").to_pylist()
-        source_of = [
-            EXCERPT_FROM[0] if (old_of[d] or "").split(".", 1)[0] == r.split(".", 1)[0] else EXCERPT_FROM[1]
-            for d, r in zip(done.dropped.column("doc_id").to_pylist(), reasons, strict=True)
-        ]
-        rows = done.dropped.append_column("excerpt_from", pa.array(source_of, pa.string()))
+        source_of: list[str] = []
+        excerpts: list[str | None] = []
+        for d, r in zip(done.dropped.column("doc_id").to_pylist(), reasons, strict=True):
+            if (old_of[d] or "").split(".", 1)[0] == r.split(".", 1)[0]:
+                found = excerpt_of[d]  # the earlier drop's, by the same filter on the same text
+            elif original_of[d] is not None:
+                found = original_of[d]  # this filter saw the text as read (no rewriting filter before it)
+            elif ORIGINAL in names and old_of[d] is not None:
+                found = excerpt_of[d]  # dropped before by a filter before any rewriting one: the text as read
+            else:  # signals of a run before filter/signals/ kept the start of the text: read it
+                source_of.append(EXCERPT_FROM[1])
+                excerpts.append(None)
+                continue
+            source_of.append(EXCERPT_FROM[0])
+            excerpts.append(found)
+        at = done.dropped.schema.get_field_index("excerpt")
+        rows = done.dropped.set_column(at, "excerpt", pa.array(excerpts, pa.string()))
+        rows = rows.append_column("excerpt_from", pa.array(source_of, pa.string()))
         yield _rows("dropped", rows, schema)
+
+
+def _column(batch: pa.RecordBatch, name: str, default: list[Any]) -> list[Any]:
+    """``batch``'s column ``name`` as a list (``default`` when it has none)."""
+    return batch.column(name).to_pylist() if name in batch.schema.names else default
 
 
 def qualified_rules(plan: Plan) -> list[str]:

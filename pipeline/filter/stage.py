@@ -18,9 +18,17 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pipeline import storage
 from pipeline.config import PipelineConfig
 from pipeline.filter import entries
-from pipeline.filter.batches import DROPPED_COLUMNS, EXCERPT, LANGUAGE, Summary, filter_partition, output_schema
+from pipeline.filter.batches import (
+    DROPPED_COLUMNS,
+    EXCERPT,
+    LANGUAGE,
+    ORIGINAL_EXCERPT,
+    Summary,
+    filter_partition,
+    output_schema,
+)
 from pipeline.filter.plan import Plan, make_plan, summary_json
-from pipeline.filter.redecide import reuse_problem, signals_meta
+from pipeline.filter.redecide import anew, relabels, reuse_problem, signals_meta
 from pipeline.filter.report_section import report_section
 from pipeline.filter.rules import fasttext_classifier
 from pipeline.filter.rules.fasttext_classifier import BUCKET_COLUMN
@@ -47,9 +55,20 @@ def run_filter(ctx: RunContext, documents: str) -> dict[str, Any]:
         why = "the fasttext_classifier's scores go on the kept documents and its ranking spans the run"
     ranking: dict[str, Any] = {}
     if previous is not None and why is None:
-        log.info("filter: re-deciding from filter/signals/ (the filters measure as before: thresholds changed)")
-        merged = redecide.redecide(ctx, documents, plan, previous["_base"], lambda frame: _measured(frame, plan))
-        how = "re-decided from filter/signals/"
+        alone = anew(previous, meta)
+        decided = sorted({s.entry["name"] for steps in plan.steps.values() for s in steps} - set(alone))
+        measured = "".join(f"; measuring {name} alone ({reason})" for name, reason in alone.items())
+        log.info("filter: re-deciding from filter/signals/ (%s from their columns%s)", ", ".join(decided), measured)
+        merged = redecide.redecide(
+            ctx,
+            documents,
+            plan,
+            previous["_base"],
+            lambda frame: _measured(frame, plan),
+            alone=list(alone),
+            relabel=relabels(previous, meta, alone),
+        )
+        how = "re-decided from filter/signals/" + (f"; measured {', '.join(alone)}" if alone else "")
     else:
         log.info("filter: measuring every document (%s)", why)
         storage.remove(ctx.path(*layout.parts(layout.FILTER_SIGNALS_META)))  # the signals are stale until rewritten
@@ -145,7 +164,8 @@ def _measure(ctx: RunContext, docs: Any, plan: Plan) -> tuple[dict[str, Any], di
     if "dropped" in ranking:
         dropped = dropped.unionByName(ranking.pop("dropped"))
     ctx.write_table(dropped, layout.FILTER_DROPPED)
-    ctx.write_table(rest.where(F.col("kind") == "signals").select("doc_id", "source", *signals), layout.FILTER_SIGNALS)
+    signal_rows = rest.where(F.col("kind") == "signals").select("doc_id", "source", *signals, ORIGINAL_EXCERPT)
+    ctx.write_table(signal_rows, layout.FILTER_SIGNALS)
     rows.unpersist()
     merged = Summary()
     for row in rest.where(F.col("kind") == "summary").select("summary").toLocalIterator():
