@@ -96,8 +96,8 @@ def holds_any(data: np.ndarray | bytes | memoryview, needles: Sequence[bytes]) -
     any of ``needles``.
 
     One compiled alternation of the literal needles (:func:`_any_of`) scans the buffer once for all of them (a
-    tokenizer may name dozens of special tokens): ``re`` skips to the bytes that can start a needle in C, so prose
-    and code, where those bytes are rare, pass at several GB/s."""
+    tokenizer may name dozens of special tokens): ``re`` skips in C to the bytes that can start a needle, which are
+    rare in prose and code."""
     if not needles:
         return False
     return _any_of(tuple(needles)).search(data) is not None  # type: ignore[arg-type]  # ndarray is a Buffer

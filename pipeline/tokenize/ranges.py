@@ -65,18 +65,6 @@ def placement_keys(partitions: int) -> list[int]:
     return [int(k) for k in keys]
 
 
-def range_of(doc_id, lowest: int, highest: int, partitions: int):
-    """Spark column: the range (0 .. partitions-1) of ``doc_id``: equal widths between ``lowest`` and ``highest``,
-    computed in doubles (every step is monotone, so a larger doc_id never gets a smaller range)."""
-    from pyspark.sql import functions as F
-
-    width = (float(highest) - float(lowest)) / partitions
-    if width <= 0:
-        return F.lit(0)
-    at = F.floor((doc_id.cast("double") - F.lit(float(lowest))) / F.lit(width)).cast("int")
-    return F.least(F.greatest(at, F.lit(0)), F.lit(partitions - 1))
-
-
 def check_placed(batches: Iterator[pa.RecordBatch], partition: int, column: str = "range") -> Iterator[pa.RecordBatch]:
     """``batches`` as they come, after checking that every row's ``column`` is ``partition``."""
     import pyarrow.compute as pc

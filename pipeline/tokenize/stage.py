@@ -58,7 +58,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
-from pipeline.tokenize.ranges import check_placed, placement_keys, range_of
+from pipeline.tokenize.ranges import check_placed, placement_keys
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
@@ -88,6 +88,18 @@ def publish_winners(rows, out: str) -> None:
             final = storage.join(out, shard_name(row["partition"]))
             won = row["written"]  # the attempt's files stay in _tmp/, removed with it after the job
             storage.commit([(bin_path(won), bin_path(final)), (idx_path(won), idx_path(final))], keep_staged=True)
+
+
+def range_of(doc_id, lowest: int, highest: int, partitions: int):
+    """Spark column: the range (0 .. partitions-1) of ``doc_id``: equal widths between ``lowest`` and ``highest``,
+    computed in doubles (every step is monotone, so a larger doc_id never gets a smaller range)."""
+    from pyspark.sql import functions as F
+
+    width = (float(highest) - float(lowest)) / partitions
+    if width <= 0:
+        return F.lit(0)
+    at = F.floor((doc_id.cast("double") - F.lit(float(lowest))) / F.lit(width)).cast("int")
+    return F.least(F.greatest(at, F.lit(0)), F.lit(partitions - 1))
 
 
 def partitioned(docs, parts: int, lowest: int, highest: int):
