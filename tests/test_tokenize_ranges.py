@@ -33,11 +33,16 @@ def test_placement_keys_hash_to_their_partition(parts: int) -> None:
     assert (np.mod(spark_hash_long(np.array(keys, np.int64)).astype(np.int64), parts) == np.arange(parts)).all()
 
 
-@pytest.mark.parametrize("parts", [1, 3, 8])
-def test_each_partition_holds_its_range_in_doc_id_order(spark, parts: int) -> None:
+@pytest.mark.parametrize(("parts", "placed"), [(1, True), (3, True), (8, True), (3, False)])
+def test_each_partition_holds_its_range_in_doc_id_order(spark, monkeypatch, parts: int, placed: bool) -> None:
     """Reading the partitions in order gives doc_id order; partition b holds range b only; ranges of hashes are
-    about equal."""
+    about equal. Also with Spark's repartitionByRange, taken above PLACED_PARTITIONS."""
     from pyspark.sql import functions as F
+
+    from pipeline.tokenize import stage
+
+    if not placed:
+        monkeypatch.setattr(stage, "PLACED_PARTITIONS", parts - 1)
 
     rng = random.Random(parts)
     ids = list(dict.fromkeys(EDGES + [rng.randrange(-(2**63), 2**63) for _ in range(600)]))
