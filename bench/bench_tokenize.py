@@ -28,7 +28,7 @@ from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.tokenize.batches import utf8_buffers
-from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize
+from pipeline.tokenize.stage import BATCH_ROWS, doc_id_spans, partitioned, run_tokenize
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens
 
 EOT = "<|endoftext|>"
@@ -181,16 +181,10 @@ def spark_floor(ctx: RunContext, partitions: int, repeat: int) -> float:
     from pyspark.sql import functions as F
 
     survivors = ctx.read_table(layout.SURVIVORS)
-    docs = (
-        survivors.where(F.col("source") == "web")
-        .select("doc_id", "text")
-        .repartitionByRange(partitions, "doc_id")
-        .sortWithinPartitions("doc_id")
-        .select("text")
-    )
     best = float("inf")
     for _ in range(repeat):
         before = child_cpu()[0]
+        docs = partitioned(survivors.where(F.col("source") == "web"), partitions, *doc_id_spans(survivors)["web"])
         with temporary_conf(ctx.spark, ARROW_BATCH_ROWS, str(BATCH_ROWS)):  # the stage's batch size
             docs.mapInArrow(per_task(_count_rows), "rows long").collect()
         best = min(best, child_cpu()[0] - before)

@@ -7,7 +7,9 @@ tested on plain Arrow batches.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +23,6 @@ from pipeline.tokenize.shards import shard_name
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.library import LibraryTokenizer
 
-SEARCH_CHUNK = 1 << 18  # bytes per vectorised step of :func:`holds` (in cache; 64 KiB-1 MiB measured alike)
 SUMMARY_SCHEMA = pa.schema(
     [
         ("partition", pa.int32()),
@@ -82,77 +83,30 @@ def count_special_text(
 
     if not specials or len(column) == 0:
         return 0
-    if utf8 is not None:
-        data = utf8 if isinstance(utf8, np.ndarray) else np.frombuffer(utf8, dtype=np.uint8)
-        if not holds_any(data, [s.encode("utf-8") for s in specials]):
-            return 0
+    if utf8 is not None and not holds_any(utf8, [s.encode("utf-8") for s in specials]):
+        return 0
     hit = pc.match_substring(column, specials[0])
     for s in specials[1:]:
         hit = pc.or_kleene(hit, pc.match_substring(column, s))
     return int(pc.sum(hit.cast(pa.int64())).as_py() or 0)
 
 
-def holds(data: np.ndarray, needle: bytes, chunk: int = SEARCH_CHUNK) -> bool:
-    """Whether the uint8 array ``data`` contains the bytes ``needle``.
+def holds_any(data: np.ndarray | bytes | memoryview, needles: Sequence[bytes]) -> bool:
+    """Whether the bytes ``data`` (any buffer: a uint8 array or view, searched in place without a copy) contain
+    any of ``needles``.
 
-    Vectorised in pieces of ``chunk`` bytes that stay in the CPU cache: the positions whose byte
-    equals the needle's first byte and whose byte ``len(needle) - 1`` further equals its last are
-    the candidates, checked byte by byte, all in numpy: faster than ``re`` or ``bytes.find`` on prose and
-    code (their loops look at one byte at a time), and no copy of the data."""
-    if not needle:
-        return True
-    span = len(needle) - 1
-    count = data.size - span
-    if count <= 0:
+    One compiled alternation of the literal needles (:func:`_any_of`) scans the buffer once for all of them (a
+    tokenizer may name dozens of special tokens): ``re`` skips in C to the bytes that can start a needle, which are
+    rare in prose and code."""
+    if not needles:
         return False
-    pattern = np.frombuffer(needle, dtype=np.uint8)
-    first, last = pattern[0], pattern[-1]
-    starts = np.empty(min(chunk, count), dtype=np.bool_)
-    ends = np.empty_like(starts)
-    for at in range(0, count, chunk):
-        size = min(chunk, count - at)
-        hit, end = starts[:size], ends[:size]
-        np.equal(data[at : at + size], first, out=hit)
-        np.equal(data[at + span : at + span + size], last, out=end)
-        np.logical_and(hit, end, out=hit)
-        if hit.any():
-            found = np.flatnonzero(hit) + at
-            for k in range(1, span):
-                found = found[data[found + k] == pattern[k]]
-            if found.size:
-                return True
-    return False
+    return _any_of(tuple(needles)).search(data) is not None  # type: ignore[arg-type]  # ndarray is a Buffer
 
 
-def holds_any(data: np.ndarray, needles: list[bytes], chunk: int = SEARCH_CHUNK) -> bool:
-    """Whether the uint8 array ``data`` contains any of ``needles``, in one vectorised pass for all of them (a
-    tokenizer may name dozens of special tokens): the positions whose two bytes start some needle are the
-    candidates (a 64 Ki-entry table of byte pairs), and each needle of that pair is checked there, in numpy."""
-    if any(len(n) < 2 for n in needles):
-        return any(holds(data, n, chunk) for n in needles)
-    table = np.zeros(1 << 16, dtype=np.bool_)
-    by_pair: dict[int, list[np.ndarray]] = {}
-    for n in needles:
-        pair = n[0] << 8 | n[1]
-        table[pair] = True
-        by_pair.setdefault(pair, []).append(np.frombuffer(n, dtype=np.uint8))
-    count = data.size - 1
-    for at in range(0, max(count, 0), chunk):
-        size = min(chunk, count - at)
-        pairs = data[at : at + size].astype(np.uint16) << 8
-        pairs |= data[at + 1 : at + size + 1]
-        candidates = np.flatnonzero(table[pairs]) + at
-        if not candidates.size:
-            continue
-        for pair, group in by_pair.items():
-            starts = candidates[pairs[candidates - at] == pair]
-            for needle in group:
-                found = starts[starts + needle.size <= data.size]
-                for k in range(2, needle.size):
-                    found = found[data[found + k] == needle[k]]
-                if found.size:
-                    return True
-    return False
+@functools.lru_cache(maxsize=16)
+def _any_of(needles: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    """The compiled alternation of the literal ``needles``."""
+    return re.compile(b"|".join(re.escape(n) for n in needles))
 
 
 def tokenize_partition(

