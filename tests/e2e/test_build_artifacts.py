@@ -22,7 +22,7 @@ from deploy.build_artifacts import (
     wheel_requirements,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_manylinux_platforms_include_every_older_tag():

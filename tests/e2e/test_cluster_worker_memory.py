@@ -18,7 +18,7 @@ import pytest
 
 from bench.standalone import Cluster
 from tests.cluster_runs import REPO, SPARK_SUBMIT, child_env
-from tests.test_standalone_cluster import standalone_cluster  # noqa: F401  (its fixture)
+from tests.e2e.test_standalone_cluster import standalone_cluster  # noqa: F401  (its fixture)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 TASKS = 1000

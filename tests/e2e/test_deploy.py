@@ -19,7 +19,7 @@ from pipeline.config import load_config_text
 from pipeline.run.registry import STAGE_NAMES
 from tests.oracles import missing_tool
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 SCRIPTS = sorted(DEPLOY.rglob("*.sh"))
 # Files the packaging script builds into dist/ (not in the repository).

@@ -22,7 +22,7 @@ import pytest
 from pipeline.cli.schedule import cli_argv
 from tests.oracles import missing_oracle
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DAG_FILE = REPO / "deploy" / "dataproc" / "airflow_dag.py"
 PROBE = REPO / "tests" / "airflow_probe.py"
 

@@ -15,7 +15,7 @@ from pipeline.cli.schedule import job_file
 from pipeline.config import load_config_text
 from pipeline.run.registry import STAGE_NAMES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _rendered_template() -> dict:

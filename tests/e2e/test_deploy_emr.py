@@ -15,7 +15,7 @@ from pipeline.cli.schedule import job_file
 from pipeline.run.registry import STAGE_NAMES
 from tests.storage_fixtures import free_port, start_moto_server
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RUN_SH = REPO / "deploy" / "emr" / "run.sh"
 VENV_BIN = Path(sys.executable).parent
 REGION = "us-east-1"

@@ -10,7 +10,7 @@ from pathlib import Path
 from pipeline.config import load_config_text
 from pipeline.run.registry import STAGE_NAMES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(*args: str) -> str:

@@ -1,7 +1,7 @@
 """The sample run's outputs equal the ones recorded before the architecture refactor (issue #15).
 
 ``tests/golden/sample_run.json`` was written from ``main`` at ddf5454 (before any module moved) by
-``python tests/test_golden_outputs.py RUN_DIR`` on the run of ``local_reference_run`` (conf/local.yaml,
+``python tests/e2e/test_golden_outputs.py RUN_DIR`` on the run of ``local_reference_run`` (conf/local.yaml,
 small overrides). It holds sha256 of every file the trainer and the tokenizer user read, and a digest of
 the sorted rows of every table, so Parquet metadata (Spark version, writer) does not matter.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).parent / "golden" / "sample_run.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "sample_run.json"
 FILE_DIRS = ("megatron", "blend", "tokenizer")
 TABLES = (
     "documents",

@@ -18,7 +18,7 @@ from pipeline.numba_backend import AFTER_VAR, NumbaSwitch
 from tests.cluster_runs import SMALL_OVERRIDES, file_digests
 from tests.oracles import require_oracle
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()

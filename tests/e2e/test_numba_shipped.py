@@ -26,7 +26,7 @@ from pipeline.numba_cache import MANIFEST, SHIPPED_VAR
 from tests.cluster_runs import SPARK_SUBMIT, require_spark_submit
 from tests.oracles import require_oracle
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 JOB = REPO / "tests" / "numba_shipped_job.py"
 WARMUP = "from pipeline.dedup.minhash import minhash_signatures; minhash_signatures(['a b c d e f g h'])"
 # the job's task function, called in a plain process with the zip on its path (the tests directory only for it)

@@ -15,7 +15,7 @@ from pipeline.run import preflight
 from pipeline.storage import objectstore
 from tests.storage_fixtures import list_objects, new_bucket
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _write_shards(root: str, n: int, seed: int = 0) -> list[str]:

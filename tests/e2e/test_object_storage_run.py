@@ -19,7 +19,7 @@ from tests.sample_runs import SAMPLE_SETS, SampleRun
 from tests.storage_fixtures import GCS_ENV, S3_ENV, list_objects, new_bucket, restore_worker_env, spark_worker_env
 
 pytestmark = pytest.mark.spark
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SIZES = ["ingest.partitions=2", "tokenize.partitions=2"]
 TABLES = (
     "documents/",

@@ -24,7 +24,7 @@ from tests.oracles import require_oracle
 from tests.sample_runs import SampleRun
 
 pytestmark = pytest.mark.spark
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _config(out: Path, overrides=()):

@@ -15,7 +15,7 @@ import pytest
 from pipeline.cli.commands import main
 from pipeline.logs import JOB_DESCRIPTION, StepLog, configure_logging
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LOGGER_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (DEBUG|INFO|WARNING|ERROR) pipeline(\.[\w]+)*: ")
 DEDUP_STEPS = ("features", "exact_prepass", "buckets", "verify", "components", "survivors")
 STAGES = ("ingest", "dedup", "train-tokenizer", "tokenize", "merge-blend")

@@ -35,7 +35,7 @@ from pipeline.stage_api.context import RunContext
 from tests.oracles import missing_tool, require_oracle
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")  # python3.11-doc (.ci/run installs it)
 REFERENCE = Path("/usr/share/debian-reference")  # debian-reference-de, -fr, -es, -ja, -zh-cn (.ci/run installs them)
 MAX_HTML = 50_000  # the documentation's pages below this size (about 250): the run stays small

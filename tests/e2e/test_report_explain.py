@@ -14,7 +14,7 @@ import xxhash
 from pipeline.cli.commands import main
 
 pytestmark = pytest.mark.spark
-SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "pipeline" / "report" / "schema.json"
 
 
 def table(run: Path, name: str) -> list[dict]:

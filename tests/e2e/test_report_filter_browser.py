@@ -1,4 +1,4 @@
-"""report.html's filter section in a real headless Chromium (tests/test_report_browser.py's harness): no console
+"""report.html's filter section in a real headless Chromium (tests/e2e/test_report_browser.py's harness): no console
 errors, every chart of the section drawn with marks, one histogram per measured rule with its threshold line
 visible inside the chart, and at 1280 and 800 px nothing off the page; on filter outputs the test writes beside a
 manifest of its own, and beside the sample run (tests/cluster_runs.py, local_reference_run).
@@ -17,8 +17,8 @@ import pytest
 from pipeline.report.data import build_report_data
 from pipeline.report.publish import write_reports
 from tests.browser_cdp import Chromium
+from tests.e2e.test_report_browser import _chromium, _errors
 from tests.filter_run import MEASURES, FilterFacts, build_filter_run
-from tests.test_report_browser import _chromium, _errors
 
 WIDTHS = (1280, 800)
 

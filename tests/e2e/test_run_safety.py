@@ -17,7 +17,7 @@ from pipeline.stage_api.context import RunContext
 from tests.sample_runs import SAMPLE_SETS, SampleRun
 
 pytestmark = pytest.mark.spark
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BASE = ["spark.master=local[2]", "ingest.partitions=2", "tokenize.partitions=2"]
 
 

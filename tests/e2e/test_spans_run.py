@@ -18,7 +18,7 @@ from pipeline.stage_api.context import RunContext
 from tests.spans_oracle import oracle_ranges, oracle_text
 
 pytestmark = pytest.mark.spark
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 K = 40
 
 
@@ -81,10 +81,11 @@ def test_a_run_with_spans_cuts_what_the_oracle_cuts_and_accounts_for_every_docum
 
 
 def test_a_run_with_both_parts_keeps_what_datatrove_keeps_and_accounts_for_every_document(spark, tmp_path, monkeypatch):
-    """Sentences (equal to datatrove's SentenceDedup on dedup's survivors, tests/test_spans_sentences.py) then
-    exact substrings (the suffix-array oracle on what the sentence part kept), in a whole run: documents left
-    too short are a removal of their own in the accounting, and tokenize reads what the stage passed on."""
-    from tests.test_spans_sentences import _datatrove
+    """Sentences (equal to datatrove's SentenceDedup on dedup's survivors,
+    tests/spark/spans/test_spans_sentences.py) then exact substrings (the suffix-array oracle on what the sentence
+    part kept), in a whole run: documents left too short are a removal of their own in the accounting, and
+    tokenize reads what the stage passed on."""
+    from tests.spark.spans.test_spans_sentences import _datatrove
 
     monkeypatch.chdir(REPO)
     out = tmp_path / "run"

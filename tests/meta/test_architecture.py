@@ -16,6 +16,8 @@
    module per filter (with its compiled twin, ``*_numba.py``, where it has one); borrowed libraries live in their
    own packages (the spaCy-rules English splitter in ``pipeline/text/english/``, the fastText predictor in
    ``pipeline/fasttext/``), each naming the library and version it reproduces.
+9. ``tests/`` mirrors ``pipeline/``: every test file in ``unit/<package>/``, ``spark/<package>/``, ``e2e/`` or
+   ``meta/`` (CONTRIBUTING.md, Tests), none directly in ``tests/``, no two with one name.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ import pytest
 
 from pipeline.config import PipelineConfig
 from pipeline.run.registry import STAGES
-from tests.test_layering import _cycles, _import_nodes, _write_tree, import_graph, module_files
+from tests.meta.test_layering import _cycles, _import_nodes, _write_tree, import_graph, module_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MAX_LAZY = 10
 # what RunContext.__init__ may set: the config, the run directory, the lazy session and the Spark UI's job label
 CONTEXT_STATE = {"config", "run_dir", "_spark", "job_description"}
@@ -329,4 +331,54 @@ def test_no_docstring_carries_a_timing_figure(tmp_path: Path) -> None:
         (tmp_path / "pkg" / f"m{i}.py").write_text(f'"""A module: {text}."""\n')
     assert [hit.split(":")[0] for hit in timing_figures(tmp_path / "pkg")] == [
         f"pkg/m{i}.py" for i in range(len(figures))
+    ]
+
+
+TEST_KINDS = {"unit": True, "spark": True, "e2e": False, "meta": False}  # tests/<kind>/, True: one folder per package
+TOP_LEVEL_TESTS = "core"  # tests/unit/core/ and tests/spark/core/: the modules directly in pipeline/ (secrets, numba_*)
+
+
+def misplaced_test_files(tests: Path, packages: set[str]) -> list[str]:
+    """Test files outside the layout (CONTRIBUTING.md, Tests): ``unit/<package>/``, ``spark/<package>/``,
+    ``e2e/`` or ``meta/``, <package> a package of ``pipeline/`` or ``core``; and basenames used twice (pytest
+    imports a test file by its basename)."""
+    wrong, seen = [], set()
+    for path in sorted(tests.rglob("test_*.py")):
+        parts = path.relative_to(tests).parts
+        by_package = TEST_KINDS.get(parts[0]) if len(parts) > 1 else None
+        if by_package is None or len(parts) != (3 if by_package else 2):
+            wrong.append(path.relative_to(tests).as_posix())
+        elif by_package and parts[1] not in packages | {TOP_LEVEL_TESTS}:
+            wrong.append(path.relative_to(tests).as_posix())
+        elif path.name in seen:
+            wrong.append(f"{path.relative_to(tests).as_posix()} (its name again)")
+        seen.add(path.name)
+    return wrong
+
+
+def test_every_test_file_sits_in_the_layout(tmp_path):
+    """9. tests/ mirrors pipeline/: no test file directly in tests/ or in a folder outside the layout."""
+    packages = {p.name for p in (ROOT / "pipeline").iterdir() if (p / "__init__.py").is_file()}
+    assert misplaced_test_files(ROOT / "tests", packages) == []
+    for name in (
+        "test_new.py",
+        "unit/test_flat.py",
+        "unit/nopackage/test_x.py",
+        "spark/run/deep/test_y.py",
+        "e2e/run/test_z.py",
+        "other/test_w.py",
+        "unit/run/test_ok.py",
+        "meta/test_ok2.py",
+        "e2e/test_ok2.py",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    assert misplaced_test_files(tmp_path, {"run"}) == [
+        "e2e/run/test_z.py",
+        "meta/test_ok2.py (its name again)",
+        "other/test_w.py",
+        "spark/run/deep/test_y.py",
+        "test_new.py",
+        "unit/nopackage/test_x.py",
+        "unit/test_flat.py",
     ]

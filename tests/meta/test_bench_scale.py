@@ -15,7 +15,7 @@ import yaml
 
 from pipeline.config import load_config_text
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 OLD_CITATION = "SPEC " + "\u00a7"  # written split so that this file does not cite it
 CITATION = re.compile(r"docs/(\w+\.md)(?:, (?!docs/)([^\n]*))?")  # ", docs/..." lists pages

@@ -9,7 +9,7 @@ import pytest
 
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required, require_oracle
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 ABSENT = "pipeline_oracle_that_does_not_exist"
 
 
@@ -37,7 +37,7 @@ def test_missing_oracle_fails_when_oracles_are_required(monkeypatch, value):
 def test_no_test_imports_an_oracle_around_the_helper():
     """``pytest.importorskip`` or a skip on ImportError would turn a broken oracle install into a silent skip."""
     offenders = []
-    for path in sorted(TESTS.glob("*.py")):
+    for path in sorted(TESTS.rglob("*.py")):
         if path.name in ("oracles.py", Path(__file__).name):
             continue
         text = path.read_text()
@@ -72,7 +72,7 @@ def test_a_missing_tool_fails_in_ci_and_every_other_skip_is_listed(monkeypatch):
     with pytest.raises(pytest.skip.Exception, match="no shellcheck"):
         missing_tool("no shellcheck")
     found, bare = {}, []
-    for path in sorted(TESTS.glob("*.py")):
+    for path in sorted(TESTS.rglob("*.py")):
         if path.name in GATE_FILES:
             continue
         text = path.read_text()

@@ -15,8 +15,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SAVED = Path(__file__).resolve().parent / "readme_table_results"
+REPO = Path(__file__).resolve().parents[2]
+SAVED = Path(__file__).resolve().parents[1] / "readme_table_results"
 SCHEMA = json.loads((REPO / "bench" / "result.schema.json").read_text())
 
 

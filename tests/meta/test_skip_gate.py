@@ -15,7 +15,7 @@ import pytest
 from tests import skip_gate
 from tests.oracles import REQUIRE_ORACLES_ENV
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 SKIPPING_TESTS = textwrap.dedent("""
     import pytest

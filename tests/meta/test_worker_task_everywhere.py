@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
+PIPELINE = Path(__file__).resolve().parents[2] / "pipeline"
 
 
 def _map_in_arrow_calls() -> list[tuple[str, ast.Call]]:

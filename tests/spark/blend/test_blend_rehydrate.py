@@ -209,7 +209,7 @@ def test_accounting_counts_copies_as_added_documents_beside_the_weights(rehydrat
         assert blend["sizes"][blend["sources"].index(source)] == len(rows) + added
     import jsonschema
 
-    schema = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
+    schema = Path(__file__).resolve().parents[3] / "pipeline" / "report" / "schema.json"
     jsonschema.validate(report, json.loads(schema.read_text()), cls=jsonschema.Draft202012Validator)
     html = (run / layout.REPORT_HTML).read_text()
     assert "copies added" in html and "rehydration" in html

@@ -19,7 +19,7 @@ import pipeline
 from pipeline.cli.commands import main
 from pipeline.errors import PipelineError, UsageError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 LOGGER_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (DEBUG|INFO|WARNING) pipeline(\.[\w]+)*: ")
 
 

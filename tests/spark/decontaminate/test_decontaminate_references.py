@@ -17,7 +17,7 @@ from pipeline.run import preflight
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 from tests.index_corpus import random_doc, write_jsonl
-from tests.test_decontaminate import BENCH_A, BENCH_B
+from tests.spark.decontaminate.test_decontaminate import BENCH_A, BENCH_B
 
 
 def _config(root, refs: list[tuple[str, str]]):

@@ -17,7 +17,7 @@ from pipeline.dedup.buckets import candidate_edges, exact_groups
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 
-SAMPLE = Path(__file__).resolve().parents[1] / "pipeline" / "sample"
+SAMPLE = Path(__file__).resolve().parents[3] / "pipeline" / "sample"
 
 
 def _oracle_groups(h1, h2, rank_r, doc_id) -> dict[int, int]:

@@ -26,9 +26,9 @@ from pipeline.run import preflight
 from pipeline.run.runner import run_stages
 from pipeline.stage_api.context import RunContext
 from tests.index_corpus import config, random_doc, run, write_jsonl
-from tests.test_dedup_index_storage import PARAMS, index_url  # noqa: F401  (the local / s3 / gs fixture)
+from tests.spark.dedup.test_dedup_index_storage import PARAMS, index_url  # noqa: F401  (the local / s3 / gs fixture)
 
-SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
+SCHEMA = Path(__file__).resolve().parents[3] / "pipeline" / "report" / "schema.json"
 
 
 def survivors(run_dir) -> set[str]:
@@ -144,7 +144,7 @@ def _local_config(tmp_path, index) -> object:
 
 @pytest.mark.parametrize("where", ["file", "below_a_file"])
 def test_an_index_path_that_is_a_file_is_a_config_error_at_preflight(tmp_path, monkeypatch, where):
-    from tests.test_cli_errors import REPO
+    from tests.spark.cli.test_cli_errors import REPO
 
     monkeypatch.chdir(REPO)
     (tmp_path / "taken").write_text("not an index")
@@ -157,7 +157,7 @@ def test_an_index_path_that_is_a_file_is_a_config_error_at_preflight(tmp_path, m
 
 
 def test_an_index_path_that_is_a_file_ends_the_cli_before_spark(tmp_path, monkeypatch, capsys):
-    from tests.test_cli_errors import REPO, _run_main
+    from tests.spark.cli.test_cli_errors import REPO, _run_main
 
     monkeypatch.chdir(REPO)
     (tmp_path / "taken").write_text("x")

@@ -20,7 +20,7 @@ nx = require_oracle("networkx")
 MinHash = require_oracle("datasketch").MinHash
 
 pytestmark = pytest.mark.spark
-SAMPLE = Path(__file__).resolve().parents[1] / "pipeline" / "sample"
+SAMPLE = Path(__file__).resolve().parents[3] / "pipeline" / "sample"
 
 
 def _config(out: Path, extra: str = "", raw: Path = SAMPLE) -> str:

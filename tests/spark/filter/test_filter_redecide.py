@@ -132,7 +132,8 @@ def test_signals_command_samples_documents_by_their_signals(runs, capsys):
     assert "--where" in capsys.readouterr().err
 
 
-QUALITY_ORDER = [  # the test's own reading of datatrove's GopherQualityFilter, as in tests/test_filter_signals.py
+# the test's own reading of datatrove's GopherQualityFilter, as in tests/unit/filter/test_filter_signals.py
+QUALITY_ORDER = [
     ("word_count", "min", 120),
     ("word_count", "max", 100000),
     ("avg_word_length", "min", 3),

@@ -20,7 +20,7 @@ from pipeline.stage_api.context import RunContext
 from tests.filter_toys import TOYS
 
 pytestmark = pytest.mark.spark
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 MIN_WORDS = 150
 SETS = [
     f"filter=[{{name: toy_script, languages: [ascii]}}, {{name: toy_length, min_words: {MIN_WORDS}}}, "

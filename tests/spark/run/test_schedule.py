@@ -15,7 +15,7 @@ import yaml
 
 from pipeline.cli.schedule import ScheduleError, cli_argv, dated_overrides, job_main, resolve_date
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "pipeline" / "sample" / "web" / "part-0000.jsonl"
 
 

@@ -18,7 +18,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from tests.spans_oracle import oracle_ranges, oracle_text, oracle_word_ranges, planted_documents, real_documents
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_window_hashes_are_equal_exactly_for_equal_windows_on_a_small_alphabet():

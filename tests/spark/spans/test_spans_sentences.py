@@ -17,7 +17,7 @@ from pipeline.stage_api.context import RunContext
 from tests.oracles import require_oracle
 from tests.spans_oracle import real_documents
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO.parent / "shared" / "fixtures"
 sentence_dedup = require_oracle("datatrove.pipeline.dedup.sentence_dedup")
 hashing = require_oracle("datatrove.utils.hashing")

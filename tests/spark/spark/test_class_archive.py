@@ -14,7 +14,7 @@ import pytest
 from pipeline.spark import class_archive
 from pipeline.spark.class_archive import OFF, STATIC_MAGIC, archive_key, archive_plan, build, is_complete, release
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 BANNER = 'openjdk version "17.0.15" 2025-04-15'
 
 

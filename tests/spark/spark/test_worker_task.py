@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from pipeline.spark.worker_task import per_task
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 CHILD = textwrap.dedent("""
     import gc

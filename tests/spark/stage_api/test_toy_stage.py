@@ -23,7 +23,7 @@ from pipeline.stage_api.context import RunContext
 from tests.toy_stage import KEPT, TOY_STAGES, WORD
 
 pytestmark = pytest.mark.spark
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _word_documents(run: Path) -> dict[str, int]:

@@ -33,7 +33,7 @@ from pipeline.stage_api.stage import Data
 from pipeline.train_classifier.stage import STAGE as TRAIN_CLASSIFIER
 from tests.oracles import missing_oracle, require_oracle
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 SEED = 3
 NEGATIVES = 150
 HOLDOUT = 0.2

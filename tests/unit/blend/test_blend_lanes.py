@@ -17,7 +17,7 @@ from pipeline.blend import _kernel_lanes as lanes
 from tests.oracles import require_oracle
 
 helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _weights(rng: np.random.Generator, n: int, kind: int) -> np.ndarray:

@@ -18,7 +18,7 @@ def base(tmp_path):
 
 def test_defaults_are_off_and_recorded_in_the_dedup_inputs(base):
     """Off, both are recorded at their defaults (a run made before they existed still resumes: its marker is
-    upgraded, tests/test_run_stage.py)."""
+    upgraded, tests/unit/run/test_run_stage.py)."""
     config = load_config_text(base)
     assert config.dedup.index is None
     assert config.decontaminate.references == []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.oracles import require_oracle
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PROBE = "from pipeline.dedup.minhash import minhash_signatures; print(minhash_signatures(['a b c d e f'])[0][:2])"
 
 

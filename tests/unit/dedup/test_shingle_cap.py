@@ -2,7 +2,7 @@
 shingles in document order on both backends, distinct by bytes even where two shingles share a 32-bit hash, and
 the numba path computes them without the per-shingle Python path (which made large documents 4x slower).
 
-The expected values come from hashlib and from the reference shingler of tests/test_minhash_conformance.py
+The expected values come from hashlib and from the reference shingler of tests/unit/dedup/test_minhash_conformance.py
 (written from docs/dedup.md, Shingles), and from datasketch for the signatures.
 """
 
@@ -20,7 +20,7 @@ from pipeline.dedup import minhash_signatures, shingle_hashes
 from pipeline.numba_backend import DEDUP
 from tests.backends import numba_backend
 from tests.oracles import require_oracle
-from tests.test_minhash_conformance import ref_shingles, ref_signatures
+from tests.unit.dedup.test_minhash_conformance import ref_shingles, ref_signatures
 
 
 def sha1_hash32(data: bytes) -> int:

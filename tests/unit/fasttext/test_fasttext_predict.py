@@ -18,7 +18,7 @@ from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor, fnv1a
 from pipeline.filter.rules.language import LanguageFilter
 from tests.oracles import require_oracle
-from tests.test_filter_language import _model_path, catalogue_documents
+from tests.unit.filter.test_filter_language import _model_path, catalogue_documents
 
 fasttext = require_oracle("fasttext")
 TOLERANCE = 1e-6

@@ -156,7 +156,7 @@ def _rows(ours: Any, texts: list[str]) -> list[dict[str, Any]]:
 def _documents() -> tuple[str, ...]:
     from pathlib import Path
 
-    shared = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+    shared = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
     return tuple(t for _, t in real_documents(shared, per_kind=20_000) + edge_cases())
 
 

@@ -12,7 +12,7 @@ from pipeline.filter import registry
 from pipeline.filter.options import parse
 from tests.oracles import require_oracle
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 FINEWEB_ORDER = ["url", "language", "gopher_repetition", "gopher_quality", "c4", "fineweb", "pii"]
 
 

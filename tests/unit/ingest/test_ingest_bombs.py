@@ -47,7 +47,7 @@ def _read(path: Path, fmt: str, unit: str = "line") -> tuple[list[str | None], i
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[3],
     )
     out = json.loads(done.stdout.strip().splitlines()[-1])
     return out["reasons"], out["peak"]

@@ -20,7 +20,7 @@ from pipeline.sources.formats.base import SourceFile
 from pipeline.sources.records import RecordRules
 from tests.warc_corpus import build_warc, build_wet, html_pages
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 RULES = RecordRules()
 
 

@@ -15,7 +15,7 @@ from pipeline.report.filter_data import FilterSummaryError
 from pipeline.report.html import render_html
 from tests.filter_run import HOSTILE, MEASURES, NO_MEASURE, SOURCES, FilterFacts, build_filter_run
 
-SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
+SCHEMA = Path(__file__).resolve().parents[3] / "pipeline" / "report" / "schema.json"
 SVG = "{http://www.w3.org/2000/svg}"
 
 

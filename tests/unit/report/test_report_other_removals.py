@@ -15,7 +15,7 @@ from pipeline.report.data import build_report_data
 from pipeline.report.html import render_html
 from pipeline.report.summary import summary_text
 
-SCHEMA = Path(__file__).resolve().parents[1] / "pipeline" / "report" / "schema.json"
+SCHEMA = Path(__file__).resolve().parents[3] / "pipeline" / "report" / "schema.json"
 ROWS = {  # per source: read = rejected + duplicates removed + contaminated + earlier runs + survivors
     "web": {"documents_read": 100, "rejected": 5, "duplicates_removed": 20, "contaminated": 7,
             "duplicates_of_earlier_runs": 11, "survivors": 57, "written": 57},

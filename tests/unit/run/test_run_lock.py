@@ -18,7 +18,7 @@ import pytest
 from pipeline.run.runlock import LOCK_NAME, RunLock, RunLockedError, _read_remote, _replace
 from tests.storage_fixtures import new_bucket
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 HOLD = (
     "import sys, time; from pipeline.run.runlock import RunLock; RunLock(sys.argv[1], 'run').acquire(); "
     "print('held', flush=True); time.sleep(120)"

@@ -155,7 +155,7 @@ def test_one_stage_command_runs_only_that_stage_as_the_readme_says(tmp_path):
     from pipeline.stage_api.context import RunContext
     from tests.config_texts import config_text, write_jsonl
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     line = next(x for x in readme.splitlines() if x.startswith("python -m pipeline dedup --config conf/local.yaml  "))
     assert "only that stage" in line and "the ones before it must have finished" in line
     config = load_config_text(config_text(write_jsonl(tmp_path), output=str(tmp_path / "run")))
@@ -163,7 +163,7 @@ def test_one_stage_command_runs_only_that_stage_as_the_readme_says(tmp_path):
         run_stages(RunContext(config), only="dedup", log=lambda *_: None)
 
 
-LEGACY = json.loads((Path(__file__).parent / "golden" / "markers_7ffb06c.json").read_text())
+LEGACY = json.loads((Path(__file__).resolve().parents[2] / "golden" / "markers_7ffb06c.json").read_text())
 
 
 def _resume(config, markers: dict[str, dict]) -> dict[str, str]:

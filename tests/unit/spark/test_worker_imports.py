@@ -15,7 +15,7 @@ import pytest
 from pipeline.spark.worker_imports import needs_fix
 from tests.oracles import NOT_APPLICABLE
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 CHILD = textwrap.dedent("""
     import importlib, os, sys, time, zipfile, zipimport

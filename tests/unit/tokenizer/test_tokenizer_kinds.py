@@ -269,7 +269,7 @@ def test_training_tokenizer_derived_as_megatron_cores_class_identifiers(tmp_path
 
 
 def test_llama3_conf_example_loads_and_runs_preflight_on_a_rank_file(tmp_path):
-    config = load_config(Path(__file__).resolve().parents[1] / "conf" / "llama3_tiktoken.yaml")
+    config = load_config(Path(__file__).resolve().parents[3] / "conf" / "llama3_tiktoken.yaml")
     t = config.tokenizer
     assert (t.kind, t.pattern, t.add_bos, t.eod_token) == ("tiktoken", "llama3", True, "<|end_of_text|>")
     assert config.training is not None and config.training.tokenizer is not None

@@ -77,7 +77,7 @@ def test_a_split_of_a_million_documents_does_not_import_numba():
         "print('numba' in sys.modules, built.sample_index.shape[0])\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PIPELINE_NUMBA_AFTER", "PIPELINE_TRAINING_NUMBA")}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     imported, rows = out.stdout.split()
     assert imported == "False" and int(rows) > 600_000
