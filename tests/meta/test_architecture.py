@@ -382,3 +382,18 @@ def test_every_test_file_sits_in_the_layout(tmp_path):
         "unit/nopackage/test_x.py",
         "unit/test_flat.py",
     ]
+
+
+def test_a_unit_test_asking_for_spark_is_stopped_before_its_fixtures():
+    """9. tests/unit/conftest.py fails a unit test that uses the ``spark`` fixture (directly or through another
+    fixture) or the ``spark`` marker before Spark starts; one that starts a SparkContext fails after it ran."""
+    from types import SimpleNamespace
+
+    from tests.unit.conftest import spark_use
+
+    def item(fixturenames: list[str], marked: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(fixturenames=fixturenames, get_closest_marker=lambda name: marked or None)
+
+    assert spark_use(item(["tmp_path", "spark"])) == "uses the spark fixture"
+    assert spark_use(item(["tmp_path"], marked=True)) == "is marked spark"
+    assert spark_use(item(["tmp_path", "shared_fixtures"])) is None

@@ -90,11 +90,14 @@ model.save_model(out)
 """
 
 
-def _train(corpus: tuple[Path, list[str]], loss: str, ngrams: int, quantize: bool, tmp: Path) -> str:
+def _train(corpus: tuple[Path, list[str]], loss: str, ngrams: int, quantize: bool) -> str:
     """A model trained by the fastText library, in a fresh process: in a process that has predicted (through the
-    library and numba) this build's training can stop on "Encountered NaN"."""
+    library and numba) this build's training can stop on "Encountered NaN". Trained once per parameters beside
+    the module's corpus; tests only read it."""
     _fasttext()
-    path = tmp / f"{loss}-{ngrams}.{'ftz' if quantize else 'bin'}"
+    path = corpus[0].parent / f"{loss}-{ngrams}.{'ftz' if quantize else 'bin'}"
+    if path.is_file():
+        return str(path)
     args = [str(corpus[0]), loss, str(ngrams), "1" if quantize else "0", str(path)]
     done = subprocess.run([sys.executable, "-c", TRAIN, *args], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -138,10 +141,8 @@ def _ours(path: str, docs: list[str], **kwargs: Any) -> list[tuple[bool, str, di
 
 @pytest.mark.parametrize(("loss", "ngrams", "quantize"), MODELS)
 @pytest.mark.parametrize("mode", ["document", "paragraph", "sentence"])
-def test_same_as_datatrove(
-    corpus: tuple[Path, list[str]], tmp_path: Path, loss: str, ngrams: int, quantize: bool, mode: str
-) -> None:
-    path = _train(corpus, loss, ngrams, quantize, tmp_path)
+def test_same_as_datatrove(corpus: tuple[Path, list[str]], loss: str, ngrams: int, quantize: bool, mode: str) -> None:
+    path = _train(corpus, loss, ngrams, quantize)
     docs = corpus[1][:: 3 if mode == "sentence" else 1][:40] + ["", "  \n ", "library\n\nreference"]
     decisions: list[bool] = []
     for kwargs in (
@@ -176,7 +177,7 @@ def _err(values: dict[str, Any]) -> str:
 
 
 def test_option_errors(corpus: tuple[Path, list[str]], tmp_path: Path) -> None:
-    path = _train(corpus, "softmax", 1, False, tmp_path)
+    path = _train(corpus, "softmax", 1, False)
     assert "filter.3.model" in _err({})
     assert "filter.3.model" in _err({"model": str(tmp_path / "absent.bin")})
     (tmp_path / "not.bin").write_bytes(b"not a model at all")
@@ -201,12 +202,10 @@ def test_option_errors(corpus: tuple[Path, list[str]], tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("loss", "ngrams", "quantize"), MODELS)
-def test_probabilities_as_fasttext(
-    corpus: tuple[Path, list[str]], tmp_path: Path, loss: str, ngrams: int, quantize: bool
-) -> None:
+def test_probabilities_as_fasttext(corpus: tuple[Path, list[str]], loss: str, ngrams: int, quantize: bool) -> None:
     """Every label's probability within 1e-6 of the fastText library's ``predict(k=-1)``, the same labels returned,
     on each paragraph of the held-out pages: through our predictor for the models it runs (no word n-grams)."""
-    path = _train(corpus, loss, ngrams, quantize, tmp_path)
+    path = _train(corpus, loss, ngrams, quantize)
     lines = [" ".join(p.split()) for text in corpus[1][:30] for p in text.split("\n\n")] + ["", "json"]
     step = fc.FastTextClassifierFilter(model=path)
     assert (fc.predictor(fc.local_model(path)) is not None) == (ngrams == 1)
