@@ -299,7 +299,7 @@ def bench_url(copies: int) -> tuple[Row, int]:
 
     from pipeline.filter.rules.url import URLFilter
     from pipeline.numba_backend import FILTER
-    from tests.test_filter_url import _planted
+    from tests.unit.filter.test_filter_url import _planted
 
     def _batch(chunk: list[str]) -> pa.RecordBatch:  # metas as ingest writes them (sorted keys, UTF-8 as is)
         metas = [json.dumps({"url": u, "warc_date": "2024-01-01"}, sort_keys=True, ensure_ascii=False) for u in chunk]

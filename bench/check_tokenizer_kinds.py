@@ -1,5 +1,5 @@
 """Ids of every tokenizer kind identical to its own library on >= 50 MB of real multilingual text (run once; the
-unit tests, tests/test_tokenizer_kinds.py, check a few MB).
+unit tests, tests/unit/tokenizer/test_tokenizer_kinds.py, check a few MB).
 
     python bench/check_tokenizer_kinds.py --mb 50
 

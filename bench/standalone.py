@@ -1,5 +1,5 @@
 """A Spark standalone master and workers on 127.0.0.1 from pyspark's own ``spark-class``, for the benchmarks and
-the cluster tests (tests/test_standalone_cluster.py).
+the cluster tests (tests/e2e/test_standalone_cluster.py).
 
 Each daemon runs in its own process group and is stopped by that group (SIGTERM, then SIGKILL).
 """

@@ -1,4 +1,4 @@
-"""Run inside an environment with Apache Airflow and its Google provider (tests/test_deploy_airflow.py):
+"""Run inside an environment with Apache Airflow and its Google provider (tests/e2e/test_deploy_airflow.py):
 import the DAG file, take its first two scheduled runs from 2026-11-20 on, and print, as JSON, what
 each run would pass to Dataproc (the task's templated fields rendered for that run)."""
 

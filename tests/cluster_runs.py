@@ -19,6 +19,7 @@ import yaml
 from bench.standalone import SPARK_BIN
 from bench.standalone import spark_env as child_env
 from tests.oracles import missing_tool
+from tests.xdist_groups import shared_run
 
 REPO = Path(__file__).resolve().parents[1]
 SPARK_SUBMIT = SPARK_BIN / "spark-submit"
@@ -166,6 +167,7 @@ def standalone_config(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+@shared_run  # the files using it run on one xdist worker (tests/xdist_groups.py)
 def local_reference_run(spark, standalone_config, tmp_path_factory) -> Path:
     """``python -m pipeline run`` of the same config in this process (the test session's Spark).
 

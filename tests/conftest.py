@@ -19,7 +19,7 @@ from tests.oracles import missing_tool, not_applicable
 from tests.sample_runs import sample_run  # noqa: F401  (the sample's run, made once)
 from tests.skip_gate import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401  (CI: no skips)
 from tests.storage_fixtures import gcs_emulator, s3_emulator  # noqa: F401  (gs:// and s3:// emulators)
-from tests.xdist_groups import shared_run_scheduler, unlisted_shared_run
+from tests.xdist_groups import configure_node, shared_run_scheduler, write_shared_runs
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
@@ -102,10 +102,12 @@ def graphframes_spark(spark):
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Every test that uses the ``spark`` fixture (directly or through another fixture) is marked ``spark``,
-    so ``-m spark`` selects all Spark-touching tests (CI runs them on Spark 4 too)."""
+    so ``-m spark`` selects all Spark-touching tests (CI runs them on Spark 4 too). On an xdist worker, the
+    tests using a shared run are written for the controller's scheduler (tests/xdist_groups.py)."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+    write_shared_runs(config, items)  # on an xdist worker: the shared runs its tests use, for the scheduler
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -114,13 +116,10 @@ def pytest_xdist_make_scheduler(config, log):
     return shared_run_scheduler(config, log)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item) -> None:
-    """On a pytest-xdist worker, a test using a shared run from a file not listed with it fails before its
-    fixtures are made (tests/xdist_groups.py)."""
-    why = unlisted_shared_run(item) if os.environ.get("PYTEST_XDIST_WORKER") else None
-    if why:
-        pytest.fail(why)
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """Each xdist worker writes which of its tests use a shared run, for the scheduler (tests/xdist_groups.py)."""
+    configure_node(node)
 
 
 @pytest.fixture(autouse=True)

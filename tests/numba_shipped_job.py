@@ -1,4 +1,4 @@
-"""A spark-submit driver for tests/test_numba_shipped.py: on each executor, the first call of the MinHash kernels.
+"""A spark-submit driver for tests/e2e/test_numba_shipped.py: on each executor, the first call of the MinHash kernels.
 
 Run as ``spark-submit --py-files <pipeline zip> numba_shipped_job.py <out.json>``. Each of two tasks calls
 ``minhash_signatures`` (compiled from its first byte: ``PIPELINE_NUMBA_AFTER=0`` in the executors' environment)

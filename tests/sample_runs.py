@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.xdist_groups import shared_run
+
 REPO = Path(__file__).resolve().parents[1]
 # What every run compared with this one sets on top of conf/local.yaml (its paths are relative to REPO).
 SAMPLE_SETS = ("spark.master=local[2]", "ingest.partitions=2", "tokenize.partitions=2")
@@ -36,6 +38,7 @@ def sample_config(out: Path | str, overrides: tuple[str, ...] | list[str] = ()):
 
 
 @pytest.fixture(scope="session")
+@shared_run  # the files using it run on one xdist worker (tests/xdist_groups.py)
 def sample_run(spark, tmp_path_factory) -> SampleRun:
     """The sample run, made from the repository root as the README's commands run it."""
     from pipeline.run.runner import run_stages

@@ -3,7 +3,7 @@
 Missing oracles and tools go through ``tests/oracles.py`` and fail there already; this plugin catches every
 other way a test can skip (a bare ``pytest.skip``, a ``skipif`` marker, a module-level skip, an empty
 parametrization), so CI's skip count cannot depend on the machine (issue #32, 7). The deliberate skips
-(``not_applicable`` and markers whose reason starts with ``NOT_APPLICABLE``) stay allowed; tests/test_oracles.py
+(``not_applicable`` and markers whose reason starts with ``NOT_APPLICABLE``) stay allowed; tests/meta/test_oracles.py
 lists them. ``tests/conftest.py`` loads it; ``pytest -p tests.skip_gate`` loads it anywhere.
 """
 

@@ -128,7 +128,7 @@ def main() -> None:
     print()
     print("Character classes are regex class bodies. SPECIALS are spaCy's special cases, each written as its tokens")
     print("joined by a space (the special case is their concatenation); SPECIAL_SPACES are the whitespace ones.")
-    print('Regenerated, never edited by hand; tests/test_english_words.py checks it against spaCy."""')
+    print('Regenerated, never edited by hand; tests/unit/text/test_english_words.py checks it against spaCy."""')
     print()
     print("# fmt: off")
     for key, value in facts.items():

@@ -1,4 +1,4 @@
-"""A spark-submit driver for tests/test_cluster_worker_memory.py: the pipeline's task wrapper over many tasks on
+"""A spark-submit driver for tests/e2e/test_cluster_worker_memory.py: the pipeline's task wrapper over many tasks on
 a standalone cluster, then a user's Python UDF and pandas UDF in the same application, on the same workers.
 
 Run as ``spark-submit --py-files <pipeline zip> worker_memory_job.py <out.json> <tasks>``. Every task reports

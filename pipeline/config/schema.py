@@ -143,7 +143,8 @@ class DecontaminateConfig:
     min_matches: int = field(default=1, metadata=_int_in(1, INT32_MAX))
 
 
-# the names of pipeline/tokenizer/patterns.py's NAMED_PATTERNS (tests/test_tokenizer_train_patterns.py checks)
+# the names of pipeline/tokenizer/patterns.py's NAMED_PATTERNS
+# (tests/unit/tokenizer/test_tokenizer_train_patterns.py checks)
 PATTERN_NAMES = ("gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen3.5")
 
 

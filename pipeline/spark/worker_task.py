@@ -13,7 +13,7 @@ PySpark's worker pays two costs per task, whatever the task does:
   reference counting; only a reference cycle among them would never be collected.
 
 :func:`per_task` wraps a ``mapInArrow`` body so that it does both first. Where this is proven
-(tests/test_cluster_worker_memory.py, a standalone cluster): over 1,000 tasks a worker's RSS and frozen
+(tests/e2e/test_cluster_worker_memory.py, a standalone cluster): over 1,000 tasks a worker's RSS and frozen
 objects stay flat, and a user's Python or pandas UDF later in the same workers gets its results, a working
 collector and its newly added py-files. The limit: the freeze also catches the task's own command (the
 function Spark unpickled for it), so that command must not be a reference cycle, or each task's copy is

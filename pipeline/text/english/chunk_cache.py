@@ -40,7 +40,7 @@ def _make(chunk: str) -> tuple[str, ...]:
     """spaCy's tokens of one chunk, not cached (a rejoined special case noted in REJOINED)."""
     if chunk in SPECIALS:
         return SPECIALS[chunk]
-    if chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/test_english_words.py)
+    if chunk.isalpha():  # no affix or infix rule involves a letter alone (tests/unit/text/test_english_words.py)
         return (chunk,)
     pieces = shortcut_affixes(chunk) or affixes(chunk, specials=True)
     tokens = tuple(pieces)

@@ -2,7 +2,7 @@
 
 Character classes are regex class bodies. SPECIALS are spaCy's special cases, each written as its tokens
 joined by a space (the special case is their concatenation); SPECIAL_SPACES are the whitespace ones.
-Regenerated, never edited by hand; tests/test_english_words.py checks it against spaCy."""
+Regenerated, never edited by hand; tests/unit/text/test_english_words.py checks it against spaCy."""
 
 # fmt: off
 LOWER = (

@@ -1,0 +1,102 @@
+"""The bench package's runner (``python -m bench``): every bench listed and its ``--help`` working, the JSON result
+checked against bench/result.schema.json by jsonschema, and ``--baseline-rev`` loading a module from git."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _bench(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bench", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_list_names_every_runnable_module() -> None:
+    """--list names each module of bench/ that has a __main__ block (bench_<name>.py as <name>), and nothing else."""
+    out = _bench("--list")
+    assert out.returncode == 0, out.stderr
+    listed = [line.split()[0] for line in out.stdout.splitlines()]
+    runnable = sorted(
+        p.stem.removeprefix("bench_")
+        for p in (REPO / "bench").glob("*.py")
+        if not p.stem.startswith("_") and 'if __name__ == "__main__":' in p.read_text()
+    )
+    assert sorted(listed) == runnable
+    assert {"vs_bigcode", "scale", "readme_table", "release_corpus"} <= set(listed)
+
+
+def test_every_bench_answers_help() -> None:
+    """Each listed bench prints its usage and exits 0 on --help (its imports and arguments parse)."""
+    names = [line.split()[0] for line in _bench("--list").stdout.splitlines()]
+    failed = {}
+    for name in names:
+        out = _bench(name, "--help")
+        if out.returncode != 0 or "usage:" not in out.stdout:
+            failed[name] = (out.stderr or out.stdout)[-300:]
+    assert failed == {}
+
+
+def test_unknown_bench_is_a_one_line_error() -> None:
+    """A name the runner does not know: exit 2 and the name in the message."""
+    out = _bench("nosuch")
+    assert out.returncode == 2 and "'nosuch'" in out.stderr and "--list" in out.stderr
+
+
+def test_scale_result_validates_against_the_schema(tmp_path: Path) -> None:
+    """The scale bench reprinting docs/scaling-1-to-10gb.json writes its JSON result where --result says; it
+    validates against the schema and its figures are the CPU seconds per GB recomputed here from that file."""
+    path = tmp_path / "scale.json"
+    out = _bench("--result", str(path), "scale", "--from-json", "docs/scaling-1-to-10gb.json")
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(path.read_text())
+    schema = json.loads((REPO / "bench" / "result.schema.json").read_text())
+    jsonschema.validate(result, schema)
+    assert result["name"] == "scale" and result["args"]["from_json"] == "docs/scaling-1-to-10gb.json"
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    assert result["commit"].removesuffix("-dirty") == head
+    sizes = json.loads((REPO / "docs" / "scaling-1-to-10gb.json").read_text())["sizes"]
+    expected = {
+        f"{s['size_gb']:.2f} GB": (s["driver_cpu_s"] + s["executors_cpu_s"]) / (s["input_bytes"] / 1e9) for s in sizes
+    }
+    assert {k: v["value"] for k, v in result["figures"].items()} == pytest.approx(expected)
+    assert {v["unit"] for v in result["figures"].values()} == {"CPU s/GB"}
+
+
+def test_schema_rejects_a_figure_without_unit() -> None:
+    """The schema is not vacuous: a figure given as a bare number fails it."""
+    schema = json.loads((REPO / "bench" / "result.schema.json").read_text())
+    bad = {"schema": 1, "name": "x", "commit": "0" * 40, "args": {}, "figures": {"a": 1.0}}
+    bad["machine"] = {"cpus": 2, "memory_gb": 1.0, "platform": "p", "python": "3", "load": 0.1}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
+
+
+def test_module_at_loads_the_source_of_that_revision() -> None:
+    """--baseline-rev's loader: the module's text is git's at that revision (read back from git here), and it
+    imports; an unknown revision is a BaselineError naming it."""
+    from bench.harness import BaselineError, module_at
+
+    module = module_at("HEAD", "pipeline/dedup/token_counts.py")
+    shown = subprocess.run(
+        ["git", "show", "HEAD:pipeline/dedup/token_counts.py"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+    assert Path(module.__file__ or "").read_text() == shown
+    assert module.__package__ == "pipeline.dedup" and callable(module.token_counts)
+    assert module.token_counts(["a b c"]).tolist() == [3]
+    with pytest.raises(BaselineError, match="no-such-rev"):
+        module_at("no-such-rev", "pipeline/dedup/token_counts.py")
