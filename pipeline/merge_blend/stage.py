@@ -28,8 +28,8 @@ from pipeline import storage
 from pipeline.blend.indices import OversampleError, build_blending_indices
 from pipeline.blend.io import write_blend
 from pipeline.blend.rehydrate import config_rules
+from pipeline.blend.weights import blend_datasets, blend_weights_by_source, bucketed_sources
 from pipeline.blend.weights import blend_weights as weights_of
-from pipeline.blend.weights import blend_weights_by_source
 from pipeline.config import PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
@@ -37,6 +37,7 @@ from pipeline.megatron.format import bin_path, idx_path
 from pipeline.megatron.merge import merge_indexed_datasets
 from pipeline.megatron.reader import read_index
 from pipeline.megatron.validate import validate
+from pipeline.merge_blend.buckets import split_source
 from pipeline.merge_blend.rehydrate import rehydrate_source
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -94,14 +95,16 @@ def _documents(prefix: str) -> int:
     return read_index(prefix, mmap=False)[0].document_count
 
 
-def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None) -> dict:
+def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None, documents: str | None = None) -> dict:
     """Merge every configured source; per-source counts and the list of sources left unpublished.
 
     ``shards``: the counts of the stage that wrote the shards; each merged source must then hold the
-    documents and tokens it reported, or this raises (docs/stages.md, Accounting).
+    documents and tokens it reported, or this raises (docs/stages.md, Accounting). ``documents``: the table the
+    shards were tokenized from, whose ``quality_bucket`` splits a source ``blend.weights`` weighs by bucket.
     """
     expected = (shards or {}).get("sources", {})
     rules = config_rules(ctx.config)
+    split = bucketed_sources(ctx.config)
     sources = {}
     for src in ctx.config.sources:
         counts = merge_source(ctx, src.name)
@@ -113,6 +116,10 @@ def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None) -> d
             )
         if rules is not None and counts["published"]:
             counts = rehydrate_source(ctx.run_dir, src.name, counts, rules)
+        if src.name in split and counts["published"]:
+            if documents is None:
+                raise PipelineError("blend.weights weighs quality buckets: the merge needs the tokenized table")
+            counts = split_source(ctx.run_dir, documents, src.name, counts, split[src.name], rules)
         sources[src.name] = counts
     return {"sources": sources, "unpublished": [n for n, c in sources.items() if not c["published"]]}
 
@@ -147,6 +154,23 @@ def left_out_sources(config: PipelineConfig, unpublished: list[str]) -> list[dic
     return entries
 
 
+def left_out_buckets(config: PipelineConfig, rows: Mapping[str, dict], unpublished: list[str]) -> list[dict]:
+    """One entry (and a logged warning) per quality bucket left out of the blend because it holds no document
+    (the buckets of a source with no document at all are covered by its own entry)."""
+    given = blend_weights_by_source(config) or {}
+    entries = []
+    for name, row in rows.items():
+        if "/" in name and not row["published"] and name.split("/")[0] not in unpublished:
+            entries.append({"source": name, "weight": given[name], "why": "no documents in this bucket"})
+            logging.getLogger("pipeline").warning(
+                "quality bucket %r (weight %s) has no documents: it is left out of the blend, and the other "
+                "datasets' weights are renormalised",
+                name,
+                given[name],
+            )
+    return entries
+
+
 def materialize(
     ctx: RunContext, prefixes: list[str], dataset_index: np.ndarray, sample_index: np.ndarray, dtype
 ) -> dict:
@@ -159,14 +183,25 @@ def materialize(
     return {"prefix": out, "documents": int(len(dataset_index))}
 
 
-def run_merge_blend(ctx: RunContext, shards: Mapping[str, Any] | None = None) -> dict:
-    """Merge every source (``shards``: the counts of the stage that wrote them), then write
+def blend_rows(merged: dict, config: PipelineConfig) -> dict[str, dict]:
+    """The merge's counts of every dataset the blend may hold, in blend order: a source, or each of its quality
+    buckets when ``blend.weights`` weighs it by bucket."""
+    rows = {}
+    for name, source, bucket in blend_datasets(config):
+        row = merged["sources"][source]
+        rows[name] = row if bucket is None or not row["published"] else row["buckets"][name]
+    return rows
+
+
+def run_merge_blend(ctx: RunContext, shards: Mapping[str, Any] | None = None, documents: str | None = None) -> dict:
+    """Merge every source (``shards``: the counts of the stage that wrote them, from ``documents``), then write
     ``blend/dataset_index.npy``, ``dataset_sample_index.npy``, ``blend.json``."""
-    merged = merge_sources(ctx, shards)
-    names = [n for n, c in merged["sources"].items() if c["published"]]
+    merged = merge_sources(ctx, shards, documents)
+    rows = blend_rows(merged, ctx.config)
+    names = [n for n, c in rows.items() if c["published"]]
     if not names:
         raise PipelineError("no source has any document left to blend; see the manifest's counts")
-    sizes = [merged["sources"][n]["documents"] for n in names]
+    sizes = [rows[n]["documents"] for n in names]
     weights = blend_weights(ctx, names, sizes)
     size = ctx.config.blend.size or sum(sizes)
     try:
@@ -181,6 +216,7 @@ def run_merge_blend(ctx: RunContext, shards: Mapping[str, Any] | None = None) ->
         ) from None
     relative = [f"{layout.MEGATRON}/{n}" for n in names]
     left_out = left_out_sources(ctx.config, merged["unpublished"])
+    left_out += left_out_buckets(ctx.config, rows, merged["unpublished"])
     doc = write_blend(
         ctx.path(layout.BLEND),
         dataset_index,
@@ -195,7 +231,7 @@ def run_merge_blend(ctx: RunContext, shards: Mapping[str, Any] | None = None) ->
     )
     result = {"merge": merged, "blend": doc, "left_out": left_out}
     if ctx.config.blend.materialize:
-        dtype = np.dtype(merged["sources"][names[0]]["dtype"])
+        dtype = np.dtype(merged["sources"][names[0].split("/")[0]]["dtype"])
         result["materialized"] = materialize(
             ctx, [megatron_prefix(ctx, n) for n in names], dataset_index, sample_index, dtype
         )
@@ -207,13 +243,13 @@ class MergeBlend(Stage):
 
     name = "merge-blend"
     config_keys = ("blend", "sources[].weight", "blend.rehydrate")
-    reads = ("shards",)
+    reads = ("shards", "documents")
     passes = {"blend": layout.BLEND}
     writes = (layout.MEGATRON, layout.BLEND)
     passes_on = "written"
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
-        return run_merge_blend(ctx, inputs["shards"].counts)
+        return run_merge_blend(ctx, inputs["shards"].counts, inputs["documents"].table)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
         blend = asdict(config.blend)
