@@ -279,10 +279,11 @@ class MergeBlend(Stage):
         keys = ("sources", "weights", "data_path", "mode", "size")
         section = {"achieved": blend["achieved_ratios"], **{k: blend[k] for k in keys}}
         merged = counts.get("merge", {}).get("sources", {})
-        if any("copies_added" in merged.get(n, {}) for n in blend["sources"]):
+        rehydrated = [n for n, row in merged.items() if row.get("published") and "copies_added" in row]
+        if rehydrated:  # per source (a source blended by quality bucket too)
             section["rehydrate"] = {
                 n: {"distinct_documents": merged[n]["distinct_documents"], "copies_added": merged[n]["copies_added"]}
-                for n in blend["sources"]
+                for n in rehydrated
             }
         left_out = [e for e in counts.get("left_out") or [] if isinstance(e, dict)]
         return {"blend": {**section, "left_out": left_out} if left_out else section}

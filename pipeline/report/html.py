@@ -228,10 +228,11 @@ def _tokens_and_blend(data: dict) -> list[str]:
             f"<code>--data-path {_esc(blend['data_path'])}</code></p>"
         )
     if blend and blend.get("rehydrate"):
-        rows = [
+        shares = dict(zip(blend["sources"], _shares(blend["weights"]), strict=True))
+        rows = [  # a source blended by quality bucket: its buckets' weights together
             [src, round(w, 4), r["distinct_documents"], r["copies_added"], r["distinct_documents"] + r["copies_added"]]
-            for src, w in zip(blend["sources"], _shares(blend["weights"]), strict=True)
-            for r in [blend["rehydrate"][src]]
+            for src, r in blend["rehydrate"].items()
+            for w in [sum(x for n, x in shares.items() if n == src or n.startswith(f"{src}/"))]
         ]
         parts.append('<p class="meta">rehydration (blend.rehydrate): duplicates put back by cluster size</p>')
         parts.append(_table(["source", "weight", "distinct documents", "copies added", "documents in the blend"], rows))

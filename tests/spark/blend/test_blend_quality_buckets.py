@@ -45,7 +45,7 @@ classifier:
   fasttext: {{wordNgrams: 2, bucket: 20000, dim: 16}}
 tokenizer: {{train: true, vocab_size: 1000}}
 tokenize: {{partitions: 2}}
-blend: {{mode: megatron, oversample: wrap, weights: "{weights}"}}
+blend: {{mode: megatron, oversample: wrap, weights: "{weights}", rehydrate: {{1: 1, 2: 2, 3: 3}}}}
 training:
   tokenizer: {tokenizer}
   sequence_length: 32
@@ -74,9 +74,18 @@ def bucket_run(spark, shared_fixtures: Path, tmp_path_factory: pytest.TempPathFa
     return out, config, results
 
 
+def _copies(run: Path) -> dict[int, int]:
+    """Rehydration's copies of each survivor in a duplicate cluster ({1: 1, 2: 2, 3: 3}), from dedup/components/."""
+    members: dict[int, int] = {}
+    rows = pq.read_table(run / layout.COMPONENTS).to_pylist()
+    for row in rows:
+        members[row["component"]] = members.get(row["component"], 0) + 1
+    return {row["doc_id"]: min(members[row["component"]], 3) for row in rows}
+
+
 def _bucket_documents(run: Path) -> dict[int, list[np.ndarray]]:
-    """web's tokenized documents per quality bucket, in doc_id order: the shards (doc_id order) matched with the
-    survivors' ``quality_bucket`` sorted by doc_id."""
+    """web's tokenized documents per quality bucket, in doc_id order, each as many times as rehydration puts it
+    back: the shards (doc_id order) matched with the survivors' ``quality_bucket`` sorted by doc_id."""
     shards = sorted((run / layout.SHARDS / "web").glob("*.idx"))
     documents = [seq for p in shards for seq in IndexedDataset(str(p)[: -len(".idx")])]
     rows = sorted(
@@ -84,9 +93,10 @@ def _bucket_documents(run: Path) -> dict[int, list[np.ndarray]]:
         key=lambda r: r["doc_id"],
     )
     assert len(rows) == len(documents) > 0
+    copies = _copies(run)
     out: dict[int, list[np.ndarray]] = {b: [] for b in range(BUCKETS)}
     for row, seq in zip(rows, documents, strict=True):
-        out[row["quality_bucket"]].append(seq)
+        out[row["quality_bucket"]] += [seq] * copies.get(row["doc_id"], 1)
     return out
 
 
@@ -106,6 +116,10 @@ def test_each_bucket_of_the_source_is_its_own_megatron_dataset(bucket_run) -> No
         assert all(np.array_equal(got[i], d) for i, d in enumerate(documents))
     assert not (run / layout.MEGATRON / "web.idx").exists() and not (run / layout.MEGATRON / "web.bin").exists()
     assert (run / layout.MEGATRON / "forum.idx").exists()
+    report = json.loads((run / layout.REPORT_JSON).read_text())
+    assert report["blend"]["sources"] == json.loads((run / layout.BLEND / "blend.json").read_text())["sources"]
+    assert set(report["blend"]["rehydrate"]) == {"web", "forum"}
+    assert "rehydration" in (run / layout.REPORT_HTML).read_text()
 
 
 @pytest.mark.spark
