@@ -26,6 +26,11 @@ BUCKET_COLUMN = "quality_bucket"
 CHUNK_DOCUMENTS = 4096  # documents gathered per write
 
 
+def bucket_directory(run_dir: str, source: str) -> str:
+    """``<run>/megatron/<source>``: the directory of a source's bucket datasets."""
+    return storage.join(run_dir, layout.MEGATRON, source)
+
+
 def source_buckets(run_dir: str, table: str, source: str) -> np.ndarray:
     """The ``quality_bucket`` of ``source``'s documents of ``table`` in doc_id order."""
     import pyarrow.dataset as ds
@@ -67,7 +72,9 @@ def split_source(run_dir: str, table: str, source: str, counts: dict, buckets: i
     if len(of_document) and (of_document.min() < 0 or of_document.max() >= buckets):
         raise PipelineError(f"source {source!r}: a {BUCKET_COLUMN} outside 0..{buckets - 1} in {table}/")
     rows: dict[str, dict[str, Any]] = {}
-    storage.makedirs(storage.join(run_dir, layout.MEGATRON, source))
+    directory = bucket_directory(run_dir, source)
+    storage.remove(directory)  # buckets of an earlier configuration (more buckets) must not linger
+    storage.makedirs(directory)
     for bucket in range(buckets):
         name = bucket_dataset(source, bucket)
         out = storage.join(run_dir, layout.MEGATRON, *name.split("/"))

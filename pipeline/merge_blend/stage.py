@@ -37,7 +37,7 @@ from pipeline.megatron.format import bin_path, idx_path
 from pipeline.megatron.merge import merge_indexed_datasets
 from pipeline.megatron.reader import read_index
 from pipeline.megatron.validate import validate
-from pipeline.merge_blend.buckets import split_source
+from pipeline.merge_blend.buckets import bucket_directory, split_source
 from pipeline.merge_blend.rehydrate import rehydrate_source
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -120,6 +120,8 @@ def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None, docu
             if documents is None:
                 raise PipelineError("blend.weights weighs quality buckets: the merge needs the tokenized table")
             counts = split_source(ctx.run_dir, documents, src.name, counts, split[src.name], rules)
+        else:  # bucket datasets of an earlier configuration must not linger beside the source's
+            storage.remove(bucket_directory(ctx.run_dir, src.name))
         sources[src.name] = counts
     return {"sources": sources, "unpublished": [n for n, c in sources.items() if not c["published"]]}
 
