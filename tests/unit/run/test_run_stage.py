@@ -224,13 +224,14 @@ def test_ingest_records_every_key_of_its_section(base):
 
 def test_the_runner_wires_each_read_to_the_latest_stage_passing_it(base):
     """Dedup reads the filter stage's documents when it runs, else ingest's; tokenize reads dedup's survivors;
-    merge-blend the shards tokenize passes on (docs/stages.md, The Stage contract)."""
+    merge-blend the shards tokenize passes on and the documents it read (docs/stages.md, The Stage contract)."""
     from pipeline.run.runner import wiring
 
     plain = wiring(STAGES, load_config_text(base))
     assert "filter" not in plain and plain["dedup"] == {"documents": ("ingest", "documents")}
     assert plain["tokenize"] == {"documents": ("dedup", "dedup/survivors")}
-    assert plain["merge-blend"] == {"shards": ("tokenize", "shards")}
+    # and the documents tokenize read (their quality_bucket, for a source the blend weighs by bucket)
+    assert plain["merge-blend"] == {"shards": ("tokenize", "shards"), "documents": ("dedup", "dedup/survivors")}
     filtered = wiring(STAGES, load_config_text(base, [OVERRIDES["filter"]]))
     assert filtered["filter"] == {"documents": ("ingest", "documents")}
     assert filtered["dedup"] == {"documents": ("filter", "filter/documents")}
