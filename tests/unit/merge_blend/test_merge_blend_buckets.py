@@ -89,3 +89,34 @@ def test_a_table_without_the_bucket_column_says_to_rerun_the_filter(tmp_path: Pa
     pq.write_table(table, tmp_path / TABLE / "part-0.parquet")
     with pytest.raises(PipelineError, match="no quality_bucket column"):
         split_source(str(tmp_path), TABLE, "web", counts, 5, None)
+
+
+def test_an_empty_bucket_is_left_out_of_the_blend_with_its_weight_and_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from pipeline.config import load_config_text
+    from pipeline.merge_blend.stage import blend_rows, left_out_buckets
+
+    config = load_config_text(
+        "output: /tmp/unused\ntokenizer: {train: true}\n"
+        "sources: [{name: web, paths: [x.jsonl]}, {name: wiki, paths: [y.jsonl]}]\n"
+        "classifier: {positives: [{name: p, paths: [p]}], negatives: {from_run: 5}}\n"
+        "filter: [{name: fasttext_classifier, model: run, score_label: hq, buckets: 3}]\n",
+        ["blend.weights=1 web/bucket=0 2 web/bucket=1 4 web/bucket=2 3 wiki"],
+    )
+    bucket = {"published": True, "documents": 2, "tokens": 9}
+    empty = {"published": False, "documents": 0, "tokens": 0}
+    web = {"published": True, "documents": 4, "buckets": {"web/bucket=0": bucket, "web/bucket=1": empty,
+                                                          "web/bucket=2": bucket}}  # fmt: skip
+    merged = {"sources": {"web": web, "wiki": {"published": True, "documents": 3}}, "unpublished": []}
+    rows = blend_rows(merged, config)
+    assert list(rows) == ["web/bucket=0", "web/bucket=1", "web/bucket=2", "wiki"]
+    assert [n for n, r in rows.items() if r["published"]] == ["web/bucket=0", "web/bucket=2", "wiki"]
+    with caplog.at_level("WARNING", logger="pipeline"):
+        assert left_out_buckets(config, rows, []) == [
+            {"source": "web/bucket=1", "weight": 2.0, "why": "no documents in this bucket"}
+        ]
+    assert "'web/bucket=1'" in caplog.text
+    # a source with no document at all: its own entry says so, not one per bucket
+    gone = {"sources": {"web": {"published": False, "documents": 0}, "wiki": merged["sources"]["wiki"]}}
+    assert left_out_buckets(config, blend_rows(gone, config), ["web"]) == []
