@@ -51,11 +51,12 @@ def line_bounds(text: str) -> list[tuple[int, int]]:
     return bounds
 
 
-def removed_range(bounds: list[tuple[int, int]], index: int) -> tuple[int, int]:
-    """The bytes dropping line ``index`` removes: the line and the newline after it, or, for the last line,
-    the newline before it (so the kept lines are joined by one newline, as CCNet's ``"\\n".join``)."""
+def removed_range(bounds: list[tuple[int, int]], index: int, kept_after: bool) -> tuple[int, int]:
+    """The bytes dropping line ``index`` removes: the line and the newline after it when a kept line follows,
+    else the newline before it (none for the first line), so the kept lines are joined by one newline each, as
+    CCNet's ``"\\n".join`` leaves them, and the ranges of one document never overlap."""
     start, end = bounds[index]
-    if index + 1 < len(bounds):
+    if kept_after:
         return start, end + 1
     return (start - 1, end) if index > 0 else (start, end)
 
@@ -80,12 +81,14 @@ def line_rows(
 
 def drop_lines(text: str, dropped: list[int]) -> tuple[str, list[tuple[int, int, int]]]:
     """``text`` without the lines numbered in ``dropped``, the kept lines joined by ``\\n``; and the removed
-    byte ranges ``(start, end, line)``, one per dropped line (removed_range)."""
+    byte ranges ``(start, end, line)``, one per dropped line (removed_range): together exactly the bytes cut."""
     bounds = line_bounds(text)
     data = text.encode("utf-8")
     gone = set(dropped)
-    kept = [data[s:e] for i, (s, e) in enumerate(bounds) if i not in gone]
-    return b"\n".join(kept).decode("utf-8"), [(*removed_range(bounds, i), i) for i in sorted(gone)]
+    kept = [i for i in range(len(bounds)) if i not in gone]
+    last_kept = kept[-1] if kept else -1
+    text_kept = b"\n".join(data[bounds[i][0] : bounds[i][1]] for i in kept).decode("utf-8")
+    return text_kept, [(*removed_range(bounds, i, i < last_kept), i) for i in sorted(gone)]
 
 
 def line_rewrite_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
