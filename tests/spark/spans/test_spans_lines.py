@@ -44,6 +44,7 @@ def planted_documents() -> list[tuple[int, str]]:
         (10, ""),
         (11, "\n\n\n"),
         (12, "unique first line\nhome | about | contact | archive 0000"),  # the last line goes with its newline
+        (13, f"thirteen has one line of its own\n{NAV}\n{COOKIE}"),  # two last lines go: the newline before each
     ]
 
 
@@ -84,7 +85,11 @@ def test_lines_equal_the_oracle_and_the_accounting_holds(spark, tmp_path, min_re
         assert -3 not in expected_rows and {4, 5, 6, 7, 8, 12} <= set(expected_rows)
         assert expected[4] == "A page of its own.\n\n\t\nTwice seen line."
         assert expected[5] == "Cookie notice: we use cookies.\nbody text of five\n"
-        assert expected[8] == "Hello, world\n\n\n" and expected[12] == "unique first line"
+        assert (
+            expected[8] == "Hello, world\n\n\n"
+            and expected[12] == "unique first line"
+            and expected[13] == "thirteen has one line of its own"
+        )
         assert expected[7] == "Hello, world."  # ASCII punctuation is not normalized away
         if real_bytes:
             assert sum(len(v) for k, v in expected_rows.items() if k >= 1000) > 100, "too few real repeats"
