@@ -175,3 +175,43 @@ def test_lines_then_exact_substrings_and_explain_report_sample_show_them(spark, 
     for row in drawn:
         assert row["before"][:50] == texts[row["doc_id"]][:50]
         assert row["after"] is None or row["after"][:50] == kept[row["doc_id"]][:50]
+
+
+@pytest.mark.spark
+def test_all_three_parts_lines_then_datatrove_sentences_then_exact_substrings(spark, tmp_path):
+    """Lines (the oracle), then datatrove's SentenceDedup on what they kept, then the suffix-array oracle on what
+    it kept: the stage's texts, removals and rows, and explain reads each row's text from the table it names."""
+    from pipeline.spans.explain_spans import document_spans
+    from tests.spark.spans.test_spans_sentences import A, _datatrove
+    from tests.spark.spans.test_spans_sentences import planted_documents as sentence_documents
+
+    parts = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh")
+    own = " ".join(f"This document goes on with its {w} part, in words of its own to stay long." for w in parts)
+    both = (600, f"{NAV}\nA line of its own.\n" + A + own)  # a line dropped before a repeated sentence run
+    docs = planted_documents() + [(d + 500, t) for d, t in sentence_documents()] + [both] + real_documents(80_000)
+    after_lines, short_lines, line_rows = oracle_lines(docs, 2)
+    after_sentences = _datatrove(sorted(after_lines.items()), tmp_path / "datatrove", 3, 50, 3)
+    ranges = oracle_ranges(sorted(after_sentences.items()), 50)
+    expected = {d: oracle_text(t, ranges.get(d, [])) for d, t in after_sentences.items()}
+    emptied = {d for d, t in expected.items() if d in ranges and not t.strip()}
+    overrides = ["spans.exact_substring.min_tokens=50", "spans.sentences.span=3", "spans.lines.min_repeats=2"]
+    counts, kept, too_short, removed = _stage(spark, tmp_path, docs, overrides)
+    assert short_lines and set(after_lines) - set(after_sentences), "no document left too short by each part"
+    assert kept == {d: t for d, t in expected.items() if d not in emptied}
+    assert too_short == short_lines | (set(after_lines) - set(after_sentences))
+    assert _rows_by_doc(removed) == line_rows
+    assert {d: sorted(r[:2] for r in rows) for d, rows in _rows_by_doc(removed, "exact_substring").items()} == ranges
+    figures = counts["sources"].values()
+    assert all(row["read"] == row["documents"] + row["spans_too_short"] + row["spans_emptied"] for row in figures)
+    assert all(set(row["removed_bytes"]) == {"lines", "sentences", "exact_substring"} for row in figures)
+    texts = {"survivor": dict(docs), "after_lines": after_lines, "after_sentences": after_sentences}
+    where = {"lines": "survivor", "sentences": "after_lines", "exact_substring": "after_sentences"}
+    sentence_docs = sorted({r["doc_id"] for r in removed if r["kind"] == "sentences"} & set(after_sentences))
+    assert 600 in sentence_docs and 600 in line_rows
+    for doc_id in [600, *sentence_docs[:3]]:
+        info = document_spans(str(tmp_path / "run"), doc_id)
+        assert info is not None
+        for row in info["removed"]:
+            assert row["offsets_in"] == where[row["kind"]]
+            span = texts[row["offsets_in"]][doc_id].encode()[row["start"] : row["end"]].decode("utf-8", "replace")
+            assert " ".join(span[:100].split()) in row["marked"]
