@@ -1,6 +1,7 @@
-"""The spans stage's Spark plan (docs/spans.md): exact substrings found by hashing every window of ``min_tokens``
-tokens, grouping by hash, confirming each repeated hash on the window's bytes, then cutting the merged ranges
-out of each document. Every step is a shuffle or a ``mapInArrow`` over one partition: memory per task."""
+"""The spans stage's Spark plan (docs/spans.md): repeated lines (CCNet) and runs of sentences (datatrove's
+SentenceDedup) dropped, then exact substrings found by hashing every window of ``min_tokens`` tokens, grouping by
+hash, confirming each repeated hash on the window's bytes, then cutting the merged ranges out of each document.
+Every step is a shuffle or a ``mapInArrow`` over one partition: memory per task."""
 
 from __future__ import annotations
 
