@@ -270,6 +270,14 @@ class SentencesConfig:
 
 
 @dataclass
+class LinesConfig:
+    """Line-level dedup (docs/spans.md, Lines): CCNet's paragraph dedup, keeping the first copy."""
+
+    # a normalized line occurring at least this many times in the corpus loses every copy but its first
+    min_repeats: int = field(default=2, metadata=_int_in(2, 2**31 - 1))
+
+
+@dataclass
 class SpansConfig:
     """The spans stage (docs/spans.md): removes repeated spans from the dedup survivors; absent = off."""
 
@@ -277,6 +285,8 @@ class SpansConfig:
     exact_substring: ExactSubstringConfig | None = field(default_factory=ExactSubstringConfig)
     # repeated runs of sentences; None (the default): that part is off
     sentences: SentencesConfig | None = None
+    # repeated lines (CCNet); None (the default): that part is off
+    lines: LinesConfig | None = None
 
 
 @dataclass

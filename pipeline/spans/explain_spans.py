@@ -12,6 +12,8 @@ import pyarrow.compute as pc
 
 from pipeline.errors import PipelineError
 from pipeline.spans.batches import KIND_EXACT
+from pipeline.spans.lines import KIND_LINES
+from pipeline.spans.report_section import offsets_table
 from pipeline.stage_api import layout
 from pipeline.stage_api.run_tables import excerpt, has_table, iter_rows, read_rows, rows_by_doc_id
 
@@ -66,15 +68,16 @@ def document_spans(run: str, doc_id: int) -> dict[str, Any] | None:
     for name, table in STATUS_TABLES.items():
         if has_table(run, table) and rows_by_doc_id(run, table, [doc_id]):
             status = name
-    middle = _texts(run, layout.SPANS_AFTER_SENTENCES, doc_id)  # what the exact part read, when both ran
+    order = {KIND_LINES: 0, KIND_EXACT: 2}  # the order the parts ran in; sentences between
     removed = []
-    for row in sorted(rows, key=lambda r: (r["kind"] != "sentences", r["start"])):
-        text = middle if row["kind"] == KIND_EXACT and middle is not None else before
+    for row in sorted(rows, key=lambda r: (order.get(r["kind"], 1), r["start"])):
+        table = offsets_table(run, row["kind"])  # the text the part that removed it read
+        text = before if table == layout.SURVIVORS else _texts(run, table, doc_id)
         removed.append(
             {
                 **{k: row[k] for k in ("kind", "start", "end", "copies", "kept_doc_id", "kept_start")},
-                "offsets_in": "after_sentences" if text is middle else "survivor",
-                "marked": marked(text, [(row["start"], row["end"])])[0],
+                "offsets_in": "survivor" if table == layout.SURVIVORS else table.rsplit("/", 1)[-1],
+                "marked": marked(text or "", [(row["start"], row["end"])])[0],
             }
         )
     return {"status": status, "removed": removed, "after": _texts(run, layout.SPANS_DOCUMENTS, doc_id)}

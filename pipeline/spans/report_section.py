@@ -7,12 +7,24 @@ import heapq
 from typing import Any
 
 from pipeline.spans.batches import KIND_EXACT
+from pipeline.spans.lines import KIND_LINES
 from pipeline.spans.sentences import KIND_SENTENCES
 from pipeline.stage_api import layout
 from pipeline.stage_api.run_tables import excerpt, has_table, iter_rows, rows_by_doc_id
 
 TOP_SPANS = 10
 EXCERPT_CHARS = 160
+
+
+def offsets_table(run: str, kind: str) -> str:
+    """The table holding the text a removed span of ``kind`` has its offsets in: what that part read (the parts
+    run lines, sentences, exact substrings, each on what the one before passed on; docs/spans.md, Files)."""
+    before = {
+        KIND_LINES: (),
+        KIND_SENTENCES: (layout.SPANS_AFTER_LINES,),
+        KIND_EXACT: (layout.SPANS_AFTER_SENTENCES, layout.SPANS_AFTER_LINES),
+    }
+    return next((table for table in before.get(kind, ()) if has_table(run, table)), layout.SURVIVORS)
 
 
 def report_section(run: str, counts: dict[str, Any], top: int = TOP_SPANS) -> dict[str, Any]:
@@ -43,9 +55,8 @@ def _most_repeated(run: str, top: int) -> list[dict[str, Any]]:
                 best[key] = row
     chosen = heapq.nlargest(top, best.values(), key=lambda r: (r["copies"], r["end"] - r["start"], -r["doc_id"]))
     texts: dict[str, dict[int, dict[str, Any]]] = {}
-    for kind, table in ((KIND_SENTENCES, layout.SURVIVORS), (KIND_EXACT, layout.SPANS_AFTER_SENTENCES)):
-        if not has_table(run, table):  # exact-substring offsets are in the sentence part's text when it ran
-            table = layout.SURVIVORS
+    for kind in (KIND_LINES, KIND_SENTENCES, KIND_EXACT):
+        table = offsets_table(run, kind)
         ids = [r["doc_id"] for r in chosen if r["kind"] == kind]
         texts[kind] = rows_by_doc_id(run, table, ids, ["doc_id", "text"]) if ids and has_table(run, table) else {}
     shown = []

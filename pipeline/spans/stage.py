@@ -1,10 +1,11 @@
-"""The spans stage's Spark plan (docs/spans.md): exact substrings found by hashing every window of ``min_tokens``
-tokens, grouping by hash, confirming each repeated hash on the window's bytes, then cutting the merged ranges
-out of each document. Every step is a shuffle or a ``mapInArrow`` over one partition: memory per task."""
+"""The spans stage's Spark plan (docs/spans.md): repeated lines (CCNet) and runs of sentences (datatrove's
+SentenceDedup) dropped, then exact substrings found by hashing every window of ``min_tokens`` tokens, grouping by
+hash, confirming each repeated hash on the window's bytes, then cutting the merged ranges out of each document.
+Every step is a shuffle or a ``mapInArrow`` over one partition: memory per task."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -14,7 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pipeline.config import PipelineConfig
-from pipeline.config.schema import SentencesConfig
+from pipeline.config.schema import LinesConfig, SentencesConfig
 from pipeline.spans.batches import (
     ANCHORS,
     CONFIRMED,
@@ -26,6 +27,7 @@ from pipeline.spans.batches import (
     merged_batches,
     rewrite_batches,
 )
+from pipeline.spans.lines import KIND_LINES, LINES, line_hash, line_rewrite_batches, line_rows
 from pipeline.spans.report_section import report_section
 from pipeline.spans.sentence_batches import SENTENCE_COLUMNS, SIGNATURES, sentence_rewrite_batches, signature_batches
 from pipeline.spans.sentences import KIND_SENTENCES
@@ -51,14 +53,17 @@ def exact_removals(docs, k: int, tokenizer: str):
     return grouped.mapInArrow(per_task(lambda it: decide_batches(it, k, tokenizer)), from_arrow_schema(CONFIRMED))
 
 
-def later_copies(frame: Any, key: str, order: tuple[str, ...], kept: tuple[str, ...]) -> Any:
-    """The rows of ``frame`` whose ``key`` occurs at least twice, less the first of each key by ``order``: with
-    ``copies`` (the key's occurrences) and ``kept`` (a struct of the first row's ``kept`` columns)."""
-    by_key = Window.partitionBy(key)
+def later_copies(
+    frame: Any, key: str | tuple[str, ...], order: tuple[str, ...], kept: tuple[str, ...], at_least: int = 2
+) -> Any:
+    """The rows of ``frame`` whose ``key`` (a column or several) occurs at least ``at_least`` times, less the first
+    of each key by ``order``: with ``copies`` (the key's occurrences) and ``kept`` (a struct of the first row's
+    ``kept`` columns)."""
+    by_key = Window.partitionBy(*((key,) if isinstance(key, str) else key))
     ordered = by_key.orderBy(*order)
     return (
         frame.withColumn("copies", F.count(F.lit(1)).over(by_key))
-        .where(F.col("copies") >= 2)
+        .where(F.col("copies") >= at_least)
         .withColumn("rank", F.row_number().over(ordered))
         .withColumn("kept", F.first(F.struct(*kept)).over(ordered))
         .where(F.col("rank") > 1)
@@ -92,6 +97,34 @@ def sentence_pass(docs, part: SentencesConfig):
     )
 
 
+def line_pass(docs, part: LinesConfig, hash_of: Callable[[bytes], int] = line_hash):
+    """Documents -> the documents' columns with CCNet's line dedup (lines.line_rewrite_batches): every line after
+    the first copy (lowest doc_id, then line index) of a normalized line occurring at least ``min_repeats``
+    times is dropped. Lines are partitioned by the 64-bit hash of their normalized bytes and grouped by hash and
+    bytes (the window needs no second shuffle): a hash collision puts two lines in one partition, never in one
+    group, so it removes nothing."""
+    rows = docs.select("doc_id", "text").mapInArrow(
+        per_task(lambda it: line_rows(it, hash_of)), from_arrow_schema(LINES)
+    )
+    by_hash = rows.repartition("hash")
+    dups = (
+        later_copies(by_hash, ("hash", "norm"), ("doc_id", "line"), ("doc_id", "start"), part.min_repeats)
+        .groupBy("doc_id")
+        .agg(
+            F.collect_list(
+                F.struct(
+                    "line", "copies", F.col("kept.doc_id").alias("kept_doc_id"), F.col("kept.start").alias("kept_start")
+                )
+            ).alias("dups")
+        )
+    )
+    joined = docs.join(dups, "doc_id", "left").select(*docs.columns, "dups")
+    schema = to_arrow_schema(docs.schema)
+    for column in SENTENCE_COLUMNS:
+        schema = schema.append(column)
+    return joined.mapInArrow(per_task(lambda it: line_rewrite_batches(it, schema)), from_arrow_schema(schema))
+
+
 def _by_source(rows, flag: str, removed: str) -> dict[str, Any]:
     """Per source: documents read, flagged (emptied or too short), bytes removed."""
     figures = rows.groupBy("source").agg(
@@ -104,44 +137,54 @@ def _by_source(rows, flag: str, removed: str) -> dict[str, Any]:
 
 def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
     """The table ``documents`` -> ``spans/removed/``, ``spans/documents/``, ``spans/emptied/`` (and
-    ``spans/too_short/`` with sentences on); counts per source. The sentence part runs first, on the stage's
-    input; the exact-substring part on what it passed on (docs/spans.md, Files)."""
+    ``spans/too_short/`` with lines or sentences on); counts per source. The parts run in the order lines,
+    sentences, exact substrings, each on what the one before passed on (docs/spans.md, Files)."""
     spans = ctx.config.spans
     exact = spans.exact_substring if spans else None
-    sentences = spans.sentences if spans else None
+    passes: list[tuple[str, Any, Callable[..., Any], str]] = [
+        (KIND_LINES, spans.lines if spans else None, line_pass, layout.SPANS_AFTER_LINES),
+        (KIND_SENTENCES, spans.sentences if spans else None, sentence_pass, layout.SPANS_AFTER_SENTENCES),
+    ]
+    on = [(kind, part, apply, table) for kind, part, apply, table in passes if part is not None]
     docs = ctx.read_table(documents)
     columns = docs.columns
     removed_parts = []
-    sentence_figures: dict[str, Any] = {}
-    sentence_rows = None
-    if sentences is not None:
-        sentence_rows = sentence_pass(docs, sentences).persist(StorageLevel.DISK_ONLY)
-        ctx.write_table(
-            sentence_rows.where(F.col("too_short")).select("doc_id", "source", "removed_bytes"), layout.SPANS_TOO_SHORT
-        )
+    pass_figures: dict[str, dict[str, Any]] = {}
+    persisted = []
+    too_short_parts = []
+    for i, (kind, part, apply, after_table) in enumerate(on):
+        part_rows = apply(docs, part).persist(StorageLevel.DISK_ONLY)
+        persisted.append(part_rows)
+        too_short_parts.append(part_rows.where(F.col("too_short")).select("doc_id", "source", "removed_bytes"))
         run = F.explode("runs").alias("run")
         removed_parts.append(
-            sentence_rows.select("doc_id", "source", run).select(
+            part_rows.select("doc_id", "source", run).select(
                 "doc_id",
                 "source",
                 "run.start",
                 "run.end",
-                F.lit(KIND_SENTENCES).alias("kind"),
+                F.lit(kind).alias("kind"),
                 "run.copies",
                 "run.kept_doc_id",
                 "run.kept_start",
             )  # fmt: skip
         )
-        sentence_figures = _by_source(sentence_rows, "too_short", "removed_bytes")
-        passed = sentence_rows.where(~F.col("too_short")).select(
-            *columns, F.col("removed_bytes").alias("sentence_bytes")
+        pass_figures[kind] = _by_source(part_rows, "too_short", "removed_bytes")
+        earlier = F.col("sentence_bytes") if "sentence_bytes" in part_rows.columns else F.lit(0).cast("long")
+        passed = part_rows.where(~F.col("too_short")).select(
+            *columns, (earlier + F.col("removed_bytes")).alias("sentence_bytes")
         )
-        if exact is not None:
-            ctx.write_table(passed, layout.SPANS_AFTER_SENTENCES)
-            docs = ctx.read_table(layout.SPANS_AFTER_SENTENCES)
+        if exact is not None or i + 1 < len(on):  # a later part reads it: written once, offsets refer to it
+            ctx.write_table(passed, after_table)
+            docs = ctx.read_table(after_table)
         else:
             docs = passed
-    else:
+    if too_short_parts:
+        too_short = too_short_parts[0]
+        for part_too_short in too_short_parts[1:]:
+            too_short = too_short.unionByName(part_too_short)
+        ctx.write_table(too_short, layout.SPANS_TOO_SHORT)
+    if not on:
         docs = docs.withColumn("sentence_bytes", F.lit(0).cast("long"))
     if exact is not None:
         windows = exact_removals(docs, exact.min_tokens, exact.tokenizer)
@@ -153,7 +196,7 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
     for part in removed_parts:
         removed = removed.unionByName(part)
     ctx.write_table(removed, layout.SPANS_REMOVED)
-    if sentence_rows is not None and exact is None:
+    if on and exact is None:
         rows = docs.withColumn("removed_bytes", F.lit(0).cast("long")).withColumn("emptied", F.lit(False))
     else:
         removed = ctx.read_table(layout.SPANS_REMOVED).where(F.col("kind") == KIND_EXACT)
@@ -175,25 +218,26 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
         .collect()
     }
     rows.unpersist()
-    if sentence_rows is not None:
-        sentence_rows.unpersist()
+    for part_rows in persisted:
+        part_rows.unpersist()
     stored = ctx.read_table(layout.SPANS_REMOVED)
     by_kind: dict[tuple[str, str], int] = {
         (r["source"], r["kind"]): r["n"]
         for r in stored.groupBy("source", "kind").agg(F.count(F.lit(1)).alias("n")).collect()
     }
-    kinds = [kind for kind, on in ((KIND_SENTENCES, sentences), (KIND_EXACT, exact)) if on is not None]
+    kinds = [kind for kind, *_ in on] + ([KIND_EXACT] if exact is not None else [])
+    first = pass_figures[on[0][0]] if on else found
     sources = {}
     for source in ctx.config.sources:
         row = found.get(source.name, {})
-        before = sentence_figures.get(source.name, {})
-        read = before.get("read", 0) if sentences is not None else row.get("read", 0)
+        read = first.get(source.name, {}).get("read", 0)
         emptied = row.get("flagged", 0)
-        too_short = before.get("flagged", 0)
+        too_short = sum(figures.get(source.name, {}).get("flagged", 0) or 0 for figures in pass_figures.values())
         figures: dict[str, Any] = {"read": read, "documents": read - emptied - too_short, REMOVAL: emptied}
-        if sentences is not None:
+        if on:
             figures[TOO_SHORT] = too_short
-        bytes_by_kind = {KIND_SENTENCES: before.get("removed_bytes", 0), KIND_EXACT: row.get("removed_bytes", 0)}
+        bytes_by_kind = {kind: by.get(source.name, {}).get("removed_bytes", 0) for kind, by in pass_figures.items()}
+        bytes_by_kind[KIND_EXACT] = row.get("removed_bytes", 0)
         figures["changed"] = changed_docs.get(source.name, 0)
         figures["removed_bytes"] = {kind: bytes_by_kind[kind] or 0 for kind in kinds}
         figures["removed_ranges"] = {kind: by_kind.get((source.name, kind), 0) for kind in kinds}

@@ -134,3 +134,36 @@ def test_a_run_with_both_parts_keeps_what_datatrove_keeps_and_accounts_for_every
         IndexedDataset(str(out / layout.MEGATRON / source)).num_documents for source in manifest["accounting"]
     )
     assert written == len(after)
+
+
+def test_a_run_with_lines_drops_what_the_ccnet_oracle_drops_and_accounts_for_every_document(
+    spark, tmp_path, monkeypatch
+):
+    """The line part alone (tests/spans_lines_oracle.py on dedup's survivors) in a whole run: documents left
+    with nothing but whitespace are counted as spans_too_short, tokenize reads what the stage passed on and the
+    report's bytes are the oracle's."""
+    from tests.spans_lines_oracle import oracle_lines
+
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "run"
+    text = (REPO / "conf" / "local.yaml").read_text()
+    overrides = [f"output={out}", "spark.master=local[2]", "spans.exact_substring=null", "spans.lines.min_repeats=2"]
+    run_stages(RunContext(load_config_text(text, overrides), spark=spark), log=lambda _: None)
+    survivors = [(r["doc_id"], r["text"]) for r in pq.read_table(out / layout.SURVIVORS).to_pylist()]
+    kept, too_short, rows = oracle_lines(survivors, 2)
+    print(f"line part: {len(rows)} changed, {len(too_short)} removed")
+    assert rows, "no repeated line in the sample's survivors: nothing compared"
+    after = {r["doc_id"]: r["text"] for r in pq.read_table(out / layout.SPANS_DOCUMENTS).to_pylist()}
+    assert after == kept
+    manifest = json.loads((out / "manifest.json").read_text())
+    for source, row in manifest["accounting"].items():
+        assert row["documents_read"] == row["rejected"] + sum(row["removed"].values()) + row["written"], source
+        assert row["after_spans"] == row["survivors"] - row["spans_emptied"] - row["spans_too_short"], source
+    assert sum(row["spans_too_short"] for row in manifest["accounting"].values()) == len(too_short)
+    written = sum(
+        IndexedDataset(str(out / layout.MEGATRON / source)).num_documents for source in manifest["accounting"]
+    )
+    assert written == len(after)
+    report = json.loads((out / "report.json").read_text())
+    cut = sum(e - s for doc_rows in rows.values() for s, e, *_ in doc_rows)
+    assert sum(v["lines"] for v in report["spans"]["removed_bytes"].values()) == cut

@@ -140,7 +140,10 @@ def test_rewrite_cuts_ranges_given_in_any_order():
         ("spans.exact_substring.tokenizer=chars", "spans.exact_substring.tokenizer"),
         ("spans.sentences.span=0", "spans.sentences.span"),
         ("spans.sentences.min_doc_words=-1", "spans.sentences.min_doc_words"),
-        ("spans.lines.min_repeats=2", "spans.lines"),
+        ("spans.lines.min_repeats=1", "spans.lines.min_repeats"),
+        ("spans.lines.min_repeats=2.5", "spans.lines.min_repeats"),
+        ("spans.lines.min_repeats=true", "spans.lines.min_repeats"),
+        ("spans.lines.min_repeat=2", "spans.lines.min_repeat"),
     ],
 )
 def test_bad_spans_config_is_one_line_naming_the_key(override, key):
