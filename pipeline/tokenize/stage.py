@@ -39,7 +39,7 @@ temporary files behind as a killed worker would.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -71,6 +71,22 @@ BATCH_ROWS = 1000
 # local session, 5.8 s at 4,096) than Spark's sampling job costs: repartitionByRange then
 PLACED_PARTITIONS = 1024
 _SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
+
+
+def _tokenize_placed(
+    batches: Iterable[pa.RecordBatch],
+    tok: Any,
+    out: str,
+    tmp: str,
+    dtype_name: str,
+    eod: int,
+    specials: tuple[str, ...],
+    bos: tuple[int, ...],
+) -> Iterator[pa.RecordBatch]:
+    """A task's shard from its rows, after checking that each row belongs to the task's doc_id range."""
+    task = _task_attempt()
+    placed = check_placed(iter(batches), task.partition)
+    return tokenize_partition(placed, task, tok, out, tmp, dtype_name, eod, specials, bos)
 
 
 def _task_attempt() -> TaskAttempt:
@@ -150,17 +166,15 @@ def _tokenize_source(
     schema = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SUMMARY_SCHEMA)
     dtype_name = dtype.name
 
-    def body(it):
-        task = _task_attempt()
-        placed = check_placed(iter(it), task.partition)
-        return tokenize_partition(placed, task, tok_bc.value, out, tmp, dtype_name, eod, specials, bos)
-
     rows = []
     if doc_ids is not None:
         with temporary_conf(ctx.spark, ARROW_BATCH_ROWS, str(BATCH_ROWS)):
             rows = (
                 partitioned(survivors.where(F.col("source") == source), parts, *doc_ids)
-                .mapInArrow(per_task(body), schema)
+                .mapInArrow(
+                    per_task(lambda it: _tokenize_placed(it, tok_bc.value, out, tmp, dtype_name, eod, specials, bos)),
+                    schema,
+                )
                 .collect()
             )
     if not storage.is_local(out):
