@@ -294,7 +294,7 @@ class Dedup(Stage):
 
     name = "dedup"
     config_keys = ("dedup", "decontaminate", "sources[].priority", "blend.rehydrate")
-    version = 2  # 1: dedup.index left out when None, decontaminate when it has no references
+    version = 3  # 1: dedup.index left out when None, decontaminate when it has no references; 2: cluster_sizes when off
     reads = ("documents",)
     passes = {"documents": layout.SURVIVORS}
     writes = (layout.DEDUP,)
@@ -305,21 +305,21 @@ class Dedup(Stage):
         return run_dedup(ctx, inputs["documents"].table)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
-        values = {
+        return {
             "dedup": asdict(config.dedup),
             "priorities": {s.name: s.priority for s in config.sources},
             "decontaminate": asdict(config.decontaminate),
+            "cluster_sizes": config.blend.rehydrate is not None,  # blend.rehydrate makes it write dedup/cluster_sizes/
         }
-        # blend.rehydrate makes dedup write dedup/cluster_sizes/; left out when off, as markers before it had it
-        return {**values, "cluster_sizes": True} if config.blend.rehydrate is not None else values
 
     def upgrade(self, values: dict[str, Any], version: int) -> dict[str, Any]:
-        """Version 1 left out ``dedup.index`` when None and ``decontaminate`` when it had no references."""
-        return {
-            **values,
-            "dedup": {"index": None, **values.get("dedup", {})},
-            "decontaminate": values.get("decontaminate", asdict(DecontaminateConfig())),
-        }
+        """Version 1 left out ``dedup.index`` when None and ``decontaminate`` when it had no references; versions 1
+        and 2 left out ``cluster_sizes`` when off."""
+        upgraded = {"cluster_sizes": False, **values}
+        if version == 1:
+            upgraded["dedup"] = {"index": None, **values.get("dedup", {})}
+            upgraded["decontaminate"] = values.get("decontaminate", asdict(DecontaminateConfig()))
+        return upgraded
 
     def check_config(self, config: PipelineConfig) -> None:
         _check_config(config)

@@ -245,6 +245,7 @@ class MergeBlend(Stage):
 
     name = "merge-blend"
     config_keys = ("blend", "sources[].weight", "blend.rehydrate")
+    version = 2  # 1: blend.rehydrate left out when off
     reads = ("shards", "documents")
     passes = {"blend": layout.BLEND}
     writes = (layout.MEGATRON, layout.BLEND)
@@ -254,10 +255,11 @@ class MergeBlend(Stage):
         return run_merge_blend(ctx, inputs["shards"].counts, inputs["documents"].table)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
-        blend = asdict(config.blend)
-        if blend["rehydrate"] is None:  # off: left out, as markers from before it existed recorded the blend
-            del blend["rehydrate"]
-        return {"blend": blend, "weights": {s.name: s.weight for s in config.sources}}
+        return {"blend": asdict(config.blend), "weights": {s.name: s.weight for s in config.sources}}
+
+    def upgrade(self, values: dict[str, Any], version: int) -> dict[str, Any]:
+        """Version 1 left out ``blend.rehydrate`` when off."""
+        return {**values, "blend": {"rehydrate": None, **values.get("blend", {})}}
 
     def check_config(self, config: PipelineConfig) -> None:
         check_blend_weights(config)

@@ -68,13 +68,14 @@ def test_bad_rehydrate_tables_are_refused_before_spark_naming_the_key(tmp_path, 
     assert "\n" not in str(err.value)
 
 
-def test_rehydration_is_off_by_default_and_leaves_markers_of_older_runs_valid(tmp_path):
+def test_rehydration_is_off_by_default(tmp_path):
+    """Markers of older runs, which left the keys out when off, still resume: tests/unit/run/test_run_stage.py."""
     from pipeline.run.registry import stage
 
     config = load_config_text(BASE.format(out=tmp_path / "run", data=tmp_path / "a.jsonl"))
     assert config.blend.rehydrate is None
-    assert "rehydrate" not in stage("merge-blend").config_values(config)["blend"]
-    assert "cluster_sizes" not in stage("dedup").config_values(config)
+    assert stage("merge-blend").config_values(config)["blend"]["rehydrate"] is None
+    assert stage("dedup").config_values(config)["cluster_sizes"] is False
 
 
 def test_copies_follow_fineweb2s_table_for_every_size():

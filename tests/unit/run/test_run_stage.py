@@ -192,7 +192,7 @@ def test_markers_written_before_config_versions_still_resume(name):
     recorded inputs) is reused by this version, whose markers record every key."""
     config, markers = load_config_text(LEGACY[name]["config"]), LEGACY[name]["markers"]
     assert _resume(config, markers) == {name: "reuse" for name in markers}
-    assert stage("ingest").version == stage("dedup").version == 2  # the legacy path is the one taken
+    assert stage("ingest").version > 1 and stage("dedup").version > 1  # the legacy path is the one taken
 
 
 def test_an_old_marker_compared_after_upgrade_names_the_changed_key():
@@ -201,6 +201,40 @@ def test_an_old_marker_compared_after_upgrade_names_the_changed_key():
     assert "finished with a different config (changed: ingest.include_hidden)" in found["ingest"]
     found = _resume(load_config_text(config_text, ["dedup.index=/data/index"]), LEGACY["plain"]["markers"])
     assert found["ingest"] == "reuse" and "(changed: dedup.index)" in found["dedup"]
+
+
+MARKERS_E07B93C = json.loads((Path(__file__).resolve().parents[2] / "golden" / "markers_e07b93c.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["plain", "rehydrate"])
+def test_markers_written_while_rehydrate_keys_were_left_out_still_resume(name):
+    """Markers of e07b93c (dedup version 2 left ``cluster_sizes`` out when rehydration was off, merge-blend
+    version 1 left ``blend.rehydrate`` out) are reused by this version, which records both whatever their value."""
+    config, markers = load_config_text(MARKERS_E07B93C[name]["config"]), MARKERS_E07B93C[name]["markers"]
+    assert _resume(config, markers) == {name: "reuse" for name in markers}
+    assert stage("dedup").version > markers["dedup"]["version"]  # the upgrade path is the one taken
+    assert stage("merge-blend").version > markers["merge-blend"]["version"]
+
+
+@pytest.mark.parametrize(
+    ("name", "override"), [("plain", "blend.rehydrate={1: 1, 2: 2}"), ("rehydrate", "blend.rehydrate=null")]
+)
+def test_an_old_marker_is_not_reused_when_rehydration_changed(name, override):
+    config = load_config_text(MARKERS_E07B93C[name]["config"], [override])
+    found = _resume(config, MARKERS_E07B93C[name]["markers"])
+    assert found["ingest"] == found["tokenize"] == "reuse"
+    assert "finished with a different config (changed: cluster_sizes)" in found["dedup"]
+    assert "finished with a different config (changed: blend.rehydrate)" in found["merge-blend"]
+
+
+def test_dedup_and_merge_blend_record_the_rehydrate_keys_whatever_their_value(base):
+    """No key is left out of a recorded form when off (the form is versioned instead, Stage.upgrade)."""
+    off, on = load_config_text(base), load_config_text(base, [OVERRIDES["blend.rehydrate"]])
+    for name in ("dedup", "merge-blend"):
+        assert sorted(stage(name).config_values(off)) == sorted(stage(name).config_values(on))
+    assert stage("merge-blend").config_values(off)["blend"]["rehydrate"] is None
+    assert stage("dedup").config_values(off)["cluster_sizes"] is False
+    assert stage("dedup").config_values(on)["cluster_sizes"] is True
 
 
 def test_a_marker_of_a_newer_schema_says_so_in_one_line():
