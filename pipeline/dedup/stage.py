@@ -296,7 +296,7 @@ class Dedup(Stage):
     config_keys = ("dedup", "decontaminate", "sources[].priority", "blend.rehydrate")
     version = 3  # 1: dedup.index left out when None, decontaminate when it has no references; 2: cluster_sizes when off
     reads = ("documents",)
-    passes = {"documents": layout.SURVIVORS}
+    passes = {"documents": layout.SURVIVORS, "cluster_sizes": layout.CLUSTER_SIZES}  # the latter with rehydrate
     writes = (layout.DEDUP,)
     passes_on = "survivors"
     stop_when_empty = True

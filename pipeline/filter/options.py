@@ -50,9 +50,10 @@ class FilterOptions:
         found = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.metadata.get("file")}
         return {name: path for name, path in found.items() if path is not None}
 
-    def in_run(self, run_dir: str) -> FilterOptions:
-        """The options a task builds the filter with in the run at ``run_dir`` (a value naming the run's own output
-        resolved to its path); these options by default."""
+    def in_run(self, inputs: Mapping[str, str]) -> FilterOptions:
+        """The options a task builds the filter with, given the paths of the data the filter stage was handed
+        besides its documents (``inputs``: name -> path; a value naming the run's own output resolved to its
+        path); these options by default."""
         return self
 
     def values(self) -> dict[str, Any]:

@@ -4,6 +4,7 @@ filters with their checked settings and thresholds, each rule's histogram bins, 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,9 +53,10 @@ class Plan:
         return self.bins.get(rule) or bin_edges(rule, None)
 
 
-def make_plan(config: PipelineConfig, before: str | None = None) -> Plan:
-    """Every source's steps, in its filter list's order (``before``: those before its first filter of that name);
-    a rule's bins follow the first source's threshold."""
+def make_plan(config: PipelineConfig, before: str | None = None, inputs: Mapping[str, str] | None = None) -> Plan:
+    """Every source's steps, in its filter list's order (``before``: those before its first filter of that name;
+    ``inputs``: the paths of the data the filter stage was handed besides its documents, by name); a rule's bins
+    follow the first source's threshold."""
     steps: dict[str, list[Step]] = {}
     bins: dict[str, list[float]] = {}
     rules: dict[str, dict[str, Any]] = {}
@@ -68,7 +70,7 @@ def make_plan(config: PipelineConfig, before: str | None = None) -> Plan:
                 break
             name, options = entries.checked(given, f"{source}.filter.{i}")
             entry = {"name": name, **options.values()}
-            options = options.in_run(config.output)
+            options = options.in_run(inputs or {})
             made = registry.filter_class(name)(options)
             found = rule_thresholds(made, entry)
             measured = signal_types(made, name, found)

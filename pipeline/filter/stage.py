@@ -42,11 +42,12 @@ from pipeline.stage_api.stage import Data, SourceTally, Stage
 log = logging.getLogger("pipeline.filter")
 
 
-def run_filter(ctx: RunContext, documents: str) -> dict[str, Any]:
+def run_filter(ctx: RunContext, documents: str, inputs: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The table ``documents`` -> ``filter/documents/``, ``filter/dropped/``, ``filter/signals/``,
-    ``filter/summary.json``; counts per source. When only thresholds changed since the signals were measured, the
-    decision is made from ``filter/signals/`` (docs/stages.md, Re-deciding from the signals)."""
-    plan = make_plan(ctx.config)
+    ``filter/summary.json``; counts per source (``inputs``: the paths of the other data it reads, by name). When
+    only thresholds changed since the signals were measured, the decision is made from ``filter/signals/``
+    (docs/stages.md, Re-deciding from the signals)."""
+    plan = make_plan(ctx.config, inputs=inputs)
     names = [s.name for s in ctx.config.sources]
     meta = signals_meta(plan, ctx.path(*layout.parts(documents)))
     previous = redecide.previous_meta(ctx)
@@ -184,6 +185,7 @@ class Filter(Stage):
     name = "filter"
     config_keys = ("filter", "sources[].filter")
     reads = ("documents",)
+    optional_reads = (fasttext_classifier.CLASSIFIER_INPUT,)  # train-classifier's model (fasttext_classifier's run)
     passes = {"documents": layout.FILTERED}
     writes = (layout.FILTER,)
     passes_on = "passed_filters"
@@ -191,7 +193,8 @@ class Filter(Stage):
     stop_when_empty = True
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
-        return run_filter(ctx, inputs["documents"].table)
+        paths = {name: ctx.path(*layout.parts(data.table)) for name, data in inputs.items() if name != "documents"}
+        return run_filter(ctx, inputs["documents"].table, paths)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
         values: dict[str, Any] = {

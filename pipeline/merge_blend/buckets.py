@@ -58,13 +58,18 @@ def write_bucket(prefix: str, out: str, documents: np.ndarray) -> None:
             writer.add_documents(np.concatenate(parts), np.cumsum([len(p) for p in parts]))
 
 
-def split_source(run_dir: str, table: str, source: str, counts: dict, buckets: int, rules) -> dict:
+def split_source(
+    run_dir: str, table: str, source: str, counts: dict, buckets: int, rules, cluster_sizes: str | None = None
+) -> dict:
     """Split ``source``'s merged dataset (``counts``: its merge counts) into its ``buckets`` quality buckets; the
-    counts with a ``buckets`` entry per bucket dataset (``published`` false for an empty bucket)."""
+    counts with a ``buckets`` entry per bucket dataset (``published`` false for an empty bucket). With the
+    rehydration ``rules``, ``cluster_sizes`` is dedup's table of the survivors' cluster sizes."""
     prefix = counts["prefix"]
     of_document = source_buckets(run_dir, table, source)
     if rules is not None:  # rehydration wrote each document's copies beside it
-        of_document = np.repeat(of_document, copies_for(source_cluster_sizes(run_dir, source), rules))
+        if cluster_sizes is None:
+            raise PipelineError("blend.rehydrate is set: the split needs dedup's cluster sizes")
+        of_document = np.repeat(of_document, copies_for(source_cluster_sizes(run_dir, cluster_sizes, source), rules))
     if len(of_document) != counts["documents"]:
         raise PipelineError(
             f"source {source!r}: {table}/ gives {len(of_document)} documents, {prefix} holds {counts['documents']}"

@@ -2,8 +2,9 @@
 rewritten so each document appears as many times as ``blend.rehydrate`` gives its cluster size.
 
 The merged dataset holds the source's survivors in doc_id order (tokenize's range partitions, read in order);
-``dedup/cluster_sizes/`` gives each survivor's cluster size, so its rows of the source sorted by doc_id line up
-with the dataset's documents one to one. A document's copies follow it, so the dataset stays in doc_id order.
+dedup's ``cluster_sizes`` table (``dedup/cluster_sizes/``, a declared read of the stage) gives each survivor's
+cluster size, so its rows of the source sorted by doc_id line up with the dataset's documents one to one.
+A document's copies follow it, so the dataset stays in doc_id order.
 """
 
 from __future__ import annotations
@@ -16,26 +17,26 @@ from pipeline.errors import PipelineError
 from pipeline.megatron import IndexedDataset, IndexedDatasetWriter
 from pipeline.megatron.format import idx_path
 from pipeline.megatron.validate import validate
-from pipeline.stage_api import layout
 from pipeline.stage_api.run_tables import has_table
 
 CHUNK_TOKENS = 1 << 20  # tokens read per step while rewriting (their copies' positions are int64)
 
 
-def source_cluster_sizes(run_dir: str, source: str) -> np.ndarray:
-    """The cluster sizes of ``source``'s survivors in doc_id order, from the run's ``dedup/cluster_sizes/``."""
+def source_cluster_sizes(run_dir: str, table: str, source: str) -> np.ndarray:
+    """The cluster sizes of ``source``'s survivors in doc_id order, from the run's ``table`` (dedup's
+    ``cluster_sizes``)."""
     import pyarrow.dataset as ds
 
-    if not has_table(run_dir, layout.CLUSTER_SIZES):
+    if not has_table(run_dir, table):
         raise PipelineError(
-            f"blend.rehydrate is set but {layout.CLUSTER_SIZES}/ is missing: rerun the dedup stage with it "
+            f"blend.rehydrate is set but {table}/ is missing: rerun the dedup stage with it "
             "(python -m pipeline run --force dedup)"
         )
-    fs, inner = storage.resolve(storage.join(run_dir, *layout.CLUSTER_SIZES.split("/")))
-    table = ds.dataset(inner, filesystem=fs, format="parquet", exclude_invalid_files=True).to_table(
+    fs, inner = storage.resolve(storage.join(run_dir, *table.split("/")))
+    rows = ds.dataset(inner, filesystem=fs, format="parquet", exclude_invalid_files=True).to_table(
         columns=["doc_id", "cluster_size"], filter=ds.field("source") == source
     )
-    return table.sort_by("doc_id").column("cluster_size").to_numpy().astype(np.int64)
+    return rows.sort_by("doc_id").column("cluster_size").to_numpy().astype(np.int64)
 
 
 def repeat_documents(prefix: str, copies: np.ndarray) -> None:
@@ -69,14 +70,14 @@ def _write_chunk(
     writer.add_documents(flat[np.repeat(starts[order], out_lengths) + within], ends)
 
 
-def rehydrate_source(run_dir: str, source: str, counts: dict, rules: list[tuple[int, int]]) -> dict:
-    """Put back ``source``'s duplicates in its merged dataset; its counts with the copies added."""
+def rehydrate_source(run_dir: str, table: str, source: str, counts: dict, rules: list[tuple[int, int]]) -> dict:
+    """Put back ``source``'s duplicates in its merged dataset (``table``: dedup's cluster sizes); its counts with
+    the copies added."""
     prefix = counts["prefix"]
-    sizes = source_cluster_sizes(run_dir, source)
+    sizes = source_cluster_sizes(run_dir, table, source)
     if len(sizes) != counts["documents"]:
         raise PipelineError(
-            f"source {source!r}: {layout.CLUSTER_SIZES} holds {len(sizes)} survivors, "
-            f"{prefix} {counts['documents']} documents"
+            f"source {source!r}: {table} holds {len(sizes)} survivors, {prefix} {counts['documents']} documents"
         )
     copies = copies_for(sizes, rules)
     added = int(copies.sum()) - counts["documents"]

@@ -95,12 +95,18 @@ def _documents(prefix: str) -> int:
     return read_index(prefix, mmap=False)[0].document_count
 
 
-def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None, documents: str | None = None) -> dict:
+def merge_sources(
+    ctx: RunContext,
+    shards: Mapping[str, Any] | None = None,
+    documents: str | None = None,
+    cluster_sizes: str | None = None,
+) -> dict:
     """Merge every configured source; per-source counts and the list of sources left unpublished.
 
     ``shards``: the counts of the stage that wrote the shards; each merged source must then hold the
     documents and tokens it reported, or this raises (docs/stages.md, Accounting). ``documents``: the table the
     shards were tokenized from, whose ``quality_bucket`` splits a source ``blend.weights`` weighs by bucket.
+    ``cluster_sizes``: dedup's table of the survivors' cluster sizes, which ``blend.rehydrate`` reads.
     """
     expected = (shards or {}).get("sources", {})
     rules = config_rules(ctx.config)
@@ -115,11 +121,13 @@ def merge_sources(ctx: RunContext, shards: Mapping[str, Any] | None = None, docu
                 f"tokenize wrote {want['documents']} / {want['tokens']}"
             )
         if rules is not None and counts["published"]:
-            counts = rehydrate_source(ctx.run_dir, src.name, counts, rules)
+            if cluster_sizes is None:
+                raise PipelineError("blend.rehydrate is set: the merge needs dedup's cluster sizes")
+            counts = rehydrate_source(ctx.run_dir, cluster_sizes, src.name, counts, rules)
         if src.name in split and counts["published"]:
             if documents is None:
                 raise PipelineError("blend.weights weighs quality buckets: the merge needs the tokenized table")
-            counts = split_source(ctx.run_dir, documents, src.name, counts, split[src.name], rules)
+            counts = split_source(ctx.run_dir, documents, src.name, counts, split[src.name], rules, cluster_sizes)
         else:  # bucket datasets of an earlier configuration must not linger beside the source's
             storage.remove(bucket_directory(ctx.run_dir, src.name))
         sources[src.name] = counts
@@ -195,10 +203,16 @@ def blend_rows(merged: dict, config: PipelineConfig) -> dict[str, dict]:
     return rows
 
 
-def run_merge_blend(ctx: RunContext, shards: Mapping[str, Any] | None = None, documents: str | None = None) -> dict:
-    """Merge every source (``shards``: the counts of the stage that wrote them, from ``documents``), then write
-    ``blend/dataset_index.npy``, ``dataset_sample_index.npy``, ``blend.json``."""
-    merged = merge_sources(ctx, shards, documents)
+def run_merge_blend(
+    ctx: RunContext,
+    shards: Mapping[str, Any] | None = None,
+    documents: str | None = None,
+    cluster_sizes: str | None = None,
+) -> dict:
+    """Merge every source (``shards``: the counts of the stage that wrote them, from ``documents``; dedup's
+    ``cluster_sizes`` for rehydration), then write ``blend/dataset_index.npy``, ``dataset_sample_index.npy``,
+    ``blend.json``."""
+    merged = merge_sources(ctx, shards, documents, cluster_sizes)
     rows = blend_rows(merged, ctx.config)
     names = [n for n, c in rows.items() if c["published"]]
     if not names:
@@ -246,13 +260,14 @@ class MergeBlend(Stage):
     name = "merge-blend"
     config_keys = ("blend", "sources[].weight", "blend.rehydrate")
     version = 2  # 1: blend.rehydrate left out when off
-    reads = ("shards", "documents")
-    passes = {"blend": layout.BLEND}
+    reads = ("shards", "documents", "cluster_sizes")
+    passes = {"blend": layout.BLEND, "megatron": layout.MEGATRON}
     writes = (layout.MEGATRON, layout.BLEND)
     passes_on = "written"
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
-        return run_merge_blend(ctx, inputs["shards"].counts, inputs["documents"].table)
+        tables = {name: inputs[name].table for name in ("documents", "cluster_sizes")}
+        return run_merge_blend(ctx, inputs["shards"].counts, **tables)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
         return {"blend": asdict(config.blend), "weights": {s.name: s.weight for s in config.sources}}

@@ -95,8 +95,9 @@ def _decide(
 
 
 def wiring(stages: tuple[Stage, ...], config: PipelineConfig) -> dict[str, dict[str, tuple[str, str]]]:
-    """For each stage that applies: each name it reads -> (the latest earlier stage passing it, that table).
-    Raises StageError, before any work, for a name no earlier stage passes on."""
+    """For each stage that applies: each name it reads -> (the latest earlier stage passing it, that table); a
+    name of its ``optional_reads`` only when one does. Raises StageError, before any work, for a name of ``reads``
+    no earlier stage passes on."""
     provided: dict[str, tuple[str, str]] = {}
     wired: dict[str, dict[str, tuple[str, str]]] = {}
     for stage in stages:
@@ -105,7 +106,7 @@ def wiring(stages: tuple[Stage, ...], config: PipelineConfig) -> dict[str, dict[
         for name in stage.reads:
             if name not in provided:
                 raise StageError(f"stage '{stage.name}' reads {name!r}, which no stage before it passes on")
-        wired[stage.name] = {name: provided[name] for name in stage.reads}
+        wired[stage.name] = {name: provided[name] for name in (*stage.reads, *stage.optional_reads) if name in provided}
         provided.update({name: (stage.name, table) for name, table in stage.passes.items()})
     return wired
 

@@ -4,8 +4,10 @@ overrides the hooks it needs (docs/stages.md, The Stage contract).
 A stage's data flow is declared, never left on the run context: ``reads`` names the data it takes
 (``"documents"``), ``passes`` maps the data it hands on to the table holding it. The runner resolves each
 name to the latest earlier stage that passes it (the filter stage's documents when it runs, else ingest's)
-and calls ``run(ctx, inputs)`` with one :class:`Data` per name; ``run`` returns its counts (JSON), which
-the runner records and wraps as a :class:`StageResult` through :meth:`Stage.tally`. A reused stage's result
+and calls ``run(ctx, inputs)`` with one :class:`Data` per name (a name of ``optional_reads`` only when a stage
+that applies passes it: the trained tokenizer, absent when the config names the tokenizer's files); ``run``
+returns its counts (JSON), which the runner records and wraps as a :class:`StageResult` through
+:meth:`Stage.tally`. A reused stage's result
 is rebuilt from its marker's counts the same way, so a fresh and a reused stage look alike downstream.
 """
 
@@ -92,6 +94,7 @@ class Stage:
     config_keys: ClassVar[tuple[str, ...]] = ()  # config sections (or fields, ``sources[].weight``) it depends on
     version: ClassVar[int] = 1  # of config_values' form; raise it with a change upgrade() maps older values to
     reads: ClassVar[tuple[str, ...]] = ()  # the data it takes from the stages before it ("documents", "shards")
+    optional_reads: ClassVar[tuple[str, ...]] = ()  # data it takes when a stage before it passes it ("tokenizer")
     passes: ClassVar[Mapping[str, str]] = {}  # the data it hands on -> the table (layout name) holding it
     writes: ClassVar[tuple[str, ...]] = ()  # the run-directory parts it writes (layout names): resume verifies them
     passes_on: ClassVar[str | None] = None  # the accounting's name for the documents it passes on ("survivors")
@@ -99,8 +102,9 @@ class Stage:
     stop_when_empty: ClassVar[bool] = False  # a run stops after it when it passes no document on
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
-        """Do the work: read ``inputs`` (one per name of ``reads``), write the tables of ``passes`` and ``writes``,
-        return the counts (JSON) its marker records. A missing third-party package raises its ImportError."""
+        """Do the work: read ``inputs`` (one per name of ``reads``, and of ``optional_reads`` passed on), write the
+        tables of ``passes`` and ``writes``, return the counts (JSON) its marker records.
+        A missing third-party package raises its ImportError."""
         raise NotImplementedError(self.name)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:

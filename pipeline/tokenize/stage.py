@@ -209,11 +209,11 @@ def doc_id_spans(survivors) -> dict[str, tuple[int, int]]:
     return {row["source"]: (int(row["lo"]), int(row["hi"])) for row in spans}
 
 
-def run_tokenize(ctx: RunContext, documents: str) -> dict:
-    """Tokenize the table ``documents`` (dedup's survivors) of every source into shards; counts per source plus
-    the dtype choice."""
+def run_tokenize(ctx: RunContext, documents: str, tokenizer: str | None = None) -> dict:
+    """Tokenize the table ``documents`` (dedup's survivors) of every source into shards (``tokenizer``: the files
+    train-tokenizer wrote, when it ran); counts per source plus the dtype choice."""
     started = time.time()
-    tok = load_tokenizer(ctx.config)
+    tok = load_tokenizer(ctx.config, ctx.path(*layout.parts(tokenizer)) if tokenizer else None)
     eod_token = ctx.config.tokenizer.eod_token
     eod, bos = eod_id(ctx.config, tok), tuple(bos_ids(ctx.config, tok))
     specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tok.special_texts()
@@ -251,12 +251,14 @@ class Tokenize(Stage):
     name = "tokenize"
     config_keys = ("tokenizer", "tokenize")
     reads = ("documents",)
+    optional_reads = ("tokenizer",)  # trained by the train-tokenizer stage (tokenizer.train), else the config's files
     passes = {"shards": layout.SHARDS}
     version = 2  # 1: before tokenizer.kind, path, pattern, add_bos and bos_token (at their defaults then)
     writes = (layout.SHARDS,)
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
-        return run_tokenize(ctx, inputs["documents"].table)
+        trained = inputs.get("tokenizer")
+        return run_tokenize(ctx, inputs["documents"].table, trained.table if trained else None)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
         return {"tokenizer": asdict(config.tokenizer), "tokenize": asdict(config.tokenize)}

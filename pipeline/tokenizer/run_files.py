@@ -40,9 +40,10 @@ def _file_error(trained: bool, which: str, message: str) -> PipelineError:
     return ConfigError(f"tokenizer.{which}", message)
 
 
-def load_tokenizer(config: PipelineConfig) -> BPETokenizer | LibraryTokenizer:
-    """The run's tokenizer: trained in ``<run>/tokenizer/``, ``tokenizer.vocab`` + ``tokenizer.merges``, or the
-    file in ``tokenizer.path`` run by its library.
+def load_tokenizer(config: PipelineConfig, trained: str | None = None) -> BPETokenizer | LibraryTokenizer:
+    """The run's tokenizer: trained in ``trained`` (the directory train-tokenizer wrote, which the tokenize stage
+    is handed; by default the run's ``tokenizer/``), ``tokenizer.vocab`` + ``tokenizer.merges``, or the file in
+    ``tokenizer.path`` run by its library.
 
     Raises ConfigError (``tokenizer.vocab``/``merges``/``path``/``pattern``/``eod_token``/``bos_token``) or
     PipelineError naming a missing or garbled file.
@@ -53,7 +54,7 @@ def load_tokenizer(config: PipelineConfig) -> BPETokenizer | LibraryTokenizer:
     vocab: str | None
     merges: str | None
     if cfg.train:
-        trained = storage.join(config.output, layout.TOKENIZER)
+        trained = trained or storage.join(config.output, layout.TOKENIZER)
         vocab, merges = storage.join(trained, "vocab.json"), storage.join(trained, "merges.txt")
         where = "run train-tokenizer first"
     else:

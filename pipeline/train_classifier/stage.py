@@ -160,6 +160,7 @@ class TrainClassifier(Stage):
     name = "train-classifier"
     config_keys = ("classifier", "filter", "sources[].filter")
     reads = ("documents",)
+    passes = {"classifier": layout.CLASSIFIER_MODEL}  # the model, for the fasttext_classifier filter's model: run
     writes = (layout.CLASSIFIER,)
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:

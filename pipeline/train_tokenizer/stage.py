@@ -125,6 +125,7 @@ class TrainTokenizer(Stage):
     name = "train-tokenizer"
     config_keys = ("tokenizer",)
     reads = ("documents",)
+    passes = {"tokenizer": layout.TOKENIZER}  # vocab.json, merges.txt, tokenizer.json
     version = 2  # 1: before tokenizer.kind, path, pattern, add_bos and bos_token (at their defaults then)
     writes = (layout.TOKENIZER,)
 

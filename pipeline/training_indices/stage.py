@@ -36,8 +36,9 @@ def training_data_path(config: PipelineConfig) -> str:
     return config.training.data_path or config.output
 
 
-def plan_for(ctx: RunContext, blend: str = layout.BLEND) -> Plan:
-    """The plan over the sources the blend holds (``<blend>/blend.json``), with its weights."""
+def plan_for(ctx: RunContext, blend: str, megatron: str) -> Plan:
+    """The plan over the sources the blend holds (``<blend>/blend.json``), with its weights, of their datasets in
+    ``megatron`` (both merge-blend's)."""
     cfg = ctx.config.training
     assert cfg is not None
     blend_json = ctx.path(*layout.parts(blend), BLEND_JSON_FILE)
@@ -45,8 +46,8 @@ def plan_for(ctx: RunContext, blend: str = layout.BLEND) -> Plan:
         raise PipelineError(f"{blend_json} not found: the training indices need the blended run's outputs")
     doc = storage.read_json(blend_json)
     sources = list(doc["sources"])
-    relative = [f"{layout.MEGATRON}/{name}" for name in sources]
-    local = [ctx.path(layout.MEGATRON, name) for name in sources]
+    relative = [f"{megatron}/{name}" for name in sources]
+    local = [ctx.path(*layout.parts(megatron), name) for name in sources]
     for prefix in local:
         if not storage.exists(idx_path(prefix)):
             raise PipelineError(f"{idx_path(prefix)} not found: re-run the stage that merges the sources")
@@ -80,13 +81,13 @@ def _gpt_tasks(cache: str, tasks: Iterable[GptTask]) -> Iterator[dict[str, Any]]
         yield build_gpt(task, cache)
 
 
-def run_training_indices(ctx: RunContext, blend: str = layout.BLEND) -> dict[str, Any]:
-    """Write every GPTDataset (a Spark task each) and BlendedDataset of the plan of the blend ``blend`` into
-    ``megatron_cache/``."""
+def run_training_indices(ctx: RunContext, blend: str, megatron: str) -> dict[str, Any]:
+    """Write every GPTDataset (a Spark task each) and BlendedDataset of the plan of the blend ``blend`` (of the
+    datasets in ``megatron``) into ``megatron_cache/``."""
     started = time.time()
     cfg = ctx.config.training
     assert cfg is not None
-    plan = plan_for(ctx, blend)
+    plan = plan_for(ctx, blend, megatron)
     check_splits(plan)
     cache = ctx.path(layout.MEGATRON_CACHE)
     storage.remove(cache)  # files of an earlier configuration have other names: none may linger
@@ -129,11 +130,11 @@ class TrainingIndices(Stage):
 
     name = "training-indices"
     config_keys = ("training", "blend.weights", "sources[].weight")
-    reads = ("blend",)
+    reads = ("blend", "megatron")
     writes = (layout.MEGATRON_CACHE,)
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
-        return run_training_indices(ctx, inputs["blend"].table)
+        return run_training_indices(ctx, inputs["blend"].table, inputs["megatron"].table)
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
         return {

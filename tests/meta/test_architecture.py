@@ -18,6 +18,9 @@
    ``pipeline/fasttext/``), each naming the library and version it reproduces.
 9. ``tests/`` mirrors ``pipeline/``: every test file in ``unit/<package>/``, ``spark/<package>/``, ``e2e/`` or
    ``meta/`` (CONTRIBUTING.md, Tests), none directly in ``tests/``, no two with one name.
+10. A stage package names another stage's table (a ``layout`` constant under that stage's ``writes`` or
+   ``passes``) only when the table is data it declares reading (``Stage.reads`` / ``optional_reads``) that a
+   stage before it passes under that name: no hand-off goes by a path nothing declares.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -40,6 +44,26 @@ CONTEXT_STATE = {"config", "run_dir", "_spark", "job_description"}
 CONTEXT_SETTERS = ("run", "logs")  # pipeline.run (the runner) and pipeline.logs (the job label) may set ctx.*
 MAX_FILTER_MODULES = 11  # the stage's plumbing (with signals: redecide, report_section); each filter adds to rules/
 BORROWED = {"text/english": ("spaCy 3.8", "datatrove 0.10.1"), "fasttext": ("fastText 0.9.2", "fasttext-predict")}
+# (stage package, the package of the later stage whose tables it names) -> why no declared read can carry them
+LATER_TABLES = {
+    ("train_classifier", "filter"): "its report section shows what the filter stage, which runs after it, did "
+    "with the model (filter/documents/, dropped/, summary.json); a report is made once every stage has run",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Flow:
+    """One stage's declared data flow (rule 10): its package, the names it reads (optional ones too), the data it
+    passes on (name -> table) and the run-directory parts it writes."""
+
+    package: str
+    reads: tuple[str, ...] = ()
+    passes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    writes: tuple[str, ...] = ()
+
+    def owns(self, table: str) -> bool:
+        """Whether ``table`` is one this stage writes or passes on (or lies inside one)."""
+        return any(table == mine or table.startswith(mine + "/") for mine in (*self.writes, *self.passes.values()))
 
 
 def _subpackage(name: str) -> str:
@@ -142,15 +166,72 @@ def context_uses(root: Path, package: str = "pipeline") -> list[tuple[str, str, 
     return sorted(set(found))
 
 
+def layout_tables(root: Path, package: str = "pipeline") -> dict[str, str]:
+    """Every string constant of the run directory's layout (``stage_api/layout.py``), by name."""
+    tree = ast.parse((root / package / "stage_api" / "layout.py").read_text(encoding="utf-8"))
+    return {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def layout_names(path: Path) -> set[str]:
+    """The layout constants a module names: ``layout.NAME``, or ``NAME`` imported from a ``layout`` module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and getattr(n.value, "id", "") == "layout"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "layout":
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def undeclared_tables(
+    root: Path, flows: Sequence[Flow], tables: Mapping[str, str], package: str = "pipeline"
+) -> list[str]:
+    """Rule 10: each module of a stage package naming another stage's table that is not data it declares
+    reading from a stage before it (``flows``: the stages in run order)."""
+    problems = []
+    modules = module_files(root, package)
+    for index, flow in enumerate(flows):
+        handed = {table for before in flows[:index] for name, table in before.passes.items() if name in flow.reads}
+        for name, path in sorted(modules.items()):
+            if _subpackage(name) != flow.package:
+                continue
+            for constant in sorted(layout_names(path)):
+                table = tables.get(constant)
+                if table is None or flow.owns(table) or table in handed:
+                    continue
+                for owner in (f for f in flows if f is not flow and f.owns(table)):
+                    if (flow.package, owner.package) not in LATER_TABLES:
+                        problems.append(
+                            f"{name} opens {owner.package}'s table {table!r} (layout.{constant}) without declaring "
+                            "it: name it in Stage.reads and open the Data the runner hands on"
+                        )
+    return problems
+
+
+def _flows() -> list[Flow]:
+    """The registered stages' declarations, in run order."""
+    return [
+        Flow(type(s).__module__.split(".")[1], (*s.reads, *s.optional_reads), dict(s.passes), s.writes) for s in STAGES
+    ]
+
+
 def violations(
     root: Path,
     stage_names: dict[str, str],
     sections: set[str],
     package: str = "pipeline",
     context: tuple[set[str], set[str]] | None = None,
+    flows: Sequence[Flow] | None = None,
+    tables: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Every broken rule, one line each; ``stage_names`` maps a stage's name to its package; ``context``: what
-    the run context sets and offers (default: read from ``stage_api/context.py``)."""
+    the run context sets and offers (default: read from ``stage_api/context.py``); ``flows``, ``tables``: the
+    stages' declared data flow and the layout's names (default: the registry's and ``stage_api/layout.py``'s)."""
     graph = import_graph(root, package)
     problems = [f"subpackage cycle: {' <-> '.join(c)}" for c in subpackage_cycles(graph)]
     lazy = lazy_imports(root, package)
@@ -189,7 +270,8 @@ def violations(
     for name, targets in sorted(graph.items()):
         if _subpackage(name) == "report":
             problems += [f"{name} imports the stage package {t}" for t in sorted(targets) if _subpackage(t) in stages]
-    return problems
+    flows = _flows() if flows is None else flows
+    return problems + undeclared_tables(root, flows, layout_tables(root, package) if tables is None else tables)
 
 
 def _registered() -> dict[str, str]:
@@ -214,6 +296,11 @@ def test_the_rules_bite_on_the_real_tree() -> None:
     assert "passed_on" not in api and "results" not in api  # the hand-offs of 7ffb06c are gone
     reads = {(m, a) for m, a, stored in context_uses(ROOT) if not stored}
     assert ("pipeline.dedup.stage", "read_table") in reads  # stage code is among the modules checked
+    tables = layout_tables(ROOT)  # rule 10 sees the layout and the names a stage package gives
+    assert tables["CLUSTER_SIZES"] == "dedup/cluster_sizes" and tables["SURVIVORS"] == "dedup/survivors"
+    assert "SURVIVORS" in layout_names(ROOT / "pipeline" / "spans" / "report_section.py")  # declared: spans reads it
+    assert {f.package for f in _flows()} == stage_packages(ROOT)
+    assert set(LATER_TABLES) <= {(a.package, b.package) for i, a in enumerate(_flows()) for b in _flows()[i + 1 :]}
 
 
 def test_the_filter_package_holds_the_stage_and_its_rules() -> None:
@@ -252,12 +339,16 @@ CLEAN = {
     "pipeline/alpha/fast.py": "",
     "pipeline/alpha/stage.py": "from pipeline.api.stage import Stage\nSTAGE = Stage('alpha-one')\n",
     "pipeline/beta/__init__.py": "",
-    "pipeline/beta/stage.py": "from pipeline.alpha.kernel import f\nSTAGE = 1\ndef run(ctx):\n    ctx.read_table(1)\n",
+    "pipeline/beta/stage.py": "from pipeline.alpha.kernel import f\nSTAGE = 1\n"
+    "def run(ctx):\n    ctx.read_table(layout.OUT)\n",  # alpha's table it declares reading
     "pipeline/report/__init__.py": "",
     "pipeline/report/data.py": "from pipeline.api.stage import Stage\n",
 }
 CONTEXT = ({"config"}, {"config", "read_table"})
 NAMES = {"alpha-one": "alpha", "beta": "beta"}
+# alpha writes alpha/ and passes its "out" table on; beta reads it, writes beta/
+FLOWS = [Flow("alpha", passes={"out": "alpha/out"}, writes=("alpha",)), Flow("beta", reads=("out",), writes=("beta",))]
+TABLES = {"OUT": "alpha/out", "SIDE": "alpha/side", "BETA_OUT": "beta/out", "MANIFEST": "manifest.json"}
 
 
 @pytest.mark.parametrize(
@@ -287,13 +378,19 @@ NAMES = {"alpha-one": "alpha", "beta": "beta"}
          "pipeline.beta.stage reads ctx.passed_on, which the run context does not offer"),
         ({"pipeline/report/data.py": "from pipeline.alpha import kernel\n"},
          "pipeline.report.data imports the stage package pipeline.alpha"),
+        ({"pipeline/beta/rehydrate.py": "def sizes(run):\n    return join(run, layout.SIDE)\n"},
+         "pipeline.beta.rehydrate opens alpha's table 'alpha/side' (layout.SIDE) without declaring it"),
+        ({"pipeline/beta/stage.py": "from pipeline.api.layout import MANIFEST, SIDE\nSTAGE = 1\n"},
+         "pipeline.beta.stage opens alpha's table 'alpha/side' (layout.SIDE)"),
+        ({"pipeline/alpha/kernel.py": "def f(run):\n    return join(run, layout.BETA_OUT)\n"},
+         "pipeline.alpha.kernel opens beta's table 'beta/out' (layout.BETA_OUT)"),
     ],
 )  # fmt: skip
 def test_a_violation_is_reported(tmp_path: Path, change: dict[str, str], expected: str) -> None:
     clean = _write_tree(tmp_path / "clean", CLEAN)
-    assert violations(clean, NAMES, {"beta"}, context=CONTEXT) == []
+    assert violations(clean, NAMES, {"beta"}, context=CONTEXT, flows=FLOWS, tables=TABLES) == []
     broken = _write_tree(tmp_path / "broken", {**CLEAN, **change})
-    found = violations(broken, NAMES, {"beta"}, context=CONTEXT)
+    found = violations(broken, NAMES, {"beta"}, context=CONTEXT, flows=FLOWS, tables=TABLES)
     assert any(line.startswith(expected) for line in found), found
 
 

@@ -26,6 +26,7 @@ import os
 import re
 import tempfile
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,14 +36,13 @@ import pyarrow as pa
 
 from pipeline import storage
 from pipeline.config import ConfigError, PipelineConfig
-from pipeline.errors import UsageError
+from pipeline.errors import PipelineError, UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor
 from pipeline.filter import entries
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.registry import register
 from pipeline.filter.rules.language import _utf8
-from pipeline.stage_api import layout
 from pipeline.stage_api.filter import FilterResult
 from pipeline.text.english.sentences import split_sentences
 
@@ -53,6 +53,7 @@ EMPTY = "fasttext_classifier.empty"  # every unit was removed (or the text was b
 LABEL_PREFIX = "__label__"
 MODES = ("document", "paragraph", "sentence")
 RUN_MODEL = "run"  # the model this run trains (the classifier section)
+CLASSIFIER_INPUT = "classifier"  # the name train-classifier passes that model on as (Stage.passes)
 MISSING = -9e9  # datatrove's score of a label fastText did not return
 BY = ("documents", "tokens")  # what keep_top's fraction counts
 MAX_BUCKETS = 1000
@@ -216,11 +217,13 @@ class FastTextClassifierOptions(FilterOptions):
         """The model file (none for ``run``: the train-classifier stage before the filter stage makes it)."""
         return {} if self.model == RUN_MODEL else {"model": self.model}
 
-    def in_run(self, run_dir: str) -> FastTextClassifierOptions:
-        """``model: run`` as the path of the model the run trained (``classifier/model.bin``)."""
+    def in_run(self, inputs: Mapping[str, str]) -> FastTextClassifierOptions:
+        """``model: run`` as the path of the model the run trained (the filter stage's ``classifier`` input)."""
         if self.model != RUN_MODEL:
             return self
-        return dataclasses.replace(self, model=storage.join(run_dir, *layout.parts(layout.CLASSIFIER_MODEL)))
+        if CLASSIFIER_INPUT not in inputs:
+            raise PipelineError("model: run needs the model the train-classifier stage trains before the filter stage")
+        return dataclasses.replace(self, model=inputs[CLASSIFIER_INPUT])
 
 
 def _pairs(value: Any) -> list[Pair] | None:

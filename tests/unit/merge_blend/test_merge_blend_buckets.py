@@ -67,7 +67,7 @@ def test_each_bucket_holds_its_documents_in_doc_id_order_with_their_copies(
     stale.parent.mkdir()
     stale.write_bytes(b"")
     monkeypatch.setattr(buckets_module, "CHUNK_DOCUMENTS", 7)  # many writes per bucket
-    got = split_source(str(tmp_path), TABLE, "web", counts, 5, RULES if rehydrated else None)
+    got = split_source(str(tmp_path), TABLE, "web", counts, 5, RULES if rehydrated else None, layout.CLUSTER_SIZES)
     for bucket in range(5):
         want = [d for d, b, c in zip(documents, buckets, copies, strict=True) if b == bucket for _ in range(c)]
         row = got["buckets"][f"web/bucket={bucket}"]

@@ -263,12 +263,45 @@ def test_the_runner_wires_each_read_to_the_latest_stage_passing_it(base):
 
     plain = wiring(STAGES, load_config_text(base))
     assert "filter" not in plain and plain["dedup"] == {"documents": ("ingest", "documents")}
-    assert plain["tokenize"] == {"documents": ("dedup", "dedup/survivors")}
+    assert plain["tokenize"] == {
+        "documents": ("dedup", "dedup/survivors"),
+        "tokenizer": ("train-tokenizer", "tokenizer"),
+    }
     # and the documents tokenize read (their quality_bucket, for a source the blend weighs by bucket)
-    assert plain["merge-blend"] == {"shards": ("tokenize", "shards"), "documents": ("dedup", "dedup/survivors")}
+    assert plain["merge-blend"] == {
+        "shards": ("tokenize", "shards"),
+        "documents": ("dedup", "dedup/survivors"),
+        "cluster_sizes": ("dedup", "dedup/cluster_sizes"),  # opened with blend.rehydrate only
+    }
     filtered = wiring(STAGES, load_config_text(base, [OVERRIDES["filter"]]))
     assert filtered["filter"] == {"documents": ("ingest", "documents")}
     assert filtered["dedup"] == {"documents": ("filter", "filter/documents")}
+
+
+def test_the_hand_offs_by_file_are_declared_reads(base):
+    """The trained classifier and merge-blend's datasets (like the trained tokenizer and dedup's cluster sizes,
+    above) reach the stage that opens them as declared inputs, not by a path of its own."""
+    from pipeline.run.runner import wiring
+
+    trained = wiring(STAGES, load_config_text(base, [OVERRIDES["training"]]))
+    assert trained["training-indices"] == {"blend": ("merge-blend", "blend"), "megatron": ("merge-blend", "megatron")}
+    classifier = "classifier={positives: [{name: hq, paths: [/data/hq.txt], format: text}], negatives: {from_run: 10}}"
+    ranked = wiring(STAGES, load_config_text(base, ["filter=[{name: fasttext_classifier, model: run}]", classifier]))
+    assert ranked["filter"] == {
+        "documents": ("ingest", "documents"),
+        "classifier": ("train-classifier", "classifier/model.bin"),
+    }
+
+
+def test_an_optional_read_no_stage_passes_is_left_out(base):
+    """Without tokenizer.train no train-tokenizer stage runs: tokenize gets no ``tokenizer`` input (it reads the
+    config's files) and the run is wired all the same; without a classifier section the filter gets no model."""
+    from pipeline.run.runner import wiring
+
+    given = load_config_text(base, ["tokenizer={vocab: /t/vocab.json, merges: /t/merges.txt}", OVERRIDES["filter"]])
+    wired = wiring(STAGES, given)
+    assert "train-tokenizer" not in wired and wired["tokenize"] == {"documents": ("dedup", "dedup/survivors")}
+    assert wired["filter"] == {"documents": ("ingest", "documents")}
 
 
 def test_a_read_no_earlier_stage_passes_fails_before_any_work(base):
