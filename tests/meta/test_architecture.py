@@ -35,7 +35,7 @@ import pytest
 
 from pipeline.config import PipelineConfig
 from pipeline.run.registry import STAGES
-from tests.meta.test_layering import _cycles, _import_nodes, _write_tree, import_graph, module_files
+from tests.meta.test_layering import _cycles, _import_nodes, _write_tree, import_graph, module_files, stage_packages
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_LAZY = 10
@@ -112,18 +112,6 @@ def lazy_imports(root: Path, package: str = "pipeline") -> list[tuple[str, int, 
                     reason = "#" in lines[line - 1] or lines[line - 2].strip().startswith("#")
                     found.append((name, line, reason))
     return sorted(set(found))
-
-
-def stage_packages(root: Path, package: str = "pipeline") -> set[str]:
-    """Subpackages whose ``stage.py`` defines ``STAGE``."""
-    found = set()
-    for path in (root / package).glob("*/stage.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(
-            isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "STAGE" for t in n.targets) for n in tree.body
-        ):
-            found.add(path.parent.name)
-    return found
 
 
 def _is_spark_module(name: str, stage_package: str, package: str = "pipeline") -> bool:
