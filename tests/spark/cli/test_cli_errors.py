@@ -257,7 +257,10 @@ def test_an_empty_training_split_is_one_line_before_the_spark_job(tmp_path):
 
     config = _training_run(tmp_path, 10, "  split: '98,2,0'\n  samples: [10, 1, 0]\n")
     with pytest.raises(PipelineError) as err:
-        STAGE.run(RunContext(config, spark=_NoSpark()), {"blend": Data("blend", "merge-blend")})
+        STAGE.run(
+            RunContext(config, spark=_NoSpark()),
+            {"blend": Data("blend", "merge-blend"), "megatron": Data("megatron", "merge-blend")},
+        )
     line, code = describe(err.value)
     assert code == 1 and "\n" not in line
     assert line.startswith("source 'a', valid split (documents (10, 10) of 10): the split has no tokens but 1 samples")
@@ -273,7 +276,10 @@ def test_a_training_split_with_documents_passes_the_driver_check(tmp_path):
 
     config = _training_run(tmp_path, 10, "  split: '90,10,0'\n  samples: [10, 1, 0]\n")
     with pytest.raises(AssertionError, match="Spark was used"):
-        STAGE.run(RunContext(config, spark=_NoSpark()), {"blend": Data("blend", "merge-blend")})
+        STAGE.run(
+            RunContext(config, spark=_NoSpark()),
+            {"blend": Data("blend", "merge-blend"), "megatron": Data("megatron", "merge-blend")},
+        )
 
 
 @contextlib.contextmanager

@@ -102,7 +102,10 @@ def test_stage_writes_megatron_cores_files_and_megatron_core_loads_them(spark, t
         + "".join(f"  - name: {n}\n    paths: [x.jsonl]\n" for n in names)
         + f"tokenizer: {{train: true}}\ntraining:\n  tokenizer: {TOKENIZER}\n  {training}\n"
     )
-    counts = STAGE.run(RunContext(config, spark=spark), {"blend": Data(layout.BLEND, "merge-blend")})
+    counts = STAGE.run(
+        RunContext(config, spark=spark),
+        {"blend": Data(layout.BLEND, "merge-blend"), "megatron": Data(layout.MEGATRON, "merge-blend")},
+    )
     ours = run / layout.MEGATRON_CACHE
     # megatron-core's BlendedDataset asks torch.distributed for the rank even when it is not initialised
     monkeypatch.setattr(torch.distributed, "get_rank", lambda *a: 0)
@@ -156,7 +159,10 @@ def test_derived_tokenizer_identifiers_hit_megatron_cores_cache_with_its_own_tok
         f'tokenizer: {{kind: {kind}, path: "{path}", {extra}}}\n'
         "training:\n  sequence_length: 64\n  samples: [50, 10, 5]\n  split: '90,6,4'\n"
     )
-    counts = STAGE.run(RunContext(config, spark=spark), {"blend": Data(layout.BLEND, "merge-blend")})
+    counts = STAGE.run(
+        RunContext(config, spark=spark),
+        {"blend": Data(layout.BLEND, "merge-blend"), "megatron": Data(layout.MEGATRON, "merge-blend")},
+    )
     identifiers = megatron_built(kind, str(path)).unique_identifiers
     monkeypatch.setattr(torch.distributed, "get_rank", lambda *a: 0)
     with monkeypatch.context() as patched:
