@@ -19,10 +19,11 @@ from pipeline.dedup.batches import LshParams, doc_features
 from pipeline.dedup.report_section import DOC_COLUMNS, exact_jaccard
 from pipeline.dedup.shingles import count_tokens
 from pipeline.errors import PipelineError, UsageError
+from pipeline.run.registry import STAGES
 from pipeline.sources.doc_id import doc_id as compute_doc_id
 from pipeline.spans.explain_spans import document_spans, format_spans
 from pipeline.stage_api import layout
-from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, FILTERED, REJECTS, REMOVAL_TABLES, SURVIVORS
+from pipeline.stage_api.layout import COMPONENTS, DOCUMENTS, FILTERED, REJECTS, SURVIVORS
 from pipeline.stage_api.run_tables import (
     dedup_input,
     edges_touching,
@@ -242,10 +243,12 @@ def _classifier(run: str, doc_id: int) -> dict[str, Any]:
 
 
 Drawn = tuple[int, int | None, str | None]  # a sampled doc_id, its survivor, its removal reason
+# removal reason -> the table listing its documents, over the stages in run order (Stage.removal_tables)
+REMOVAL_TABLES = {reason: table for stage in STAGES for reason, table in stage.removal_tables.items()}
 
 
 def _removal(run: str, doc_id: int) -> dict[str, Any] | None:
-    """The reason and evidence of a removal listed in its own table (layout.REMOVAL_TABLES), or None."""
+    """The reason and evidence of a removal listed in its own table (Stage.removal_tables), or None."""
     for reason, table in REMOVAL_TABLES.items():
         if has_table(run, table):
             row = rows_by_doc_id(run, table, [doc_id]).get(doc_id)

@@ -299,6 +299,7 @@ class Dedup(Stage):
     passes = {"documents": layout.SURVIVORS, "cluster_sizes": layout.CLUSTER_SIZES}  # the latter with rehydrate
     writes = (layout.DEDUP,)
     passes_on = "survivors"
+    removal_tables = {REMOVALS[1]: layout.CONTAMINATED, REMOVALS[2]: layout.EARLIER_RUNS}
     stop_when_empty = True
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:

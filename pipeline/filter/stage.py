@@ -190,6 +190,7 @@ class Filter(Stage):
     writes = (layout.FILTER,)
     passes_on = "passed_filters"
     removals_as = "filtered"
+    removal_tables = {layout.FILTER_REASONS: layout.FILTER_DROPPED}  # each row names its own reason
     stop_when_empty = True
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:

@@ -242,6 +242,7 @@ class Ingest(Stage):
     version = 2  # 1: the LATER_KEYS were left out at their defaults
     passes = {"documents": layout.DOCUMENTS}
     writes = (layout.DOCUMENTS, layout.REJECTS, layout.OLDER_CAPTURES)
+    removal_tables = {REASON: layout.OLDER_CAPTURES}
     stop_when_empty = True
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:

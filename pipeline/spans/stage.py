@@ -253,6 +253,7 @@ class Spans(Stage):
     reads = ("documents",)
     passes = {"documents": layout.SPANS_DOCUMENTS}
     writes = (layout.SPANS,)
+    removal_tables = {REMOVAL: layout.SPANS_EMPTIED, TOO_SHORT: layout.SPANS_TOO_SHORT}
     passes_on = "after_spans"
     stop_when_empty = True
 

@@ -31,18 +31,9 @@ CONTAMINATED = "dedup/contaminated"  # decontamination: documents sharing n-gram
 EARLIER_RUNS = "dedup/earlier_runs"  # dedup index: documents matching an earlier run
 EARLIER_MATCHES = "dedup/earlier_matches"
 INDEX_ENTRIES = "dedup/index_entries"  # dedup index: what this run's commit adds
-# removal reason -> the table listing the documents removed for it (doc_id, source and the reason's evidence);
-# within-run duplicates are read from COMPONENTS (a member that is not its cluster's survivor)
-# FILTER_REASONS stands for every reason "<filter>.<rule>" of the filter stage (a reason holding a dot)
+# FILTER_REASONS stands for every reason "<filter>.<rule>" of the filter stage (a reason holding a dot) in a
+# stage's removal_tables (Stage.removal_tables)
 FILTER_REASONS = "<filter>.<rule>"
-REMOVAL_TABLES = {
-    FILTER_REASONS: FILTER_DROPPED,
-    "older_capture": OLDER_CAPTURES,
-    "contaminated": CONTAMINATED,
-    "duplicates_of_earlier_runs": EARLIER_RUNS,
-    "spans_emptied": "spans/emptied",
-    "spans_too_short": "spans/too_short",
-}
 SPANS = "spans"  # the spans stage's directory (docs/spans.md)
 SPANS_DOCUMENTS = "spans/documents"  # the survivors with repeated spans cut out: dedup's columns
 SPANS_REMOVED = "spans/removed"  # doc_id, source, start, end, kind, copies, kept_doc_id, kept_start
@@ -66,13 +57,6 @@ AFTER_RUN_ERRORS = "after_run_errors"  # manifest.json and report.json: stage ->
 def marker(stage: str) -> str:
     """Where a finished stage leaves its marker, relative to the run directory."""
     return f"{MARKERS}/{stage}/{MARKER}"
-
-
-def removal_table(reason: str) -> str | None:
-    """The table listing the documents removed for ``reason`` (None: none does, e.g. within-run duplicates)."""
-    if reason in REMOVAL_TABLES:
-        return REMOVAL_TABLES[reason]
-    return REMOVAL_TABLES[FILTER_REASONS] if "." in reason else None
 
 
 def parts(table: str) -> tuple[str, ...]:

@@ -99,6 +99,9 @@ class Stage:
     writes: ClassVar[tuple[str, ...]] = ()  # the run-directory parts it writes (layout names): resume verifies them
     passes_on: ClassVar[str | None] = None  # the accounting's name for the documents it passes on ("survivors")
     removals_as: ClassVar[str | None] = None  # the accounting's name for its removals by reason ("filtered")
+    # removal reason -> the table listing the documents it removed for it (doc_id, source, the evidence), which
+    # explain and sample read; within-run duplicates are read from dedup's components instead
+    removal_tables: ClassVar[Mapping[str, str]] = {}
     stop_when_empty: ClassVar[bool] = False  # a run stops after it when it passes no document on
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:

@@ -309,3 +309,21 @@ def test_a_read_no_earlier_stage_passes_fails_before_any_work(base):
 
     with pytest.raises(StageError, match="stage 'tokenize' reads 'documents', which no stage before it passes on"):
         wiring((stage("tokenize"), stage("merge-blend")), load_config_text(base))
+
+
+def test_a_stage_names_the_tables_of_its_removals():
+    """explain and sample find each removal's table through the stage that removed it (Stage.removal_tables, once
+    a central map in the layout): the same tables as before, each among what its stage writes."""
+    from pipeline.cli.explain import REMOVAL_TABLES
+
+    assert REMOVAL_TABLES == {  # layout.REMOVAL_TABLES at e07b93c
+        "<filter>.<rule>": "filter/dropped",
+        "older_capture": "older_captures",
+        "contaminated": "dedup/contaminated",
+        "duplicates_of_earlier_runs": "dedup/earlier_runs",
+        "spans_emptied": "spans/emptied",
+        "spans_too_short": "spans/too_short",
+    }
+    for st in STAGES:
+        for table in st.removal_tables.values():
+            assert any(table == part or table.startswith(part + "/") for part in st.writes), (st.name, table)
