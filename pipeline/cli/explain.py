@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline import storage
-from pipeline.dedup.batches import LshParams, doc_features
+from pipeline.dedup.batches import LSH_KEYS, LshParams, doc_features
 from pipeline.dedup.report_section import DOC_COLUMNS, exact_jaccard
 from pipeline.dedup.shingles import count_tokens
 from pipeline.errors import PipelineError, UsageError
@@ -54,10 +54,9 @@ def _run_parameters(run: str) -> tuple[dict, dict]:
 
 def shared_bands(text: str, others: dict[int, str], params: dict, min_tokens: int) -> dict[int, list[int]]:
     """For each other document: the band indices whose LSH keys equal those of ``text``."""
-    fields = ("num_perm", "seed", "ngram", "scheme", "hash", "shingle", "max_shingles", "bands", "rows")
-    if any(f not in params for f in fields) or not params.get("bands"):
+    if any(f not in params for f in LSH_KEYS) or not params.get("bands"):
         return {}
-    lsh = LshParams(**{f: params[f] for f in fields})
+    lsh = LshParams(**{f: params[f] for f in LSH_KEYS})
     ids = [0, *others]
     batch = pa.RecordBatch.from_pydict({"doc_id": pa.array(ids, pa.int64()), "text": [text, *others.values()]})
     keys = {r["doc_id"]: r["keys"] for out in doc_features(iter([batch]), lsh, min_tokens) for r in out.to_pylist()}

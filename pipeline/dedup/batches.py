@@ -7,7 +7,7 @@ executors over whole batches: signatures are vectorised per batch, never per row
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pyarrow as pa
@@ -43,6 +43,9 @@ class LshParams:
     max_shingles: int | None
     bands: int
     rows: int
+
+
+LSH_KEYS = tuple(f.name for f in fields(LshParams))  # the MinHash parameters band keys depend on (a dedup index's)
 
 
 FEATURE_SCHEMA = pa.schema(

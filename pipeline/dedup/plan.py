@@ -14,7 +14,7 @@ from typing import Any
 
 from pipeline.config.schema import DedupConfig, PipelineConfig
 from pipeline.dedup.bands import optimal_bands
-from pipeline.dedup.batches import LshParams
+from pipeline.dedup.batches import LSH_KEYS, LshParams
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def _resolve(dedup: tuple[Any, ...], sources: tuple[tuple[str, int], ...]) -> De
     """The plan of a ``dedup`` section (its field values, in order) and the (name, priority) of each source."""
     d = DedupConfig(*dedup)
     bands, rows = (d.bands, d.rows) if d.bands and d.rows else optimal_bands(d.threshold, d.num_perm)
-    lsh = LshParams(d.num_perm, d.seed, d.ngram, d.scheme, d.hash, d.shingle, d.max_shingles, bands, rows)
+    lsh = LshParams(**{**{key: getattr(d, key) for key in LSH_KEYS}, "bands": bands, "rows": rows})
     return DedupPlan(
         enabled=d.enabled,
         lsh=lsh,

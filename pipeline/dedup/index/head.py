@@ -17,12 +17,13 @@ from typing import Any
 
 from pipeline import storage
 from pipeline.config import ConfigError
+from pipeline.dedup.batches import LSH_KEYS
 from pipeline.errors import PipelineError
 from pipeline.storage.conditional import create_if_absent, read_versioned, replace_if_version
 
 HEAD_NAME = "HEAD.json"
 FORMAT = "pipeline-dedup-index/1"
-PARAMETER_KEYS = ("num_perm", "bands", "rows", "seed", "scheme", "hash", "ngram", "shingle", "max_shingles")
+PARAMETER_KEYS = LSH_KEYS  # an index is tied to the parameters of its band keys
 
 
 class DedupIndexError(PipelineError, RuntimeError):

@@ -64,3 +64,17 @@ def test_a_run_builds_one_plan_and_a_changed_section_another(base):
     assert DedupPlan.from_config(config).threshold == 0.8 and plan.threshold == 0.7
     config.dedup.threshold, config.sources[0].priority = 0.7, 9
     assert DedupPlan.from_config(config).priorities == {"web": 9, "wiki": 5}
+
+
+def test_an_index_refuses_a_change_of_each_lsh_parameter_naming_it():
+    """The parameters a dedup index is tied to are LshParams' fields (one list, dataclasses.fields), each named
+    when it differs."""
+    from pipeline.dedup.batches import LSH_KEYS, LshParams
+    from pipeline.dedup.index.head import Head, IndexParameterError, check_parameters
+
+    params = dataclasses.asdict(LshParams(128, 1, 5, "affine32", "sha1", "word", None, 16, 8))
+    assert tuple(params) == LSH_KEYS and len(LSH_KEYS) == 9
+    check_parameters(Head(params), dict(params), "idx")
+    for key in LSH_KEYS:
+        with pytest.raises(IndexParameterError, match=rf"built with dedup\.{key} = "):
+            check_parameters(Head(params), {**params, key: "other"}, "idx")

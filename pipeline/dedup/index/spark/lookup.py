@@ -9,6 +9,8 @@ match whatever its length, as within a run.
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -24,18 +26,8 @@ from pipeline.stage_api.context import RunContext
 
 
 def index_parameters(p: LshParams) -> dict:
-    """The MinHash parameters an index is tied to (its band keys and shingles depend on them)."""
-    return {
-        "num_perm": p.num_perm,
-        "bands": p.bands,
-        "rows": p.rows,
-        "seed": p.seed,
-        "scheme": p.scheme,
-        "hash": p.hash,
-        "ngram": p.ngram,
-        "shingle": p.shingle,
-        "max_shingles": p.max_shingles,
-    }
+    """The MinHash parameters an index is tied to (its band keys and shingles depend on them): every field."""
+    return asdict(p)
 
 
 def run_key(ctx: RunContext) -> str:
