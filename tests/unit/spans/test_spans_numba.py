@@ -23,9 +23,7 @@ def _documents(name: str) -> list[tuple[int, str]]:
 
 
 def _anchors(docs: list[tuple[int, str]], k: int, tokenizer: str) -> pa.Table:
-    batch = pa.RecordBatch.from_pydict(
-        {"doc_id": [d for d, _ in docs], "text": [t for _, t in docs]}
-    )
+    batch = pa.RecordBatch.from_pydict({"doc_id": [d for d, _ in docs], "text": [t for _, t in docs]})
     return pa.Table.from_batches(list(anchor_batches([batch], k, tokenizer)), schema=ANCHORS).sort_by("hash")
 
 
