@@ -24,18 +24,19 @@ from pipeline.spans.exact import (
 
 KIND_EXACT = "exact_substring"
 ANCHORS = pa.schema(
-    [("hash", pa.int64()), ("doc_id", pa.int64()), ("source", pa.string()), ("pos", pa.int64()), ("lo", pa.int64()),
-     ("hi", pa.int64()), ("context_start", pa.int64()), ("context", pa.binary())]
+    [("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int64()), ("lo", pa.int64()), ("hi", pa.int64()),
+     ("context_start", pa.int64()), ("context", pa.binary())]
 )  # fmt: skip
 REMOVED = pa.schema(
     [("doc_id", pa.int64()), ("source", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
      ("kind", pa.string()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()), ("kept_start", pa.int64())]
 )  # fmt: skip
 REMOVED_FIELDS = ("start", "end", "copies", "kept_doc_id", "kept_start")
-REWRITE_COLUMNS = pa.schema([("removed_bytes", pa.int64()), ("emptied", pa.bool_())])
 RUN_FIELDS = [("start", pa.int64()), ("end", pa.int64()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()),
               ("kept_start", pa.int64())]  # fmt: skip
-CONFIRMED = pa.schema([("doc_id", pa.int64()), ("source", pa.string()), *RUN_FIELDS])
+RUN = pa.struct(RUN_FIELDS)
+REWRITE_COLUMNS = pa.schema([("removed_bytes", pa.int64()), ("emptied", pa.bool_()), ("runs", pa.list_(RUN))])
+CONFIRMED = pa.schema([("doc_id", pa.int64()), *RUN_FIELDS])
 
 
 def _tokens(text: str, tokenizer: str) -> tuple[bytes, Int64s, Int64s, UInt64s]:
@@ -45,14 +46,12 @@ def _tokens(text: str, tokenizer: str) -> tuple[bytes, Int64s, Int64s, UInt64s]:
 
 
 def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, source, text) -> one row per distinct anchor of its windows of ``k`` tokens
-    (exact.anchor_ranges): the anchor's hash, doc_id, source, token position, the first and last window picking
+    """Documents (doc_id, text) -> one row per distinct anchor of its windows of ``k`` tokens
+    (exact.anchor_ranges): the anchor's hash, doc_id, token position, the first and last window picking
     it, and those windows' bytes (``context``, from ``context_start`` in the document)."""
     for batch in batches:
         parts: dict[str, list[pa.Array]] = {name: [] for name in ANCHORS.names}
-        rows = zip(batch.column("doc_id").to_pylist(), batch.column("source").to_pylist(),
-                   batch.column("text").to_pylist(), strict=True)  # fmt: skip
-        for doc_id, source, text in rows:
+        for doc_id, text in zip(batch.column("doc_id").to_pylist(), batch.column("text").to_pylist(), strict=True):
             data, starts, ends, tokens = _tokens(text, tokenizer)
             kernels = compiled("anchor_ranges", len(data))
             positions, lows, highs, hashes = anchors_of(tokens, k, kernels)
@@ -61,7 +60,6 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             begin, finish = starts[lows], ends[highs + k - 1]
             parts["hash"].append(pa.array(hashes))
             parts["doc_id"].append(pa.array(np.full(len(positions), doc_id, dtype=np.int64)))
-            parts["source"].append(pa.array([source] * len(positions), type=pa.string()))
             parts["pos"].append(pa.array(positions))
             parts["lo"].append(pa.array(lows))
             parts["hi"].append(pa.array(highs))
@@ -128,12 +126,17 @@ def _repeated_python(
 
 def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) -> Iterator[pa.RecordBatch]:
     """Anchor rows (ANCHORS) grouped by hash -> one row per run of removed windows (CONFIRMED): in each hash
-    group of two or more occurrences, the windows compared on their bytes (exact.repeated_windows)."""
+    group of two or more occurrences, the windows compared on their bytes (exact.repeated_windows). Rows that
+    arrive sorted by (hash, doc_id, pos), as the stage sorts them, are taken as they are."""
     for table in whole_groups(batches, "hash"):
         hashes = table.column("hash").to_numpy()
-        order = np.lexsort((table.column("pos").to_numpy(), table.column("doc_id").to_numpy(), hashes))
-        table = table.take(order)
-        hashes = hashes[order]
+        doc_ids, positions = table.column("doc_id").to_numpy(), table.column("pos").to_numpy()
+        same = (hashes[1:] == hashes[:-1]) & (doc_ids[1:] == doc_ids[:-1])
+        before = (hashes[1:] < hashes[:-1]) | ((hashes[1:] == hashes[:-1]) & (doc_ids[1:] < doc_ids[:-1]))
+        if bool(np.any(before | (same & (positions[1:] < positions[:-1])))):
+            order = np.lexsort((positions, doc_ids, hashes))
+            table = table.take(order)
+            hashes = hashes[order]
         heads = np.flatnonzero(np.concatenate(([True], hashes[1:] != hashes[:-1])))
         sizes = np.diff(np.concatenate((heads, [len(hashes)])))
         doc_ids = table.column("doc_id").to_numpy()
@@ -157,7 +160,6 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
         yield pa.RecordBatch.from_arrays(
             [
                 pa.array(doc_ids[row]),
-                table.column("source").take(pa.array(row)).combine_chunks(),
                 pa.array(context_starts[row] + out["start"]),
                 pa.array(context_starts[row] + out["end"]),
                 pa.array(out["copies"]),
@@ -168,10 +170,19 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
         )
 
 
-def merged_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """One document's removed windows (doc_id, source, windows: list of start, end, copies, kept_doc_id,
-    kept_start) -> its merged ranges (exact.merge_ranges, all documents of a batch at once); each takes the
-    copies and kept copy of the first window it holds."""
+def rewrite_text(text: str, starts: list[int], ends: list[int]) -> tuple[str, int]:
+    """``text`` without the byte ranges (in any order), shrunk to whole characters; the bytes removed."""
+    data = text.encode("utf-8")
+    s, e = char_aligned(data, *merge_ranges(np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)))
+    kept = cut(data, s, e)
+    return kept.decode("utf-8"), len(data) - len(kept)
+
+
+def exact_rewrite_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Documents with their removed windows (``windows``: list of start, end, copies, kept_doc_id, kept_start, or
+    null) -> the documents' columns with the windows' union cut out of the text (exact.merge_ranges, each range
+    shrunk to whole characters), the bytes removed, whether nothing but whitespace is left (``emptied``) and the
+    merged ranges (``runs``, each with the copies and kept copy of the first window it holds)."""
     for batch in batches:
         windows = batch.column("windows")
         lengths = pc.list_value_length(windows).fill_null(0).to_numpy().astype(np.int64)
@@ -184,45 +195,36 @@ def merged_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch
         merged_starts, merged_ends = merge_ranges(starts[order], ends[order])
         firsts = order[np.searchsorted(starts[order], merged_starts)]
         docs = owner[firsts]
-        yield pa.RecordBatch.from_arrays(
-            [
-                batch.column("doc_id").take(pa.array(docs)),
-                batch.column("source").take(pa.array(docs)),
-                pa.array(merged_starts - docs * spread),
-                pa.array(merged_ends - docs * spread),
-                pa.array([KIND_EXACT] * len(docs), type=pa.string()),
-                *(pa.array(f[name][firsts]) for name in ("copies", "kept_doc_id", "kept_start")),
-            ],
-            schema=REMOVED,
+        merged_starts, merged_ends = merged_starts - docs * spread, merged_ends - docs * spread
+        heads = np.concatenate(([0], np.cumsum(np.bincount(docs, minlength=len(lengths))))).astype(np.int64)
+        runs = pa.ListArray.from_arrays(
+            pa.array(heads.astype(np.int32)),
+            pa.StructArray.from_arrays(
+                [
+                    pa.array(merged_starts),
+                    pa.array(merged_ends),
+                    *(pa.array(f[name][firsts]) for name in REMOVED_FIELDS[2:]),
+                ],
+                fields=list(RUN),
+            ),
         )
-
-
-def rewrite_text(text: str, starts: list[int], ends: list[int]) -> tuple[str, int]:
-    """``text`` without the byte ranges (in any order), shrunk to whole characters; the bytes removed."""
-    data = text.encode("utf-8")
-    s, e = char_aligned(data, *merge_ranges(np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)))
-    kept = cut(data, s, e)
-    return kept.decode("utf-8"), len(data) - len(kept)
-
-
-def rewrite_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """Documents with their removed ranges (``ranges``: list of start, end, or null) -> the documents' columns
-    with the text rewritten, the bytes removed and whether nothing but whitespace is left (``emptied``)."""
-    for batch in batches:
-        texts, removed, emptied = [], [], []
-        for text, ranges in zip(batch.column("text").to_pylist(), batch.column("ranges").to_pylist(), strict=True):
-            if ranges:
-                text, count = rewrite_text(text, [r["start"] for r in ranges], [r["end"] for r in ranges])
-            else:
-                count = 0
-            texts.append(text)
-            removed.append(count)
-            emptied.append(count > 0 and not text.strip())
+        texts = batch.column("text")
+        removed = np.zeros(len(lengths), dtype=np.int64)
+        emptied = np.zeros(len(lengths), dtype=bool)
+        changed = np.flatnonzero(heads[1:] > heads[:-1])
+        if len(changed):
+            rewritten = texts.to_pylist()
+            for i in changed.tolist():
+                data = rewritten[i].encode("utf-8")
+                s, e = char_aligned(data, merged_starts[heads[i] : heads[i + 1]], merged_ends[heads[i] : heads[i + 1]])
+                kept = cut(data, s, e)
+                rewritten[i] = kept.decode("utf-8")
+                removed[i] = len(data) - len(kept)
+                emptied[i] = removed[i] > 0 and not rewritten[i].strip()
+            texts = pa.array(rewritten, type=pa.string())
         columns = [
-            pa.array(texts, type=pa.string()) if name == "text" else batch.column(name)
+            texts if name == "text" else batch.column(name)
             for name in schema.names
             if name not in REWRITE_COLUMNS.names
         ]
-        yield pa.RecordBatch.from_arrays(
-            [*columns, pa.array(removed, type=pa.int64()), pa.array(emptied, type=pa.bool_())], schema=schema
-        )
+        yield pa.RecordBatch.from_arrays([*columns, pa.array(removed), pa.array(emptied), runs], schema=schema)

@@ -17,11 +17,19 @@ BASE = np.uint64(0x9E3779B97F4A7C15)  # the window hash's base (odd); tests pass
 
 @njit(cache=True, nogil=True)
 def _window_bounds(
-    data: np.ndarray, offsets: np.ndarray, rows: np.ndarray, lows: np.ndarray, highs: np.ndarray, k: int, words: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of ``rows``: where its windows begin in the flat arrays (``woff``), and each window's byte range
-    inside the row's context (``ws``, ``we``)."""
+    data: np.ndarray,
+    offsets: np.ndarray,
+    rows: np.ndarray,
+    positions: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    k: int,
+    words: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of ``rows``: where its windows begin in the flat arrays (``woff``), each window's byte range
+    inside the row's context (``ws``, ``we``) and the anchor's first byte inside it (``anchor``)."""
     n = len(rows)
+    anchor = np.empty(n, dtype=np.int64)
     woff = np.zeros(n + 1, dtype=np.int64)
     for j in range(n):
         woff[j + 1] = woff[j] + highs[rows[j]] - lows[rows[j]] + 1
@@ -33,6 +41,7 @@ def _window_bounds(
         base = offsets[r]
         length = offsets[r + 1] - base
         if not words:
+            anchor[j] = positions[r] - lows[r]
             for i in range(count):
                 ws[woff[j] + i] = i
                 we[woff[j] + i] = i + k
@@ -53,18 +62,24 @@ def _window_bounds(
                 inside = False
         if inside:
             te[t] = length
+        anchor[j] = ts[positions[r] - lows[r]]
         for i in range(count):
             ws[woff[j] + i] = ts[i]
             we[woff[j] + i] = te[i + k - 1]
-    return woff, ws, we
+    return woff, ws, we, anchor
 
 
 @njit(cache=True, nogil=True)
-def _same(data: np.ndarray, a: int, b: int, length: int) -> bool:
-    for i in range(length):
-        if data[a + i] != data[b + i]:
-            return False
-    return True
+def _extent(data: np.ndarray, a: int, b: int, before: int, after: int) -> tuple[int, int]:
+    """How many bytes before ``a`` and ``b`` (at most ``before``) and from them on (at most ``after``) are equal:
+    the common extension of two contexts aligned at their anchors."""
+    left = 0
+    while left < before and data[a - 1 - left] == data[b - 1 - left]:
+        left += 1
+    right = 0
+    while right < after and data[a + right] == data[b + right]:
+        right += 1
+    return left, right
 
 
 @njit(cache=True, nogil=True)
@@ -94,7 +109,7 @@ def repeated_windows_many(
         for r in range(heads[g], heads[g] + sizes[g]):
             rows[at] = r
             at += 1
-    woff, ws, we = _window_bounds(data, offsets, rows, lows, highs, k, words)
+    woff, ws, we, anchor = _window_bounds(data, offsets, rows, positions, lows, highs, k, words)
     n_items = woff[n_rows]
     longest = 0
     for j in range(n_rows):
@@ -124,6 +139,9 @@ def repeated_windows_many(
     reps = np.empty(n_items, dtype=np.int64)
     counts = np.empty(n_items, dtype=np.int64)
     cls = np.empty(n_items, dtype=np.int64)
+    cached = np.full(n_rows, -1, dtype=np.int64)  # per row: the row its common extension was last taken with
+    left = np.zeros(n_rows, dtype=np.int64)
+    right = np.zeros(n_rows, dtype=np.int64)
     first_row = 0
     for g in range(len(heads)):
         lo_item, hi_item = woff[first_row], woff[first_row + sizes[g]]
@@ -142,12 +160,25 @@ def repeated_windows_many(
             n_reps = 0
             for c in range(a, b):
                 x = order[c]
-                x_at, x_len = offsets[rows[item_row[x]]] + ws[x], we[x] - ws[x]
+                jx = item_row[x]
                 found = -1
                 for q in range(n_reps):
                     y = reps[q]
-                    y_at, y_len = offsets[rows[item_row[y]]] + ws[y], we[y] - ws[y]
-                    if x_len == y_len and _same(data, x_at, y_at, x_len):
+                    jy = item_row[y]
+                    x_from, y_from = ws[x] - anchor[jx], ws[y] - anchor[jy]  # <= 0: a window holds its anchor
+                    if x_from != y_from or we[x] - ws[x] != we[y] - ws[y]:
+                        continue
+                    if cached[jx] != jy:  # the two contexts compared once, around their anchors
+                        cached[jx] = jy
+                        x_len, y_len = (
+                            offsets[rows[jx] + 1] - offsets[rows[jx]],
+                            offsets[rows[jy] + 1] - offsets[rows[jy]],
+                        )
+                        left[jx], right[jx] = _extent(
+                            data, offsets[rows[jx]] + anchor[jx], offsets[rows[jy]] + anchor[jy],
+                            min(anchor[jx], anchor[jy]), min(x_len - anchor[jx], y_len - anchor[jy]),
+                        )  # fmt: skip
+                    if -x_from <= left[jx] and we[x] - anchor[jx] <= right[jx]:
                         found = q
                         break
                 if found < 0:

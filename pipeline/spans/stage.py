@@ -21,11 +21,11 @@ from pipeline.spans.batches import (
     CONFIRMED,
     KIND_EXACT,
     REMOVED,
+    REMOVED_FIELDS,
     REWRITE_COLUMNS,
     anchor_batches,
     decide_batches,
-    merged_batches,
-    rewrite_batches,
+    exact_rewrite_batches,
 )
 from pipeline.spans.lines import KIND_LINES, LINES, line_hash, line_rewrite_batches, line_rows
 from pipeline.spans.report_section import report_section
@@ -41,15 +41,16 @@ TOO_SHORT = "spans_too_short"  # ... for a document the sentence part left too s
 
 
 def exact_removals(docs, k: int, tokenizer: str):
-    """Documents -> one row per run of removed windows (doc_id, source, start, end, copies, kept_doc_id,
-    kept_start): windows whose bytes occur earlier in the corpus (lowest doc_id, then position, is the kept
-    copy). Every document gives one row per distinct anchor with the bytes of the windows picking it
-    (batches.anchor_batches); the rows are grouped by anchor hash (one shuffle) and each group's windows are
-    compared on their bytes (batches.decide_batches)."""
-    anchors = docs.select("doc_id", "source", "text").mapInArrow(
+    """Documents -> one row per run of removed windows (doc_id, start, end, copies, kept_doc_id, kept_start):
+    windows whose bytes occur earlier in the corpus (lowest doc_id, then position, is the kept copy). Every
+    document gives one row per distinct anchor with the bytes of the windows picking it
+    (batches.anchor_batches); the rows are grouped by anchor hash (one shuffle, sorted by hash, doc_id and
+    position within the partition) and each group's windows are compared on their bytes
+    (batches.decide_batches)."""
+    anchors = docs.select("doc_id", "text").mapInArrow(
         per_task(lambda it: anchor_batches(it, k, tokenizer)), from_arrow_schema(ANCHORS)
     )
-    grouped = anchors.repartition("hash").sortWithinPartitions("hash")
+    grouped = anchors.repartition("hash").sortWithinPartitions("hash", "doc_id", "pos")
     return grouped.mapInArrow(per_task(lambda it: decide_batches(it, k, tokenizer)), from_arrow_schema(CONFIRMED))
 
 
@@ -125,12 +126,23 @@ def line_pass(docs, part: LinesConfig, hash_of: Callable[[bytes], int] = line_ha
     return joined.mapInArrow(per_task(lambda it: line_rewrite_batches(it, schema)), from_arrow_schema(schema))
 
 
-def _by_source(rows, flag: str, removed: str) -> dict[str, Any]:
-    """Per source: documents read, flagged (emptied or too short), bytes removed."""
+def _removed_rows(rows: Any, kind: str) -> Any:
+    """A part's rows (with ``runs``) -> its rows of ``spans/removed/``, one per run."""
+    run = F.explode("runs").alias("run")
+    fields = [f"run.{name}" for name in REMOVED_FIELDS]
+    return rows.select("doc_id", "source", run).select(
+        "doc_id", "source", *fields[:2], F.lit(kind).alias("kind"), *fields[2:]
+    )
+
+
+def _by_source(rows, flag: str, removed: str, changed: Any = None) -> dict[str, Any]:
+    """Per source: documents read, flagged (emptied or too short), bytes removed (and documents ``changed``, a
+    condition, when given)."""
     figures = rows.groupBy("source").agg(
         F.count(F.lit(1)).alias("read"),
         F.sum(F.col(flag).cast("long")).alias("flagged"),
         F.sum(removed).alias("removed_bytes"),
+        *([F.sum(changed.cast("long")).alias("changed")] if changed is not None else []),
     )
     return {r["source"]: r.asDict() for r in figures.collect()}
 
@@ -156,19 +168,7 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
         part_rows = apply(docs, part).persist(StorageLevel.DISK_ONLY)
         persisted.append(part_rows)
         too_short_parts.append(part_rows.where(F.col("too_short")).select("doc_id", "source", "removed_bytes"))
-        run = F.explode("runs").alias("run")
-        removed_parts.append(
-            part_rows.select("doc_id", "source", run).select(
-                "doc_id",
-                "source",
-                "run.start",
-                "run.end",
-                F.lit(kind).alias("kind"),
-                "run.copies",
-                "run.kept_doc_id",
-                "run.kept_start",
-            )  # fmt: skip
-        )
+        removed_parts.append(_removed_rows(part_rows, kind))
         pass_figures[kind] = _by_source(part_rows, "too_short", "removed_bytes")
         earlier = F.col("sentence_bytes") if "sentence_bytes" in part_rows.columns else F.lit(0).cast("long")
         passed = part_rows.where(~F.col("too_short")).select(
@@ -186,37 +186,30 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
         ctx.write_table(too_short, layout.SPANS_TOO_SHORT)
     if not on:
         docs = docs.withColumn("sentence_bytes", F.lit(0).cast("long"))
-    if exact is not None:
-        windows = exact_removals(docs, exact.min_tokens, exact.tokenizer)
-        grouped = windows.groupBy("doc_id", "source").agg(
-            F.collect_list(F.struct("start", "end", "copies", "kept_doc_id", "kept_start")).alias("windows")
+    if exact is not None:  # the runs gathered per document, merged and cut out of its text in one step
+        windows = (
+            exact_removals(docs, exact.min_tokens, exact.tokenizer)
+            .groupBy("doc_id")
+            .agg(F.collect_list(F.struct(*REMOVED_FIELDS)).alias("windows"))
         )
-        removed_parts.append(grouped.mapInArrow(per_task(merged_batches), from_arrow_schema(REMOVED)))
+        joined = docs.join(windows, "doc_id", "left").select(*docs.columns, "windows")
+        schema = to_arrow_schema(docs.schema)
+        for column in REWRITE_COLUMNS:
+            schema = schema.append(column)
+        rows = joined.mapInArrow(per_task(lambda it: exact_rewrite_batches(it, schema)), from_arrow_schema(schema))
+    else:
+        rows = docs.withColumn("removed_bytes", F.lit(0).cast("long")).withColumn("emptied", F.lit(False))
+    rows = rows.persist(StorageLevel.DISK_ONLY)  # the cuts are made once; the text never sits in memory
+    if exact is not None:
+        removed_parts.append(_removed_rows(rows, KIND_EXACT))
     removed = ctx.spark.createDataFrame([], from_arrow_schema(REMOVED))
     for part in removed_parts:
         removed = removed.unionByName(part)
     ctx.write_table(removed, layout.SPANS_REMOVED)
-    if on and exact is None:
-        rows = docs.withColumn("removed_bytes", F.lit(0).cast("long")).withColumn("emptied", F.lit(False))
-    else:
-        removed = ctx.read_table(layout.SPANS_REMOVED).where(F.col("kind") == KIND_EXACT)
-        ranges = removed.groupBy("doc_id").agg(F.collect_list(F.struct("start", "end")).alias("ranges"))
-        joined = docs.join(ranges, "doc_id", "left").select(*docs.columns, "ranges")
-        schema = to_arrow_schema(docs.schema)
-        for column in REWRITE_COLUMNS:
-            schema = schema.append(column)
-        rows = joined.mapInArrow(per_task(lambda it: rewrite_batches(it, schema)), from_arrow_schema(schema))
-    rows = rows.persist(StorageLevel.DISK_ONLY)  # the cuts are made once; the text never sits in memory
     ctx.write_table(rows.where(~F.col("emptied")).select(*columns), layout.SPANS_DOCUMENTS)
     ctx.write_table(rows.where(F.col("emptied")).select("doc_id", "source", "removed_bytes"), layout.SPANS_EMPTIED)
-    found = _by_source(rows, "emptied", "removed_bytes")
-    changed_docs = {
-        r["source"]: r["n"]
-        for r in rows.where((F.col("removed_bytes") + F.col("sentence_bytes")) > 0)
-        .groupBy("source")
-        .agg(F.count(F.lit(1)).alias("n"))
-        .collect()
-    }
+    changed = (F.col("removed_bytes") + F.col("sentence_bytes")) > 0
+    found = _by_source(rows, "emptied", "removed_bytes", changed)
     rows.unpersist()
     for part_rows in persisted:
         part_rows.unpersist()
@@ -238,7 +231,7 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
             figures[TOO_SHORT] = too_short
         bytes_by_kind = {kind: by.get(source.name, {}).get("removed_bytes", 0) for kind, by in pass_figures.items()}
         bytes_by_kind[KIND_EXACT] = row.get("removed_bytes", 0)
-        figures["changed"] = changed_docs.get(source.name, 0)
+        figures["changed"] = row.get("changed", 0)
         figures["removed_bytes"] = {kind: bytes_by_kind[kind] or 0 for kind in kinds}
         figures["removed_ranges"] = {kind: by_kind.get((source.name, kind), 0) for kind in kinds}
         sources[source.name] = figures

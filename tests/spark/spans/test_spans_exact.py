@@ -201,7 +201,7 @@ def test_an_anchor_group_compares_windows_on_their_bytes_so_a_hash_collision_rem
     ]
     batch = pa.RecordBatch.from_pydict(
         {
-            "hash": [7] * 3, "doc_id": [r[0] for r in rows], "source": ["web"] * 3, "pos": [r[1] for r in rows],
+            "hash": [7] * 3, "doc_id": [r[0] for r in rows], "pos": [r[1] for r in rows],
             "lo": [r[2] for r in rows], "hi": [r[3] for r in rows], "context_start": [r[4] for r in rows],
             "context": [r[5] for r in rows],
         },

@@ -23,15 +23,13 @@ def _documents(name: str) -> list[tuple[int, str]]:
 
 
 def _anchors(docs: list[tuple[int, str]], k: int, tokenizer: str) -> pa.Table:
-    batch = pa.RecordBatch.from_pydict(
-        {"doc_id": [d for d, _ in docs], "source": ["web"] * len(docs), "text": [t for _, t in docs]}
-    )
+    batch = pa.RecordBatch.from_pydict({"doc_id": [d for d, _ in docs], "text": [t for _, t in docs]})
     return pa.Table.from_batches(list(anchor_batches([batch], k, tokenizer)), schema=ANCHORS).sort_by("hash")
 
 
 def _runs(anchors: pa.Table, k: int, tokenizer: str) -> list[tuple[int, ...]]:
     found = pa.Table.from_batches(list(decide_batches(anchors.to_batches(max_chunksize=5000), k, tokenizer)))
-    return sorted(tuple(r.values()) for r in found.drop_columns(["source"]).to_pylist())
+    return sorted(tuple(r.values()) for r in found.to_pylist())
 
 
 @pytest.mark.parametrize(("name", "k", "tokenizer"), CASES)
