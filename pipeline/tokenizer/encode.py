@@ -146,12 +146,18 @@ def split_classes() -> np.ndarray:
     return _classes["split"]
 
 
-def _bpe_numba() -> ModuleType:
-    """:mod:`pipeline.tokenizer.bpe_numba`, imported at the first encoding that runs compiled."""
+def _bpe_numba(module: str = "bpe_numba") -> ModuleType:
+    """:mod:`pipeline.tokenizer.bpe_numba` (or ``sp_numba``, SentencePiece BPE's kernel), imported at the first
+    encoding that runs compiled."""
     # lazy: importing numba and loading (or compiling) the encoder costs seconds; small inputs never pay it
-    from pipeline.tokenizer import bpe_numba
+    from pipeline.tokenizer import bpe_numba, sp_numba
 
-    return bpe_numba
+    return sp_numba if module == "sp_numba" else bpe_numba
+
+
+def _sp_numba() -> ModuleType:
+    """:mod:`pipeline.tokenizer.sp_numba`, imported at the first encoding that runs compiled."""
+    return _bpe_numba("sp_numba")
 
 
 class NumbaBPE:
