@@ -8,6 +8,7 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -134,3 +135,35 @@ def test_stage_batch_step_writes_the_librarys_shard(cases, texts, tmp_path, bos)
     library.fast = None
     docs = texts[:30] + ["", "x", None]
     assert _shard(tok, docs, tmp_path / "fast", bos) == _shard(library, docs, tmp_path / "lib", bos)
+
+
+def test_o200k_matcher_cuts_where_the_regex_does():
+    """o200k's matcher against the ``regex`` module's ``findall`` of o200k's pattern (ids alone can hide a wrong cut:
+    cl100k's ranks rarely merge across it), on assigned code points (Python's Unicode tables)."""
+    regex = require_oracle("regex")
+    from pipeline.tokenizer.pretokenize_numba import cased_pretoken_end
+    from pipeline.tokenizer.rank_fast import tiktoken_classes
+
+    classes = tiktoken_classes(cased=True)
+    pattern = regex.compile(O200K)
+    cased = st.lists(
+        st.one_of(
+            st.characters(blacklist_categories=("Cs", "Cn")),
+            st.characters(whitelist_categories=("Lu", "Lt", "Ll", "Lm", "Lo", "Mn", "Mc")),
+            st.sampled_from(["HTTPServer", "日本A", "\u02b0A", "A\u0301", "DON'T", " 's", "x\n/", "  \r\n ", "1234"]),
+        ),
+        max_size=20,
+    ).map("".join)
+
+    @settings(max_examples=500, deadline=None)
+    @given(cased)
+    def check(text: str) -> None:
+        data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        pieces, p = [], 0
+        while p < data.size:
+            q = cased_pretoken_end(data, p, data.size, classes)
+            pieces.append(bytes(data[p:q]).decode("utf-8"))
+            p = q
+        assert pieces == pattern.findall(text)
+
+    check()
