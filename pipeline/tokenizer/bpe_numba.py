@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pipeline.tokenizer.pretokenize_numba import _decode, pretoken_end, split_pretoken_end
+from pipeline.tokenizer.pretokenize_numba import _decode, cased_pretoken_end, pretoken_end, split_pretoken_end
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MUL = np.uint64(0x9E3779B97F4A7C15)
@@ -279,11 +279,12 @@ def encode_utf8_split(
 ):
     """:func:`encode_utf8` for a tiktoken rank file under a pattern of :func:`split_pretoken_end`.
 
-    ``split`` = (dollar, digits, marks) of that function; ``classes`` its classes. As tiktoken, a pre-token that
-    is a token itself is that token: ``whole`` = (sorted hashes, byte offsets, bytes, ids) of the tokens the
-    merges do not reach from their own bytes (:func:`unreached_tokens`), looked up before merging.
+    ``split`` = (dollar, digits, marks) of that function and ``cased``: o200k's pattern instead
+    (:func:`cased_pretoken_end`, whose classes ``classes`` then are); ``classes`` its classes. As tiktoken, a
+    pre-token that is a token itself is that token: ``whole`` = (sorted hashes, byte offsets, bytes, ids) of the tokens
+    the merges do not reach from their own bytes (:func:`unreached_tokens`), looked up before merging.
     """
-    dollar, digits, marks = split
+    dollar, digits, marks, cased = split
     w_hash, w_off, w_bytes, w_ids = whole
     n_whole = w_hash.shape[0]
     n_docs = offsets.shape[0] - 1
@@ -307,7 +308,10 @@ def encode_utf8_split(
         doc_end = offsets[d + 1]
         while p < doc_end:
             start = p
-            p = split_pretoken_end(data, start, doc_end, classes, dollar, digits, marks)
+            if cased:
+                p = cased_pretoken_end(data, start, doc_end, classes)
+            else:
+                p = split_pretoken_end(data, start, doc_end, classes, dollar, digits, marks)
             n = p - start
             if n == 1:
                 out[pos] = byte_ids[data[start]]

@@ -9,6 +9,7 @@ from types import ModuleType
 import numpy as np
 
 from pipeline.numba_backend import TOKENIZER
+from pipeline.tokenizer.patterns import CASED_CLASSES
 from pipeline.tokenizer.train import merge_word
 
 Pair = tuple[int, int]
@@ -146,12 +147,35 @@ def split_classes() -> np.ndarray:
     return _classes["split"]
 
 
-def _bpe_numba() -> ModuleType:
-    """:mod:`pipeline.tokenizer.bpe_numba`, imported at the first encoding that runs compiled."""
-    # lazy: importing numba and loading (or compiling) the encoder costs seconds; small inputs never pay it
-    from pipeline.tokenizer import bpe_numba
+def cased_classes() -> np.ndarray:
+    """The classes of ``pretokenize_numba.cased_pretoken_end`` (o200k's pattern: Lu and Lt, Ll, Lm and Lo, M, N,
+    whitespace as 1 to 6, the rest 0) as the ``regex`` module (our Python pre-tokenizer) sees them."""
+    if "cased" not in _classes:
+        import regex
 
-    return bpe_numba
+        every = "".join(map(chr, range(0x110000)))
+        out = np.zeros(0x110000, dtype=np.uint8)
+        for cls, pattern in CASED_CLASSES:
+            for run in regex.finditer(pattern + "+", every):
+                if out[run.start() : run.end()].any():
+                    raise RuntimeError(f"code point classes overlap at {pattern}")
+                out[run.start() : run.end()] = cls
+        _classes["cased"] = out
+    return _classes["cased"]
+
+
+def _bpe_numba(module: str = "bpe_numba") -> ModuleType:
+    """:mod:`pipeline.tokenizer.bpe_numba` (or ``sp_numba``, SentencePiece BPE's kernel), imported at the first
+    encoding that runs compiled."""
+    # lazy: importing numba and loading (or compiling) the encoder costs seconds; small inputs never pay it
+    from pipeline.tokenizer import bpe_numba, sp_numba
+
+    return sp_numba if module == "sp_numba" else bpe_numba
+
+
+def _sp_numba() -> ModuleType:
+    """:mod:`pipeline.tokenizer.sp_numba`, imported at the first encoding that runs compiled."""
+    return _bpe_numba("sp_numba")
 
 
 class NumbaBPE:
@@ -161,8 +185,10 @@ class NumbaBPE:
     before: a tokenizer that only ever encodes small inputs on the Python path loads no kernel
     (pipeline/numba_backend.py)."""
 
-    def __init__(self, table: MergeTable, byte_ids: Sequence[int], split: tuple[bool, int, bool] | None = None) -> None:
-        self.split = split  # None: GPT-2's pre-tokenizer; else split_pretoken_end's (dollar, digits, marks)
+    def __init__(
+        self, table: MergeTable, byte_ids: Sequence[int], split: tuple[bool, int, bool, bool] | None = None
+    ) -> None:
+        self.split = split  # None: GPT-2's pre-tokenizer; else split_pretoken_end's (dollar, digits, marks), cased
         items = sorted(table.items(), key=lambda kv: kv[1][0])
         self._pairs = np.array([p for p, _ in items], dtype=np.int64).reshape(-1, 2)
         self._merged = np.array([v[1] for _, v in items], dtype=np.int32)
@@ -179,7 +205,11 @@ class NumbaBPE:
         pair_table = _bpe_numba().build_pair_table(
             np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1]), self._ranks, self._merged, bits
         )
-        return (char_classes() if self.split is None else split_classes()), self._byte_ids, pair_table
+        if self.split is None:
+            classes = char_classes()
+        else:
+            classes = cased_classes() if self.split[3] else split_classes()
+        return classes, self._byte_ids, pair_table
 
     @cached_property
     def _kernel(self) -> Callable[..., tuple[np.ndarray, np.ndarray]]:

@@ -98,7 +98,7 @@ def _bytes_to_unicode() -> dict[str, int]:
     return {chr(c): b for b, c in chars.items()}
 
 
-def fast_spec(config: dict[str, Any]) -> tuple[tuple[bool, int, bool], bool] | None:
+def fast_spec(config: dict[str, Any]) -> tuple[tuple[bool, int, bool, bool], bool] | None:
     """(kernel split, NFC) when the parsed ``tokenizer.json`` is one the kernel reproduces, else None."""
     model = config.get("model") or {}
     if config.get("truncation") is not None or config.get("padding") is not None:
@@ -128,7 +128,7 @@ def fast_spec(config: dict[str, Any]) -> tuple[tuple[bool, int, bool], bool] | N
 class TokenizerJsonBPE:
     """A covered ``tokenizer.json``'s kernel tables and the texts that send a document to the library."""
 
-    def __init__(self, config: dict[str, Any], split: tuple[bool, int, bool], nfc: bool) -> None:
+    def __init__(self, config: dict[str, Any], split: tuple[bool, int, bool, bool], nfc: bool) -> None:
         model = config["model"]
         vocab: dict[str, int] = model["vocab"]
         alphabet = _bytes_to_unicode()

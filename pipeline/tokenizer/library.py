@@ -23,6 +23,7 @@ from pipeline.numba_backend import TOKENIZER
 from pipeline.tokenizer.encode import WordCache, utf8
 from pipeline.tokenizer.hf_fast import LIBRARY, NORMALIZE, TokenizerJsonBPE
 from pipeline.tokenizer.rank_fast import RankFileBPE, fast_split
+from pipeline.tokenizer.sp_fast import SentencePieceBPE
 
 KINDS = ("tiktoken", "huggingface", "sentencepiece")
 
@@ -112,11 +113,14 @@ class LibraryTokenizer:
     def _fast_path(self) -> Any:
         """Our numba encoder when numba is on and it reproduces the file: kind tiktoken with a pattern
         :mod:`pipeline.tokenizer.rank_fast` covers, kind huggingface with a ``tokenizer.json``
-        :mod:`pipeline.tokenizer.hf_fast` covers; else None (the library encodes)."""
+        :mod:`pipeline.tokenizer.hf_fast` covers, kind sentencepiece with a BPE model :mod:`pipeline.tokenizer.sp_fast`
+        covers; else None (the library encodes)."""
         if not TOKENIZER.enabled():
             return None
         if self.kind == "huggingface":
             return TokenizerJsonBPE.from_json(self.model.decode("utf-8"))
+        if self.kind == "sentencepiece":
+            return SentencePieceBPE.from_model(self.model)
         if self.kind != "tiktoken":
             return None
         split = fast_split(self.pattern)
@@ -229,7 +233,7 @@ class LibraryTokenizer:
         parts, broken = [], []
         for i, t in enumerate(texts):
             try:
-                parts.append(t.encode("utf-8") if isinstance(self.fast, TokenizerJsonBPE) else utf8(t))
+                parts.append(utf8(t) if isinstance(self.fast, RankFileBPE) else t.encode("utf-8"))
             except UnicodeEncodeError:  # a lone surrogate: as the library takes it
                 parts.append(b"")
                 broken.append(i)
@@ -266,7 +270,11 @@ class LibraryTokenizer:
         if isinstance(self.fast, RankFileBPE):
             ids, ends = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
             return ids, ends
-        ids, ends, redo = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
+        if isinstance(self.fast, SentencePieceBPE):
+            ids, ends = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
+            redo = np.zeros(len(ends), dtype=np.uint8)
+        else:
+            ids, ends, redo = self.fast.encode_utf8(data, offsets, self._word_cache(), append_id)
         redo[list(broken)] = LIBRARY
         if not redo.any():
             return ids, ends
@@ -282,7 +290,8 @@ class LibraryTokenizer:
             for i, arr in zip(normalize, self._kernel_texts(normal, append_id, normalized=True), strict=True):
                 if arr is not None:
                     redone[i] = arr
-        if self.fast.added_split is not None:  # added tokens' text cut out as tokenizers does, the rest the kernel's
+        if isinstance(self.fast, TokenizerJsonBPE) and self.fast.added_split is not None:
+            # added tokens' text cut out as tokenizers does, the rest the kernel's
             broken_set = set(broken)
             for i in which:
                 if redo[i] == LIBRARY and i not in broken_set:

@@ -45,6 +45,16 @@ QWEN35 = (
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
+# o200k's code-point classes (C_UPPER ... C_SPACE of pretokenize_numba.cased_pretoken_end): its upper and lower
+# classes share Lm, Lo and M
+CASED_CLASSES = (
+    (1, r"[\p{Lu}\p{Lt}]"),
+    (2, r"\p{Ll}"),
+    (3, r"[\p{Lm}\p{Lo}]"),
+    (4, r"\p{M}"),
+    (5, r"\p{N}"),
+    (6, r"\s"),
+)
 NAMED_PATTERNS: dict[str, str] = {
     "gpt2": GPT2,
     "cl100k": CL100K,

@@ -197,3 +197,123 @@ def _run_letters(data, q, end, classes, marks):
             break
         q += n
     return q
+
+
+# classes of :func:`cased_pretoken_end` (o200k): Lu and Lt, Ll, Lm and Lo (in both case classes), M (in both, but no
+# letter), N, whitespace, the rest
+C_OTHER, C_UPPER, C_LOWER, C_LETTER, C_MARK, C_NUMBER, C_SPACE = 0, 1, 2, 3, 4, 5, 6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_upper(c):
+    """``[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]``"""
+    return c == C_UPPER or c == C_LETTER or c == C_MARK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in_lower(c):
+    """``[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]``"""
+    return c == C_LOWER or c == C_LETTER or c == C_MARK
+
+
+@njit(cache=True, nogil=True)
+def _cased_word_end(data, q, end, classes, lower_needed):
+    """End of ``U*L+C?`` (``lower_needed``) or ``U+L*C?`` at ``q``, or -1, with U, L the upper and lower classes and C
+    the optional contraction: the regex's backtracking of ``U*L+`` gives back the upper run's characters down to its
+    last one that is in both classes when no lower-only character follows the run."""
+    r = q
+    last_both = -1  # end of the run's last character in both classes
+    while r < end:
+        cp, n = _decode(data, r)
+        c = classes[cp]
+        if not _in_upper(c):
+            break
+        if c != C_UPPER:
+            last_both = r + n
+        r += n
+    follows_lower = False
+    if r < end:
+        cp, n = _decode(data, r)
+        follows_lower = classes[cp] == C_LOWER
+    if lower_needed and not follows_lower:
+        if last_both < 0:
+            return -1
+        e = last_both
+    else:
+        if not lower_needed and r == q:
+            return -1
+        e = r
+        while e < end:
+            cp, n = _decode(data, e)
+            if not _in_lower(classes[cp]):
+                break
+            e += n
+    if e < end and data[e] == 0x27:
+        c_end = _contraction_end(data, e, end)
+        if c_end >= 0:
+            return c_end
+    return e
+
+
+@njit(cache=True, nogil=True)
+def cased_pretoken_end(data, p, end, classes):
+    """End of the pre-token at ``p`` under o200k's pattern (``patterns.O200K``): ``P?U*L+C?|P?U+L*C?|\\p{N}{1,3}|
+    ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`` with P = ``[^\\r\\n\\p{L}\\p{N}]``, U and L the
+    upper and lower classes (:func:`_in_upper`, :func:`_in_lower`) and C the contractions; ``classes`` as ``C_*``."""
+    cp, n = _decode(data, p)
+    c = classes[cp]
+    prefix = cp != 0x0D and cp != 0x0A and c != C_UPPER and c != C_LOWER and c != C_LETTER and c != C_NUMBER
+    for lower_needed in (True, False):
+        if prefix:
+            e = _cased_word_end(data, p + n, end, classes, lower_needed)
+            if e >= 0:
+                return e
+        e = _cased_word_end(data, p, end, classes, lower_needed)
+        if e >= 0:
+            return e
+    if c == C_NUMBER:
+        q = p + n
+        k = 1
+        while k < 3 and q < end:
+            cp2, n2 = _decode(data, q)
+            if classes[cp2] != C_NUMBER:
+                break
+            q += n2
+            k += 1
+        return q
+    start = -1
+    if c == C_OTHER or c == C_MARK:
+        start = p + n
+    elif cp == 0x20 and p + 1 < end:
+        cp2, n2 = _decode(data, p + 1)
+        c2 = classes[cp2]
+        if c2 == C_OTHER or c2 == C_MARK:
+            start = p + 1 + n2
+    if start >= 0:
+        q = start
+        while q < end:
+            cp2, n2 = _decode(data, q)
+            c2 = classes[cp2]
+            if c2 != C_OTHER and c2 != C_MARK:
+                break
+            q += n2
+        while q < end and (data[q] == 0x0D or data[q] == 0x0A or data[q] == 0x2F):
+            q += 1
+        return q
+    # whitespace (every other code point is whitespace here)
+    q = p + n
+    last = p
+    last_newline = p if (data[p] == 0x0D or data[p] == 0x0A) else -1
+    while q < end:
+        cp2, n2 = _decode(data, q)
+        if classes[cp2] != C_SPACE:
+            break
+        if cp2 == 0x0D or cp2 == 0x0A:
+            last_newline = q
+        last = q
+        q += n2
+    if last_newline >= 0:
+        return last_newline + 1
+    if q == end or last == p:
+        return q
+    return last

