@@ -125,7 +125,7 @@ def build_session(
     archive = archive_plan(banner, merged, user_options) if is_local(master) else OFF
     if archive.options:
         java_options = f"{archive.options} {java_options}" if java_options else archive.options
-    if is_local(master):  # workers import PySpark compiled, not from SPARK_HOME's pyspark.zip
+    if is_local(master) and "daemon" not in os.environ.get("PIPELINE_R42_OFF", ""):  # workers import PySpark compiled
         merged.setdefault("spark.python.daemon.module", LOCAL_DAEMON)
     if java_options:
         merged["spark.driver.extraJavaOptions"] = java_options
