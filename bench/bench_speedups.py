@@ -1,8 +1,9 @@
 """Whole `pipeline run`s with each runtime speed-up on and off, interleaved: wall and CPU seconds of the process tree.
 
-Each setting names the speed-ups turned off (``on``: none, ``off``: all, ``-NAME``: only NAME). Every round runs
-every setting once, in order, as its own ``python -m pipeline run`` (ingest, dedup, train-tokenizer, tokenize,
-merge-blend) over ``--corpus``; ``--cold`` gives each run an empty numba cache and user cache (no class-data
+Each setting names the speed-ups turned off (``on``: none, ``off``: all, ``-NAME[+NAME]``: those named) among
+``spark.speedups``'s names (pipeline/spark/speedups/). Every round runs every setting once, in order, as its own
+``python -m pipeline run --set spark.speedups=[...]`` (ingest, dedup, train-tokenizer, tokenize, merge-blend) over
+``--corpus``; ``--cold`` gives each run an empty numba cache and user cache (no class-data
 archive), else a first, unmeasured run fills them. Per setting: the best and every run's wall and CPU seconds,
 with the load average before each run.
 """
@@ -21,8 +22,7 @@ from typing import Any
 
 from bench.harness import DATA, REPO, ProcessTree, write_result
 from bench.readme_table import cold_caches, wait_for_archive
-
-NAMES = ("archive", "daemon", "zip", "freeze")
+from pipeline.config.schema import SPEEDUPS as NAMES
 
 
 def turned_off(setting: str) -> list[str]:
@@ -31,25 +31,23 @@ def turned_off(setting: str) -> list[str]:
         return []
     if setting == "off":
         return list(NAMES)
-    name = setting.removeprefix("-")
-    if not setting.startswith("-") or name not in NAMES:
-        raise SystemExit(f"--settings: {setting!r} is not on, off or -NAME with NAME in {', '.join(NAMES)}")
-    return [name]
+    names = setting.removeprefix("-").split("+")
+    if not setting.startswith("-") or not all(n in NAMES for n in names):
+        raise SystemExit(f"--settings: {setting!r} is not on, off or -NAME[+NAME] with NAME in {', '.join(NAMES)}")
+    return names
 
 
-def environment(off: list[str], cold: Path | None) -> dict[str, str]:
-    """The run's environment: the speed-ups ``off`` turned off, and a cold run's empty caches."""
+def environment(cold: Path | None) -> dict[str, str]:
+    """The run's environment: a cold run's empty caches."""
     env = dict(os.environ)
-    env["PIPELINE_R42_OFF"] = ",".join(off)
-    if "archive" in off:
-        env["PIPELINE_JVM_ARCHIVE"] = "off"
     if cold is not None:
         env.update(cold_caches(cold))
     return env
 
 
-def run_once(corpus: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
-    """One ``pipeline run`` over ``corpus`` into ``work``/out: wall and CPU seconds, load before and after."""
+def run_once(corpus: Path, work: Path, env: dict[str, str], off: list[str]) -> dict[str, Any]:
+    """One ``pipeline run`` over ``corpus`` into ``work``/out with every speed-up but ``off``: wall and CPU seconds,
+    load before and after."""
     out = work / "out"
     shutil.rmtree(out, ignore_errors=True)
     config = work / "run.yaml"
@@ -57,12 +55,13 @@ def run_once(corpus: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
         f"output: {out}\nsources: [{{name: bench, paths: [{corpus}]}}]\ntokenizer: {{train: true}}\n"
         "spark: {master: 'local[2]', log_level: ERROR}\n"
     )
+    on = ", ".join(n for n in NAMES if n not in off)
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with open(work / "run.log", "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pipeline", "run", "--config", str(config)],
+            [sys.executable, "-m", "pipeline", "run", "--config", str(config), "--set", f"spark.speedups=[{on}]"],
             env=env,
             cwd=REPO,
             stdout=log,
@@ -97,14 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     if not args.cold:
-        env = environment([], None)
-        run_once(args.corpus, work, env)
+        run_once(args.corpus, work, environment(None), [])
         print(f"warm-up: {wait_for_archive({'XDG_CACHE_HOME': str(Path.home() / '.cache')})}", flush=True)
     runs: dict[str, list[dict[str, Any]]] = {s: [] for s in settings}
     for round_ in range(args.rounds):
         for setting in settings:
             cold = work / f"cold-{round_}-{setting}" if args.cold else None
-            figures = run_once(args.corpus, work, environment(offs[setting], cold))
+            figures = run_once(args.corpus, work, environment(cold), offs[setting])
             if cold is not None:
                 shutil.rmtree(cold, ignore_errors=True)
             runs[setting].append(figures)
