@@ -19,8 +19,7 @@ REPO = Path(__file__).resolve().parents[3]
 CHILD = textwrap.dedent("""
     import gc
     import numba, pyarrow  # what a worker holds: tens of thousands of tracked objects
-    from pipeline.spark.speedups import ENV
-from pipeline.spark.worker_task import per_task
+    from pipeline.spark.worker_task import per_task
 
     def body(batches):
         garbage = []
@@ -69,8 +68,7 @@ def test_every_task_in_a_spark_worker_starts_frozen(spark):
 
 CHILD_COMMANDS = textwrap.dedent("""
     import gc, weakref
-    from pipeline.spark.speedups import ENV
-from pipeline.spark.worker_task import per_task
+    from pipeline.spark.worker_task import per_task
 
     class Cyclic:  # a command holding a reference cycle, as a class shipped by value does
         def __init__(self):
