@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the rounds and print one line per run and a summary per setting."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=DATA / "real-corpus-200mb.jsonl")
-    parser.add_argument("--settings", default="on,-archive,-daemon,-zip,-freeze,off")
+    parser.add_argument("--settings", default=",".join(["on", *(f"-{n}" for n in NAMES), "off"]))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--cold", action="store_true", help="empty caches for every run")
     args = parser.parse_args(argv)
