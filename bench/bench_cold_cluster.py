@@ -50,7 +50,7 @@ def config(data: Path, out: Path) -> dict:
     }
     return {
         "output": str(out),
-        "spark": {"app_name": "bench-cold-cluster", "settings": settings},
+        "spark": {"app_name": "bench-cold-cluster", "settings": settings, "speedups": ["zip_rescans", "gc_freeze"]},
         "sources": [{"name": "real", "paths": [str(data)], "format": "jsonl"}],
         "ingest": {"partitions": 4},
         "filter": base["filter"],

@@ -127,6 +127,7 @@ def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code:
         "output": str(out),
         "spark": {
             "app_name": "bench-scale",
+            "speedups": ["zip_rescans", "gc_freeze"],  # as conf/dataproc.yaml
             "settings": {
                 "spark.ui.enabled": "false",
                 "spark.ui.showConsoleProgress": "false",

@@ -26,8 +26,9 @@ import pyarrow.parquet as pq
 from bench.dedup_precision import sample, scan
 from bench.harness import DATA, ProcessTree, child_command, child_env, corpus, write_result
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
-from pipeline.spark.class_archive import archive_path, is_complete
+from pipeline.config.schema import SPEEDUPS
 from pipeline.spark.session import LOCAL_JIT, check_java
+from pipeline.spark.speedups.class_archive import archive_path, is_complete
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO.parent / "shared" / "peers"
@@ -139,7 +140,8 @@ def main() -> None:
             {
                 "output": str(work / "ours-run"),
                 "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}],
-                "spark": {"master": args.master, "settings": spark_conf},
+                # every speed-up on, as conf/local.yaml turns them on
+                "spark": {"master": args.master, "settings": spark_conf, "speedups": list(SPEEDUPS)},
                 "dedup": {"num_perm": args.num_perm, "threshold": args.threshold, "ngram": args.ngram},
                 "tokenizer": {"train": True, "vocab_size": 2000},  # required by the config; not run by `dedup`
             }

@@ -36,7 +36,8 @@ def corpus(megabytes: float, seed: int = 0) -> Path:
 
 
 def session(master: str = "local[2]"):
-    """A local SparkSession like the tests' (UI off), with quiet logs."""
+    """A local SparkSession like the tests' (UI off, every speed-up on as in conf/local.yaml), with quiet logs."""
+    from pipeline.config.schema import SPEEDUPS
     from pipeline.spark.session import build_session
 
     spark = build_session(
@@ -47,6 +48,7 @@ def session(master: str = "local[2]"):
             "spark.ui.showConsoleProgress": "false",
             "spark.driver.memory": "4g",
         },
+        speedups=SPEEDUPS,
     )
     spark.sparkContext.setLogLevel("ERROR")
     spark.sparkContext.setCheckpointDir(str(DATA / "checkpoints"))

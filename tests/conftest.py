@@ -69,6 +69,7 @@ def spark(tmp_path_factory):
     When ../shared/jars holds the GraphFrames jar and this pyspark is Spark 3 with Scala 2.12, the jar
     is on the session's class path (``spark.jars``), so the GraphFrames tests run in this session.
     """
+    from pipeline.config.schema import SPEEDUPS
     from pipeline.spark.session import build_session
 
     checkpoints = tmp_path_factory.mktemp("spark-checkpoints")
@@ -82,7 +83,9 @@ def spark(tmp_path_factory):
     jar, _ = graphframes_jar_status()
     if jar is not None:
         settings["spark.jars"] = str(jar)
-    session = build_session("pipeline-tests", master="local[2,3]", settings=settings)
+    # every speed-up on (pipeline.spark.speedups), so the Spark tests run them; the CLI runs of tests/config_texts.py
+    # configs run with none
+    session = build_session("pipeline-tests", master="local[2,3]", settings=settings, speedups=SPEEDUPS)
     session.sparkContext.setCheckpointDir(str(checkpoints))
     session.sparkContext.setLogLevel("ERROR")
     yield session

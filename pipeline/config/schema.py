@@ -55,6 +55,10 @@ class SourceConfig:
     filter: list[dict[str, Any]] | None = None
 
 
+# the runtime speed-ups ``spark.speedups`` may turn on (pipeline/spark/speedups/, docs/config.md, Speed-ups)
+SPEEDUPS = ("class_archive", "local_daemon", "zip_rescans", "gc_freeze")
+
+
 @dataclass
 class SparkConfig:
     """Spark master and settings; under spark-submit the cluster's own settings win."""
@@ -64,6 +68,11 @@ class SparkConfig:
     settings: dict[str, str] = field(default_factory=dict)
     checkpoint_dir: str | None = None
     log_level: str = field(default="WARN", metadata=_choices("ERROR", "WARN", "INFO", "DEBUG"))
+    # opt-in runtime speed-ups by name (none by default)
+    speedups: list[str] = field(
+        default_factory=list,
+        metadata=_check(lambda v: all(n in SPEEDUPS for n in v), f"must name only {', '.join(SPEEDUPS)}"),
+    )
 
 
 @dataclass

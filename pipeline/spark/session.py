@@ -9,11 +9,12 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from pipeline.config import ConfigError
 from pipeline.errors import PipelineError, missing_dependency
-from pipeline.spark.class_archive import OFF, archive_plan, release, start_builder
+from pipeline.spark.speedups import checked, forward
+from pipeline.spark.speedups.class_archive import OFF, archive_plan, release, start_builder
 
 LOCAL_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -30,7 +31,7 @@ LOCAL_DEFAULTS: dict[str, str] = {
 # much of its CPU compiling Spark's one-off planning, Janino and serialization code; C1 alone is faster
 # there (docs/benchmarks-history.md, Figures from the code).
 LOCAL_JIT = "-XX:TieredStopAtLevel=1"
-LOCAL_DAEMON = "pipeline.spark.local_daemon"  # the Python workers' daemon on a local master (its docstring says why)
+LOCAL_DAEMON = "pipeline.spark.speedups.local_daemon"  # speed-up local_daemon: the Python workers' daemon
 
 
 def is_local(master: str) -> bool:
@@ -90,16 +91,20 @@ def build_session(
     app_name: str = "pretrain-pipeline",
     master: str | None = None,
     settings: Mapping[str, str] | None = None,
+    speedups: Iterable[str] = (),
 ):
     """Return a SparkSession.
 
     Locally (no spark-submit) the session uses ``master`` (default ``local[*]``), the laptop defaults
-    above and then ``settings``; a ``local`` master's JVM runs with C1 only (:func:`local_java_options`)
-    and a class-data archive (:mod:`pipeline.spark.class_archive`).
+    above and then ``settings``; a ``local`` master's JVM runs with C1 only (:func:`local_java_options`).
     Under spark-submit the master and the cluster's settings are left as the cluster configured them;
-    ``settings`` only fill keys the cluster did not set.
+    ``settings`` only fill keys the cluster did not set. ``speedups`` (``spark.speedups``) names the
+    runtime speed-ups to turn on (:mod:`pipeline.spark.speedups`): ``class_archive`` and ``local_daemon``
+    act on a ``local`` master only, the task-side ones on any.
     """
     from pyspark.sql import SparkSession
+
+    speedups = checked(speedups)
 
     # Workers must run the driver's interpreter, or they miss the virtualenv's packages
     # (docs/running.md, Dependencies and versions).
@@ -108,6 +113,7 @@ def build_session(
     builder = SparkSession.builder.appName(app_name)
     if _launched_by_spark_submit():
         session = builder.getOrCreate()
+        forward(session, speedups)
         conf = session.sparkContext.getConf()
         for key, value in (settings or {}).items():
             if not conf.contains(key) and not key.startswith("spark.driver.") and key != "spark.master":
@@ -122,10 +128,11 @@ def build_session(
     master = master or "local[*]"
     user_options = merged.get("spark.driver.extraJavaOptions")
     java_options = local_java_options(master, user_options)
-    archive = archive_plan(banner, merged, user_options) if is_local(master) else OFF
+    local = is_local(master)
+    archive = archive_plan(banner, merged, user_options) if local and "class_archive" in speedups else OFF
     if archive.options:
         java_options = f"{archive.options} {java_options}" if java_options else archive.options
-    if is_local(master):  # workers import PySpark compiled, not from SPARK_HOME's pyspark.zip
+    if local and "local_daemon" in speedups:  # workers import PySpark compiled, not from SPARK_HOME's pyspark.zip
         merged.setdefault("spark.python.daemon.module", LOCAL_DAEMON)
     if java_options:
         merged["spark.driver.extraJavaOptions"] = java_options
@@ -139,6 +146,7 @@ def build_session(
         preload.join()  # no import left running into the interpreter's shutdown
         raise
     start_builder(archive, session.sparkContext._jvm)
+    forward(session, speedups)
     preload.join()
     return session
 
@@ -178,7 +186,7 @@ def java_cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def start_session(app_name: str, master: str | None, settings: Mapping[str, str] | None):
+def start_session(app_name: str, master: str | None, settings: Mapping[str, str] | None, speedups: Iterable[str] = ()):
     """:func:`build_session` for the CLI: a failure to start is one ConfigError naming the key and the cause."""
     if master and not _MASTER_URL.match(master) and not _launched_by_spark_submit():
         raise ConfigError(
@@ -187,7 +195,7 @@ def start_session(app_name: str, master: str | None, settings: Mapping[str, str]
             "local[N,MAX_FAILURES], spark://HOST:PORT, yarn or k8s://URL",
         )
     try:
-        return build_session(app_name, master, settings)
+        return build_session(app_name, master, settings, speedups)
     except PipelineError:
         raise
     except ImportError as exc:

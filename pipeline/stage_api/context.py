@@ -47,7 +47,7 @@ class RunContext:
     def spark(self):
         if self._spark is None:
             cfg = self.config.spark
-            self._spark = start_session(cfg.app_name, cfg.master, cfg.settings)
+            self._spark = start_session(cfg.app_name, cfg.master, cfg.settings, cfg.speedups)
             self._spark.sparkContext.setLogLevel(cfg.log_level)
             forward_store_env(self._spark)  # before any task function exists: each carries the environment
             checkpoints = cfg.checkpoint_dir or self.path("_checkpoints")

@@ -1,4 +1,4 @@
-"""The per-task ``gc.freeze()`` and the zipimport patch (pipeline.spark.worker_task) on a standalone cluster
+"""The speed-ups gc_freeze and zip_rescans (pipeline.spark.speedups, through worker_task) on a standalone cluster
 (issue #32, 4): a Python worker's memory stays flat over 1,000 tasks of the pipeline's task wrapper, and a
 user's Python UDF and pandas UDF in the same application, on the same (frozen, patched) workers, get their
 results and a working garbage collector. The job is tests/worker_memory_job.py, submitted with the zip.

@@ -1,4 +1,5 @@
-"""The class-data archive of local Spark JVMs (pipeline.spark.class_archive): recorded once, built, mapped."""
+"""The speed-up class_archive (pipeline.spark.speedups.class_archive): a class-data archive of local Spark JVMs,
+recorded once, built, mapped."""
 
 from __future__ import annotations
 
@@ -11,8 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.spark import class_archive
-from pipeline.spark.class_archive import OFF, STATIC_MAGIC, archive_key, archive_plan, build, is_complete, release
+from pipeline.spark.speedups import class_archive
+from pipeline.spark.speedups.class_archive import (
+    OFF,
+    STATIC_MAGIC,
+    archive_key,
+    archive_plan,
+    build,
+    is_complete,
+    release,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 BANNER = 'openjdk version "17.0.15" 2025-04-15'
@@ -129,7 +138,7 @@ SESSION = """
 import sys
 from pipeline.spark.session import build_session
 log = sys.argv[1]
-spark = build_session("archive-test", master="local[1]",
+spark = build_session("archive-test", master="local[1]", speedups=["class_archive"],
                       settings={"spark.driver.extraJavaOptions": f"-Xlog:class+load=info:file={log}"})
 print("rows", spark.range(5).count())
 spark.stop()
@@ -167,5 +176,5 @@ def test_a_session_already_running_records_nothing(cache, spark):
     the lock is released at once and no builder is left waiting for it."""
     from pipeline.spark.session import build_session
 
-    assert build_session("again", master="local[2]") is not None
+    assert build_session("again", master="local[2]", speedups=["class_archive"]) is not None
     assert list(cache.iterdir()) == []

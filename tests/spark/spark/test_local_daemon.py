@@ -1,5 +1,6 @@
 """The Python worker daemon of a local session imports PySpark from the installed package, not from
-``$SPARK_HOME/python/lib/pyspark.zip``, only when both hold the same release (pipeline/spark/local_daemon.py)."""
+``$SPARK_HOME/python/lib/pyspark.zip``, only when both hold the same release (speed-up local_daemon,
+pipeline/spark/speedups/local_daemon.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyspark
 
-from pipeline.spark.local_daemon import archive_version, installed_pyspark_first, installed_version
+from pipeline.spark.speedups.local_daemon import archive_version, installed_pyspark_first, installed_version
 
 
 def _package(root: Path, version: str) -> str:
@@ -44,7 +45,8 @@ def test_the_archive_leaves_the_path_only_when_it_holds_the_installed_release(tm
 
 
 def test_workers_of_the_local_session_import_the_installed_pyspark(spark):
-    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "pipeline.spark.local_daemon"
+    daemon = spark.sparkContext.getConf().get("spark.python.daemon.module")
+    assert daemon == "pipeline.spark.speedups.local_daemon"  # the tests' session turns every speed-up on
 
     def where(batches):
         import sys

@@ -1,5 +1,5 @@
-"""The start of every Python task (pipeline.spark.worker_task): what earlier tasks left is frozen out of the
-collector, so PySpark's gc.collect after each task only walks the task's own objects."""
+"""The start of every Python task (pipeline.spark.worker_task) with the speed-up gc_freeze: what earlier tasks left is
+frozen out of the collector, so PySpark's gc.collect after each task only walks the task's own objects."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from pipeline.spark.speedups import ENV
 from pipeline.spark.worker_task import per_task
 
 REPO = Path(__file__).resolve().parents[3]
@@ -35,7 +36,7 @@ CHILD = textwrap.dedent("""
 def test_a_task_freezes_what_came_before_it_and_its_own_garbage_is_still_collected():
     """In a fresh interpreter (gc.freeze is process-wide): the body runs after the freeze; the cycle the
     task made is collected by the next collection, which no longer walks the frozen objects."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), ENV: "gc_freeze"}
     out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     before, frozen, freed, walked = map(int, out.stdout.split())
@@ -94,7 +95,7 @@ def test_the_freeze_keeps_a_cyclic_command_of_its_task_and_frees_an_acyclic_one(
     """Why per_task wraps only the pipeline's own functions (pipeline/spark/worker_task.py): what is alive when a
     task starts is frozen, so a command that is a reference cycle outlives its task (it would not without the
     freeze); a command without a cycle is freed."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), ENV: "gc_freeze"}
     out = subprocess.run([sys.executable, "-c", CHILD_COMMANDS], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["False", "True", "False"]

@@ -1,4 +1,4 @@
-"""The per-task zip re-read fix for Spark Python workers (pipeline.spark.worker_imports).
+"""The per-task zip re-read fix for Spark Python workers (pipeline.spark.speedups.zip_rescans, speed-up zip_rescans).
 
 Run in a child interpreter: the fix patches ``zipimport`` process-wide."""
 
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.spark.worker_imports import needs_fix
+from pipeline.spark.speedups.zip_rescans import needs_fix
 from tests.oracles import NOT_APPLICABLE
 
 REPO = Path(__file__).resolve().parents[3]
 
 CHILD = textwrap.dedent("""
     import importlib, os, sys, time, zipfile, zipimport
-    from pipeline.spark.worker_imports import skip_unchanged_zip_rescans
+    from pipeline.spark.speedups.zip_rescans import skip_unchanged_zip_rescans
 
     archive = sys.argv[1]
     def write(names):

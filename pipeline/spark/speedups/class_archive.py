@@ -1,7 +1,9 @@
-"""A class-data archive (JDK CDS) for local Spark JVMs, so that runs after the first start faster.
+"""The ``class_archive`` speed-up: a class-data archive (JDK CDS) for local Spark JVMs, so that runs after the first
+start faster.
 
 A ``local`` session's JVM loads and verifies ~15,000 classes from Spark's jars before its first job; mapping them from
-an archive saves part of that (its measured gain: docs/running.md, Locally). The first local session on a machine only
+an archive saves part of that (its measured gain: docs/benchmarks-history.md, Runtime speed-ups). On only when
+``spark.speedups`` names it (:func:`pipeline.spark.session.build_session`). The first local session on a machine only
 records the names of the classes it loads (``-XX:DumpLoadedClassList``, which costs nothing measurable); a detached
 builder process waits for that JVM to exit, then dumps a static archive from the list (``java -Xshare:dump``, at low
 priority) under a temporary name and renames it into place once the dump succeeded. Later sessions map it

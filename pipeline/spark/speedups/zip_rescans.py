@@ -1,10 +1,11 @@
-"""Spark Python workers on CPython 3.10 and 3.11: stop re-reading unchanged zip archives on every task.
+"""The ``zip_rescans`` speed-up: Spark Python workers on CPython 3.10 and 3.11 stop re-reading unchanged zip archives
+on every task (on when ``spark.speedups`` names it: :func:`pipeline.spark.worker_task.start_task`).
 
 PySpark's worker calls ``importlib.invalidate_caches()`` at the start of every task (py-files may
 have been added to ``sys.path``). On CPython 3.10 and 3.11 that makes every ``zipimporter`` re-read
 its archive's whole directory at once (CPython issue gh-103200, made lazy in 3.12). With
 ``pyspark.zip`` and ``py4j-*.zip`` on the workers' path this costs CPU on every task (the figure:
-docs/running.md).
+docs/benchmarks-history.md, Runtime speed-ups).
 
 :func:`skip_unchanged_zip_rescans` makes a worker's ``zipimporter.invalidate_caches`` re-read an
 archive only when its (mtime, size, inode) differ from those at that importer's last read. Archives Spark

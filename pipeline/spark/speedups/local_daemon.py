@@ -1,14 +1,15 @@
-"""The Python worker daemon of a session started here on a ``local`` master (``spark.python.daemon.module``, set by
-:func:`pipeline.spark.session.build_session`): PySpark's own daemon, importing PySpark from the installed package
-rather than from ``$SPARK_HOME/python/lib/pyspark.zip``.
+"""The ``local_daemon`` speed-up: the Python worker daemon of a session started here on a ``local`` master
+(``spark.python.daemon.module``, set by :func:`pipeline.spark.session.build_session` when ``spark.speedups`` names
+it): PySpark's own daemon, importing PySpark from the installed package rather than from
+``$SPARK_HOME/python/lib/pyspark.zip``.
 
-Spark puts that archive first on its Python workers' path. It holds sources only, so every daemon compiles the PySpark
-modules it imports before the first Python task of a run can start; the installed package has them compiled (the gain:
-docs/running.md, Locally). With a pip-installed PySpark, ``$SPARK_HOME`` is that package and the archive holds the same
-release; this module checks that (the two ``pyspark/version.py``) and, only then, takes the archive off the path before
-importing PySpark's daemon, whose forked workers inherit the path. In any other case (another release, no installed
-package, anything unexpected) the path stays as Spark made it. py4j's archive is left alone: the installed py4j may be
-another release than Spark's.
+Spark puts that archive first on its Python workers' path. It holds sources only, so every daemon compiles the
+PySpark modules it imports before the first Python task of a run can start; the installed package has them compiled
+(the gain: docs/benchmarks-history.md, Runtime speed-ups). With a pip-installed PySpark, ``$SPARK_HOME`` is that
+package and the archive holds the same release; this module checks that (the two ``pyspark/version.py``) and, only
+then, takes the archive off the path before importing PySpark's daemon, whose forked workers inherit the path. In
+any other case (another release, no installed package, anything unexpected) the path stays as Spark made it. py4j's
+archive is left alone: the installed py4j may be another release than Spark's.
 
 Not for a cluster: its executors' Python need not hold this package or the same PySpark as the driver.
 """
