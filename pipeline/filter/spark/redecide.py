@@ -39,6 +39,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 
 PREVIOUS = "filter/_previous"  # the earlier decision's tables while a new one is written from them
+DECIDED = f"{PREVIOUS}/decided"  # the decision's rows when decided on the driver
 MOVED = (layout.FILTERED, layout.FILTER_DROPPED, layout.FILTER_SIGNALS, layout.FILTER_SIGNALS_META)
 
 
@@ -92,7 +93,7 @@ def redecide(
         columns_now = current.columns
         decided, counts, merged = _decide_in_spark(ctx, current, plan, schema)
     stepless = [name for name in {s.name for s in ctx.config.sources} if not plan.steps.get(name)]
-    again = decided.where(F.col("kind") == "recompute").select("doc_id")
+    again = decided.rows(("recompute",), ["doc_id"])
     again_n = sum(n for (kind, _), n in counts.items() if kind == "recompute")
     if stepless:
         again = again.unionByName(docs().where(F.col("source").isin(stepless)).select("doc_id"))
@@ -105,8 +106,9 @@ def redecide(
             [(ctx.path(*layout.parts(_at(PREVIOUS, layout.FILTERED))), ctx.path(*layout.parts(layout.FILTERED)))]
         )
     else:
-        _write_kept(ctx, docs(), decided, rows, stepless, relabel, gone_n)
-    drops = decided.where(F.col("kind") == "dropped")
+        names = _dataset(ctx, documents).schema.names  # the documents' columns, from a footer read here
+        _write_kept(ctx, names, decided, rows, stepless, relabel, gone_n)
+    drops = decided.rows(("dropped",), [*DROPPED_COLUMNS, "excerpt_from"])
     text_n = counts.get(("dropped", "text"), 0)
     dropped = drops.where(F.col("excerpt_from") == "old").select(*DROPPED_COLUMNS)  # the earlier drop's excerpt
     if text_n:  # a drop by another filter than before: the first characters of the text it saw
@@ -120,7 +122,7 @@ def redecide(
     if rows is None and not alone and columns_now == ["doc_id", "source", *plan.signals.names, ORIGINAL_EXCERPT]:
         # no document measured, the same columns: the earlier table is the new one (nothing reads it any more)
         moved = ctx.path(*layout.parts(_at(PREVIOUS, layout.FILTER_SIGNALS)))
-        decided.unpersist()
+        decided.release()
         storage.commit([(moved, ctx.path(*layout.parts(layout.FILTER_SIGNALS)))])
         return merged.to_json()
     types = {f.name: f.dataType for f in from_arrow_schema(plan.signals).fields}
@@ -141,7 +143,8 @@ def redecide(
     if rows is not None:
         for row in rows.where(F.col("kind") == "summary").select("summary").toLocalIterator():
             merged.merge(json.loads(row["summary"]))
-    for frame in (decided, rows, fresh_alone):
+    decided.release()
+    for frame in (rows, fresh_alone):
         if frame is not None:
             frame.unpersist()
     return merged.to_json()
@@ -165,32 +168,60 @@ class _Table:
 
 def _write_kept(
     ctx: RunContext,
-    docs: DataFrame,
-    decided: DataFrame,
+    names: list[str],
+    decided: Decided,
     rows: DataFrame | None,
     stepless: list[str],
     relabel: bool,
     gone_n: int,
 ) -> None:
     """``filter/documents/``: the earlier kept rows (text as the filters left it) less those dropped or measured
-    again now (``relabel``: with the language columns as decided now), plus the kept ones of ``rows``."""
+    again now (``relabel``: with the language columns as decided now), plus the kept ones of ``rows``; ``names``:
+    the documents' columns."""
     old_kept = ctx.read_table(_at(PREVIOUS, layout.FILTERED))
-    columns = [c for c in docs.columns if c not in LANGUAGE.names] + LANGUAGE.names
+    columns = [c for c in names if c not in LANGUAGE.names] + LANGUAGE.names
     earlier = old_kept.where(~F.col("source").isin(stepless)) if stepless else old_kept
     if relabel:  # the language filter is new, measured alone or gone: the kept documents' labels as decided
-        labels = decided.where(F.col("kind") == "kept").select("doc_id", *LANGUAGE.names)
+        labels = decided.rows(("kept",), ["doc_id", *LANGUAGE.names])
         kept = earlier.drop(*LANGUAGE.names).join(labels, "doc_id").select(*columns)
     else:
-        gone = decided.where(F.col("kind").isin("dropped", "recompute")).select("doc_id")
+        gone = decided.rows(("dropped", "recompute"), ["doc_id"])
         kept = _among(earlier, gone, gone_n, "left_anti").select(*columns)
     if rows is not None:
         kept = kept.unionByName(rows.where(F.col("kind") == "kept").select(*columns))
     ctx.write_table(kept, layout.FILTERED)
 
 
+class Decided:
+    """The decision's rows (:func:`pipeline.filter.redecide.redecide_schema`): a persisted ``frame`` decided in
+    Spark, or a ``table`` decided on the driver, written as one Parquet file under ``filter/_previous/`` and read
+    back (a job reading it runs no Python)."""
+
+    def __init__(self, ctx: RunContext, frame: DataFrame | None = None, table: pa.Table | None = None) -> None:
+        if table is not None:
+            import pyarrow.parquet as pq
+
+            path = ctx.path(*layout.parts(DECIDED), "part-00000.parquet")
+            storage.ensure_parent(path)
+            with storage.open_atomic(path) as sink:
+                pq.write_table(table, sink)
+            frame = ctx.read_table(DECIDED)
+        assert frame is not None
+        self.frame, self.persisted = frame, table is None
+
+    def rows(self, kinds: tuple[str, ...], columns: list[str]) -> DataFrame:
+        """The ``columns`` of the rows of ``kinds``."""
+        return self.frame.where(F.col("kind").isin(*kinds)).select(*columns)
+
+    def release(self) -> None:
+        """Drop the persisted frame's blocks."""
+        if self.persisted:
+            self.frame.unpersist()
+
+
 def _decide_in_spark(
     ctx: RunContext, current: DataFrame, plan: Plan, schema: pa.Schema
-) -> tuple[DataFrame, Counts, Summary]:
+) -> tuple[Decided, Counts, Summary]:
     """The decision of every document of the signals ``current`` as a ``mapInArrow`` (rows kept on disk), the rows
     of each kind and excerpt origin, and the merged summary (one job)."""
     present = [c for c in plan.signals.names if c in current.columns]
@@ -212,7 +243,7 @@ def _decide_in_spark(
         counts[(row[0], row[1])] = row[2]
         for summary in row[3]:
             merged.merge(json.loads(summary))
-    return decided, counts, merged
+    return Decided(ctx, frame=decided), counts, merged
 
 
 def _small_signals(ctx: RunContext) -> pa.Table | None:
@@ -232,9 +263,9 @@ def _dataset(ctx: RunContext, name: str) -> Any:
 
 def _decide_on_driver(
     ctx: RunContext, here: pa.Table, plan: Plan, schema: pa.Schema
-) -> tuple[DataFrame, Counts, Summary]:
+) -> tuple[Decided, Counts, Summary]:
     """:func:`_decide_in_spark` for the signals ``here`` on the driver: the same batch step over the same columns,
-    its rows (less the summaries) as a DataFrame."""
+    its rows less the summaries."""
     present = [c for c in plan.signals.names if c in here.column_names]
     names = ["doc_id", "source", *present]
     if ORIGINAL_EXCERPT in here.column_names:
@@ -255,9 +286,7 @@ def _decide_on_driver(
             merged.merge(json.loads(summary))
         else:
             counts[(kind, origin)] = counts.get((kind, origin), 0) + 1
-    body = table.filter(pa.array([k != "summary" for k in kinds], pa.bool_()))
-    rows = list(zip(*(column.to_pylist() for column in body.columns), strict=True))
-    return ctx.spark.createDataFrame(rows, from_arrow_schema(schema)), counts, merged
+    return Decided(ctx, table=table.filter(pa.array([k != "summary" for k in kinds], pa.bool_()))), counts, merged
 
 
 def _current_signals(old: DataFrame, docs: DataFrame, plan: Plan, alone: Sequence[str]) -> tuple[DataFrame, Any]:
