@@ -247,7 +247,8 @@ def _decided(
     steps = plan.steps.get(source, [])
     rewriting_at = [i for i, s in enumerate(steps) if rewrites(s)]
     position = {s.entry["name"]: i for i, s in enumerate(steps)}
-    done, recompute = _decide_all(batch, source, plan, Summary())  # first: which documents need their text
+    trial = Summary()
+    done, recompute = _decide_all(batch, source, plan, trial)  # first: which documents need their text
     dropped = done.dropped.to_pylist()
     index = {doc: i for i, doc in enumerate(ids.tolist())}
     for row in dropped:
@@ -264,13 +265,16 @@ def _decided(
     for i, doc in enumerate(ids.tolist()):
         if doc in kept and old[i] is not None:
             recompute[i] = True  # kept now, dropped before: its rewritten text was never written
+    decided = batch
     if recompute.any():
         yield _rows("recompute", batch.filter(pa.array(recompute)).select(["doc_id", "source"]), schema)
-    decided = batch.filter(pa.array(~recompute))
-    if not decided.num_rows:
-        return
+        decided = batch.filter(pa.array(~recompute))
+        if not decided.num_rows:
+            return
+        done, _ = _decide_all(decided, source, plan, summary)
+    else:  # the first pass decided them all: its counts are the decision's
+        summary.merge(trial.to_json())
     summary.source(source)["read"] += decided.num_rows
-    done, _ = _decide_all(decided, source, plan, summary)
     summary.add_outcome(source, done)
     if done.kept.num_rows:
         yield _rows("kept", done.kept, schema)

@@ -180,3 +180,49 @@ def test_report_draws_each_signal_and_what_other_thresholds_would_keep(runs):
         assert kept == sum(_keeps(r, threshold) for r in seen), threshold
     html = (run / "report.html").read_text()
     assert "Filter signals" in html and "gopher_quality.gopher_short_doc" in html
+
+
+def _tightened(spark, runs: dict, name: str) -> tuple[Path, dict, int]:
+    """The loosened run (min_doc_words 30) copied to ``name`` and re-decided with 120 (ingest and filter only):
+    the run, the filter stage's counts and how many Spark jobs the re-decision ran."""
+    from pipeline.run.registry import FILTER, INGEST
+
+    out = runs["base"] / name
+    shutil.copytree(runs["base"] / "loosened", out)
+    ctx = RunContext(sample_config(out, [_filters(120)]), spark=spark)
+    tracker = spark.sparkContext.statusTracker()
+    before = set(tracker.getJobIdsForGroup(None))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        counts = run_stages(ctx, force="filter", stages=(INGEST, FILTER), log=lambda *_: None)["filter"].counts
+    return out, counts, len(set(tracker.getJobIdsForGroup(None)) - before)
+
+
+def _same_filter_tables(run: Path, fresh: Path) -> None:
+    for table in (layout.FILTERED, layout.FILTER_DROPPED):
+        assert _rows(run, table) == _rows(fresh, table), table
+    assert json.loads((run / layout.FILTER_SUMMARY).read_text()) == json.loads(
+        (fresh / layout.FILTER_SUMMARY).read_text()
+    )
+
+
+def test_a_small_signals_table_is_re_decided_on_the_driver_in_few_jobs(spark, runs):
+    """30 -> 120 decided on the driver: no decision job, no documents table read; five jobs in all (two footers,
+    the dropped ids sent to the tasks, two table writes; eleven before the driver decided)."""
+    out, counts, jobs = _tightened(spark, runs, "few-jobs")
+    assert counts["decision"] == "re-decided from filter/signals/"
+    assert counts["sources"] == runs["fresh"]["sources"]
+    _same_filter_tables(out, runs["base"] / "fresh")
+    assert jobs <= 6, jobs
+
+
+def test_a_large_signals_table_is_re_decided_in_spark_alike(spark, runs, monkeypatch):
+    """The same re-decision with the driver's row limit below the table's rows: the Spark job decides, alike."""
+    from pipeline.filter.spark import redecide
+
+    monkeypatch.setattr(redecide, "DRIVER_ROWS", 0)
+    out, counts, jobs = _tightened(spark, runs, "in-spark")
+    assert counts["decision"] == "re-decided from filter/signals/"
+    assert counts["sources"] == runs["fresh"]["sources"]
+    _same_filter_tables(out, runs["base"] / "fresh")
+    assert jobs > 6, jobs  # the decision's own jobs: it did run in Spark
