@@ -9,6 +9,11 @@ computed here the way fastText's ``computeSubwords`` does: per code point of ``<
 point n-grams starting there (FNV-1a over their bytes, each byte sign-extended), those of ``minn`` code points
 or more, not the lone ``<`` or ``>``, kept when the prune table gives their bucket a row. The rows are summed in
 float32 one after another, as fastText's ``addRow`` does, so the vectors equal the numpy path's bit for bit.
+
+Memory: a large model's input rows, and the dictionary of a large vocabulary, are mostly cache misses. A line's
+words are split first, then looked up in :func:`word_table` (one slot holds a word's first 16 bytes, length and
+id: one read finds a word, the dictionary's bytes are read only for a word longer than that), each slot's load
+asked for a few words ahead; the line's rows are listed, then summed with each row's load asked for a few rows ahead.
 """
 
 from __future__ import annotations
