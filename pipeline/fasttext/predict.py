@@ -231,24 +231,25 @@ class FastTextPredictor:
         self.clear()
 
     def _dictionary(self, words: list[str]) -> None:
-        """The compiled path's dictionary: the words' UTF-8 bytes, an open-addressing table from their FNV-1a hash
-        to their id, each word's rows (its own, then its n-grams'), and the kept buckets as bits."""
+        """The compiled path's dictionary: the words' UTF-8 bytes, each word's rows (its own, then its n-grams'),
+        and the kept buckets as bits; its hash table is built by the kernel on first use (:meth:`_word_table`)."""
         encoded = [w.encode("utf-8", "surrogateescape") for w in words]
         self._word_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         self._word_at = np.cumsum([0, *map(len, encoded)], dtype=np.int64)
-        self._table = np.full(1 << max(4, (4 * len(encoded)).bit_length()), -1, dtype=np.int32)
-        mask = len(self._table) - 1
-        for wid, data in enumerate(encoded):
-            slot = fnv1a(data) & mask
-            while self._table[slot] >= 0:
-                slot = (slot + 1) & mask
-            self._table[slot] = wid
+        self._table: np.ndarray | None = None
         rows, lengths = self.rows(list(words)) if words else (np.zeros(0, np.int64), np.zeros(0, np.int64))
         self._word_rows = rows.astype(np.int32)
         self._word_rows_at = np.cumsum(np.append(0, lengths), dtype=np.int64)
+        self._own_only = bool(np.array_equal(self._word_rows, np.arange(len(words))))  # each word: its own row alone
         self._eos = self.word_ids.get(EOS, -1)
         if self._kept_bits is None:
             self._kept_bits = np.full((self.bucket + 7) // 8, 255, dtype=np.uint8)
+
+    def _word_table(self, kernel: ModuleType) -> np.ndarray:
+        """The compiled path's hash table of the dictionary (``word_table``), built once."""
+        if self._table is None:
+            self._table = kernel.word_table(self._word_bytes, self._word_at)
+        return self._table
 
     def clear(self) -> None:
         """Forget the row lists of the words seen so far."""
@@ -372,9 +373,9 @@ class FastTextPredictor:
         data = data.view()
         data.flags.writeable = False  # one compiled signature whether the bytes came from Arrow or from str
         kernel.hidden(
-            data, offsets.astype(np.int64, copy=False), newline_is_space, self._table, self._word_bytes,
-            self._word_at, self._word_rows, self._word_rows_at, self._eos, self.minn, self.maxn, self.bucket,
-            self._kept_bits, self._bucket_rows, self.input, out, counts, self.word_ngrams, _EOS_HASH,
+            data, offsets.astype(np.int64, copy=False), newline_is_space, self._word_table(kernel), self._word_bytes,
+            self._word_at, self._word_rows, self._word_rows_at, self._own_only, self._eos, self.minn, self.maxn,
+            self.bucket, self._kept_bits, self._bucket_rows, self.input, out, counts, self.word_ngrams, _EOS_HASH,
             self._direct,
         )  # fmt: skip
         return out, counts

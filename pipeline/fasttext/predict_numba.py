@@ -9,6 +9,11 @@ computed here the way fastText's ``computeSubwords`` does: per code point of ``<
 point n-grams starting there (FNV-1a over their bytes, each byte sign-extended), those of ``minn`` code points
 or more, not the lone ``<`` or ``>``, kept when the prune table gives their bucket a row. The rows are summed in
 float32 one after another, as fastText's ``addRow`` does, so the vectors equal the numpy path's bit for bit.
+
+Memory: a large model's input rows, and the dictionary of a large vocabulary, are mostly cache misses. A line's
+words are split first, then looked up in :func:`word_table` (one slot holds a word's first 16 bytes, length and
+id: one read finds a word, the dictionary's bytes are read only for a word longer than that), each slot's load
+asked for a few words ahead; the line's rows are listed, then summed with each row's load asked for a few rows ahead.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ _EOS = np.frombuffer(b"</s>", dtype=np.uint8)
 _BUCKETS = 2_000_000  # fastText's default -bucket (lid.176's)
 _HIGH = np.uint64(0xFFFFFFFF00000000)
 _NGRAM_PRIME = np.uint64(116049371)  # addWordNgrams' multiplier
-_AHEAD = 8  # rows ahead whose load is asked for while a row is added
+_AHEAD = 8  # rows (and dictionary slots) ahead whose load is asked for while one is read
+_LOW = np.uint64(0xFFFFFFFF)
+_INLINE = 2  # 8-byte words of a dictionary word's bytes kept in its table slot
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -54,19 +61,65 @@ def _starts_with(data: np.ndarray, at: int, stop: int, prefix: np.ndarray) -> bo
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _packed(data: np.ndarray, at: int, stop: int, k: int) -> np.uint64:
+    """Bytes ``8 k`` to ``8 k + 7`` of ``data[at:stop]`` as one little-endian integer, zeros past ``stop``."""
+    value = np.uint64(0)
+    lo = at + 8 * k
+    for j in range(lo, min(lo + 8, stop)):
+        value |= np.uint64(data[j]) << np.uint64(8 * (j - lo))
+    return value
+
+
 @njit(cache=True, nogil=True)
+def word_table(word_bytes: np.ndarray, word_at: np.ndarray) -> np.ndarray:
+    """The dictionary as an open-addressing table from a word's FNV-1a hash (a power of two of slots, at least two
+    per word): slot ``[first 8 bytes, next 8 bytes, id + 1 | length << 32]`` (bytes zero-padded; 0: empty), so that
+    one slot read tells a word of up to ``8 INLINE`` bytes, and its id, apart from every other."""
+    n = word_at.shape[0] - 1
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    table = np.zeros((size, _INLINE + 1), dtype=np.uint64)
+    mask = size - 1
+    for wid in range(n):
+        first, last = word_at[wid], word_at[wid + 1]
+        h = _BASIS
+        for k in range(first, last):
+            h = _mix(h, word_bytes[k])
+        slot = int(h) & mask
+        while table[slot, _INLINE] != 0:
+            slot = (slot + 1) & mask
+        for k in range(_INLINE):
+            table[slot, k] = _packed(word_bytes, first, last, k)
+        table[slot, _INLINE] = np.uint64(wid + 1) | (np.uint64(last - first) << np.uint64(32))
+    return table
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _lookup(
     data: np.ndarray, at: int, stop: int, h: np.uint32, table: np.ndarray, word_bytes: np.ndarray, word_at: np.ndarray
 ) -> int:
-    """The dictionary id of ``data[at:stop]`` (-1: not a dictionary word); ``h`` its FNV-1a hash."""
+    """The dictionary id of ``data[at:stop]`` (-1: not a dictionary word); ``h`` its FNV-1a hash, ``table``
+    :func:`word_table`'s. Only a word longer than the slot's bytes reads the dictionary's bytes."""
     mask = table.shape[0] - 1
+    length = stop - at
+    meta = np.uint64(length) << np.uint64(32)
+    low = _packed(data, at, stop, 0)
+    high = _packed(data, at, stop, 1) if _INLINE > 1 else low
     slot = int(h) & mask
-    while table[slot] >= 0:
-        wid = table[slot]
-        first, last = word_at[wid], word_at[wid + 1]
-        if last - first == stop - at:
+    while table[slot, _INLINE] != 0:
+        if (
+            (table[slot, _INLINE] & _HIGH) == meta
+            and table[slot, 0] == low
+            and (_INLINE == 1 or table[slot, _INLINE - 1] == high)
+        ):
+            wid = int(table[slot, _INLINE] & _LOW) - 1
+            if length <= 8 * _INLINE:
+                return wid
+            first = word_at[wid]
             same = True
-            for k in range(stop - at):
+            for k in range(8 * _INLINE, length):
                 if word_bytes[first + k] != data[at + k]:
                     same = False
                     break
@@ -90,25 +143,12 @@ def _add_ngrams(
     at: int,
 ) -> int:
     """Write the kept n-gram rows of ``word[:size]`` (``<`` + word + ``>``) to ``rows[at:]``; returns the next
-    free place. ``direct`` >= 0: the model is not pruned, bucket ``b``'s row is ``direct + b``."""
+    free place. ``direct`` >= 0: the model is not pruned, bucket ``b``'s row is ``direct + b``. fastText's default
+    bucket count is passed on as a constant: the compiler then divides by multiplying (a division instruction per
+    n-gram costs a fifth of the whole kernel)."""
+    if bucket == _BUCKETS:
+        return _ngrams_into(word, size, minn, maxn, _BUCKETS, kept_bits, bucket_rows, direct, rows, at)
     return _ngrams_into(word, size, minn, maxn, bucket, kept_bits, bucket_rows, direct, rows, at)
-
-
-@njit(cache=True, nogil=True)
-def _add_ngrams_default(
-    word: np.ndarray,
-    size: int,
-    minn: int,
-    maxn: int,
-    kept_bits: np.ndarray,
-    bucket_rows: np.ndarray,
-    direct: int,
-    rows: np.ndarray,
-    at: int,
-) -> int:
-    """:func:`_add_ngrams` with fastText's default bucket count as a constant: the compiler divides by multiplying
-    (a division instruction per n-gram costs a fifth of the whole kernel)."""
-    return _ngrams_into(word, size, minn, maxn, _BUCKETS, kept_bits, bucket_rows, direct, rows, at)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -132,7 +172,7 @@ def _ngrams_into(
     rows: np.ndarray,
     at: int,
 ) -> int:
-    """:func:`_add_ngrams`, inlined (so that ``bucket`` may be a constant)."""
+    """:func:`_add_ngrams`'s body, inlined into it twice (so that ``bucket`` may be a constant)."""
     for i in range(size):
         if (word[i] & 0xC0) == 0x80:
             continue
@@ -232,6 +272,7 @@ def hidden(
     word_at: np.ndarray,
     word_rows: np.ndarray,
     word_rows_at: np.ndarray,
+    own_only: bool,
     eos: int,
     minn: int,
     maxn: int,
@@ -246,28 +287,32 @@ def hidden(
     direct: int,
 ) -> None:
     """Hidden vectors of lines ``data[offsets[i]:offsets[i + 1]]`` into ``out`` (float32, (lines, dim)) and rows
-    per line into ``counts``. ``table``: open addressing (power-of-two size, -1 empty) from a word's FNV-1a hash to
-    its dictionary id, whose bytes are ``word_bytes[word_at[id]:word_at[id + 1]]`` and rows
-    ``word_rows[word_rows_at[id]:word_rows_at[id + 1]]``; ``eos``: the id of ``</s>`` (-1: none); an n-gram's
-    bucket ``b`` has row ``bucket_rows[b]`` when bit ``b`` of ``kept_bits`` (little-endian bit order) is set, row
-    ``direct + b`` when ``direct`` >= 0 (a model not pruned). A line's rows are listed first, then summed."""
+    per line into ``counts``. ``table``: :func:`word_table` of the dictionary, whose words' bytes are
+    ``word_bytes[word_at[id]:word_at[id + 1]]`` and rows ``word_rows[word_rows_at[id]:word_rows_at[id + 1]]``
+    (``own_only``: each word's row is its id alone); ``eos``: the id of ``</s>`` (-1: none); an n-gram's bucket
+    ``b`` has row ``bucket_rows[b]`` when bit ``b`` of ``kept_bits`` (little-endian bit order) is set, row ``direct
+    + b`` when ``direct`` >= 0 (a model not pruned). A line's words are split first, then looked up (each slot's
+    load asked for ahead), their rows listed, then summed."""
     dim = inp.shape[1]
     acc = np.zeros(dim, dtype=np.float32)
     longest = 0
     for i in range(offsets.shape[0] - 1):
         longest = max(longest, offsets[i + 1] - offsets[i])
     word = np.empty(longest + 2, dtype=np.uint8)  # <word>, bytes
-    hashes = np.empty(longest // 2 + 2 if word_ngrams > 1 else 0, dtype=np.uint32)  # the line's word hashes
     # a line of b bytes has at most b // 2 + 2 words (each one row of its own and n - 1 word n-grams first) and
     # fewer than 2 b + 4 code points of <word> to start a character n-gram of each size at
+    starts = np.empty(longest // 2 + 2, dtype=np.int64)  # the line's words: data[starts[w]:ends[w]], hash
+    ends = np.empty(longest // 2 + 2, dtype=np.int64)
+    word_hashes = np.empty(longest // 2 + 2, dtype=np.uint32)
+    hashes = np.empty(longest // 2 + 2 if word_ngrams > 1 else 0, dtype=np.uint32)  # the input words' hashes
     rows = np.empty((longest // 2 + 2) * max(word_ngrams, 1) + (2 * longest + 4) * max(maxn - minn + 1, 0), np.int32)
+    mask = table.shape[0] - 1
     for line in range(offsets.shape[0] - 1):
         acc[:] = 0
-        nrows = 0
-        nhashes = 0
+        nwords = nrows = nhashes = 0
         at, stop = offsets[line], offsets[line + 1]
         ended = False
-        while at < stop and not ended:
+        while at < stop and not ended:  # the words up to the line's end (a newline, or the word </s>)
             c = data[at]
             if _space(c):
                 if c == 10 and not newline_is_space:
@@ -279,35 +324,28 @@ def hidden(
             while end < stop and not _space(data[end]):
                 h = _mix(h, data[end])
                 end += 1
+            starts[nwords], ends[nwords], word_hashes[nwords] = at, end, h
+            nwords += 1
+            ended = end - at == _EOS.shape[0] and _starts_with(data, at, end, _EOS)
+            at = end
+        for w in range(nwords):
+            if w + _AHEAD < nwords:
+                _prefetch(table, int(word_hashes[w + _AHEAD]) & mask)  # type: ignore[call-arg]
+            at, end, h = starts[w], ends[w], word_hashes[w]
             wid = _lookup(data, at, end, h, table, word_bytes, word_at)
             is_label = wid < 0 and _starts_with(data, at, end, _LABEL)
             if word_ngrams > 1 and not is_label:  # every input word's hash, </s> and unknown words too
                 hashes[nhashes] = h
                 nhashes += 1
             if wid >= 0:
-                for p in range(word_rows_at[wid], word_rows_at[wid + 1]):
-                    rows[nrows] = word_rows[p]
-                    nrows += 1
-                ended = wid == eos
-            elif end - at == _EOS.shape[0] and _starts_with(data, at, end, _EOS):
-                ended = True  # </s> outside the dictionary: no rows, the line ends
-            elif not is_label:
+                nrows = _word_rows(wid, own_only, word_rows, word_rows_at, rows, nrows)
+            elif maxn > 0 and not is_label and not (w == nwords - 1 and ended):  # not </s>: it has no n-grams
                 word[0] = 60  # "<"
                 word[1 : end - at + 1] = data[at:end]
                 word[end - at + 1] = 62  # ">"
-                if bucket == _BUCKETS:
-                    nrows = _add_ngrams_default(
-                        word, end - at + 2, minn, maxn, kept_bits, bucket_rows, direct, rows, nrows
-                    )
-                else:
-                    nrows = _add_ngrams(
-                        word, end - at + 2, minn, maxn, bucket, kept_bits, bucket_rows, direct, rows, nrows
-                    )
-            at = end
+                nrows = _add_ngrams(word, end - at + 2, minn, maxn, bucket, kept_bits, bucket_rows, direct, rows, nrows)
         if not ended and eos >= 0:  # the line's own end of sentence
-            for p in range(word_rows_at[eos], word_rows_at[eos + 1]):
-                rows[nrows] = word_rows[p]
-                nrows += 1
+            nrows = _word_rows(eos, own_only, word_rows, word_rows_at, rows, nrows)
         if not ended and word_ngrams > 1:
             hashes[nhashes] = eos_hash
             nhashes += 1
@@ -319,3 +357,17 @@ def hidden(
             scale = np.float32(1.0 / nrows)
             for k in range(dim):
                 out[line, k] = acc[k] * scale
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word_rows(
+    wid: int, own_only: bool, word_rows: np.ndarray, word_rows_at: np.ndarray, rows: np.ndarray, at: int
+) -> int:
+    """Write dictionary word ``wid``'s rows to ``rows[at:]``; returns the next free place."""
+    if own_only:
+        rows[at] = wid
+        return at + 1
+    for p in range(word_rows_at[wid], word_rows_at[wid + 1]):
+        rows[at] = word_rows[p]
+        at += 1
+    return at

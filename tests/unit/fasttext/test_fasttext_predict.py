@@ -225,8 +225,9 @@ def test_utf8_lines_read_as_fasttext_reads_them(lines: list[str], model_path: st
 
 
 def test_the_general_bucket_path_equals_the_constant_one(model_path: str) -> None:
-    """Words' n-gram rows through the kernel with any bucket count and with fastText's default as a constant, and
-    their rows as the numpy path lists them, summed here one after another."""
+    """Words' n-gram rows through the kernel's body with any bucket count (called from Python: ``bucket`` is not a
+    constant) and through ``_add_ngrams`` (fastText's default as a constant), and their rows as the numpy path
+    lists them, summed here one after another."""
     from pipeline.fasttext import predict_numba as fasttext_numba
 
     predictor = FastTextPredictor(fasttext_model.load(model_path))
@@ -236,8 +237,8 @@ def test_the_general_bucket_path_equals_the_constant_one(model_path: str) -> Non
         word = np.frombuffer(f"<{text}>".encode(), np.uint8).copy()
         general, constant = np.zeros(16, np.float32), np.zeros(16, np.float32)
         listed, listed_default = np.zeros(2000, np.int32), np.zeros(2000, np.int32)
-        n = fasttext_numba._add_ngrams(word, len(word), 2, 4, predictor.bucket, bits, table, -1, listed, 0)
-        m = fasttext_numba._add_ngrams_default(word, len(word), 2, 4, bits, table, -1, listed_default, 0)
+        n = fasttext_numba._ngrams_into(word, len(word), 2, 4, predictor.bucket, bits, table, -1, listed, 0)
+        m = fasttext_numba._add_ngrams(word, len(word), 2, 4, predictor.bucket, bits, table, -1, listed_default, 0)
         fasttext_numba._sum_rows(inp, listed, n, general)
         fasttext_numba._sum_rows(inp, listed_default, m, constant)
         rows, _ = predictor.rows([text])
@@ -260,3 +261,33 @@ def test_the_filter_reads_sliced_and_null_texts(lines: list[str]) -> None:
     assert a.columns["language"].to_pylist() == b.columns["language"].to_pylist()
     assert a.keep.tolist() == b.keep.tolist() and a.columns["language_score"].equals(b.columns["language_score"])
     assert len(set(a.columns["language"].to_pylist())) > 3
+
+
+def test_the_compiled_word_table_finds_each_word_and_no_other() -> None:
+    """The compiled path's dictionary table against a Python dict of the same words: words around its 8 and 16
+    inline bytes, sharing those bytes and differing after them, multi-byte characters; each word found with its id,
+    every cut, lengthened or changed word not found, even when looked for from the slot of the word it differs
+    from by a byte (a slot is taken on its bytes, not on the hash)."""
+    from pipeline.fasttext import predict_numba as fasttext_numba
+
+    base = ["a", "the", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopr"]
+    base += ["abcdefghijklmnopqrstuvwxyz" * 3, "abcdefghijklmnopqrstuvwxyZ" * 3, "Grüße", "日本語テキスト", "</s>"]
+    words = base + [f"w{i:07d}xyz{i % 13}" for i in range(3000)]  # many: slots collide and probe on
+    encoded = [w.encode() for w in words]
+    word_bytes = np.frombuffer(b"".join(encoded), np.uint8)
+    word_at = np.cumsum([0, *map(len, encoded)], dtype=np.int64)
+    table = fasttext_numba.word_table(word_bytes, word_at)
+    assert table.shape[0] >= 2 * len(words)
+    ids = {w: i for i, w in enumerate(words)}
+    asked = words + [w[:-1] for w in words] + [w + "x" for w in words] + [w[:-1] + "#" for w in words]
+    asked += ["abcdefghijklmnopqrstuvwxyz" * 3 + "a", "abcdefghijklmnopqrstuvwxy" * 3, "", "abcdefgH"]
+    for word in asked:
+        data = np.frombuffer(b"  " + word.encode() + b" ", np.uint8)
+        at, stop = 2, len(data) - 1
+        found = fasttext_numba._lookup(data, at, stop, np.uint32(fnv1a(word.encode())), table, word_bytes, word_at)
+        assert found == ids.get(word, -1), word
+    for word in words:  # probed from a dictionary word's own slot, a word of other bytes is still not it
+        other = (word[:-1] + ("#" if word[-1] != "#" else "%")).encode()
+        data = np.frombuffer(other, np.uint8)
+        found = fasttext_numba._lookup(data, 0, len(data), np.uint32(fnv1a(word.encode())), table, word_bytes, word_at)
+        assert found == ids.get(other.decode(), -1), word

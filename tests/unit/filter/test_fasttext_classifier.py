@@ -217,15 +217,34 @@ def test_option_errors(corpus: tuple[Path, list[str]], tmp_path: Path) -> None:
     assert one.files() == {"model": path}
 
 
+@pytest.fixture
+def switch():
+    """The FILTER numba switch, restored after the test."""
+    from pipeline.numba_backend import FILTER
+
+    previous = FILTER.set(None)
+    yield FILTER
+    FILTER.set(previous)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize(("loss", "ngrams", "quantize"), MODELS)
-def test_probabilities_as_fasttext(corpus: tuple[Path, list[str]], loss: str, ngrams: int, quantize: bool) -> None:
+def test_probabilities_as_fasttext(
+    corpus: tuple[Path, list[str]], loss: str, ngrams: int, quantize: bool, compiled: bool, switch: Any
+) -> None:
     """Every label's probability within 1e-6 of the fastText library's ``predict(k=-1)``, the same labels returned,
-    on each paragraph of the held-out pages: through our predictor (it runs every one of these models)."""
+    on each paragraph of the held-out pages and on lines of dictionary words cut or lengthened around the compiled
+    path's 8 and 16 inline bytes: through our predictor (it runs every one of these models), compiled and numpy."""
+    switch.set(compiled)
     path = _train(corpus, loss, ngrams, quantize)
     lines = [" ".join(p.split()) for text in corpus[1][:30] for p in text.split("\n\n")] + ["", "json"]
+    words = sorted({w for line in lines for w in line.split() if 7 <= len(w.encode()) <= 40})[::5]
+    lines += [" ".join(w[:-1] + " " + w + " " + w + "x" + " " + w[:-1] + "#" for w in words[i : i + 40])
+              for i in range(0, len(words), 40)]  # fmt: skip
     step = fc.FastTextClassifierFilter(model=path)
     assert fc.predictor(fc.local_model(path)) is not None
     ours = step.predict(lines)
+    assert ("pipeline.fasttext.predict_numba" in sys.modules) or not compiled
     library = fc.library_model(path)
     for line, got in zip(lines, ours, strict=True):
         labels, probs = library.predict(line, k=-1)
