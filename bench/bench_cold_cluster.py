@@ -8,7 +8,6 @@ How it measures: docs/benchmarks.md, Fresh clusters: cold against warm (issue 47
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import shutil
@@ -19,7 +18,7 @@ from pathlib import Path
 import psutil
 import yaml
 
-from bench.harness import DATA, ProcessTree, write_result
+from bench.harness import DATA, ProcessTree, arguments, write_result
 from bench.standalone import Cluster, build_zip, submit_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,11 +112,8 @@ def measure(work: Path, mode: str, dist: Path, config_path: Path) -> dict[str, f
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DATA / "real-corpus-41.4273mb.jsonl")
-    parser.add_argument("--mb", type=float, default=20.0, help="MB of the corpus (whole lines)")
+    parser = arguments(__doc__, corpus=DATA / "real-corpus-41.4273mb.jsonl", mb=20.0, work=DATA / "cold-cluster")
     parser.add_argument("--modes", default="zip,cache", help="zip (the zip alone), cache (the zip and the cache)")
-    parser.add_argument("--work", type=Path, default=DATA / "cold-cluster")
     args = parser.parse_args()
     modes = args.modes.split(",")
     args.work.mkdir(parents=True, exist_ok=True)

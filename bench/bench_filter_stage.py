@@ -11,14 +11,13 @@ Run: python -m bench filter_stage [--mb 200] [--only language pii]
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import time
 from pathlib import Path
 
 from bench import real_corpus
-from bench.harness import DATA, ProcessTree, dataproc_filters, run_config, session, write_result
+from bench.harness import DATA, ProcessTree, arguments, dataproc_filters, run_config, session, write_result
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
 from pipeline.run.runner import run_stages
@@ -47,8 +46,7 @@ def run(spark, raw: Path, out: Path, filters: list | None) -> tuple[dict[str, fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=200, help="MB of real documents (default 200)")
+    parser = arguments(__doc__, mb=200.0)
     parser.add_argument("--only", nargs="*", default=None, help="these filters of the list only (default: all)")
     args = parser.parse_args()
     raw = real_corpus.build(args.mb)

@@ -115,6 +115,9 @@ class ProcessTree:
         self._thread.join()
 
 
+P = TypeVar("P", bound=ProcessTree)
+
+
 def dataproc_filters() -> list[dict[str, Any]]:
     """conf/dataproc.yaml's filter list, the filter benches' default."""
     import yaml
@@ -155,6 +158,49 @@ def child_command(spec: ModuleSpec | None) -> list[str]:
     if spec is None:
         raise RuntimeError("run the bench as a module: python -m bench NAME")
     return [sys.executable, "-m", spec.name]
+
+
+def run_logged(
+    cmd: list[str],
+    log: Path,
+    env: Mapping[str, str],
+    cwd: Path = REPO,
+    tree: Callable[[int], P] = ProcessTree,  # type: ignore[assignment]
+) -> tuple[float, P]:
+    """Run ``cmd`` to its end with its output in ``log``, its process tree sampled by ``tree(pid)``: wall seconds
+    and the tree; exits naming the log and its tail when the command fails."""
+    started = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
+        with tree(proc.pid) as sampled:
+            code = proc.wait()
+    if code != 0:
+        raise SystemExit(f"{Path(cmd[0]).name} ... exited {code} ({log}):\n{log.read_text(errors='replace')[-3000:]}")
+    return time.monotonic() - started, sampled
+
+
+HELP = {
+    "mb": "MB of text",
+    "repeat": "rounds of each side, the best (or median) kept",
+    "corpus": "the corpus: a JSONL file or a directory of JSONL shards",
+    "work": "scratch directory",
+    "seed": "random seed",
+    "master": "Spark master",
+}
+
+
+def arguments(doc: str | None, **defaults: Any) -> argparse.ArgumentParser:
+    """A bench's parser: ``doc`` as its description and one ``--name`` option per keyword, typed by its default
+    (a float, int, str or Path; False: a flag), with the shared help text of ``HELP``."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, default in defaults.items():
+        flag, shown = "--" + name.replace("_", "-"), HELP.get(name, name.replace("_", " "))
+        if default is False:
+            parser.add_argument(flag, action="store_true", help=shown)
+        else:
+            shown += f" (default {default})" if default != "" else ""
+            parser.add_argument(flag, type=type(default), default=default, help=shown)
+    return parser
 
 
 class BaselineError(Exception):
