@@ -186,6 +186,12 @@ HELP = {
     "work": "scratch directory",
     "seed": "random seed",
     "master": "Spark master",
+    "all": "also the entries outside the default set",
+    "quick": "tiny sizes: a smoke check, not figures",
+    "allow_dirty": "run on uncommitted changes (commit marked -dirty)",
+    "reparse": "with --from-json: show the figures again from the results",
+    "stats": "print documents, bytes per source, repeated paths",
+    "pin": "look the releases up on PyPI and rewrite the pins",
 }
 
 

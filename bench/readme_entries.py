@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,7 +53,6 @@ class Entry:
     needs: tuple[Path, ...] = ()
     default: bool = True
     from_json: Path | None = None
-    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def bench(self) -> str:

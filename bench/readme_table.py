@@ -11,7 +11,6 @@ How it measures: docs/benchmarks.md, Method notes, readme_table.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -19,11 +18,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.harness import ProcessTree
+from bench.harness import ProcessTree, arguments
 from bench.readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, Figure, by_name
 
 HEADER = ("bench", "command", "what it measures", "cold", "steady", "commit", "load (before-after)", "wall / CPU s")
@@ -53,35 +52,20 @@ def _cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _per_run(row: dict[str, Any], key: str) -> str:
-    runs = row.get("runs") or {}
-    if key == "load":
-        shown = {k: f"{r['load'][0]:g}-{r['load'][1]:g}" for k, r in runs.items()}
-    else:
-        shown = {k: f"{r['wall_s']:g} / {r['cpu_s']:g}" for k, r in runs.items()}
-    if len(shown) == 1:
-        return next(iter(shown.values()))
-    return ", ".join(f"{k} {v}" for k, v in shown.items())
+def _per_run(runs: dict[str, dict[str, Any]], show: Callable[[dict[str, Any]], str]) -> str:
+    shown = {k: show(r) for k, r in runs.items()}
+    return next(iter(shown.values())) if len(shown) == 1 else ", ".join(f"{k} {v}" for k, v in shown.items())
 
 
 def row_cells(row: dict[str, Any]) -> list[str]:
     """One table row: cold and steady figures, or why there are none."""
-    runs = row.get("runs") or {}
-    status = row.get("status", "ok")
-    cold = row.get("cold") or ("n/a (runs once)" if runs else "")
-    steady = row.get("steady") or ""
+    runs, status, steady = row.get("runs") or {}, row.get("status", "ok"), row.get("steady") or ""
     if status != "ok":
         steady = f"{status}; {steady}" if steady else status
-    return [
-        row["name"],
-        f"`{row['command']}`",
-        row["what"],
-        cold,
-        steady,
-        row["commit"],
-        _per_run(row, "load"),
-        _per_run(row, "wall"),
-    ]
+    cold = row.get("cold") or ("n/a (runs once)" if runs else "")
+    load = _per_run(runs, lambda r: f"{r['load'][0]:g}-{r['load'][1]:g}")
+    cost = _per_run(runs, lambda r: f"{r['wall_s']:g} / {r['cpu_s']:g}")
+    return [row["name"], f"`{row['command']}`", row["what"], cold, steady, row["commit"], load, cost]
 
 
 def render(table: dict[str, Any]) -> str:
@@ -108,21 +92,22 @@ class TableError(Exception):
     """A usage or state error of this script: printed as one line, exit code 2."""
 
 
+def _git(repo: Path, *args: str) -> list[str]:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise TableError(f"git {args[0]} failed in {repo}: {done.stderr.strip()}")
+    return done.stdout.splitlines()
+
+
 def commit_of(repo: Path, allow_dirty: bool) -> str:
     """The short commit of ``repo``'s HEAD; refuses uncommitted changes unless ``allow_dirty``."""
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True)
-    if status.returncode != 0:
-        raise TableError(f"git status failed in {repo}: {status.stderr.strip()}")
-    changed = status.stdout.splitlines()
+    changed = _git(repo, "status", "--porcelain")
     if changed and not allow_dirty:
         raise TableError(
             f"the working tree {repo} has {len(changed)} uncommitted change(s) (first: {changed[0].strip()}); "
             "commit them or pass --allow-dirty"
         )
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True)
-    if head.returncode != 0:
-        raise TableError(f"git rev-parse failed in {repo}: {head.stderr.strip()}")
-    return head.stdout.strip() + ("-dirty" if changed else "")
+    return _git(repo, "rev-parse", "--short", "HEAD")[0].strip() + ("-dirty" if changed else "")
 
 
 def cold_caches(root: Path) -> dict[str, str]:
@@ -193,7 +178,7 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
         row["status"] = f"not run: {', '.join(absent)} absent"
         return row
     argv = [sys.executable, "-m", "bench", entry.bench, *(entry.quick if quick else entry.args)]
-    base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, **entry.extra_env}
+    base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     if entry.from_json is not None:
         row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"
     if entry.cold:
@@ -237,16 +222,10 @@ def select(only: list[str] | None, everything: bool) -> list[Entry]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected entries (or reread a table) and print the markdown table."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arguments(__doc__, all=False, quick=False, allow_dirty=False, reparse=False)
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these entries only")
-    parser.add_argument("--all", action="store_true", help="also the entries outside the default set")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke check, not figures")
     parser.add_argument("--out", type=Path, help="output directory (default: under /tmp/pipeline-bench)")
-    parser.add_argument("--allow-dirty", action="store_true", help="run on uncommitted changes (commit marked -dirty)")
     parser.add_argument("--from-json", type=Path, help="print the table of an earlier table.json and stop")
-    parser.add_argument(
-        "--reparse", action="store_true", help="with --from-json: show the figures again from the results"
-    )
     args = parser.parse_args(argv)
     try:
         if args.from_json:

@@ -11,7 +11,6 @@ How it measures: docs/benchmarks.md, Method notes, release_corpus.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import shutil
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bench import real_corpus, release_archives
+from bench.harness import arguments
 
 WINDOW = 3
 PROSE_SHARE = 0.02
@@ -200,33 +200,18 @@ def build(
     return directory
 
 
-def print_stats(directory: Path) -> None:
-    """Print a built corpus's documents, bytes per source and repeated paths (from its ``_stats.json``)."""
-    stats = json.loads((directory / "_stats.json").read_text())
-    print(f"{directory}: {stats['documents']:,} documents, {stats['bytes'] / 1e6:,.1f} MB in {stats['shards']} shards")
-    for source, tally in stats["sources"].items():
-        print(f"  {source:<11} {tally['documents']:>9,} documents {tally['bytes'] / 1e6:>10,.1f} MB")
-    print(f"  pypi documents whose member path is in another release of its package: {stats['repeated_paths']:.3f}")
-    print(f"  pypi documents whose base name is in another release of its package:   {stats['repeated_basenames']:.3f}")
-    print(f"  documents whose text is an earlier document's (exact duplicates):      {stats['exact_duplicates']:.3f}")
-    print(f"  built in {stats['seconds']:,.0f} s")
-
-
 def main() -> None:
     """Build (or reuse) the corpus and print its directory; --stats prints what it holds, --pin re-pins."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=1000, help="size of the text in MB (default 1000)")
+    parser = arguments(__doc__, mb=1000.0, stats=False, pin=False)
     parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
-    parser.add_argument("--stats", action="store_true", help="print documents, bytes per source, repeated paths")
-    parser.add_argument("--pin", action="store_true", help="look the releases up on PyPI and rewrite the pins")
     args = parser.parse_args()
     if args.pin:
         print(f"{len(release_archives.pin_all())} releases pinned in {release_archives.PINS}")
         return
     directory = build(args.mb, args.out)
     print(directory)
-    if args.stats:
-        print_stats(directory)
+    if args.stats:  # documents and bytes per source, exact duplicates, repeated paths
+        print(json.dumps(json.loads((directory / "_stats.json").read_text()), indent=1))
 
 
 if __name__ == "__main__":
