@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
@@ -60,8 +60,8 @@ class ProcessTree:
     CPU seconds (user + system) each process had used when last seen (a short-lived one's last moments are
     missed)."""
 
-    def __init__(self, pid: int | None = None, interval: float = 0.05) -> None:
-        self.pid, self.interval = os.getpid() if pid is None else pid, interval
+    def __init__(self, pid: int | None = None, interval: float = 0.05, also: Iterable[int] = ()) -> None:
+        self.pid, self.interval, self.also = os.getpid() if pid is None else pid, interval, tuple(also)
         self.peak = dict.fromkeys(("root", "jvm", "python", "workers", "largest", "total"), 0)
         self.seen: dict[int, tuple[bool, float]] = {}  # pid -> (a JVM, CPU seconds so far)
         self._stop = threading.Event()
@@ -69,11 +69,14 @@ class ProcessTree:
 
     def sample(self) -> None:
         """One sample of the tree."""
-        try:
-            root = psutil.Process(self.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return
+        procs = []
+        for pid in (self.pid, *self.also):  # the root, then the trees ``also`` names (their CPU only)
+            try:
+                root = psutil.Process(pid)
+                procs += [root, *root.children(recursive=True)]
+            except psutil.Error:
+                if pid == self.pid:
+                    return
         now = dict.fromkeys(self.peak, 0)
         for proc in procs:
             try:
