@@ -189,6 +189,7 @@ HELP = {
     "work": "scratch directory",
     "seed": "random seed",
     "master": "Spark master",
+    "list": "list the benches and tools, one per line",
     "all": "also the entries outside the default set",
     "quick": "tiny sizes: a smoke check, not figures",
     "allow_dirty": "run on uncommitted changes (commit marked -dirty)",
