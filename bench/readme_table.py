@@ -59,10 +59,9 @@ class Entry:
     """One row of the bench table: ``python -m bench <bench>`` run with ``args`` (``quick`` for a smoke check)."""
 
     name: str
-    script: str
+    command: str  # the bench's name and its default arguments (``python -m bench <command>``)
     what: str
-    args: tuple[str, ...]
-    quick: tuple[str, ...]
+    quick_args: str
     figures: tuple[Figure, ...]
     cold: bool = False
     needs: tuple[Path, ...] = ()
@@ -72,7 +71,20 @@ class Entry:
     @property
     def bench(self) -> str:
         """The bench's name for ``python -m bench NAME``."""
-        return self.script.removesuffix(".py").removeprefix("bench_")
+        return self.command.split()[0]
+
+    @property
+    def script(self) -> str:
+        """The bench's module file."""
+        return f"bench_{self.bench}.py"
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return tuple(self.command.split()[1:])
+
+    @property
+    def quick(self) -> tuple[str, ...]:
+        return tuple(self.quick_args.split())
 
 
 def each(pattern: str, show: Callable[[Values, re.Match[str]], str]) -> Callable[[Values], str]:
@@ -111,39 +123,35 @@ VS_BIGCODE = "ingest + dedup vs the BigCode script on the real release corpus: t
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         "vs_bigcode_release",
-        "bench_vs_bigcode.py",
+        f"vs_bigcode --corpus {RELEASE_200} --mb 200",
         VS_BIGCODE,
-        ("--corpus", str(RELEASE_200), "--mb", "200"),
-        ("--corpus", str(RELEASE_200), "--mb", "5", "--sample", "50"),
+        f"--corpus {RELEASE_200} --mb 5 --sample 50",
         VS_BIGCODE_FIGURES,
         cold=True,
         needs=(PEER, RELEASE_200),
     ),
     Entry(
         "vs_bigcode_release_1gb",
-        "bench_vs_bigcode.py",
+        f"vs_bigcode --corpus {RELEASE_1000} --mb 1000",
         "the same at 1 GB of the release corpus (steady only: the cold run is the 200 MB row's)",
-        ("--corpus", str(RELEASE_1000), "--mb", "1000"),
-        ("--corpus", str(RELEASE_1000), "--mb", "5", "--sample", "50"),
+        f"--corpus {RELEASE_1000} --mb 5 --sample 50",
         VS_BIGCODE_FIGURES,
         needs=(PEER, RELEASE_1000),
     ),
     Entry(
         "vs_bigcode_synthetic",
-        "bench_vs_bigcode.py",
+        "vs_bigcode --mb 200",
         "the same on bench/corpus.py's synthetic text",
-        ("--mb", "200"),
-        ("--mb", "5", "--sample", "50"),
+        "--mb 5 --sample 50",
         VS_BIGCODE_FIGURES,
         needs=(PEER,),
         default=False,
     ),
     Entry(
         "tokenize",
-        "bench_tokenize.py",
+        "tokenize --repeat 2",
         "tokenize stage's Python workers per CPU s vs the bare encoder",
-        ("--repeat", "2"),
-        ("--mb", "5", "--repeat", "1", "--partitions", "2"),
+        "--mb 5 --repeat 1 --partitions 2",
         (
             F("ratio", "{workers/bare:.2f}x"),
             F("whole stage", "{whole stage/bare:.2f}x"),
@@ -153,10 +161,9 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "blend",
-        "bench_blend.py",
+        "blend --size 100000000",
         "blending indices vs megatron-core's C++ helper (Megatron mode bit-equal)",
-        ("--size", "100000000"),
-        ("--size", "1000000", "--repeat", "1", "--datasets", "3"),
+        "--size 1000000 --repeat 1 --datasets 3",
         (
             F("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
             F("first call", "compile {first call compile:.2f} s, load {first call load:.2f} s", steady=False),
@@ -164,10 +171,9 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "training_indices",
-        "bench_training_indices.py",
+        "training_indices --repeat 5",
         "megatron_cache/ files: ours vs megatron-core's builder",
-        ("--repeat", "5"),
-        ("--tokens", "1e7", "--repeat", "1"),
+        "--tokens 1e7 --repeat 1",
         (
             F(
                 "ours/megatron-core",
@@ -179,10 +185,9 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "filter",
-        "bench_filter.py",
+        "filter --mb 100 --repeat 1",
         "each filter vs datatrove 0.10.1 (language: fastText predict), one core",
-        ("--mb", "100", "--repeat", "1"),
-        ("--mb", "1", "--repeat", "1"),
+        "--mb 1 --repeat 1",
         (
             F(
                 "ours/theirs",
@@ -197,26 +202,23 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "filter_stage",
-        "bench_filter_stage.py",
+        "filter_stage --mb 200",
         "filter stage (six filters) beside ingest + dedup, local[2]",
-        ("--mb", "200"),
-        ("--mb", "10"),
+        "--mb 10",
         (F("filter/(ingest+dedup)", "{filter/(ingest+dedup):.2f}x"), F("whole run", "{whole run:.2f}x")),
     ),
     Entry(
         "cold_cluster",
-        "bench_cold_cluster.py",
+        "cold_cluster --mb 20",
         "fresh standalone cluster, empty caches: first run over second, without and with the shipped numba cache",
-        ("--mb", "20"),
-        ("--mb", "2"),
+        "--mb 2",
         (F("zip only", _cold_warm("zip")), F("numba cache", _cold_warm("cache"))),
     ),
     Entry(
         "scale",
-        "bench_scale.py",
+        "scale --from-json docs/scaling-1-to-10gb.json",
         "whole run on a standalone cluster, 1 to 10 GB: CPU s per GB (docs/scaling.md)",
-        ("--from-json", "docs/scaling-1-to-10gb.json"),
-        ("--from-json", "docs/scaling-1-to-10gb.json"),
+        "--from-json docs/scaling-1-to-10gb.json",
         (F("CPU s/GB", each(r"([\d.]+) GB", lambda v, m: f"{m[1]} GB {v[m[0]]:.0f}")),),
         from_json=REPO / "docs" / "scaling-1-to-10gb.json",
     ),
