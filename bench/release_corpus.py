@@ -11,13 +11,14 @@ How it measures: docs/benchmarks.md, Method notes, release_corpus.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from bench import real_corpus, release_archives
 from bench.harness import arguments
@@ -91,31 +92,6 @@ def default_streams() -> dict[str, tuple[float, Iterator[Record]]]:
     return streams
 
 
-class Shards:
-    """JSONL shards ``part-NNNNN.jsonl`` in a directory, a new one after ``shard_bytes`` of text."""
-
-    def __init__(self, directory: Path, shard_bytes: int) -> None:
-        self.directory, self.shard_bytes = directory, shard_bytes
-        self.count, self.in_shard = 0, 0
-        self.handle: TextIO | None = None
-
-    def write(self, record: Record, size: int) -> None:
-        """Append one record of ``size`` bytes of text, opening the next shard first when the open one is full."""
-        if self.handle is None or self.in_shard >= self.shard_bytes:
-            self.close()
-            self.handle = open(self.directory / f"part-{self.count:05d}.jsonl", "w", encoding="utf-8")
-            self.count, self.in_shard = self.count + 1, 0
-        source, path, text = record
-        self.handle.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
-        self.in_shard += size
-
-    def close(self) -> None:
-        """Close the open shard."""
-        if self.handle is not None:
-            self.handle.close()
-            self.handle = None
-
-
 def repeated_fractions(paths: list[str]) -> dict[str, float]:
     """Among ``pypi`` paths (``<package>-<version>/<member>``), the fraction whose member name, and whose base
     name, appear in another release of the same package: a quick estimate of near-duplicates."""
@@ -144,34 +120,35 @@ def write_corpus(
     repeated PyPI paths). Raises SystemExit when the records run out first."""
     started = time.time()
     directory.mkdir(parents=True)
-    shards = Shards(directory, shard_bytes)
     sources: dict[str, dict[str, int]] = {}
     pypi_paths: list[str] = []
     seen: set[bytes] = set()
-    size = exact = 0
-    try:
-        for record in records:
-            data = record[2].encode("utf-8")
-            shards.write(record, len(data))
-            tally = sources.setdefault(record[0], {"documents": 0, "bytes": 0})
+    size = exact = shards = in_shard = 0
+    with contextlib.ExitStack() as stack:
+        for source, path, text in records:
+            if shards == 0 or in_shard >= shard_bytes:  # the next shard ``part-NNNNN.jsonl``
+                stack.close()
+                out = stack.enter_context(open(directory / f"part-{shards:05d}.jsonl", "w", encoding="utf-8"))
+                shards, in_shard = shards + 1, 0
+            out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
+            data = text.encode("utf-8")
+            tally = sources.setdefault(source, {"documents": 0, "bytes": 0})
             tally["documents"] += 1
             tally["bytes"] += len(data)
-            size += len(data)
+            size, in_shard = size + len(data), in_shard + len(data)
             digest = hashlib.blake2b(data, digest_size=16).digest()
             exact += digest in seen
             seen.add(digest)
-            if record[0] == "pypi":
-                pypi_paths.append(record[1])
+            if source == "pypi":
+                pypi_paths.append(path)
             if size >= target:
                 break
-    finally:
-        shards.close()
     if size < target:
         raise SystemExit(f"only {size / 1e6:.1f} MB of documents, {target / 1e6:g} MB asked (--mb)")
     stats = {
         "documents": sum(t["documents"] for t in sources.values()),
         "bytes": size,
-        "shards": shards.count,
+        "shards": shards,
         "sources": sources,
         "exact_duplicates": exact / max(sum(t["documents"] for t in sources.values()), 1),
         **repeated_fractions(pypi_paths),
