@@ -24,7 +24,6 @@ T = TypeVar("T")
 
 DATA = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench"))
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = Path(__file__).resolve().with_name("result.schema.json")
 RESULT_VAR = "PIPELINE_BENCH_RESULT"  # where the result JSON goes (python -m bench --result PATH sets it)
 
 
