@@ -13,7 +13,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from bench.harness import RESULT_VAR
+from bench.harness import RESULT_VAR, arguments
 
 HERE = Path(__file__).resolve().parent
 
@@ -32,8 +32,8 @@ def entries() -> dict[str, tuple[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the named bench with the remaining arguments, as if it were the main program."""
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--list", action="store_true", help="list the benches and tools, one per line")
+    parser = arguments(__doc__.split("\n")[0], list=False)
+    parser.prog = "python -m bench"
     parser.add_argument("--result", metavar="PATH", help="write the bench's JSON result here")
     parser.add_argument("name", nargs="?", help="the bench (see --list)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the bench's own arguments")
@@ -44,10 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, (_, doc) in known.items():
             print(f"{name:{width}}  {doc}")
         return 0
-    if args.name is None:
-        parser.error("name a bench (python -m bench --list lists them)")
     if args.name not in known:
-        parser.error(f"unknown bench {args.name!r} (python -m bench --list lists them)")
+        parser.error(f"{'unknown bench ' + repr(args.name) if args.name else 'name a bench'} (--list lists them)")
     if args.result:
         os.environ[RESULT_VAR] = os.path.abspath(args.result)
     module = known[args.name][0]

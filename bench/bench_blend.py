@@ -10,7 +10,6 @@ first-call cost in a fresh process: numba compilation with an empty cache, and l
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import statistics
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.harness import write_result
+from bench.harness import arguments, write_result
 from pipeline.blend import _kernel, build_blending_indices
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,11 +107,8 @@ def first_call_seconds(cache_dir: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", type=int, default=10**8, help="S, samples in the blend")
-    parser.add_argument("--datasets", type=int, nargs="+", default=[3, 300])
-    parser.add_argument("--repeat", type=int, default=3, help="rounds per dataset count (best and median shown)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser = arguments(__doc__, size=10**8, repeat=3, seed=0)
+    parser.add_argument("--datasets", type=int, nargs="+", default=[3, 300], help="dataset counts (default 3 300)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")  # megatron-core warns about missing Apex / Transformer Engine
     if _kernel.numba_enabled():

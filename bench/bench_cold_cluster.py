@@ -8,18 +8,15 @@ How it measures: docs/benchmarks.md, Fresh clusters: cold against warm (issue 47
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
 import shutil
-import subprocess
-import time
+from functools import partial
 from pathlib import Path
 
 import psutil
 import yaml
 
-from bench.harness import DATA, ProcessTree, write_result
+from bench.harness import DATA, ProcessTree, arguments, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,30 +61,17 @@ def config(data: Path, out: Path) -> dict:
     }
 
 
-def _own_cpu(pids: set[int]) -> float:
-    """CPU seconds (user + system) the processes ``pids`` themselves have used so far."""
-    return sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids)
-
-
 def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path, shipped: bool) -> tuple[float, float]:
     """One spark-submit of the run to ``cluster`` (outputs removed first): its wall seconds, and the CPU seconds
     of the driver, the executors and their Python workers (and of the daemons, this run's share)."""
-    run = yaml.safe_load(config_path.read_text())["output"]
-    shutil.rmtree(run, ignore_errors=True)
+    shutil.rmtree(yaml.safe_load(config_path.read_text())["output"], ignore_errors=True)
     ship = ("--archives", f"{dist / 'numba-cache.tar.gz'}#{SHIPPED_NAME}")
     ship += ("--conf", f"spark.executorEnv.PIPELINE_NUMBA_SHIPPED={SHIPPED_NAME}")
     cmd = submit_command(cluster, dist, config_path, "1g", ship if shipped else ())
     daemons = cluster.pids()
-    before = _own_cpu(daemons)
-    started = time.monotonic()
-    with log.open("wb") as out, contextlib.ExitStack() as trees:
-        proc = subprocess.Popen(cmd, cwd=config_path.parent, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
-        sampled = [trees.enter_context(ProcessTree(pid)) for pid in [proc.pid, *daemons]]
-        code = proc.wait()
-    wall = time.monotonic() - started
-    if code != 0:
-        raise SystemExit(f"the run exited {code} ({log}):\n{log.read_text(errors='replace')[-3000:]}")
-    return wall, sum(tree.cpu() for tree in sampled) - before
+    before = sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in daemons)  # the daemons' own CPU so far
+    wall, tree = run_logged(cmd, log, cluster.env, config_path.parent, partial(ProcessTree, also=daemons))
+    return wall, tree.cpu() - before
 
 
 def measure(work: Path, mode: str, dist: Path, config_path: Path) -> dict[str, float]:
@@ -113,11 +97,8 @@ def measure(work: Path, mode: str, dist: Path, config_path: Path) -> dict[str, f
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DATA / "real-corpus-41.4273mb.jsonl")
-    parser.add_argument("--mb", type=float, default=20.0, help="MB of the corpus (whole lines)")
+    parser = arguments(__doc__, corpus=DATA / "real-corpus-41.4273mb.jsonl", mb=20.0, work=DATA / "cold-cluster")
     parser.add_argument("--modes", default="zip,cache", help="zip (the zip alone), cache (the zip and the cache)")
-    parser.add_argument("--work", type=Path, default=DATA / "cold-cluster")
     args = parser.parse_args()
     modes = args.modes.split(",")
     args.work.mkdir(parents=True, exist_ok=True)

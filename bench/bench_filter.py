@@ -8,7 +8,6 @@ How it measures: docs/benchmarks.md, Method notes, filter.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import os
@@ -22,18 +21,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from bench.harness import best_of, write_result
+from bench.harness import arguments, best_of, write_result
 from bench.real_corpus import build, read
 
 LANGUAGES, MIN_SCORE = ["en"], 0.65
-# name -> (our module, our class, datatrove's module, datatrove's class)
+# name -> (datatrove's module, datatrove's class)
 RULE_FILTERS = {
-    "gopher_repetition": ("GopherRepetitionFilter", "gopher_repetition_filter", "GopherRepetitionFilter"),
-    "gopher_quality": ("GopherQualityFilter", "gopher_quality_filter", "GopherQualityFilter"),
-    "c4": ("C4Filter", "c4_filters", "C4QualityFilter"),
-    "fineweb": ("FineWebFilter", "fineweb_quality_filter", "FineWebQualityFilter"),
+    "gopher_repetition": ("gopher_repetition_filter", "GopherRepetitionFilter"),
+    "gopher_quality": ("gopher_quality_filter", "GopherQualityFilter"),
+    "c4": ("c4_filters", "C4QualityFilter"),
+    "fineweb": ("fineweb_quality_filter", "FineWebQualityFilter"),
 }
-ORDER = ["language", "pii", *RULE_FILTERS, "fasttext_classifier", "url"]
+ORDER = ["language", "pii", *RULE_FILTERS, "fasttext_classifier"]
 
 
 @dataclass
@@ -55,19 +54,9 @@ def _timed(run: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def _batches(texts: list[str], rows: int) -> list[pa.RecordBatch]:
-    out = []
-    for at in range(0, len(texts), rows):
-        chunk = texts[at : at + rows]
-        out.append(
-            pa.RecordBatch.from_pydict(
-                {
-                    "doc_id": pa.array(range(at, at + len(chunk)), pa.int64()),
-                    "source": pa.array(["bench"] * len(chunk), pa.string()),
-                    "text": pa.array(chunk, pa.string()),
-                }
-            )
-        )
-    return out
+    whole = pa.table({"doc_id": pa.array(range(len(texts)), pa.int64()), "text": pa.array(texts, pa.string())})
+    whole = whole.add_column(1, "source", pa.array(["bench"] * len(texts), pa.string()))
+    return whole.to_batches(max_chunksize=rows) if texts else []
 
 
 def _ours(filter_: Any, batches: list[pa.RecordBatch]) -> list[Any]:
@@ -103,14 +92,10 @@ def bench_language(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
     scores = np.concatenate([r.columns["language_score"].to_numpy() for r in results])
     keep = np.concatenate([r.keep for r in results])
     same_label = sum(a == b[0] for a, b in zip(labels, expected, strict=True))
-    worst = float(np.abs(scores - np.array([e[1] for e in expected])).max())
-    same_keep = int((keep == np.array([e[2] for e in expected])).sum())
-    checked = (
-        f"label {same_label}/{len(texts)} ({len(texts) - same_label} mismatches), keep {same_keep}/{len(texts)}, "
-        f"max score diff {worst:.1e}"
-    )
-    over = int((np.abs(scores - np.array([e[1] for e in expected])) > 1e-6).sum())
-    checked += f" ({over} over 1e-6)"
+    diff = np.abs(scores - np.array([e[1] for e in expected]))
+    worst, same_keep = float(diff.max()), int((keep == np.array([e[2] for e in expected])).sum())
+    checked = f"label {same_label}/{len(texts)}, keep {same_keep}/{len(texts)}, max score diff {worst:.1e}"
+    checked += f" ({int((diff > 1e-6).sum())} over 1e-6)"
     ok = same_label == same_keep == len(texts) and worst <= 1e-6
     return Row("language", theirs_s, ours_s, checked, "" if ok else "MISMATCH")
 
@@ -217,14 +202,12 @@ def bench_pii(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
 
 def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> Row:
     """datatrove's rule filter vs ours (keep identical, and the text for C4), when ours exists."""
-    our_class, their_module, their_class = RULE_FILTERS[name]
-    try:
-        from pipeline.filter import registry
-
-        ours_filter = registry.filter_class(name)()
-    except (ImportError, AttributeError, KeyError):
-        return Row(name, note="not built")
     from datatrove.data import Document
+
+    from pipeline.filter import registry
+
+    their_module, their_class = RULE_FILTERS[name]
+    ours_filter = registry.filter_class(name)()
 
     theirs_filter = getattr(importlib.import_module(f"datatrove.pipeline.filters.{their_module}"), their_class)()
     from pipeline.numba_backend import FILTER
@@ -260,137 +243,26 @@ def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> R
     return Row(name, theirs_s, ours_s, checked, "" if ok else "MISMATCH")
 
 
-def real_urls() -> list[str]:
-    """The distinct http(s) URLs of this machine's documentation and installed packages, sorted: the links of
-    /usr/share/doc's HTML pages, the URLs of its copyright files and changelogs, and of the packages' METADATA."""
-    import gzip
-    import re
-
-    link = re.compile(r"""https?://[^\s"'<>()\\]+""")
-    docs = Path("/usr/share/doc")
-    texts: list[Callable[[], str]] = []
-    for path in sorted(p for p in docs.rglob("*.html") if p.is_file()):
-        texts.append(lambda path=path: path.read_text("utf-8", errors="replace"))
-    for path in sorted(docs.glob("*/copyright")):
-        texts.append(lambda path=path: path.read_text("utf-8", errors="replace"))
-    for path in sorted(docs.glob("*/changelog*.gz")):
-        texts.append(lambda path=path: gzip.open(path).read().decode("utf-8", errors="replace"))
-    for root in sorted({p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)}):
-        for path in sorted(Path(root).glob("*.dist-info/METADATA")):
-            texts.append(lambda path=path: path.read_text("utf-8", errors="replace"))
-    found: set[str] = set()
-    for text in texts:
-        try:
-            found.update(link.findall(text()))
-        except (OSError, EOFError):
-            continue
-    return sorted(found)
-
-
-def bench_url(copies: int) -> tuple[Row, int]:
-    """datatrove's URLFilter vs ours on real and planted URLs (``copies`` of each, distinct query strings)."""
-    os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""  # datatrove's TLDExtract(): the bundled snapshot
-    os.environ["TLDEXTRACT_CACHE"] = "/tmp/bench_filter_tldextract"
-    import warnings
-
-    warnings.simplefilter("ignore", DeprecationWarning)  # datatrove reads tldextract's renamed registered_domain
-    from datatrove.data import Document
-    from datatrove.pipeline.filters.url_filter import URLFilter as Theirs
-
-    from pipeline.filter.rules.url import URLFilter
-    from pipeline.numba_backend import FILTER
-    from tests.unit.filter.test_filter_url import _planted
-
-    def _batch(chunk: list[str]) -> pa.RecordBatch:  # metas as ingest writes them (sorted keys, UTF-8 as is)
-        metas = [json.dumps({"url": u, "warc_date": "2024-01-01"}, sort_keys=True, ensure_ascii=False) for u in chunk]
-        n = len(chunk)
-        return pa.RecordBatch.from_pydict(
-            {"doc_id": [f"d{i}" for i in range(n)], "source": ["web"] * n, "text": ["some text"] * n, "meta": metas}
-        )
-
-    base = real_urls() + _planted()
-    urls = [u if k == 0 else f"{u}{'&' if '?' in u else '?'}copy={k}" for k in range(copies) for u in base]
-    theirs_filter = Theirs()
-    theirs_filter.download_data()  # the lists, outside the timing (ours: loaded when built)
-    FILTER.set(True)  # the kernels, loaded before the timing (a worker's first 2 MB of metas run in Python)
-    ours_filter = URLFilter()
-    batches = [_batch(urls[at : at + 1000]) for at in range(0, len(urls), 1000)]
-    ours_filter.apply(batches[0])
-
-    def theirs() -> list[str | None]:
-        out = []
-        for i, url in enumerate(urls):
-            verdict = theirs_filter.filter(Document(text="some text", id=str(i), metadata={"url": url}))
-            out.append(None if verdict is True else f"url.{verdict[1]}")
-        return out
-
-    def ours() -> list[str | None]:
-        fresh = URLFilter()  # the netloc cache starts empty in every round, as in a new task
-        reasons: list[str | None] = []
-        for batch in batches:
-            result = fresh.apply(batch)
-            reasons += [None if k else r for k, r in zip(result.keep, result.reason, strict=True)]
-        return reasons
-
-    del ours_filter
-    theirs_s, expected = _timed(theirs)
-    ours_s, got = _timed(ours)
-    same = sum(a == b for a, b in zip(expected, got, strict=True))
-    dropped = sum(r is not None for r in expected)
-    checked = f"reason {same}/{len(urls)} ({dropped} dropped)"
-    return Row("url", theirs_s, ours_s, checked, "" if same == len(urls) else "MISMATCH"), len(urls)
+BENCHES = {"language": bench_language, "pii": bench_pii, "fasttext_classifier": bench_fasttext_classifier}
 
 
 def main() -> None:
     """Build or reuse the corpus, run the filters and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=100, help="MB of real documents (default 100)")
+    parser = arguments(__doc__, mb=100.0, batch_rows=1000, repeat=2)
     parser.add_argument("--corpus", type=Path, default=None, help="corpus file (default: built under /tmp)")
-    parser.add_argument("--batch-rows", type=int, default=1000, help="documents per Arrow batch (default 1000)")
     parser.add_argument("--only", nargs="*", choices=ORDER, default=ORDER, help="the filters to run")
-    parser.add_argument("--url-copies", type=int, default=1, help="copies of each URL for url (default 1)")
-    parser.add_argument("--repeat", type=int, default=2, help="rounds per side, the best kept (default 2)")
     args = parser.parse_args()
     REPEAT[0] = max(1, args.repeat)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core for both sides
-    if args.only == ["url"]:
-        row, n = bench_url(args.url_copies)
-        print(f"{n} URLs, one core, CPU seconds of this process")
-        theirs, ours = n / row.theirs_s, n / row.ours_s
-        print(
-            f"url: theirs {theirs:,.0f} URLs/s, ours {ours:,.0f} URLs/s, {ours / theirs:.1f}x  {row.checked} {row.note}"
-        )
-        figures = {"url_theirs": (theirs, "URLs/s"), "url_ours": (ours, "URLs/s"), "url_ratio": (ours / theirs, "x")}
-        write_result("filter_url", args, figures)
-        return
     texts = [r["text"] for r in read(build(args.mb, args.corpus))]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     batches = _batches(texts, args.batch_rows)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{len(texts)} real documents, {mb:.1f} MB, one core, CPU seconds of this process, load average {load:.2f}")
+    print(f"{len(texts)} real documents, {mb:.1f} MB, one core, CPU seconds, load average {os.getloadavg()[0]:.2f}")
     print(f"{'filter':<18} {'theirs MB/s':>14} {'ours MB/s':>10} {'ratio':>7}  checked")
     figures: dict[str, tuple[float, str]] = {}
     for name in args.only:
-        if name == "url":
-            row, n = bench_url(args.url_copies)
-            print(
-                f"{'url':<18} {n / row.theirs_s:>10,.0f} URL/s {n / row.ours_s:>8,.0f}/s "
-                f"{row.theirs_s / row.ours_s:>6.1f}x  {row.checked} {row.note}",
-                flush=True,
-            )
-            continue
-        if name == "language":
-            row = bench_language(texts, batches)
-        elif name == "pii":
-            row = bench_pii(texts, batches)
-        elif name == "fasttext_classifier":
-            row = bench_fasttext_classifier(texts, batches)
-        else:
-            row = bench_rules(name, texts, batches)
-        if row.note == "not built":
-            print(f"{name:<18} {'not built':>14}")
-            continue
+        row = BENCHES[name](texts, batches) if name in BENCHES else bench_rules(name, texts, batches)
         theirs, ours = mb / row.theirs_s, mb / row.ours_s
         print(f"{name:<18} {theirs:>14.2f} {ours:>10.2f} {ours / theirs:>6.1f}x  {row.checked} {row.note}", flush=True)
         figures |= {f"{name} theirs": (theirs, "MB/s"), f"{name} ours": (ours, "MB/s")}

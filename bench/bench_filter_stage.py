@@ -11,14 +11,13 @@ Run: python -m bench filter_stage [--mb 200] [--only language pii]
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import time
 from pathlib import Path
 
 from bench import real_corpus
-from bench.harness import DATA, ProcessTree, dataproc_filters, run_config, session, write_result
+from bench.harness import DATA, ProcessTree, arguments, dataproc_filters, run_config, session, write_result
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
 from pipeline.run.runner import run_stages
@@ -47,8 +46,7 @@ def run(spark, raw: Path, out: Path, filters: list | None) -> tuple[dict[str, fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=200, help="MB of real documents (default 200)")
+    parser = arguments(__doc__, mb=200.0)
     parser.add_argument("--only", nargs="*", default=None, help="these filters of the list only (default: all)")
     args = parser.parse_args()
     raw = real_corpus.build(args.mb)
@@ -63,24 +61,19 @@ def main() -> None:
     plain, plain_cpu = run(spark, raw, DATA / "run-filter-stage-off", None)
     filtered, filtered_cpu = run(spark, raw, DATA / "run-filter-stage-on", filters)
     spark.stop()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{raw} ({raw.stat().st_size / 1e6:.0f} MB on disk), local[2]; filters: {[f['name'] for f in filters]}")
-    print(f"load average {load:.2f} at the end")
-    print(f"{'run':<22}{'ingest':>9}{'filter':>9}{'dedup':>9}{'total':>9}")
+    names = [f["name"] for f in filters]
+    print(f"{raw} ({raw.stat().st_size / 1e6:.0f} MB), local[2], load {os.getloadavg()[0]:.2f}; filters: {names}")
+    print(f"{'run':<24}" + "".join(f"{c:>9}" for c in ("ingest", "filter", "dedup", "total")))
     for name, secs in (("ingest + dedup", plain), ("ingest + filter + dedup", filtered)):
-        print(f"{name:<22}" + "".join(f"{secs.get(c, 0.0):>9.1f}" for c in ("ingest", "filter", "dedup", "total")))
-    base = plain["ingest"] + plain["dedup"]
-    print(f"filter stage / (ingest + dedup): {filtered['filter'] / base:.2f} (goal <= 0.50)")
+        print(f"{name:<24}" + "".join(f"{secs.get(c, 0.0):>9.1f}" for c in ("ingest", "filter", "dedup", "total")))
     base_cpu = plain_cpu.get("ingest", 0.0) + plain_cpu.get("dedup", 0.0)
-    cpu_ratio = filtered_cpu.get("filter", 0.0) / base_cpu if base_cpu else float("nan")
-    print(f"CPU s (JVM + Python workers): filter {filtered_cpu.get('filter', 0.0):.1f}, ingest + dedup {base_cpu:.1f}")
-    print(f"filter stage / (ingest + dedup) in CPU s: {cpu_ratio:.2f}")
-    print(f"whole run with filters / without: {filtered['total'] / plain['total']:.2f}")
     ratios = {
-        "filter/(ingest+dedup)": (filtered["filter"] / base, "x"),
+        "filter/(ingest+dedup)": (filtered["filter"] / (plain["ingest"] + plain["dedup"]), "x"),
         "whole run": (filtered["total"] / plain["total"], "x"),
-        "filter/(ingest+dedup) CPU": (cpu_ratio, "x"),
+        "filter/(ingest+dedup) CPU": (filtered_cpu.get("filter", 0.0) / base_cpu if base_cpu else float("nan"), "x"),
     }
+    for label, (value, _) in ratios.items():
+        print(f"{label}: {value:.2f}")
     write_result("filter_stage", args, {**ratios, "filter stage": (filtered["filter"], "s")})
 
 

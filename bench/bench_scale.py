@@ -14,17 +14,16 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import sys
-import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import psutil
 import yaml
 
-from bench.harness import ProcessTree, commit, write_result
+from bench.harness import DATA, ProcessTree, arguments, commit, machine, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
 from bench.vs_corpus import shard_paths
 from pipeline.run.registry import STAGE_NAMES
@@ -153,57 +152,38 @@ def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code:
     }
 
 
-def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path) -> tuple[float, dict]:
-    """spark-submit of the whole run to ``cluster``; its wall seconds and the memory peaks of its processes."""
-    cmd = submit_command(cluster, dist, config_path, MEMORY)
-    started = time.monotonic()
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=config_path.parent, env=cluster.env, stdout=out, stderr=subprocess.STDOUT)
-        with TreeMemory(proc.pid, workers=cluster.pids()) as memory:
-            code = proc.wait()
-    seconds = time.monotonic() - started
-    if code != 0:
-        tail = log.read_text(errors="replace")[-3000:]
-        raise SystemExit(f"error: the run exited {code} ({log}):\n{tail}")
-    return seconds, memory.report()
-
-
 def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: float) -> dict:
-    """One fresh run over a prefix of ``size_gb`` GB: its figures (the run directory removed afterwards)."""
+    """One fresh run over a prefix of ``size_gb`` GB, spark-submitted: its figures (its directories removed
+    afterwards unless ``--keep``)."""
     work, tag = args.work, f"{size_gb:g}gb"
     data, out, index = work / f"corpus-{tag}", work / f"run-{tag}", work / f"index-{tag}"
     nbytes, per_source = prefix(args.corpus, int(size_gb * GB), data)
     for path in (out, index):
         shutil.rmtree(path, ignore_errors=True)
     config_path = work / f"pipeline-{tag}.yaml"
-    config_path.write_text(
-        yaml.safe_dump(config(data, per_source, out, index, set(args.code_sources.split(","))), sort_keys=False)
-    )
+    code = set(args.code_sources.split(","))
+    config_path.write_text(yaml.safe_dump(config(data, per_source, out, index, code), sort_keys=False))
     load_before = os.getloadavg()[0]
-    wall, memory = submit(cluster, dist, config_path, work / f"run-{tag}.log")
+    cmd = submit_command(cluster, dist, config_path, MEMORY)
+    memory = partial(TreeMemory, workers=cluster.pids())
+    wall, tree = run_logged(cmd, work / f"run-{tag}.log", cluster.env, config_path.parent, memory)
     report = json.loads((out / "report.json").read_text())
     stages = {row["stage"]: float(row["seconds"]) for row in report["timeline"]["stages"]}
-    gb = nbytes / GB
+    seconds = {**stages, "stages": sum(stages.values()), "submit": wall}
     row = {
         "size_gb": size_gb,
         "input_bytes": nbytes,
         "input_bytes_per_source": per_source,
-        "documents_read": report["summary"]["documents_read"],
-        "survivors": report["summary"]["survivors"],
-        "tokens": report["summary"]["tokens"],
-        "seconds": {**stages, "stages": round(sum(stages.values()), 1), "submit": round(wall, 1)},
-        "seconds_per_gb": {k: round(v / gb, 1) for k, v in {**stages, "stages": sum(stages.values())}.items()}
-        | {"submit": round(wall / gb, 1)},
+        **{k: report["summary"][k] for k in ("documents_read", "survivors", "tokens")},
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "seconds_per_gb": {k: round(v / (nbytes / GB), 1) for k, v in seconds.items()},
         "dedup_steps": {row["step"]: row["seconds"] for row in report["timeline"].get("dedup_steps") or []},
         "load_before": round(load_before, 2),
-        **memory,
+        **tree.report(),
     }
     if not args.keep:
-        for path in (out, index, data, work / "spark-local"):
+        for path in (out, index, data, work / "spark-local", *cluster.root.glob("worker*/app-*")):
             shutil.rmtree(path, ignore_errors=True)
-        for i in range(cluster.workers):  # executors' work directories (logs, the zip's copies)
-            for app in cluster.worker_dir(i).glob("app-*"):
-                shutil.rmtree(app, ignore_errors=True)
     return row
 
 
@@ -259,14 +239,9 @@ def markdown(result: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arguments(__doc__, sizes="1,2,5,10", work=DATA / "scale", code_sources="pypi,python")
     parser.add_argument("--corpus", type=Path, help="a directory of JSONL shards, or one JSONL file")
-    parser.add_argument("--sizes", default="1,2,5,10", help="GB (10^9 bytes) per run, comma-separated")
     parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/pipeline-bench/scale"), help="scratch directory")
-    parser.add_argument(
-        "--code-sources", default="pypi,python", help="corpus sources run without the prose filters (filter: [])"
-    )
     parser.add_argument("--keep", action="store_true", help="keep each run's output (default: removed)")
     parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
     args = parser.parse_args()
@@ -281,40 +256,23 @@ def main() -> None:
         raise SystemExit(f"error: --sizes: not a comma-separated list of numbers: {args.sizes!r}") from None
     if not sizes or min(sizes) <= 0:
         raise SystemExit(f"error: --sizes: every size must be > 0 GB: {args.sizes!r}")
-    if args.corpus is None:
-        raise SystemExit("error: --corpus: required (a directory of JSONL shards, or one JSONL file)")
-    if not args.corpus.exists():
-        raise SystemExit(f"error: --corpus: {args.corpus} does not exist")
+    if args.corpus is None or not args.corpus.exists():
+        raise SystemExit(f"error: --corpus: {args.corpus} does not exist (a directory of JSONL shards, or one file)")
     args.work.mkdir(parents=True, exist_ok=True)
-    result: dict[str, Any] = {
-        "command": " ".join(["python -m bench scale", *sys.argv[1:]]),
-        "commit": commit(),
-        "machine": {"cpus": os.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)},
-        "cluster": {
-            "workers": 2,
-            "cores_per_worker": 1,
-            "executor_memory": MEMORY,
-            "driver_memory": MEMORY,
-        },
-        "corpus": str(args.corpus),
-        "sizes": [],
-    }
+    cluster_facts = {"workers": 2, "cores_per_worker": 1, "executor_memory": MEMORY, "driver_memory": MEMORY}
+    result: dict[str, Any] = {"command": " ".join(["python -m bench scale", *sys.argv[1:]]), "commit": commit()}
+    result |= {"machine": machine(), "cluster": cluster_facts, "corpus": str(args.corpus), "sizes": []}
     dist = build_zip(args.work / "dist")
     with Cluster(args.work / "cluster", workers=2, cores=1, memory=MEMORY) as cluster:
         for size in sizes:
             row = measure(cluster, dist, args, size)
             result["sizes"].append(row)
             print(f"{size:g} GB done in {row['seconds']['submit']:.0f} s (load {os.getloadavg()[0]:.1f})", flush=True)
+            print(f"  {row['documents_read']:,} documents, {row['survivors']:,} survivors, {row['tokens']:,} tokens")
             if args.json:  # after every size, so a long series keeps what it measured
                 args.json.write_text(json.dumps(result, indent=1) + "\n")
     print(markdown(result))
-    for row in result["sizes"]:
-        print(
-            f"{row['size_gb']:g} GB: {row['documents_read']:,} documents, {row['survivors']:,} survivors, "
-            f"{row['tokens']:,} tokens; load {row['load_before']} before, {row['load_mean']} mean"
-        )
     write_result("scale", args, figures(result["sizes"]))
-    print(f"commit {result['commit']}, load average now {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

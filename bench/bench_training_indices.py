@@ -1,7 +1,7 @@
 """Benchmark: the training-indices files, ours vs megatron-core 0.16.1's BlendedMegatronDatasetBuilder.
 
 Usage: python -m bench training_indices [--tokens 1e9] [--sources 5] [--seq-length 4096]
-    [--epochs 1.3] [--repeat 5] [--workdir DIR]
+    [--epochs 1.3] [--repeat 5] [--work DIR]
 
 How it measures: docs/benchmarks.md, Method notes, training_indices.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.harness import child_command, child_env, write_result
+from bench.harness import arguments, child_command, child_env, write_result
 
 TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["/models/bench"]}
 
@@ -122,48 +122,31 @@ def run_megatron(spec: dict, cache: str) -> None:
 
 
 def child(side: str, spec_file: str, cache: str) -> None:
+    """One side's builds, pinned to one core: a first build and a second in the same process (a reused Spark
+    worker, compiled code loaded), each into its own empty cache; prints their wall and CPU seconds as JSON."""
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     spec = json.loads(Path(spec_file).read_text())
-    if side == "ours":
-        spec["weights"] = (np.asarray(spec["weights"]) / float(np.sum(spec["weights"]))).tolist()
     if side == "ours":  # imports outside the timing, both sides
         import pipeline.training_indices.tasks  # noqa: F401
+
+        spec["weights"] = (np.asarray(spec["weights"]) / float(np.sum(spec["weights"]))).tolist()
     else:
         import megatron.core.datasets.blended_megatron_dataset_builder  # noqa: F401
-    run = run_ours if side == "ours" else run_megatron
-    started, cpu = time.perf_counter(), time.process_time()
-    run(spec, cache)
-    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    started, cpu = time.perf_counter(), time.process_time()
-    run(spec, cache + "-again")  # the same process again (a reused Spark worker): compiled code loaded
-    again, cpu_again = time.perf_counter() - started, time.process_time() - cpu
-    print(
-        json.dumps(
-            {
-                "side": side,
-                "seconds": seconds,
-                "again": again,
-                "cpu": cpu_seconds,
-                "cpu_again": cpu_again,
-                "peak_mb": peak,
-            }
-        )
-    )
+    found = {}
+    for wall, cpu, into in (("seconds", "cpu", cache), ("again", "cpu_again", cache + "-again")):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        (run_ours if side == "ours" else run_megatron)(spec, into)
+        found[wall], found[cpu] = time.perf_counter() - started, time.process_time() - cpu_started
+    print(json.dumps({**found, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 def measure(side: str, spec_file: Path, cache: Path) -> dict:
-    env = child_env()
+    """One side's figures from a fresh child process, its caches emptied first."""
     for d in (cache, Path(f"{cache}-again")):
         shutil.rmtree(d, ignore_errors=True)  # megatron-core loads files it finds instead of building them
-    out = subprocess.run(
-        [*child_command(__spec__), "--child", side, str(spec_file), str(cache)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    cmd = [*child_command(__spec__), "--child", side, str(spec_file), str(cache)]
+    out = subprocess.run(cmd, env=child_env(), check=True, capture_output=True, text=True).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
 
 
 def same_files(a: Path, b: Path) -> tuple[int, list[str]]:
@@ -175,24 +158,13 @@ def same_files(a: Path, b: Path) -> tuple[int, list[str]]:
     return len(files), mismatch + errors
 
 
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):6.3f} s ({min(values):.3f}..{max(values):.3f})"
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tokens", type=float, default=1e9)
-    parser.add_argument("--sources", type=int, default=5)
-    parser.add_argument("--seq-length", type=int, default=4096)
-    parser.add_argument("--epochs", type=float, default=1.3, help="train samples = tokens * epochs / seq-length")
-    parser.add_argument("--repeat", type=int, default=5, help="fresh processes per side (medians are compared)")
-    parser.add_argument("--workdir", type=Path, default=None)
+    parser = arguments(__doc__, tokens=1e9, sources=5, seq_length=4096, epochs=1.3, repeat=5, work="")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(*args.child)
-        return
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-training-indices-"))
+        return child(*args.child)
+    work = Path(args.work or tempfile.mkdtemp(prefix="bench-training-indices-"))
     names = synthesize(work / "run", args.tokens, args.sources)
     spec = plan_config(work / "run", names, args.seq_length, args.epochs)
     spec_file = work / "spec.json"
@@ -200,34 +172,26 @@ def main() -> None:
     print(f"{spec['tokens']:,} tokens in {len(names)} sources; samples {spec['training']['samples']}")
     runs: dict[str, list[dict]] = {"megatron": [], "ours": []}
     differ: list[str] = []
-    count = 0
     for _ in range(args.repeat):
         for side in runs:  # alternating, so that both sides see the same load on a shared machine
             runs[side].append(measure(side, spec_file, work / f"{side}_cache"))
         for suffix in ("", "-again"):
             count, bad = same_files(work / f"megatron_cache{suffix}", work / f"ours_cache{suffix}")
             differ += bad
-    medians: dict[str, dict[str, float]] = {}
+    keys = ("seconds", "again", "cpu", "cpu_again")
+    medians = {side: {k: statistics.median(r[k] for r in rs) for k in keys} for side, rs in runs.items()}
     for side, rs in runs.items():
-        medians[side] = {key: statistics.median(r[key] for r in rs) for key in ("seconds", "again", "cpu", "cpu_again")}
-        peak = max(r["peak_mb"] for r in rs)
-        print(f"{side:>9} ({len(rs)} runs, one core; median (min..max)), peak RSS {peak:.0f} MB:")
-        for label, fresh, again in (("wall", "seconds", "again"), ("CPU ", "cpu", "cpu_again")):
-            print(
-                f"{'':>11}{label}: first build in a fresh process {spread([r[fresh] for r in rs])}, "
-                f"again {spread([r[again] for r in rs])}"
-            )
-    ours, theirs = medians["ours"], medians["megatron"]
-    same = not differ
+        spread = ", ".join(f"{k} {min(r[k] for r in rs):.3f}..{max(r[k] for r in rs):.3f} s" for k in keys)
+        print(f"{side:>9} ({len(rs)} runs, one core, peak RSS {max(r['peak_mb'] for r in rs):.0f} MB): {spread}")
+    ratios = {k: medians["ours"][k] / medians["megatron"][k] for k in keys}
     print(
-        f"ratio ours / megatron-core (medians): wall {ours['seconds'] / theirs['seconds']:.2f}x fresh, "
-        f"{ours['again'] / theirs['again']:.2f}x again; CPU {ours['cpu'] / theirs['cpu']:.2f}x fresh, "
-        f"{ours['cpu_again'] / theirs['cpu_again']:.2f}x again; {count} files identical: {same}"
+        f"ratio ours / megatron-core (medians): wall {ratios['seconds']:.2f}x fresh, {ratios['again']:.2f}x again; "
+        f"CPU {ratios['cpu']:.2f}x fresh, {ratios['cpu_again']:.2f}x again; {count} files identical: {not differ}"
     )
-    if not same:
+    if differ:
         raise SystemExit(f"files differ: {sorted(set(differ))}")
-    ratios = {f"{k} ours/megatron-core": (ours[k] / theirs[k], "x") for k in ("seconds", "again", "cpu", "cpu_again")}
-    write_result("training_indices", args, {**ratios, "identical files": (count, "files")})
+    figures = {f"{k} ours/megatron-core": (v, "x") for k, v in ratios.items()}
+    write_result("training_indices", args, {**figures, "identical files": (count, "files")})
 
 
 if __name__ == "__main__":

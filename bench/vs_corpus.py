@@ -10,6 +10,7 @@ carries it in a ``doc`` column, which the peer script keeps in its output rows.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 from dataclasses import dataclass
@@ -93,21 +94,10 @@ def peer_parquet(corpus: Corpus, column: str) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     chunk = max(1, -(-len(corpus.offsets) // PEER_PARTS))
-    docs: list[int] = []
-    texts: list[str] = []
-
-    def flush() -> None:
-        table = pa.table({"doc": pa.array(docs, pa.int64()), column: texts})
-        pq.write_table(table, tmp / f"part-{docs[0] // chunk:05d}.parquet")
-        docs.clear()
-        texts.clear()
-
-    for i, text in corpus.texts():
-        docs.append(i)
-        texts.append(text)
-        if len(docs) == chunk:
-            flush()
-    if docs:
-        flush()
+    texts = corpus.texts()
+    for part in range(-(-len(corpus.offsets) // chunk)):
+        rows = list(itertools.islice(texts, chunk))
+        table = pa.table({"doc": pa.array([i for i, _ in rows], pa.int64()), column: [text for _, text in rows]})
+        pq.write_table(table, tmp / f"part-{part:05d}.parquet")
     tmp.rename(out)
     return out

@@ -113,6 +113,15 @@ def pytest_collection_modifyitems(config, items) -> None:
     write_shared_runs(config, items)  # on an xdist worker: the shared runs its tests use, for the scheduler
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config) -> None:
+    """``-n N`` without ``--dist`` distributes by file (``loadfile``, the README's command) instead of xdist's
+    test-by-test ``load``: a file's module fixtures (trained tokenizers, built corpora) are then made once, not
+    once per worker that gets one of its tests."""
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", None) == "no":
+        config.option.dist = "loadfile"
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile`` keeps the files sharing a session run on one worker (tests/xdist_groups.py)."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.spans.sentence_batches import RUN, SENTENCE_COLUMNS
+from pipeline.spans.sentence_batches import dropped_run, rewrite_batches
 
 KIND_LINES = "lines"
 # The non-ASCII punctuation CCNet's text_normalizer removes (its UNICODE_PUNCT keys), and the control characters
@@ -96,42 +96,13 @@ def line_rewrite_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -
     the documents' columns with those lines dropped, the bytes removed, whether the document is now left with
     nothing but whitespace (``too_short``: CCNet drops a document with no line kept) and one run per dropped
     line (``runs``, in bytes of the text as it was)."""
-    for batch in batches:
-        texts: list[str] = []
-        removed: list[int] = []
-        too_short: list[bool] = []
-        runs: list[list[dict[str, int]]] = []
-        for text, dups in zip(batch.column("text").to_pylist(), batch.column("dups").to_pylist(), strict=True):
-            if not dups:
-                texts.append(text)
-                removed.append(0)
-                too_short.append(False)
-                runs.append([])
-                continue
-            by_line = {d["line"]: d for d in dups}
-            after, ranges = drop_lines(text, list(by_line))
-            texts.append(after)
-            removed.append(len(text.encode("utf-8")) - len(after.encode("utf-8")))
-            too_short.append(not after.strip())
-            runs.append(
-                [
-                    {
-                        "start": s,
-                        "end": e,
-                        "copies": by_line[i]["copies"],
-                        "kept_doc_id": by_line[i]["kept_doc_id"],
-                        "kept_start": by_line[i]["kept_start"],
-                    }  # fmt: skip
-                    for s, e, i in ranges
-                ]
-            )
-        columns = [
-            pa.array(texts, type=pa.string()) if name == "text" else batch.column(name)
-            for name in schema.names
-            if name not in SENTENCE_COLUMNS.names
-        ]
-        yield pa.RecordBatch.from_arrays(
-            [*columns, pa.array(removed, type=pa.int64()), pa.array(too_short, type=pa.bool_()),
-             pa.array(runs, type=pa.list_(RUN))],
-            schema=schema,
-        )  # fmt: skip
+
+    def rewrite(text: str, dups: list[dict[str, Any]]) -> tuple[str, int, bool, list[dict[str, int]]]:
+        if not dups:
+            return text, 0, False, []
+        by_line = {d["line"]: d for d in dups}
+        after, ranges = drop_lines(text, list(by_line))
+        runs = [dropped_run(s, e, by_line[i]) for s, e, i in ranges]
+        return after, len(text.encode("utf-8")) - len(after.encode("utf-8")), not after.strip(), runs
+
+    return rewrite_batches(batches, schema, rewrite)

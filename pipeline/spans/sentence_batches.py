@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import pyarrow as pa
 
@@ -34,43 +35,24 @@ def signature_batches(batches: Iterable[pa.RecordBatch], span: int) -> Iterator[
         yield pa.RecordBatch.from_pydict(out, schema=SIGNATURES)
 
 
-def sentence_rewrite_batches(
-    batches: Iterable[pa.RecordBatch], schema: pa.Schema, span: int, min_doc_words: int, min_num_sentences: int
-) -> Iterator[pa.RecordBatch]:
-    """Documents with their duplicated signatures (``dups``: list of sent, copies, kept_doc_id, kept_start, or
-    null) -> the documents' columns with datatrove's rewritten text, the bytes it removed, whether the document
-    is now too short (``too_short``) and the dropped runs in UTF-8 bytes of the text as it was (``runs``), each
-    with the copies and kept copy of the duplicated signature that opened it."""
+Rewrite = Callable[[str, list[dict[str, Any]]], tuple[str, int, bool, list[dict[str, int]]]]
+
+
+def rewrite_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema, rewrite: Rewrite) -> Iterator[pa.RecordBatch]:
+    """Documents with their duplicates (``dups``, a list or null) -> the documents' columns with ``rewrite``'s text,
+    the bytes it removed (``removed_bytes``), ``too_short`` and the dropped ``runs``, in SENTENCE_COLUMNS: the
+    batch loop of every spans part that rewrites documents, ``rewrite(text, dups)`` deciding each one."""
     for batch in batches:
         texts: list[str] = []
         removed: list[int] = []
         too_short: list[bool] = []
         runs: list[list[dict[str, int]]] = []
         for text, dups in zip(batch.column("text").to_pylist(), batch.column("dups").to_pylist(), strict=True):
-            if not dups:
-                texts.append(text)
-                removed.append(0)
-                too_short.append(not text)
-                runs.append([])
-                continue
-            by_index = {d["sent"]: d for d in dups}
-            after, dropped = drop_duplicates(text, sorted(by_index), span)
-            offsets = byte_offsets(text)
+            after, gone, short, dropped = rewrite(text, dups or [])
             texts.append(after)
-            removed.append(int(offsets[-1]) - len(after.encode("utf-8")))
-            too_short.append(not long_enough(text, after, min_doc_words, min_num_sentences))
-            runs.append(
-                [
-                    {
-                        "start": int(offsets[start]),
-                        "end": int(offsets[end]),
-                        "copies": by_index[first]["copies"],
-                        "kept_doc_id": by_index[first]["kept_doc_id"],
-                        "kept_start": by_index[first]["kept_start"],
-                    }
-                    for start, end, first in dropped
-                ]
-            )
+            removed.append(gone)
+            too_short.append(short)
+            runs.append(dropped)
         columns = [
             pa.array(texts, type=pa.string()) if name == "text" else batch.column(name)
             for name in schema.names
@@ -85,3 +67,30 @@ def sentence_rewrite_batches(
             ],
             schema=schema,
         )
+
+
+def dropped_run(start: int, end: int, dup: dict[str, Any]) -> dict[str, int]:
+    """A dropped run in UTF-8 bytes of the text as it was, with the copies and kept copy of the duplicate that
+    opened it."""
+    return {"start": start, "end": end, **{k: dup[k] for k in ("copies", "kept_doc_id", "kept_start")}}
+
+
+def sentence_rewrite_batches(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, span: int, min_doc_words: int, min_num_sentences: int
+) -> Iterator[pa.RecordBatch]:
+    """Documents with their duplicated signatures (``dups``: list of sent, copies, kept_doc_id, kept_start, or
+    null) -> the documents' columns with datatrove's rewritten text, the bytes it removed, whether the document
+    is now too short (``too_short``) and the dropped runs in UTF-8 bytes of the text as it was (``runs``), each
+    with the copies and kept copy of the duplicated signature that opened it."""
+
+    def rewrite(text: str, dups: list[dict[str, Any]]) -> tuple[str, int, bool, list[dict[str, int]]]:
+        if not dups:
+            return text, 0, not text, []
+        by_index = {d["sent"]: d for d in dups}
+        after, dropped = drop_duplicates(text, sorted(by_index), span)
+        offsets = byte_offsets(text)
+        short = not long_enough(text, after, min_doc_words, min_num_sentences)
+        runs = [dropped_run(int(offsets[start]), int(offsets[end]), by_index[first]) for start, end, first in dropped]
+        return after, int(offsets[-1]) - len(after.encode("utf-8")), short, runs
+
+    return rewrite_batches(batches, schema, rewrite)

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
-from pipeline.config import load_config_text
-from pipeline.spans.stage import line_pass, run_spans
-from pipeline.stage_api import layout
-from pipeline.stage_api.context import RunContext
+from pipeline.spans.stage import line_pass
 from tests.spans_lines_oracle import oracle_lines
 from tests.spans_oracle import oracle_ranges, oracle_text, real_documents
+from tests.spans_stage_run import run_stage
 
 REPO = Path(__file__).resolve().parents[3]
 NAV = "Home | About | Contact | Archive 2021"
@@ -48,20 +45,6 @@ def planted_documents() -> list[tuple[int, str]]:
     ]
 
 
-def _stage(spark, tmp: Path, docs: list[tuple[int, str]], overrides: list[str]):
-    text = (REPO / "conf" / "local.yaml").read_text()
-    ctx = RunContext(load_config_text(text, [f"output={tmp / 'run'}", *overrides]), spark=spark)
-    sources = ("web", "wiki", "forum")
-    rows = [(doc_id, sources[i % 3], text) for i, (doc_id, text) in enumerate(docs)]
-    ctx.write_table(spark.createDataFrame(rows, "doc_id long, source string, text string"), layout.SURVIVORS)
-    counts = run_spans(ctx, layout.SURVIVORS)
-    run = tmp / "run"
-    kept = {r["doc_id"]: r["text"] for r in pq.read_table(run / layout.SPANS_DOCUMENTS).to_pylist()}
-    too_short = {r["doc_id"] for r in pq.read_table(run / layout.SPANS_TOO_SHORT).to_pylist()}
-    removed = pq.read_table(run / layout.SPANS_REMOVED).to_pylist()
-    return counts, kept, too_short, removed
-
-
 def _rows_by_doc(removed: list[dict], kind: str = "lines") -> dict[int, list[tuple[int, int, int, int, int]]]:
     out: dict[int, list[tuple[int, int, int, int, int]]] = {}
     for r in removed:
@@ -78,7 +61,7 @@ def test_lines_equal_the_oracle_and_the_accounting_holds(spark, tmp_path, min_re
     docs = planted_documents() + (real_documents(real_bytes) if real_bytes else [])
     expected, expected_short, expected_rows = oracle_lines(docs, min_repeats)
     overrides = ["spans.exact_substring=null", f"spans.lines.min_repeats={min_repeats}"]
-    counts, kept, too_short, removed = _stage(spark, tmp_path, docs, overrides)
+    counts, kept, too_short, removed = run_stage(spark, tmp_path, docs, overrides)
     texts = dict(docs)
     if min_repeats == 2:  # the planted cases do what they were planted for
         assert expected_short >= {9} and {10, 11}.isdisjoint(expected_rows)
@@ -140,7 +123,7 @@ def test_lines_then_exact_substrings_and_explain_report_sample_show_them(spark, 
     expected = {d: oracle_text(t, ranges.get(d, [])) for d, t in after_lines.items()}
     emptied = {d for d, t in expected.items() if d in ranges and not t.strip()}
     overrides = ["spans.exact_substring.min_tokens=50", "spans.lines.min_repeats=2"]
-    counts, kept, too_short, removed = _stage(spark, tmp_path, docs, overrides)
+    counts, kept, too_short, removed = run_stage(spark, tmp_path, docs, overrides)
     assert kept == {d: t for d, t in expected.items() if d not in emptied}
     assert too_short == too_short_expected
     exact = {}
@@ -195,7 +178,7 @@ def test_all_three_parts_lines_then_datatrove_sentences_then_exact_substrings(sp
     expected = {d: oracle_text(t, ranges.get(d, [])) for d, t in after_sentences.items()}
     emptied = {d for d, t in expected.items() if d in ranges and not t.strip()}
     overrides = ["spans.exact_substring.min_tokens=50", "spans.sentences.span=3", "spans.lines.min_repeats=2"]
-    counts, kept, too_short, removed = _stage(spark, tmp_path, docs, overrides)
+    counts, kept, too_short, removed = run_stage(spark, tmp_path, docs, overrides)
     assert short_lines and set(after_lines) - set(after_sentences), "no document left too short by each part"
     assert kept == {d: t for d, t in expected.items() if d not in emptied}
     assert too_short == short_lines | (set(after_lines) - set(after_sentences))

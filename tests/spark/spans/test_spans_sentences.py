@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
-from pipeline.config import load_config_text
 from pipeline.spans.sentences import sentence_ends, signatures
-from pipeline.spans.stage import run_spans
-from pipeline.stage_api import layout
-from pipeline.stage_api.context import RunContext
 from tests.oracles import require_oracle
 from tests.spans_oracle import real_documents
+from tests.spans_stage_run import run_stage
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO.parent / "shared" / "fixtures"
@@ -76,20 +72,6 @@ def _datatrove(docs: list[tuple[int, str]], tmp: Path, span: int, min_words: int
     return {int(doc.id): doc.text for doc in kept}
 
 
-def _stage(spark, tmp: Path, docs: list[tuple[int, str]], overrides: list[str]):
-    text = (REPO / "conf" / "local.yaml").read_text()
-    ctx = RunContext(load_config_text(text, [f"output={tmp / 'run'}", *overrides]), spark=spark)
-    sources = ("web", "wiki", "forum")
-    rows = [(doc_id, sources[i % 3], text) for i, (doc_id, text) in enumerate(docs)]
-    ctx.write_table(spark.createDataFrame(rows, "doc_id long, source string, text string"), layout.SURVIVORS)
-    counts = run_spans(ctx, layout.SURVIVORS)
-    run = tmp / "run"
-    kept = {r["doc_id"]: r["text"] for r in pq.read_table(run / layout.SPANS_DOCUMENTS).to_pylist()}
-    too_short = {r["doc_id"] for r in pq.read_table(run / layout.SPANS_TOO_SHORT).to_pylist()}
-    removed = pq.read_table(run / layout.SPANS_REMOVED).to_pylist()
-    return counts, kept, too_short, removed
-
-
 def test_sentence_ends_and_signatures_equal_datatrove_on_real_text():
     tokenizer = word_tokenizers.load_word_tokenizer("en")
     step = sentence_dedup.SentenceDedupSignature(
@@ -113,7 +95,7 @@ def test_sentences_equal_datatrove_sentence_dedup(spark, tmp_path, span, min_wor
         f"spans.sentences.min_doc_words={min_words}",
         f"spans.sentences.min_num_sentences={min_sentences}",
     ]
-    counts, kept, too_short, removed = _stage(spark, tmp_path, docs, overrides)
+    counts, kept, too_short, removed = run_stage(spark, tmp_path, docs, overrides)
     texts = dict(docs)
     changed = {d for d, t in expected.items() if t != texts[d]}
     assert len(changed) >= 5 and len(texts) - len(expected) >= 2, "too few cases to compare anything"
@@ -145,7 +127,7 @@ def test_both_parts_sentences_then_exact_substrings_and_explain_shows_them(spark
     expected = {d: oracle_text(t, ranges.get(d, [])) for d, t in after_sentences.items()}
     emptied = {d for d, t in expected.items() if d in ranges and not t.strip()}
     overrides = ["spans.exact_substring.min_tokens=50", "spans.sentences.span=3"]
-    counts, kept, too_short, removed = _stage(spark, tmp_path, docs, overrides)
+    counts, kept, too_short, removed = run_stage(spark, tmp_path, docs, overrides)
     assert kept == {d: t for d, t in expected.items() if d not in emptied}
     assert too_short == {d for d, _ in docs} - set(after_sentences)
     exact = {}

@@ -4,6 +4,7 @@ naming its kind; damaged members are rejects and the rest of the file is read; s
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections import Counter
@@ -34,6 +35,14 @@ def built(pages):
     return build_warc(pages)
 
 
+@pytest.fixture(scope="module")
+def whole(built, tmp_path_factory):
+    """The gzip WARC of every page read whole, once: (its path, its records)."""
+    path = tmp_path_factory.mktemp("warc") / "pages.warc.gz"
+    path.write_bytes(built.data)
+    return path, _read(path, "warc")[1]
+
+
 def _read(path: Path, fmt: str, split_bytes: int = 1 << 40, rules: RecordRules = RULES):
     src = SourceConfig(name="web", paths=[str(path)], format=fmt)
     file = SourceFile(src, str(path), path.name, path.stat().st_size)
@@ -45,14 +54,13 @@ def _docs(records):
     return {pos: p for pos, p, _ in records if p.reason is None}
 
 
+@functools.cache
 def _oracle(html: str) -> str:
     return extract_plain_text(html, main_content=True)  # resiliparse directly, on the str the test encoded
 
 
-def test_every_page_extracts_as_resiliparse_does_and_every_other_record_is_counted(built, tmp_path):
-    path = tmp_path / "pages.warc.gz"
-    path.write_bytes(built.data)
-    _, records = _read(path, "warc")
+def test_every_page_extracts_as_resiliparse_does_and_every_other_record_is_counted(built, whole):
+    records = whole[1]
     docs = _docs(records)
     expected = {p.position: p for p in built.pages if _oracle(p.html).strip()}
     assert len(built.pages) > 400 and len(expected) > 400
@@ -70,13 +78,11 @@ def test_every_page_extracts_as_resiliparse_does_and_every_other_record_is_count
     assert Counter(rejects.values())["warc_request"] == len(built.pages)
 
 
-def test_splits_at_any_byte_give_the_same_records(built, tmp_path):
-    path = tmp_path / "pages.warc.gz"
-    path.write_bytes(built.data)
-    _, whole = _read(path, "warc")
+def test_splits_at_any_byte_give_the_same_records(whole):
+    path, records = whole
     splits, parts = _read(path, "warc", split_bytes=7919)
     assert len(splits) > 100
-    assert [(pos, p.reason, p.text) for pos, p, _ in parts] == [(pos, p.reason, p.text) for pos, p, _ in whole]
+    assert [(pos, p.reason, p.text) for pos, p, _ in parts] == [(pos, p.reason, p.text) for pos, p, _ in records]
 
 
 def test_plain_warc_gives_the_texts_of_the_gzip_one(pages, tmp_path):

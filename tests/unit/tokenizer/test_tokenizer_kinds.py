@@ -97,6 +97,20 @@ def oracles(hf_json):
 CASES = ("cl100k", "qwen3.6", "mistral-v1", "tokenizer.json")
 
 
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory, oracles):
+    """Per case, on first use: the run's tokenizer as ``load_tokenizer`` gives it, loaded once for the module's
+    tests (building the fast tables of a rank file is the expensive part; the tests only encode and decode)."""
+    tmp, found = tmp_path_factory.mktemp("loaded"), {}
+
+    def get(case: str):
+        if case not in found:
+            found[case] = load_tokenizer(_config(tmp, oracles[case][0]))
+        return found[case]
+
+    return get
+
+
 def test_config_keys_that_do_not_go_with_the_kind_are_refused(tmp_path):
     tok = f'path: "{tmp_path}/t.json"'
     assert _key(lambda: _config(tmp_path, f"kind: wordpiece, {tok}")) == "tokenizer.kind"
@@ -158,10 +172,9 @@ def test_sentencepiece_bos_and_default_add_bos(tmp_path):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_ids_identical_to_the_library_on_real_multilingual_text(tmp_path, oracles, texts, case):
-    keys, library = oracles[case]
-    tok = load_tokenizer(_config(tmp_path, keys))
-    tok = pickle.loads(pickle.dumps(tok))  # as Spark ships it to the workers
+def test_ids_identical_to_the_library_on_real_multilingual_text(loaded, oracles, texts, case):
+    library = oracles[case][1]
+    tok = pickle.loads(pickle.dumps(loaded(case)))  # as Spark ships it to the workers
     ours = tok.encode_batch(texts)
     assert sum(map(len, ours)) > 100_000
     for text, ids in zip(texts, ours, strict=True):
@@ -181,9 +194,8 @@ UNICODE = st.lists(
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_ids_identical_to_the_library_on_generated_unicode(tmp_path, oracles, case):
-    keys, library = oracles[case]
-    tok = load_tokenizer(_config(tmp_path, keys))
+def test_ids_identical_to_the_library_on_generated_unicode(loaded, oracles, case):
+    tok, library = loaded(case), oracles[case][1]
 
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(UNICODE)
@@ -234,9 +246,9 @@ def test_shards_byte_identical_to_megatron_builder_fed_the_librarys_ids(
         assert Path(f"{prefix}.{ext}").read_bytes() == (tmp_path / f"mc.{ext}").read_bytes()
 
 
-def test_decode_round_trips_through_each_library(tmp_path, oracles):
+def test_decode_round_trips_through_each_library(loaded):
     for case in CASES:
-        tok = load_tokenizer(_config(tmp_path, oracles[case][0]))
+        tok = loaded(case)
         assert isinstance(tok, LibraryTokenizer)
         text = "Grüße, 世界 — 42!"
         assert tok.decode(tok.encode(text)) == text, case
