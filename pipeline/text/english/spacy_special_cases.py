@@ -29,12 +29,7 @@ def special_matches(tokens: list[str], groups: list[int] | None = None) -> list[
     never rejoined."""
     if PAIRS.isdisjoint(zip(tokens, tokens[1:], strict=False)):  # a match begins with a pair of its pieces
         return []
-    matches: list[tuple[int, int]] = []
-    for i, tok in enumerate(tokens):
-        if tok in _MATCHER_FIRST:
-            for n in _MATCHER_LENGTHS:
-                if i + n <= len(tokens) and tuple(tokens[i : i + n]) in MATCHER:
-                    matches.append((i, i + n))
+    matches = candidate_matches(tokens)
     seen: set[int] = set()
     kept: list[tuple[int, int]] = []
     for start, end in sorted(matches, key=lambda m: (m[0] - m[1], m[0])):
@@ -42,6 +37,17 @@ def special_matches(tokens: list[str], groups: list[int] | None = None) -> list[
             kept.append((start, end))
         seen.update(range(start, end))
     return sorted(kept)
+
+
+def candidate_matches(tokens: list[str]) -> list[tuple[int, int]]:
+    """Every span of side-by-side pieces of a special case, overlapping ones too, before any is taken."""
+    matches: list[tuple[int, int]] = []
+    for i, tok in enumerate(tokens):
+        if tok in _MATCHER_FIRST:
+            for n in _MATCHER_LENGTHS:
+                if i + n <= len(tokens) and tuple(tokens[i : i + n]) in MATCHER:
+                    matches.append((i, i + n))
+    return matches
 
 
 def _rejoin(tokens: list[str], spans: list[tuple[int, int]]) -> list[str]:

@@ -4,15 +4,18 @@ pieces could straddle the plain space between two chunks (spaCy matches special 
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
+from itertools import chain, compress, count
+from operator import not_
 
-from pipeline.text.english.chunk_cache import REJOINED, lookup
+from pipeline.text.english.chunk_cache import CACHE, REJOINED, lookup
 from pipeline.text.english.spacy_affixes import SPECIALS
-from pipeline.text.english.spacy_special_cases import MATCHER, PAIRS, special_matches
+from pipeline.text.english.spacy_special_cases import MATCHER, PAIRS, candidate_matches, special_matches
 
 _GAPS = re.compile(r"(\s+)")
 
 
-def positions(chunks: list[str], hits: set[str]) -> list[int]:
+def positions(chunks: list[str], hits: AbstractSet[str]) -> list[int]:
     """The positions (ascending) of the chunks in ``hits``: a scan of the list in C per distinct hit while they are
     few."""
     if len(hits) > 4:
@@ -98,3 +101,83 @@ def _rematch(chunks: list[str], tokens: list[tuple[str, ...]], run: range) -> bo
             tokens[i] = tuple(new[i])
             changed = True
     return changed
+
+
+_ALPHA_SPECIALS = frozenset(c for c in SPECIALS if c.isalpha() and len(SPECIALS[c]) > 1)  # letters, split
+
+
+def _tokens_of(chunk: str) -> tuple[str, ...]:
+    """The tokens a chunk stands for beside a gap (rejoined or not), once :func:`lookup` has seen every chunk of
+    the text that holds a character other than a letter; a word of letters is its own token or a special case."""
+    return REJOINED.get(chunk) or CACHE.get(chunk) or SPECIALS.get(chunk) or (chunk,)
+
+
+def text_words(text: str) -> list[str]:
+    """``list(chain.from_iterable(doc_tokens(text, text.split())[0]))``: the words of ``text``. A chunk of letters
+    that is no special case is one word (``chunk_cache._make``), so only the other chunks are looked up and their
+    tokens spliced in; a text where a rejoined special case could straddle a gap takes :func:`doc_tokens`."""
+    chunks = text.split()
+    at = list(compress(count(), map(not_, map(str.isalpha, chunks))))  # chunks holding some non-letter
+    specials = _ALPHA_SPECIALS.intersection(chunks)
+    if specials:
+        at = sorted({*at, *positions(chunks, specials)})
+    if not at:
+        return chunks
+    odd = list(map(chunks.__getitem__, at))
+    tokens = lookup(odd)
+    if not REJOINED.keys().isdisjoint(odd) and _straddled_at(chunks, at, odd, REJOINED.keys() & odd):
+        return list(chain.from_iterable(doc_tokens(text, chunks)[0]))
+    out: list[str] = []
+    pos = 0
+    for i, pieces in zip(at, tokens, strict=True):
+        if len(pieces) > 1:  # one token is the chunk itself
+            out += chunks[pos:i]
+            out += pieces
+            pos = i + 1
+    if not pos:
+        return chunks
+    out += chunks[pos:]
+    return out
+
+
+_REACH = max(map(len, MATCHER)) - 1  # chunks a match overlapping one chunk can reach on either side
+
+
+def _straddled_at(chunks: list[str], at: list[int], odd: list[str], hits: set[str]) -> bool:
+    """Whether a rejoined special case of the text may be kept from being rejoined by a match across a gap: its
+    chunk and a neighbour hold side-by-side pieces of a special case (:func:`_straddled`), and some special case's
+    pieces stand side by side across a gap, overlapping the chunk's pieces (:func:`_crossed`). ``odd``: the chunks
+    at ``at`` (ascending) that were looked up, the rest words of letters; the rejoined ones are among them."""
+    last = len(chunks) - 1
+    for i, chunk in zip(at, odd, strict=True):
+        if chunk not in hits:
+            continue
+        pieces = REJOINED[chunk]
+        if (i > 0 and (_tokens_of(chunks[i - 1])[-1], pieces[0]) in PAIRS) or (
+            i < last and (pieces[-1], _tokens_of(chunks[i + 1])[0]) in PAIRS
+        ):
+            if _crossed(chunks, i):
+                return True
+    return False
+
+
+def _crossed(chunks: list[str], i: int) -> bool:
+    """Whether a match across chunks, every gap taken for a plain space, comes before a special case rejoined
+    inside chunk ``i`` and holds its first or last piece. Only such a match can keep it from being rejoined: a
+    match is dropped when its first or last piece lies in any match taken before it, kept or dropped, so only
+    the matches over those pieces decide. A match has at most ``_REACH + 1`` pieces and a chunk at least one, so
+    the chunks ``_REACH`` either side hold every such match."""
+    seq: list[str] = []
+    groups: list[int] = []
+    for j in range(max(0, i - _REACH), min(len(chunks), i + _REACH + 1)):
+        pieces = _tokens_of(chunks[j])
+        seq.extend(pieces)
+        groups.extend([j] * len(pieces))
+    first = groups.index(i)
+    across = [(a, b) for a, b in candidate_matches(seq) if groups[a] != groups[b - 1]]
+    for start, end in special_matches(list(REJOINED[chunks[i]])):  # rejoined inside the chunk alone
+        start, end = start + first, end + first
+        for a, b in across:
+            if (a - b, a) < (start - end, start) and (a <= start < b or a < end <= b):
+                return True
+    return False

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import chain
 
 from pipeline.text.english.chunk_cache import chunk_tokens
 from pipeline.text.english.sentences import count_sentences, split_sentences
-from pipeline.text.english.text_tokens import doc_tokens
+from pipeline.text.english.text_tokens import text_words
 
 __all__ = ["chunk_tokens", "count_sentences", "count_words", "shared_splits", "split_sentences", "split_words"]
 
@@ -47,10 +46,10 @@ def _words(text: str) -> list[str]:
     global _shared_size
     memo = _shared
     if memo is None:
-        return list(chain.from_iterable(doc_tokens(text, text.split())[0]))
+        return text_words(text)
     found = memo.get(text)
     if found is None:
-        found = list(chain.from_iterable(doc_tokens(text, text.split())[0]))
+        found = text_words(text)
         if _shared_size + len(found) <= _SHARED_WORDS:
             memo[text] = found
             _shared_size += len(found)
@@ -64,7 +63,5 @@ def split_words(text: str) -> list[str]:
 
 
 def count_words(text: str) -> int:
-    """``len(split_words(text))`` without building the list."""
-    if _shared is None:
-        return sum(map(len, doc_tokens(text, text.split())[0]))
+    """``len(split_words(text))``."""
     return len(_words(text))

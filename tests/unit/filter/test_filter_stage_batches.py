@@ -189,8 +189,8 @@ def test_the_word_filters_of_one_batch_split_each_text_once(base, monkeypatch):
     sentence = "The cat and the dog sat with a bird that would have sung of the sea. "
     texts = [sentence * k + f"Line {k} ends here." for k in range(1, 9)] + ["Short one."]
     calls: list[str] = []
-    inner = words.doc_tokens
-    monkeypatch.setattr(words, "doc_tokens", lambda text, chunks: calls.append(text) or inner(text, chunks))
+    inner = words.text_words
+    monkeypatch.setattr(words, "text_words", lambda text: calls.append(text) or inner(text))
     config = _config(
         base,
         "filter=[{name: gopher_repetition, top_n_grams: [], dup_n_grams: []},"

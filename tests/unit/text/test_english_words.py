@@ -279,13 +279,13 @@ def test_shared_splits_give_datatrove_s_words_and_split_each_text_once(monkeypat
     """Inside ``shared_splits`` the words are still datatrove's, a text is split once however often it is asked
     for, a caller's change to its list does not reach the next caller, and the memo ends with the block."""
     calls: list[str] = []
-    inner = words.doc_tokens
+    inner = words.text_words
 
-    def counted(text, chunks):
+    def counted(text):
         calls.append(text)
-        return inner(text, chunks)
+        return inner(text)
 
-    monkeypatch.setattr(words, "doc_tokens", counted)
+    monkeypatch.setattr(words, "text_words", counted)
     texts = EDGE_CASES[3:9]
     with words.shared_splits():
         for _ in range(3):
