@@ -55,8 +55,10 @@ def product_filters() -> list[str]:
 
 
 def config_doc_problems(text: str, filters: list[str]) -> list[str]:
-    """Every way ``text`` (docs/config.md) disagrees with the schema or ``filters``, one line each."""
-    rows = {m[1]: m[2] for m in ROW.finditer(text)}
+    """Every way ``text`` (docs/config.md) disagrees with the schema or ``filters``, one line each (the table of
+    its "Sections" part; other parts' tables are not sections)."""
+    part = text.split("\n## Sections\n", 1)[-1].split("\n## ", 1)[0]
+    rows = {m[1]: m[2] for m in ROW.finditer(part)}
     hints = typing.get_type_hints(PipelineConfig, vars(schema))
     sections = [f.name for f in dataclasses.fields(PipelineConfig)]
     problems = [f"no row for the section {name!r}" for name in sections if name not in rows]
