@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.spark.speedups import ENV
+from pipeline.spark.speedups import ENV, forward
 from pipeline.spark.worker_task import per_task
 
 REPO = Path(__file__).resolve().parents[3]
@@ -60,8 +60,18 @@ def test_every_task_in_a_spark_worker_starts_frozen(spark):
         rows = sum(b.num_rows for b in batches)
         yield pa.RecordBatch.from_pylist([{"frozen": gc.get_freeze_count(), "rows": rows}])
 
-    df = spark.range(0, 1000, 1, 8).selectExpr("cast(id as string) as text")
-    rows = df.mapInArrow(per_task(_freeze_counts), "frozen long, rows long").collect()
+    # gc_freeze named here: the session is shared, and a run in this process may have forwarded its own speed-ups
+    environment = spark.sparkContext.environment
+    before = environment.get(ENV)
+    forward(spark, ["gc_freeze"])
+    try:
+        df = spark.range(0, 1000, 1, 8).selectExpr("cast(id as string) as text")
+        rows = df.mapInArrow(per_task(_freeze_counts), "frozen long, rows long").collect()
+    finally:
+        if before is None:
+            environment.pop(ENV, None)
+        else:
+            environment[ENV] = before
     assert len(rows) == 8 and sum(r["rows"] for r in rows) == 1000
     assert all(r["frozen"] > 1000 for r in rows)
 
