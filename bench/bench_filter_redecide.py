@@ -2,9 +2,9 @@
 real corpus (bench/real_corpus.py) through ingest + filter with conf/dataproc.yaml's filter list on local[2], then
 the filter stage again with ``gopher_quality.min_doc_words`` changed (``--force filter``: decided from
 ``filter/signals/``). Prints both filter stage times (the manifest's seconds) and their ratio, and the signals
-table's size per GB of input text.
+table's size per GB of input text. ``--corpus release``: the release corpus (bench/release_corpus.py) instead.
 
-Run: python -m bench filter_redecide [--mb 50] [--min-doc-words 100]
+Run: python -m bench filter_redecide [--mb 50] [--min-doc-words 100] [--corpus release]
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
-from bench import real_corpus
+from bench import real_corpus, release_corpus
 from bench.harness import DATA, dataproc_filters, run_config, session, write_result
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import FILTER, INGEST
@@ -38,8 +38,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, default=50, help="MB of real documents (default 50)")
     parser.add_argument("--min-doc-words", type=int, default=100, help="the changed threshold (default 100; 50 first)")
+    parser.add_argument("--corpus", choices=("real", "release"), default="real", help="the corpus (default real)")
     args = parser.parse_args()
-    raw = real_corpus.build(args.mb)
+    raw = real_corpus.build(args.mb) if args.corpus == "real" else release_corpus.build(args.mb)
     out = DATA / "run-filter-redecide"
     shutil.rmtree(out, ignore_errors=True)
     spark = session()
@@ -48,7 +49,7 @@ def main() -> None:
     redecided, again = filter_seconds(spark, raw, out, args.min_doc_words, "filter")
     assert again["decision"].startswith("re-decided"), again["decision"]
     size = sum(p.stat().st_size for p in (out / layout.FILTER_SIGNALS).rglob("*.parquet"))
-    text = raw.stat().st_size
+    text = sum(p.stat().st_size for p in raw.glob("*.jsonl")) if raw.is_dir() else raw.stat().st_size
     print(f"filter stage, measuring every document: {measured:.1f} s ({counts['decision']})")
     print(f"filter stage, min_doc_words 50 -> {args.min_doc_words}: {redecided:.1f} s ({again['decision']})")
     print(f"re-decided / measured: {redecided / measured:.3f}")

@@ -14,7 +14,9 @@ with conf/dataproc.yaml's filter list, in one process, CPU seconds (best of ``--
 Also the signals table's size as Parquet (pyarrow, snappy) per GB of input text. The same documents kept is checked
 between baseline and decide.
 
-Run: python -m bench filter_signals [--mb 20] [--baseline-rev REV]
+``--corpus release``: the first ``--mb`` MB of the 200 MB release corpus (bench/release_corpus.py) instead.
+
+Run: python -m bench filter_signals [--mb 20] [--baseline-rev REV] [--corpus release]
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bench import real_corpus
+from bench import real_corpus, release_corpus
 from bench.harness import best_of, dataproc_filters, module_at, run_config, write_result
 from pipeline.filter import batches, registry
 from pipeline.filter.plan import Plan, make_plan
@@ -41,11 +43,12 @@ ROWS = 10_000
 RULES = ("language", "gopher_repetition", "gopher_quality", "c4", "fineweb", "pii")
 
 
-def documents(megabytes: float) -> pa.RecordBatch:
-    """The first ``megabytes`` MB of text of the real corpus as one batch (doc_id, source, text)."""
+def documents(megabytes: float, corpus: str = "real") -> pa.RecordBatch:
+    """The first ``megabytes`` MB of text of the real (or release) corpus as one batch (doc_id, source, text)."""
     texts: list[str] = []
     size = 0
-    with open(real_corpus.build(megabytes), encoding="utf-8") as handle:
+    path = real_corpus.build(megabytes) if corpus == "real" else release_corpus.build(200) / "part-00000.jsonl"
+    with open(path, encoding="utf-8") as handle:
         for line in handle:
             texts.append(json.loads(line)["text"])
             size += len(texts[-1].encode("utf-8"))
@@ -129,8 +132,9 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=20, help="MB of real documents (default 20)")
     parser.add_argument("--repeat", type=int, default=2, help="runs of each, the best kept (default 2)")
     parser.add_argument("--baseline-rev", default=None, help="git revision before signals (e.g. db1bcb7)")
+    parser.add_argument("--corpus", choices=("real", "release"), default="real", help="the corpus (default real)")
     args = parser.parse_args()
-    batch = documents(args.mb)
+    batch = documents(args.mb, args.corpus)
     mb = float(pc.sum(pc.binary_length(batch.column("text"))).as_py()) / 1e6
     FILTER.set(True)
     current, annotated = plan_of(False), plan_of(True)
