@@ -45,7 +45,7 @@ def _rules(entry: dict[str, Any], source: str, table: Any, done: dict[str, Any])
     cls = registry.filter_class(name)
     options = entries.checked(entry, f"filter.{name}")[1]
     made = cls(options)
-    if not callable(getattr(made, "threshold_options", None)) or not callable(getattr(made, "decide", None)):
+    if not made.threshold_options() or not cls.can_redecide():
         return {}
     types = made.signal_types()
     columns = [f"{name}.{m}" for m in types]
@@ -62,7 +62,7 @@ def _rules(entry: dict[str, Any], source: str, table: Any, done: dict[str, Any])
         if key in done or isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
             continue  # no threshold, or a rule turned off (-1)
         values = np.asarray(signals[measure].cast("double").to_numpy(zero_copy_only=False), np.float64)
-        direction = next(d for r, d in _directions(made).items() if r == rule)
+        direction = made.directions()[rule]
         steps = []
         for factor in STEPS:
             step = limit * factor
@@ -82,14 +82,6 @@ def _rules(entry: dict[str, Any], source: str, table: Any, done: dict[str, Any])
             "what_if": list({s["threshold"]: s for s in steps}.values()),
         }
     return out
-
-
-def _directions(made: Any) -> dict[str, str]:
-    """Rule -> "min" or "max", from the filter's ``thresholds``-like rule list."""
-    rules = getattr(made, "rules", None) or getattr(made, "rules_in_order", None)
-    if callable(rules):
-        return {r.rule: r.direction for r in rules()}
-    return {rule: "min" for rule in made.threshold_options()}
 
 
 def _histogram(values: np.ndarray, threshold: float) -> dict[str, Any]:

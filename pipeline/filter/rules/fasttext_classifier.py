@@ -40,6 +40,7 @@ from pipeline.errors import PipelineError, UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor
 from pipeline.filter import entries
+from pipeline.filter.base import BaseFilter
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.registry import register
 from pipeline.filter.rules.language import _utf8
@@ -290,7 +291,7 @@ def check_config(config: PipelineConfig) -> None:
 
 
 @register(NAME)
-class FastTextClassifierFilter:
+class FastTextClassifierFilter(BaseFilter):
     """Scores every unit of a document with a fastText classifier and keeps those its labels' thresholds pass."""
 
     name = NAME

@@ -5,7 +5,6 @@ Contract: docs/stages.md, The filter stage."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -13,8 +12,9 @@ import pytest
 
 from pipeline.config import ConfigError, load_config_text
 from pipeline.filter import entries, registry
+from pipeline.filter.base import BaseFilter, RuleThreshold
 from pipeline.filter.batches import filter_partition, output_schema
-from pipeline.filter.options import FilterOptions, OptionError, made
+from pipeline.filter.options import FilterOptions, OptionError
 from pipeline.filter.plan import make_plan
 from pipeline.filter.registry import register
 from pipeline.run.preflight import check_stage_configs
@@ -38,17 +38,12 @@ class VowelOptions(FilterOptions):
 
 
 @register("test_vowels")
-class VowelFilter:
+class VowelFilter(BaseFilter):
     """Drops a document whose letters hold too few vowels (``test_vowels.few_vowels``)."""
 
     name = "test_vowels"
     Options = VowelOptions
-
-    def __init__(self, options: VowelOptions | None = None, /, **kwargs: Any) -> None:
-        self.options = made(VowelOptions, options, kwargs, self.name)
-
-    def thresholds(self) -> dict[str, tuple[float, str]]:
-        return {"test_vowels.few_vowels": (self.options.min_vowel_share, "min")}
+    RULE_THRESHOLDS = {"few_vowels": RuleThreshold("min", "min_vowel_share")}
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         shares = []
