@@ -100,6 +100,11 @@ def options_class(name: str) -> type[FilterOptions]:
     return filter_class(name).Options
 
 
+def reads() -> tuple[str, ...]:
+    """The data any registered filter may read besides the documents (``BaseFilter.READS``), sorted."""
+    return tuple(sorted({data for name in names() for data in filter_class(name).READS}))
+
+
 def target(name: str) -> str:
     """``"module:Class"`` of filter ``name``: how a Spark task finds its class."""
     cls = filter_class(name)

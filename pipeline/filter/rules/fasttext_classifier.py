@@ -296,6 +296,12 @@ class FastTextClassifierFilter(BaseFilter):
 
     name = NAME
     Options = FastTextClassifierOptions
+    READS = (CLASSIFIER_INPUT,)  # train-classifier's model, for ``model: run``
+
+    @classmethod
+    def check_config(cls, config: PipelineConfig) -> None:
+        """The run's rules of ``model: run`` and of the one ranking per run (:func:`check_config`)."""
+        check_config(config)
 
     def __init__(self, options: FastTextClassifierOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(FastTextClassifierOptions, options, kwargs, NAME)
@@ -327,6 +333,7 @@ class FastTextClassifierFilter(BaseFilter):
             "keep_top": o.keep_top,
             "by": o.keep_top_by,
             "buckets": o.buckets,
+            "bucket_column": BUCKET_COLUMN,
             "reason": KEEP_TOP,
         }
 
