@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.filter.stage import STAGE as FILTER
 from pipeline.report.data import build_report_data
 from pipeline.report.publish import write_reports
 from tests.browser_cdp import Chromium
@@ -92,7 +93,7 @@ def test_filter_section_of_the_sample_run(local_reference_run: Path, tmp_path: P
     shutil.copytree(local_reference_run, run, ignore=shutil.ignore_patterns("report.*"))
     summary = json.loads((run / "filter" / "summary.json").read_text())
     dropped = pq.read_table(run / "filter" / "dropped").to_pylist()
-    data = build_report_data(str(run))
+    data = build_report_data(str(run), (FILTER,))
     for source in data["sources"]:
         mine = [r["reason"] for r in dropped if r["source"] == source]
         assert data["sources"][source]["filtered"] == {k: mine.count(k) for k in set(mine)}
