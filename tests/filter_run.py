@@ -168,7 +168,8 @@ def manifest(facts: FilterFacts) -> dict:
         survivors = read - rejected - sum(removed.values())
         accounting[source] = {"documents_read": read, "rejected": rejected, **removed, "removed": removed,
                               "survivors": survivors, "written": survivors}  # fmt: skip
-    return {"config": {"sources": [{"name": s} for s in facts.sources]}, "stages": {}, "accounting": accounting}
+    stages = {"filter": {"counts": {}}}  # the filter stage ran: the report asks it for its sections
+    return {"config": {"sources": [{"name": s} for s in facts.sources]}, "stages": stages, "accounting": accounting}
 
 
 def with_filter(found: dict, facts: FilterFacts) -> dict:
@@ -179,4 +180,5 @@ def with_filter(found: dict, facts: FilterFacts) -> dict:
         row["documents_read"] += sum(dropped.values())
         row["removed"] = {**dropped, **row.get("removed", {})}
         row.update(dropped)
+    found.setdefault("stages", {}).setdefault("filter", {"counts": {}})
     return found

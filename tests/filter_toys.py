@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from pipeline.filter.base import BaseFilter
 from pipeline.filter.options import FilterOptions, made
 from pipeline.filter.registry import register
 from pipeline.stage_api.filter import FilterResult
@@ -30,7 +31,7 @@ class LengthOptions(FilterOptions):
 
 
 @register("toy_length")
-class LengthFilter:
+class LengthFilter(BaseFilter):
     """Drops a document of fewer than ``min_words`` whitespace words (``toy_length.too_short``) or of more than
     ``max_words`` (``toy_length.too_long``, off when None)."""
 
@@ -66,7 +67,7 @@ class ScriptOptions(FilterOptions):
 
 
 @register("toy_script")
-class ScriptFilter:
+class ScriptFilter(BaseFilter):
     """Labels each document ``ascii`` when every character is ASCII, else ``other``, with the ASCII fraction as its
     score; keeps the ``languages`` listed (None: all)."""
 
@@ -94,7 +95,7 @@ class DigitOptions(FilterOptions):
 
 
 @register("toy_digits")
-class DigitFilter:
+class DigitFilter(BaseFilter):
     """Rewrites every ASCII digit to ``replacement``; drops nothing; counts the documents it changed."""
 
     name = "toy_digits"

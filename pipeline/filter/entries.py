@@ -30,8 +30,10 @@ def _lists(config: PipelineConfig) -> list[tuple[str, list[dict[str, Any]]]]:
 
 def check_config(config: PipelineConfig) -> None:
     """Every entry names a registered filter once per list and gives only its options, each of the declared type and
-    in range (files readable, models loadable); a ConfigError names the key (``filter.2.min_doc_words``,
+    in range (files readable, models loadable), then each listed filter's rules across entries and sections
+    (``BaseFilter.check_config``); a ConfigError names the key (``filter.2.min_doc_words``,
     ``sources.1.filter.0.name``). Runs before Spark starts."""
+    listed_names: dict[str, None] = {}
     for key, listed in _lists(config):
         seen: dict[str, int] = {}
         for i, entry in enumerate(listed):
@@ -42,6 +44,9 @@ def check_config(config: PipelineConfig) -> None:
                     f"filter {name!r} is listed twice ({key}.{seen[name]} and {key}.{i}); list each filter once",
                 )
             seen[name] = i
+            listed_names[name] = None
+    for name in listed_names:
+        registry.filter_class(name).check_config(config)
 
 
 def checked(entry: Any, key: str) -> tuple[str, FilterOptions]:

@@ -12,8 +12,9 @@ import pyarrow as pa
 
 from pipeline.config import PipelineConfig
 from pipeline.filter import entries, registry
+from pipeline.filter.base import BaseFilter
 from pipeline.filter.options import FilterOptions
-from pipeline.filter.thresholds import bin_edges, rule_thresholds
+from pipeline.filter.thresholds import bin_edges
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,11 @@ class Step:
         """Whether the entry only measures (drops nothing, rewrites nothing)."""
         return bool(self.options.annotate)
 
-    def build(self) -> Any:
+    def build(self) -> BaseFilter:
         """The filter object (built in each task: filters need not pickle, a registered one is found by its path)."""
         module, _, cls = self.target.partition(":")
-        return getattr(importlib.import_module(module), cls)(self.options)
+        made: BaseFilter = getattr(importlib.import_module(module), cls)(self.options)
+        return made
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,11 @@ class Plan:
     columns: tuple[str, ...] = ()  # float64 columns filters set on the documents they score (the classifier's)
     ranking: dict[str, Any] | None = None  # a filter's corpus-wide ranking (fasttext_classifier keep_top, buckets)
     signals: pa.Schema = field(default_factory=lambda: pa.schema([]))  # every step's signal columns, in list order
+    kinds: dict[str, str] = field(default_factory=dict)  # rule -> what it measures, as its filter declares it
 
     def edges(self, rule: str) -> list[float]:
         """The bin edges of ``rule`` (a rule without a threshold: :func:`bin_edges`' default)."""
-        return self.bins.get(rule) or bin_edges(rule, None)
+        return self.bins.get(rule) or bin_edges(None, self.kinds.get(rule))
 
 
 def make_plan(config: PipelineConfig, before: str | None = None, inputs: Mapping[str, str] | None = None) -> Plan:
@@ -63,6 +66,7 @@ def make_plan(config: PipelineConfig, before: str | None = None, inputs: Mapping
     columns: list[str] = []
     ranking: dict[str, Any] | None = None
     signals: dict[str, pa.DataType] = {}
+    kinds: dict[str, str] = {}
     for source, listed in entries.source_entries(config).items():
         steps[source] = []
         for i, given in enumerate(listed):
@@ -71,28 +75,20 @@ def make_plan(config: PipelineConfig, before: str | None = None, inputs: Mapping
             name, options = entries.checked(given, f"{source}.filter.{i}")
             entry = {"name": name, **options.values()}
             options = options.in_run(inputs or {})
-            made = registry.filter_class(name)(options)
-            found = rule_thresholds(made, entry)
-            measured = signal_types(made, name, found)
+            made: BaseFilter = registry.filter_class(name)(options)
+            found = made.thresholds()
+            kinds.update(made.rule_kinds())
+            measured = {f"{name}.{measure}": kind for measure, kind in made.signal_types().items()}
             steps[source].append(Step(registry.target(name), options, entry, found, measured))
             for column, kind in measured.items():
                 signals.setdefault(column, kind)
-            columns += [c for c in getattr(made, "columns", list)() if c not in columns]
-            ranking = getattr(made, "ranking", lambda: None)() or ranking
+            columns += [c for c in made.columns() if c not in columns]
+            ranking = made.ranking() or ranking
             for rule, (threshold, direction) in found.items():
-                bins.setdefault(rule, bin_edges(rule, threshold))
+                bins.setdefault(rule, bin_edges(threshold, kinds.get(rule)))
                 meta = rules.setdefault(rule, {"threshold": threshold, "direction": direction, "thresholds": {}})
                 meta["thresholds"][source] = threshold
-    return Plan(steps, bins, rules, tuple(columns), ranking, pa.schema(list(signals.items())))
-
-
-def signal_types(made: Any, name: str, thresholds: dict[str, tuple[float, str]]) -> dict[str, pa.DataType]:
-    """``"<name>.<measure>"`` -> Arrow type of each signal of a filter: its ``signal_types()`` when it has one, else a
-    double per rule with a threshold (the rule's measure, docs/stages.md, Signals)."""
-    own = getattr(made, "signal_types", None)
-    if callable(own):
-        return {f"{name}.{measure}": kind for measure, kind in own().items()}
-    return {rule: pa.float64() for rule in thresholds}
+    return Plan(steps, bins, rules, tuple(columns), ranking, pa.schema(list(signals.items())), kinds)
 
 
 def summary_json(plan: Plan, merged: dict[str, Any], names: list[str]) -> dict[str, Any]:

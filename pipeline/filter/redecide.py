@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -22,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import storage
+from pipeline.filter import registry
 from pipeline.filter.batches import ROW, Recorder, Summary, _rows, qualified
 from pipeline.filter.entries import _sha256 as file_sha256
 from pipeline.filter.outcome import UNKNOWN
@@ -37,14 +37,12 @@ EXCERPT_FROM = ("old", "text")  # where a drop's excerpt comes from: the previou
 
 
 def measure_key(step: Step) -> dict[str, Any] | None:
-    """What ``step``'s measures depend on: its options less the thresholds and rule switches its filter declares
-    (``THRESHOLDS``), files by content; None for a filter that cannot decide from its signals."""
-    module, _, name = step.target.partition(":")
-    cls = getattr(importlib.import_module(module), name)
-    thresholds = getattr(cls, "THRESHOLDS", None)
-    if thresholds is None or not callable(getattr(cls, "decide", None)):
+    """What ``step``'s measures depend on: its options less the thresholds and rule switches its registered filter
+    declares (``DECIDES``), files by content; None for a filter that cannot decide from its signals."""
+    cls = registry.filter_class(step.entry["name"])
+    if cls.DECIDES is None:
         return None
-    values = {k: v for k, v in step.entry.items() if k not in thresholds and k != "annotate"}
+    values = {k: v for k, v in step.entry.items() if k not in cls.DECIDES and k != "annotate"}
     for option, path in step.options.files().items():
         values[option] = file_sha256(path)
     return json.loads(json.dumps(values, sort_keys=True, default=str))

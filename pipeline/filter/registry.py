@@ -1,8 +1,9 @@
 """The filters a config entry may name, registered where they are defined (docs/stages.md, The filter stage).
 
-A filter module decorates its class with ``@register("name")``; the class has ``name`` (its removal reason),
-``Options`` (its :class:`pipeline.filter.options.FilterOptions` dataclass) and a constructor taking an
-``Options`` or the same values as keyword arguments. The modules of :mod:`pipeline.filter.rules` that register
+A filter module decorates its class, a :class:`pipeline.filter.base.BaseFilter`, with ``@register("name")``; the
+class has ``name`` (its removal reason), ``Options`` (its :class:`pipeline.filter.options.FilterOptions` dataclass),
+its declarations and hooks (:mod:`pipeline.filter.base`), and a constructor taking an ``Options`` or the same values
+as keyword arguments. The modules of :mod:`pipeline.filter.rules` that register
 one are found by that decorator line and imported on the first lookup, so a new filter is one module and nothing else. A
 filter defined elsewhere (a plugin, a test's filter) is registered when its module is imported, or lazily with
 ``register(name, "module:Class")``; either way its module must be importable by Spark's workers, since each
@@ -16,9 +17,10 @@ import importlib.resources
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from pipeline.filter.base import BaseFilter
 from pipeline.filter.options import FilterOptions
 
-_FILTERS: dict[str, type | str] = {}  # name -> class, or "module:Class" imported on first use
+_FILTERS: dict[str, type[BaseFilter] | str] = {}  # name -> class, or "module:Class" imported on first use
 _MARK = "\n@register("  # how a module of this package that registers a filter is found
 _found = False
 
@@ -35,6 +37,8 @@ def register(name: str, target: str | None = None) -> Callable[[Cls], Cls]:
         return lambda cls: cls
 
     def decorate(cls: Cls) -> Cls:
+        if not issubclass(cls, BaseFilter):
+            raise TypeError(f"filter {name!r}: {cls.__name__} must subclass pipeline.filter.base.BaseFilter")
         options = getattr(cls, "Options", None)
         if not (isinstance(options, type) and issubclass(options, FilterOptions)):
             raise TypeError(f"filter {name!r}: {cls.__name__}.Options must be a FilterOptions dataclass")
@@ -77,13 +81,15 @@ def known(name: object) -> bool:
     return isinstance(name, str) and name in _FILTERS
 
 
-def filter_class(name: str) -> type:
+def filter_class(name: str) -> type[BaseFilter]:
     """The class of filter ``name`` (imports its module); KeyError for an unknown name."""
     _discover()
     found = _FILTERS[name]
     if isinstance(found, str):
         module, _, attr = found.partition(":")
-        cls: type = getattr(importlib.import_module(module), attr)
+        cls = getattr(importlib.import_module(module), attr)
+        if not (isinstance(cls, type) and issubclass(cls, BaseFilter)):
+            raise TypeError(f"filter {name!r}: {found} must subclass pipeline.filter.base.BaseFilter")
         _FILTERS[name] = cls
         return cls
     return found
@@ -91,8 +97,12 @@ def filter_class(name: str) -> type:
 
 def options_class(name: str) -> type[FilterOptions]:
     """The options dataclass of filter ``name``."""
-    options: type[FilterOptions] = filter_class(name).Options  # type: ignore[attr-defined]
-    return options
+    return filter_class(name).Options
+
+
+def reads() -> tuple[str, ...]:
+    """The data any registered filter may read besides the documents (``BaseFilter.READS``), sorted."""
+    return tuple(sorted({data for name in names() for data in filter_class(name).READS}))
 
 
 def target(name: str) -> str:
@@ -101,6 +111,6 @@ def target(name: str) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def build(entry: dict[str, Any]) -> Any:
+def build(entry: dict[str, Any]) -> BaseFilter:
     """The filter object of a config entry (``{"name": ..., **options}``)."""
     return filter_class(entry["name"])(**{k: v for k, v in entry.items() if k != "name"})

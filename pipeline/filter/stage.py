@@ -17,7 +17,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from pipeline import storage
 from pipeline.config import PipelineConfig
-from pipeline.filter import entries
+from pipeline.filter import entries, registry
 from pipeline.filter.batches import (
     DROPPED_COLUMNS,
     EXCERPT,
@@ -30,8 +30,6 @@ from pipeline.filter.batches import (
 from pipeline.filter.plan import Plan, make_plan, summary_json
 from pipeline.filter.redecide import anew, relabels, reuse_problem, signals_meta
 from pipeline.filter.report_section import report_section
-from pipeline.filter.rules import fasttext_classifier
-from pipeline.filter.rules.fasttext_classifier import BUCKET_COLUMN
 from pipeline.filter.spark import redecide
 from pipeline.spark.ranking import at_or_before, cut_points
 from pipeline.spark.worker_task import per_task
@@ -53,7 +51,7 @@ def run_filter(ctx: RunContext, documents: str, inputs: Mapping[str, str] | None
     previous = redecide.previous_meta(ctx)
     why = reuse_problem(previous, meta)
     if why is None and (plan.columns or plan.ranking is not None):
-        why = "the fasttext_classifier's scores go on the kept documents and its ranking spans the run"
+        why = "a filter sets columns on the kept documents or ranks the whole run (the signals keep neither)"
     ranking: dict[str, Any] = {}
     if previous is not None and why is None:
         alone = anew(previous, meta)
@@ -135,7 +133,7 @@ def ranked(passed: DataFrame, ranking: Mapping[str, Any]) -> tuple[DataFrame, di
         cuts, tokens = cut_points(scored, [j / count for j in range(1, count)])
         below_cuts = sum((F.when(at_or_before(score, doc_id, c), 0).otherwise(1) for c in cuts), F.lit(0))
         bucket = F.when(score.isNull(), F.lit(None)).otherwise(F.lit(count - 1) - below_cuts)
-        passed = passed.withColumn(BUCKET_COLUMN, bucket.cast("int"))
+        passed = passed.withColumn(ranking["bucket_column"], bucket.cast("int"))
         found.update(buckets=count, bucket_tokens=tokens, bucket_cuts=[list(c) if c else None for c in cuts])
     return passed, found
 
@@ -185,13 +183,18 @@ class Filter(Stage):
     name = "filter"
     config_keys = ("filter", "sources[].filter")
     reads = ("documents",)
-    optional_reads = (fasttext_classifier.CLASSIFIER_INPUT,)  # train-classifier's model (fasttext_classifier's run)
     passes = {"documents": layout.FILTERED}
     writes = (layout.FILTER,)
     passes_on = "passed_filters"
     removals_as = "filtered"
     removal_tables = {layout.FILTER_REASONS: layout.FILTER_DROPPED}  # each row names its own reason
     stop_when_empty = True
+
+    @property
+    def optional_reads(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The data the registered filters may read besides the documents (``BaseFilter.READS``: the model
+        train-classifier passes on, for fasttext_classifier's ``model: run``)."""
+        return registry.reads()
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
         paths = {name: ctx.path(*layout.parts(data.table)) for name, data in inputs.items() if name != "documents"}
@@ -212,7 +215,6 @@ class Filter(Stage):
 
     def check_config(self, config: PipelineConfig) -> None:
         entries.check_config(config)
-        fasttext_classifier.check_config(config)
 
     def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
         return report_section(run)

@@ -14,8 +14,7 @@ from pipeline import storage
 from pipeline.megatron.describe import document_lengths, length_histogram
 from pipeline.megatron.reader import IndexedDataset
 from pipeline.report import examples
-from pipeline.report.filter_data import filter_section, filtered_by_rule, has_filter_summary
-from pipeline.report.summary import removed_by_reason
+from pipeline.report.summary import by_rule, removed_by_reason
 from pipeline.stage_api import layout
 from pipeline.stage_api.stage import Stage
 
@@ -46,8 +45,9 @@ def parameters(config: dict) -> list[dict[str, Any]]:
     return [{"key": k, "value": v} for k, v in flat.items()]
 
 
-def _sources(manifest: dict, filtered: bool = False) -> tuple[dict[str, dict], dict[str, Any]]:
-    """Per-source accounting rows and their totals; ``filtered``: each also gets its filter removals by rule."""
+def _sources(manifest: dict, grouped: str | None = None) -> tuple[dict[str, dict], dict[str, Any]]:
+    """Per-source accounting rows and their totals; ``grouped``: the key under which each also gets its removals by
+    rule (``"<unit>.<rule>"`` reasons: a stage's ``removals_as``)."""
     stages = manifest.get("stages", {})
     accounting = manifest.get("accounting") or {}
     per_source: dict[str, dict] = {}  # what the stages recorded per source: rejects by reason, tokens, ...
@@ -71,15 +71,15 @@ def _sources(manifest: dict, filtered: bool = False) -> tuple[dict[str, dict], d
         out[name] = row
     for row in out.values():
         row["removed"] = removed_by_reason(row, manifest.get("order", {}).get("removed"))
-        if filtered:
-            row["filtered"] = filtered_by_rule(row["removed"])
+        if grouped:
+            row[grouped] = by_rule(row["removed"])
     reasons = list(dict.fromkeys(k for r in out.values() for k in r["removed"]))  # the run's, in stage order
     keys = ("documents_read", "rejected", "duplicates_removed", *reasons, "survivors", "written")
     totals: dict[str, Any] = {k: sum(int(r.get(k, 0) or 0) for r in out.values()) for k in keys}
     totals["removed"] = {k: totals[k] for k in reasons}
-    if filtered:
-        totals["filtered"] = filtered_by_rule(totals["removed"])
-        for rule in totals["filtered"]:  # a filter's rules are counted under `filtered`, not as flat totals
+    if grouped:
+        totals[grouped] = by_rule(totals["removed"])
+        for rule in totals[grouped]:  # a stage's rules are counted under its `removals_as`, not as flat totals
             del totals[rule]
     return out, totals
 
@@ -128,8 +128,9 @@ def build_report_data(
 ) -> dict[str, Any]:
     """The whole ``report.json`` of the run directory ``run``; ``stages`` add the sections they own."""
     manifest = storage.read_json(storage.join(run, layout.MANIFEST))
-    filtered = has_filter_summary(run)
-    sources, totals = _sources(manifest, filtered)
+    ran = manifest.get("stages", {})
+    grouped = next((s.removals_as for s in stages if s.removals_as and s.name in ran), None)
+    sources, totals = _sources(manifest, grouped)
     tokens = {n: r["tokens"] for n, r in sources.items() if r.get("tokens") is not None}
     has_documents = storage.exists(storage.join(run, layout.DOCUMENTS))
     data: dict[str, Any] = {
@@ -152,7 +153,6 @@ def build_report_data(
         "rejects": {"examples": examples.reject_examples(run, per_source) if has_documents else {}},
         "tokens": {"per_source": tokens, **_tokens(run, list(tokens))},
         "blend": None,
-        **({"filter": filter_section(run, per_source)} if filtered else {}),
         # a stage's last step that failed after the run (a refused dedup index commit): stage -> why
         **({layout.AFTER_RUN_ERRORS: dict(failed)} if (failed := manifest.get(layout.AFTER_RUN_ERRORS)) else {}),
     }

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.report import svg
-from pipeline.report.filter_data import is_filter_reason
 from pipeline.report.html_parts import esc, table
+from pipeline.report.summary import is_rule_reason
 
 FILTERED = "filtered"  # the overview's one column for every filter rule's removals
 LANGUAGES_SHOWN = 20  # most frequent labels over all sources; the rest are summed as "other"
@@ -22,7 +22,7 @@ def overview_reasons(reasons: list[str]) -> list[str]:
     """The removal reasons of the overview: every ``<filter>.<rule>`` folded into one ``filtered`` column."""
     out: list[str] = []
     for reason in reasons:
-        name = FILTERED if is_filter_reason(reason) else reason
+        name = FILTERED if is_rule_reason(reason) else reason
         if name not in out:
             out.append(name)
     return out
@@ -31,7 +31,7 @@ def overview_reasons(reasons: list[str]) -> list[str]:
 def removal_figure(row: dict, reason: str) -> int:
     """A row's (a source's or the summary's) count for an overview reason."""
     if reason == FILTERED:
-        return sum(n for k, n in (row.get("removed") or {}).items() if is_filter_reason(k))
+        return sum(n for k, n in (row.get("removed") or {}).items() if is_rule_reason(k))
     return int(row.get(reason, 0) or 0)
 
 

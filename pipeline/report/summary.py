@@ -7,6 +7,16 @@ from __future__ import annotations
 LEGACY_REMOVALS = ("duplicates_removed", "contaminated", "duplicates_of_earlier_runs")
 
 
+def is_rule_reason(reason: str) -> bool:
+    """True for a removal reason naming a rule, ``"<unit>.<rule>"`` (a filter's; a stage's own reasons have no dot)."""
+    return "." in reason
+
+
+def by_rule(removed: dict[str, int]) -> dict[str, int]:
+    """The rule reasons of a source's removals (``{"gopher_quality.gopher_short_doc": 3, ...}``)."""
+    return {reason: count for reason, count in removed.items() if is_rule_reason(reason)}
+
+
 def removed_by_reason(row: dict, order: list[str] | None = None) -> dict[str, int]:
     """A source's accounting row's removals by reason, in ``order`` (the manifest's, stage by stage)."""
     if "removed" not in row:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.filter.stage import STAGE as FILTER
 from pipeline.report.data import build_report_data
 from pipeline.report.publish import write_reports
 from tests.browser_cdp import Chromium
@@ -80,7 +81,7 @@ def _check_section(html_path: str, with_threshold: set[str], charts_total: int, 
 
 def test_filter_section_renders_in_chromium_at_two_widths(tmp_path: Path, shared_fixtures: Path) -> None:
     facts = build_filter_run(tmp_path / "run", shared_fixtures)
-    _check_page(write_reports(str(facts.run))[1], facts)
+    _check_page(write_reports(str(facts.run), (FILTER,))[1], facts)
 
 
 @pytest.mark.spark
@@ -92,7 +93,7 @@ def test_filter_section_of_the_sample_run(local_reference_run: Path, tmp_path: P
     shutil.copytree(local_reference_run, run, ignore=shutil.ignore_patterns("report.*"))
     summary = json.loads((run / "filter" / "summary.json").read_text())
     dropped = pq.read_table(run / "filter" / "dropped").to_pylist()
-    data = build_report_data(str(run))
+    data = build_report_data(str(run), (FILTER,))
     for source in data["sources"]:
         mine = [r["reason"] for r in dropped if r["source"] == source]
         assert data["sources"][source]["filtered"] == {k: mine.count(k) for k in set(mine)}
@@ -102,6 +103,5 @@ def test_filter_section_of_the_sample_run(local_reference_run: Path, tmp_path: P
     # a rule draws a histogram when it measured a document (its counts, outside bins included, are not all 0)
     measures = {rule: m for rule, m in summary["measures"].items() if any(sum(c) for c in m["counts"].values())}
     with_threshold = {rule for rule, m in measures.items() if m["threshold"] is not None}
-    _check_section(
-        write_reports(str(run))[1], with_threshold, len(measures) + 1, sum(min(3, n) for n in per_rule.values())
-    )
+    shown = sum(min(3, n) for n in per_rule.values())
+    _check_section(write_reports(str(run), (FILTER,))[1], with_threshold, len(measures) + 1, shown)

@@ -11,7 +11,9 @@
    the run context carries nothing from one stage to the next (its ``__init__`` sets only :data:`CONTEXT_STATE`),
    no module outside ``pipeline.run`` and ``pipeline.logs`` sets an attribute of a ``ctx``, and a stage package
    reads no attribute of a ``ctx`` that :class:`RunContext` does not define.
-7. ``pipeline.report`` imports no stage package: each stage gives its own report section (``Stage.report``).
+7. ``pipeline.report`` imports no stage package and names no stage's table (a ``layout`` constant under a stage's
+   ``writes`` or ``passes``) but those of :data:`REPORT_TABLES`: each stage gives its own report section
+   (``Stage.report``), which reads its own tables.
 8. ``pipeline/filter/`` holds the filter stage (at most :data:`MAX_FILTER_MODULES` modules) and, in ``rules/``, one
    module per filter (with its compiled twin, ``*_numba.py``, where it has one); borrowed libraries live in their
    own packages (the spaCy-rules English splitter in ``pipeline/text/english/``, the fastText predictor in
@@ -42,12 +44,19 @@ MAX_LAZY = 10
 # what RunContext.__init__ may set: the config, the run directory, the lazy session and the Spark UI's job label
 CONTEXT_STATE = {"config", "run_dir", "_spark", "job_description"}
 CONTEXT_SETTERS = ("run", "logs")  # pipeline.run (the runner) and pipeline.logs (the job label) may set ctx.*
-MAX_FILTER_MODULES = 11  # the stage's plumbing (with signals: redecide, report_section); each filter adds to rules/
+MAX_FILTER_MODULES = 12  # the stage's plumbing (base class; signals: redecide, report_section); filters go to rules/
 BORROWED = {"text/english": ("spaCy 3.8", "datatrove 0.10.1"), "fasttext": ("fastText 0.9.2", "fasttext-predict")}
 # (stage package, the package of the later stage whose tables it names) -> why no declared read can carry them
 LATER_TABLES = {
     ("train_classifier", "filter"): "its report section shows what the filter stage, which runs after it, did "
     "with the model (filter/documents/, dropped/, summary.json); a report is made once every stage has run",
+}
+
+# layout constant of a stage's table -> why report/ reads it itself (a figure of the whole run, no stage's section)
+REPORT_TABLES = {
+    "DOCUMENTS": "whether ingest left documents/, for the rejects' examples (report/examples.py)",
+    "REJECTS": "the rejects' examples per source and reason: ingest has no report section of its own yet",
+    "MEGATRON": "the tokens per source and their length histogram: the run's final files, read by the report itself",
 }
 
 
@@ -259,7 +268,25 @@ def violations(
         if _subpackage(name) == "report":
             problems += [f"{name} imports the stage package {t}" for t in sorted(targets) if _subpackage(t) in stages]
     flows = _flows() if flows is None else flows
-    return problems + undeclared_tables(root, flows, layout_tables(root, package) if tables is None else tables)
+    tables = layout_tables(root, package) if tables is None else tables
+    return problems + undeclared_tables(root, flows, tables) + report_tables(root, flows, tables, package)
+
+
+def report_tables(root: Path, flows: Sequence[Flow], tables: Mapping[str, str], package: str = "pipeline") -> list[str]:
+    """Rule 7's second half: each module of ``report`` naming a stage's table not listed in :data:`REPORT_TABLES`
+    (a stage's section belongs in its own package, ``Stage.report``)."""
+    problems = []
+    for name, path in sorted(module_files(root, package).items()):
+        if _subpackage(name) != "report":
+            continue
+        for constant in sorted(layout_names(path) - set(REPORT_TABLES)):
+            table = tables.get(constant)
+            for owner in (f for f in flows if table is not None and f.owns(table)):
+                problems.append(
+                    f"{name} names {owner.package}'s table {table!r} (layout.{constant}): the stage's own report "
+                    "section (Stage.report) reads it"
+                )
+    return problems
 
 
 def _registered() -> dict[str, str]:
@@ -366,6 +393,8 @@ TABLES = {"OUT": "alpha/out", "SIDE": "alpha/side", "BETA_OUT": "beta/out", "MAN
          "pipeline.beta.stage reads ctx.passed_on, which the run context does not offer"),
         ({"pipeline/report/data.py": "from pipeline.alpha import kernel\n"},
          "pipeline.report.data imports the stage package pipeline.alpha"),
+        ({"pipeline/report/alpha_data.py": "def section(run):\n    return join(run, layout.SIDE)\n"},
+         "pipeline.report.alpha_data names alpha's table 'alpha/side' (layout.SIDE)"),
         ({"pipeline/beta/rehydrate.py": "def sizes(run):\n    return join(run, layout.SIDE)\n"},
          "pipeline.beta.rehydrate opens alpha's table 'alpha/side' (layout.SIDE) without declaring it"),
         ({"pipeline/beta/stage.py": "from pipeline.api.layout import MANIFEST, SIDE\nSTAGE = 1\n"},

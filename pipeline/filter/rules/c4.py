@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.config import ConfigError
+from pipeline.filter.base import COUNT, BaseFilter, RuleThreshold
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.options import number as in_range
 from pipeline.filter.outcome import Outcomes, as_columns, fmt, rewritten, texts_of, with_text
@@ -80,13 +81,14 @@ class C4Options(FilterOptions):
 
 
 @register(NAME)
-class C4Filter:
+class C4Filter(BaseFilter):
     """Removes C4's unwanted lines from every document and drops documents C4 would not keep."""
 
     name = NAME
     Options = C4Options
     # the options that only decide (docs/stages.md, Re-deciding from the signals)
-    THRESHOLDS = ("min_num_sentences", "filter_lorem_ipsum", "filter_curly_bracket")
+    DECIDES = ("min_num_sentences", "filter_lorem_ipsum", "filter_curly_bracket")
+    RULE_THRESHOLDS = {"too_few_sentences": RuleThreshold("min", "min_num_sentences", COUNT)}
 
     def __init__(self, options: C4Options | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(C4Options, options, kwargs, NAME)

@@ -40,6 +40,7 @@ from pipeline.errors import PipelineError, UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor
 from pipeline.filter import entries
+from pipeline.filter.base import BaseFilter
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.registry import register
 from pipeline.filter.rules.language import _utf8
@@ -290,11 +291,17 @@ def check_config(config: PipelineConfig) -> None:
 
 
 @register(NAME)
-class FastTextClassifierFilter:
+class FastTextClassifierFilter(BaseFilter):
     """Scores every unit of a document with a fastText classifier and keeps those its labels' thresholds pass."""
 
     name = NAME
     Options = FastTextClassifierOptions
+    READS = (CLASSIFIER_INPUT,)  # train-classifier's model, for ``model: run``
+
+    @classmethod
+    def check_config(cls, config: PipelineConfig) -> None:
+        """The run's rules of ``model: run`` and of the one ranking per run (:func:`check_config`)."""
+        check_config(config)
 
     def __init__(self, options: FastTextClassifierOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(FastTextClassifierOptions, options, kwargs, NAME)
@@ -326,6 +333,7 @@ class FastTextClassifierFilter:
             "keep_top": o.keep_top,
             "by": o.keep_top_by,
             "buckets": o.buckets,
+            "bucket_column": BUCKET_COLUMN,
             "reason": KEEP_TOP,
         }
 

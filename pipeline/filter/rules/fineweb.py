@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from pipeline.filter.base import COUNT, BaseFilter, RuleThreshold
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
 from pipeline.filter.outcome import Rule, as_columns, decide, numeric, text_bytes, texts_of
 from pipeline.filter.registry import register
@@ -57,13 +58,19 @@ class FineWebOptions(FilterOptions):
 
 
 @register(NAME)
-class FineWebFilter:
+class FineWebFilter(BaseFilter):
     """Drops documents with too few punctuated lines, too many short or duplicated lines, or list-like text."""
 
     name = NAME
     Options = FineWebOptions
+    RULE_THRESHOLDS = {
+        "line_punct_ratio": RuleThreshold("min", "line_punct_thr"),
+        "short_line_ratio": RuleThreshold("max", "short_line_thr"),
+        "char_dup_ratio": RuleThreshold("max", "char_duplicates_ratio"),
+        "list_ratio": RuleThreshold("max", "new_line_ratio", COUNT),
+    }
     # the options that only decide (docs/stages.md, Re-deciding from the signals)
-    THRESHOLDS = (
+    DECIDES = (
         "line_punct_thr",
         "line_punct_exclude_zero",
         "short_line_thr",

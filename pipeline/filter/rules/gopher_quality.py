@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from pipeline.filter.base import COUNT, BaseFilter, RuleThreshold
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
 from pipeline.filter.outcome import Rule, as_columns, decide, numeric, texts_of
 from pipeline.filter.registry import register
@@ -81,13 +82,25 @@ class GopherQualityOptions(FilterOptions):
 
 
 @register(NAME)
-class GopherQualityFilter:
+class GopherQualityFilter(BaseFilter):
     """Drops documents that do not look like prose by Gopher's word, symbol and line statistics."""
 
     name = NAME
     Options = GopherQualityOptions
+    RULE_THRESHOLDS = {
+        "gopher_short_doc": RuleThreshold("min", "min_doc_words", COUNT),
+        "gopher_long_doc": RuleThreshold("max", "max_doc_words", COUNT),
+        "gopher_below_avg_threshold": RuleThreshold("min", "min_avg_word_length", COUNT),
+        "gopher_above_avg_threshold": RuleThreshold("max", "max_avg_word_length", COUNT),
+        "gopher_too_many_hashes": RuleThreshold("max", "max_symbol_word_ratio"),
+        "gopher_too_many_ellipsis": RuleThreshold("max", "max_symbol_word_ratio"),
+        "gopher_too_many_bullets": RuleThreshold("max", "max_bullet_lines_ratio"),
+        "gopher_too_many_end_ellipsis": RuleThreshold("max", "max_ellipsis_lines_ratio"),
+        "gopher_below_alpha_threshold": RuleThreshold("min", "max_non_alpha_words_ratio"),
+        "gopher_enough_stop_words": RuleThreshold("min", "min_stop_words", COUNT),
+    }
     # the options that only decide (docs/stages.md, Re-deciding from the signals)
-    THRESHOLDS = (
+    DECIDES = (
         "min_doc_words",
         "max_doc_words",
         "min_avg_word_length",

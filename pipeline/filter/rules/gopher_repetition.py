@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from pipeline.filter.base import BaseFilter, RuleThreshold
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made
 from pipeline.filter.outcome import Rule, decide, nulls, numeric, texts_of
 from pipeline.filter.registry import register
@@ -81,14 +82,20 @@ class GopherRepetitionOptions(FilterOptions):
 
 
 @register(NAME)
-class GopherRepetitionFilter:
+class GopherRepetitionFilter(BaseFilter):
     """Drops documents whose paragraphs, lines or word n-grams repeat too much (a falsy line/paragraph
     threshold switches its rule off)."""
 
     name = NAME
     Options = GopherRepetitionOptions
     # the options that only decide (the n-gram pairs name measures too: a changed pair is measured again)
-    THRESHOLDS = ("dup_line_frac", "dup_para_frac", "dup_line_char_frac", "dup_para_char_frac")
+    RULE_THRESHOLDS = {
+        **{rule: RuleThreshold("max", rule) for rule in ("dup_para_frac", "dup_para_char_frac", "dup_line_frac")},
+        "dup_line_char_frac": RuleThreshold("max", "dup_line_char_frac"),
+        **{f"top_{n}_gram": RuleThreshold("max", "top_n_grams", n=n) for n in range(1, 11)},
+        **{f"duplicated_{n}_n_grams": RuleThreshold("max", "dup_n_grams", n=n) for n in range(1, 21)},
+    }
+    DECIDES = ("dup_line_frac", "dup_para_frac", "dup_line_char_frac", "dup_para_char_frac")
 
     def __init__(self, options: GopherRepetitionOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(GopherRepetitionOptions, options, kwargs, NAME)

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from pipeline.errors import UsageError
 from pipeline.fasttext import model as fasttext_model
 from pipeline.fasttext.predict import FastTextPredictor
+from pipeline.filter.base import BaseFilter, RuleThreshold
 from pipeline.filter.options import FilterOptions, OptionError, fraction, made, strings
 from pipeline.filter.outcome import as_columns, numeric
 from pipeline.filter.registry import register
@@ -139,12 +140,13 @@ class LanguageOptions(FilterOptions):
 
 
 @register(NAME)
-class LanguageFilter:
+class LanguageFilter(BaseFilter):
     """Labels every document with its language and score; keeps ``languages`` scoring above ``min_score``."""
 
     name = NAME
     Options = LanguageOptions
-    THRESHOLDS = ("min_score",)  # the option that only decides (docs/stages.md, Re-deciding from the signals)
+    RULE_THRESHOLDS = {"score": RuleThreshold("min", "min_score"), "low_score": RuleThreshold("min", "min_score")}
+    DECIDES = ("min_score",)  # the option that only decides (docs/stages.md, Re-deciding from the signals)
 
     def __init__(self, options: LanguageOptions | None = None, /, **kwargs: Any) -> None:
         o = self.options = made(LanguageOptions, options, kwargs, NAME)

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.filter.base import BaseFilter
 from pipeline.filter.options import FilterOptions, OptionError, made
 from pipeline.filter.outcome import rewritten
 from pipeline.filter.registry import register
@@ -119,7 +120,7 @@ class PIIOptions(FilterOptions):
 
 
 @register(NAME)
-class PIIFilter:
+class PIIFilter(BaseFilter):
     """Replaces e-mail and public IP addresses (and optionally phone numbers) in every document; keeps all."""
 
     name = NAME
@@ -153,7 +154,7 @@ class PIIFilter:
             self._seen_ips[found] = valid
         return valid
 
-    THRESHOLDS = ()  # it drops nothing (but a text it rewrote to blank, docs/stages.md, Re-deciding from the signals)
+    DECIDES = ()  # it drops nothing (but a text it rewrote to blank, docs/stages.md, Re-deciding from the signals)
 
     def signal_types(self) -> dict[str, pa.DataType]:
         """Replacements per document of each kind switched on, and whether it rewrote the text (docs/stages.md,

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import xxhash
 
+from pipeline.filter.base import BaseFilter
 from pipeline.filter.options import FilterOptions, OptionError, made, number, strings
 from pipeline.filter.outcome import Outcomes
 from pipeline.filter.registry import register
@@ -217,7 +218,7 @@ class URLOptions(FilterOptions):
 
 
 @register(NAME)
-class URLFilter:
+class URLFilter(BaseFilter):
     """Drops a page whose URL is block-listed by domain, host or URL, or holds banned or soft-banned words."""
 
     name = NAME

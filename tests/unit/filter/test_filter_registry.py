@@ -5,16 +5,16 @@ Contract: docs/stages.md, The filter stage."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.config import ConfigError, load_config_text
+from pipeline.config import ConfigError, PipelineConfig, load_config_text
 from pipeline.filter import entries, registry
+from pipeline.filter.base import BaseFilter, RuleThreshold
 from pipeline.filter.batches import filter_partition, output_schema
-from pipeline.filter.options import FilterOptions, OptionError, made
+from pipeline.filter.options import FilterOptions, OptionError
 from pipeline.filter.plan import make_plan
 from pipeline.filter.registry import register
 from pipeline.run.preflight import check_stage_configs
@@ -38,17 +38,12 @@ class VowelOptions(FilterOptions):
 
 
 @register("test_vowels")
-class VowelFilter:
+class VowelFilter(BaseFilter):
     """Drops a document whose letters hold too few vowels (``test_vowels.few_vowels``)."""
 
     name = "test_vowels"
     Options = VowelOptions
-
-    def __init__(self, options: VowelOptions | None = None, /, **kwargs: Any) -> None:
-        self.options = made(VowelOptions, options, kwargs, self.name)
-
-    def thresholds(self) -> dict[str, tuple[float, str]]:
-        return {"test_vowels.few_vowels": (self.options.min_vowel_share, "min")}
+    RULE_THRESHOLDS = {"few_vowels": RuleThreshold("min", "min_vowel_share")}
 
     def apply(self, batch: pa.RecordBatch) -> FilterResult:
         shares = []
@@ -104,3 +99,38 @@ def test_the_stage_s_batch_step_runs_it(tmp_path) -> None:
     dropped = {r["doc_id"]: (r["reason"], r["threshold"]) for r in rows if r["kind"] == "dropped"}
     assert kept == [1]  # 8 vowels of 20 letters; the others hold 0 of 19 and 1 of 8
     assert dropped == {2: ("test_vowels.few_vowels", 0.3), 3: ("test_vowels.few_vowels", 0.3)}
+
+
+def test_its_declarations_reach_the_plan_the_stage_and_the_checks(tmp_path) -> None:
+    """RULE_THRESHOLDS give the summary's threshold, direction and bins; READS the stage's optional reads; the
+    check_config hook runs with the stage's config checks (nothing in the stage names the filter)."""
+    from pipeline.filter.stage import STAGE
+
+    config = _config(tmp_path, "{name: test_vowels, min_vowel_share: 0.3}")
+    rule = make_plan(config).rules["test_vowels.few_vowels"]
+    assert (rule["threshold"], rule["direction"]) == (0.3, "min")
+    assert make_plan(config).edges("test_vowels.few_vowels")[-1] == 1.0  # a fraction: [0, 1]
+    assert "test_vowel_lists" not in STAGE.optional_reads
+    VowelFilter.READS = ("test_vowel_lists",)
+    VowelFilter.check_config = classmethod(_refuse_web)  # type: ignore[method-assign,assignment]
+    try:
+        assert "test_vowel_lists" in STAGE.optional_reads
+        with pytest.raises(ConfigError, match="'sources.0.name': no web"):
+            STAGE.check_config(config)
+    finally:
+        del VowelFilter.READS, VowelFilter.check_config
+
+
+def _refuse_web(cls: type, config: PipelineConfig) -> None:
+    if config.sources[0].name == "web":
+        raise ConfigError("sources.0.name", "no web")
+
+
+def test_a_class_that_is_no_base_filter_is_refused() -> None:
+    class Plain:
+        name = "test_plain"
+        Options = VowelOptions
+
+    with pytest.raises(TypeError, match="must subclass pipeline.filter.base.BaseFilter"):
+        register("test_plain")(Plain)
+    assert not registry.known("test_plain")

@@ -15,6 +15,7 @@ from pipeline.config import ConfigError, load_config_text
 from pipeline.filter import entries, registry
 from pipeline.filter.batches import Summary, filter_partition, output_schema
 from pipeline.filter.plan import make_plan, summary_json
+from pipeline.filter.rules.fineweb import FineWebFilter
 from pipeline.filter.thresholds import BINS, bin_edges, histogram
 from pipeline.run.registry import stage
 from tests.filter_toys import TOYS
@@ -172,7 +173,7 @@ def test_the_batch_step_keeps_drops_rewrites_and_summarises(base):
 def test_histogram_bins_agree_with_numpy_with_under_and_overflow():
     rng = np.random.default_rng(5)
     values = np.concatenate([rng.uniform(-0.5, 1.5, 1000), [np.nan, 0.0, 1.0, 1.0]])
-    edges = bin_edges("fineweb.line_punct_ratio", 0.12)
+    edges = bin_edges(0.12, FineWebFilter.rule_kinds()["fineweb.line_punct_ratio"])
     inside, _ = np.histogram(values[np.isfinite(values)], bins=edges)
     finite = values[np.isfinite(values)]
     want = [int((finite < 0).sum()), *inside.tolist(), int((finite > 1).sum())]

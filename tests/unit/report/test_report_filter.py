@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.filter.report_section import FilterSummaryError
+from pipeline.filter.stage import STAGE as FILTER
 from pipeline.report.data import build_report_data
-from pipeline.report.filter_data import FilterSummaryError
 from pipeline.report.html import render_html
 from tests.filter_run import HOSTILE, MEASURES, NO_MEASURE, SOURCES, FilterFacts, build_filter_run
 
@@ -31,7 +32,7 @@ def _validate(data: dict) -> None:
 
 
 def test_report_json_carries_the_filter_counts_the_stage_wrote(facts):
-    data = build_report_data(str(facts.run))
+    data = build_report_data(str(facts.run), (FILTER,))
     _validate(data)
     section = data["filter"]
     for source in SOURCES:
@@ -50,7 +51,7 @@ def test_report_json_carries_the_filter_counts_the_stage_wrote(facts):
 
 
 def test_histograms_are_spelled_out_with_under_and_overflow(facts):
-    measures = build_report_data(str(facts.run))["filter"]["measures"]
+    measures = build_report_data(str(facts.run), (FILTER,))["filter"]["measures"]
     assert set(measures) == set(MEASURES)
     for rule, (threshold, direction, edges, _) in MEASURES.items():
         got = measures[rule]
@@ -62,7 +63,7 @@ def test_histograms_are_spelled_out_with_under_and_overflow(facts):
 
 
 def test_examples_are_the_first_dropped_documents_per_rule_and_source(facts):
-    examples = build_report_data(str(facts.run), per_source=3)["filter"]["examples"]
+    examples = build_report_data(str(facts.run), (FILTER,), per_source=3)["filter"]["examples"]
     for source in SOURCES:
         for rule in facts.dropped(source):
             rows = [r for r in facts.drops if r["source"] == source and r["reason"] == rule][:3]
@@ -81,7 +82,7 @@ def _histograms(page: str) -> dict[str, ET.Element]:
 
 
 def test_each_histogram_marks_its_threshold_between_the_right_bins(facts):
-    page = render_html(build_report_data(str(facts.run)))
+    page = render_html(build_report_data(str(facts.run), (FILTER,)))
     charts = _histograms(page)
     assert set(charts) == set(MEASURES)
     for rule, (threshold, direction, _, _) in MEASURES.items():
@@ -104,7 +105,7 @@ def test_each_histogram_marks_its_threshold_between_the_right_bins(facts):
 
 
 def test_page_shows_drops_languages_and_escaped_examples(facts):
-    page = render_html(build_report_data(str(facts.run)))
+    page = render_html(build_report_data(str(facts.run), (FILTER,)))
     assert "<script" not in page and "<img" not in page and "&lt;script&gt;alert(" in page
     section = re.search(r'<section class="filter">(.*?)</section>', page, re.S).group(1)
     for source in SOURCES:
@@ -125,7 +126,10 @@ def test_page_shows_drops_languages_and_escaped_examples(facts):
 
 def test_a_run_without_the_filter_stage_has_no_filter_figures(facts):
     (facts.run / "filter" / "summary.json").unlink()
-    data = build_report_data(str(facts.run))
+    manifest = json.loads((facts.run / "manifest.json").read_text())
+    del manifest["stages"]["filter"]  # the run's manifest records no filter stage
+    (facts.run / "manifest.json").write_text(json.dumps(manifest))
+    data = build_report_data(str(facts.run), (FILTER,))
     assert "filter" not in data and "filtered" not in data["summary"]
     assert all("filtered" not in row for row in data["sources"].values())
     assert '<section class="filter">' not in render_html(data)
@@ -147,5 +151,5 @@ def test_a_malformed_summary_is_refused_naming_the_key(facts, change, key):
     change(summary)
     path.write_text(json.dumps(summary))
     with pytest.raises(FilterSummaryError, match=re.escape(key)) as error:
-        build_report_data(str(facts.run))
+        build_report_data(str(facts.run), (FILTER,))
     assert "\n" not in str(error.value) and "filter/summary.json" in str(error.value)
