@@ -181,7 +181,6 @@ def test_the_metrics_are_scikit_learn_s_over_fasttext_s_predictions(run: Path) -
 
 
 @pytest.mark.spark
-@pytest.mark.same_plan  # the train-classifier plan of the module's run again, on its documents (nothing varied)
 def test_a_rerun_trains_the_same_bytes(run: Path, spark, shared_fixtures: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
     shutil.copytree(run / layout.DOCUMENTS, again / layout.DOCUMENTS)  # the same documents, nothing else
