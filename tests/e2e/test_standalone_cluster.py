@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -90,7 +91,7 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
     standalone_cluster: Cluster, cluster_zip: Path, local_reference_run: Path, tmp_path: Path
 ) -> None:
     """``spark-submit --master spark://127.0.0.1:P --py-files <zip> job_pipeline.py``: executors on both
-    workers, megatron/ and blend/ byte-identical to the local run.
+    workers, megatron/ and blend/ byte-identical to the local run, the driver's log plain lines (no terminal).
 
     The config's input paths and the output are relative to the directory the job starts from, as in
     ``conf/local.yaml``: executors run elsewhere (``<work-dir>/<app>/<executor>/``), so this only works
@@ -104,6 +105,9 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
 
     assert package_origin(done).startswith(str(cluster_zip) + os.sep)
     assert f"outputs in {out}" in done.stdout
+    driver_log = done.stdout + done.stderr  # no terminal: logger lines, no redrawn progress bars
+    assert "\r" not in driver_log and "[Stage " not in driver_log
+    assert re.search(r" INFO pipeline\.dedup: dedup: verify done in [0-9.]+ s \(verified_edges=\d+\)", driver_log)
     for i, executors in enumerate(standalone_cluster.executor_dirs(app_id)):
         assert executors, f"worker{i} ran no executor for {app_id}"
 

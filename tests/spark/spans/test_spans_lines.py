@@ -56,7 +56,8 @@ def _rows_by_doc(removed: list[dict], kind: str = "lines") -> dict[int, list[tup
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize(("min_repeats", "real_bytes"), [(2, 400_000), (3, 0)])
+# (3, 0): the lines plan of (2, 400_000) with another threshold, on the planted documents alone (same_plan)
+@pytest.mark.parametrize(("min_repeats", "real_bytes"), [(2, 400_000), pytest.param(3, 0, marks=pytest.mark.same_plan)])
 def test_lines_equal_the_oracle_and_the_accounting_holds(spark, tmp_path, min_repeats, real_bytes):
     docs = planted_documents() + (real_documents(real_bytes) if real_bytes else [])
     expected, expected_short, expected_rows = oracle_lines(docs, min_repeats)
@@ -95,7 +96,10 @@ def test_lines_equal_the_oracle_and_the_accounting_holds(spark, tmp_path, min_re
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("hash_of", [lambda norm: 7, lambda norm: len(norm) % 3])
+# the second hash: the same line_pass plan as the first, only other hash values (same_plan)
+@pytest.mark.parametrize(
+    "hash_of", [lambda norm: 7, pytest.param(lambda norm: len(norm) % 3, marks=pytest.mark.same_plan)]
+)
 def test_colliding_hashes_remove_nothing_more(spark, hash_of):
     """Every line (or every line of one length class) gets one hash: grouped on the bytes too, the stage still
     drops exactly the oracle's lines; lines that only share a hash stay."""
