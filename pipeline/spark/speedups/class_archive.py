@@ -12,9 +12,11 @@ itself.
 
 Archives live in the user cache (``$XDG_CACHE_HOME/spark-pretrain-pipeline/jvm``, default
 ``~/.cache/...``), keyed by the Java build, the pyspark version and the class path settings; about
-150 MB each. One builder per key at a time holds ``classes-KEY.lock`` (touched while it waits; stale
-after ten minutes untouched); a failed dump is not retried for a week. ``PIPELINE_JVM_ARCHIVE=off``,
-or a CDS option of your own in ``spark.driver.extraJavaOptions``, turns it all off.
+150 MB each; besides the session's own, the two most recently used are kept (each checkout or
+class path is a key of its own, so they would pile up). One builder per key at a time holds
+``classes-KEY.lock`` (touched while it waits; stale after ten minutes untouched); a failed dump is not
+retried for a week. ``PIPELINE_JVM_ARCHIVE=off``, or a CDS option of your own in
+``spark.driver.extraJavaOptions``, turns it all off.
 
 Run as a script (``python class_archive.py JOB.json``) this file is the builder; it needs only the
 standard library.
@@ -37,6 +39,7 @@ LOCK_STALE_SECONDS = 600  # a builder touches its lock every LOCK_TOUCH_SECONDS 
 LOCK_TOUCH_SECONDS = 30
 RETRY_SECONDS = 7 * 86400  # a failed dump is tried again after a week
 UNUSED_SECONDS = 7 * 86400  # archives of other Java / pyspark builds, unused this long, are removed
+KEEP_OTHERS = 2  # and of other keys' archives only this many, the most recently used, are kept
 DUMP_TIMEOUT_SECONDS = 900
 USER_CDS_FLAGS = ("SharedArchiveFile", "ArchiveClassesAtExit", "Xshare", "DumpSharedSpaces", "ClassList")
 QUIET = "-Xlog:cds=off -Xlog:class+path=off"  # an unusable archive is skipped; its warning would go to stdout
@@ -96,8 +99,8 @@ def _age(path: Path, now: float) -> float:
 
 def _tidy(directory: Path, key: str, now: float) -> None:
     """Drop stale locks, the files of builds no lock holds, old failure marks, and the archives of
-    other keys unused for a week. Another session may tidy at the same time: files gone meanwhile
-    are skipped."""
+    other keys unused for a week or older than the :data:`KEEP_OTHERS` most recently used. Another
+    session may tidy at the same time: files gone meanwhile are skipped."""
     for kind, limit in ((".lock", LOCK_STALE_SECONDS), (".failed", RETRY_SECONDS)):
         for path in directory.glob(f"classes-*{kind}"):
             try:
@@ -106,14 +109,18 @@ def _tidy(directory: Path, key: str, now: float) -> None:
             except FileNotFoundError:
                 continue
     locked = {_key_of(p) for p in directory.glob("classes-*.lock")}
+    others: list[tuple[float, Path]] = []
     for path in directory.glob("classes-*.*"):
         try:
             if path.suffix in TEMPORARY and _key_of(path) not in locked:
                 path.unlink()
-            elif path.suffix == ".jsa" and _key_of(path) != key and _age(path, now) > UNUSED_SECONDS:
-                path.unlink()
+            elif path.suffix == ".jsa" and _key_of(path) != key:
+                others.append((_age(path, now), path))
         except FileNotFoundError:
             continue
+    for rank, (age, path) in enumerate(sorted(others, key=lambda pair: pair[0])):
+        if rank >= KEEP_OTHERS or age > UNUSED_SECONDS:
+            path.unlink(missing_ok=True)
 
 
 def archive_plan(java_banner: str, settings: Mapping[str, str], user_options: str | None) -> ArchivePlan:

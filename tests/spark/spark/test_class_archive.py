@@ -105,6 +105,19 @@ def test_other_builds_archives_go_when_unused_for_a_week(cache):
     assert not old.exists() and recent.exists()
 
 
+def test_only_the_most_recently_used_archives_of_other_builds_are_kept(cache):
+    cache.mkdir(parents=True)
+    others = [cache / f"classes-{digit * 16}.jsa" for digit in "2345"]
+    for hours, path in enumerate(others):  # 2 used last, 5 first
+        path.write_bytes(STATIC_MAGIC)
+        used = time.time() - 3600 * (hours + 1)
+        os.utime(path, (used, used))
+    archive_plan(BANNER, {}, None)
+    assert [path.exists() for path in others] == [True] * class_archive.KEEP_OTHERS + [False] * (
+        len(others) - class_archive.KEEP_OTHERS
+    )
+
+
 def test_the_key_follows_the_java_build_and_the_class_path():
     assert archive_key(BANNER, {}) != archive_key('openjdk version "21.0.2"', {})
     assert archive_key(BANNER, {}) != archive_key(BANNER, {"spark.jars": "/x/graphframes.jar"})
