@@ -155,6 +155,9 @@ def main() -> None:
         "--model", default="cl100k", choices=("cl100k", "qwen3.6"), help="--kind tiktoken's file (huggingface: as JSON)"
     )
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "bench-tokenize")
+    parser.add_argument(
+        "--speedups", default="zip_rescans,gc_freeze", help="spark.speedups ('' none; default: the clusters')"
+    )
     args = parser.parse_args()
 
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -206,7 +209,7 @@ def main() -> None:
             f"output: {run}\ntokenizer: {{{tokenizer_keys}}}\n"
             f"tokenize: {{partitions: {args.partitions}}}\n"
             f'spark: {{master: "{args.master}", log_level: ERROR, '
-            f'settings: {{spark.ui.showConsoleProgress: "false"}}}}\n'
+            f'settings: {{spark.ui.showConsoleProgress: "false"}}, speedups: [{args.speedups}]}}\n'
             f'sources:\n  - {{name: web, paths: ["{run}/raw"]}}\n'
         )
         ctx = RunContext(config)

@@ -11,10 +11,15 @@ import base64
 import html
 import itertools
 import json
+import pickle
 import re
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from pipeline.numba_backend import TOKENIZER
+from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
 from pipeline.tokenizer.patterns import LLAMA3
 from tests.oracles import missing_tool, require_oracle
 
@@ -202,3 +207,25 @@ def rank_file_tokenizer_json(rank_file: Path, pattern: str, specials: dict[str, 
     path.write_text(json.dumps(config, ensure_ascii=False))
     tk.Tokenizer.from_file(str(path))
     return path
+
+
+def stage_shard(tok: Any, texts: list[str | None], out: Path, dtype: str, eod: int, bos: tuple[int, ...]) -> bytes:
+    """The ``.bin`` and ``.idx`` bytes the tokenize stage's batch step writes for ``texts`` (7 per Arrow batch)."""
+    batches = [pa.RecordBatch.from_pydict({"text": texts[i : i + 7]}) for i in range(0, len(texts), 7)]
+    list(tokenize_partition(iter(batches), TaskAttempt(0, 0, 0), tok, str(out), str(out), dtype, eod, (), bos))
+    return (out / "part-00000.bin").read_bytes() + (out / "part-00000.idx").read_bytes()
+
+
+def fast_and_library_shards(
+    tok: Any, texts: list[str | None], out: Path, dtype: str, eod: int, bos: tuple[int, ...]
+) -> tuple[bytes, bytes]:
+    """:func:`stage_shard` of ``texts`` on ``tok``'s fast path (the kernel from the first batch) and on its library
+    alone (a copy of ``tok`` without the fast path)."""
+    library = pickle.loads(pickle.dumps(tok))
+    library.fast = None
+    previous = TOKENIZER.set(True)
+    try:
+        fast = stage_shard(tok, texts, out / "fast", dtype, eod, bos)
+    finally:
+        TOKENIZER.set(previous)
+    return fast, stage_shard(library, texts, out / "library", dtype, eod, bos)

@@ -64,11 +64,11 @@ from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
 
 INJECT_PROPERTY = "pipeline.inject_failure"
-# Rows per Arrow batch fed to the encoder (Spark's default is 10,000): on 200 MB of prose and code, 1,000 took
-# Spark's feeding ~20% and the encoder ~5% less CPU, and a batch of long documents stays small in a worker.
+# Rows per Arrow batch fed to the encoder (Spark's default is 10,000): fewer rows cost Spark's feeding and the encoder
+# less CPU, and a batch of long documents stays small in a worker (docs/benchmarks.md, Tokenize stage constants).
 BATCH_ROWS = 1000
-# Above this many partitions the placement keys' array literal costs the driver more planning (1.5 s at 1,024 in a
-# local session, 5.8 s at 4,096) than Spark's sampling job costs: repartitionByRange then
+# Above this many partitions the placement keys' array literal costs the driver more planning than Spark's sampling
+# job costs (docs/benchmarks.md, Tokenize stage constants): repartitionByRange then
 PLACED_PARTITIONS = 1024
 _SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
 

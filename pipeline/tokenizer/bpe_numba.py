@@ -73,11 +73,9 @@ def _lookup(pairs, shift, mask, a, b):
 
 
 @njit(cache=True, nogil=True)
-def _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, pos):
-    """BPE of ``data[start:start+n]`` into ``out[pos:]``; returns the new end position."""
-    for i in range(n):
-        tok[i] = byte_ids[data[start + i]]
-    m = n
+def _merge_scan(tok, m, pairs, shift, mask, rk, mg):
+    """Merge the symbols ``tok[:m]`` in place, lowest rank and leftmost first (``rk`` and ``mg``: scratch of at
+    least ``m``); returns the number of symbols left."""
     for i in range(m - 1):
         rk[i], mg[i] = _lookup(pairs, shift, mask, tok[i], tok[i + 1])
     while m > 1:
@@ -101,6 +99,15 @@ def _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, 
             rk[at] = _NO_RANK
         if at > 0:
             rk[at - 1], mg[at - 1] = _lookup(pairs, shift, mask, tok[at - 1], tok[at])
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _merge_word(data, start, n, byte_ids, pairs, shift, mask, tok, rk, mg, out, pos):
+    """BPE of ``data[start:start+n]`` into ``out[pos:]``; returns the new end position."""
+    for i in range(n):
+        tok[i] = byte_ids[data[start + i]]
+    m = _merge_scan(tok, n, pairs, shift, mask, rk, mg)
     for i in range(m):
         out[pos + i] = tok[i]
     return pos + m

@@ -118,6 +118,30 @@ def _contraction_end(data, p, end):
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _space_run_end(data, p, n, end, classes, space, dollar):
+    """End of the whitespace pre-token at ``p`` (its first character ``n`` bytes; ``space``: whitespace's class in
+    ``classes``): ``\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+``, and with ``dollar`` the whole run when it ends the text."""
+    q = p + n
+    last = p  # start of the run's last character
+    last_newline = p if (data[p] == 0x0D or data[p] == 0x0A) else -1
+    while q < end:
+        cp2, n2 = _decode(data, q)
+        if classes[cp2] != space:
+            break
+        if cp2 == 0x0D or cp2 == 0x0A:
+            last_newline = q
+        last = q
+        q += n2
+    if dollar and q == end:
+        return q
+    if last_newline >= 0:
+        return last_newline + 1
+    if q == end or last == p:
+        return q
+    return last
+
+
 @njit(cache=True, nogil=True)
 def split_pretoken_end(data, p, end, classes, dollar, digits, marks):
     """End of the pre-token at ``p`` under the cl100k / Llama 3 / Qwen family of patterns:
@@ -167,26 +191,7 @@ def split_pretoken_end(data, p, end, classes, dollar, digits, marks):
         while q < end and (data[q] == 0x0D or data[q] == 0x0A):
             q += 1
         return q
-    # whitespace (every other code point is whitespace here)
-    q = p + n
-    last = p  # start of the run's last character
-    newline = data[p] == 0x0D or data[p] == 0x0A
-    last_newline = p if newline else -1
-    while q < end:
-        cp2, n2 = _decode(data, q)
-        if classes[cp2] != S_SPACE:
-            break
-        if cp2 == 0x0D or cp2 == 0x0A:
-            last_newline = q
-        last = q
-        q += n2
-    if dollar and q == end:
-        return q
-    if last_newline >= 0:
-        return last_newline + 1
-    if q == end or last == p:
-        return q
-    return last
+    return _space_run_end(data, p, n, end, classes, S_SPACE, dollar)  # every other code point is whitespace here
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -300,20 +305,4 @@ def cased_pretoken_end(data, p, end, classes):
         while q < end and (data[q] == 0x0D or data[q] == 0x0A or data[q] == 0x2F):
             q += 1
         return q
-    # whitespace (every other code point is whitespace here)
-    q = p + n
-    last = p
-    last_newline = p if (data[p] == 0x0D or data[p] == 0x0A) else -1
-    while q < end:
-        cp2, n2 = _decode(data, q)
-        if classes[cp2] != C_SPACE:
-            break
-        if cp2 == 0x0D or cp2 == 0x0A:
-            last_newline = q
-        last = q
-        q += n2
-    if last_newline >= 0:
-        return last_newline + 1
-    if q == end or last == p:
-        return q
-    return last
+    return _space_run_end(data, p, n, end, classes, C_SPACE, False)  # every other code point is whitespace here

@@ -234,21 +234,7 @@ class SentencePieceBPE:
     ) -> tuple[np.ndarray, np.ndarray]:
         """int32 ids of the valid UTF-8 texts ``data[offsets[i]:offsets[i+1]]`` and the end of each text's ids
         (``append_id`` after each when >= 0)."""
-        char_ids, joined, bigrams, byte_ids, pairs = self.tables
-        ids, ends = _sp_numba().encode_sentencepiece(
-            data,
-            offsets,
-            append_id,
-            self.dummy_prefix,
-            self.space_cuts,
-            self.space_id,
-            char_ids,
-            joined,
-            bigrams,
-            byte_ids,
-            pairs,
-            heap_after,
-            self.run_split,
-            *cache.args(),
-        )
+        kernel = _sp_numba().encode_sentencepiece
+        specs = (self.dummy_prefix, self.space_cuts, self.space_id)
+        ids, ends = kernel(data, offsets, append_id, *specs, *self.tables, heap_after, self.run_split, *cache.args())
         return ids, ends

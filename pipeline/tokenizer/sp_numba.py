@@ -1,8 +1,8 @@
 """numba kernel of SentencePiece BPE encoding (:mod:`pipeline.tokenizer.sp_fast`): UTF-8 texts in, int32 ids out.
 
-Imported lazily. The merge table and the word cache are :mod:`pipeline.tokenizer.bpe_numba`'s; a piece between two
-places no merge crosses (see sp_fast) is merged by scanning its pairs, or with a heap when it is long, lowest rank
-and leftmost first both ways, as SentencePiece's own agenda orders them.
+Imported lazily. The merge table, the word cache and the scan merge are :mod:`pipeline.tokenizer.bpe_numba`'s; a
+piece between two places no merge crosses (see sp_fast) is merged by scanning its pairs, or with a heap when it is
+long, lowest rank and leftmost first both ways, as SentencePiece's own agenda orders them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pipeline.tokenizer.bpe_numba import (
     _cache_put,
     _emit_cached,
     _lookup,
+    _merge_scan,
     _word_key,
 )
 from pipeline.tokenizer.pretokenize_numba import _decode
@@ -24,35 +25,6 @@ _NO_RANK = np.int64(0x7FFFFFFF)
 _SPACE = 0x2581
 _CACHE_BYTES = 64  # longer pieces are not cached
 _MEMO = 64  # runs of ▁ shorter than this are remembered per call
-
-
-@njit(cache=True, nogil=True)
-def _merge_scan(tok, m, pairs, shift, mask, rk, mg):
-    """Merge ``tok[:m]`` in place (lowest rank, leftmost first); returns the number of symbols left."""
-    for i in range(m - 1):
-        rk[i], mg[i] = _lookup(pairs, shift, mask, tok[i], tok[i + 1])
-    while m > 1:
-        best = _NO_RANK
-        at = -1
-        for i in range(m - 1):
-            if rk[i] < best:
-                best = rk[i]
-                at = i
-        if at < 0:
-            break
-        tok[at] = mg[at]
-        for i in range(at + 1, m - 1):
-            tok[i] = tok[i + 1]
-            rk[i] = rk[i + 1]
-            mg[i] = mg[i + 1]
-        m -= 1
-        if at + 1 < m:
-            rk[at], mg[at] = _lookup(pairs, shift, mask, tok[at], tok[at + 1])
-        else:
-            rk[at] = _NO_RANK
-        if at > 0:
-            rk[at - 1], mg[at - 1] = _lookup(pairs, shift, mask, tok[at - 1], tok[at])
-    return m
 
 
 @njit(cache=True, nogil=True, inline="always")

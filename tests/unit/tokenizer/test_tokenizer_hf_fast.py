@@ -10,16 +10,20 @@ import pickle
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
 from pipeline.tokenizer.library import LibraryTokenizer
 from pipeline.tokenizer.patterns import CL100K
 from tests.oracles import require_oracle
-from tests.tokenizer_kinds import doc_texts, qwen36_path, rank_file_tokenizer_json, train_tokenizer_json
+from tests.tokenizer_kinds import (
+    doc_texts,
+    fast_and_library_shards,
+    qwen36_path,
+    rank_file_tokenizer_json,
+    train_tokenizer_json,
+)
 
 
 @pytest.fixture(scope="module")
@@ -140,16 +144,9 @@ def test_features_the_kernel_does_not_reproduce_stay_with_the_library(files, tmp
     assert tok.encode_batch(texts[:3]) == [tok.lib.encode(t, add_special_tokens=False).ids for t in texts[:3]]
 
 
-def _shard(tok, texts: list[str], out: Path, bos: tuple[int, ...]) -> bytes:
-    batches = [pa.RecordBatch.from_pydict({"text": texts[i : i + 7]}) for i in range(0, len(texts), 7)]
-    list(tokenize_partition(iter(batches), TaskAttempt(0, 0, 0), tok, str(out), str(out), "int32", 1, (), bos))
-    return (out / "part-00000.bin").read_bytes() + (out / "part-00000.idx").read_bytes()
-
-
 @pytest.mark.parametrize("bos", [(), (0,)])
 def test_stage_batch_step_writes_the_librarys_shard(cases, texts, tmp_path, bos):
     tok, _ = cases["built"]
-    library = pickle.loads(pickle.dumps(tok))
-    library.fast = None
     docs = [*texts[:30], "", "x <|end_of_text|>", "A\u030a", None]
-    assert _shard(tok, docs, tmp_path / "fast", bos) == _shard(library, docs, tmp_path / "lib", bos)
+    fast, library = fast_and_library_shards(tok, docs, tmp_path, "int32", 1, bos)
+    assert fast == library

@@ -6,19 +6,16 @@ tokenize stage's batch step takes it and writes the same shard as with the libra
 from __future__ import annotations
 
 import pickle
-from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
 from pipeline.tokenizer.library import LibraryTokenizer
 from pipeline.tokenizer.patterns import CL100K, LLAMA3, NAMED_PATTERNS, O200K, QWEN2, QWEN35
 from tests.oracles import require_oracle
-from tests.tokenizer_kinds import cl100k_path, doc_texts, qwen36_path
+from tests.tokenizer_kinds import cl100k_path, doc_texts, fast_and_library_shards, qwen36_path
 
 
 @pytest.fixture(scope="module")
@@ -122,19 +119,12 @@ def test_ids_identical_to_tiktoken_on_generated_unicode(cases, case):
     check()
 
 
-def _shard(tok, texts: list[str], out: Path, bos: tuple[int, ...]) -> bytes:
-    batches = [pa.RecordBatch.from_pydict({"text": texts[i : i + 7]}) for i in range(0, len(texts), 7)]
-    list(tokenize_partition(iter(batches), TaskAttempt(0, 0, 0), tok, str(out), str(out), "int32", 100257, (), bos))
-    return (out / "part-00000.bin").read_bytes() + (out / "part-00000.idx").read_bytes()
-
-
 @pytest.mark.parametrize("bos", [(), (100264,)])
 def test_stage_batch_step_writes_the_librarys_shard(cases, texts, tmp_path, bos):
     tok, _ = cases["cl100k"]
-    library = pickle.loads(pickle.dumps(tok))
-    library.fast = None
     docs = texts[:30] + ["", "x", None]
-    assert _shard(tok, docs, tmp_path / "fast", bos) == _shard(library, docs, tmp_path / "lib", bos)
+    fast, library = fast_and_library_shards(tok, docs, tmp_path, "int32", 100257, bos)
+    assert fast == library
 
 
 def test_o200k_matcher_cuts_where_the_regex_does():

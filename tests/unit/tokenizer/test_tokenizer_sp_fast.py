@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import io
 import pickle
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
 from pipeline.tokenizer.encode import WordCache
 from pipeline.tokenizer.library import LibraryTokenizer
 from pipeline.tokenizer.sp_fast import SentencePieceBPE, read_model
 from tests.oracles import require_oracle
-from tests.tokenizer_kinds import doc_texts, mistral_v1_path
+from tests.tokenizer_kinds import doc_texts, fast_and_library_shards, mistral_v1_path
 
 
 @pytest.fixture(scope="module")
@@ -186,23 +183,9 @@ def test_a_lone_surrogate_goes_to_the_library(cases):
         tok.encode_batch(["fine", "a\ud800b"])
 
 
-def _shard(tok, texts: list[str | None], out: Path, bos: tuple[int, ...]) -> bytes:
-    batches = [pa.RecordBatch.from_pydict({"text": texts[i : i + 7]}) for i in range(0, len(texts), 7)]
-    list(tokenize_partition(iter(batches), TaskAttempt(0, 0, 0), tok, str(out), str(out), "uint16", 2, (), bos))
-    return (out / "part-00000.bin").read_bytes() + (out / "part-00000.idx").read_bytes()
-
-
 @pytest.mark.parametrize("bos", [(), (1,)])
 def test_stage_batch_step_writes_the_librarys_shard(cases, texts, tmp_path, bos):
-    from pipeline.numba_backend import TOKENIZER
-
     tok, _ = cases["mistral-v1"]
-    library = pickle.loads(pickle.dumps(tok))
-    library.fast = None
     docs: list[str | None] = [*texts[:30], "", "x", None, "  indented\n    code"]
-    previous = TOKENIZER.set(True)  # the kernel from the first batch
-    try:
-        fast = _shard(tok, docs, tmp_path / "fast", bos)
-    finally:
-        TOKENIZER.set(previous)
-    assert fast == _shard(library, docs, tmp_path / "lib", bos)
+    fast, library = fast_and_library_shards(tok, docs, tmp_path, "uint16", 2, bos)
+    assert fast == library
