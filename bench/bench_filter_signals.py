@@ -19,10 +19,8 @@ Run: python -m bench filter_signals [--mb 20] [--baseline-rev REV]
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import io
-import json
 import os
 import time
 from typing import Any
@@ -32,7 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bench import real_corpus
-from bench.harness import best_of, dataproc_filters, module_at, run_config, write_result
+from bench.harness import arguments, best_of, dataproc_filters, module_at, run_config, write_result
 from pipeline.filter import batches, registry
 from pipeline.filter.plan import Plan, make_plan
 from pipeline.numba_backend import FILTER
@@ -42,18 +40,10 @@ RULES = ("language", "gopher_repetition", "gopher_quality", "c4", "fineweb", "pi
 
 
 def documents(megabytes: float) -> pa.RecordBatch:
-    """The first ``megabytes`` MB of text of the real corpus as one batch (doc_id, source, text)."""
-    texts: list[str] = []
-    size = 0
-    with open(real_corpus.build(megabytes), encoding="utf-8") as handle:
-        for line in handle:
-            texts.append(json.loads(line)["text"])
-            size += len(texts[-1].encode("utf-8"))
-            if size >= megabytes * 1e6:
-                break
-    return pa.RecordBatch.from_pydict(
-        {"doc_id": list(range(len(texts))), "source": ["bench"] * len(texts), "text": texts}
-    )
+    """The real corpus of ``megabytes`` MB as one batch (doc_id, source, text)."""
+    texts = [row["text"] for row in real_corpus.read(real_corpus.build(megabytes))]
+    columns = {"doc_id": list(range(len(texts))), "source": ["bench"] * len(texts), "text": texts}
+    return pa.RecordBatch.from_pydict(columns)
 
 
 def plan_of(annotate: bool) -> Plan:
@@ -125,10 +115,7 @@ def kept_ids(rows: pa.Table) -> list[int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=20, help="MB of real documents (default 20)")
-    parser.add_argument("--repeat", type=int, default=2, help="runs of each, the best kept (default 2)")
-    parser.add_argument("--baseline-rev", default=None, help="git revision before signals (e.g. db1bcb7)")
+    parser = arguments(__doc__, mb=20.0, repeat=2, baseline_rev="")
     args = parser.parse_args()
     batch = documents(args.mb)
     mb = float(pc.sum(pc.binary_length(batch.column("text"))).as_py()) / 1e6

@@ -109,35 +109,16 @@ def run_ours(spec: dict, cache: str) -> None:
 
 def run_megatron(spec: dict, cache: str) -> None:
     import torch
-    from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
-    from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
-    from megatron.core.datasets.utils import get_blend_from_list
 
     from pipeline.blend.megatron_args import megatron_data_path
-
-    class Tokenizer:
-        unique_identifiers = TOKENIZER
-        vocab_size = 50257
+    from pipeline.config import TrainingConfig
+    from tests.megatron_builder import megatron_build
 
     torch.distributed.get_rank = lambda *a: 0  # BlendedDataset asks even without a process group
-    t = spec["training"]
     # the weights merge-blend writes into blend.json (normalised once), as the stage reads them
     w = np.asarray(spec["weights"], dtype=np.float64)
-    w = w / float(w.sum())
-    path = megatron_data_path(w.tolist(), [f"{spec['root']}/megatron/{n}" for n in spec["names"]])
-    config = GPTDatasetConfig(
-        random_seed=t["random_seed"],
-        sequence_length=t["sequence_length"],
-        blend=get_blend_from_list(path.split()),
-        split=t["split"],
-        path_to_cache=cache,
-        tokenizer=Tokenizer(),
-        reset_position_ids=False,
-        reset_attention_mask=False,
-        eod_mask_loss=False,
-        num_dataset_builder_threads=1,
-    )
-    BlendedMegatronDatasetBuilder(GPTDataset, t["samples"], lambda: True, config).build()
+    path = megatron_data_path((w / float(w.sum())).tolist(), [f"{spec['root']}/megatron/{n}" for n in spec["names"]])
+    megatron_build(TrainingConfig(**spec["training"]), path, Path(cache), TOKENIZER)
 
 
 def child(side: str, spec_file: str, cache: str) -> None:

@@ -217,6 +217,7 @@ HELP = {
     "reparse": "with --from-json: show the figures again from the results",
     "stats": "print documents, bytes per source, repeated paths",
     "pin": "look the releases up on PyPI and rewrite the pins",
+    "baseline_rev": "a git revision whose code is measured beside today's (e.g. db1bcb7)",
     "cold": "empty caches for every run",
     "keep": "keep the scratch directory (default: removed)",
 }
