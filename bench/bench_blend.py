@@ -20,15 +20,12 @@ import time
 import tracemalloc
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-from bench.harness import arguments, write_result
+from bench.harness import REPO, arguments, write_result
 from pipeline.blend import _kernel, build_blending_indices
 from tests.megatron_builder import megatron_blend
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def timed(fn: Callable[[], tuple[np.ndarray, np.ndarray]]) -> tuple[float, int, tuple]:

@@ -16,12 +16,10 @@ from pathlib import Path
 import psutil
 import yaml
 
-from bench.harness import DATA, ProcessTree, arguments, run_logged, write_result
+from bench.harness import DATA, FIXTURES, REPO, ProcessTree, arguments, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
 from bench.vs_corpus import prefix
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
 SHIPPED_NAME = "numba-cache"
 
 

@@ -23,12 +23,11 @@ from typing import Any, BinaryIO
 import psutil
 import yaml
 
-from bench.harness import DATA, ProcessTree, arguments, commit, machine, run_logged, write_result
+from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
 from bench.vs_corpus import shard_paths
 from pipeline.run.registry import STAGE_NAMES
 
-REPO = Path(__file__).resolve().parents[1]
 GB = 10**9
 MEMORY = "2g"  # the driver's and each executor's
 SEQUENCE_LENGTH = 2048

@@ -19,14 +19,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from bench.dedup_precision import sample, scan
-from bench.harness import DATA, arguments, child_command, child_env, corpus, run_logged, write_result
+from bench.harness import DATA, FIXTURES, arguments, child_command, child_env, corpus, run_logged, write_result
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 from pipeline.config.schema import SPEEDUPS
 from pipeline.spark.session import check_java
 from pipeline.spark.speedups.class_archive import archive_path, is_complete
 
-REPO = Path(__file__).resolve().parents[1]
-PEERS = REPO.parent / "shared" / "peers"
+PEERS = FIXTURES.parent / "peers"
 PEER_SCRIPT = "text_dedup_minhash_spark_6bb8e89.py"
 NUM_PERM, THRESHOLD, NGRAM, MASTER, PARTITIONS, SEED = 256, 0.7, 5, "local[2]", 8, 0
 SPARK_CONF = {

@@ -31,10 +31,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.harness import ProcessTree, arguments, run_measured
+from bench.harness import FIXTURES, REPO, ProcessTree, arguments, run_measured
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 BENCH_DATA = Path("/tmp/pipeline-bench")
 
 Values = Mapping[str, float]
@@ -106,7 +104,7 @@ def _cold_warm(mode: str) -> str:
 
 
 F = Figure
-PEER = SHARED / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
+PEER = FIXTURES.parent / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
 RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
 RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
 VS_BIGCODE_FIGURES = (

@@ -10,21 +10,18 @@ import gettext
 import gzip
 import itertools
 import json
-import os
 import sysconfig
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.harness import arguments
+from bench.harness import DATA, FIXTURES, arguments
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 FIXTURE_FILES = ("corpus.en", "tinystories_sample.txt", "german.txt", "address.txt")
 LOCALES = Path("/usr/share/locale")
 DOCS = Path("/usr/share/doc")
 MAX_CHARS = 100_000
-DEFAULT_DIR = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench"))
+DEFAULT_DIR = DATA
 
 Doc = tuple[str, str]  # (path, text)
 R = TypeVar("R", bound=tuple[Any, ...])
