@@ -56,7 +56,8 @@ def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path, shipped: 
     cmd = submit_command(cluster, dist, config_path, "1g", ship if shipped else ())
     daemons = cluster.pids()
     before = sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in daemons)  # the daemons' own CPU so far
-    wall, tree = run_logged(cmd, log, cluster.env, config_path.parent, partial(ProcessTree, also=daemons))
+    run, tree = run_logged(cmd, log, cluster.env, config_path.parent, partial(ProcessTree, also=daemons))
+    wall = run["wall_s"]
     return wall, tree.cpu() - before
 
 

@@ -165,10 +165,10 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
     load_before = os.getloadavg()[0]
     cmd = submit_command(cluster, dist, config_path, MEMORY)
     memory = partial(TreeMemory, workers=cluster.pids())
-    wall, tree = run_logged(cmd, work / f"run-{tag}.log", cluster.env, config_path.parent, memory)
+    run, tree = run_logged(cmd, work / f"run-{tag}.log", cluster.env, config_path.parent, memory)
     report = json.loads((out / "report.json").read_text())
     stages = {row["stage"]: float(row["seconds"]) for row in report["timeline"]["stages"]}
-    seconds = {**stages, "stages": sum(stages.values()), "submit": wall}
+    seconds = {**stages, "stages": sum(stages.values()), "submit": run["wall_s"]}
     row = {
         "size_gb": size_gb,
         "input_bytes": nbytes,

@@ -166,42 +166,30 @@ def child_command(spec: ModuleSpec | None) -> list[str]:
     return [sys.executable, "-m", spec.name]
 
 
-def run_measured(
-    cmd: list[str],
-    log: Path,
-    env: Mapping[str, str],
-    cwd: Path = REPO,
-    tree: Callable[[int], P] = ProcessTree,  # type: ignore[assignment]
-    stderr: Path | None = None,
-) -> tuple[dict[str, Any], P]:
-    """Run ``cmd`` to its end, its output in ``log`` (its stderr in ``stderr`` when given), its process tree sampled
-    by ``tree(pid)``: exit code, wall and CPU seconds (the children's, when more than the tree's: they count the
-    command's own exit), the load average before and after; and the tree."""
-    load, before, started = os.getloadavg()[0], resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    with log.open("wb") as out, open(stderr or os.devnull, "wb") as err:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdout=out, stderr=err if stderr else subprocess.STDOUT)
-        with tree(proc.pid) as sampled:
-            code = proc.wait()
-    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
-    waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    cpu, loads = max(waited, sampled.cpu()), [round(load, 2), round(os.getloadavg()[0], 2)]
-    return {"exit": code, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "load": loads}, sampled
-
-
 def run_logged(
     cmd: list[str],
     log: Path,
     env: Mapping[str, str],
     cwd: Path = REPO,
     tree: Callable[[int], P] = ProcessTree,  # type: ignore[assignment]
-) -> tuple[float, P]:
-    """:func:`run_measured` for a command that must succeed: wall seconds and the tree; exits naming the log and
-    its tail when the command fails."""
-    run, sampled = run_measured(cmd, log, env, cwd, tree)
-    if run["exit"] != 0:
-        tail = log.read_text(errors="replace")[-3000:]
-        raise SystemExit(f"{Path(cmd[0]).name} ... exited {run['exit']} ({log}):\n{tail}")
-    return run["wall_s"], sampled
+    stderr: Path | None = None,
+    check: bool = True,
+) -> tuple[dict[str, Any], P]:
+    """Run ``cmd`` to its end, its output in ``log`` (its stderr in ``stderr`` when given), its process tree sampled
+    by ``tree(pid)``: exit code, wall and CPU seconds (the children's, when more than the tree's: they count the
+    command's own exit), the load average before and after; and the tree. With ``check``, a failed command exits
+    naming the log and its tail."""
+    load, before, started = os.getloadavg()[0], resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    with log.open("wb") as out, open(stderr or os.devnull, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdout=out, stderr=err if stderr else subprocess.STDOUT)
+        with tree(proc.pid) as sampled:
+            code = proc.wait()
+    if check and code != 0:
+        raise SystemExit(f"{Path(cmd[0]).name} ... exited {code} ({log}):\n{log.read_text(errors='replace')[-3000:]}")
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu, loads = max(waited, sampled.cpu()), [round(load, 2), round(os.getloadavg()[0], 2)]
+    return {"exit": code, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "load": loads}, sampled
 
 
 HELP = {

@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.harness import FIXTURES, REPO, ProcessTree, arguments, run_measured
+from bench.harness import FIXTURES, REPO, ProcessTree, arguments, run_logged
 
 BENCH_DATA = Path("/tmp/pipeline-bench")
 
@@ -342,7 +342,7 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
     and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
     argv = [*argv[:3], "--result", f"{stem}.json", *argv[3:]]
     stdout, stderr = Path(f"{stem}.stdout"), Path(f"{stem}.stderr")
-    run, _ = run_measured(argv, stdout, env, REPO, partial(ProcessTree, interval=0.2), stderr)
+    run, _ = run_logged(argv, stdout, env, REPO, partial(ProcessTree, interval=0.2), stderr, check=False)
     return {**run, "stdout": stdout.name, "result": f"{stem.name}.json"}
 
 
