@@ -20,25 +20,12 @@ import time
 import tracemalloc
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-from bench.harness import arguments, write_result
+from bench.harness import REPO, arguments, write_result
 from pipeline.blend import _kernel, build_blending_indices
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def megatron_core_build(weights: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """megatron-core 0.16.1's BlendedDataset path: normalize, int16/int64 arrays, C++ helper."""
-    from megatron.core.datasets import helpers_cpp, utils
-
-    w = np.asarray(utils.normalize(list(weights)), dtype=np.float64)
-    index = np.zeros(size, dtype=np.int16)
-    sample = np.zeros(size, dtype=np.int64)
-    helpers_cpp.build_blending_indices(index, sample, w, len(w), size, False)
-    return index, sample
+from tests.megatron_builder import megatron_blend
 
 
 def timed(fn: Callable[[], tuple[np.ndarray, np.ndarray]]) -> tuple[float, int, tuple]:
@@ -67,7 +54,7 @@ def compare(weights: np.ndarray, size: int, repeat: int) -> list[tuple[str, list
     state (fresh output pages cost as much as the loop at this size, and vary with what is held).
     """
     variants = {
-        "megatron-core helpers_cpp": lambda: megatron_core_build(weights, size),
+        "megatron-core helpers_cpp": lambda: megatron_blend(weights, size),
         "ours mode=fixed": lambda: build_blending_indices(weights, size, mode="fixed"),
         "ours mode=megatron": lambda: build_blending_indices(weights, size, mode="megatron"),
     }
@@ -121,7 +108,7 @@ def main() -> None:
         weights = rng.dirichlet(np.ones(n)) + 1e-4
         for mode in ("fixed", "megatron"):  # compile (or load the numba cache) outside the timing
             build_blending_indices(weights, 1000, mode=mode)
-        megatron_core_build(weights, 10)
+        megatron_blend(weights, 10)
         rows = compare(weights, args.size, args.repeat)
         base = min(rows[0][1])
         print(f"\n{n} datasets{'':18s}   best s  median s  ratio(best)  peak MiB")

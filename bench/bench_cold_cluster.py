@@ -16,29 +16,15 @@ from pathlib import Path
 import psutil
 import yaml
 
-from bench.harness import DATA, ProcessTree, arguments, run_logged, write_result
+from bench.harness import DATA, FIXTURES, REPO, ProcessTree, arguments, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
+from bench.vs_corpus import prefix
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
 SHIPPED_NAME = "numba-cache"
 
 
-def prefix(corpus: Path, mb: float, into: Path) -> int:
-    """The whole lines of ``corpus`` up to ``mb`` MB, written to ``into``; their bytes."""
-    limit, size = int(mb * 10**6), 0
-    into.parent.mkdir(parents=True, exist_ok=True)
-    with corpus.open("rb") as src, into.open("wb") as out:
-        for line in src:
-            if size + len(line) > limit:
-                break
-            out.write(line)
-            size += len(line)
-    return size
-
-
 def config(data: Path, out: Path) -> dict:
-    """conf/local.yaml's filters and dedup over one JSONL source, GPT-2's tokenizer from ../shared/fixtures."""
+    """conf/local.yaml's filters and dedup over the JSONL file ``data``, GPT-2's tokenizer from ../shared/fixtures."""
     base = yaml.safe_load((REPO / "conf" / "local.yaml").read_text())
     settings = {
         "spark.ui.enabled": "false",
@@ -70,7 +56,8 @@ def submit(cluster: Cluster, dist: Path, config_path: Path, log: Path, shipped: 
     cmd = submit_command(cluster, dist, config_path, "1g", ship if shipped else ())
     daemons = cluster.pids()
     before = sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in daemons)  # the daemons' own CPU so far
-    wall, tree = run_logged(cmd, log, cluster.env, config_path.parent, partial(ProcessTree, also=daemons))
+    run, tree = run_logged(cmd, log, cluster.env, config_path.parent, partial(ProcessTree, also=daemons))
+    wall = run["wall_s"]
     return wall, tree.cpu() - before
 
 
@@ -102,11 +89,10 @@ def main() -> None:
     args = parser.parse_args()
     modes = args.modes.split(",")
     args.work.mkdir(parents=True, exist_ok=True)
-    data = args.work / "corpus" / "part-00000.jsonl"
-    nbytes = prefix(args.corpus, args.mb, data)
+    data = prefix(args.corpus, args.mb, args.work / "corpus")
     config_path = args.work / "pipeline.yaml"
-    config_path.write_text(yaml.safe_dump(config(data.parent, args.work / "run"), sort_keys=False))
-    figures: dict[str, tuple[float, str]] = {"input MB": (nbytes / 1e6, "MB")}
+    config_path.write_text(yaml.safe_dump(config(data, args.work / "run"), sort_keys=False))
+    figures: dict[str, tuple[float, str]] = {"input MB": (data.stat().st_size / 1e6, "MB")}
     for mode in modes:
         dist = build_zip(args.work / f"dist-{mode}", numba_cache=mode == "cache")
         seconds = measure(args.work, mode, dist, config_path)

@@ -12,6 +12,7 @@ import importlib
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,9 +106,14 @@ def bench_fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch]) -
     train-classifier stage's defaults with the issue's ``wordNgrams: 2``) trained here on a quarter of the documents
     (labels: longer than the median or not), keep_labels [[long, 0.5]]. Beside it: fastText's own batched predict
     of the same lines, and the train-classifier stage's training task vs ``fasttext.train_supervised`` alone."""
+    with tempfile.TemporaryDirectory(prefix="bench-fasttext-") as folder:  # two models of about 0.8 GB each
+        return _fasttext_classifier(texts, batches, Path(folder))
+
+
+def _fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch], folder: Path) -> Row:
+    """:func:`bench_fasttext_classifier` with its training files and models in ``folder``."""
     import resource
     import subprocess
-    import tempfile
 
     from datatrove.data import Document
     from datatrove.pipeline.filters.fasttext_filter import FastTextClassifierFilter
@@ -117,7 +123,6 @@ def bench_fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch]) -
     from pipeline.train_classifier.batches import SAMPLE_SCHEMA, TrainPlan, train_task
     from pipeline.train_classifier.prepare import training_args, training_line
 
-    folder = Path(tempfile.mkdtemp(prefix="bench-fasttext-"))
     median = sorted(map(len, texts))[len(texts) // 2]
     sample = [("hq" if len(t) > median else "cc", t) for t in texts[::4]]
     args = training_args({"wordNgrams": 2}, 0)

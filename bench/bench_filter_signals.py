@@ -21,7 +21,6 @@ Run: python -m bench filter_signals [--mb 20] [--baseline-rev REV] [--corpus rel
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import io
 import json
@@ -34,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bench import real_corpus, release_corpus
-from bench.harness import best_of, dataproc_filters, module_at, run_config, write_result
+from bench.harness import arguments, best_of, dataproc_filters, module_at, run_config, write_result
 from pipeline.filter import batches, registry
 from pipeline.filter.plan import Plan, make_plan
 from pipeline.numba_backend import FILTER
@@ -128,10 +127,7 @@ def kept_ids(rows: pa.Table) -> list[int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=20, help="MB of real documents (default 20)")
-    parser.add_argument("--repeat", type=int, default=2, help="runs of each, the best kept (default 2)")
-    parser.add_argument("--baseline-rev", default=None, help="git revision before signals (e.g. db1bcb7)")
+    parser = arguments(__doc__, mb=20.0, repeat=2, baseline_rev="")
     parser.add_argument("--corpus", choices=("real", "release"), default="real", help="the corpus (default real)")
     args = parser.parse_args()
     batch = documents(args.mb, args.corpus)

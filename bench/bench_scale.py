@@ -23,12 +23,11 @@ from typing import Any, BinaryIO
 import psutil
 import yaml
 
-from bench.harness import DATA, ProcessTree, arguments, commit, machine, run_logged, write_result
+from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
 from bench.vs_corpus import shard_paths
 from pipeline.run.registry import STAGE_NAMES
 
-REPO = Path(__file__).resolve().parents[1]
 GB = 10**9
 MEMORY = "2g"  # the driver's and each executor's
 SEQUENCE_LENGTH = 2048
@@ -166,10 +165,10 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
     load_before = os.getloadavg()[0]
     cmd = submit_command(cluster, dist, config_path, MEMORY)
     memory = partial(TreeMemory, workers=cluster.pids())
-    wall, tree = run_logged(cmd, work / f"run-{tag}.log", cluster.env, config_path.parent, memory)
+    run, tree = run_logged(cmd, work / f"run-{tag}.log", cluster.env, config_path.parent, memory)
     report = json.loads((out / "report.json").read_text())
     stages = {row["stage"]: float(row["seconds"]) for row in report["timeline"]["stages"]}
-    seconds = {**stages, "stages": sum(stages.values()), "submit": wall}
+    seconds = {**stages, "stages": sum(stages.values()), "submit": run["wall_s"]}
     row = {
         "size_gb": size_gb,
         "input_bytes": nbytes,

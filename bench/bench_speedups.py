@@ -10,17 +10,14 @@ with the load average before each run.
 
 from __future__ import annotations
 
-import argparse
 import os
-import resource
 import shutil
-import subprocess
 import sys
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.harness import DATA, REPO, ProcessTree, write_result
+from bench.harness import DATA, REPO, ProcessTree, arguments, run_logged, write_result
 from bench.readme_table import cold_caches, wait_for_archive
 from pipeline.config.schema import SPEEDUPS as NAMES
 
@@ -56,39 +53,17 @@ def run_once(corpus: Path, work: Path, env: dict[str, str], off: list[str]) -> d
         "spark: {master: 'local[2]', log_level: ERROR}\n"
     )
     on = ", ".join(n for n in NAMES if n not in off)
-    load = os.getloadavg()[0]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    with open(work / "run.log", "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pipeline", "run", "--config", str(config), "--set", f"spark.speedups=[{on}]"],
-            env=env,
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        with ProcessTree(proc.pid, interval=0.2) as tree:
-            code = proc.wait()
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    if code != 0:
-        raise SystemExit(f"pipeline run failed ({code}): see {work / 'run.log'}")
+    cmd = [sys.executable, "-m", "pipeline", "run", "--config", str(config), "--set", f"spark.speedups=[{on}]"]
+    run, _ = run_logged(cmd, work / "run.log", env, REPO, partial(ProcessTree, interval=0.2))
+    del run["exit"]
     shutil.rmtree(out, ignore_errors=True)
-    return {
-        "wall_s": round(wall, 1),
-        "cpu_s": round(max(waited, tree.cpu()), 1),
-        "load": [round(load, 2), round(os.getloadavg()[0], 2)],
-    }
+    return run
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the rounds and print one line per run and a summary per setting."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DATA / "real-corpus-200mb.jsonl")
-    parser.add_argument("--settings", default=",".join(["on", *(f"-{n}" for n in NAMES), "off"]))
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--cold", action="store_true", help="empty caches for every run")
+    every = ",".join(["on", *(f"-{n}" for n in NAMES), "off"])
+    parser = arguments(__doc__, corpus=DATA / "real-corpus-200mb.jsonl", settings=every, rounds=2, cold=False)
     args = parser.parse_args(argv)
     settings = args.settings.split(",")
     offs = {s: turned_off(s) for s in settings}

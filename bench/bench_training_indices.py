@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,20 +68,38 @@ def plan_config(root: Path, names: list[str], seq_length: int, epochs: float) ->
     }
 
 
-def run_ours(spec: dict, cache: str) -> None:
+def plan_of(spec: dict) -> Any:
+    """Our plan of the spec's builds (pipeline.training_indices.plan)."""
     from pipeline.config import TrainingConfig
     from pipeline.training_indices.plan import make_plan
+
+    names, root = spec["names"], spec["root"]
+    prefixes = [f"{root}/megatron/{n}" for n in names]
+    return make_plan(
+        TrainingConfig(**spec["training"]), root, names, [f"megatron/{n}" for n in names], prefixes, spec["weights"]
+    )
+
+
+def check_splits(spec: dict, tokens: float) -> None:
+    """Exit naming ``--tokens`` when a split of a source holds no token: megatron-core 0.16.1 would loop forever
+    on it (``GPTDataset._get_num_epochs``), where ours stops with an error."""
+    from pipeline.megatron.reader import read_index
+    from pipeline.training_indices.describe import SPLITS, document_range
+
+    for task in plan_of(spec).gpt:
+        lengths = read_index(task.prefix)[1]
+        lo, hi = document_range(task.bookends, len(lengths))
+        if int(lengths[lo:hi].sum(dtype=np.int64)) == 0:
+            raise SystemExit(
+                f"--tokens: at {tokens:g} tokens the {SPLITS[task.split]} split of source {task.source} holds no "
+                "document, which megatron-core's builder never finishes; give more tokens (1e7 is enough)"
+            )
+
+
+def run_ours(spec: dict, cache: str) -> None:
     from pipeline.training_indices.tasks import build_blend, build_gpt
 
-    names = spec["names"]
-    plan = make_plan(
-        TrainingConfig(**spec["training"]),
-        spec["root"],
-        names,
-        [f"megatron/{n}" for n in names],
-        [f"{spec['root']}/megatron/{n}" for n in names],
-        spec["weights"],
-    )
+    plan = plan_of(spec)
     os.makedirs(cache, exist_ok=True)
     rows = {(t.source, t.split): build_gpt(t, cache)["samples"] for t in plan.gpt}
     for blend in plan.blends:
@@ -90,35 +109,16 @@ def run_ours(spec: dict, cache: str) -> None:
 
 def run_megatron(spec: dict, cache: str) -> None:
     import torch
-    from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
-    from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
-    from megatron.core.datasets.utils import get_blend_from_list
 
     from pipeline.blend.megatron_args import megatron_data_path
-
-    class Tokenizer:
-        unique_identifiers = TOKENIZER
-        vocab_size = 50257
+    from pipeline.config import TrainingConfig
+    from tests.megatron_builder import megatron_build
 
     torch.distributed.get_rank = lambda *a: 0  # BlendedDataset asks even without a process group
-    t = spec["training"]
     # the weights merge-blend writes into blend.json (normalised once), as the stage reads them
     w = np.asarray(spec["weights"], dtype=np.float64)
-    w = w / float(w.sum())
-    path = megatron_data_path(w.tolist(), [f"{spec['root']}/megatron/{n}" for n in spec["names"]])
-    config = GPTDatasetConfig(
-        random_seed=t["random_seed"],
-        sequence_length=t["sequence_length"],
-        blend=get_blend_from_list(path.split()),
-        split=t["split"],
-        path_to_cache=cache,
-        tokenizer=Tokenizer(),
-        reset_position_ids=False,
-        reset_attention_mask=False,
-        eod_mask_loss=False,
-        num_dataset_builder_threads=1,
-    )
-    BlendedMegatronDatasetBuilder(GPTDataset, t["samples"], lambda: True, config).build()
+    path = megatron_data_path((w / float(w.sum())).tolist(), [f"{spec['root']}/megatron/{n}" for n in spec["names"]])
+    megatron_build(TrainingConfig(**spec["training"]), path, Path(cache), TOKENIZER)
 
 
 def child(side: str, spec_file: str, cache: str) -> None:
@@ -164,9 +164,17 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         return child(*args.child)
-    work = Path(args.work or tempfile.mkdtemp(prefix="bench-training-indices-"))
+    if args.work:
+        return compare(args, Path(args.work))
+    with tempfile.TemporaryDirectory(prefix="bench-training-indices-") as work:
+        return compare(args, Path(work))
+
+
+def compare(args: argparse.Namespace, work: Path) -> None:
+    """Both sides' builds in ``work``, alternating, ``--repeat`` times; the ratios of their medians."""
     names = synthesize(work / "run", args.tokens, args.sources)
     spec = plan_config(work / "run", names, args.seq_length, args.epochs)
+    check_splits(spec, args.tokens)
     spec_file = work / "spec.json"
     spec_file.write_text(json.dumps(spec))
     print(f"{spec['tokens']:,} tokens in {len(names)} sources; samples {spec['training']['samples']}")

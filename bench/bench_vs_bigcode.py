@@ -19,14 +19,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from bench.dedup_precision import sample, scan
-from bench.harness import DATA, arguments, child_command, child_env, corpus, run_logged, write_result
+from bench.harness import DATA, FIXTURES, arguments, child_command, child_env, corpus, run_logged, write_result
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 from pipeline.config.schema import SPEEDUPS
 from pipeline.spark.session import check_java
 from pipeline.spark.speedups.class_archive import archive_path, is_complete
 
-REPO = Path(__file__).resolve().parents[1]
-PEERS = REPO.parent / "shared" / "peers"
+PEERS = FIXTURES.parent / "peers"
 PEER_SCRIPT = "text_dedup_minhash_spark_6bb8e89.py"
 NUM_PERM, THRESHOLD, NGRAM, MASTER, PARTITIONS, SEED = 256, 0.7, 5, "local[2]", 8, 0
 SPARK_CONF = {
@@ -55,7 +54,8 @@ def run_peer(parquet: Path, work: Path, env: dict[str, str]) -> tuple[float, int
     cmd += [a for k, v in SPARK_CONF.items() for a in ("--conf", f"{k}={v}")]
     cmd += [PEER_SCRIPT, "--input", str(parquet), "--output", str(work / "peer-out"), "--column", "content"]
     cmd += ["--threshold", str(THRESHOLD), "--ngram_size", str(NGRAM), "--num_perm", str(NUM_PERM)]
-    seconds, tree = run_logged(cmd, work / "peer.log", env, cwd=PEERS)
+    run, tree = run_logged(cmd, work / "peer.log", env, cwd=PEERS)
+    seconds = run["wall_s"]
     # the peer partitions its output by ``__pid__``, a directory name Arrow's discovery would skip
     survivors = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "peer-out").rglob("*.parquet"))
     print(f"{'BigCode script':28}{seconds:9.1f}{survivors!s:>11}{tree.cpu():10.1f}")
@@ -101,7 +101,8 @@ def main() -> None:
     archive = archive_path(check_java(), SPARK_CONF)  # what our child maps, once built
     warm = is_complete(archive)
     cmd = [*child_command(__spec__), "--ours-child", str(config)]
-    seconds, tree = run_logged(cmd, work / "ours.log", child_env(env))
+    run, tree = run_logged(cmd, work / "ours.log", child_env(env))
+    seconds = run["wall_s"]
     if not warm:  # the archive builder runs after our JVM exits: let it finish before anything else runs
         deadline = time.time() + 300
         while archive.with_suffix(".lock").exists() and time.time() < deadline:

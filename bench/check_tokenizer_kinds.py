@@ -36,8 +36,6 @@ from tests.tokenizer_kinds import (
     train_tokenizer_json,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def texts(megabytes: float) -> list[str]:
     """The real corpus's documents plus Debian Reference's five languages, about ``megabytes`` MB in all."""

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import threading
@@ -24,6 +25,7 @@ T = TypeVar("T")
 
 DATA = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench"))
 REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures"  # ../shared: fixtures, peers
 RESULT_VAR = "PIPELINE_BENCH_RESULT"  # where the result JSON goes (python -m bench --result PATH sets it)
 
 
@@ -170,17 +172,24 @@ def run_logged(
     env: Mapping[str, str],
     cwd: Path = REPO,
     tree: Callable[[int], P] = ProcessTree,  # type: ignore[assignment]
-) -> tuple[float, P]:
-    """Run ``cmd`` to its end with its output in ``log``, its process tree sampled by ``tree(pid)``: wall seconds
-    and the tree; exits naming the log and its tail when the command fails."""
-    started = time.monotonic()
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
+    stderr: Path | None = None,
+    check: bool = True,
+) -> tuple[dict[str, Any], P]:
+    """Run ``cmd`` to its end, its output in ``log`` (its stderr in ``stderr`` when given), its process tree sampled
+    by ``tree(pid)``: exit code, wall and CPU seconds (the children's, when more than the tree's: they count the
+    command's own exit), the load average before and after; and the tree. With ``check``, a failed command exits
+    naming the log and its tail."""
+    load, before, started = os.getloadavg()[0], resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    with log.open("wb") as out, open(stderr or os.devnull, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdout=out, stderr=err if stderr else subprocess.STDOUT)
         with tree(proc.pid) as sampled:
             code = proc.wait()
-    if code != 0:
+    if check and code != 0:
         raise SystemExit(f"{Path(cmd[0]).name} ... exited {code} ({log}):\n{log.read_text(errors='replace')[-3000:]}")
-    return time.monotonic() - started, sampled
+    wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+    waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu, loads = max(waited, sampled.cpu()), [round(load, 2), round(os.getloadavg()[0], 2)]
+    return {"exit": code, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "load": loads}, sampled
 
 
 HELP = {
@@ -197,6 +206,9 @@ HELP = {
     "reparse": "with --from-json: show the figures again from the results",
     "stats": "print documents, bytes per source, repeated paths",
     "pin": "look the releases up on PyPI and rewrite the pins",
+    "baseline_rev": "a git revision whose code is measured beside today's (e.g. db1bcb7)",
+    "cold": "empty caches for every run",
+    "keep": "keep the scratch directory (default: removed)",
 }
 
 

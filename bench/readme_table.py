@@ -21,20 +21,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.harness import ProcessTree, arguments
+from bench.harness import FIXTURES, REPO, ProcessTree, arguments, run_logged
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 BENCH_DATA = Path("/tmp/pipeline-bench")
 
 Values = Mapping[str, float]
@@ -106,7 +104,7 @@ def _cold_warm(mode: str) -> str:
 
 
 F = Figure
-PEER = SHARED / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
+PEER = FIXTURES.parent / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
 RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
 RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
 VS_BIGCODE_FIGURES = (
@@ -343,24 +341,9 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
     """Run the bench command ``argv`` (``python -m bench NAME ...``) with its JSON result at ``stem``.json, its stdout
     and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
     argv = [*argv[:3], "--result", f"{stem}.json", *argv[3:]]
-    load_before = os.getloadavg()[0]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    with open(f"{stem}.stdout", "wb") as out, open(f"{stem}.stderr", "wb") as err:
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=err, cwd=REPO)
-        with ProcessTree(proc.pid, interval=0.2) as tree:
-            code = proc.wait()
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {
-        "exit": code,
-        "wall_s": round(wall, 1),
-        "cpu_s": round(max(waited, tree.cpu()), 1),  # the command's own exit is only in ``waited``
-        "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-        "stdout": f"{stem.name}.stdout",
-        "result": f"{stem.name}.json",
-    }
+    stdout, stderr = Path(f"{stem}.stdout"), Path(f"{stem}.stderr")
+    run, _ = run_logged(argv, stdout, env, REPO, partial(ProcessTree, interval=0.2), stderr, check=False)
+    return {**run, "stdout": stdout.name, "result": f"{stem.name}.json"}
 
 
 def command_text(entry: Entry, quick: bool) -> str:

@@ -10,22 +10,21 @@ import gettext
 import gzip
 import itertools
 import json
-import os
 import sysconfig
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
-from bench.harness import arguments
+from bench.harness import DATA, FIXTURES, arguments
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 FIXTURE_FILES = ("corpus.en", "tinystories_sample.txt", "german.txt", "address.txt")
 LOCALES = Path("/usr/share/locale")
 DOCS = Path("/usr/share/doc")
 MAX_CHARS = 100_000
-DEFAULT_DIR = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench"))
+DEFAULT_DIR = DATA
 
 Doc = tuple[str, str]  # (path, text)
+R = TypeVar("R", bound=tuple[Any, ...])
 
 
 def _read(path: Path) -> str:
@@ -102,22 +101,38 @@ SOURCES: dict[str, Callable[[], Iterator[Doc]]] = {
 }
 
 
-def documents() -> Iterator[tuple[str, str, str]]:
-    """(source, path, text) of every document, next from the source that has given the fewest bytes so far."""
-    active = {name: make() for name, make in SOURCES.items()}
-    given = dict.fromkeys(SOURCES, 0)
+def pieces(text: str) -> list[str]:
+    """``text`` cut into pieces of ``MAX_CHARS`` characters, blank pieces left out."""
+    return [piece for at in range(0, len(text), MAX_CHARS) if (piece := text[at : at + MAX_CHARS]).strip()]
+
+
+def interleave(streams: dict[str, tuple[float, Iterator[R]]], size: Callable[[R], int] = lambda r: len(r[2].encode())):
+    """Records of every stream, next from the one with the fewest bytes (``size``) given per unit of its share
+    (ties: the first named); a stream that runs out drops out."""
+    order = {name: rank for rank, name in enumerate(streams)}
+    active, given = dict(streams), dict.fromkeys(streams, 0)
     while active:
-        name = min(active, key=lambda s: (given[s], list(SOURCES).index(s)))
-        try:
-            path, text = next(active[name])
-        except StopIteration:
+        name = min(active, key=lambda s: (given[s] / active[s][0], order[s]))
+        record = next(active[name][1], None)
+        if record is None:
             del active[name]
             continue
-        for at in range(0, len(text), MAX_CHARS):
-            piece = text[at : at + MAX_CHARS]
-            if piece.strip():
-                given[name] += len(piece.encode("utf-8"))
-                yield name, path, piece
+        given[name] += size(record)
+        yield record
+
+
+def _cut(name: str, make: Callable[[], Iterator[Doc]]) -> Iterator[tuple[str, str, list[str]]]:
+    for path, text in make():
+        yield name, path, pieces(text)
+
+
+def documents() -> Iterator[tuple[str, str, str]]:
+    """(source, path, text) of every piece of every document, the next document from the source that has given the
+    fewest bytes so far."""
+    streams = {name: (1.0, _cut(name, make)) for name, make in SOURCES.items()}
+    for name, path, parts in interleave(streams, lambda r: sum(len(p.encode("utf-8")) for p in r[2])):
+        for piece in parts:
+            yield name, path, piece
 
 
 def build(megabytes: float, path: Path | None = None) -> Path:

@@ -22,6 +22,7 @@ from typing import Any
 
 from bench import real_corpus, release_archives
 from bench.harness import arguments
+from bench.real_corpus import interleave
 
 WINDOW = 3
 PROSE_SHARE = 0.02
@@ -55,26 +56,8 @@ def package_documents(
 def cut(source: str, documents: Iterator[real_corpus.Doc]) -> Iterator[Record]:
     """A real_corpus source's documents cut into pieces of ``real_corpus.MAX_CHARS``, as real_corpus does."""
     for path, text in documents:
-        for at in range(0, len(text), real_corpus.MAX_CHARS):
-            piece = text[at : at + real_corpus.MAX_CHARS]
-            if piece.strip():
-                yield source, path, piece
-
-
-def interleave(streams: dict[str, tuple[float, Iterator[Record]]]) -> Iterator[Record]:
-    """Records of every stream, next from the one with the fewest bytes given per unit of its share (ties: the
-    first named); a stream that runs out drops out."""
-    order = {name: rank for rank, name in enumerate(streams)}
-    active = dict(streams)
-    given = dict.fromkeys(streams, 0)
-    while active:
-        name = min(active, key=lambda s: (given[s] / active[s][0], order[s]))
-        record = next(active[name][1], None)
-        if record is None:
-            del active[name]
-            continue
-        given[name] += len(record[2].encode("utf-8"))
-        yield record
+        for piece in real_corpus.pieces(text):
+            yield source, path, piece
 
 
 def default_streams() -> dict[str, tuple[float, Iterator[Record]]]:

@@ -17,9 +17,10 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.harness import REPO
+
 SPARK_BIN = Path(sys.executable).parent  # the venv's spark-class and spark-submit (pyspark's launchers)
 START_TIMEOUT_S = 240
-REPO = Path(__file__).resolve().parents[1]
 
 
 def build_zip(out: Path, numba_cache: bool = False) -> Path:

@@ -1,10 +1,12 @@
 """megatron-core 0.16.1's own GPTDataset/BlendedDataset builder over a run's blend: the oracle the training-indices
-caches are compared with."""
+caches are compared with; and its C++ blending helper, the oracle of the blend loop (tests and bench/bench_blend.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from tests.oracles import require_oracle
 
@@ -39,3 +41,15 @@ def megatron_build(training: Any, data_path: str, cache: Path, identifiers: dict
     )
     builder = builder_mod.BlendedMegatronDatasetBuilder(gpt_dataset.GPTDataset, training.samples, lambda: True, mconfig)
     return builder.build()
+
+
+def megatron_blend(weights: Any, size: int, normalized: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """What megatron-core's BlendedDataset does: ``weights`` through its ``normalize()`` (unless ``normalized``),
+    int16 / int64 zeros filled by the C++ helper ``build_blending_indices``."""
+    helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
+    if not normalized:
+        weights = require_oracle("megatron.core.datasets.utils").normalize(list(weights))
+    w = np.asarray(weights, dtype=np.float64)
+    index, sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
+    helpers_cpp.build_blending_indices(index, sample, w, len(w), size, False)
+    return index, sample

@@ -203,16 +203,9 @@ def blend_rows(merged: dict, config: PipelineConfig) -> dict[str, dict]:
     return rows
 
 
-def run_merge_blend(
-    ctx: RunContext,
-    shards: Mapping[str, Any] | None = None,
-    documents: str | None = None,
-    cluster_sizes: str | None = None,
-) -> dict:
-    """Merge every source (``shards``: the counts of the stage that wrote them, from ``documents``; dedup's
-    ``cluster_sizes`` for rehydration), then write ``blend/dataset_index.npy``, ``dataset_sample_index.npy``,
-    ``blend.json``."""
-    merged = merge_sources(ctx, shards, documents, cluster_sizes)
+def run_merge_blend(ctx: RunContext, merged: dict) -> dict:
+    """Blend the sources :func:`merge_sources` merged (``merged``, its counts): write ``blend/dataset_index.npy``,
+    ``dataset_sample_index.npy``, ``blend.json``."""
     rows = blend_rows(merged, ctx.config)
     names = [n for n, c in rows.items() if c["published"]]
     if not names:
@@ -267,7 +260,7 @@ class MergeBlend(Stage):
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
         tables = {name: inputs[name].table for name in ("documents", "cluster_sizes")}
-        return run_merge_blend(ctx, inputs["shards"].counts, **tables)
+        return run_merge_blend(ctx, merge_sources(ctx, inputs["shards"].counts, **tables))
 
     def config_values(self, config: PipelineConfig) -> dict[str, Any]:
         return {"blend": asdict(config.blend), "weights": {s.name: s.weight for s in config.sources}}

@@ -15,9 +15,10 @@ import sys
 import numpy as np
 import pytest
 
-from pipeline.blend import _kernel, _kernel_lanes, build_blending_indices, normalize_weights
+from pipeline.blend import _kernel, _kernel_lanes, build_blending_indices
 from pipeline.numba_backend import BLEND
 from tests.backends import numba_backend
+from tests.megatron_builder import megatron_blend
 from tests.oracles import require_oracle
 
 require_oracle("numba")
@@ -107,14 +108,12 @@ def test_kernels_resume_from_counts_and_count_without_writing(name):
 
 def test_lanes_numba_and_megatron_core_agree_on_random_weights():
     """Megatron mode through the public API, both backends, against the C++ helper (the oracle)."""
-    helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
     rng = np.random.default_rng(424242)
     for case in range(150):
         n = int(rng.choice([2, 3, 4, 5, 17, 64, 65, 128, 300, 700]))
         w = weights_of_kind(rng, n, int(rng.integers(4)))
         size = int(min(10 ** rng.uniform(0, 5), 200_000 // n + 1))
-        ref_index, ref_sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
-        helpers_cpp.build_blending_indices(ref_index, ref_sample, normalize_weights(w), n, size, False)
+        ref_index, ref_sample = megatron_blend(w, size)
         with numba_backend(BLEND, True):
             compiled = build_blending_indices(w, size, mode="megatron")
         with numba_backend(BLEND, False):
@@ -126,13 +125,11 @@ def test_lanes_numba_and_megatron_core_agree_on_random_weights():
 @pytest.mark.parametrize("n", [3, 300])
 def test_large_blend_equals_megatron_core(n):
     """Millions of steps (t up to 2e6), where rounding of the deficits is coarsest."""
-    helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
     size = 4_000_000 if n == 3 else 1_000_000
     rng = np.random.default_rng(n)
     for kind in (1, 2, 3):
         w = weights_of_kind(rng, n, kind)
-        ref_index, ref_sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
-        helpers_cpp.build_blending_indices(ref_index, ref_sample, normalize_weights(w), n, size, False)
+        ref_index, ref_sample = megatron_blend(w, size)
         index, sample = build_blending_indices(w, size, mode="megatron")
         assert np.array_equal(index, ref_index) and np.array_equal(sample, ref_sample), f"kind {kind}"
 

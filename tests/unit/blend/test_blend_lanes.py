@@ -14,9 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.blend import _kernel_lanes as lanes
-from tests.oracles import require_oracle
+from tests.megatron_builder import megatron_blend
 
-helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -32,9 +31,7 @@ def _weights(rng: np.random.Generator, n: int, kind: int) -> np.ndarray:
 
 
 def _helper(w: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    index, sample = np.zeros(size, np.int16), np.zeros(size, np.int64)
-    helpers_cpp.build_blending_indices(index, sample, w, len(w), size, False)
-    return index, sample
+    return megatron_blend(w, size, normalized=True)
 
 
 def _lanes(w: np.ndarray, size: int, fixed: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -6,19 +6,10 @@ import numpy as np
 import pytest
 
 from pipeline.blend import build_blending_indices, parse_blend
+from tests.megatron_builder import megatron_blend as megatron_indices
 from tests.oracles import require_oracle
 
-helpers_cpp = require_oracle("megatron.core.datasets.helpers_cpp")
 mcore_utils = require_oracle("megatron.core.datasets.utils")
-
-
-def megatron_indices(weights, size):
-    """What megatron-core's BlendedDataset does: normalize(), int16/int64 zeros, the C++ helper."""
-    w = np.asarray(mcore_utils.normalize(list(weights)), dtype=np.float64)
-    index = np.zeros(size, dtype=np.int16)
-    sample = np.zeros(size, dtype=np.int64)
-    helpers_cpp.build_blending_indices(index, sample, w, len(w), size, False)
-    return index, sample
 
 
 def random_case(rng):
