@@ -69,6 +69,51 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             yield pa.RecordBatch.from_arrays([pa.concat_arrays(parts[name]) for name in ANCHORS.names], schema=ANCHORS)
 
 
+PACKED = pa.schema([("part", pa.int64()), ("anchors", pa.binary())])
+_PACK_ROWS = 1 << 18  # anchor rows per packed blob at most (a blob stays far below Arrow's 2 GB binary limit)
+
+
+def packed_anchor_batches(
+    batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
+) -> Iterator[pa.RecordBatch]:
+    """Documents (doc_id, text) -> the anchor rows of :func:`anchor_batches`, packed: one row per ``part``
+    (the anchor hash modulo ``parts``) holding that part's rows as one Arrow IPC stream (``anchors``), so the
+    shuffle by part moves a few large rows instead of one row per anchor, and every row of one hash lands in
+    one part (docs/spans.md, Exact substrings)."""
+    for batch in anchor_batches(batches, k, tokenizer):
+        part = np.mod(batch.column("hash").to_numpy(), parts)
+        order = np.argsort(part, kind="stable")
+        sorted_part = part[order]
+        bounds = np.flatnonzero(np.concatenate(([True], sorted_part[1:] != sorted_part[:-1], [True])))
+        keys: list[int] = []
+        blobs: list[bytes] = []
+        for head, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            for at in range(head, end, _PACK_ROWS):
+                rows = batch.take(pa.array(order[at : min(end, at + _PACK_ROWS)]))
+                sink = pa.BufferOutputStream()
+                with pa.ipc.new_stream(sink, ANCHORS) as writer:
+                    writer.write_batch(rows)
+                keys.append(int(sorted_part[head]))
+                blobs.append(sink.getvalue().to_pybytes())
+        yield pa.RecordBatch.from_arrays([pa.array(keys, pa.int64()), pa.array(blobs, pa.binary())], schema=PACKED)
+
+
+def unpacked_anchors(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Packed anchor rows (PACKED) -> all the anchor rows they hold (ANCHORS) as one batch, sorted by
+    (hash, doc_id, pos): what :func:`decide_batches` reads. The whole partition is held at once."""
+    tables = []
+    for batch in batches:
+        for blob in batch.column("anchors").to_pylist():
+            tables.append(pa.ipc.open_stream(blob).read_all())
+    if not tables:
+        return
+    table = pa.concat_tables(tables).combine_chunks()
+    if table.num_rows == 0:
+        return
+    order = np.lexsort(tuple(table.column(name).to_numpy() for name in ("pos", "doc_id", "hash")))
+    yield from table.take(pa.array(order)).combine_chunks().to_batches()
+
+
 def _slices(data: bytes, starts: Int64s, ends: Int64s, kernels: ModuleType | None = None) -> pa.Array:
     """The byte strings ``data[start:end]`` as one Arrow binary array, gathered with numpy (or ``kernels``)."""
     if kernels is not None:

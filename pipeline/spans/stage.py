@@ -17,15 +17,16 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pipeline.config import PipelineConfig
 from pipeline.config.schema import LinesConfig, SentencesConfig
 from pipeline.spans.batches import (
-    ANCHORS,
     CONFIRMED,
     KIND_EXACT,
+    PACKED,
     REMOVED,
     REMOVED_FIELDS,
     REWRITE_COLUMNS,
-    anchor_batches,
     decide_batches,
     exact_rewrite_batches,
+    packed_anchor_batches,
+    unpacked_anchors,
 )
 from pipeline.spans.lines import KIND_LINES, LINES, line_hash, line_rewrite_batches, line_rows
 from pipeline.spans.report_section import report_section
@@ -38,6 +39,7 @@ from pipeline.stage_api.stage import Data, SourceTally, Stage, source_tally
 
 REMOVAL = "spans_emptied"  # the accounting's reason for a document the cuts left without a word
 TOO_SHORT = "spans_too_short"  # ... for a document the sentence part left too short (datatrove's rule)
+PARTS_PER_PARTITION = 16  # anchor parts per shuffle partition: parts hash to partitions, many even out the load
 
 
 def exact_removals(docs, k: int, tokenizer: str):
@@ -47,11 +49,15 @@ def exact_removals(docs, k: int, tokenizer: str):
     (batches.anchor_batches); the rows are grouped by anchor hash (one shuffle, sorted by hash, doc_id and
     position within the partition) and each group's windows are compared on their bytes
     (batches.decide_batches)."""
+    partitions = int(docs.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    parts = PARTS_PER_PARTITION * partitions
     anchors = docs.select("doc_id", "text").mapInArrow(
-        per_task(lambda it: anchor_batches(it, k, tokenizer)), from_arrow_schema(ANCHORS)
+        per_task(lambda it: packed_anchor_batches(it, k, tokenizer, parts)), from_arrow_schema(PACKED)
     )
-    grouped = anchors.repartition("hash").sortWithinPartitions("hash", "doc_id", "pos")
-    return grouped.mapInArrow(per_task(lambda it: decide_batches(it, k, tokenizer)), from_arrow_schema(CONFIRMED))
+    grouped = anchors.repartition(partitions, "part")
+    return grouped.mapInArrow(
+        per_task(lambda it: decide_batches(unpacked_anchors(it), k, tokenizer)), from_arrow_schema(CONFIRMED)
+    )
 
 
 def later_copies(
