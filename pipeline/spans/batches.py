@@ -69,19 +69,16 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             yield pa.RecordBatch.from_arrays([pa.concat_arrays(parts[name]) for name in ANCHORS.names], schema=ANCHORS)
 
 
-PACKED = pa.schema([("part", pa.int64()), ("anchors", pa.binary())])
-_PACK_ROWS = 1 << 18  # anchor rows per packed blob at most (a blob stays far below Arrow's 2 GB binary limit)
+PACKED = pa.schema([("part", pa.int64()), ("packed", pa.binary())])
+_PACK_ROWS = 1 << 18  # rows per packed blob at most (a blob stays far below Arrow's 2 GB binary limit)
 
 
-def packed_anchor_batches(
-    batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
-) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, text) -> the anchor rows of :func:`anchor_batches`, packed: one row per ``part``
-    (the anchor hash modulo ``parts``) holding that part's rows as one Arrow IPC stream (``anchors``), so the
-    shuffle by part moves a few large rows instead of one row per anchor, and every row of one hash lands in
-    one part (docs/spans.md, Exact substrings)."""
-    for batch in anchor_batches(batches, k, tokenizer):
-        part = np.mod(batch.column("hash").to_numpy(), parts)
+def packed(batches: Iterable[pa.RecordBatch], key: str, parts: int, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Rows (``schema``) -> one row (PACKED) per ``part`` (``key`` modulo ``parts``) of each batch, holding that
+    part's rows as one Arrow IPC stream: a shuffle by part moves a few large rows instead of one per row, and
+    every row of one key lands in one part."""
+    for batch in batches:
+        part = np.mod(batch.column(key).to_numpy(), parts)
         order = np.argsort(part, kind="stable")
         sorted_part = part[order]
         bounds = np.flatnonzero(np.concatenate(([True], sorted_part[1:] != sorted_part[:-1], [True])))
@@ -89,25 +86,32 @@ def packed_anchor_batches(
         blobs: list[bytes] = []
         for head, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             for at in range(head, end, _PACK_ROWS):
-                rows = batch.take(pa.array(order[at : min(end, at + _PACK_ROWS)]))
                 sink = pa.BufferOutputStream()
-                with pa.ipc.new_stream(sink, ANCHORS) as writer:
-                    writer.write_batch(rows)
+                with pa.ipc.new_stream(sink, schema) as writer:
+                    writer.write_batch(batch.take(pa.array(order[at : min(end, at + _PACK_ROWS)])))
                 keys.append(int(sorted_part[head]))
                 blobs.append(sink.getvalue().to_pybytes())
-        yield pa.RecordBatch.from_arrays([pa.array(keys, pa.int64()), pa.array(blobs, pa.binary())], schema=PACKED)
+        if keys:
+            yield pa.RecordBatch.from_arrays([pa.array(keys, pa.int64()), pa.array(blobs, pa.binary())], schema=PACKED)
+
+
+def unpacked(blobs: Iterable[bytes | None], schema: pa.Schema) -> pa.Table:
+    """The rows packed in ``blobs`` (:func:`packed`; None skipped) as one table."""
+    tables = [pa.ipc.open_stream(blob).read_all() for blob in blobs if blob is not None]
+    return pa.concat_tables(tables).combine_chunks() if tables else schema.empty_table()
+
+
+def packed_anchor_batches(
+    batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
+) -> Iterator[pa.RecordBatch]:
+    """Documents (doc_id, text) -> the anchor rows of :func:`anchor_batches` packed by anchor hash (:func:`packed`)."""
+    return packed(anchor_batches(batches, k, tokenizer), "hash", parts, ANCHORS)
 
 
 def unpacked_anchors(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Packed anchor rows (PACKED) -> all the anchor rows they hold (ANCHORS) as one batch, sorted by
     (hash, doc_id, pos): what :func:`decide_batches` reads. The whole partition is held at once."""
-    tables = []
-    for batch in batches:
-        for blob in batch.column("anchors").to_pylist():
-            tables.append(pa.ipc.open_stream(blob).read_all())
-    if not tables:
-        return
-    table = pa.concat_tables(tables).combine_chunks()
+    table = unpacked((blob for batch in batches for blob in batch.column("packed").to_pylist()), ANCHORS)
     if table.num_rows == 0:
         return
     order = np.lexsort(tuple(table.column(name).to_numpy() for name in ("pos", "doc_id", "hash")))
@@ -273,3 +277,48 @@ def exact_rewrite_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) 
             if name not in REWRITE_COLUMNS.names
         ]
         yield pa.RecordBatch.from_arrays([*columns, pa.array(removed), pa.array(emptied), runs], schema=schema)
+
+
+def packed_rewrite_batches(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, part: str, runs: str
+) -> Iterator[pa.RecordBatch]:
+    """One partition's rows: first the packed runs (``runs`` set: CONFIRMED rows packed by doc_id), then the
+    documents (``runs`` null; ``part`` their doc_id's part) -> :func:`exact_rewrite_batches` of each document with
+    its runs. The runs of the partition are held at once; the documents stream."""
+    blobs: list[bytes] = []
+    found: pa.Table | None = None
+    run_docs = np.zeros(0, dtype=np.int64)
+    for batch in batches:
+        is_doc = batch.column(runs).is_null()
+        blob_rows = batch.filter(pc.invert(is_doc))
+        if blob_rows.num_rows:
+            if found is not None:
+                raise ValueError("packed runs after documents: the rows must arrive runs first")
+            blobs += blob_rows.column(runs).to_pylist()
+        docs = batch.filter(is_doc)
+        if docs.num_rows == 0:
+            continue
+        if found is None:
+            table = unpacked(blobs, CONFIRMED)
+            order = np.argsort(table.column("doc_id").to_numpy(), kind="stable")
+            found = table.take(pa.array(order)).combine_chunks()
+            run_docs = found.column("doc_id").to_numpy()
+        doc_ids = docs.column("doc_id").to_numpy()
+        lo = np.searchsorted(run_docs, doc_ids, side="left")
+        hi = np.searchsorted(run_docs, doc_ids, side="right")
+        lengths = hi - lo
+        take = np.repeat(lo, lengths) + (
+            np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        )
+        mine = found.take(pa.array(take.astype(np.int64)))
+        windows = pa.ListArray.from_arrays(
+            pa.array(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)),
+            pa.StructArray.from_arrays(
+                [mine.column(name).combine_chunks() for name, _ in RUN_FIELDS], fields=list(RUN)
+            ),
+        )
+        names = [name for name in schema.names if name not in REWRITE_COLUMNS.names]
+        with_windows = pa.RecordBatch.from_arrays(
+            [*(docs.column(name) for name in names), windows], names=[*names, "windows"]
+        )
+        yield from exact_rewrite_batches([with_windows], schema)
