@@ -73,26 +73,33 @@ PACKED = pa.schema([("part", pa.int64()), ("packed", pa.binary())])
 _PACK_ROWS = 1 << 18  # rows per packed blob at most (a blob stays far below Arrow's 2 GB binary limit)
 
 
+def _pack_sorted(ordered: pa.RecordBatch, sorted_part: Int64s, schema: pa.Schema) -> pa.RecordBatch | None:
+    """Rows already ordered by part (``sorted_part``) -> one PACKED row per part (or per _PACK_ROWS of it)."""
+    bounds = np.flatnonzero(np.concatenate(([True], sorted_part[1:] != sorted_part[:-1], [True])))
+    keys: list[int] = []
+    blobs: list[bytes] = []
+    for head, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        for at in range(head, end, _PACK_ROWS):
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, schema) as writer:
+                writer.write_batch(ordered.slice(at, min(end, at + _PACK_ROWS) - at))
+            keys.append(int(sorted_part[head]))
+            blobs.append(sink.getvalue().to_pybytes())
+    if not keys:
+        return None
+    return pa.RecordBatch.from_arrays([pa.array(keys, pa.int64()), pa.array(blobs, pa.binary())], schema=PACKED)
+
+
 def packed(batches: Iterable[pa.RecordBatch], key: str, parts: int, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """Rows (``schema``) -> one row (PACKED) per ``part`` (``key`` modulo ``parts``) of each batch, holding that
     part's rows as one Arrow IPC stream: a shuffle by part moves a few large rows instead of one per row, and
     every row of one key lands in one part."""
     for batch in batches:
         part = np.mod(batch.column(key).to_numpy(), parts)
-        order = np.argsort(part, kind="stable")
-        sorted_part = part[order]
-        bounds = np.flatnonzero(np.concatenate(([True], sorted_part[1:] != sorted_part[:-1], [True])))
-        keys: list[int] = []
-        blobs: list[bytes] = []
-        for head, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            for at in range(head, end, _PACK_ROWS):
-                sink = pa.BufferOutputStream()
-                with pa.ipc.new_stream(sink, schema) as writer:
-                    writer.write_batch(batch.take(pa.array(order[at : min(end, at + _PACK_ROWS)])))
-                keys.append(int(sorted_part[head]))
-                blobs.append(sink.getvalue().to_pybytes())
-        if keys:
-            yield pa.RecordBatch.from_arrays([pa.array(keys, pa.int64()), pa.array(blobs, pa.binary())], schema=PACKED)
+        order = np.argsort(part)
+        found = _pack_sorted(batch.take(pa.array(order)), part[order], schema)
+        if found is not None:
+            yield found
 
 
 def unpacked(blobs: Iterable[bytes | None], schema: pa.Schema) -> pa.Table:
@@ -104,8 +111,42 @@ def unpacked(blobs: Iterable[bytes | None], schema: pa.Schema) -> pa.Table:
 def packed_anchor_batches(
     batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
 ) -> Iterator[pa.RecordBatch]:
-    """Documents (doc_id, text) -> the anchor rows of :func:`anchor_batches` packed by anchor hash (:func:`packed`)."""
-    return packed(anchor_batches(batches, k, tokenizer), "hash", parts, ANCHORS)
+    """Documents (doc_id, text) -> the anchor rows of :func:`anchor_batches` packed by anchor hash (:func:`packed`),
+    the contexts gathered once, already in part order."""
+    for batch in batches:
+        found: dict[str, list[Int64s]] = {name: [] for name in ("hash", "doc_id", "pos", "lo", "hi", "begin", "end")}
+        datas: list[bytes] = []
+        base = 0
+        for doc_id, text in zip(batch.column("doc_id").to_pylist(), batch.column("text").to_pylist(), strict=True):
+            data, starts, ends, tokens = _tokens(text, tokenizer)
+            positions, lows, highs, hashes = anchors_of(tokens, k, compiled("anchor_ranges", len(data)))
+            if len(positions) == 0:
+                continue
+            for name, values in (("hash", hashes), ("pos", positions), ("lo", lows), ("hi", highs)):
+                found[name].append(values)
+            found["doc_id"].append(np.full(len(positions), doc_id, dtype=np.int64))
+            found["begin"].append(starts[lows])
+            found["end"].append(ends[highs + k - 1])
+            datas.append(data)
+            base += len(data)
+        if not datas:
+            continue
+        offsets = np.concatenate(([0], np.cumsum([len(d) for d in datas])[:-1])).astype(np.int64)
+        shift = np.repeat(offsets, [len(h) for h in found["hash"]])
+        column = {name: np.concatenate(values) for name, values in found.items()}
+        part = np.mod(column["hash"], parts)
+        order = np.argsort(part)
+        corpus = b"".join(datas)
+        contexts = _slices(
+            corpus, (column["begin"] + shift)[order], (column["end"] + shift)[order], compiled("anchor_ranges", base)
+        )
+        ordered = pa.RecordBatch.from_arrays(
+            [*(pa.array(column[name][order]) for name in ("hash", "doc_id", "pos", "lo", "hi", "begin")), contexts],
+            schema=ANCHORS,
+        )
+        packed_rows = _pack_sorted(ordered, part[order], ANCHORS)
+        if packed_rows is not None:
+            yield packed_rows
 
 
 def unpacked_anchors(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
