@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.errors import PipelineError
 from pipeline.spans.exact import (
     Int64s,
     UInt64s,
@@ -70,6 +71,7 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
 
 
 PACKED = pa.schema([("part", pa.int64()), ("packed", pa.binary())])
+PARTITION_LIMIT = 2**31 - 1  # bytes of one partition's unpacked rows at most: Arrow's binary offsets are 32-bit
 _PACK_ROWS = 1 << 18  # rows per packed blob at most (a blob stays far below Arrow's 2 GB binary limit)
 
 
@@ -103,9 +105,17 @@ def packed(batches: Iterable[pa.RecordBatch], key: str, parts: int, schema: pa.S
 
 
 def unpacked(blobs: Iterable[bytes | None], schema: pa.Schema) -> pa.Table:
-    """The rows packed in ``blobs`` (:func:`packed`; None skipped) as one table."""
+    """The rows packed in ``blobs`` (:func:`packed`; None skipped) as one table; a partition too large for one
+    Arrow binary column is a PipelineError naming the setting that splits it further."""
     tables = [pa.ipc.open_stream(blob).read_all() for blob in blobs if blob is not None]
-    return pa.concat_tables(tables).combine_chunks() if tables else schema.empty_table()
+    if not tables:
+        return schema.empty_table()
+    if sum(table.get_total_buffer_size() for table in tables) > PARTITION_LIMIT:
+        raise PipelineError(
+            f"spans: one partition's packed rows exceed {PARTITION_LIMIT} bytes; "
+            "raise spark.settings.spark.sql.shuffle.partitions"
+        )
+    return pa.concat_tables(tables).combine_chunks()
 
 
 def packed_anchor_batches(

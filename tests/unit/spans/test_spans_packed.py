@@ -100,3 +100,15 @@ def test_when_every_anchor_hash_collides_the_bytes_still_decide(name, k, tokeniz
     for numba in (True, False):
         with numba_backend(SPANS, numba):
             assert _merged(_decided(docs, k, tokenizer, 16, 4)) == expected
+
+
+def test_a_partition_too_large_to_unpack_is_one_line_naming_the_setting(monkeypatch) -> None:
+    from pipeline.errors import PipelineError
+    from pipeline.spans import batches
+
+    docs = planted_documents()
+    batch = pa.RecordBatch.from_pydict({"doc_id": [d for d, _ in docs], "text": [t for _, t in docs]})
+    rows = list(packed_anchor_batches([batch], 50, "bytes", 1))
+    monkeypatch.setattr(batches, "PARTITION_LIMIT", 1000)
+    with pytest.raises(PipelineError, match=r"^spans: .*spark\.settings\.spark\.sql\.shuffle\.partitions$"):
+        list(unpacked_anchors(rows))
