@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.errors import PipelineError
 from pipeline.spans.exact import (
     Int64s,
     UInt64s,
@@ -67,6 +68,105 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             parts["context"].append(_slices(data, begin, finish, kernels))
         if parts["hash"]:
             yield pa.RecordBatch.from_arrays([pa.concat_arrays(parts[name]) for name in ANCHORS.names], schema=ANCHORS)
+
+
+PACKED = pa.schema([("part", pa.int64()), ("packed", pa.binary())])
+PARTITION_LIMIT = 2**31 - 1  # bytes of one partition's unpacked rows at most: Arrow's binary offsets are 32-bit
+_PACK_ROWS = 1 << 18  # rows per packed blob at most (a blob stays far below Arrow's 2 GB binary limit)
+
+
+def _pack_sorted(ordered: pa.RecordBatch, sorted_part: Int64s, schema: pa.Schema) -> pa.RecordBatch | None:
+    """Rows already ordered by part (``sorted_part``) -> one PACKED row per part (or per _PACK_ROWS of it)."""
+    bounds = np.flatnonzero(np.concatenate(([True], sorted_part[1:] != sorted_part[:-1], [True])))
+    keys: list[int] = []
+    blobs: list[bytes] = []
+    for head, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        for at in range(head, end, _PACK_ROWS):
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, schema) as writer:
+                writer.write_batch(ordered.slice(at, min(end, at + _PACK_ROWS) - at))
+            keys.append(int(sorted_part[head]))
+            blobs.append(sink.getvalue().to_pybytes())
+    if not keys:
+        return None
+    return pa.RecordBatch.from_arrays([pa.array(keys, pa.int64()), pa.array(blobs, pa.binary())], schema=PACKED)
+
+
+def packed(batches: Iterable[pa.RecordBatch], key: str, parts: int, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Rows (``schema``) -> one row (PACKED) per ``part`` (``key`` modulo ``parts``) of each batch, holding that
+    part's rows as one Arrow IPC stream: a shuffle by part moves a few large rows instead of one per row, and
+    every row of one key lands in one part."""
+    for batch in batches:
+        part = np.mod(batch.column(key).to_numpy(), parts)
+        order = np.argsort(part)
+        found = _pack_sorted(batch.take(pa.array(order)), part[order], schema)
+        if found is not None:
+            yield found
+
+
+def unpacked(blobs: Iterable[bytes | None], schema: pa.Schema) -> pa.Table:
+    """The rows packed in ``blobs`` (:func:`packed`; None skipped) as one table; a partition too large for one
+    Arrow binary column is a PipelineError naming the setting that splits it further."""
+    tables = [pa.ipc.open_stream(blob).read_all() for blob in blobs if blob is not None]
+    if not tables:
+        return schema.empty_table()
+    if sum(table.get_total_buffer_size() for table in tables) > PARTITION_LIMIT:
+        raise PipelineError(
+            f"spans: one partition's packed rows exceed {PARTITION_LIMIT} bytes; "
+            "raise spark.settings.spark.sql.shuffle.partitions"
+        )
+    return pa.concat_tables(tables).combine_chunks()
+
+
+def packed_anchor_batches(
+    batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
+) -> Iterator[pa.RecordBatch]:
+    """Documents (doc_id, text) -> the anchor rows of :func:`anchor_batches` packed by anchor hash (:func:`packed`),
+    the contexts gathered once, already in part order."""
+    for batch in batches:
+        found: dict[str, list[Int64s]] = {name: [] for name in ("hash", "doc_id", "pos", "lo", "hi", "begin", "end")}
+        datas: list[bytes] = []
+        base = 0
+        for doc_id, text in zip(batch.column("doc_id").to_pylist(), batch.column("text").to_pylist(), strict=True):
+            data, starts, ends, tokens = _tokens(text, tokenizer)
+            positions, lows, highs, hashes = anchors_of(tokens, k, compiled("anchor_ranges", len(data)))
+            if len(positions) == 0:
+                continue
+            for name, values in (("hash", hashes), ("pos", positions), ("lo", lows), ("hi", highs)):
+                found[name].append(values)
+            found["doc_id"].append(np.full(len(positions), doc_id, dtype=np.int64))
+            found["begin"].append(starts[lows])
+            found["end"].append(ends[highs + k - 1])
+            datas.append(data)
+            base += len(data)
+        if not datas:
+            continue
+        offsets = np.concatenate(([0], np.cumsum([len(d) for d in datas])[:-1])).astype(np.int64)
+        shift = np.repeat(offsets, [len(h) for h in found["hash"]])
+        column = {name: np.concatenate(values) for name, values in found.items()}
+        part = np.mod(column["hash"], parts)
+        order = np.argsort(part)
+        corpus = b"".join(datas)
+        contexts = _slices(
+            corpus, (column["begin"] + shift)[order], (column["end"] + shift)[order], compiled("anchor_ranges", base)
+        )
+        ordered = pa.RecordBatch.from_arrays(
+            [*(pa.array(column[name][order]) for name in ("hash", "doc_id", "pos", "lo", "hi", "begin")), contexts],
+            schema=ANCHORS,
+        )
+        packed_rows = _pack_sorted(ordered, part[order], ANCHORS)
+        if packed_rows is not None:
+            yield packed_rows
+
+
+def unpacked_anchors(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Packed anchor rows (PACKED) -> all the anchor rows they hold (ANCHORS) as one batch, sorted by
+    (hash, doc_id, pos): what :func:`decide_batches` reads. The whole partition is held at once."""
+    table = unpacked((blob for batch in batches for blob in batch.column("packed").to_pylist()), ANCHORS)
+    if table.num_rows == 0:
+        return
+    order = np.lexsort(tuple(table.column(name).to_numpy() for name in ("pos", "doc_id", "hash")))
+    yield from table.take(pa.array(order)).combine_chunks().to_batches()
 
 
 def _slices(data: bytes, starts: Int64s, ends: Int64s, kernels: ModuleType | None = None) -> pa.Array:
@@ -228,3 +328,48 @@ def exact_rewrite_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) 
             if name not in REWRITE_COLUMNS.names
         ]
         yield pa.RecordBatch.from_arrays([*columns, pa.array(removed), pa.array(emptied), runs], schema=schema)
+
+
+def packed_rewrite_batches(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, part: str, runs: str
+) -> Iterator[pa.RecordBatch]:
+    """One partition's rows: first the packed runs (``runs`` set: CONFIRMED rows packed by doc_id), then the
+    documents (``runs`` null; ``part`` their doc_id's part) -> :func:`exact_rewrite_batches` of each document with
+    its runs. The runs of the partition are held at once; the documents stream."""
+    blobs: list[bytes] = []
+    found: pa.Table | None = None
+    run_docs = np.zeros(0, dtype=np.int64)
+    for batch in batches:
+        is_doc = batch.column(runs).is_null()
+        blob_rows = batch.filter(pc.invert(is_doc))
+        if blob_rows.num_rows:
+            if found is not None:
+                raise ValueError("packed runs after documents: the rows must arrive runs first")
+            blobs += blob_rows.column(runs).to_pylist()
+        docs = batch.filter(is_doc)
+        if docs.num_rows == 0:
+            continue
+        if found is None:
+            table = unpacked(blobs, CONFIRMED)
+            order = np.argsort(table.column("doc_id").to_numpy(), kind="stable")
+            found = table.take(pa.array(order)).combine_chunks()
+            run_docs = found.column("doc_id").to_numpy()
+        doc_ids = docs.column("doc_id").to_numpy()
+        lo = np.searchsorted(run_docs, doc_ids, side="left")
+        hi = np.searchsorted(run_docs, doc_ids, side="right")
+        lengths = hi - lo
+        take = np.repeat(lo, lengths) + (
+            np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        )
+        mine = found.take(pa.array(take.astype(np.int64)))
+        windows = pa.ListArray.from_arrays(
+            pa.array(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)),
+            pa.StructArray.from_arrays(
+                [mine.column(name).combine_chunks() for name, _ in RUN_FIELDS], fields=list(RUN)
+            ),
+        )
+        names = [name for name in schema.names if name not in REWRITE_COLUMNS.names]
+        with_windows = pa.RecordBatch.from_arrays(
+            [*(docs.column(name) for name in names), windows], names=[*names, "windows"]
+        )
+        yield from exact_rewrite_batches([with_windows], schema)

@@ -17,15 +17,17 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pipeline.config import PipelineConfig
 from pipeline.config.schema import LinesConfig, SentencesConfig
 from pipeline.spans.batches import (
-    ANCHORS,
     CONFIRMED,
     KIND_EXACT,
+    PACKED,
     REMOVED,
     REMOVED_FIELDS,
     REWRITE_COLUMNS,
-    anchor_batches,
     decide_batches,
-    exact_rewrite_batches,
+    packed,
+    packed_anchor_batches,
+    packed_rewrite_batches,
+    unpacked_anchors,
 )
 from pipeline.spans.lines import KIND_LINES, LINES, line_hash, line_rewrite_batches, line_rows
 from pipeline.spans.report_section import report_section
@@ -38,20 +40,49 @@ from pipeline.stage_api.stage import Data, SourceTally, Stage, source_tally
 
 REMOVAL = "spans_emptied"  # the accounting's reason for a document the cuts left without a word
 TOO_SHORT = "spans_too_short"  # ... for a document the sentence part left too short (datatrove's rule)
+PARTS_PER_PARTITION = 16  # anchor parts per shuffle partition: parts hash to partitions, many even out the load
 
 
-def exact_removals(docs, k: int, tokenizer: str):
-    """Documents -> one row per run of removed windows (doc_id, start, end, copies, kept_doc_id, kept_start):
-    windows whose bytes occur earlier in the corpus (lowest doc_id, then position, is the kept copy). Every
-    document gives one row per distinct anchor with the bytes of the windows picking it
-    (batches.anchor_batches); the rows are grouped by anchor hash (one shuffle, sorted by hash, doc_id and
-    position within the partition) and each group's windows are compared on their bytes
+def exact_removals(docs, k: int, tokenizer: str, parts: int):
+    """Documents -> the runs of removed windows (CONFIRMED: doc_id, start, end, copies, kept_doc_id, kept_start)
+    packed by doc_id into ``parts`` parts (batches.packed: one row per part and task): windows whose bytes occur
+    earlier in the corpus (lowest doc_id, then position, is the kept copy). Every document gives one row per
+    distinct anchor with the bytes of the windows picking it (batches.anchor_batches), packed by anchor hash;
+    the packed rows are shuffled by part (one shuffle of a few large rows), each partition's rows unpacked and
+    sorted by hash, doc_id and position, and each group's windows compared on their bytes
     (batches.decide_batches)."""
+    partitions = int(docs.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     anchors = docs.select("doc_id", "text").mapInArrow(
-        per_task(lambda it: anchor_batches(it, k, tokenizer)), from_arrow_schema(ANCHORS)
+        per_task(lambda it: packed_anchor_batches(it, k, tokenizer, parts)), from_arrow_schema(PACKED)
     )
-    grouped = anchors.repartition("hash").sortWithinPartitions("hash", "doc_id", "pos")
-    return grouped.mapInArrow(per_task(lambda it: decide_batches(it, k, tokenizer)), from_arrow_schema(CONFIRMED))
+    return anchors.repartition(partitions, "part").mapInArrow(
+        per_task(lambda it: packed(decide_batches(unpacked_anchors(it), k, tokenizer), "doc_id", parts, CONFIRMED)),
+        from_arrow_schema(PACKED),
+    )
+
+
+def exact_pass(docs, k: int, tokenizer: str):
+    """Documents -> the documents' columns with the exact-substring cuts (batches.exact_rewrite_batches). The
+    packed runs and the documents, each keyed by its doc_id's part, are shuffled together (one shuffle), the
+    runs sorted first in each partition (batches.packed_rewrite_batches): no row per run is shuffled."""
+    partitions = int(docs.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    parts = PARTS_PER_PARTITION * partitions
+    part, runs = "_spans_part", "_spans_runs"
+    blobs = exact_removals(docs, k, tokenizer, parts).select(
+        *(F.lit(None).cast(field.dataType).alias(field.name) for field in docs.schema.fields),
+        F.col("part").alias(part),
+        F.col("packed").alias(runs),
+    )
+    keyed = docs.select(
+        *docs.columns, F.pmod("doc_id", F.lit(parts)).alias(part), F.lit(None).cast("binary").alias(runs)
+    )
+    combined = keyed.unionByName(blobs).repartition(partitions, part).sortWithinPartitions(F.col(runs).isNull())
+    schema = to_arrow_schema(docs.schema)
+    for column in REWRITE_COLUMNS:
+        schema = schema.append(column)
+    return combined.mapInArrow(
+        per_task(lambda it: packed_rewrite_batches(it, schema, part, runs)), from_arrow_schema(schema)
+    )
 
 
 def later_copies(
@@ -186,17 +217,8 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
         ctx.write_table(too_short, layout.SPANS_TOO_SHORT)
     if not on:
         docs = docs.withColumn("sentence_bytes", F.lit(0).cast("long"))
-    if exact is not None:  # the runs gathered per document, merged and cut out of its text in one step
-        windows = (
-            exact_removals(docs, exact.min_tokens, exact.tokenizer)
-            .groupBy("doc_id")
-            .agg(F.collect_list(F.struct(*REMOVED_FIELDS)).alias("windows"))
-        )
-        joined = docs.join(windows, "doc_id", "left").select(*docs.columns, "windows")
-        schema = to_arrow_schema(docs.schema)
-        for column in REWRITE_COLUMNS:
-            schema = schema.append(column)
-        rows = joined.mapInArrow(per_task(lambda it: exact_rewrite_batches(it, schema)), from_arrow_schema(schema))
+    if exact is not None:  # the runs of each document and its text meet in one shuffle, cut in one step
+        rows = exact_pass(docs, exact.min_tokens, exact.tokenizer)
     else:
         rows = docs.withColumn("removed_bytes", F.lit(0).cast("long")).withColumn("emptied", F.lit(False))
     rows = rows.persist(StorageLevel.DISK_ONLY)  # the cuts are made once; the text never sits in memory

@@ -1,0 +1,114 @@
+"""The exact-substring part's packed anchor shuffle (pipeline/spans/batches.py: packed_anchor_batches,
+unpacked_anchors) against the suffix-array oracle (tests/spans_oracle.py), without Spark: the packed rows are
+routed to partitions as a hash partitioner would (any routing that keeps one part in one partition), each
+partition decided alone, and the merged runs compared with the oracle's ranges, on planted and adversarial
+cases (periodic text, repeats exactly k tokens long at document edges, repeats one token short, a small
+alphabet), with every anchor hash forced equal too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from pipeline.numba_backend import SPANS
+from pipeline.spans import exact
+from pipeline.spans.batches import decide_batches, packed_anchor_batches, unpacked_anchors
+from tests.backends import numba_backend
+from tests.spans_oracle import oracle_ranges, oracle_word_ranges, planted_documents
+
+
+def adversarial_documents(k: int) -> list[tuple[int, str]]:
+    """Repeats of exactly ``k`` bytes as whole documents and at document edges, repeats of ``k - 1`` bytes (never
+    removed), periodic text, overlapping copies, and random text over a three-letter alphabet."""
+    rng = np.random.default_rng(48)
+    exact_k = "".join(rng.choice(list("abcdefghij"), size=k))
+    short = "".join(rng.choice(list("klmnopqrst"), size=k - 1))
+    small = ["".join(rng.choice(list("xyz"), size=n)) for n in (300, 700, 1200)]
+    return [
+        (1, exact_k),  # a whole document of k bytes, repeated at the start and end of others
+        (2, exact_k + " middle " + exact_k),
+        (3, "lead " + exact_k),
+        (4, short + " | " + short),  # k - 1 bytes repeated: nothing goes
+        (5, short),
+        (6, "ab" * (3 * k)),  # periodic, period 2
+        (7, "abc" * k + "ab"),  # periodic, period 3, sharing windows with 6
+        (8, exact_k[: k // 2] + exact_k + exact_k[k // 2 :]),  # overlapping copies of the same bytes
+        (-9, small[0]),
+        (9, small[1]),
+        (20, small[2] + small[0][100:250]),
+        (21, "z" * (2 * k + 1)),
+    ]
+
+
+def _merged(runs: list[tuple[int, ...]]) -> dict[int, list[tuple[int, int]]]:
+    merged: dict[int, list[tuple[int, int]]] = {}
+    for doc_id, start, end, *_ in sorted(runs):
+        ranges = merged.setdefault(doc_id, [])
+        if ranges and start <= ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], max(ranges[-1][1], end))
+        else:
+            ranges.append((start, end))
+    return merged
+
+
+def _decided(docs: list[tuple[int, str]], k: int, tokenizer: str, parts: int, partitions: int) -> list[tuple]:
+    """Anchors packed in two input tasks, parts routed to ``partitions``, each decided on its own."""
+    tasks = [docs[::2], docs[1::2]]
+    packed = []
+    for task in tasks:
+        batch = pa.RecordBatch.from_pydict({"doc_id": [d for d, _ in task], "text": [t for _, t in task]})
+        packed += list(packed_anchor_batches([batch], k, tokenizer, parts))
+    assert all(0 <= p < parts for b in packed for p in b.column("part").to_pylist())
+    runs = []
+    for partition in range(partitions):
+        mine = [
+            b.filter(pa.array([p * 7 % partitions == partition for p in b.column("part").to_pylist()])) for b in packed
+        ]
+        for out in decide_batches(unpacked_anchors(mine), k, tokenizer):
+            runs += [tuple(r.values()) for r in pa.Table.from_batches([out]).to_pylist()]
+    return sorted(runs)
+
+
+CASES = [("planted", 50, "bytes"), ("adversarial", 50, "bytes"), ("adversarial", 8, "bytes"), ("planted", 6, "words")]
+
+
+def _case(name: str, k: int, tokenizer: str) -> tuple[list[tuple[int, str]], dict[int, list[tuple[int, int]]]]:
+    docs = planted_documents() if name == "planted" else adversarial_documents(k)
+    return docs, oracle_ranges(docs, k) if tokenizer == "bytes" else oracle_word_ranges(docs, k)
+
+
+@pytest.mark.parametrize(("name", "k", "tokenizer"), CASES)
+@pytest.mark.parametrize("numba", [True, False])
+def test_packed_anchors_decide_what_the_oracle_removes(name: str, k: int, tokenizer: str, numba: bool) -> None:
+    docs, expected = _case(name, k, tokenizer)
+    assert len(expected) >= 4, "too few repeats to compare anything"
+    with numba_backend(SPANS, numba):
+        for parts, partitions in ((1, 1), (5, 3), (64, 4)):
+            assert _merged(_decided(docs, k, tokenizer, parts, partitions)) == expected, (parts, partitions)
+
+
+@pytest.mark.parametrize(("name", "k", "tokenizer"), CASES)
+def test_when_every_anchor_hash_collides_the_bytes_still_decide(name, k, tokenizer, monkeypatch) -> None:
+    """A mixing constant of 0 gives every anchor the hash 0: each window is its own anchor and all rows of the
+    corpus fall in one group, where only bytes can tell windows apart."""
+    docs, expected = _case(name, k, tokenizer)
+    monkeypatch.setattr(exact, "_MIX2", np.uint64(0))
+    batch = pa.RecordBatch.from_pydict({"doc_id": [d for d, _ in docs], "text": [t for _, t in docs]})
+    packed = list(packed_anchor_batches([batch], k, tokenizer, 16))
+    assert sum(b.num_rows for b in packed) == 1  # one part: every hash is 0
+    for numba in (True, False):
+        with numba_backend(SPANS, numba):
+            assert _merged(_decided(docs, k, tokenizer, 16, 4)) == expected
+
+
+def test_a_partition_too_large_to_unpack_is_one_line_naming_the_setting(monkeypatch) -> None:
+    from pipeline.errors import PipelineError
+    from pipeline.spans import batches
+
+    docs = planted_documents()
+    batch = pa.RecordBatch.from_pydict({"doc_id": [d for d, _ in docs], "text": [t for _, t in docs]})
+    rows = list(packed_anchor_batches([batch], 50, "bytes", 1))
+    monkeypatch.setattr(batches, "PARTITION_LIMIT", 1000)
+    with pytest.raises(PipelineError, match=r"^spans: .*spark\.settings\.spark\.sql\.shuffle\.partitions$"):
+        list(unpacked_anchors(rows))
