@@ -26,6 +26,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from pipeline.fasttext.memory import huge_empty
+
 _U32 = np.uint32
 _PRIME = np.uint32(16777619)
 _BASIS = np.uint32(2166136261)
@@ -71,17 +73,25 @@ def _packed(data: np.ndarray, at: int, stop: int, k: int) -> np.uint64:
     return value
 
 
-@njit(cache=True, nogil=True)
 def word_table(word_bytes: np.ndarray, word_at: np.ndarray) -> np.ndarray:
     """The dictionary as an open-addressing table from a word's FNV-1a hash (a power of two of slots, at least two
     per word): slot ``[first 8 bytes, next 8 bytes, id + 1 | length << 32]`` (bytes zero-padded; 0: empty), so that
-    one slot read tells a word of up to ``8 INLINE`` bytes, and its id, apart from every other."""
-    n = word_at.shape[0] - 1
+    one slot read tells a word of up to ``8 INLINE`` bytes, and its id, apart from every other. A large table is
+    in memory advised huge pages (:mod:`pipeline.fasttext.memory`): its slots are read at random."""
     size = 16
-    while size < 2 * n:
+    while size < 2 * (word_at.shape[0] - 1):
         size *= 2
-    table = np.zeros((size, _INLINE + 1), dtype=np.uint64)
-    mask = size - 1
+    table = huge_empty((size, _INLINE + 1), np.uint64)
+    table[...] = 0
+    _fill_word_table(word_bytes, word_at, table)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _fill_word_table(word_bytes: np.ndarray, word_at: np.ndarray, table: np.ndarray) -> None:
+    """:func:`word_table`'s slots written into ``table`` (zeros)."""
+    n = word_at.shape[0] - 1
+    mask = table.shape[0] - 1
     for wid in range(n):
         first, last = word_at[wid], word_at[wid + 1]
         h = _BASIS
@@ -93,7 +103,6 @@ def word_table(word_bytes: np.ndarray, word_at: np.ndarray) -> np.ndarray:
         for k in range(_INLINE):
             table[slot, k] = _packed(word_bytes, first, last, k)
         table[slot, _INLINE] = np.uint64(wid + 1) | (np.uint64(last - first) << np.uint64(32))
-    return table
 
 
 @njit(cache=True, nogil=True, inline="always")
