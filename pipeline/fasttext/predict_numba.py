@@ -13,7 +13,8 @@ float32 one after another, as fastText's ``addRow`` does, so the vectors equal t
 Memory: a large model's input rows, and the dictionary of a large vocabulary, are mostly cache misses. A line's
 words are split first, then looked up in :func:`word_table` (one slot holds a word's first 16 bytes, length and
 id: one read finds a word, the dictionary's bytes are read only for a word longer than that), each slot's load
-asked for a few words ahead; the line's rows are listed, then summed with each row's load asked for a few rows ahead.
+asked for a few words ahead; the line's rows are listed, then summed with each row's load asked for a few rows ahead,
+eight rows per pass over the elements (each element still adds them one after another).
 """
 
 from __future__ import annotations
@@ -260,13 +261,24 @@ def _prefetch(typingctx: Any, matrix: Any, row: Any) -> Any:
 
 @njit(cache=True, nogil=True)
 def _sum_rows(inp: np.ndarray, rows: np.ndarray, count: int, acc: np.ndarray) -> None:
-    """``acc += inp[rows[i]]`` for i in order, each row's load asked for ``AHEAD`` rows before it is added (the rows
-    of a large model are mostly cache misses, and they are known in advance)."""
+    """``acc += inp[rows[i]]`` for i in order, in float32, each row's load asked for ``AHEAD`` rows or more
+    before it is added (the rows of a large model are mostly cache misses, and they are known in advance). Eight
+    rows are added to each element in one pass, one after another as fastText adds them (the same roundings), so
+    that ``acc`` is read and written once per eight rows."""
     dim = inp.shape[1]
-    for i in range(count):
-        if i + _AHEAD < count:
-            _prefetch(inp, rows[i + _AHEAD])  # type: ignore[call-arg]
-        row = rows[i]
+    i = 0
+    while i + 8 <= count:
+        for j in range(i + _AHEAD, min(i + _AHEAD + 8, count)):
+            _prefetch(inp, rows[j])  # type: ignore[call-arg]
+        a, b, c, d = rows[i], rows[i + 1], rows[i + 2], rows[i + 3]
+        e, f, g, h = rows[i + 4], rows[i + 5], rows[i + 6], rows[i + 7]
+        for k in range(dim):
+            x = ((acc[k] + inp[a, k]) + inp[b, k]) + inp[c, k]
+            x = (((x + inp[d, k]) + inp[e, k]) + inp[f, k]) + inp[g, k]
+            acc[k] = x + inp[h, k]
+        i += 8
+    for j in range(i, count):
+        row = rows[j]
         for k in range(dim):
             acc[k] += inp[row, k]
 
