@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -105,9 +106,19 @@ def bench_fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch]) -
     train-classifier stage's defaults with the issue's ``wordNgrams: 2``) trained here on a quarter of the documents
     (labels: longer than the median or not), keep_labels [[long, 0.5]]. Beside it: fastText's own batched predict
     of the same lines, and the train-classifier stage's training task vs ``fasttext.train_supervised`` alone."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-fasttext-"))
+    try:  # the folder holds a model of about 1 GB
+        return _fasttext_classifier(texts, batches, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch], folder: Path) -> Row:
+    """:func:`bench_fasttext_classifier` with its files in ``folder``."""
     import resource
     import subprocess
-    import tempfile
 
     from datatrove.data import Document
     from datatrove.pipeline.filters.fasttext_filter import FastTextClassifierFilter
@@ -117,7 +128,6 @@ def bench_fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch]) -
     from pipeline.train_classifier.batches import SAMPLE_SCHEMA, TrainPlan, train_task
     from pipeline.train_classifier.prepare import training_args, training_line
 
-    folder = Path(tempfile.mkdtemp(prefix="bench-fasttext-"))
     median = sorted(map(len, texts))[len(texts) // 2]
     sample = [("hq" if len(t) > median else "cc", t) for t in texts[::4]]
     args = training_args({"wordNgrams": 2}, 0)
