@@ -8,11 +8,16 @@ float32), so summing its rows in fastText's order gives fastText's hidden vector
 
 from __future__ import annotations
 
+import mmap
+import os
+import struct
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 
 from pipeline.errors import UsageError
+from pipeline.fasttext.memory import huge_copy
 
 MAGIC = 793712314
 VERSION = 12
@@ -33,6 +38,7 @@ ARG_NAMES = (
 )
 LOSSES = {1: "hs", 2: "ns", 3: "softmax", 4: "ova"}
 SUPERVISED = 3  # model_name::sup
+ENTRY = struct.Struct("<qb")  # a dictionary entry after its word: count, type
 
 
 @dataclass
@@ -52,7 +58,7 @@ class FastTextModel:
 class _Reader:
     """Little-endian reads from a bytes buffer, with the field named when the file ends early."""
 
-    def __init__(self, data: bytes, path: str) -> None:
+    def __init__(self, data: bytes | mmap.mmap, path: str) -> None:
         self.data, self.at, self.path = data, 0, path
 
     def array(self, dtype: str, count: int, what: str) -> np.ndarray:
@@ -66,12 +72,18 @@ class _Reader:
     def one(self, dtype: str, what: str) -> int | float:
         return self.array(dtype, 1, what)[0].item()
 
-    def cstring(self, what: str) -> bytes:
-        end = self.data.find(b"\0", self.at)
-        if end < 0:
-            raise UsageError(f"fastText model {self.path}: file ends inside {what}")
-        out = self.data[self.at : end]
-        self.at = end + 1
+    def entries(self, count: int) -> list[tuple[str, int, int]]:
+        """``count`` dictionary entries: (word, its count, its type: 0 word, 1 label), each a C string, an int64
+        and an int8."""
+        data, at, out = self.data, self.at, []
+        find, unpack = data.find, ENTRY.unpack_from
+        for _ in range(count):
+            end = find(b"\0", at)
+            if end < 0 or end + 1 + ENTRY.size > len(data):
+                raise UsageError(f"fastText model {self.path}: file ends inside dictionary entries")
+            out.append((data[at:end].decode("utf-8", "surrogateescape"), *unpack(data, end + 1)))
+            at = end + 1 + ENTRY.size
+        self.at = at
         return out
 
 
@@ -114,8 +126,10 @@ def _matrix(r: _Reader, quantized: bool, what: str) -> tuple[np.ndarray, np.ndar
 def load(path: str) -> FastTextModel:
     """Read the supervised fastText model at ``path``; a clear one-line error when it is not one."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        with open(path, "rb") as handle:  # mapped, not read: the input matrix is copied once, to its own memory
+            data: bytes | mmap.mmap = (
+                mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if _file_size(handle) else b""
+            )
     except OSError as exc:
         raise UsageError(f"fastText model {path}: cannot read it ({exc.strerror})") from exc
     r = _Reader(data, path)
@@ -134,10 +148,8 @@ def load(path: str) -> FastTextModel:
     words: list[str] = []
     labels: list[str] = []
     counts: list[int] = []
-    for _ in range(size):
-        word = r.cstring("dictionary entries").decode("utf-8", "surrogateescape")
-        count = int(r.one("<i8", "dictionary entries"))
-        if r.one("i1", "dictionary entries") == 0:
+    for word, count, kind in r.entries(size):
+        if kind == 0:
             words.append(word)
         else:
             labels.append(word)
@@ -153,6 +165,13 @@ def load(path: str) -> FastTextModel:
         rows = rows * norms[:, None]  # addRow: x += norm * c, each product in float32
     args["qout"] = int(r.one("u1", "output matrix"))
     output, output_norms = _matrix(r, bool(args["qout"]), "output matrix")
+    output = np.array(output, dtype=np.float32)  # copies: nothing keeps the file's mapping
+    output_norms = None if output_norms is None else np.array(output_norms, dtype=np.float32)
     return FastTextModel(
-        args, words, labels, np.array(counts, dtype=np.int64), prune, np.ascontiguousarray(rows), output, output_norms
+        args, words, labels, np.array(counts, dtype=np.int64), prune, huge_copy(rows), output, output_norms
     )
+
+
+def _file_size(handle: BinaryIO) -> int:
+    """The size in bytes of an open file."""
+    return os.fstat(handle.fileno()).st_size

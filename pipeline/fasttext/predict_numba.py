@@ -13,7 +13,8 @@ float32 one after another, as fastText's ``addRow`` does, so the vectors equal t
 Memory: a large model's input rows, and the dictionary of a large vocabulary, are mostly cache misses. A line's
 words are split first, then looked up in :func:`word_table` (one slot holds a word's first 16 bytes, length and
 id: one read finds a word, the dictionary's bytes are read only for a word longer than that), each slot's load
-asked for a few words ahead; the line's rows are listed, then summed with each row's load asked for a few rows ahead.
+asked for a few words ahead; the line's rows are listed, then summed with each row's load asked for a few rows ahead,
+eight rows per pass over the elements (each element still adds them one after another).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from pipeline.fasttext.memory import huge_empty
 
 _U32 = np.uint32
 _PRIME = np.uint32(16777619)
@@ -71,17 +74,25 @@ def _packed(data: np.ndarray, at: int, stop: int, k: int) -> np.uint64:
     return value
 
 
-@njit(cache=True, nogil=True)
 def word_table(word_bytes: np.ndarray, word_at: np.ndarray) -> np.ndarray:
     """The dictionary as an open-addressing table from a word's FNV-1a hash (a power of two of slots, at least two
     per word): slot ``[first 8 bytes, next 8 bytes, id + 1 | length << 32]`` (bytes zero-padded; 0: empty), so that
-    one slot read tells a word of up to ``8 INLINE`` bytes, and its id, apart from every other."""
-    n = word_at.shape[0] - 1
+    one slot read tells a word of up to ``8 INLINE`` bytes, and its id, apart from every other. A large table is
+    in memory advised huge pages (:mod:`pipeline.fasttext.memory`): its slots are read at random."""
     size = 16
-    while size < 2 * n:
+    while size < 2 * (word_at.shape[0] - 1):
         size *= 2
-    table = np.zeros((size, _INLINE + 1), dtype=np.uint64)
-    mask = size - 1
+    table = huge_empty((size, _INLINE + 1), np.uint64)
+    table[...] = 0
+    _fill_word_table(word_bytes, word_at, table)
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _fill_word_table(word_bytes: np.ndarray, word_at: np.ndarray, table: np.ndarray) -> None:
+    """:func:`word_table`'s slots written into ``table`` (zeros)."""
+    n = word_at.shape[0] - 1
+    mask = table.shape[0] - 1
     for wid in range(n):
         first, last = word_at[wid], word_at[wid + 1]
         h = _BASIS
@@ -93,7 +104,6 @@ def word_table(word_bytes: np.ndarray, word_at: np.ndarray) -> np.ndarray:
         for k in range(_INLINE):
             table[slot, k] = _packed(word_bytes, first, last, k)
         table[slot, _INLINE] = np.uint64(wid + 1) | (np.uint64(last - first) << np.uint64(32))
-    return table
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -251,13 +261,24 @@ def _prefetch(typingctx: Any, matrix: Any, row: Any) -> Any:
 
 @njit(cache=True, nogil=True)
 def _sum_rows(inp: np.ndarray, rows: np.ndarray, count: int, acc: np.ndarray) -> None:
-    """``acc += inp[rows[i]]`` for i in order, each row's load asked for ``AHEAD`` rows before it is added (the rows
-    of a large model are mostly cache misses, and they are known in advance)."""
+    """``acc += inp[rows[i]]`` for i in order, in float32, each row's load asked for ``AHEAD`` rows or more
+    before it is added (the rows of a large model are mostly cache misses, and they are known in advance). Eight
+    rows are added to each element in one pass, one after another as fastText adds them (the same roundings), so
+    that ``acc`` is read and written once per eight rows."""
     dim = inp.shape[1]
-    for i in range(count):
-        if i + _AHEAD < count:
-            _prefetch(inp, rows[i + _AHEAD])  # type: ignore[call-arg]
-        row = rows[i]
+    i = 0
+    while i + 8 <= count:
+        for j in range(i + _AHEAD, min(i + _AHEAD + 8, count)):
+            _prefetch(inp, rows[j])  # type: ignore[call-arg]
+        a, b, c, d = rows[i], rows[i + 1], rows[i + 2], rows[i + 3]
+        e, f, g, h = rows[i + 4], rows[i + 5], rows[i + 6], rows[i + 7]
+        for k in range(dim):
+            x = ((acc[k] + inp[a, k]) + inp[b, k]) + inp[c, k]
+            x = (((x + inp[d, k]) + inp[e, k]) + inp[f, k]) + inp[g, k]
+            acc[k] = x + inp[h, k]
+        i += 8
+    for j in range(i, count):
+        row = rows[j]
         for k in range(dim):
             acc[k] += inp[row, k]
 

@@ -291,3 +291,21 @@ def test_the_compiled_word_table_finds_each_word_and_no_other() -> None:
         data = np.frombuffer(other, np.uint8)
         found = fasttext_numba._lookup(data, 0, len(data), np.uint32(fnv1a(word.encode())), table, word_bytes, word_at)
         assert found == ids.get(other.decode(), -1), word
+
+
+def test_rows_are_summed_one_after_another_in_float32() -> None:
+    """The kernel's row sum (eight rows per pass over the elements) rounds as fastText's ``addRow`` does: row after
+    row in float32. Rows of large and small values make any other grouping or a wider accumulator differ; every
+    count around the pass's eight, rows repeated and in any order."""
+    from pipeline.fasttext import predict_numba as fasttext_numba
+
+    rng = np.random.default_rng(7)
+    inp = (rng.standard_normal((64, 24)) * 10.0 ** rng.integers(-6, 8, (64, 1))).astype(np.float32)
+    for count in (0, 1, 7, 8, 9, 15, 16, 17, 40, 203):
+        rows = rng.integers(0, len(inp), count).astype(np.int32)
+        acc = rng.standard_normal(24).astype(np.float32)
+        expected = acc.copy()
+        for row in rows:
+            expected = (expected + inp[row]).astype(np.float32)
+        fasttext_numba._sum_rows(inp, rows, count, acc)
+        np.testing.assert_array_equal(acc, expected, err_msg=str(count))
