@@ -15,12 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.corpus import documents
-from bench.harness import arguments, write_result
+from bench.harness import ProcessTree, arguments, write_result
 from pipeline.config import load_config_text
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task
@@ -73,19 +72,10 @@ def tokenizer_and_oracle(vocab: Path, merges: Path):
 
 
 def child_cpu() -> tuple[float, float]:
-    """CPU seconds so far of (Python processes, JVMs) under this process; exited workers count
-    through their parent's children times (the pyspark daemon reaps them)."""
-    python = jvm = 0.0
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            t = proc.cpu_times()
-            if "java" in proc.name():
-                jvm += t.user + t.system
-            else:
-                python += t.user + t.system + t.children_user + t.children_system
-        except psutil.NoSuchProcess:
-            pass
-    return python, jvm
+    """CPU seconds so far of (Python processes, JVMs) under this process, exited workers included."""
+    tree = ProcessTree(reaped=True)
+    tree.sample()
+    return tree.cpu(jvm=False) - tree.seen[tree.pid][1], tree.cpu(jvm=True)
 
 
 def bare_encoder(tok, table: pa.Table, eod: int) -> float:

@@ -61,10 +61,14 @@ class ProcessTree:
     holds the largest RSS seen of: ``root``, ``jvm`` (the JVMs summed), ``python`` (the other processes summed),
     ``workers`` (the same without the root), ``largest`` (the largest other process) and ``total``; ``cpu`` the
     CPU seconds (user + system) each process had used when last seen (a short-lived one's last moments are
-    missed)."""
+    missed, unless ``reaped``: then each Python process below the root also counts the children it waited for, as
+    the pyspark daemon does its exited workers; read that from a single sample, as a later one counts them again)."""
 
-    def __init__(self, pid: int | None = None, interval: float = 0.05, also: Iterable[int] = ()) -> None:
+    def __init__(
+        self, pid: int | None = None, interval: float = 0.05, also: Iterable[int] = (), reaped: bool = False
+    ) -> None:
         self.pid, self.interval, self.also = os.getpid() if pid is None else pid, interval, tuple(also)
+        self.reaped = reaped
         self.peak = dict.fromkeys(("root", "jvm", "python", "workers", "largest", "total"), 0)
         self.seen: dict[int, tuple[bool, float]] = {}  # pid -> (a JVM, CPU seconds so far)
         self._stop = threading.Event()
@@ -87,7 +91,8 @@ class ProcessTree:
                     is_jvm, rss, times = "java" in proc.name(), proc.memory_info().rss, proc.cpu_times()
             except psutil.Error:
                 continue
-            self.seen[proc.pid] = (is_jvm, times.user + times.system)
+            waited = times.children_user + times.children_system if self.reaped and not is_jvm else 0.0
+            self.seen[proc.pid] = (is_jvm, times.user + times.system + (waited if proc.pid != self.pid else 0.0))
             now["root"] = rss if proc.pid == self.pid else now["root"]
             if is_jvm:
                 now["jvm"] += rss
@@ -206,7 +211,6 @@ HELP = {
     "reparse": "with --from-json: show the figures again from the results",
     "stats": "print documents, bytes per source, repeated paths",
     "pin": "look the releases up on PyPI and rewrite the pins",
-    "baseline_rev": "a git revision whose code is measured beside today's (e.g. db1bcb7)",
     "cold": "empty caches for every run",
     "keep": "keep the scratch directory (default: removed)",
 }
