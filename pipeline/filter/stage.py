@@ -29,6 +29,7 @@ from pipeline.filter.batches import (
 )
 from pipeline.filter.plan import Plan, make_plan, summary_json
 from pipeline.filter.redecide import anew, relabels, reuse_problem, signals_meta
+from pipeline.filter.report_html import report_html
 from pipeline.filter.report_section import report_section
 from pipeline.filter.spark import redecide
 from pipeline.spark.ranking import at_or_before, cut_points
@@ -218,6 +219,9 @@ class Filter(Stage):
 
     def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
         return report_section(run)
+
+    def report_html(self, data: dict[str, Any]) -> list[str]:
+        return report_html(data)
 
     def tally(self, counts: Mapping[str, Any]) -> dict[str, SourceTally]:
         """Every document the stage read per source is dropped for a ``"<filter>.<rule>"`` reason or passed on."""

@@ -12,10 +12,11 @@ import re
 from collections.abc import Sequence
 
 from pipeline.report import svg
-from pipeline.report.filter_html import filter_parts, overview_reasons, removal_figure, signals_parts
 from pipeline.report.html_parts import esc as _esc
 from pipeline.report.html_parts import table as _table
 from pipeline.report.spans_html import spans_parts
+from pipeline.report.summary import is_rule_reason
+from pipeline.stage_api.stage import Stage
 
 STYLE = """
 *{box-sizing:border-box}
@@ -101,6 +102,26 @@ def _examples(data: dict) -> list[str]:
                     for r in rows
                 ]
     return parts
+
+
+FILTERED = "filtered"  # the overview's one column for every filter rule's removals
+
+
+def overview_reasons(reasons: list[str]) -> list[str]:
+    """The removal reasons of the overview: every ``<filter>.<rule>`` folded into one ``filtered`` column."""
+    out: list[str] = []
+    for reason in reasons:
+        name = FILTERED if is_rule_reason(reason) else reason
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def removal_figure(row: dict, reason: str) -> int:
+    """A row's (a source's or the summary's) count for an overview reason."""
+    if reason == FILTERED:
+        return sum(n for k, n in (row.get("removed") or {}).items() if is_rule_reason(k))
+    return int(row.get(reason, 0) or 0)
 
 
 def _overview(data: dict) -> list[str]:
@@ -287,8 +308,9 @@ def _stage_sections(data: dict) -> list[str]:
     return parts
 
 
-def render_html(data: dict) -> str:
-    """The whole page for the ``report.json`` dictionary ``data``."""
+def render_html(data: dict, stages: Sequence[Stage] = ()) -> str:
+    """The whole page for the ``report.json`` dictionary ``data``, with the sections ``stages`` draw themselves
+    (``Stage.report_html``) after the overview."""
     params = [
         [p["key"], json.dumps(p["value"]) if not isinstance(p["value"], str) else p["value"]]
         for p in data["parameters"]
@@ -299,8 +321,7 @@ def render_html(data: dict) -> str:
         *_incomplete(data),
         *_after_run_errors(data),
         *_overview(data),
-        *filter_parts(data),
-        *signals_parts(data),
+        *(part for stage in stages for part in stage.report_html(data)),
         *_dedup(data),
         *_examples(data),
         *spans_parts(data),

@@ -15,5 +15,5 @@ def write_reports(run: str, stages: tuple[Stage, ...] = ()) -> tuple[str, str]:
     data = build_report_data(run, stages)
     json_path, html_path = storage.join(run, layout.REPORT_JSON), storage.join(run, layout.REPORT_HTML)
     storage.write_json(json_path, data)
-    storage.write_text(html_path, render_html(data))
+    storage.write_text(html_path, render_html(data, stages))
     return json_path, html_path

@@ -147,6 +147,10 @@ class Stage:
         """Its entries of report.json, from the run directory and its recorded counts (None: none)."""
         return None
 
+    def report_html(self, data: dict[str, Any]) -> list[str]:
+        """Its sections of report.html, drawn from report.json's ``data`` alone (none by default)."""
+        return []
+
     def result(self, counts: dict[str, Any]) -> StageResult:
         """The result of counts this stage returned now or recorded in its marker earlier."""
         return StageResult(self.name, counts, self.tally(counts))

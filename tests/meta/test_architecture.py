@@ -44,7 +44,7 @@ MAX_LAZY = 10
 # what RunContext.__init__ may set: the config, the run directory, the lazy session and the Spark UI's job label
 CONTEXT_STATE = {"config", "run_dir", "_spark", "job_description"}
 CONTEXT_SETTERS = ("run", "logs")  # pipeline.run (the runner) and pipeline.logs (the job label) may set ctx.*
-MAX_FILTER_MODULES = 12  # the stage's plumbing (base class; signals: redecide, report_section); filters go to rules/
+MAX_FILTER_MODULES = 13  # the stage plumbing (base class, redecide, report_section, report_html); filters: rules/
 BORROWED = {"text/english": ("spaCy 3.8", "datatrove 0.10.1"), "fasttext": ("fastText 0.9.2", "fasttext-predict")}
 # (stage package, the package of the later stage whose tables it names) -> why no declared read can carry them
 LATER_TABLES = {

@@ -82,7 +82,7 @@ def _histograms(page: str) -> dict[str, ET.Element]:
 
 
 def test_each_histogram_marks_its_threshold_between_the_right_bins(facts):
-    page = render_html(build_report_data(str(facts.run), (FILTER,)))
+    page = render_html(build_report_data(str(facts.run), (FILTER,)), (FILTER,))
     charts = _histograms(page)
     assert set(charts) == set(MEASURES)
     for rule, (threshold, direction, _, _) in MEASURES.items():
@@ -105,7 +105,7 @@ def test_each_histogram_marks_its_threshold_between_the_right_bins(facts):
 
 
 def test_page_shows_drops_languages_and_escaped_examples(facts):
-    page = render_html(build_report_data(str(facts.run), (FILTER,)))
+    page = render_html(build_report_data(str(facts.run), (FILTER,)), (FILTER,))
     assert "<script" not in page and "<img" not in page and "&lt;script&gt;alert(" in page
     section = re.search(r'<section class="filter">(.*?)</section>', page, re.S).group(1)
     for source in SOURCES:
@@ -132,7 +132,7 @@ def test_a_run_without_the_filter_stage_has_no_filter_figures(facts):
     data = build_report_data(str(facts.run), (FILTER,))
     assert "filter" not in data and "filtered" not in data["summary"]
     assert all("filtered" not in row for row in data["sources"].values())
-    assert '<section class="filter">' not in render_html(data)
+    assert '<section class="filter">' not in render_html(data, (FILTER,))
 
 
 @pytest.mark.parametrize(

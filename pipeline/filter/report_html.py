@@ -1,7 +1,9 @@
-"""report.html's filter section, drawn from report.json's ``filter`` section (docs/report_schema.md).
+"""The filter stage's sections of report.html, drawn from report.json's ``filter`` and ``filter_signals`` entries
+(docs/report_schema.md; :mod:`pipeline.filter.report_section` makes them) with the report's generic HTML parts.
 
 Drops per filter and source, languages per source, and per rule the histogram of what it measured with its
-threshold marked and a few dropped documents (escaped) with the value that failed.
+threshold marked and a few dropped documents (escaped) with the value that failed; then per rule with a threshold,
+the histogram of the signal it compares and what other thresholds would keep.
 """
 
 from __future__ import annotations
@@ -12,27 +14,13 @@ from typing import Any
 
 from pipeline.report import svg
 from pipeline.report.html_parts import esc, table
-from pipeline.report.summary import is_rule_reason
 
-FILTERED = "filtered"  # the overview's one column for every filter rule's removals
 LANGUAGES_SHOWN = 20  # most frequent labels over all sources; the rest are summed as "other"
 
 
-def overview_reasons(reasons: list[str]) -> list[str]:
-    """The removal reasons of the overview: every ``<filter>.<rule>`` folded into one ``filtered`` column."""
-    out: list[str] = []
-    for reason in reasons:
-        name = FILTERED if is_rule_reason(reason) else reason
-        if name not in out:
-            out.append(name)
-    return out
-
-
-def removal_figure(row: dict, reason: str) -> int:
-    """A row's (a source's or the summary's) count for an overview reason."""
-    if reason == FILTERED:
-        return sum(n for k, n in (row.get("removed") or {}).items() if is_rule_reason(k))
-    return int(row.get(reason, 0) or 0)
+def report_html(data: dict[str, Any]) -> list[str]:
+    """The page's filter and signals sections (each left out when report.json has not its entry)."""
+    return [*filter_parts(data), *signals_parts(data)]
 
 
 def _number(value: float | None) -> str:
