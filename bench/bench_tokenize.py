@@ -106,7 +106,7 @@ LIBRARY_CASES = {"tiktoken": "cl100k", "huggingface": "tokenizer.json", "sentenc
 def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k"):
     """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call, the
     EOD token's text); ``model`` qwen3.6: Qwen3.6's rank file (kind huggingface: written as a tokenizer.json)."""
-    from bench.check_tokenizer_kinds import case
+    from bench.tokenizer_cases import case
     from pipeline.tokenizer.run_files import load_tokenizer
 
     name = LIBRARY_CASES[kind]

