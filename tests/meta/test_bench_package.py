@@ -1,5 +1,6 @@
 """The bench package's runner (``python -m bench``): every bench listed and its ``--help`` working, the JSON result
-checked against bench/result.schema.json by jsonschema, and ``--baseline-rev`` loading a module from git."""
+checked against bench/result.schema.json by jsonschema, ``--baseline-rev`` loading a module from git, and the
+harness's process sampler counting reaped workers."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jsonschema
+import psutil
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -121,3 +124,45 @@ def test_no_bench_leaves_a_scratch_directory_behind() -> None:
         if any(call in line for call in ("mkdtemp(", "mkstemp(", "delete=False"))
     }
     assert leaks == {}
+
+
+BURNER = """
+import os, sys, time
+def burn(seconds):
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+burn(0.2)
+pid = os.fork()
+if pid == 0:
+    burn(0.4)
+    os._exit(0)
+os.waitpid(pid, 0)
+open(sys.argv[1], "w").close()
+time.sleep(60)
+"""
+
+
+def test_process_tree_counts_a_reaped_worker_only_when_asked(tmp_path: Path) -> None:
+    """``ProcessTree(reaped=True)``: a Python process below the root also counts the children it waited for (as the
+    pyspark daemon its exited workers); without it, a worker that exited before the sample is lost."""
+    from bench.harness import ProcessTree
+
+    done = tmp_path / "reaped"
+    shell = subprocess.Popen(["sh", "-c", f'{sys.executable} -c "$0" {done}; true', BURNER])
+    try:
+        deadline = time.monotonic() + 120
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert done.exists(), "the burner never reaped its child"
+        trees = {reaped: ProcessTree(shell.pid, reaped=reaped) for reaped in (False, True)}
+        for tree in trees.values():
+            tree.sample()
+        cpu = {reaped: tree.cpu(jvm=False) - tree.seen[shell.pid][1] for reaped, tree in trees.items()}
+        assert 0.2 <= cpu[False] < 0.55, cpu  # the burner's own 0.2 s and its start, not the child's 0.4 s
+        assert cpu[True] - cpu[False] >= 0.39, cpu  # the reaped child's 0.4 s (clock ticks: 0.01 s)
+    finally:
+        for child in psutil.Process(shell.pid).children(recursive=True):
+            child.kill()
+        shell.kill()
+        shell.wait()
