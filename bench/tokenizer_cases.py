@@ -19,7 +19,6 @@ from tests.tokenizer_kinds import (
     train_tokenizer_json,
 )
 
-
 CASES = ("cl100k", "cl100k-o200k", "qwen3.6", "mistral-v1", "tokenizer.json", "qwen3.6.json")
 EOT = "<|endoftext|>"
 

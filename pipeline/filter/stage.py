@@ -189,6 +189,7 @@ class Filter(Stage):
     passes_on = "passed_filters"
     removals_as = "filtered"
     removal_tables = {layout.FILTER_REASONS: layout.FILTER_DROPPED}  # each row names its own reason
+    report_keys = ("filter", "filter_signals")
     stop_when_empty = True
 
     @property

@@ -265,7 +265,8 @@ def _shares(weights: list[float]) -> list[float]:
     return [w / total if total else 0.0 for w in weights]
 
 
-# report.json's own keys; any other is a section a stage owns (Stage.report), shown as a table of its figures
+# report.json's own keys; any other is a section a stage owns (Stage.report), shown as a table of its figures unless
+# the stage draws it (Stage.report_keys)
 REPORT_KEYS = {
     "format",
     "run",
@@ -278,7 +279,7 @@ REPORT_KEYS = {
     "dedup",
     "rejects",
 }
-REPORT_KEYS |= {"tokens", "blend", "filter", "filter_signals", "after_run_errors", "spans"}
+REPORT_KEYS |= {"tokens", "blend", "after_run_errors", "spans"}
 
 
 def _incomplete(data: dict) -> list[str]:
@@ -298,10 +299,10 @@ def _after_run_errors(data: dict) -> list[str]:
     ]
 
 
-def _stage_sections(data: dict) -> list[str]:
+def _stage_sections(data: dict, drawn: set[str]) -> list[str]:
     parts: list[str] = []
     for key, section in data.items():
-        if key in REPORT_KEYS or not isinstance(section, dict):
+        if key in REPORT_KEYS or key in drawn or not isinstance(section, dict):
             continue
         rows = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in section.items()]
         parts += [f"<h2>{_esc(key.replace('_', ' ').capitalize())}</h2>", _table(["figure", "value"], rows)]
@@ -327,7 +328,7 @@ def render_html(data: dict, stages: Sequence[Stage] = ()) -> str:
         *spans_parts(data),
         *_tokens_and_blend(data),
         *_timeline(data),
-        *_stage_sections(data),
+        *_stage_sections(data, {key for stage in stages for key in stage.report_keys}),
         "<h2>Parameters</h2>",
         _table(["key", "value"], params),
     ]

@@ -102,6 +102,7 @@ class Stage:
     # removal reason -> the table listing the documents it removed for it (doc_id, source, the evidence), which
     # explain and sample read; within-run duplicates are read from dedup's components instead
     removal_tables: ClassVar[Mapping[str, str]] = {}
+    report_keys: ClassVar[tuple[str, ...]] = ()  # the report.json entries its report_html draws (not as a table)
     stop_when_empty: ClassVar[bool] = False  # a run stops after it when it passes no document on
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:

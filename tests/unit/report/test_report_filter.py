@@ -153,3 +153,13 @@ def test_a_malformed_summary_is_refused_naming_the_key(facts, change, key):
     with pytest.raises(FilterSummaryError, match=re.escape(key)) as error:
         build_report_data(str(facts.run), (FILTER,))
     assert "\n" not in str(error.value) and "filter/summary.json" in str(error.value)
+
+
+def test_the_filter_stage_draws_its_own_entries_once(facts):
+    """report/ draws no filter section itself: the stage does (Stage.report_html), and the entries it names in
+    ``report_keys`` are not shown again as tables of figures; without the stage the entry is such a table."""
+    data = build_report_data(str(facts.run), (FILTER,))
+    page = render_html(data, (FILTER,))
+    assert '<section class="filter"><h2>Filter</h2>' in page and page.count("<h2>Filter</h2>") == 1
+    bare = render_html(data)
+    assert '<section class="filter">' not in bare and bare.count("<h2>Filter</h2>") == 1
