@@ -1,6 +1,7 @@
 """The bundled sample's run on ``conf/local.yaml`` (2 ingest splits, 2 tokenize shards), made once per test
 session in the shared SparkSession: the reference that whole-run tests (test_pipeline_run.py,
-test_run_safety.py, test_object_storage_run.py) compare with, read or copy. Nobody writes into it.
+test_run_safety.py, test_object_storage_run.py) compare with, read or copy, and the first run the filter
+re-decision tests copy and re-decide (tests/spark/filter/test_filter_redecide*.py). Nobody writes into it.
 
 The fixture is imported by ``tests/conftest.py``: a session fixture imported by several test modules
 instead would be one fixture per module, and the run would be made once per module.

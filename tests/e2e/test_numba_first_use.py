@@ -83,6 +83,7 @@ def _kernel_files(cache: Path, family: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.same_plan  # the reference run's plans; only which Python path the UDFs take differs (not the plan)
 def test_a_sample_run_with_the_default_compiles_no_dedup_or_encoder_kernel_and_writes_the_same_files(
     local_reference_run, standalone_config, tmp_path
 ):

@@ -114,6 +114,9 @@ def test_whole_run_on_a_standalone_cluster_matches_a_local_run(
     assert file_digests(out) == file_digests(local_reference_run)
 
 
+# Spark 4 (CONTRIBUTING.md, Spark 4): the WARC ingest plans run locally in test_ingest_warc_run.py, the standalone
+# cluster in this file's whole run (and the s3 case below); the Spark 3.5 pass runs this test.
+@pytest.mark.same_plan
 def test_warc_files_to_megatron_files_on_the_standalone_cluster(
     standalone_cluster: Cluster, cluster_zip: Path, tmp_path: Path
 ) -> None:
@@ -168,6 +171,9 @@ def test_warc_files_to_megatron_files_on_the_standalone_cluster(
     assert Counter(texts) <= Counter(expected.values())  # each one a page's text, none twice
 
 
+# Spark 4: the same config's plans run locally in test_train_classifier.py's run fixture, the standalone cluster in
+# this file's whole run (and the s3 case below); the Spark 3.5 pass runs this test.
+@pytest.mark.same_plan
 def test_a_run_that_trains_the_classifier_and_keeps_the_top_tenth_on_the_standalone_cluster(
     standalone_cluster: Cluster, cluster_zip: Path, shared_fixtures: Path, tmp_path: Path
 ) -> None:

@@ -38,6 +38,7 @@ def _table(run, name) -> list[dict]:
     return pq.read_table(run / name).to_pylist()
 
 
+@pytest.mark.same_plan  # the plans of test_dedup_index_runs.py's two runs on one index; only the corpus differs
 def test_two_runs_with_an_index_match_one_run_over_the_whole_corpus(spark, tmp_path):
     texts = list(documents(N_DOCS, seed=11, dup_rate=0.25, exact_rate=0.05))
     write_jsonl(tmp_path / "in" / "day1.jsonl", texts[: N_DOCS // 2])

@@ -1,5 +1,6 @@
 """Re-deciding the filter stage from ``filter/signals/`` (docs/stages.md, Re-deciding from the signals): a finished
-sample run (conf/local.yaml) whose ``gopher_quality.min_doc_words`` changes (50 -> 120, then 30) is re-decided from
+sample run (conf/local.yaml: a copy of the session's ``sample_run``) whose ``gopher_quality.min_doc_words`` changes
+(datatrove's default 50 -> 120, then 30) is re-decided from
 its signals, and the result equals a fresh run with that threshold (the Megatron files byte for byte, the filter
 tables row for row); a removed filter re-decides too, a new filter or a changed measure is measured alone
 (tests/spark/filter/test_filter_redecide_new_filter.py), changed documents or rewriting filters measure every
@@ -56,10 +57,12 @@ def _rows(run: Path, table: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def runs(spark, tmp_path_factory):
+def runs(spark, sample_run, tmp_path_factory):
+    """The session's sample run (min_doc_words at datatrove's 50) re-decided on a copy, and the fresh runs."""
     base = tmp_path_factory.mktemp("redecide")
-    first = _run(spark, base / "redecided", _filters(50))
+    first = sample_run.results["filter"].counts  # the sample run is this file's first run
     assert first["decision"] == "measured"
+    shutil.copytree(sample_run.path, base / "redecided")
     again = _run(spark, base / "redecided", _filters(120), force="filter")
     fresh = _run(spark, base / "fresh", _filters(120))
     shutil.copytree(base / "redecided", base / "loosened")  # then down to 30: documents dropped before are kept

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.spark
 FULL = [
     "{name: language, languages: [en], min_score: 0.65}",
     "{name: gopher_repetition}",
-    "{name: gopher_quality, max_non_alpha_words_ratio: 0.6, min_doc_words: 50}",
+    "{name: gopher_quality, max_non_alpha_words_ratio: 0.6}",  # conf/local.yaml's list: the sample run's
     "{name: c4}",
     "{name: fineweb}",
     "{name: pii}",
@@ -45,7 +45,9 @@ class _Lines(logging.Handler):
 
 
 @pytest.fixture(scope="module")
-def runs(spark, tmp_path_factory):
+def runs(spark, sample_run, tmp_path_factory):
+    """A run without language and fineweb given both back, then fineweb's option changed; the fresh runs to compare
+    with (the full list's: a copy of the session's sample run, which has it)."""
     base = tmp_path_factory.mktemp("redecide-new")
     lines = _Lines()
     logger = logging.getLogger("pipeline.filter")
@@ -58,7 +60,8 @@ def runs(spark, tmp_path_factory):
         del lines.lines[:]
         added = _run(spark, base / "added", _filters(), force="filter")
         added_log = list(lines.lines)
-        fresh = _run(spark, base / "fresh", _filters())
+        shutil.copytree(sample_run.path, base / "fresh")
+        fresh = sample_run.results["filter"].counts
         shutil.copytree(base / "added", base / "stops")
         del lines.lines[:]
         stops = _run(spark, base / "stops", _filters(fineweb=STOPS), force="filter")
@@ -166,7 +169,7 @@ def test_a_changed_threshold_reads_no_text_but_the_kept_documents(runs, spark):
     _spoil_text(base / "spoiled" / layout.DOCUMENTS)
     with pytest.raises(Exception):  # noqa: B017 (whatever pyarrow raises on a spoiled page)
         ds.dataset(base / "spoiled" / layout.DOCUMENTS).to_table(columns=["text"])
-    tighter = _filters().replace("min_doc_words: 50", "min_doc_words: 120")
+    tighter = _filters().replace("ratio: 0.6}", "ratio: 0.6, min_doc_words: 120}")
     ctx = RunContext(sample_config(base / "spoiled", [tighter]), spark=spark)
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(REPO)
