@@ -58,6 +58,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
+from pipeline.tokenize.footers import footer_spans
 from pipeline.tokenize.ranges import check_placed, placement_keys
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 from pipeline.tokenizer.bpe import BPETokenizer
@@ -219,7 +220,9 @@ def run_tokenize(ctx: RunContext, documents: str, tokenizer: str | None = None) 
     specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tok.special_texts()
     dtype = dtype_for_vocab(tok.vocab_size)
     survivors = ctx.read_table(documents)
-    doc_ids = doc_id_spans(survivors)
+    doc_ids = footer_spans(ctx.tables.path(*layout.parts(documents)), [s.name for s in ctx.config.sources])
+    if doc_ids is None:  # the footers cannot tell exactly: one Spark job over the two columns
+        doc_ids = doc_id_spans(survivors)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {
