@@ -18,8 +18,8 @@ from pipeline.storage.listing import is_hidden
 
 
 def _parquet_files(table: str) -> list[str] | None:
-    """The data files Spark reads in the local table directory ``table`` (hidden ``_``/``.`` names skipped), or None
-    when it holds anything else (a subdirectory, a file not ending in ``.parquet``) or does not exist."""
+    """The data files Spark reads in the local table directory ``table`` (every file but hidden ``_``/``.`` names),
+    or None when it holds a subdirectory (a partitioned table) or does not exist."""
     try:
         entries = list(os.scandir(table))
     except OSError:
@@ -28,7 +28,7 @@ def _parquet_files(table: str) -> list[str] | None:
     for entry in entries:
         if is_hidden(entry.name):
             continue
-        if not entry.is_file() or not entry.name.endswith(".parquet"):
+        if not entry.is_file():
             return None
         files.append(entry.path)
     return sorted(files)
@@ -36,7 +36,7 @@ def _parquet_files(table: str) -> list[str] | None:
 
 def footer_spans(table: str, sources: Iterable[str]) -> dict[str, tuple[int, int]] | None:
     """{source: (smallest doc_id, largest)} of the sources with rows in the Parquet table directory ``table``, read
-    from its footers; None unless the answer is exact: a local table of flat ``.parquet`` files whose every
+    from its footers; None unless the answer is exact: a local table of flat Parquet files whose every
     non-empty row group holds a single source of ``sources`` (no nulls) and carries doc_id statistics (int64, no
     nulls)."""
     import pyarrow.parquet as pq

@@ -1,7 +1,8 @@
 """Spark tokenize stage: survivors -> ``shards/<source>/part-NNNNN.{bin,idx}`` (docs/indexed_dataset.md, Shards).
 
 Per source, the survivors are range-partitioned by ``doc_id`` into ``tokenize.partitions``
-partitions (equal-width ranges between the source's smallest and largest doc_id, placed by
+partitions (equal-width ranges between the source's smallest and largest doc_id, read from the table's Parquet
+footers where they are exact there (:mod:`pipeline.tokenize.footers`), else found by one Spark job; placed by
 :mod:`pipeline.tokenize.ranges`) and sorted within each, so reading the partitions in order gives doc_id
 order whatever the partition count. Every partition is encoded with the broadcast tokenizer and written as one
 IndexedDataset shard, one sequence per document with the end-of-document id appended.

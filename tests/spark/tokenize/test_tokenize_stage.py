@@ -210,10 +210,11 @@ def test_spans_from_footers_give_the_same_shards_as_the_spans_job(
     mixed = runs(3)[0]  # before the patch: row groups of several sources, spans from the job
     run = tmp_path / "by-source"
     out = run / "dedup" / "survivors"
-    out.mkdir(parents=True)
-    for i, source in enumerate(("web", "books")):
-        rows = survivors.filter(pa.compute.equal(survivors.column("source"), source))
-        pq.write_table(rows, out / f"part-{i:05d}.parquet", row_group_size=16)
+    web, books = (survivors.filter(pa.compute.equal(survivors.column("source"), s)) for s in ("web", "books"))
+    # one file per writer: Spark's parquet-mr and pyarrow (the direct tables' writer) both store the statistics
+    schema = "doc_id long, source string, text string"
+    spark.createDataFrame(web.to_pylist(), schema).coalesce(1).write.parquet(str(out))
+    pq.write_table(books, out / "part-books.parquet", row_group_size=16)
 
     def no_job(_survivors):
         raise AssertionError("the spans job ran although the footers tell the spans")
