@@ -18,15 +18,15 @@ from pipeline.storage.listing import is_hidden
 
 
 def _parquet_files(table: str) -> list[str] | None:
-    """The data files Spark reads in the local table directory ``table`` (every file but hidden ``_``/``.`` names),
-    or None when it holds a subdirectory (a partitioned table) or does not exist."""
+    """The data files Spark reads in the local table directory ``table`` (every file but hidden ``_``/``.`` names and
+    ``._COPYING_`` ones), or None when it holds a subdirectory (a partitioned table) or does not exist."""
     try:
         entries = list(os.scandir(table))
     except OSError:
         return None
     files = []
     for entry in entries:
-        if is_hidden(entry.name):
+        if is_hidden(entry.name) or entry.name.endswith("._COPYING_"):  # what Spark's listing leaves out
             continue
         if not entry.is_file():
             return None

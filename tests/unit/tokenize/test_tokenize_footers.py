@@ -36,6 +36,7 @@ def test_single_source_row_groups_give_the_exact_spans(tmp_path: Path) -> None:
         pq.write_table(part, tmp_path / f"part-{i:05d}.parquet", row_group_size=8)
     (tmp_path / "_SUCCESS").write_text("")
     (tmp_path / ".part-00000.parquet.crc").write_text("x")
+    (tmp_path / "part-00011._COPYING_").write_text("half a file")  # Spark's listing skips it too
     pq.write_table(pa.Table.from_pylist([], SCHEMA), tmp_path / "part-00009.parquet")  # no row group with rows
     extra = pa.Table.from_pylist(_rows("books", 5, rng), SCHEMA)
     pq.write_table(extra, tmp_path / "part-00010")  # Spark reads a file whatever its name ends with
