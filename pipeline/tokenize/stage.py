@@ -1,7 +1,8 @@
 """Spark tokenize stage: survivors -> ``shards/<source>/part-NNNNN.{bin,idx}`` (docs/indexed_dataset.md, Shards).
 
 Per source, the survivors are range-partitioned by ``doc_id`` into ``tokenize.partitions``
-partitions (equal-width ranges between the source's smallest and largest doc_id, placed by
+partitions (equal-width ranges between the source's smallest and largest doc_id, read from the table's Parquet
+footers where they are exact there (:mod:`pipeline.tokenize.footers`), else found by one Spark job; placed by
 :mod:`pipeline.tokenize.ranges`) and sorted within each, so reading the partitions in order gives doc_id
 order whatever the partition count. Every partition is encoded with the broadcast tokenizer and written as one
 IndexedDataset shard, one sequence per document with the end-of-document id appended.
@@ -58,6 +59,7 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
 from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
+from pipeline.tokenize.footers import footer_spans
 from pipeline.tokenize.ranges import check_placed, placement_keys
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 from pipeline.tokenizer.bpe import BPETokenizer
@@ -219,7 +221,9 @@ def run_tokenize(ctx: RunContext, documents: str, tokenizer: str | None = None) 
     specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tok.special_texts()
     dtype = dtype_for_vocab(tok.vocab_size)
     survivors = ctx.read_table(documents)
-    doc_ids = doc_id_spans(survivors)
+    doc_ids = footer_spans(ctx.tables.path(*layout.parts(documents)), [s.name for s in ctx.config.sources])
+    if doc_ids is None:  # the footers cannot tell exactly: one Spark job over the two columns
+        doc_ids = doc_id_spans(survivors)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
     try:
         sources = {

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
@@ -197,6 +198,32 @@ def test_merged_output_does_not_depend_on_partition_count(runs):
     assert outputs[0] and outputs[0] == outputs[1] == outputs[2]
     assert runs(1)[1]["sources"]["web"]["shards"] == 1
     assert runs(8)[1]["sources"]["web"]["shards"] > 3
+
+
+def test_spans_from_footers_give_the_same_shards_as_the_spans_job(
+    spark, runs, survivors, tok_dir, tmp_path, monkeypatch
+):
+    """One source per file (so per row group): the stage reads the doc_id spans from the footers, runs no spans job,
+    and writes the very shards the job's spans gave for the mixed files of ``runs(3)``."""
+    import pipeline.tokenize.stage as stage
+
+    mixed = runs(3)[0]  # before the patch: row groups of several sources, spans from the job
+    run = tmp_path / "by-source"
+    out = run / "dedup" / "survivors"
+    web, books = (survivors.filter(pa.compute.equal(survivors.column("source"), s)) for s in ("web", "books"))
+    # one file per writer: Spark's parquet-mr and pyarrow (the direct tables' writer) both store the statistics
+    schema = "doc_id long, source string, text string"
+    spark.createDataFrame(web.to_pylist(), schema).coalesce(1).write.parquet(str(out))
+    pq.write_table(books, out / "part-books.parquet", row_group_size=16)
+
+    def no_job(_survivors):
+        raise AssertionError("the spans job ran although the footers tell the spans")
+
+    monkeypatch.setattr(stage, "doc_id_spans", no_job)
+    config = _config(run, f'vocab: "{tok_dir}/vocab.json", merges: "{tok_dir}/merges.txt"', "tokenize: {partitions: 3}")
+    counts = run_tokenize(RunContext(config, spark=spark), layout.SURVIVORS)
+    assert counts["sources"]["web"]["shards"] > 1
+    assert _files(run, "shards") == _files(mixed, "shards")
 
 
 def test_killed_task_attempt_leaves_output_identical_to_clean_run(runs):

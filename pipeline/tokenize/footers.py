@@ -1,0 +1,75 @@
+"""Each source's smallest and largest doc_id from the Parquet footers of the table, without a Spark job.
+
+The tokenize stage needs, per source, the smallest and largest ``doc_id`` to place its equal-width ranges
+(:mod:`pipeline.tokenize.ranges`). A Spark job computing them costs the JVM a whole job's planning, code generation
+and aggregation shuffle for two numbers. Parquet writers (parquet-mr in Spark, pyarrow in the direct tables) already
+store each row group's min and max of every column in the file's footer, so when every row group holds one source
+only, the footers give the same two numbers exactly. :func:`footer_spans` answers only then; anything it cannot
+vouch for returns None and the stage runs the Spark job instead (:func:`pipeline.tokenize.stage.doc_id_spans`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from pipeline import storage
+from pipeline.storage.listing import is_hidden
+
+
+def _parquet_files(table: str) -> list[str] | None:
+    """The data files Spark reads in the local table directory ``table`` (every file but hidden ``_``/``.`` names and
+    ``._COPYING_`` ones), or None when it holds a subdirectory (a partitioned table) or does not exist."""
+    try:
+        entries = list(os.scandir(table))
+    except OSError:
+        return None
+    files = []
+    for entry in entries:
+        if is_hidden(entry.name) or entry.name.endswith("._COPYING_"):  # what Spark's listing leaves out
+            continue
+        if not entry.is_file():
+            return None
+        files.append(entry.path)
+    return sorted(files)
+
+
+def footer_spans(table: str, sources: Iterable[str]) -> dict[str, tuple[int, int]] | None:
+    """{source: (smallest doc_id, largest)} of the sources with rows in the Parquet table directory ``table``, read
+    from its footers; None unless the answer is exact: a local table of flat Parquet files whose every
+    non-empty row group holds a single source of ``sources`` (no nulls) and carries doc_id statistics (int64, no
+    nulls)."""
+    import pyarrow.parquet as pq
+
+    if not storage.is_local(table):  # one footer read per file from the driver: only where that costs nothing
+        return None
+    files = _parquet_files(storage.local_path(table))
+    if files is None:
+        return None
+    known = set(sources)
+    spans: dict[str, tuple[int, int]] = {}
+    for path in files:
+        try:
+            meta = pq.read_metadata(path)
+        except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+            return None
+        names = [meta.schema.column(i).path for i in range(meta.num_columns)]
+        if "doc_id" not in names or "source" not in names:
+            return None
+        at_id, at_source = names.index("doc_id"), names.index("source")
+        if meta.schema.column(at_id).physical_type != "INT64":
+            return None
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            if group.num_rows == 0:
+                continue
+            ids, src = group.column(at_id).statistics, group.column(at_source).statistics
+            if ids is None or src is None or not (ids.has_min_max and src.has_min_max):
+                return None
+            if not (ids.has_null_count and src.has_null_count):
+                return None
+            if ids.null_count != 0 or src.null_count != 0 or src.min != src.max or src.min not in known:
+                return None
+            low, high = spans.get(src.min, (ids.min, ids.max))
+            spans[src.min] = (min(low, ids.min), max(high, ids.max))
+    return {name: (int(low), int(high)) for name, (low, high) in spans.items()}
