@@ -54,9 +54,10 @@ ANCHOR_ROW_BYTES = 64  # an anchor row's bytes besides its context: six int64 an
 
 
 def anchor_bytes_per_byte(k: int) -> float:
-    """The anchor rows' bytes per byte of text at ``k`` tokens, from the minimizers' density (docs/spans.md, Exact
-    substrings): 2 / (w + 1) anchors per token, w = k - m + 1, each with (windows picking it) + k - 1 tokens of
-    context and ANCHOR_ROW_BYTES of its own. Counting one byte per token makes it an upper bound for words."""
+    """The anchor rows' bytes per byte of text at ``k`` tokens, from the minimizers' density
+    (docs/spans.md, Exact substrings): 2 / (w + 1) anchors per token, w = k - m + 1, each with (windows picking
+    it) + k - 1 tokens of context and ANCHOR_ROW_BYTES of its own. Counting one byte per token makes it an upper
+    bound for words."""
     rate = 2 / (k - max(k // 2, 1) + 2)
     return 1 + (k - 1) * rate + ANCHOR_ROW_BYTES * rate
 
