@@ -213,12 +213,14 @@ def _removed_rows(rows: Any, kind: str) -> Any:
 
 
 def _by_source(rows, flag: str, removed: str, changed: Any = None) -> dict[str, Any]:
-    """Per source: documents read, flagged (emptied or too short), bytes removed (and documents ``changed``, a
-    condition, when given)."""
+    """Per source: documents read, flagged (emptied or too short), bytes removed, the ranges of ``runs`` (each a
+    row of ``spans/removed/``; 0 without that column), and documents ``changed`` (a condition) when given."""
+    ranges = F.when(F.col("runs").isNull(), 0).otherwise(F.size("runs")) if "runs" in rows.columns else F.lit(0)
     figures = rows.groupBy("source").agg(
         F.count(F.lit(1)).alias("read"),
         F.sum(F.col(flag).cast("long")).alias("flagged"),
         F.sum(removed).alias("removed_bytes"),
+        F.sum(ranges).alias("ranges"),
         *([F.sum(changed.cast("long")).alias("changed")] if changed is not None else []),
     )
     return {r["source"]: r.asDict() for r in figures.collect()}
@@ -284,10 +286,10 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
     rows.unpersist()
     for part_rows in persisted:
         part_rows.unpersist()
-    stored = ctx.read_table(layout.SPANS_REMOVED)
-    by_kind: dict[tuple[str, str], int] = {
-        (r["source"], r["kind"]): r["n"]
-        for r in stored.groupBy("source", "kind").agg(F.count(F.lit(1)).alias("n")).collect()
+    by_kind = {  # the rows of spans/removed/ per source and kind, counted where they came from
+        (source, kind): figures["ranges"] or 0
+        for kind, by in (*pass_figures.items(), (KIND_EXACT, found))
+        for source, figures in by.items()
     }
     kinds = [kind for kind, *_ in on] + ([KIND_EXACT] if exact is not None else [])
     first = pass_figures[on[0][0]] if on else found

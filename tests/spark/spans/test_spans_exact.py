@@ -107,6 +107,8 @@ def _check_against_oracle(docs, k, counts, removed, kept, emptied, expected=None
     for row in counts["sources"].values():
         assert row["read"] == row["documents"] + row["spans_emptied"]
     assert sum(row["spans_emptied"] for row in counts["sources"].values()) == len(emptied)
+    for source, row in counts["sources"].items():  # the ranges counted are the rows written, per source
+        assert row["removed_ranges"]["exact_substring"] == sum(r["source"] == source for r in removed), source
 
 
 @pytest.mark.spark
