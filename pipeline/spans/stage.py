@@ -50,7 +50,7 @@ TOO_SHORT = "spans_too_short"  # ... for a document the sentence part left too s
 PARTS_PER_PARTITION = 16  # anchor parts per shuffle partition: parts hash to partitions, many even out the load
 PARTITIONS_KEY = "spark.sql.shuffle.partitions"
 TASK_ANCHOR_BYTES = 256 * 2**20  # the anchor rows one partition is planned to hold at most (docs/spans.md)
-ANCHOR_ROW_BYTES = 64  # an anchor row's bytes besides its context: six int64 and a 32-bit offset, rounded up
+ANCHOR_ROW_BYTES = 40  # an anchor row's bytes besides its context: two int64, five int32 (36), rounded up
 
 
 def anchor_bytes_per_byte(k: int) -> float:

@@ -39,5 +39,5 @@ def test_each_partition_holds_at_most_the_planned_anchor_bytes_and_no_partition_
         assert anchor_bytes / partitions <= TASK_ANCHOR_BYTES
         if partitions > 8:
             assert anchor_bytes / (partitions - 1) > TASK_ANCHOR_BYTES
-    # 10 GB of text at k = 50: 9.37 bytes of anchor rows per byte, 256 MiB per partition
-    assert shuffle_partitions(10**10, 50, 8) == 350
+    # 10 GB of text at k = 50: 7.59 bytes of anchor rows per byte, 256 MiB per partition
+    assert shuffle_partitions(10**10, 50, 8) == 283
