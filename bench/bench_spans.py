@@ -1,7 +1,7 @@
 """Exact-substring spans (docs/spans.md, Exact substrings): MB/s per core of the stage's Spark plan, with the
 suffix-array oracle's time beside it on the same documents, and the two results compared.
 
-Run: ``python -m bench spans [--mb 50] [--k 50] [--master local[2]] [--no-oracle]``.
+Run: ``python -m bench spans [--mb 50] [--k 50] [--master local[2]] [--no-oracle] [--corpus FILE.jsonl]``.
 
 How it measures: docs/benchmarks.md, Method notes, spans.
 """
@@ -9,6 +9,7 @@ How it measures: docs/benchmarks.md, Method notes, spans.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import tempfile
@@ -42,14 +43,30 @@ def documents(megabytes: float) -> list[tuple[int, str]]:
     return docs
 
 
+def corpus_documents(path: Path, megabytes: float) -> list[tuple[int, str]]:
+    """(doc_id, text) of the first ``megabytes`` MB of a JSON-lines corpus (its ``text`` field, one document a
+    line), doc_ids spread as :func:`documents` spreads them."""
+    docs: list[tuple[int, str]] = []
+    total = 0
+    with path.open(encoding="utf-8") as lines:
+        for i, line in enumerate(lines):
+            if total >= megabytes * 1e6:
+                break
+            text = json.loads(line)["text"]
+            docs.append(((i * 2654435761) % (2**62), text))
+            total += len(text.encode("utf-8"))
+    return docs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=50.0)
     parser.add_argument("--k", type=int, default=50)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--no-oracle", action="store_true")
+    parser.add_argument("--corpus", type=Path, help="a JSON-lines corpus to read instead (its first --mb MB)")
     args = parser.parse_args()
-    docs = documents(args.mb)
+    docs = corpus_documents(args.corpus, args.mb) if args.corpus else documents(args.mb)
     size = sum(len(t.encode("utf-8")) for _, t in docs) / 1e6
     cores = int(args.master.split("[")[1].rstrip("]")) if "[" in args.master else 1
     with tempfile.TemporaryDirectory() as tmp:
