@@ -1,7 +1,7 @@
 """Exact-substring spans (docs/spans.md, Exact substrings): MB/s per core of the stage's Spark plan, with the
 suffix-array oracle's time beside it on the same documents, and the two results compared.
 
-Run: ``python -m bench spans [--mb 50] [--k 50] [--master local[2]] [--no-oracle]``.
+Run: ``python -m bench spans [--mb 50] [--k 50] [--master local[2]] [--no-oracle] [--corpus FILE.jsonl]``.
 
 How it measures: docs/benchmarks.md, Method notes, spans.
 """
@@ -9,6 +9,7 @@ How it measures: docs/benchmarks.md, Method notes, spans.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import tempfile
@@ -42,14 +43,30 @@ def documents(megabytes: float) -> list[tuple[int, str]]:
     return docs
 
 
+def corpus_documents(path: Path, megabytes: float) -> list[tuple[int, str]]:
+    """(doc_id, text) of the first ``megabytes`` MB of a JSON-lines corpus (its ``text`` field, one document a
+    line), doc_ids spread as :func:`documents` spreads them."""
+    docs: list[tuple[int, str]] = []
+    total = 0
+    with path.open(encoding="utf-8") as lines:
+        for i, line in enumerate(lines):
+            if total >= megabytes * 1e6:
+                break
+            text = json.loads(line)["text"]
+            docs.append(((i * 2654435761) % (2**62), text))
+            total += len(text.encode("utf-8"))
+    return docs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=50.0)
     parser.add_argument("--k", type=int, default=50)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--no-oracle", action="store_true")
+    parser.add_argument("--corpus", type=Path, help="a JSON-lines corpus to read instead (its first --mb MB)")
     args = parser.parse_args()
-    docs = documents(args.mb)
+    docs = corpus_documents(args.corpus, args.mb) if args.corpus else documents(args.mb)
     size = sum(len(t.encode("utf-8")) for _, t in docs) / 1e6
     cores = int(args.master.split("[")[1].rstrip("]")) if "[" in args.master else 1
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,13 +76,17 @@ def main() -> None:
         ctx = RunContext(config, spark=spark)
         frame = spark.createDataFrame([(d, "web", t) for d, t in docs], "doc_id long, source string, text string")
         ctx.write_table(frame.repartition(4 * cores), layout.SURVIVORS)
-        tree = ProcessTree()
+        # one sample a second: at psutil's 50 ms the sampling thread alone cost about 0.6 CPU s per 10 s under
+        # load, counted in the driver as the stage's; the Python workers and the JVM outlive the stage and are
+        # sampled once more at its end, so nothing of theirs is missed
+        tree = ProcessTree(interval=1.0)
         tree.sample()
         cpu_before, cpu_jvm_before, load = tree.cpu(), tree.cpu(jvm=True), os.getloadavg()[0]
         start = time.perf_counter()
         with tree:
             counts = run_spans(ctx, layout.SURVIVORS)
         seconds = time.perf_counter() - start
+        tree.sample()
         cpu_stage, cpu_jvm = tree.cpu() - cpu_before, tree.cpu(jvm=True) - cpu_jvm_before
         removed = pq.read_table(Path(tmp) / "run" / layout.SPANS_REMOVED).to_pylist()
         spark.stop()

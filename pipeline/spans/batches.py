@@ -24,10 +24,12 @@ from pipeline.spans.exact import (
 )
 
 KIND_EXACT = "exact_substring"
+# positions inside one document are 32-bit: a document is one value of an Arrow string column, under 2 GiB
 ANCHORS = pa.schema(
-    [("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int64()), ("lo", pa.int64()), ("hi", pa.int64()),
-     ("context_start", pa.int64()), ("context", pa.binary())]
+    [("hash", pa.int64()), ("doc_id", pa.int64()), ("pos", pa.int32()), ("lo", pa.int32()), ("hi", pa.int32()),
+     ("context_start", pa.int32()), ("context", pa.binary())]
 )  # fmt: skip
+_POSITIONS = ("pos", "lo", "hi", "context_start")  # ANCHORS' 32-bit columns
 REMOVED = pa.schema(
     [("doc_id", pa.int64()), ("source", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
      ("kind", pa.string()), ("copies", pa.int64()), ("kept_doc_id", pa.int64()), ("kept_start", pa.int64())]
@@ -61,10 +63,8 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             begin, finish = starts[lows], ends[highs + k - 1]
             parts["hash"].append(pa.array(hashes))
             parts["doc_id"].append(pa.array(np.full(len(positions), doc_id, dtype=np.int64)))
-            parts["pos"].append(pa.array(positions))
-            parts["lo"].append(pa.array(lows))
-            parts["hi"].append(pa.array(highs))
-            parts["context_start"].append(pa.array(begin))
+            for name, values in zip(_POSITIONS, (positions, lows, highs, begin), strict=True):
+                parts[name].append(pa.array(values.astype(np.int32)))
             parts["context"].append(_slices(data, begin, finish, kernels))
         if parts["hash"]:
             yield pa.RecordBatch.from_arrays([pa.concat_arrays(parts[name]) for name in ANCHORS.names], schema=ANCHORS)
@@ -151,7 +151,11 @@ def packed_anchor_batches(
             corpus, (column["begin"] + shift)[order], (column["end"] + shift)[order], compiled("anchor_ranges", base)
         )
         ordered = pa.RecordBatch.from_arrays(
-            [*(pa.array(column[name][order]) for name in ("hash", "doc_id", "pos", "lo", "hi", "begin")), contexts],
+            [
+                *(pa.array(column[name][order]) for name in ("hash", "doc_id")),
+                *(pa.array(column[name][order].astype(np.int32)) for name in ("pos", "lo", "hi", "begin")),
+                contexts,
+            ],
             schema=ANCHORS,
         )
         packed_rows = _pack_sorted(ordered, part[order], ANCHORS)
@@ -240,7 +244,7 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
         heads = np.flatnonzero(np.concatenate(([True], hashes[1:] != hashes[:-1])))
         sizes = np.diff(np.concatenate((heads, [len(hashes)])))
         doc_ids = table.column("doc_id").to_numpy()
-        context_starts = table.column("context_start").to_numpy()
+        context_starts = table.column("context_start").to_numpy().astype(np.int64)
         contexts = table.column("context").combine_chunks()
         keep = sizes >= 2
         kernels = compiled("repeated_windows", int(contexts.nbytes))
@@ -249,7 +253,8 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             offsets = np.frombuffer(buffers[1], dtype=np.int32)[contexts.offset : contexts.offset + len(contexts) + 1]
             found = kernels.repeated_windows_many(
                 np.frombuffer(buffers[2], dtype=np.uint8), offsets.astype(np.int64), heads[keep], sizes[keep],
-                *(table.column(name).to_numpy() for name in ("pos", "lo", "hi")), k, tokenizer == "words", kernels.BASE,
+                *(table.column(name).to_numpy().astype(np.int64) for name in ("pos", "lo", "hi")), k,
+                tokenizer == "words", kernels.BASE,
             )  # fmt: skip
             out = dict(zip(("row", "start", "end", "copies", "kept_row", "kept_at"), found, strict=True))
         else:

@@ -5,10 +5,13 @@ Every step is a shuffle or a ``mapInArrow`` over one partition: memory per task.
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
+import pyarrow.parquet as pq
 from pyspark import StorageLevel
 from pyspark.sql import Window
 from pyspark.sql import functions as F
@@ -37,21 +40,62 @@ from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, SourceTally, Stage, source_tally
+from pipeline.storage.listing import list_files
+from pipeline.storage.paths import resolve
+
+log = logging.getLogger(__name__)
 
 REMOVAL = "spans_emptied"  # the accounting's reason for a document the cuts left without a word
 TOO_SHORT = "spans_too_short"  # ... for a document the sentence part left too short (datatrove's rule)
 PARTS_PER_PARTITION = 16  # anchor parts per shuffle partition: parts hash to partitions, many even out the load
+PARTITIONS_KEY = "spark.sql.shuffle.partitions"
+TASK_ANCHOR_BYTES = 256 * 2**20  # the anchor rows one partition is planned to hold at most (docs/spans.md)
+ANCHOR_ROW_BYTES = 40  # an anchor row's bytes besides its context: two int64, five int32 (36), rounded up
 
 
-def exact_removals(docs, k: int, tokenizer: str, parts: int):
+def anchor_bytes_per_byte(k: int) -> float:
+    """The anchor rows' bytes per byte of text at ``k`` tokens, from the minimizers' density
+    (docs/spans.md, Exact substrings): 2 / (w + 1) anchors per token, w = k - m + 1, each with (windows picking
+    it) + k - 1 tokens of context and ANCHOR_ROW_BYTES of its own. Counting one byte per token makes it an upper
+    bound for words."""
+    rate = 2 / (k - max(k // 2, 1) + 2)
+    return 1 + (k - 1) * rate + ANCHOR_ROW_BYTES * rate
+
+
+def shuffle_partitions(data_bytes: int, k: int, session: int) -> int:
+    """The exact-substring part's shuffle partitions for an input of ``data_bytes`` (its uncompressed Parquet
+    data) at ``k`` tokens: enough that each holds about TASK_ANCHOR_BYTES of anchor rows at most, and never fewer
+    than the session's ``spark.sql.shuffle.partitions`` (``session``)."""
+    needed = math.ceil(max(data_bytes, 0) * anchor_bytes_per_byte(k) / TASK_ANCHOR_BYTES)
+    return max(session, needed)
+
+
+def table_data_bytes(ctx: RunContext, table: str) -> int:
+    """The uncompressed bytes of the run's Parquet table ``table``, summed from its files' footers."""
+    total = 0
+    for info in list_files(ctx.table(table)).files:
+        if not info.url.endswith(".parquet"):
+            continue
+        fs, path = resolve(info.url)
+        with fs.open(path, "rb") as handle:
+            meta = pq.ParquetFile(handle).metadata
+            total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    return total
+
+
+def exact_partitions(ctx: RunContext, table: str, k: int) -> int:
+    """:func:`shuffle_partitions` for the exact-substring part reading the run's table ``table``."""
+    return shuffle_partitions(table_data_bytes(ctx, table), k, int(ctx.spark.conf.get(PARTITIONS_KEY)))
+
+
+def exact_removals(docs, k: int, tokenizer: str, parts: int, partitions: int):
     """Documents -> the runs of removed windows (CONFIRMED: doc_id, start, end, copies, kept_doc_id, kept_start)
     packed by doc_id into ``parts`` parts (batches.packed: one row per part and task): windows whose bytes occur
     earlier in the corpus (lowest doc_id, then position, is the kept copy). Every document gives one row per
     distinct anchor with the bytes of the windows picking it (batches.anchor_batches), packed by anchor hash;
     the packed rows are shuffled by part (one shuffle of a few large rows), each partition's rows unpacked and
     sorted by hash, doc_id and position, and each group's windows compared on their bytes
-    (batches.decide_batches)."""
-    partitions = int(docs.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    (batches.decide_batches), on ``partitions`` partitions."""
     anchors = docs.select("doc_id", "text").mapInArrow(
         per_task(lambda it: packed_anchor_batches(it, k, tokenizer, parts)), from_arrow_schema(PACKED)
     )
@@ -61,14 +105,16 @@ def exact_removals(docs, k: int, tokenizer: str, parts: int):
     )
 
 
-def exact_pass(docs, k: int, tokenizer: str):
+def exact_pass(docs, k: int, tokenizer: str, partitions: int | None = None):
     """Documents -> the documents' columns with the exact-substring cuts (batches.exact_rewrite_batches). The
     packed runs and the documents, each keyed by its doc_id's part, are shuffled together (one shuffle), the
-    runs sorted first in each partition (batches.packed_rewrite_batches): no row per run is shuffled."""
-    partitions = int(docs.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    runs sorted first in each partition (batches.packed_rewrite_batches): no row per run is shuffled. Both
+    shuffles have ``partitions`` partitions (default: the session's ``spark.sql.shuffle.partitions``)."""
+    if partitions is None:
+        partitions = int(docs.sparkSession.conf.get(PARTITIONS_KEY))
     parts = PARTS_PER_PARTITION * partitions
     part, runs = "_spans_part", "_spans_runs"
-    blobs = exact_removals(docs, k, tokenizer, parts).select(
+    blobs = exact_removals(docs, k, tokenizer, parts, partitions).select(
         *(F.lit(None).cast(field.dataType).alias(field.name) for field in docs.schema.fields),
         F.col("part").alias(part),
         F.col("packed").alias(runs),
@@ -167,12 +213,14 @@ def _removed_rows(rows: Any, kind: str) -> Any:
 
 
 def _by_source(rows, flag: str, removed: str, changed: Any = None) -> dict[str, Any]:
-    """Per source: documents read, flagged (emptied or too short), bytes removed (and documents ``changed``, a
-    condition, when given)."""
+    """Per source: documents read, flagged (emptied or too short), bytes removed, the ranges of ``runs`` (each a
+    row of ``spans/removed/``; 0 without that column), and documents ``changed`` (a condition) when given."""
+    ranges = F.when(F.col("runs").isNull(), 0).otherwise(F.size("runs")) if "runs" in rows.columns else F.lit(0)
     figures = rows.groupBy("source").agg(
         F.count(F.lit(1)).alias("read"),
         F.sum(F.col(flag).cast("long")).alias("flagged"),
         F.sum(removed).alias("removed_bytes"),
+        F.sum(ranges).alias("ranges"),
         *([F.sum(changed.cast("long")).alias("changed")] if changed is not None else []),
     )
     return {r["source"]: r.asDict() for r in figures.collect()}
@@ -190,6 +238,7 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
     ]
     on = [(kind, part, apply, table) for kind, part, apply, table in passes if part is not None]
     docs = ctx.read_table(documents)
+    exact_input = documents  # the table the exact-substring part reads
     columns = docs.columns
     removed_parts = []
     pass_figures: dict[str, dict[str, Any]] = {}
@@ -207,7 +256,7 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
         )
         if exact is not None or i + 1 < len(on):  # a later part reads it: written once, offsets refer to it
             ctx.write_table(passed, after_table)
-            docs = ctx.read_table(after_table)
+            docs, exact_input = ctx.read_table(after_table), after_table
         else:
             docs = passed
     if too_short_parts:
@@ -218,7 +267,9 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
     if not on:
         docs = docs.withColumn("sentence_bytes", F.lit(0).cast("long"))
     if exact is not None:  # the runs of each document and its text meet in one shuffle, cut in one step
-        rows = exact_pass(docs, exact.min_tokens, exact.tokenizer)
+        partitions = exact_partitions(ctx, exact_input, exact.min_tokens)
+        log.info("spans: exact substrings on %d shuffle partitions", partitions)
+        rows = exact_pass(docs, exact.min_tokens, exact.tokenizer, partitions)
     else:
         rows = docs.withColumn("removed_bytes", F.lit(0).cast("long")).withColumn("emptied", F.lit(False))
     rows = rows.persist(StorageLevel.DISK_ONLY)  # the cuts are made once; the text never sits in memory
@@ -235,10 +286,10 @@ def run_spans(ctx: RunContext, documents: str) -> dict[str, Any]:
     rows.unpersist()
     for part_rows in persisted:
         part_rows.unpersist()
-    stored = ctx.read_table(layout.SPANS_REMOVED)
-    by_kind: dict[tuple[str, str], int] = {
-        (r["source"], r["kind"]): r["n"]
-        for r in stored.groupBy("source", "kind").agg(F.count(F.lit(1)).alias("n")).collect()
+    by_kind = {  # the rows of spans/removed/ per source and kind, counted where they came from
+        (source, kind): figures["ranges"] or 0
+        for kind, by in (*pass_figures.items(), (KIND_EXACT, found))
+        for source, figures in by.items()
     }
     kinds = [kind for kind, *_ in on] + ([KIND_EXACT] if exact is not None else [])
     first = pass_figures[on[0][0]] if on else found

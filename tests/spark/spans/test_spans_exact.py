@@ -11,9 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import load_config_text
+from pipeline.spans import stage as spans_stage
 from pipeline.spans.batches import rewrite_text
 from pipeline.spans.exact import char_aligned, merge_ranges, text_windows, token_bounds, window_hashes
-from pipeline.spans.stage import run_spans
+from pipeline.spans.stage import exact_partitions, run_spans
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from tests.spans_oracle import oracle_ranges, oracle_text, oracle_word_ranges, planted_documents, real_documents
@@ -106,6 +107,8 @@ def _check_against_oracle(docs, k, counts, removed, kept, emptied, expected=None
     for row in counts["sources"].values():
         assert row["read"] == row["documents"] + row["spans_emptied"]
     assert sum(row["spans_emptied"] for row in counts["sources"].values()) == len(emptied)
+    for source, row in counts["sources"].items():  # the ranges counted are the rows written, per source
+        assert row["removed_ranges"]["exact_substring"] == sum(r["source"] == source for r in removed), source
 
 
 @pytest.mark.spark
@@ -117,6 +120,23 @@ def test_exact_substrings_equal_the_suffix_array_oracle_on_planted_cases(spark, 
     assert -5 not in expected and 10 in expected and 11 in expected  # the licence's first copy is doc -5's
     assert 14 in expected and 15 in expected and 16 in expected  # inside one document; overlapping; a run
     _check_against_oracle(docs, 50, counts, removed, kept, emptied)
+
+
+@pytest.mark.spark
+def test_the_partitions_grow_with_the_input_and_the_ranges_stay_the_oracles(spark, tmp_path, monkeypatch):
+    docs = planted_documents()
+    text_bytes = sum(len(t.encode("utf-8")) for _, t in docs)
+    session = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    monkeypatch.setattr(spans_stage, "TASK_ANCHOR_BYTES", text_bytes // 2)  # as if the input were far larger
+    counts, removed, kept, emptied = _run(spark, tmp_path, docs, 50)
+    ctx = _context(tmp_path, spark, 50, "bytes")
+    partitions = exact_partitions(ctx, layout.SURVIVORS, 50)
+    assert session < partitions <= 6 * spans_stage.anchor_bytes_per_byte(50)  # the Parquet data: about the text
+    written = list((tmp_path / "run" / layout.SPANS_DOCUMENTS).glob("*.parquet"))  # one file per partition with rows
+    assert len(written) > session, "the cuts ran on the session's partitions, not the input's"
+    _check_against_oracle(docs, 50, counts, removed, kept, emptied)
+    monkeypatch.undo()  # a small input: the session's partitions
+    assert exact_partitions(ctx, layout.SURVIVORS, 50) == session
 
 
 @pytest.mark.spark
