@@ -108,14 +108,16 @@ def releases(directory: Path) -> Iterator[Record]:
     member by member (a file's copies in consecutive releases are neighbours); each archive is deleted once read."""
     pinned = pins()
     for package, versions in MIXED_RELEASES.items():
-        read = []
+        read: list[tuple[str, list[release_archives.Member]]] = []
+        kinds: dict[str, str] = {}
         for version in versions:
             path = release_archives.fetch(package, version, directory, pinned)
             members = read_archive(path)
             path.unlink()
-            read.append((f"{package}-{version}", [(name, (k, text)) for k, name, text in members]))
-        for where, (k, text) in release_corpus.interleave_releases(read):  # type: ignore[arg-type]
-            yield k, where, text
+            read.append((f"{package}-{version}", [(name, text) for _, name, text in members]))
+            kinds |= {name: k for k, name, _ in members}
+        for where, text in release_corpus.interleave_releases(read):
+            yield kinds[where.split("/", 1)[1]], where, text
 
 
 def licences() -> Iterator[Record]:
@@ -202,6 +204,9 @@ def build(megabytes: float, directory: Path | None = None) -> Path:
     scratch = directory.with_name(directory.name + ".sdists")
     try:
         release_corpus.write_corpus(interleave(streams(scratch)), partial, int(megabytes * 1e6))
+    except SystemExit:  # the sources ran out first: nothing is left behind
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     (partial / "_stats.json").write_text(json.dumps(statistics(partial), indent=1) + "\n")
