@@ -3,6 +3,7 @@
     python -m bench vs_bigcode --mb 200          # corpus from bench/corpus.py, cached under DATA
     python -m bench vs_bigcode --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
     python -m bench vs_bigcode --mb 200 --ours-only
+    python -m bench vs_bigcode --corpus /tmp/pipeline-bench/mixed-corpus-200mb --mb 200 --as-user --cold
 
 How it measures: docs/benchmarks.md, Method notes, vs_bigcode.
 """
@@ -13,6 +14,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +22,7 @@ import pyarrow.parquet as pq
 
 from bench.dedup_precision import sample, scan
 from bench.harness import DATA, FIXTURES, arguments, child_command, child_env, corpus, run_logged, write_result
+from bench.readme_table import cold_caches
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 from pipeline.config.schema import SPEEDUPS
 from pipeline.spark.session import check_java
@@ -27,6 +30,7 @@ from pipeline.spark.speedups.class_archive import archive_path, is_complete
 
 PEERS = FIXTURES.parent / "peers"
 PEER_SCRIPT = "text_dedup_minhash_spark_6bb8e89.py"
+STAGES = ("ingest", "dedup")
 NUM_PERM, THRESHOLD, NGRAM, MASTER, PARTITIONS, SEED = 256, 0.7, 5, "local[2]", 8, 0
 SPARK_CONF = {
     "spark.sql.shuffle.partitions": str(PARTITIONS),
@@ -44,7 +48,7 @@ def ours_child(config_path: str) -> None:
     from pipeline.stage_api.context import RunContext
 
     ctx = RunContext(prepare(config_path, []))
-    for stage in ("ingest", "dedup"):
+    for stage in STAGES:
         run_stages(ctx, only=stage, log=lambda *_: None)
 
 
@@ -62,11 +66,57 @@ def run_peer(parquet: Path, work: Path, env: dict[str, str]) -> tuple[float, int
     return seconds, survivors, tree.cpu()
 
 
+def our_commands(config: Path, as_user: bool) -> dict[str, list[str]]:
+    """Our side's commands by name: ``python -m pipeline ingest`` then ``python -m pipeline dedup`` (``as_user``:
+    two processes, a JVM each), else one child running both stages in one SparkSession."""
+    if as_user:
+        return {stage: [sys.executable, "-m", "pipeline", stage, "--config", str(config)] for stage in STAGES}
+    return {"ours": [*child_command(__spec__), "--ours-child", str(config)]}
+
+
+def run_ours(config: Path, work: Path, env: dict[str, str], as_user: bool) -> tuple[float, float]:
+    """Our commands one after the other: their seconds and CPU seconds, summed (each printed when two)."""
+    seconds = cpu = 0.0
+    for name, cmd in our_commands(config, as_user).items():
+        run, tree = run_logged(cmd, work / f"{name}.log", env)
+        seconds, cpu = seconds + run["wall_s"], cpu + tree.cpu()
+        if as_user:
+            print(f"{'  python -m pipeline ' + name:28}{run['wall_s']:9.1f}{'':>11}{tree.cpu():10.1f}")
+    return seconds, cpu
+
+
+def measure_ours(
+    config: Path, work: Path, env: dict[str, str], as_user: bool, cold: Path | None
+) -> tuple[bool, float, float]:
+    """Run our side (with empty caches under ``cold`` when given): whether the class-data archive was there to map,
+    the seconds and the CPU seconds."""
+    ours_env = child_env({**env, **(cold_caches(cold) if cold else {})})
+    cache = Path(ours_env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    archive = cache / "spark-pretrain-pipeline" / "jvm" / archive_path(check_java(), SPARK_CONF).name  # ours maps
+    warm = is_complete(archive)
+    seconds, cpu = run_ours(config, work, ours_env, as_user)
+    if not warm:  # the archive builder runs after our JVM exits: let it finish before anything else runs
+        deadline = time.time() + 300
+        while archive.with_suffix(".lock").exists() and time.time() < deadline:
+            time.sleep(1)
+    return warm, seconds, cpu
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--ours-child"]:
         return ours_child(sys.argv[2])
     parser = arguments(__doc__, corpus="synthetic", work=DATA / "vs-bigcode", sample=500, ours_only=False)
     parser.add_argument("--mb", type=float, default=None, help="MB of text: synthetic (default 200) or a real prefix")
+    parser.add_argument(
+        "--as-user",
+        action="store_true",
+        help="our side as a user runs it: `python -m pipeline ingest`, then `python -m pipeline dedup` (a JVM each)",
+    )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="our side starts with an empty numba cache and no JVM class-data archive (bench/readme_table.py's)",
+    )
     args = parser.parse_args()
     if not args.ours_only and not (PEERS / PEER_SCRIPT).is_file():
         sys.exit(f"skipped: the BigCode peer script is not at {PEERS / PEER_SCRIPT} (../shared/peers/)")
@@ -98,17 +148,10 @@ def main() -> None:
             }
         )
     )
-    archive = archive_path(check_java(), SPARK_CONF)  # what our child maps, once built
-    warm = is_complete(archive)
-    cmd = [*child_command(__spec__), "--ours-child", str(config)]
-    run, tree = run_logged(cmd, work / "ours.log", child_env(env))
-    seconds = run["wall_s"]
-    if not warm:  # the archive builder runs after our JVM exits: let it finish before anything else runs
-        deadline = time.time() + 300
-        while archive.with_suffix(".lock").exists() and time.time() < deadline:
-            time.sleep(1)
+    with tempfile.TemporaryDirectory(prefix="vs-bigcode-cold-", dir=work) as scratch:
+        warm, seconds, cpu = measure_ours(config, work, env, args.as_user, Path(scratch) if args.cold else None)
     report = json.loads((work / "ours-run" / "dedup" / "report.json").read_text())
-    survivors, cpu = report["counts"]["survivors"], tree.cpu()
+    survivors = report["counts"]["survivors"]
     print(f"{'ingest + dedup (here)':28}{seconds:9.1f}{survivors!s:>11}{cpu:10.1f}")
     figures = {"ours": (seconds, "s"), "ours CPU": (cpu, "s"), "ours survivors": (survivors, "documents")}
     if peer is not None:
@@ -126,10 +169,14 @@ def main() -> None:
         figures["features step"] = (text_mb / steps["features"], "MB/s")
         print(f"our features step: {text_mb / steps['features']:.1f} MB/s of text")
     print(f"our class-data archive: {'mapped' if warm else 'recorded by this run (the first)'} (docs/running.md)")
+    side = f"{'two commands' if args.as_user else 'one process'}, {'cold' if args.cold else 'caches as found'}"
+    print(f"our side: {side}")
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     if peer is not None:
         figures |= precision_report(docs, work, args.sample)
     figures["archive mapped"] = (float(warm), "bool")
+    figures["as user"] = (float(args.as_user), "bool")
+    figures["cold caches"] = (float(args.cold), "bool")
     write_result("vs_bigcode", args, figures)
 
 
@@ -184,7 +231,15 @@ def precision_report(docs: Corpus, work: Path, size: int) -> dict[str, tuple[flo
         f"removed by the BigCode script, kept here: {len(peer_removed - set(partner))}; removed here, kept by the "
         f"BigCode script: {len(set(partner) - peer_removed)} (both include clusters that kept another member)"
     )
-    precision = {}
+    copies = sum(docs.digests[i] == docs.digests[j] for i, j in partner.items())
+    print(
+        f"removed here: {copies / len(docs.offsets):.1%} of documents exact copies, "
+        f"{(len(partner) - copies) / len(docs.offsets):.1%} near duplicates"
+    )
+    precision = {
+        "removed exact": (copies / len(docs.offsets), "fraction"),
+        "removed near": ((len(partner) - copies) / len(docs.offsets), "fraction"),
+    }
     for label, values in (("precision ours", matched), ("precision script", [best[i][1] for i in peer_sample])):
         if values:
             precision[label] = (sum(v >= THRESHOLD for v in values) / len(values), "fraction")

@@ -107,6 +107,7 @@ F = Figure
 PEER = FIXTURES.parent / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
 RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
 RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
+MIXED_200 = BENCH_DATA / "mixed-corpus-200mb"  # python -m bench mixed_corpus --mb 200
 VS_BIGCODE_FIGURES = (
     F("speed-up", "{speed-up:.2f}x"),
     F("CPU", "{BigCode CPU:.1f} vs {ours CPU:.1f} s = {CPU ratio:.2f}x"),
@@ -127,6 +128,16 @@ ENTRIES: tuple[Entry, ...] = (
         VS_BIGCODE_FIGURES,
         cold=True,
         needs=(PEER, RELEASE_200),
+    ),
+    Entry(
+        "vs_bigcode_mixed",
+        f"vs_bigcode --corpus {MIXED_200} --mb 200 --as-user",
+        "the same as a user runs it (`pipeline ingest`, then `pipeline dedup`) on bench/mixed_corpus.py's mixed-size"
+        " real corpus",
+        f"--corpus {MIXED_200} --mb 5 --sample 50 --as-user",
+        (*VS_BIGCODE_FIGURES, F("removed here", "{removed exact:.1%} exact copies, {removed near:.1%} near")),
+        cold=True,
+        needs=(PEER, MIXED_200),
     ),
     Entry(
         "vs_bigcode_release_1gb",

@@ -1,0 +1,245 @@
+"""A mixed-size corpus of REAL text no bench here was tuned on, disjoint from the release corpus's sources: whole
+source files of up to 2 MB (generated parsers, minified JavaScript, big hand-written modules) and the licence files
+of several releases of PyPI packages that ``bench/releases.json`` does not hold, Debian's licence texts
+(/usr/share/common-licenses), and prose: the manual pages under /usr/share/man in every language installed. Its
+near-duplicates are natural ones (a file or licence again in the next release). Written once as JSONL shards
+(``{"source", "path", "text"}`` per line), deterministic: the same machine and pins give the same bytes.
+
+    python -m bench mixed_corpus --mb 200          # -> /tmp/pipeline-bench/mixed-corpus-200mb/, its statistics
+    python -m bench mixed_corpus --pin             # look MIXED_RELEASES up on PyPI and rewrite the pins
+
+How it measures: docs/benchmarks.md, Method notes, mixed_corpus.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench import release_archives, release_corpus
+from bench.harness import arguments
+from bench.real_corpus import DEFAULT_DIR, interleave
+
+HERE = Path(__file__).resolve().parent
+PINS = HERE / "mixed_archives.json"
+MAN = Path("/usr/share/man")
+LICENSES = Path("/usr/share/common-licenses")
+MAX_BYTES = 2_000_000
+LICENCE_NAMES = ("license", "licence", "copying", "notice")
+SHARES = {"code": 0.6, "licence": 0.02, "prose": 0.38}  # of the text bytes, while a stream lasts
+BINS = (1_000, 10_000, 100_000, 1_000_000, MAX_BYTES)  # upper bounds of the size histogram's bins
+
+# Per package (none of them in bench/releases.json), a few releases, oldest first: each is read whole.
+MIXED_RELEASES: dict[str, list[str]] = {
+    "sqlglot": ["30.24.0", "30.27.0", "30.30.0"],
+    "bokeh": ["3.9.2", "3.10.0", "3.10.2"],
+    "pyparsing": ["3.2.5", "3.3.1", "3.3.3"],
+    "regex": ["2026.9.3", "2026.11.7", "2026.11.19"],
+    "cffi": ["1.17.1", "2.0.0", "2.1.1"],
+    "hypothesis": ["6.170.12", "6.170.17"],
+    "tree-sitter-javascript": ["0.23.1", "0.25.0"],
+    "altair": ["5.3.0", "5.4.1", "5.5.0"],
+    "numba": ["0.61.2", "0.62.1"],
+    "networkx": ["3.4.2", "3.5"],
+    "faker": ["37.0.0", "37.1.0"],
+}
+
+Record = tuple[str, str, str]  # (source, path, text)
+
+
+def kind(name: str, size: int) -> str | None:
+    """``licence``, ``code`` or None (left out) for an archive member of this name and size in bytes."""
+    base = name.rsplit("/", 1)[-1].lower()
+    if not 0 < size <= MAX_BYTES:
+        return None
+    if base.startswith(LICENCE_NAMES):
+        return "licence"
+    return "code" if base.endswith(release_archives.TEXT_SUFFIXES) else None
+
+
+def read_archive(path: Path) -> list[tuple[str, str, str]]:
+    """(kind, member name without the top directory, text) of an sdist's kept members, sorted by name."""
+    raw: dict[str, tuple[str, bytes]] = {}
+    if path.name.endswith(".zip"):
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if not info.is_dir() and (k := kind(info.filename, info.file_size)):
+                    raw[info.filename.split("/", 1)[-1]] = (k, archive.read(info))
+    else:
+        with tarfile.open(path) as archive:
+            for entry in archive:
+                if entry.isfile() and (k := kind(entry.name, entry.size)):
+                    handle = archive.extractfile(entry)
+                    if handle is not None:
+                        raw[entry.name.split("/", 1)[-1]] = (k, handle.read())
+    kept = ((k, name, release_archives.decode(data)) for name, (k, data) in sorted(raw.items()))
+    return [(k, name, text) for k, name, text in kept if text is not None and text.strip()]
+
+
+def pins() -> dict[str, dict[str, Any]]:
+    """The pinned archives, ``{"sqlglot==30.30.0": {"filename": ..., "sha256": ...}}``."""
+    if not PINS.is_file():
+        raise SystemExit(f"no pins at {PINS}: run `python -m bench mixed_corpus --pin`")
+    pinned: dict[str, dict[str, Any]] = json.loads(PINS.read_text())
+    return pinned
+
+
+def pin_all() -> dict[str, dict[str, Any]]:
+    """Pin every release of MIXED_RELEASES not pinned yet (file name, SHA-256 and size as PyPI lists them)."""
+    pinned = json.loads(PINS.read_text()) if PINS.is_file() else {}
+    for package, versions in MIXED_RELEASES.items():
+        for version in versions:
+            key = f"{package}=={version}"
+            if key not in pinned:
+                found = release_archives._sdist_file(package, version)
+                pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
+    PINS.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+    return pinned
+
+
+def releases(directory: Path) -> Iterator[Record]:
+    """The code and licence documents of every pinned release: package by package, each package's releases
+    member by member (a file's copies in consecutive releases are neighbours); each archive is deleted once read."""
+    pinned = pins()
+    for package, versions in MIXED_RELEASES.items():
+        read: list[tuple[str, list[release_archives.Member]]] = []
+        kinds: dict[str, str] = {}
+        for version in versions:
+            path = release_archives.fetch(package, version, directory, pinned)
+            members = read_archive(path)
+            path.unlink()
+            read.append((f"{package}-{version}", [(name, text) for _, name, text in members]))
+            kinds |= {name: k for k, name, _ in members}
+        for where, text in release_corpus.interleave_releases(read):
+            yield kinds[where.split("/", 1)[1]], where, text
+
+
+def licences() -> Iterator[Record]:
+    """Debian's common licence texts (regular files only: the others link to them)."""
+    for path in sorted(LICENSES.iterdir()):
+        if path.is_file() and not path.is_symlink():
+            yield "licence", str(path), path.read_text(encoding="utf-8", errors="replace")
+
+
+def manual_pages() -> Iterator[Record]:
+    """Every manual page under /usr/share/man (links left out) as its roff source, a page's languages side by
+    side; pages that are not UTF-8 or only point to another page (``.so``) are left out."""
+    pages = [p for p in MAN.rglob("*.gz") if p.is_file() and not p.is_symlink()]
+    for path in sorted(pages, key=lambda p: (p.parent.name, p.name, p.parent.parent.name)):
+        try:
+            text = gzip.decompress(path.read_bytes()).decode("utf-8")
+        except (OSError, UnicodeDecodeError, EOFError):
+            continue
+        if text.strip() and not text.lstrip().startswith(".so "):
+            yield "prose", str(path), text
+
+
+def streams(directory: Path) -> dict[str, tuple[float, Iterator[Record]]]:
+    """The corpus's streams and their shares of the text."""
+    return {
+        "code": (SHARES["code"], releases(directory)),
+        "licence": (SHARES["licence"], licences()),
+        "prose": (SHARES["prose"], manual_pages()),
+    }
+
+
+def histogram(sizes: list[int]) -> list[tuple[str, int, int]]:
+    """(bin label, documents, bytes) of document sizes in bytes, bins bounded by BINS."""
+    rows, low = [], 0
+    for high in BINS:
+        inside = [n for n in sizes if low < n <= high]
+        rows.append((f"{low / 1e3:g}-{high / 1e3:g} kB", len(inside), sum(inside)))
+        low = high
+    return rows
+
+
+def statistics(directory: Path) -> dict[str, Any]:
+    """Documents and bytes per source, the size histogram, the share of exact copies (documents whose text came
+    before) and of changed copies (a release's file whose path an earlier release of the package has, with other
+    text: the natural near-duplicate candidates)."""
+    seen: set[str] = set()
+    by_path: dict[str, str] = {}
+    sources: dict[str, list[int]] = {}
+    sizes, exact, changed = [], 0, 0
+    for shard in sorted(directory.glob("*.jsonl")):
+        with open(shard, encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                text, path = record["text"], record["path"]
+                size = len(text.encode("utf-8"))
+                sizes.append(size)
+                sources.setdefault(record["source"], []).append(size)
+                exact += text in seen
+                seen.add(text)
+                if record["source"] != "prose" and "/" in path and not path.startswith("/"):
+                    release, member = path.split("/", 1)
+                    key = f"{release.rsplit('-', 1)[0]}/{member}"
+                    changed += key in by_path and by_path[key] != text
+                    by_path[key] = text
+    total = max(len(sizes), 1)
+    return {
+        "documents": len(sizes),
+        "bytes": sum(sizes),
+        "sources": {name: {"documents": len(s), "bytes": sum(s)} for name, s in sorted(sources.items())},
+        "histogram": histogram(sizes),
+        "exact copies": exact / total,
+        "changed copies": changed / total,
+    }
+
+
+def build(megabytes: float, directory: Path | None = None) -> Path:
+    """The corpus directory of at least ``megabytes`` MB of text, built once (through ``<name>.partial``), with
+    its statistics in ``_stats.json``; the archives are downloaded to a scratch directory and deleted."""
+    directory = directory or DEFAULT_DIR / f"mixed-corpus-{megabytes:g}mb"
+    if directory.is_dir():
+        return directory
+    partial = directory.with_name(directory.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    scratch = directory.with_name(directory.name + ".sdists")
+    try:
+        release_corpus.write_corpus(interleave(streams(scratch)), partial, int(megabytes * 1e6))
+    except SystemExit:  # the sources ran out first: nothing is left behind
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    (partial / "_stats.json").write_text(json.dumps(statistics(partial), indent=1) + "\n")
+    partial.rename(directory)
+    return directory
+
+
+def show(stats: dict[str, Any]) -> None:
+    """Print a corpus's statistics."""
+    print(f"{stats['documents']} documents, {stats['bytes'] / 1e6:.1f} MB of text")
+    for name, tally in stats["sources"].items():
+        print(f"  {name:<10}{tally['documents']:>8} documents {tally['bytes'] / 1e6:>8.1f} MB")
+    print("size histogram:")
+    for label, count, size in stats["histogram"]:
+        print(f"  {label:<16}{count:>8} documents {size / 1e6:>8.1f} MB")
+    print(
+        f"exact copies {stats['exact copies']:.1%} of documents; changed copies (same file, other text, in a "
+        f"later release) {stats['changed copies']:.1%}"
+    )
+
+
+def main() -> None:
+    """Build (or reuse) the corpus and print its directory and statistics; --pin re-pins."""
+    parser = arguments(__doc__, mb=200.0, pin=False)
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
+    args = parser.parse_args()
+    if args.pin:
+        print(f"{len(pin_all())} releases pinned in {PINS}")
+        return
+    directory = build(args.mb, args.out)
+    print(directory)
+    show(json.loads((directory / "_stats.json").read_text()))
+
+
+if __name__ == "__main__":
+    main()

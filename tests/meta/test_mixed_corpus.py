@@ -1,0 +1,116 @@
+"""The mixed-size corpus builder's pure parts (bench/mixed_corpus.py) on small archives and pages the tests write,
+and the two commands bench_vs_bigcode.py --as-user runs, read by the pipeline's own argument parser."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from bench import bench_vs_bigcode, mixed_corpus
+from pipeline.cli.commands import build_parser
+
+
+def write_tar(path: Path, members: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_kind_of_members() -> None:
+    assert mixed_corpus.kind("p-1/src/parser.c", 1_500_000) == "code"
+    assert mixed_corpus.kind("p-1/static/app.min.js", 900_000) == "code"  # minified code is kept here
+    assert mixed_corpus.kind("p-1/big.py", 2_000_000) == "code"
+    assert mixed_corpus.kind("p-1/big.py", 2_000_001) is None
+    assert mixed_corpus.kind("p-1/empty.py", 0) is None
+    assert mixed_corpus.kind("p-1/LICENSE", 1_000) == "licence"
+    assert mixed_corpus.kind("p-1/licenses/COPYING.txt", 1_000) == "licence"
+    assert mixed_corpus.kind("p-1/data.json", 1_000) is None
+
+
+def test_releases_interleave_members_and_delete_each_archive(tmp_path: Path, monkeypatch) -> None:
+    archives = {
+        "1.0": {"pkg-1.0/b.py": b"b = 1\n", "pkg-1.0/LICENSE": b"MIT\n", "pkg-1.0/x.bin": b"\x00"},
+        "2.0": {"pkg-2.0/b.py": b"b = 2\n", "pkg-2.0/LICENSE": b"MIT\n", "pkg-2.0/new.c": b"int n;\n"},
+    }
+    pins = {}
+    for version, members in archives.items():
+        path = write_tar(tmp_path / f"pkg-{version}.tar.gz", members)
+        pins[f"pkg=={version}"] = {"filename": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    monkeypatch.setattr(mixed_corpus, "MIXED_RELEASES", {"pkg": ["1.0", "2.0"]})
+    monkeypatch.setattr(mixed_corpus, "pins", lambda: pins)
+    assert list(mixed_corpus.releases(tmp_path)) == [
+        ("licence", "pkg-1.0/LICENSE", "MIT\n"),
+        ("licence", "pkg-2.0/LICENSE", "MIT\n"),
+        ("code", "pkg-1.0/b.py", "b = 1\n"),
+        ("code", "pkg-2.0/b.py", "b = 2\n"),
+        ("code", "pkg-2.0/new.c", "int n;\n"),
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_manual_pages_leave_out_links_redirects_and_other_encodings(tmp_path: Path, monkeypatch) -> None:
+    pages = {
+        "man1/ls.1.gz": "English ls\n",
+        "de/man1/ls.1.gz": "Deutsch ls\n",
+        "man1/cat.1.gz": "English cat\n",
+        "man1/dir.1.gz": ".so man1/ls.1\n",
+        "fr/man5/passwd.5.gz": "fran\u00e7ais\n",
+    }
+    for name, text in pages.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "man1" / "latin.1.gz").write_bytes(gzip.compress("caf\u00e9".encode("latin-1")))
+    (tmp_path / "man1" / "vdir.1.gz").symlink_to(tmp_path / "man1" / "ls.1.gz")
+    monkeypatch.setattr(mixed_corpus, "MAN", tmp_path)
+    got = [(Path(path).relative_to(tmp_path).as_posix(), text) for _, path, text in mixed_corpus.manual_pages()]
+    assert got == [
+        ("man1/cat.1.gz", "English cat\n"),
+        ("de/man1/ls.1.gz", "Deutsch ls\n"),
+        ("man1/ls.1.gz", "English ls\n"),
+        ("fr/man5/passwd.5.gz", "fran\u00e7ais\n"),
+    ]
+
+
+def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None:
+    records = [
+        ("code", "pkg-1.0/a.py", "a" * 500),
+        ("code", "pkg-2.0/a.py", "a" * 500),  # exact copy
+        ("code", "pkg-1.0/b.py", "b" * 5_000),
+        ("code", "pkg-2.0/b.py", "c" * 5_000),  # changed copy
+        ("licence", "/usr/share/common-licenses/MIT", "d" * 50_000),
+        ("prose", "/usr/share/man/man1/x.1.gz", "e" * 1_500_000),
+    ]
+    with open(tmp_path / "part-00000.jsonl", "w") as out:
+        for source, path, text in records:
+            out.write(json.dumps({"source": source, "path": path, "text": text}) + "\n")
+    stats = mixed_corpus.statistics(tmp_path)
+    assert stats["documents"] == 6 and stats["bytes"] == 1_000 + 10_000 + 50_000 + 1_500_000
+    assert stats["sources"]["code"] == {"documents": 4, "bytes": 11_000}
+    assert [(count, size) for _, count, size in stats["histogram"]] == [
+        (2, 1_000),
+        (2, 10_000),
+        (1, 50_000),
+        (0, 0),
+        (1, 1_500_000),
+    ]
+    assert stats["exact copies"] == pytest.approx(1 / 6) and stats["changed copies"] == pytest.approx(1 / 6)
+
+
+def test_as_user_runs_the_ingest_then_the_dedup_command(tmp_path: Path) -> None:
+    config = tmp_path / "ours.yaml"
+    commands = bench_vs_bigcode.our_commands(config, as_user=True)
+    assert list(commands) == ["ingest", "dedup"]
+    for stage, cmd in commands.items():
+        assert cmd[1:3] == ["-m", "pipeline"]
+        parsed = build_parser().parse_args(cmd[3:])
+        assert (parsed.command, parsed.config) == (stage, str(config))
+    assert list(bench_vs_bigcode.our_commands(config, as_user=False)) == ["ours"]
