@@ -438,6 +438,23 @@ def _compiled(size: int) -> ModuleType | None:
     return fasttext_numba
 
 
+def drop_newlines(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(``data`` less every newline byte, ``offsets`` moved to match) for texts ``data[offsets[i]:offsets[i + 1]]``
+    (``offsets[0]`` 0); the arrays themselves when there is no newline. One compiled pass when the FILTER switch
+    compiles, numpy otherwise."""
+    kernel = _compiled(int(offsets[-1]) if len(offsets) else 0)
+    if kernel is not None:
+        out = np.empty(len(data), dtype=np.uint8)
+        moved = np.empty(len(offsets), dtype=np.int64)
+        size = kernel.drop_newlines(data, offsets.astype(np.int64, copy=False), out, moved)
+        return (data, offsets) if size < 0 else (out[:size], moved)
+    newline = data == 10
+    if not newline.any():
+        return data, offsets
+    gone = np.searchsorted(np.flatnonzero(newline), offsets)  # newlines before each offset
+    return data[~newline], offsets - gone
+
+
 def _groups(lines: list[str], group_chars: int) -> list[tuple[int, int]]:
     """Consecutive lines of about ``group_chars`` characters in all (a longer line alone): each group's rows are
     gathered at once (at most a few rows per character)."""

@@ -11,14 +11,18 @@ or more, not the lone ``<`` or ``>``, kept when the prune table gives their buck
 float32 one after another, as fastText's ``addRow`` does, so the vectors equal the numpy path's bit for bit.
 
 Memory: a large model's input rows, and the dictionary of a large vocabulary, are mostly cache misses. A line's
-words are split first, then looked up in :func:`word_table` (one slot holds a word's first 16 bytes, length and
-id: one read finds a word, the dictionary's bytes are read only for a word longer than that), each slot's load
-asked for a few words ahead; the line's rows are listed, then summed with each row's load asked for a few rows ahead,
-eight rows per pass over the elements (each element still adds them one after another).
+words are split first, then looked up in :func:`word_table` (one slot holds a word's first 16 bytes, length, id and
+FNV-1a hash: one read finds a word, the dictionary's bytes are read only for a word longer than that), each slot's
+load asked for a few words ahead. The table is keyed by a hash of a word's first 16 bytes read as two 8-byte
+integers (:func:`_key`), not by FNV-1a, whose one multiplication per byte, each waiting for the one before, cost
+more than the split itself: a dictionary word's FNV-1a hash (word n-grams need it) is its slot's, and only a word
+the dictionary lacks is hashed byte by byte. The line's rows are listed, then summed with each row's load asked
+for a few rows ahead, eight rows per pass over the elements (each element still adds them one after another).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -39,12 +43,16 @@ _HIGH = np.uint64(0xFFFFFFFF00000000)
 _NGRAM_PRIME = np.uint64(116049371)  # addWordNgrams' multiplier
 _AHEAD = 8  # rows (and dictionary slots) ahead whose load is asked for while one is read
 _LOW = np.uint64(0xFFFFFFFF)
-_INLINE = 2  # 8-byte words of a dictionary word's bytes kept in its table slot
+_SLOT, _META, _FNV = 4, 2, 3  # a table slot's 8-byte words; where its id and length, its FNV-1a hash are
+_SPACES = np.uint64(sum(1 << c for c in (32, 10, 13, 9, 11, 12, 0)))  # fastText's whitespace bytes as bits
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_BIG_ENDIAN = sys.byteorder == "big"  # _load8's integers are little-endian ones only there
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _space(c: np.uint8) -> bool:
-    return c == 32 or c == 10 or c == 13 or c == 9 or c == 11 or c == 12 or c == 0
+    return bool(c <= 32) and bool((_SPACES >> np.uint64(c)) & np.uint64(1))  # one bit test for most bytes
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -75,14 +83,14 @@ def _packed(data: np.ndarray, at: int, stop: int, k: int) -> np.uint64:
 
 
 def word_table(word_bytes: np.ndarray, word_at: np.ndarray) -> np.ndarray:
-    """The dictionary as an open-addressing table from a word's FNV-1a hash (a power of two of slots, at least two
-    per word): slot ``[first 8 bytes, next 8 bytes, id + 1 | length << 32]`` (bytes zero-padded; 0: empty), so that
-    one slot read tells a word of up to ``8 INLINE`` bytes, and its id, apart from every other. A large table is
-    in memory advised huge pages (:mod:`pipeline.fasttext.memory`): its slots are read at random."""
+    """The dictionary as an open-addressing table from :func:`_key` (a power of two of slots, at least two per
+    word): slot ``[first 8 bytes, next 8 bytes, id + 1 | length << 32, FNV-1a hash]`` (bytes zero-padded; 0: empty),
+    so that one slot read tells a word of up to 16 bytes, its id and its fastText hash apart from every other. A
+    large table is in memory advised huge pages (:mod:`pipeline.fasttext.memory`): its slots are read at random."""
     size = 16
     while size < 2 * (word_at.shape[0] - 1):
         size *= 2
-    table = huge_empty((size, _INLINE + 1), np.uint64)
+    table = huge_empty((size, _SLOT), np.uint64)
     table[...] = 0
     _fill_word_table(word_bytes, word_at, table)
     return table
@@ -98,45 +106,121 @@ def _fill_word_table(word_bytes: np.ndarray, word_at: np.ndarray, table: np.ndar
         h = _BASIS
         for k in range(first, last):
             h = _mix(h, word_bytes[k])
-        slot = int(h) & mask
-        while table[slot, _INLINE] != 0:
+        low, high = _head(word_bytes, first, last)
+        slot = int(_key(low, high, last - first)) & mask
+        while table[slot, _META] != 0:
             slot = (slot + 1) & mask
-        for k in range(_INLINE):
-            table[slot, k] = _packed(word_bytes, first, last, k)
-        table[slot, _INLINE] = np.uint64(wid + 1) | (np.uint64(last - first) << np.uint64(32))
+        table[slot, 0], table[slot, 1] = low, high
+        table[slot, _META] = np.uint64(wid + 1) | (np.uint64(last - first) << np.uint64(32))
+        table[slot, _FNV] = np.uint64(h)
+
+
+@intrinsic
+def _load8(typingctx: Any, data: Any, at: Any) -> Any:
+    """The 8 bytes ``data[at:at + 8]`` (uint8 array) as one little-endian integer, in one unaligned load; the
+    caller makes sure they are inside the array."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        kind = signature.args[0]
+        array = context.make_array(kind)(context, builder, args[0])
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        pointer = cgutils.get_item_pointer(context, builder, kind, array, [index], wraparound=False)
+        word = builder.load(builder.bitcast(pointer, ir.IntType(64).as_pointer()), align=1)
+        return word
+
+    return types.uint64(data, at), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lookup(
-    data: np.ndarray, at: int, stop: int, h: np.uint32, table: np.ndarray, word_bytes: np.ndarray, word_at: np.ndarray
+def _head(data: np.ndarray, at: int, stop: int) -> tuple[np.uint64, np.uint64]:
+    """Bytes 0-7 and 8-15 of ``data[at:stop]``, each as a little-endian integer, zeros past ``stop``: two
+    unaligned loads masked where 16 bytes from ``at`` are inside ``data``, else byte by byte."""
+    length = stop - at
+    if at + 16 > data.shape[0] or _BIG_ENDIAN:
+        return _packed(data, at, stop, 0), _packed(data, at, stop, 1)
+    low: np.uint64 = _load8(data, at)  # type: ignore[call-arg]
+    high: np.uint64 = _load8(data, at + 8)
+    if length < 8:
+        return low & ((np.uint64(1) << np.uint64(8 * length)) - np.uint64(1)), np.uint64(0)
+    if length < 16:
+        return low, high & ((np.uint64(1) << np.uint64(8 * (length - 8))) - np.uint64(1))
+    return low, high
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _key(low: np.uint64, high: np.uint64, length: int) -> np.uint64:
+    """A word's slot hash in :func:`word_table` from its first 16 bytes (:func:`_head`) and length: a few
+    multiplications over whole 8-byte words rather than FNV-1a's one per byte (its ids are the dictionary's all
+    the same: a slot holds the word's id and FNV-1a hash)."""
+    x = (low ^ (np.uint64(length) * _K1)) * _K2
+    x ^= x >> np.uint64(29)
+    x = (x ^ high) * _K1
+    x ^= x >> np.uint64(32)
+    return x * _K2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _find(
+    data: np.ndarray,
+    at: int,
+    stop: int,
+    low: np.uint64,
+    high: np.uint64,
+    key: np.uint64,
+    table: np.ndarray,
+    word_bytes: np.ndarray,
+    word_at: np.ndarray,
 ) -> int:
-    """The dictionary id of ``data[at:stop]`` (-1: not a dictionary word); ``h`` its FNV-1a hash, ``table``
-    :func:`word_table`'s. Only a word longer than the slot's bytes reads the dictionary's bytes."""
+    """The slot of :func:`word_table` holding the word ``data[at:stop]`` (-1: not a dictionary word); ``low``,
+    ``high`` its :func:`_head`, ``key`` the slot to probe from. Only a word longer than 16 bytes reads the
+    dictionary's bytes."""
     mask = table.shape[0] - 1
     length = stop - at
     meta = np.uint64(length) << np.uint64(32)
-    low = _packed(data, at, stop, 0)
-    high = _packed(data, at, stop, 1) if _INLINE > 1 else low
-    slot = int(h) & mask
-    while table[slot, _INLINE] != 0:
-        if (
-            (table[slot, _INLINE] & _HIGH) == meta
-            and table[slot, 0] == low
-            and (_INLINE == 1 or table[slot, _INLINE - 1] == high)
-        ):
-            wid = int(table[slot, _INLINE] & _LOW) - 1
-            if length <= 8 * _INLINE:
-                return wid
-            first = word_at[wid]
+    slot = int(key) & mask
+    while table[slot, _META] != 0:
+        if (table[slot, _META] & _HIGH) == meta and table[slot, 0] == low and table[slot, 1] == high:
+            if length <= 16:
+                return slot
+            first = word_at[int(table[slot, _META] & _LOW) - 1]
             same = True
-            for k in range(8 * _INLINE, length):
+            for k in range(16, length):
                 if word_bytes[first + k] != data[at + k]:
                     same = False
                     break
             if same:
-                return wid
+                return slot
         slot = (slot + 1) & mask
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _lookup(
+    data: np.ndarray, at: int, stop: int, key: np.uint64, table: np.ndarray, word_bytes: np.ndarray, word_at: np.ndarray
+) -> tuple[int, np.uint32]:
+    """(the dictionary id of ``data[at:stop]``, -1 when not a dictionary word; its FNV-1a hash) probed from slot
+    ``key`` of :func:`word_table`'s ``table``; a word not found is hashed here."""
+    low, high = _head(data, at, stop)
+    slot = _find(data, at, stop, low, high, key, table, word_bytes, word_at)
+    if slot >= 0:
+        return int(table[slot, _META] & _LOW) - 1, _U32(table[slot, _FNV])
+    return -1, _fnv(data, at, stop)
+
+
+@njit(cache=True, nogil=True)
+def _word_key(data: np.ndarray, at: int, stop: int) -> np.uint64:
+    """:func:`_key` of the word ``data[at:stop]``."""
+    low, high = _head(data, at, stop)
+    return _key(low, high, stop - at)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fnv(data: np.ndarray, at: int, stop: int) -> np.uint32:
+    """fastText's FNV-1a hash of ``data[at:stop]``."""
+    h = _BASIS
+    for k in range(at, stop):
+        h = _mix(h, data[k])
+    return h
 
 
 @njit(cache=True, nogil=True)
@@ -322,9 +406,9 @@ def hidden(
     word = np.empty(longest + 2, dtype=np.uint8)  # <word>, bytes
     # a line of b bytes has at most b // 2 + 2 words (each one row of its own and n - 1 word n-grams first) and
     # fewer than 2 b + 4 code points of <word> to start a character n-gram of each size at
-    starts = np.empty(longest // 2 + 2, dtype=np.int64)  # the line's words: data[starts[w]:ends[w]], hash
+    starts = np.empty(longest // 2 + 2, dtype=np.int64)  # the line's words: data[starts[w]:ends[w]], table key
     ends = np.empty(longest // 2 + 2, dtype=np.int64)
-    word_hashes = np.empty(longest // 2 + 2, dtype=np.uint32)
+    keys = np.empty(longest // 2 + 2, dtype=np.uint64)
     hashes = np.empty(longest // 2 + 2 if word_ngrams > 1 else 0, dtype=np.uint32)  # the input words' hashes
     rows = np.empty((longest // 2 + 2) * max(word_ngrams, 1) + (2 * longest + 4) * max(maxn - minn + 1, 0), np.int32)
     mask = table.shape[0] - 1
@@ -340,23 +424,23 @@ def hidden(
                     break
                 at += 1
                 continue
-            end = at
-            h = _BASIS
+            end = at + 1
             while end < stop and not _space(data[end]):
-                h = _mix(h, data[end])
                 end += 1
-            starts[nwords], ends[nwords], word_hashes[nwords] = at, end, h
+            starts[nwords], ends[nwords], keys[nwords] = at, end, _word_key(data, at, end)
             nwords += 1
             ended = end - at == _EOS.shape[0] and _starts_with(data, at, end, _EOS)
             at = end
         for w in range(nwords):
             if w + _AHEAD < nwords:
-                _prefetch(table, int(word_hashes[w + _AHEAD]) & mask)  # type: ignore[call-arg]
-            at, end, h = starts[w], ends[w], word_hashes[w]
-            wid = _lookup(data, at, end, h, table, word_bytes, word_at)
+                _prefetch(table, int(keys[w + _AHEAD]) & mask)  # type: ignore[call-arg]
+            at, end = starts[w], ends[w]
+            low, high = _head(data, at, end)
+            slot = _find(data, at, end, low, high, keys[w], table, word_bytes, word_at)
+            wid = int(table[slot, _META] & _LOW) - 1 if slot >= 0 else -1
             is_label = wid < 0 and _starts_with(data, at, end, _LABEL)
             if word_ngrams > 1 and not is_label:  # every input word's hash, </s> and unknown words too
-                hashes[nhashes] = h
+                hashes[nhashes] = _U32(table[slot, _FNV]) if slot >= 0 else _fnv(data, at, end)
                 nhashes += 1
             if wid >= 0:
                 nrows = _word_rows(wid, own_only, word_rows, word_rows_at, rows, nrows)
@@ -392,3 +476,28 @@ def _word_rows(
         rows[at] = word_rows[p]
         at += 1
     return at
+
+
+@njit(cache=True, nogil=True)
+def drop_newlines(data: np.ndarray, offsets: np.ndarray, out: np.ndarray, moved: np.ndarray) -> int:
+    """Copy the bytes of ``data`` but newlines to ``out`` and each offset (``offsets[0]`` 0), moved to match, to
+    ``moved``; returns the bytes written, or -1 (nothing written) when ``data[:offsets[-1]]`` has no newline."""
+    stop = offsets[-1]
+    first = 0
+    while first < stop and data[first] != 10:
+        first += 1
+    if first == stop:
+        return -1
+    size = 0
+    line = 0
+    for i in range(stop):
+        while offsets[line] == i:  # empty texts share an offset
+            moved[line] = size
+            line += 1
+        c = data[i]
+        if c != 10:
+            out[size] = c
+            size += 1
+    for k in range(line, offsets.shape[0]):
+        moved[k] = size
+    return size

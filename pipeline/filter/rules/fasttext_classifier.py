@@ -38,7 +38,7 @@ from pipeline import storage
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.errors import PipelineError, UsageError
 from pipeline.fasttext import model as fasttext_model
-from pipeline.fasttext.predict import FastTextPredictor
+from pipeline.fasttext.predict import FastTextPredictor, drop_newlines
 from pipeline.filter import entries
 from pipeline.filter.base import BaseFilter
 from pipeline.filter.options import FilterOptions, OptionError, made
@@ -62,6 +62,7 @@ KEEP_TOP = "fasttext_classifier.keep_top"  # below the run's keep_top cut
 BUCKET_COLUMN = "quality_bucket"
 FASTTEXT_SPACES = " \t\n\v\f\r"  # the whitespace both fastText and str.strip() know
 SPACE_BYTES = np.frombuffer(FASTTEXT_SPACES.encode(), dtype=np.uint8)
+ENDS = 64  # bytes at each end of a text whose whitespace is read before the whole text is
 
 log = logging.getLogger(__name__)
 _LIBRARY: dict[str, Any] = {}  # local model path -> the fastText library's model, once per process
@@ -386,10 +387,7 @@ class FastTextClassifierFilter(BaseFilter):
         offsets = offsets - offsets[0]
         blank, odd = _ends(data, offsets)
         if self.replacement == "":  # delete every newline, its bytes gone from the words' bytes
-            newline = data == 10
-            if newline.any():
-                gone = np.searchsorted(np.flatnonzero(newline), offsets)  # newlines before each offset
-                data, offsets = data[~newline], offsets - gone
+            data, offsets = drop_newlines(data, offsets)
         probs, reached = ours.scores(*ours.hidden_utf8(data, offsets, newline_is_space=True))
         scores = np.where(reached, probs.astype(np.float64), np.nan)
         for i in np.flatnonzero(odd).tolist():
@@ -497,14 +495,19 @@ def _ends(data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray
     first = np.minimum(starts, len(data) - 1)
     last = np.maximum(stops - 1, 0)
     blank = empty.copy()
+    white = FASTTEXT_SPACES.encode()
     for i in np.flatnonzero(~empty & (spaces[data[first]] | spaces[data[last]])).tolist():
-        text = data[starts[i] : stops[i]].tobytes()
-        kept = text.strip(FASTTEXT_SPACES.encode())
-        if not kept:
-            blank[i] = True
-            continue
-        first[i] = starts[i] + text.index(kept)
-        last[i] = first[i] + len(kept) - 1
+        head = data[starts[i] : min(starts[i] + ENDS, stops[i])].tobytes()  # the whitespace at the ends, read
+        tail = data[max(stops[i] - ENDS, starts[i]) : stops[i]].tobytes()  # from a few bytes at each end
+        lead, trail = len(head) - len(head.lstrip(white)), len(tail) - len(tail.rstrip(white))
+        if lead == len(head) or trail == len(tail):  # whitespace further in: the whole text
+            text = data[starts[i] : stops[i]].tobytes()
+            if not text.strip(white):
+                blank[i] = True
+                continue
+            lead, trail = len(text) - len(text.lstrip(white)), len(text) - len(text.rstrip(white))
+        first[i] = starts[i] + lead
+        last[i] = stops[i] - 1 - trail
     ends = np.stack([data[first], data[last]])
     odd = ~blank & ((ends >= 0x80) | ((ends >= 0x1C) & (ends <= 0x1F))).any(axis=0)
     return blank, odd

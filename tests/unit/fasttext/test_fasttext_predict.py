@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import itertools
 import json
 from pathlib import Path
 
@@ -267,7 +268,9 @@ def test_the_compiled_word_table_finds_each_word_and_no_other() -> None:
     """The compiled path's dictionary table against a Python dict of the same words: words around its 8 and 16
     inline bytes, sharing those bytes and differing after them, multi-byte characters; each word found with its id,
     every cut, lengthened or changed word not found, even when looked for from the slot of the word it differs
-    from by a byte (a slot is taken on its bytes, not on the hash)."""
+    from by a byte (a slot is taken on its bytes, not on the hash); each word's FNV-1a hash given beside its id
+    (the slot's, or computed for a word not found). A word is looked for where 16 bytes from its start run past
+    the end of the buffer (read byte by byte) and where they do not (two 8-byte loads, masked)."""
     from pipeline.fasttext import predict_numba as fasttext_numba
 
     base = ["a", "the", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopr"]
@@ -281,16 +284,18 @@ def test_the_compiled_word_table_finds_each_word_and_no_other() -> None:
     ids = {w: i for i, w in enumerate(words)}
     asked = words + [w[:-1] for w in words] + [w + "x" for w in words] + [w[:-1] + "#" for w in words]
     asked += ["abcdefghijklmnopqrstuvwxyz" * 3 + "a", "abcdefghijklmnopqrstuvwxy" * 3, "", "abcdefgH"]
-    for word in asked:
-        data = np.frombuffer(b"  " + word.encode() + b" ", np.uint8)
-        at, stop = 2, len(data) - 1
-        found = fasttext_numba._lookup(data, at, stop, np.uint32(fnv1a(word.encode())), table, word_bytes, word_at)
-        assert found == ids.get(word, -1), word
+    for word, pad in itertools.product(asked, (b" ", b" " + b"\xff" * 20)):
+        data = np.frombuffer(b"  " + word.encode() + pad, np.uint8)
+        at, stop = 2, 2 + len(word.encode())
+        key = np.uint64(fasttext_numba._word_key(data, at, stop))
+        found, fnv = fasttext_numba._lookup(data, at, stop, key, table, word_bytes, word_at)
+        assert (found, fnv) == (ids.get(word, -1), fnv1a(word.encode())), word
     for word in words:  # probed from a dictionary word's own slot, a word of other bytes is still not it
         other = (word[:-1] + ("#" if word[-1] != "#" else "%")).encode()
         data = np.frombuffer(other, np.uint8)
-        found = fasttext_numba._lookup(data, 0, len(data), np.uint32(fnv1a(word.encode())), table, word_bytes, word_at)
-        assert found == ids.get(other.decode(), -1), word
+        key = np.uint64(fasttext_numba._word_key(np.frombuffer(word.encode(), np.uint8), 0, len(word.encode())))
+        found, fnv = fasttext_numba._lookup(data, 0, len(data), key, table, word_bytes, word_at)
+        assert (found, fnv) == (ids.get(other.decode(), -1), fnv1a(other)), word
 
 
 def test_rows_are_summed_one_after_another_in_float32() -> None:
@@ -309,3 +314,25 @@ def test_rows_are_summed_one_after_another_in_float32() -> None:
             expected = (expected + inp[row]).astype(np.float32)
         fasttext_numba._sum_rows(inp, rows, count, acc)
         np.testing.assert_array_equal(acc, expected, err_msg=str(count))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_drop_newlines_as_str_replace(switch, compiled: bool) -> None:
+    """The filter's newline deletion (``newline_replacement: ""``) on UTF-8 texts end to end: each text's bytes
+    those of ``text.replace("\\n", "")``, empty texts, texts of newlines only, newlines at either end, none at all."""
+    from pipeline.fasttext.predict import drop_newlines
+
+    switch.set(compiled)
+    for texts in (
+        ["a\nb", "", "\n\n", "\nx\n", "", "ü\nö", "plain", "\n"],
+        ["no newline", "", "at all"],
+        ["", "", "\n"],
+        ["tail\n"],
+        [],
+    ):
+        encoded = [t.encode() for t in texts]
+        data = np.frombuffer(b"".join(encoded) + b"\n\n", np.uint8)  # bytes past the last text are not read
+        offsets = np.cumsum([0, *map(len, encoded)], dtype=np.int64)
+        out, moved = drop_newlines(data, offsets)
+        got = [out[a:b].tobytes().decode() for a, b in zip(moved[:-1], moved[1:], strict=True)]
+        assert got == [t.replace("\n", "") for t in texts], texts

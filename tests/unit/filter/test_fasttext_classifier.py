@@ -146,6 +146,10 @@ def test_same_as_datatrove(corpus: tuple[Path, list[str]], loss: str, ngrams: in
     docs = corpus[1][:: 3 if mode == "sentence" else 1][:40] + ["", "  \n ", "library\n\nreference"]
     # whitespace that str.strip() removes and fastText reads as part of a word, at either end; \0, the reverse
     docs += ["\xa0library module\n", "tutorial howto \x1c", "\u3000the reference\u3000 ", "\xa0", "\0 howto"]
+    # newlines inside words (deleted: the words join), at the ends, alone; whitespace at the ends longer than the
+    # few bytes read there first, and a text of whitespace that long
+    docs += ["\nlibrary\nmodule\n\n", "refer\nence how\n\nto", "\n", " \n\t" * 40 + "howto tutorial" + "\n " * 50]
+    docs += [" " * 200, "\r\n" * 70 + "\xa0library"]
     decisions: list[bool] = []
     for kwargs in (
         {"keep_labels": [("library", 0.5)]},
