@@ -2,6 +2,7 @@
 
 Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \\
          --json bench-scale.json
+     python -m bench scale --corpus constant --sizes 1,2,5,10   # the constant-duplicate-rate corpus
 
 How it measures: docs/benchmarks.md, Method notes, scale.
 """
@@ -23,6 +24,7 @@ from typing import Any, BinaryIO
 import psutil
 import yaml
 
+from bench import constant_corpus
 from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
 from bench.vs_corpus import shard_paths
@@ -239,7 +241,12 @@ def markdown(result: dict) -> str:
 
 def main() -> None:
     parser = arguments(__doc__, sizes="1,2,5,10", work=DATA / "scale", code_sources="pypi,python")
-    parser.add_argument("--corpus", type=Path, help="a directory of JSONL shards, or one JSONL file")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="a directory of JSONL shards, or one JSONL file; `constant`: bench/constant_corpus.py's corpus (the same "
+        "exact and near-duplicate shares in every prefix), built at the largest size unless one that large exists",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--keep", action="store_true", help="keep each run's output (default: removed)")
     parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
@@ -255,6 +262,8 @@ def main() -> None:
         raise SystemExit(f"error: --sizes: not a comma-separated list of numbers: {args.sizes!r}") from None
     if not sizes or min(sizes) <= 0:
         raise SystemExit(f"error: --sizes: every size must be > 0 GB: {args.sizes!r}")
+    if args.corpus == Path("constant"):
+        args.corpus = constant_corpus.at_least(max(sizes) * GB / 1e6)
     if args.corpus is None or not args.corpus.exists():
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist (a directory of JSONL shards, or one file)")
     args.work.mkdir(parents=True, exist_ok=True)

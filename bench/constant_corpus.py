@@ -384,6 +384,17 @@ def build(
     return directory
 
 
+def at_least(megabytes: float) -> Path:
+    """The smallest built corpus of the default shares holding at least ``megabytes`` MB of text (under
+    $PIPELINE_BENCH_DATA), else a new one of that size (its every prefix has the same shares)."""
+    sizes = []
+    for path in real_corpus.DEFAULT_DIR.glob("constant-corpus-*mb"):
+        if (found := re.fullmatch(r"constant-corpus-(\d+(?:\.\d+)?)mb", path.name)) and path.is_dir():
+            sizes.append((float(found[1]), path))
+    fitting = sorted((mb, path) for mb, path in sizes if mb >= megabytes)
+    return fitting[0][1] if fitting else build(megabytes)
+
+
 def main() -> None:
     """Build (or reuse) the corpus, print its directory and its shares per window; --check N measures N sampled
     near copies against their originals with datasketch."""

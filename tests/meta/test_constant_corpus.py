@@ -115,3 +115,17 @@ def test_bad_shares_name_the_option() -> None:
         constant_corpus.check_shares(1.2, 0.1)
     with pytest.raises(SystemExit, match=r"--exact \+ --near"):
         constant_corpus.check_shares(0.6, 0.5)
+
+
+def test_scale_bench_reuses_the_smallest_corpus_large_enough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (
+        "constant-corpus-500mb",
+        "constant-corpus-2000mb",
+        "constant-corpus-1000mb",
+        "constant-corpus-900mb-0.1-0.2",
+    ):
+        (tmp_path / name).mkdir()
+    monkeypatch.setattr(constant_corpus.real_corpus, "DEFAULT_DIR", tmp_path)
+    assert constant_corpus.at_least(750) == tmp_path / "constant-corpus-1000mb"
+    assert constant_corpus.at_least(1000) == tmp_path / "constant-corpus-1000mb"
+    assert constant_corpus.at_least(1500) == tmp_path / "constant-corpus-2000mb"
