@@ -277,9 +277,10 @@ def markdown(result: dict) -> str:
     measured = sorted((row for row in rows if "stage_cpu_s" in row), key=lambda row: row["input_bytes"])
     if len(measured) > 1:  # CPU s per added GB per stage
         lines += ["", "| GB added | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
-        for smaller, row, added in zip(measured, measured[1:], marginal_stage_cpu(rows), strict=True):
+        pairs = zip(measured, measured[1:], strict=False)
+        for (smaller, row), added in zip(pairs, marginal_stage_cpu(rows), strict=True):
             span = f"{smaller['input_bytes'] / GB:.2f} -> {row['input_bytes'] / GB:.2f}"
-            lines.append(f"| {span} | " + " | ".join(f"{added.get(n, float('nan')):.0f}" for n in names) + " |")
+            lines.append(f"| {span} | " + " | ".join(f"{added[n]:.0f}" if n in added else "-" for n in names) + " |")
     return "\n".join(lines)
 
 

@@ -131,3 +131,10 @@ def test_cpu_per_stage_from_the_sampled_series_and_the_timeline(bench) -> None:
 
     rows = [row(1, 30, 100), row(0.5, 20, 60), {"input_bytes": 10**8}]  # the last from before stages were measured
     assert bench.marginal_stage_cpu(rows) == [{"ingest": 20.0, "dedup": 80.0}]
+    for full in rows[:2]:  # what markdown() needs of a measured row besides the stages' CPU
+        gb = full["input_bytes"] / 10**9
+        full |= {"size_gb": gb, "seconds_per_gb": {"ingest": 1.0, "dedup": 1.0, "stages": 2.0, "submit": 3.0}}
+        full |= {"driver_cpu_s": 1.0, "executors_cpu_s": 1.0, "driver_mib": {"total": 1.0}}
+        full |= {"executors_mib": [{"total": 1.0}], "load_mean": 1.0}
+    table = bench.markdown({"sizes": rows[:2]})
+    assert table.endswith("| 0.50 -> 1.00 | 20 | 80 |")
