@@ -2,6 +2,7 @@
 
 Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \\
          --json bench-scale.json
+     python -m bench scale --corpus constant --sizes 1,2,5,10   # the constant-duplicate-rate corpus
 
 How it measures: docs/benchmarks.md, Method notes, scale.
 """
@@ -9,12 +10,15 @@ How it measures: docs/benchmarks.md, Method notes, scale.
 from __future__ import annotations
 
 import argparse
+import bisect
+import calendar
 import json
 import math
 import os
 import re
 import shutil
 import sys
+import time
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -23,6 +27,7 @@ from typing import Any, BinaryIO
 import psutil
 import yaml
 
+from bench import constant_corpus
 from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
 from bench.vs_corpus import shard_paths
@@ -49,6 +54,7 @@ class TreeMemory(ProcessTree):
         self.workers = workers
         self.executors: dict[int, ProcessTree] = {}
         self.loads: list[float] = []
+        self.series: list[tuple[float, float]] = []  # (time, CPU seconds of the driver and executors so far)
 
     def sample(self) -> None:
         super().sample()
@@ -57,6 +63,7 @@ class TreeMemory(ProcessTree):
                 if self.workers is None or proc.ppid() in self.workers:
                     self.executors.setdefault(proc.pid, ProcessTree(proc.pid)).sample()
         self.loads.append(os.getloadavg()[0])
+        self.series.append((time.time(), self.cpu() + sum(tree.cpu() for tree in self.executors.values())))
 
     def report(self) -> dict:
         """Peaks in MiB (the driver's, each executor's in order of first sight), CPU seconds, the mean load."""
@@ -151,6 +158,24 @@ def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code:
     }
 
 
+def cpu_per_stage(series: list[tuple[float, float]], stages: list[dict]) -> dict[str, float]:
+    """CPU seconds per stage: the sampled CPU (``series``, (time, CPU so far)) at each stage's end minus at its
+    start, from report.json's ``timeline.stages`` (``finished``, UTC to the second, and ``seconds``); the last
+    sample at or before a time counts for it."""
+    times = [t for t, _ in series]
+
+    def at(moment: float) -> float:
+        index = bisect.bisect_right(times, moment) - 1
+        return series[index][1] if index >= 0 else 0.0
+
+    out = {}
+    for row in stages:
+        if row.get("finished"):
+            end = calendar.timegm(time.strptime(row["finished"], "%Y-%m-%dT%H:%M:%SZ"))
+            out[row["stage"]] = round(at(end) - at(end - float(row["seconds"])), 1)
+    return out
+
+
 def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: float) -> dict:
     """One fresh run over a prefix of ``size_gb`` GB, spark-submitted: its figures (its directories removed
     afterwards unless ``--keep``)."""
@@ -179,6 +204,7 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
         "dedup_steps": {row["step"]: row["seconds"] for row in report["timeline"].get("dedup_steps") or []},
         "load_before": round(load_before, 2),
         **tree.report(),
+        "stage_cpu_s": cpu_per_stage(tree.series, report["timeline"]["stages"]),
     }
     if not args.keep:
         for path in (out, index, data, work / "spark-local", *cluster.root.glob("worker*/app-*")):
@@ -208,6 +234,20 @@ def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
     return [added[id(row)] for row in rows]
 
 
+def marginal_stage_cpu(rows: list[dict]) -> list[dict[str, float]]:
+    """Per size after the smallest, the CPU seconds each stage adds per GB over the next smaller size (rows measured
+    with ``stage_cpu_s`` only)."""
+    by_size = sorted((row for row in rows if "stage_cpu_s" in row), key=lambda row: row["input_bytes"])
+    added = []
+    for smaller, row in zip(by_size, by_size[1:], strict=False):
+        gb = (row["input_bytes"] - smaller["input_bytes"]) / GB
+        stages = [name for name in row["stage_cpu_s"] if name in smaller["stage_cpu_s"]]
+        added.append(
+            {name: round((row["stage_cpu_s"][name] - smaller["stage_cpu_s"][name]) / gb, 1) for name in stages}
+        )
+    return added
+
+
 def figures(rows: list[dict]) -> dict[str, tuple[float, str]]:
     """The result's figures: CPU seconds per GB of input at each size measured."""
     return {
@@ -234,12 +274,24 @@ def markdown(result: dict) -> str:
         cells += ["-" if added is None else f"{added:.0f}"]
         cells += [f"{row['driver_mib']['total']:.0f}", executors, f"{row['load_mean']}"]
         lines.append("| " + " | ".join(cells) + " |")
+    measured = sorted((row for row in rows if "stage_cpu_s" in row), key=lambda row: row["input_bytes"])
+    if len(measured) > 1:  # CPU s per added GB per stage
+        lines += ["", "| GB added | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+        pairs = zip(measured, measured[1:], strict=False)
+        for (smaller, row), added in zip(pairs, marginal_stage_cpu(rows), strict=True):
+            span = f"{smaller['input_bytes'] / GB:.2f} -> {row['input_bytes'] / GB:.2f}"
+            lines.append(f"| {span} | " + " | ".join(f"{added[n]:.0f}" if n in added else "-" for n in names) + " |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = arguments(__doc__, sizes="1,2,5,10", work=DATA / "scale", code_sources="pypi,python")
-    parser.add_argument("--corpus", type=Path, help="a directory of JSONL shards, or one JSONL file")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="a directory of JSONL shards, or one JSONL file; `constant`: bench/constant_corpus.py's corpus (the same "
+        "exact and near-duplicate shares in every prefix), built at the largest size unless one that large exists",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--keep", action="store_true", help="keep each run's output (default: removed)")
     parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
@@ -255,6 +307,8 @@ def main() -> None:
         raise SystemExit(f"error: --sizes: not a comma-separated list of numbers: {args.sizes!r}") from None
     if not sizes or min(sizes) <= 0:
         raise SystemExit(f"error: --sizes: every size must be > 0 GB: {args.sizes!r}")
+    if args.corpus == Path("constant"):
+        args.corpus = constant_corpus.at_least(max(sizes) * GB / 1e6)
     if args.corpus is None or not args.corpus.exists():
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist (a directory of JSONL shards, or one file)")
     args.work.mkdir(parents=True, exist_ok=True)

@@ -110,3 +110,31 @@ def test_cpu_seconds_per_added_gb_separate_the_fixed_part(bench) -> None:
     assert bench.marginal_cpu_per_gb(rows) == pytest.approx([None, 50.0, 50.0, 50.0])
     del rows[1]["executors_cpu_s"]  # figures from before CPU was measured: no difference to take
     assert bench.marginal_cpu_per_gb(rows)[:2] == [None, None]
+
+
+def test_cpu_per_stage_from_the_sampled_series_and_the_timeline(bench) -> None:
+    """Two stages of report.json's timeline (ending 12:00:10 and 12:00:30 UTC) over a sampled CPU series: each gets
+    the CPU used between its start and its end, and the added GB per stage is the difference per GB."""
+    import calendar
+
+    noon = calendar.timegm((2026, 1, 1, 12, 0, 0, 0, 0, 0))
+    series = [(noon + t, cpu) for t, cpu in [(-1, 1.0), (0, 2.0), (9.5, 12.0), (10, 13.0), (25, 40.0), (30, 50.0)]]
+    stages = [
+        {"stage": "ingest", "seconds": 10.0, "finished": "2026-01-01T12:00:10Z"},
+        {"stage": "dedup", "seconds": 5.0, "finished": "2026-01-01T12:00:30Z"},
+        {"stage": "tokenize", "seconds": 1.0, "finished": None},  # not finished: left out
+    ]
+    assert bench.cpu_per_stage(series, stages) == {"ingest": 11.0, "dedup": 10.0}
+
+    def row(gb: float, ingest: float, dedup: float) -> dict:
+        return {"input_bytes": int(gb * 10**9), "stage_cpu_s": {"ingest": ingest, "dedup": dedup}}
+
+    rows = [row(1, 30, 100), row(0.5, 20, 60), {"input_bytes": 10**8}]  # the last from before stages were measured
+    assert bench.marginal_stage_cpu(rows) == [{"ingest": 20.0, "dedup": 80.0}]
+    for full in rows[:2]:  # what markdown() needs of a measured row besides the stages' CPU
+        gb = full["input_bytes"] / 10**9
+        full |= {"size_gb": gb, "seconds_per_gb": {"ingest": 1.0, "dedup": 1.0, "stages": 2.0, "submit": 3.0}}
+        full |= {"driver_cpu_s": 1.0, "executors_cpu_s": 1.0, "driver_mib": {"total": 1.0}}
+        full |= {"executors_mib": [{"total": 1.0}], "load_mean": 1.0}
+    table = bench.markdown({"sizes": rows[:2]})
+    assert table.endswith("| 0.50 -> 1.00 | 20 | 80 |")

@@ -1,0 +1,426 @@
+"""A scale corpus whose every prefix is a uniform sample of the whole (issue #47, item 4): the same shares of exact
+and near-duplicate documents in every window, whatever its size. Built deterministically from real text: the
+files of the release corpus's PyPI packages, one version of each (newest release first, an older release giving
+only the files the newer ones do not have), beside the Debian documentation and translation catalogues of
+``bench/real_corpus.py``. Written as JSONL shards (``{"source", "path", "text"}`` per line) with ``_stats.json``.
+
+    python -m bench constant_corpus --mb 1000                 # -> /tmp/pipeline-bench/constant-corpus-1000mb/
+    python -m bench constant_corpus --mb 1000 --exact 0.1 --near 0.2 --check 200
+
+How it measures: docs/benchmarks.md, Method notes, constant_corpus.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import random
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from bench import real_corpus, release_archives, release_corpus
+from bench.harness import arguments
+from bench.real_corpus import interleave
+
+EXACT_SHARE = 0.15
+NEAR_SHARE = 0.15
+BLOCK = 200  # documents whose kinds are shuffled together: each block holds the configured shares
+POOL = 1024  # originals a copy is made from: a uniform reservoir sample of every fresh document so far
+NGRAM = 5  # the dedup's shingle length (conf/dataproc.yaml)
+MIN_JACCARD = 0.8  # a near copy's word 5-gram Jaccard with its original, above the dedup threshold (0.7)
+MIN_WORDS = 50  # an original needs this many words for edits that keep MIN_JACCARD
+WINDOW_BYTES = 250_000_000
+SHARD_BYTES = release_corpus.SHARD_BYTES
+PROSE_SOURCES = ("fixtures", "catalogues", "debian", "html")  # real_corpus's `python` overlaps the PyPI files
+SEED = 47
+Record = tuple[str, str, str]  # (source, path, text)
+Reader = Callable[[str, str], list[release_archives.Member]]
+
+WORD = re.compile(r"\w+")
+ORGS = ("The Project Authors", "Example Corp.", "the contributors", "Acme Software Foundation", "J. Smith")
+HOSTS = ("mirror.example.org", "docs.example.net", "archive.example.com", "cdn.example.io")
+HEADERS = (
+    "# Copyright (c) {year} {org}. All rights reserved.",
+    "<!-- Mirrored from {host} on {year}-{month:02d}-{day:02d} -->",
+    "Downloaded from https://{host}/ on {year}-{month:02d}-{day:02d}.",
+    "/* This file is part of a distribution by {org}, {year}. */",
+)
+FOOTERS = (
+    "Last updated {year}-{month:02d}-{day:02d}.",
+    "(c) {year} {org}. Licensed under the Apache License, Version 2.0.",
+    "Share this page ({year}): Twitter | Facebook | E-mail | Print",
+    "Mirrored by {host}. Report a problem with this page.",
+)
+
+
+def newest_first(
+    package: str, versions: Iterable[str], read: Reader = release_archives.release_members
+) -> Iterator[Record]:
+    """The ``pypi`` documents of one package: every member of its newest release, then from each older release
+    only the members whose names no newer release has (one version of each file, so no two are releases of it)."""
+    seen: set[str] = set()
+    for version in reversed(list(versions)):
+        for name, text in read(package, version):
+            if name not in seen:
+                seen.add(name)
+                yield "pypi", f"{package}-{version}/{name}", text
+
+
+def unique(records: Iterator[Record]) -> Iterator[Record]:
+    """Records whose text no earlier record had (a 128-bit digest per text kept)."""
+    seen: set[bytes] = set()
+    for record in records:
+        digest = hashlib.blake2b(record[2].encode("utf-8"), digest_size=16).digest()
+        if digest not in seen:
+            seen.add(digest)
+            yield record
+
+
+def default_fresh() -> Iterator[Record]:
+    """The fresh documents: real_corpus's prose sources (``release_corpus.PROSE_SHARE`` of the bytes each, while they
+    last) and one stream per package, weighted by its largest release's text, interleaved as the release corpus."""
+    streams = {
+        name: (release_corpus.PROSE_SHARE, release_corpus.cut(name, real_corpus.SOURCES[name]()))
+        for name in PROSE_SOURCES
+    }
+    pins = release_archives.pins()
+    sizes = {
+        package: max(int(pins[f"{package}=={version}"]["text_bytes"]) for version in versions)
+        for package, versions in release_archives.RELEASES.items()
+    }
+    left = 1 - release_corpus.PROSE_SHARE * len(streams)
+    for package, versions in release_archives.RELEASES.items():
+        streams[f"pypi:{package}"] = (left * sizes[package] / sum(sizes.values()), newest_first(package, versions))
+    return unique(interleave(streams))
+
+
+def kinds(exact: float, near: float, rng: random.Random, block: int = BLOCK) -> Iterator[str]:
+    """``"exact"``, ``"near"`` or ``"fresh"`` per document: each block of ``block`` documents holds
+    ``exact``/``near`` of them (rounded so that every prefix of whole blocks is exact), in shuffled order."""
+    start = 0
+    while True:
+        end = start + block
+        n_exact = math.floor(end * exact) - math.floor(start * exact)
+        n_near = math.floor(end * near) - math.floor(start * near)
+        slots = ["exact"] * n_exact + ["near"] * n_near + ["fresh"] * (block - n_exact - n_near)
+        rng.shuffle(slots)
+        yield from slots
+        start = end
+
+
+def shingle_set(text: str, ngram: int = NGRAM) -> set[tuple[str, ...]]:
+    """Word ``ngram``-grams of the lower-cased text split on ``\\W`` (the dedup's shingles, docs/dedup.md)."""
+    words = WORD.findall(text.lower())
+    return {tuple(words[i : i + ngram]) for i in range(max(len(words) - ngram + 1, 1))}
+
+
+def _line(templates: tuple[str, ...], rng: random.Random) -> str:
+    fields = {"org": rng.choice(ORGS), "host": rng.choice(HOSTS), "year": rng.randint(2009, 2024)}
+    return rng.choice(templates).format(month=rng.randint(1, 12), day=rng.randint(1, 28), **fields)
+
+
+def change_words(text: str, rng: random.Random) -> str:
+    """A few words (1, up to one per 60 words and at most 8) replaced by other words of the same text."""
+    spans = [m.span() for m in WORD.finditer(text)]
+    vocabulary = sorted({text[a:b] for a, b in spans})
+    if len(vocabulary) < 2:
+        return text
+    chosen = sorted(rng.sample(range(len(spans)), rng.randint(1, max(1, min(8, len(spans) // 60)))))
+    parts, at = [], 0
+    for index in chosen:
+        a, b = spans[index]
+        word = text[a:b]
+        replacement = rng.choice(vocabulary)
+        while replacement.lower() == word.lower():
+            replacement = rng.choice(vocabulary)
+        parts += [text[at:a], replacement]
+        at = b
+    return "".join([*parts, text[at:]])
+
+
+def add_header_footer(text: str, rng: random.Random) -> str:
+    """A header line, a footer line or both, as a mirror or a packager adds them."""
+    where = rng.choice(("header", "footer", "both"))
+    head = _line(HEADERS, rng) + "\n\n" if where != "footer" else ""
+    foot = "\n\n" + _line(FOOTERS, rng) if where != "header" else ""
+    return head + text + foot
+
+
+def drop_paragraph(text: str, rng: random.Random) -> str:
+    """One paragraph (blank-line separated) of at most a tenth of the text's characters left out, if it has 3+."""
+    paragraphs = text.split("\n\n")
+    small = [i for i, p in enumerate(paragraphs) if p.strip() and len(p) <= len(text) // 10]
+    if len(paragraphs) < 3 or not small:
+        return text
+    drop = rng.choice(small)
+    return "\n\n".join(p for i, p in enumerate(paragraphs) if i != drop)
+
+
+EDITS = (change_words, add_header_footer, drop_paragraph)
+
+
+def near_copy(text: str, rng: random.Random, attempts: int = 4) -> str | None:
+    """``text`` with one to three of the EDITS applied, differing from it and at word 5-gram Jaccard
+    >= MIN_JACCARD with it; None when the text is too short or no attempt keeps that similarity."""
+    if len(WORD.findall(text)) < MIN_WORDS:
+        return None
+    original = shingle_set(text)
+    for _ in range(attempts):
+        edited = text
+        for edit in rng.sample(EDITS, rng.randint(1, len(EDITS))):
+            edited = edit(edited, rng)
+        if edited == text:
+            continue
+        copy = shingle_set(edited)
+        if len(original & copy) >= MIN_JACCARD * len(original | copy):
+            return edited
+    return None
+
+
+class Copier:
+    """The exact and near copies of a stream of fresh documents: a reservoir of ``pool`` of them (a uniform sample of
+    every fresh document so far) to draw originals from."""
+
+    def __init__(self, rng: random.Random, pool: int = POOL) -> None:
+        self.rng, self.size, self.seen = rng, pool, 0
+        self.pool: list[Record] = []
+        self.made: set[bytes] = set()  # digests of the near copies made: none is made twice
+
+    def add(self, record: Record) -> None:
+        """Offer a fresh document to the reservoir."""
+        self.seen += 1
+        if len(self.pool) < self.size:
+            self.pool.append(record)
+        elif (slot := self.rng.randrange(self.seen)) < self.size:
+            self.pool[slot] = record
+
+    def exact(self) -> Record | None:
+        """An exact copy of a pooled document (its path marked ``#exact``), or None with an empty pool."""
+        if not self.pool:
+            return None
+        source, path, text = self.rng.choice(self.pool)
+        return source, f"{path}#exact", text
+
+    def near(self, tries: int = 16) -> tuple[Record, str] | None:
+        """A near copy of a pooled document (its path marked ``#near``) and the original's text, or None when no
+        pooled document drawn in ``tries`` takes the edits."""
+        for _ in range(tries if self.pool else 0):
+            source, path, text = self.rng.choice(self.pool)
+            if (edited := near_copy(text, self.rng)) is None:
+                continue
+            digest = hashlib.blake2b(edited.encode("utf-8"), digest_size=16).digest()
+            if digest not in self.made:
+                self.made.add(digest)
+                return (source, f"{path}#near", edited), text
+        return None
+
+
+def documents(
+    fresh: Iterator[Record],
+    exact: float = EXACT_SHARE,
+    near: float = NEAR_SHARE,
+    seed: int = SEED,
+    pairs: list[tuple[str, str]] | None = None,
+    keep_pairs: int = 0,
+) -> Iterator[tuple[str, Record]]:
+    """(kind, record) of the corpus: per :func:`kinds`, a fresh document or a copy of one. A copy that cannot be made
+    yet (empty pool, no original long enough) is owed and made in the next slot that would take a fresh document,
+    so the counts catch up. Up to ``keep_pairs`` (original, near copy) texts are appended to ``pairs``, evenly.
+    Stops when ``fresh`` runs out."""
+    rng = random.Random(seed)
+    copier = Copier(rng)
+    owed: list[str] = []
+    made_near = 0
+    for kind in kinds(exact, near, rng):
+        if kind == "fresh" and owed:
+            kind = owed.pop(0)
+        record: Record | None = None
+        if kind == "exact":
+            record = copier.exact()
+        elif kind == "near" and (made := copier.near()) is not None:
+            record, original = made
+            if pairs is not None and len(pairs) < keep_pairs and made_near % 7 == 0:
+                pairs.append((original, record[2]))
+            made_near += 1
+        if record is None:
+            if kind != "fresh":
+                owed.append(kind)
+            record = next(fresh, None)
+            if record is None:
+                return
+            copier.add(record)
+            kind = "fresh"
+        yield kind, record
+
+
+def _empty_window() -> dict[str, int]:
+    return {"documents": 0, "bytes": 0, "exact": 0, "exact_bytes": 0, "near": 0, "near_bytes": 0}
+
+
+def write_corpus(
+    records: Iterator[tuple[str, Record]],
+    directory: Path,
+    target: int,
+    shard_bytes: int = SHARD_BYTES,
+    window_bytes: int = WINDOW_BYTES,
+) -> dict[str, Any]:
+    """Write records into shards in ``directory`` until their text reaches ``target`` bytes; their statistics per
+    window of ``window_bytes`` of text (also in ``_stats.json``): documents and bytes, exact copies (a text seen
+    before, counted by digest, not by kind) and near copies. Raises SystemExit when the fresh documents run out."""
+    started = time.time()
+    directory.mkdir(parents=True)
+    seen: set[bytes] = set()
+    windows = [_empty_window()]
+    size = shards = in_shard = fresh = fresh_bytes = 0
+    with contextlib.ExitStack() as stack:
+        for kind, (source, path, text) in records:
+            if shards == 0 or in_shard >= shard_bytes:  # the next shard ``part-NNNNN.jsonl``
+                stack.close()
+                out = stack.enter_context(open(directory / f"part-{shards:05d}.jsonl", "w", encoding="utf-8"))
+                shards, in_shard = shards + 1, 0
+            out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
+            data = text.encode("utf-8")
+            digest = hashlib.blake2b(data, digest_size=16).digest()
+            if windows[-1]["bytes"] >= window_bytes:
+                windows.append(_empty_window())
+            window = windows[-1]
+            window["documents"] += 1
+            window["bytes"] += len(data)
+            if digest in seen:
+                window["exact"] += 1
+                window["exact_bytes"] += len(data)
+            elif kind == "near":
+                window["near"] += 1
+                window["near_bytes"] += len(data)
+            seen.add(digest)
+            if kind == "fresh":
+                fresh, fresh_bytes = fresh + 1, fresh_bytes + len(data)
+            size, in_shard = size + len(data), in_shard + len(data)
+            if size >= target:
+                break
+    if size < target:
+        raise SystemExit(
+            f"the fresh documents ran out after {fresh:,} ({fresh_bytes / 1e6:.1f} MB of text): "
+            f"only {size / 1e6:.1f} MB of corpus, {target / 1e6:g} MB asked (--mb)"
+        )
+    documents_total = sum(w["documents"] for w in windows)
+    stats = {
+        "documents": documents_total,
+        "bytes": size,
+        "shards": shards,
+        "fresh_documents": fresh,
+        "fresh_bytes": fresh_bytes,
+        "exact_share": sum(w["exact"] for w in windows) / max(documents_total, 1),
+        "near_share": sum(w["near"] for w in windows) / max(documents_total, 1),
+        "window_bytes": window_bytes,
+        "windows": windows,
+        "seconds": round(time.time() - started, 1),
+    }
+    (directory / "_stats.json").write_text(json.dumps(stats, indent=1) + "\n")
+    return stats
+
+
+def datasketch_check(pairs: list[tuple[str, str]], num_perm: int = 256, threshold: float = 0.7) -> dict[str, Any]:
+    """datasketch's MinHash estimate (``num_perm`` permutations, word 5-grams) of each (original, near copy) pair:
+    how many estimate >= ``threshold``, and the smallest and median estimates."""
+    from datasketch import MinHash
+
+    def signature(text: str) -> MinHash:
+        minhash = MinHash(num_perm=num_perm)
+        minhash.update_batch([" ".join(gram).encode("utf-8") for gram in shingle_set(text)])
+        return minhash
+
+    estimates = sorted(signature(a).jaccard(signature(b)) for a, b in pairs)
+    return {
+        "pairs": len(estimates),
+        "above_threshold": sum(e >= threshold for e in estimates),
+        "threshold": threshold,
+        "min": round(estimates[0], 3) if estimates else None,
+        "median": round(estimates[len(estimates) // 2], 3) if estimates else None,
+    }
+
+
+def check_shares(exact: float, near: float) -> None:
+    """Exit with a one-line error naming the option when the shares cannot be a corpus's."""
+    for name, share in (("--exact", exact), ("--near", near)):
+        if not 0 <= share < 1:
+            raise SystemExit(f"error: {name}: a share in [0, 1), got {share}")
+    if exact + near >= 1:
+        raise SystemExit(f"error: --exact + --near: must be below 1 (fresh documents), got {exact + near:g}")
+
+
+def build(
+    megabytes: float,
+    directory: Path | None = None,
+    exact: float = EXACT_SHARE,
+    near: float = NEAR_SHARE,
+    fresh: Callable[[], Iterator[Record]] = default_fresh,
+    shard_bytes: int = SHARD_BYTES,
+) -> Path:
+    """The corpus directory of at least ``megabytes`` MB of text (default under $PIPELINE_BENCH_DATA, named by its
+    size and shares), built once in ``<name>.partial`` and renamed when complete; an existing one is reused."""
+    check_shares(exact, near)
+    name = f"constant-corpus-{megabytes:g}mb" + (
+        "" if (exact, near) == (EXACT_SHARE, NEAR_SHARE) else f"-{exact:g}-{near:g}"
+    )
+    directory = directory or real_corpus.DEFAULT_DIR / name
+    if directory.is_dir():
+        return directory
+    partial = directory.with_name(directory.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    try:
+        write_corpus(documents(fresh(), exact, near), partial, int(megabytes * 1e6), shard_bytes)
+    except SystemExit:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    partial.rename(directory)
+    return directory
+
+
+def at_least(megabytes: float) -> Path:
+    """The smallest built corpus of the default shares holding at least ``megabytes`` MB of text (under
+    $PIPELINE_BENCH_DATA), else a new one of that size (its every prefix has the same shares)."""
+    sizes = []
+    for path in real_corpus.DEFAULT_DIR.glob("constant-corpus-*mb"):
+        if (found := re.fullmatch(r"constant-corpus-(\d+(?:\.\d+)?)mb", path.name)) and path.is_dir():
+            sizes.append((float(found[1]), path))
+    fitting = sorted((mb, path) for mb, path in sizes if mb >= megabytes)
+    return fitting[0][1] if fitting else build(megabytes)
+
+
+def main() -> None:
+    """Build (or reuse) the corpus, print its directory and its shares per window; --check N measures N sampled
+    near copies against their originals with datasketch."""
+    parser = arguments(__doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0)
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
+    args = parser.parse_args()
+    check_shares(args.exact, args.near)
+    directory = build(args.mb, args.out, args.exact, args.near)
+    print(directory)
+    stats = json.loads((directory / "_stats.json").read_text())
+    print(f"{stats['documents']:,} documents, {stats['fresh_documents']:,} fresh ({stats['fresh_bytes'] / 1e6:.0f} MB)")
+    for number, window in enumerate(stats["windows"]):
+        docs, size = max(window["documents"], 1), max(window["bytes"], 1)
+        print(
+            f"window {number} ({window['bytes'] / 1e6:.0f} MB, {window['documents']:,} documents): "
+            f"exact {window['exact'] / docs:.3f} of documents, {window['exact_bytes'] / size:.3f} of bytes; "
+            f"near {window['near'] / docs:.3f}, {window['near_bytes'] / size:.3f}"
+        )
+    if args.check:  # the same records again (deterministic), keeping a sample of (original, near copy) pairs
+        pairs: list[tuple[str, str]] = []
+        records = documents(default_fresh(), args.exact, args.near, pairs=pairs, keep_pairs=args.check)
+        for _ in zip(range(stats["documents"]), records, strict=False):
+            if len(pairs) >= args.check:
+                break
+        print(json.dumps({"datasketch": datasketch_check(pairs)}))
+
+
+if __name__ == "__main__":
+    main()

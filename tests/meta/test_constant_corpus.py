@@ -1,0 +1,131 @@
+"""The constant-rate scale corpus (bench/constant_corpus.py): every window of a small build holds the configured
+exact and near-duplicate shares, counted from the written shards alone with digests and datasketch's MinHash LSH
+at the dedup's parameters, not from the builder's own labels."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from datasketch import MinHash, MinHashLSH
+
+from bench import constant_corpus
+
+THRESHOLD = 0.7  # conf/dataproc.yaml's dedup threshold
+NUM_PERM = 256  # conf/dataproc.yaml's num_perm
+
+
+def fresh_texts(seed: int = 3) -> Iterator[constant_corpus.Record]:
+    """Distinct documents of random words (60-200 words, in paragraphs): no two are near-duplicates."""
+    rng = random.Random(seed)
+    vocabulary = [
+        "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(5000)
+    ]
+    for number in range(100_000):
+        words = [rng.choice(vocabulary) for _ in range(rng.randint(60, 200))]
+        paragraphs = [" ".join(words[at : at + 40]) for at in range(0, len(words), 40)]
+        yield "web", f"doc-{number}", "\n\n".join(paragraphs)
+
+
+def signature(text: str) -> MinHash:
+    grams = {" ".join(gram) for gram in constant_corpus.shingle_set(text)}
+    minhash = MinHash(num_perm=NUM_PERM)
+    minhash.update_batch([g.encode() for g in grams])
+    return minhash
+
+
+def classify(texts: list[str]) -> list[str]:
+    """Per text: ``exact`` when an earlier text is equal, ``near`` when datasketch's LSH finds an earlier text
+    whose estimated Jaccard is >= THRESHOLD, else ``fresh``."""
+    lsh = MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM)
+    seen: set[bytes] = set()
+    signatures: list[MinHash] = []
+    kinds = []
+    for number, text in enumerate(texts):
+        digest = hashlib.sha256(text.encode()).digest()
+        minhash = signature(text)
+        signatures.append(minhash)
+        if digest in seen:
+            kinds.append("exact")
+            continue
+        seen.add(digest)
+        near = [key for key in lsh.query(minhash) if signatures[key].jaccard(minhash) >= THRESHOLD]
+        kinds.append("near" if near else "fresh")
+        lsh.insert(number, minhash)
+    return kinds
+
+
+@pytest.mark.parametrize(("exact", "near"), [(0.15, 0.15), (0.1, 0.2)])
+def test_every_window_holds_the_configured_shares(tmp_path: Path, exact: float, near: float) -> None:
+    records = constant_corpus.documents(fresh_texts(), exact, near, seed=5)
+    stats = constant_corpus.write_corpus(
+        records, tmp_path / "c", target=2_400_000, shard_bytes=800_000, window_bytes=600_000
+    )
+    lines = [json.loads(line) for shard in sorted((tmp_path / "c").glob("part-*.jsonl")) for line in shard.open()]
+    assert stats["shards"] == len(list((tmp_path / "c").glob("part-*.jsonl"))) >= 3
+    kinds = classify([line["text"] for line in lines])
+    assert len(kinds) >= 2400
+    for start in range(0, len(kinds) - 600, 600):  # windows of 600 documents (3 blocks of 200)
+        window = kinds[start : start + 600]
+        assert window.count("exact") / 600 == pytest.approx(exact, abs=0.01)
+        assert window.count("near") / 600 == pytest.approx(near, abs=0.01)
+    assert len(stats["windows"]) == 4
+    for window in stats["windows"][:-1]:  # the builder's own windows of 600 kB
+        assert window["exact"] / window["documents"] == pytest.approx(exact, abs=0.03)
+        assert window["near"] / window["documents"] == pytest.approx(near, abs=0.03)
+    # the paths name each copy's original and its kind; LSH may miss a near copy now and then, as dedup would
+    labels = [line["path"].rsplit("#", 1)[1] if "#" in line["path"] else "fresh" for line in lines]
+    missed = sum(label == "near" and kind == "fresh" for label, kind in zip(labels, kinds, strict=True))
+    assert missed <= 0.02 * labels.count("near")
+    assert all(label == kind for label, kind in zip(labels, kinds, strict=True) if (label, kind) != ("near", "fresh"))
+
+
+def test_near_copies_are_real_edits_above_the_threshold() -> None:
+    pairs: list[tuple[str, str]] = []
+    records = constant_corpus.documents(fresh_texts(), pairs=pairs, keep_pairs=30)
+    for _ in zip(range(3000), records, strict=False):
+        pass
+    assert len(pairs) == 30
+    for original, copy in pairs:
+        assert copy != original
+        assert signature(original).jaccard(signature(copy)) >= THRESHOLD
+    checked = constant_corpus.datasketch_check(pairs)
+    assert checked["above_threshold"] == checked["pairs"] == 30
+
+
+def test_one_version_of_each_file_newest_first() -> None:
+    releases = {"1.0": [("a.py", "a1"), ("old.py", "o")], "2.0": [("a.py", "a2"), ("b.py", "b2")]}
+    got = list(constant_corpus.newest_first("pkg", ["1.0", "2.0"], lambda _pkg, version: releases[version]))
+    assert got == [("pypi", "pkg-2.0/a.py", "a2"), ("pypi", "pkg-2.0/b.py", "b2"), ("pypi", "pkg-1.0/old.py", "o")]
+
+
+def test_running_out_of_fresh_documents_says_how_many(tmp_path: Path) -> None:
+    few = (record for _, record in zip(range(50), fresh_texts(), strict=False))
+    with pytest.raises(SystemExit, match=r"fresh documents ran out after 50 \("):
+        constant_corpus.build(100, tmp_path / "c", fresh=lambda: few)
+    assert not (tmp_path / "c").exists() and not (tmp_path / "c.partial").exists()
+
+
+def test_bad_shares_name_the_option() -> None:
+    with pytest.raises(SystemExit, match="--exact"):
+        constant_corpus.check_shares(1.2, 0.1)
+    with pytest.raises(SystemExit, match=r"--exact \+ --near"):
+        constant_corpus.check_shares(0.6, 0.5)
+
+
+def test_scale_bench_reuses_the_smallest_corpus_large_enough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (
+        "constant-corpus-500mb",
+        "constant-corpus-2000mb",
+        "constant-corpus-1000mb",
+        "constant-corpus-900mb-0.1-0.2",
+    ):
+        (tmp_path / name).mkdir()
+    monkeypatch.setattr(constant_corpus.real_corpus, "DEFAULT_DIR", tmp_path)
+    assert constant_corpus.at_least(750) == tmp_path / "constant-corpus-1000mb"
+    assert constant_corpus.at_least(1000) == tmp_path / "constant-corpus-1000mb"
+    assert constant_corpus.at_least(1500) == tmp_path / "constant-corpus-2000mb"
