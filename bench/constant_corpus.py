@@ -12,7 +12,6 @@ How it measures: docs/benchmarks.md, Method notes, constant_corpus.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
@@ -274,18 +273,12 @@ def write_corpus(
     window of ``window_bytes`` of text (also in ``_stats.json``): documents and bytes, exact copies (a text seen
     before, counted by digest, not by kind) and near copies. Raises SystemExit when the fresh documents run out."""
     started = time.time()
-    directory.mkdir(parents=True)
     seen: set[bytes] = set()
     windows = [_empty_window()]
-    size = shards = in_shard = fresh = fresh_bytes = 0
-    with contextlib.ExitStack() as stack:
-        for kind, (source, path, text) in records:
-            if shards == 0 or in_shard >= shard_bytes:  # the next shard ``part-NNNNN.jsonl``
-                stack.close()
-                out = stack.enter_context(open(directory / f"part-{shards:05d}.jsonl", "w", encoding="utf-8"))
-                shards, in_shard = shards + 1, 0
-            out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
-            data = text.encode("utf-8")
+    fresh = fresh_bytes = 0
+    with release_corpus.Shards(directory, shard_bytes) as out:
+        for kind, record in records:
+            data = out.write(record)
             digest = hashlib.blake2b(data, digest_size=16).digest()
             if windows[-1]["bytes"] >= window_bytes:
                 windows.append(_empty_window())
@@ -301,9 +294,9 @@ def write_corpus(
             seen.add(digest)
             if kind == "fresh":
                 fresh, fresh_bytes = fresh + 1, fresh_bytes + len(data)
-            size, in_shard = size + len(data), in_shard + len(data)
-            if size >= target:
+            if out.bytes >= target:
                 break
+    size, shards = out.bytes, out.count
     if size < target:
         raise SystemExit(
             f"the fresh documents ran out after {fresh:,} ({fresh_bytes / 1e6:.1f} MB of text): "

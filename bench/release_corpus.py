@@ -95,6 +95,37 @@ def repeated_fractions(paths: list[str]) -> dict[str, float]:
     }
 
 
+class Shards:
+    """JSON-lines shards ``part-NNNNN.jsonl`` (``{"source", "path", "text"}`` per line) in a new ``directory``,
+    the next shard begun after ``shard_bytes`` of text; ``bytes`` and ``count`` say what was written."""
+
+    def __init__(self, directory: Path, shard_bytes: int = SHARD_BYTES) -> None:
+        directory.mkdir(parents=True)
+        self.directory, self.shard_bytes = directory, shard_bytes
+        self.bytes = self.count = self._in_shard = 0
+        self._stack = contextlib.ExitStack()
+        self._out: Any = None
+
+    def write(self, record: Record) -> bytes:
+        """Write one record; its text as UTF-8."""
+        if self._out is None or self._in_shard >= self.shard_bytes:
+            self._stack.close()
+            name = self.directory / f"part-{self.count:05d}.jsonl"
+            self._out = self._stack.enter_context(open(name, "w", encoding="utf-8"))
+            self.count, self._in_shard = self.count + 1, 0
+        source, path, text = record
+        self._out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
+        data = text.encode("utf-8")
+        self.bytes, self._in_shard = self.bytes + len(data), self._in_shard + len(data)
+        return data
+
+    def __enter__(self) -> Shards:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+
 def write_corpus(
     records: Iterator[Record], directory: Path, target: int, shard_bytes: int = SHARD_BYTES
 ) -> dict[str, Any]:
@@ -102,30 +133,24 @@ def write_corpus(
     (also written to ``_stats.json``: documents and bytes per source, the fraction of exact duplicates, of
     repeated PyPI paths). Raises SystemExit when the records run out first."""
     started = time.time()
-    directory.mkdir(parents=True)
     sources: dict[str, dict[str, int]] = {}
     pypi_paths: list[str] = []
     seen: set[bytes] = set()
-    size = exact = shards = in_shard = 0
-    with contextlib.ExitStack() as stack:
+    exact = 0
+    with Shards(directory, shard_bytes) as out:
         for source, path, text in records:
-            if shards == 0 or in_shard >= shard_bytes:  # the next shard ``part-NNNNN.jsonl``
-                stack.close()
-                out = stack.enter_context(open(directory / f"part-{shards:05d}.jsonl", "w", encoding="utf-8"))
-                shards, in_shard = shards + 1, 0
-            out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
-            data = text.encode("utf-8")
+            data = out.write((source, path, text))
             tally = sources.setdefault(source, {"documents": 0, "bytes": 0})
             tally["documents"] += 1
             tally["bytes"] += len(data)
-            size, in_shard = size + len(data), in_shard + len(data)
             digest = hashlib.blake2b(data, digest_size=16).digest()
             exact += digest in seen
             seen.add(digest)
             if source == "pypi":
                 pypi_paths.append(path)
-            if size >= target:
+            if out.bytes >= target:
                 break
+    size, shards = out.bytes, out.count
     if size < target:
         raise SystemExit(f"only {size / 1e6:.1f} MB of documents, {target / 1e6:g} MB asked (--mb)")
     stats = {
