@@ -20,6 +20,7 @@ from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
 from pipeline.dedup.index.spark.commit import commit_run
 from pipeline.dedup.index.spark.lookup import require_index_usable, run_key, runs_looked_up
 from pipeline.dedup.plan import DedupPlan
+from pipeline.dedup.report_html import report_html
 from pipeline.dedup.report_section import report_section
 from pipeline.dedup.spark.candidates import find_candidates
 from pipeline.dedup.spark.components import connected_components
@@ -300,6 +301,7 @@ class Dedup(Stage):
     writes = (layout.DEDUP,)
     passes_on = "survivors"
     removal_tables = {REMOVALS[1]: layout.CONTAMINATED, REMOVALS[2]: layout.EARLIER_RUNS}
+    report_keys = ("dedup",)
     stop_when_empty = True
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
@@ -341,6 +343,9 @@ class Dedup(Stage):
 
     def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
         return report_section(run)
+
+    def report_html(self, data: dict[str, Any]) -> list[str]:
+        return report_html(data)
 
 
 STAGE = Dedup()

@@ -1,20 +1,18 @@
 """``report.html``: one self-contained page rendered from ``report.json`` (no server, no script, no fetch).
 
-Every piece of document text is HTML-escaped; near-duplicate pairs are shown side by side with the
-words that differ highlighted.
+The page assembly and the run's own sections (overview, rejected records, tokens and blend, timeline,
+parameters); each stage draws its own sections (``Stage.report_html``) and the page places them. Every piece of
+document text is HTML-escaped.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-import re
 from collections.abc import Sequence
 
 from pipeline.report import svg
 from pipeline.report.html_parts import esc as _esc
 from pipeline.report.html_parts import table as _table
-from pipeline.report.spans_html import spans_parts
 from pipeline.report.summary import is_rule_reason
 from pipeline.stage_api.stage import Stage
 
@@ -40,67 +38,20 @@ mark{background:#ffd54f}.warn{background:#fff3cd;border-left:4px solid #e0a800;p
 """
 
 
-def highlight_differences(text: str, other: str) -> str:
-    """``text`` escaped, with the words that are not in the aligned ``other`` wrapped in ``<mark>``."""
-    words, others = re.split(r"(\s+)", text), re.split(r"(\s+)", other)
-    out: list[str] = []
-    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, words, others, autojunk=False).get_opcodes():
-        for word in words[i1:i2]:  # spaces stay unmarked, each differing word is marked
-            out.append(_esc(word) if tag == "equal" or not word.strip() else f"<mark>{_esc(word)}</mark>")
-    return "".join(out)
-
-
-def _where(doc: dict) -> str:
-    return (
-        f'<div class="meta">doc_id {_esc(doc["doc_id"])} · {_esc(doc["source"])} · {_esc(doc["file"])} '
-        f"at {_esc(doc['position'])} · {doc['characters']:,} characters</div>"
-    )
-
-
-def _near_pair(example: dict) -> str:
-    survivor, removed = example["survivor"], example["removed"]
-    return (
-        f"<p>cluster of {example['cluster_size']} · exact Jaccard <b>{example['jaccard']:.3f}</b></p>"
-        '<div class="pair">'
-        f'<div class="doc"><b>kept (survivor)</b>{_where(survivor)}'
-        f"<pre>{highlight_differences(survivor['excerpt'], removed['excerpt'])}</pre></div>"
-        f'<div class="doc"><b>removed</b>{_where(removed)}'
-        f"<pre>{highlight_differences(removed['excerpt'], survivor['excerpt'])}</pre></div></div>"
-    )
-
-
-def _exact_group(example: dict) -> str:
-    copies = ", ".join(f"{_esc(c['source'])}:{_esc(c['file'])}@{_esc(c['position'])}" for c in example["copies"])
-    return (
-        f'<div class="doc"><b>{example["size"]} identical copies</b> (cluster of {example["cluster_size"]})'
-        f'<div class="meta">{copies}</div><pre>{_esc(example["document"]["excerpt"])}</pre></div>'
-    )
-
-
-def _examples(data: dict) -> list[str]:
-    parts = ["<h2>What dedup removed, per source</h2>"]
-    for source, found in data["dedup"]["examples"].items():
-        parts.append(f"<h3>{_esc(source)}</h3>")
-        if not found["near_duplicates"] and not found["exact_duplicates"]:
-            parts.append("<p>No duplicate removed.</p>")
-        if found["near_duplicates"]:
-            parts.append("<h4>Near-duplicates (differing words highlighted)</h4>")
-            parts += [_near_pair(e) for e in found["near_duplicates"]]
-        if found["exact_duplicates"]:
-            parts.append("<h4>Exact duplicates</h4>")
-            parts += [_exact_group(e) for e in found["exact_duplicates"]]
+def _rejects(data: dict) -> list[str]:
     rejects = data["rejects"]["examples"]
-    if rejects:
-        parts.append("<h2>What ingest rejected, per reason</h2>")
-        for source, reasons in rejects.items():
-            for reason, rows in reasons.items():
-                parts.append(f"<h4>{_esc(source)}: {_esc(reason)}</h4>")
-                parts += [
-                    f'<div class="meta">{_esc(r["file"])} at byte/row {_esc(r["position"])}'
-                    f"{' · ' + _esc(r['detail']) if r['detail'] else ''}</div>"
-                    f'<pre class="excerpt">{_esc(r["excerpt"])}</pre>'
-                    for r in rows
-                ]
+    if not rejects:
+        return []
+    parts = ["<h2>What ingest rejected, per reason</h2>"]
+    for source, reasons in rejects.items():
+        for reason, rows in reasons.items():
+            parts.append(f"<h4>{_esc(source)}: {_esc(reason)}</h4>")
+            parts += [
+                f'<div class="meta">{_esc(r["file"])} at byte/row {_esc(r["position"])}'
+                f"{' · ' + _esc(r['detail']) if r['detail'] else ''}</div>"
+                f'<pre class="excerpt">{_esc(r["excerpt"])}</pre>'
+                for r in rows
+            ]
     return parts
 
 
@@ -172,46 +123,23 @@ def _overview(data: dict) -> list[str]:
     return parts
 
 
-def _dedup(data: dict) -> list[str]:
-    dedup, charts = data["dedup"], []
-    hist = dedup["cluster_size_histogram"]
-    if hist:
-        charts.append(
-            svg.bar_chart(
-                "duplicate clusters by size",
-                list(hist),
-                {"clusters": list(hist.values())},
-                "documents in the cluster",
-                "clusters",
-            )
-        )
-    lsh = dedup["lsh"]
-    if lsh:
-        charts.append(
-            svg.s_curve_chart(
-                [(p["jaccard"], p["probability"]) for p in lsh["s_curve"]],
-                lsh["threshold"],
-                lsh["candidate_jaccard_histogram"]["counts"],
-                lsh["bands"],
-                lsh["rows"],
-            )
-        )
-    counts = [[k, v] for k, v in dedup["counts"].items()]
-    return ["<h2>Dedup</h2>", '<div class="charts">', *charts, "</div>", _table(["count", "value"], counts)]
-
-
 def _timeline(data: dict) -> list[str]:
+    """The stages, then each stage's own steps (a ``timeline.<stage>_steps`` entry) from the start of that stage."""
     stages = [(r["stage"], r["start"] or 0.0, r["seconds"]) for r in data["timeline"]["stages"]]
-    steps, start = [], 0.0
-    for r in data["timeline"]["dedup_steps"]:
-        steps.append((f"dedup: {r['step']}", start, r["seconds"]))
-        start += r["seconds"]
     parts = ["<h2>Timeline</h2>"]
     if stages:
         parts.append(svg.timeline_chart(stages, "stages (seconds from the start of the run)"))
-    if steps:
-        parts.append(svg.timeline_chart(steps, "dedup steps (seconds from the start of dedup)"))
-    rows = [[n, f"{d:.1f}"] for n, _, d in stages + steps]
+    rows = [[n, f"{d:.1f}"] for n, _, d in stages]
+    for key, entries in data["timeline"].items():
+        if key == "stages" or not key.endswith(STEPS):
+            continue
+        stage, steps, start = key.removesuffix(STEPS), [], 0.0
+        for r in entries:
+            steps.append((f"{stage}: {r['step']}", start, r["seconds"]))
+            start += r["seconds"]
+        if steps:
+            parts.append(svg.timeline_chart(steps, f"{stage} steps (seconds from the start of {stage})"))
+        rows += [[n, f"{d:.1f}"] for n, _, d in steps]
     return [*parts, _table(["stage or step", "seconds"], rows)]
 
 
@@ -276,10 +204,13 @@ REPORT_KEYS = {
     "sources",
     "timeline",
     "parameters",
-    "dedup",
     "rejects",
 }
-REPORT_KEYS |= {"tokens", "blend", "after_run_errors", "spans"}
+REPORT_KEYS |= {"tokens", "blend", "after_run_errors"}
+STEPS = "_steps"  # timeline.<stage>_steps: a stage's own steps, drawn after the stages
+# the page's own sections after the overview, in page order: a stage's sections (Stage.report_html) go, in run
+# order, just before the one its Stage.report_before names
+PLACES = ("rejects", "tokens", "timeline", "parameters")
 
 
 def _incomplete(data: dict) -> list[str]:
@@ -311,7 +242,14 @@ def _stage_sections(data: dict, drawn: set[str]) -> list[str]:
 
 def render_html(data: dict, stages: Sequence[Stage] = ()) -> str:
     """The whole page for the ``report.json`` dictionary ``data``, with the sections ``stages`` draw themselves
-    (``Stage.report_html``) after the overview."""
+    (``Stage.report_html``), each stage's before the page's own section its ``report_before`` names."""
+    misplaced = [f"{s.name}: {s.report_before!r}" for s in stages if s.report_before not in PLACES]
+    if misplaced:
+        raise ValueError(f"Stage.report_before names no section of the page ({', '.join(PLACES)}): {misplaced}")
+
+    def placed(place: str) -> list[str]:
+        return [part for stage in stages if stage.report_before == place for part in stage.report_html(data)]
+
     params = [
         [p["key"], json.dumps(p["value"]) if not isinstance(p["value"], str) else p["value"]]
         for p in data["parameters"]
@@ -322,13 +260,14 @@ def render_html(data: dict, stages: Sequence[Stage] = ()) -> str:
         *_incomplete(data),
         *_after_run_errors(data),
         *_overview(data),
-        *(part for stage in stages for part in stage.report_html(data)),
-        *_dedup(data),
-        *_examples(data),
-        *spans_parts(data),
+        *placed("rejects"),
+        *_rejects(data),
+        *placed("tokens"),
         *_tokens_and_blend(data),
+        *placed("timeline"),
         *_timeline(data),
         *_stage_sections(data, {key for stage in stages for key in stage.report_keys}),
+        *placed("parameters"),
         "<h2>Parameters</h2>",
         _table(["key", "value"], params),
     ]

@@ -33,6 +33,7 @@ from pipeline.spans.batches import (
     unpacked_anchors,
 )
 from pipeline.spans.lines import KIND_LINES, LINES, line_hash, line_rewrite_batches, line_rows
+from pipeline.spans.report_html import report_html
 from pipeline.spans.report_section import report_section
 from pipeline.spans.sentence_batches import SENTENCE_COLUMNS, SIGNATURES, sentence_rewrite_batches, signature_batches
 from pipeline.spans.sentences import KIND_SENTENCES
@@ -321,6 +322,8 @@ class Spans(Stage):
     writes = (layout.SPANS,)
     removal_tables = {REMOVAL: layout.SPANS_EMPTIED, TOO_SHORT: layout.SPANS_TOO_SHORT}
     passes_on = "after_spans"
+    report_keys = ("spans",)
+    report_before = "tokens"  # what the stage cut from the survivors, after what ingest rejected
     stop_when_empty = True
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
@@ -337,6 +340,9 @@ class Spans(Stage):
 
     def report(self, run: str, counts: dict[str, Any]) -> dict[str, Any] | None:
         return report_section(run, counts)
+
+    def report_html(self, data: dict[str, Any]) -> list[str]:
+        return report_html(data)
 
 
 STAGE = Spans()

@@ -103,6 +103,9 @@ class Stage:
     # explain and sample read; within-run duplicates are read from dedup's components instead
     removal_tables: ClassVar[Mapping[str, str]] = {}
     report_keys: ClassVar[tuple[str, ...]] = ()  # the report.json entries its report_html draws (not as a table)
+    # the page's own section its report_html sections precede: "rejects" (right after the overview), "tokens",
+    # "timeline" or "parameters" (pipeline.report.html.PLACES); stages placed alike keep run order
+    report_before: ClassVar[str] = "rejects"
     stop_when_empty: ClassVar[bool] = False  # a run stops after it when it passes no document on
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:

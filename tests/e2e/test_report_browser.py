@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.html import highlight_differences, render_html
+from pipeline.report.html import render_html
+from pipeline.report.html_parts import highlight_differences
+from pipeline.run.registry import STAGES
 from tests.browser_cdp import Chromium, find_chromium
 from tests.oracles import missing_tool
 
@@ -152,6 +154,6 @@ def test_document_text_is_escaped_and_differences_are_marked() -> None:
         "tokens": {"per_source": {}, "length_histogram": {}},
         "blend": None,
     }
-    page = render_html(data)
+    page = render_html(data, STAGES)  # the dedup stage draws the pairs, the page the rejects
     assert "<script" not in page and "<img" not in page and "<i>" not in page and "<v>" not in page
-    assert "&lt;script&gt;alert(" in page and "&lt;img src=x&gt;" in page
+    assert "&lt;script&gt;alert(" in page and "&lt;img src=x&gt;" in page and "<mark>" in page

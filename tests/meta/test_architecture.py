@@ -13,7 +13,9 @@
    reads no attribute of a ``ctx`` that :class:`RunContext` does not define.
 7. ``pipeline.report`` imports no stage package and names no stage's table (a ``layout`` constant under a stage's
    ``writes`` or ``passes``) but those of :data:`REPORT_TABLES`: each stage gives its own report section
-   (``Stage.report``), which reads its own tables.
+   (``Stage.report``), which reads its own tables. Nor does it spell a report.json entry a stage draws
+   (``Stage.report_keys``) but as :data:`REPORT_ENTRIES` allows: each stage draws its own sections of the page
+   (``Stage.report_html``).
 8. ``pipeline/filter/`` holds the filter stage (at most :data:`MAX_FILTER_MODULES` modules) and, in ``rules/``, one
    module per filter (with its compiled twin, ``*_numba.py``, where it has one); borrowed libraries live in their
    own packages (the spaCy-rules English splitter in ``pipeline/text/english/``, the fastText predictor in
@@ -58,17 +60,23 @@ REPORT_TABLES = {
     "REJECTS": "the rejects' examples per source and reason: ingest has no report section of its own yet",
     "MEGATRON": "the tokens per source and their length histogram: the run's final files, read by the report itself",
 }
+# (report module, a report.json entry a stage draws) -> why the module spells it (rule 7)
+REPORT_ENTRIES = {
+    ("pipeline.report.data", "dedup"): "report.json's schema requires the entry: data.py seeds it empty until the "
+    "dedup stage's section fills it (its shape, not its drawing)",
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Flow:
     """One stage's declared data flow (rule 10): its package, the names it reads (optional ones too), the data it
-    passes on (name -> table) and the run-directory parts it writes."""
+    passes on (name -> table) and the run-directory parts it writes; and the report.json entries it draws (rule 7)."""
 
     package: str
     reads: tuple[str, ...] = ()
     passes: Mapping[str, str] = dataclasses.field(default_factory=dict)
     writes: tuple[str, ...] = ()
+    draws: tuple[str, ...] = ()
 
     def owns(self, table: str) -> bool:
         """Whether ``table`` is one this stage writes or passes on (or lies inside one)."""
@@ -213,7 +221,8 @@ def undeclared_tables(
 def _flows() -> list[Flow]:
     """The registered stages' declarations, in run order."""
     return [
-        Flow(type(s).__module__.split(".")[1], (*s.reads, *s.optional_reads), dict(s.passes), s.writes) for s in STAGES
+        Flow(type(s).__module__.split(".")[1], (*s.reads, *s.optional_reads), dict(s.passes), s.writes, s.report_keys)
+        for s in STAGES
     ]
 
 
@@ -269,7 +278,21 @@ def violations(
             problems += [f"{name} imports the stage package {t}" for t in sorted(targets) if _subpackage(t) in stages]
     flows = _flows() if flows is None else flows
     tables = layout_tables(root, package) if tables is None else tables
-    return problems + undeclared_tables(root, flows, tables) + report_tables(root, flows, tables, package)
+    problems += undeclared_tables(root, flows, tables) + report_tables(root, flows, tables, package)
+    return problems + report_entries(literals, flows)
+
+
+def report_entries(literals: Mapping[str, set[str]], flows: Sequence[Flow]) -> list[str]:
+    """Rule 7's last part: each module of ``report`` spelling a report.json entry a stage draws itself
+    (``Stage.report_keys``) but as :data:`REPORT_ENTRIES` allows (the stage's own ``report_html`` draws it)."""
+    return [
+        f"{name} spells {flow.package}'s report.json entry {entry!r}: the stage draws it (Stage.report_html)"
+        for name, found in sorted(literals.items())
+        if _subpackage(name) == "report"
+        for flow in flows
+        for entry in flow.draws
+        if entry in found and (name, entry) not in REPORT_ENTRIES
+    ]
 
 
 def report_tables(root: Path, flows: Sequence[Flow], tables: Mapping[str, str], package: str = "pipeline") -> list[str]:
@@ -315,6 +338,9 @@ def test_the_rules_bite_on_the_real_tree() -> None:
     assert tables["CLUSTER_SIZES"] == "dedup/cluster_sizes" and tables["SURVIVORS"] == "dedup/survivors"
     assert "SURVIVORS" in layout_names(ROOT / "pipeline" / "spans" / "report_section.py")  # declared: spans reads it
     assert {f.package for f in _flows()} == stage_packages(ROOT)
+    assert {"filter", "dedup", "spans"} <= {entry for f in _flows() for entry in f.draws}  # rule 7 sees the entries
+    literals = string_literals(ROOT)
+    assert all(entry in literals[module] for module, entry in REPORT_ENTRIES)  # each allowance is still needed
     assert set(LATER_TABLES) <= {(a.package, b.package) for i, a in enumerate(_flows()) for b in _flows()[i + 1 :]}
 
 
@@ -362,7 +388,10 @@ CLEAN = {
 CONTEXT = ({"config"}, {"config", "read_table"})
 NAMES = {"alpha-one": "alpha", "beta": "beta"}
 # alpha writes alpha/ and passes its "out" table on; beta reads it, writes beta/
-FLOWS = [Flow("alpha", passes={"out": "alpha/out"}, writes=("alpha",)), Flow("beta", reads=("out",), writes=("beta",))]
+FLOWS = [
+    Flow("alpha", passes={"out": "alpha/out"}, writes=("alpha",), draws=("alpha_figures",)),
+    Flow("beta", reads=("out",), writes=("beta",)),
+]
 TABLES = {"OUT": "alpha/out", "SIDE": "alpha/side", "BETA_OUT": "beta/out", "MANIFEST": "manifest.json"}
 
 
@@ -395,6 +424,8 @@ TABLES = {"OUT": "alpha/out", "SIDE": "alpha/side", "BETA_OUT": "beta/out", "MAN
          "pipeline.report.data imports the stage package pipeline.alpha"),
         ({"pipeline/report/alpha_data.py": "def section(run):\n    return join(run, layout.SIDE)\n"},
          "pipeline.report.alpha_data names alpha's table 'alpha/side' (layout.SIDE)"),
+        ({"pipeline/report/alpha_html.py": "def parts(data):\n    return [str(data['alpha_figures'])]\n"},
+         "pipeline.report.alpha_html spells alpha's report.json entry 'alpha_figures'"),
         ({"pipeline/beta/rehydrate.py": "def sizes(run):\n    return join(run, layout.SIDE)\n"},
          "pipeline.beta.rehydrate opens alpha's table 'alpha/side' (layout.SIDE) without declaring it"),
         ({"pipeline/beta/stage.py": "from pipeline.api.layout import MANIFEST, SIDE\nSTAGE = 1\n"},

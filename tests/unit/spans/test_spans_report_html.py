@@ -1,8 +1,9 @@
-"""report.html's Repeated spans section (pipeline/report/spans_html.py) from a report.json ``spans`` entry."""
+"""report.html's Repeated spans section, which the spans stage draws (pipeline/spans/report_html.py), from a
+report.json ``spans`` entry."""
 
 from __future__ import annotations
 
-from pipeline.report.spans_html import spans_parts
+from pipeline.spans.report_html import report_html
 
 
 def test_the_section_shows_each_source_s_figures_and_the_most_repeated_spans_escaped() -> None:
@@ -19,7 +20,7 @@ def test_the_section_shows_each_source_s_figures_and_the_most_repeated_spans_esc
              "text": "<b>cookie</b> & notice"},
         ],
     }  # fmt: skip
-    page = "".join(spans_parts({"spans": spans}))
+    page = "".join(report_html({"spans": spans}))
     assert "<h2>Repeated spans</h2>" in page
     # kinds in name order: exact_substring, sentences; bytes, then ranges, then documents changed, emptied, too short
     cells = [4500, 120, 12, 3, 9, 2, 1]
@@ -30,4 +31,4 @@ def test_the_section_shows_each_source_s_figures_and_the_most_repeated_spans_esc
 
 
 def test_no_section_without_the_stage() -> None:
-    assert spans_parts({"dedup": {}}) == []
+    assert report_html({"dedup": {}}) == []

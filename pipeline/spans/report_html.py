@@ -1,5 +1,6 @@
-"""``report.html``'s Repeated spans section, from report.json's ``spans`` entry (docs/spans.md, Report): bytes and
-ranges removed per source and kind, documents changed, emptied and too short, and the most repeated spans."""
+"""The spans stage's section of report.html, Repeated spans, drawn from report.json's ``spans`` entry (docs/spans.md,
+Report; :mod:`pipeline.spans.report_section` makes it) with the report's generic HTML parts: bytes and ranges
+removed per source and kind, documents changed, emptied and too short, and the most repeated spans."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from pipeline.report.html_parts import table
 
 
-def spans_parts(data: dict[str, Any]) -> list[str]:
+def report_html(data: dict[str, Any]) -> list[str]:
     """The section's HTML pieces (none when the run had no spans stage)."""
     spans = data.get("spans")
     if not isinstance(spans, dict):
