@@ -1,6 +1,6 @@
 """report.html's assembly: each stage draws its own sections (``Stage.report_html``) and the page places them
 before the page's own section the stage's ``report_before`` names, so the dedup and spans sections stand where
-they stood when report/ drew them (docs/report_schema.md, The page)."""
+they stood when report/ drew them (docs/running.md, The report)."""
 
 from __future__ import annotations
 
