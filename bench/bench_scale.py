@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import calendar
+import contextlib
 import json
 import math
 import os
@@ -22,7 +23,7 @@ import time
 from collections import Counter
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import psutil
 import yaml
@@ -30,7 +31,7 @@ import yaml
 from bench import constant_corpus
 from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
-from bench.vs_corpus import shard_paths
+from bench.vs_corpus import lines
 from pipeline.run.registry import STAGE_NAMES
 
 GB = 10**9
@@ -92,26 +93,19 @@ def prefix(corpus: Path, nbytes: int, into: Path) -> tuple[int, dict[str, int]]:
     record's ``source``; returns the bytes taken and the bytes per source. Fails when the corpus is too small."""
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
-    taken, per_source = 0, Counter[str]()
-    for shard in shard_paths(corpus):
-        outs: dict[str, BinaryIO] = {}
-        try:
-            with shard.open("rb") as src:
-                for line in src:
-                    if taken >= nbytes:
-                        break
-                    name = _source_of(line)
-                    if name not in outs:
-                        (into / name).mkdir(exist_ok=True)
-                        outs[name] = (into / name / shard.name).open("wb")
-                    outs[name].write(line)
-                    taken += len(line)
-                    per_source[name] += len(line)
-        finally:
-            for out in outs.values():
-                out.close()
-        if taken >= nbytes:
-            break
+    per_source, outs, current = Counter[str](), {}, None
+    with contextlib.ExitStack() as files:
+        for shard, line in lines(corpus, nbytes, lambda _, line: len(line)):
+            if shard != current:  # one shard's files open at a time
+                files.close()
+                outs, current = {}, shard
+            name = _source_of(line)
+            if name not in outs:
+                (into / name).mkdir(exist_ok=True)
+                outs[name] = files.enter_context((into / name / shard.name).open("wb"))
+            outs[name].write(line)
+            per_source[name] += len(line)
+    taken = sum(per_source.values())
     if taken < nbytes * 0.99:
         raise SystemExit(f"error: --corpus: {corpus} holds {taken / GB:.3f} GB, less than {nbytes / GB:g} GB")
     return taken, dict(sorted(per_source.items()))

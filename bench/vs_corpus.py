@@ -13,6 +13,7 @@ import hashlib
 import itertools
 import json
 import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,27 @@ def shard_paths(path: Path) -> list[Path]:
     return shards
 
 
+def lines(source: Path, limit: float | None, size: Callable[[Path, bytes], int]) -> Iterator[tuple[Path, bytes]]:
+    """(shard, line) of the corpus's lines in order, while the ``size`` of those given is below ``limit`` (all when
+    None): the lines of a prefix, whole."""
+    taken = 0
+    for shard in shard_paths(source):
+        with open(shard, "rb") as src:
+            for line in src:
+                if limit is not None and taken >= limit:
+                    return
+                taken += size(shard, line)
+                yield shard, line
+
+
+def text_size(shard: Path, line: bytes) -> int:
+    """The bytes of a line's ``text``; exits naming --corpus when it has none."""
+    text = json.loads(line).get("text")
+    if not isinstance(text, str):
+        raise SystemExit(f"--corpus: a line of {shard} has no string 'text' key")
+    return len(text.encode())
+
+
 def prefix(source: Path, mb: float | None, out_dir: Path) -> Path:
     """The first whole documents of ``source`` holding at least ``mb`` MB of text (all when None), one JSONL file."""
     name = source.name.removesuffix(".jsonl")
@@ -56,18 +78,9 @@ def prefix(source: Path, mb: float | None, out_dir: Path) -> Path:
         return out
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    limit, taken = (None if mb is None else mb * 1e6), 0
     with open(tmp, "wb") as dst:
-        for shard in shard_paths(source):
-            with open(shard, "rb") as src:
-                for line in src:
-                    if limit is not None and taken >= limit:
-                        break
-                    record = json.loads(line)
-                    if not isinstance(record.get("text"), str):
-                        raise SystemExit(f"--corpus: a line of {shard} has no string 'text' key")
-                    dst.write(line if line.endswith(b"\n") else line + b"\n")
-                    taken += len(record["text"].encode())
+        for _, line in lines(source, None if mb is None else mb * 1e6, text_size):
+            dst.write(line if line.endswith(b"\n") else line + b"\n")
     tmp.rename(out)
     return out
 
