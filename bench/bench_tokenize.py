@@ -80,23 +80,17 @@ def child_cpu() -> tuple[float, float]:
 
 def bare_encoder(tok, table: pa.Table, eod: int) -> float:
     """CPU seconds of the stage's encode path over ``table`` in this process, from an empty cache."""
-    if not isinstance(tok, BPETokenizer) and tok.fast is not None:  # our kernel over the rank file, as the stage
-        tok._word_cache().clear()
-        started = time.process_time()
-        for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-            data, offsets = utf8_buffers(batch.column("text"))
-            tok.encode_utf8_documents(data, offsets, (), eod)
-        return time.process_time() - started
-    if not isinstance(tok, BPETokenizer):  # a library tokenizer: the stage's call per Arrow batch
-        started = time.process_time()
-        for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-            tok.encode_documents(batch.column("text").to_pylist(), (), eod)
-        return time.process_time() - started
-    tok._cache.clear()
+    rank_file = not isinstance(tok, BPETokenizer) and tok.fast is not None  # our kernel over the rank file
+    if rank_file or isinstance(tok, BPETokenizer):
+        (tok._word_cache() if rank_file else tok._cache).clear()
     started = time.process_time()
     for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-        data, offsets = utf8_buffers(batch.column("text"))
-        tok.encode_utf8_batch(data, offsets, append_id=eod)
+        if rank_file:
+            tok.encode_utf8_documents(*utf8_buffers(batch.column("text")), (), eod)
+        elif isinstance(tok, BPETokenizer):
+            tok.encode_utf8_batch(*utf8_buffers(batch.column("text")), append_id=eod)
+        else:  # a library tokenizer: the stage's call per Arrow batch
+            tok.encode_documents(batch.column("text").to_pylist(), (), eod)
     return time.process_time() - started
 
 

@@ -5,15 +5,9 @@
     python -m bench readme_table --only tokenize filter
     python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
 
-How it measures: docs/benchmarks.md, Method notes, readme_table. Each :class:`Entry` of ``ENTRIES`` is one row of
-the bench table (docs/benchmarks.md, The table). ``args`` are the default sizes, ``quick`` the sizes of a smoke
-check (``python -m bench readme_table --quick``). ``cold`` entries run twice: first with empty caches (a fresh numba
-cache and no JVM class-data archive), then steady on the caches that run left; the others run once, their own warm-
-up or in-run cold figure being part of what they write. A :class:`Figure` turns the figures of the bench's JSON
-result (bench/result.schema.json; name -> value) into the text of a cell: a format string over the figures' names,
-or a function; a figure the result lacks says "not found". ``needs`` are files the bench cannot build itself: when
-one is absent the row says so. ``from_json`` rows are not run for the table: they print a figure file kept in the
-repository (the bench's own ``--from-json``), marked as such with that file's commits.
+How it measures: docs/benchmarks.md, Method notes, readme_table. Each :class:`Entry` of ``ENTRIES`` is one row;
+a :class:`Figure` shows a cell from the figures of the bench's JSON result (bench/result.schema.json). ``needs``:
+files the bench cannot build (absent: the row says so); ``from_json`` rows print a figure file kept in the repository.
 """
 
 from __future__ import annotations
