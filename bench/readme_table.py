@@ -74,9 +74,9 @@ class Entry:
     def args(self) -> tuple[str, ...]:
         return tuple(self.command.split()[1:])
 
-    @property
-    def quick(self) -> tuple[str, ...]:
-        return tuple(self.quick_args.split())
+    def argv(self, quick: bool) -> list[str]:
+        """The bench's name and its arguments (``quick``: a smoke check's)."""
+        return [self.bench, *(self.quick_args.split() if quick else self.args)]
 
 
 def each(pattern: str, show: Callable[[Values, re.Match[str]], str]) -> Callable[[Values], str]:
@@ -329,7 +329,7 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
 
 def command_text(entry: Entry, quick: bool) -> str:
     """The row's command as a user types it."""
-    return " ".join(["python -m bench", entry.bench, *(entry.quick if quick else entry.args)])
+    return " ".join(["python -m bench", *entry.argv(quick)])
 
 
 def json_commit(path: Path) -> str:
@@ -346,7 +346,7 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
     if absent:
         row["status"] = f"not run: {', '.join(absent)} absent"
         return row
-    argv = [sys.executable, "-m", "bench", entry.bench, *(entry.quick if quick else entry.args)]
+    argv = [sys.executable, "-m", "bench", *entry.argv(quick)]
     base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     if entry.from_json is not None:
         row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"
