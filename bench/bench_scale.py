@@ -206,11 +206,14 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
     return row
 
 
+def _cpu(row: dict) -> float | None:
+    """CPU seconds of the driver and executors (None in figures from before they were measured)."""
+    return float(row["driver_cpu_s"] + row["executors_cpu_s"]) if "executors_cpu_s" in row else None
+
+
 def _cpu_per_gb(row: dict) -> float | None:
-    """CPU seconds of the driver and executors per GB (None in figures from before they were measured)."""
-    if "executors_cpu_s" not in row:
-        return None
-    return float(row["driver_cpu_s"] + row["executors_cpu_s"]) / (row["input_bytes"] / GB)
+    """CPU seconds of the driver and executors per GB."""
+    return None if (cpu := _cpu(row)) is None else cpu / (row["input_bytes"] / GB)
 
 
 def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
@@ -219,12 +222,8 @@ def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
     by_size = sorted(rows, key=lambda row: row["input_bytes"])
     added: dict[int, float | None] = {id(by_size[0]): None}
     for smaller, row in zip(by_size, by_size[1:], strict=False):
-        cpu, before = _cpu_per_gb(row), _cpu_per_gb(smaller)
-        if cpu is None or before is None:
-            added[id(row)] = None
-            continue
-        seconds = cpu * row["input_bytes"] / GB - before * smaller["input_bytes"] / GB
-        added[id(row)] = seconds / ((row["input_bytes"] - smaller["input_bytes"]) / GB)
+        cpu, before, gb = _cpu(row), _cpu(smaller), (row["input_bytes"] - smaller["input_bytes"]) / GB
+        added[id(row)] = None if cpu is None or before is None else (cpu - before) / gb
     return [added[id(row)] for row in rows]
 
 
