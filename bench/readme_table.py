@@ -113,43 +113,35 @@ VS_BIGCODE_FIGURES = (
 )
 VS_BIGCODE = "ingest + dedup vs the BigCode script on the real release corpus: time, CPU, survivors, precision"
 
+
+def vs_bigcode(name: str, corpus: Path | None, mb: int, what: str, more: str = "", **kw: Any) -> Entry:
+    """A row of ``vs_bigcode`` at ``mb`` MB of ``corpus`` (None: synthetic text), ``more`` arguments after them;
+    ``kw``: the Entry's ``cold`` and ``default``, and ``figures`` shown after VS_BIGCODE_FIGURES."""
+    given = f"--corpus {corpus} " if corpus else ""
+    command, quick = f"vs_bigcode {given}--mb {mb}{more}", f"{given}--mb 5 --sample 50{more}"
+    figures = (*VS_BIGCODE_FIGURES, *kw.pop("figures", ()))
+    return Entry(name, command, what, quick, figures, needs=(PEER, corpus) if corpus else (PEER,), **kw)
+
+
 ENTRIES: tuple[Entry, ...] = (
-    Entry(
-        "vs_bigcode_release",
-        f"vs_bigcode --corpus {RELEASE_200} --mb 200",
-        VS_BIGCODE,
-        f"--corpus {RELEASE_200} --mb 5 --sample 50",
-        VS_BIGCODE_FIGURES,
-        cold=True,
-        needs=(PEER, RELEASE_200),
-    ),
-    Entry(
+    vs_bigcode("vs_bigcode_release", RELEASE_200, 200, VS_BIGCODE, cold=True),
+    vs_bigcode(
         "vs_bigcode_mixed",
-        f"vs_bigcode --corpus {MIXED_200} --mb 200 --as-user",
+        MIXED_200,
+        200,
         "the same as a user runs it (`pipeline ingest`, then `pipeline dedup`) on bench/mixed_corpus.py's mixed-size"
         " real corpus",
-        f"--corpus {MIXED_200} --mb 5 --sample 50 --as-user",
-        (*VS_BIGCODE_FIGURES, F("removed here", "{removed exact:.1%} exact copies, {removed near:.1%} near")),
+        " --as-user",
+        figures=(F("removed here", "{removed exact:.1%} exact copies, {removed near:.1%} near"),),
         cold=True,
-        needs=(PEER, MIXED_200),
     ),
-    Entry(
+    vs_bigcode(
         "vs_bigcode_release_1gb",
-        f"vs_bigcode --corpus {RELEASE_1000} --mb 1000",
+        RELEASE_1000,
+        1000,
         "the same at 1 GB of the release corpus (steady only: the cold run is the 200 MB row's)",
-        f"--corpus {RELEASE_1000} --mb 5 --sample 50",
-        VS_BIGCODE_FIGURES,
-        needs=(PEER, RELEASE_1000),
     ),
-    Entry(
-        "vs_bigcode_synthetic",
-        "vs_bigcode --mb 200",
-        "the same on bench/corpus.py's synthetic text",
-        "--mb 5 --sample 50",
-        VS_BIGCODE_FIGURES,
-        needs=(PEER,),
-        default=False,
-    ),
+    vs_bigcode("vs_bigcode_synthetic", None, 200, "the same on bench/corpus.py's synthetic text", default=False),
     Entry(
         "tokenize",
         "tokenize --repeat 2",
