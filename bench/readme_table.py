@@ -2,7 +2,7 @@
 
     python -m bench readme_table                      # the default set (about 55-60 min on 2 quiet cores, estimated)
     python -m bench readme_table --quick              # tiny sizes: a smoke check of every row
-    python -m bench readme_table --only tokenize filter
+    python -m bench readme_table --only ingest merge
     python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
 
 How it measures: docs/benchmarks.md, Method notes, readme_table. Each :class:`Entry` of ``ENTRIES`` is one row;
@@ -152,6 +152,30 @@ ENTRIES: tuple[Entry, ...] = (
             F("whole stage", "{whole stage/bare:.2f}x"),
             F("no-op floor", "{no-op floor:.2f} CPU s"),
             F("cold workers", "{cold/bare:.2f}x", steady=False),
+        ),
+    ),
+    Entry(
+        "blend",
+        "blend --size 100000000",
+        "blending indices vs megatron-core's C++ helper (Megatron mode bit-equal)",
+        "--size 1000000 --repeat 1 --datasets 3",
+        (
+            F("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
+            F("first call", "compile {first call compile:.2f} s, load {first call load:.2f} s", steady=False),
+        ),
+    ),
+    Entry(
+        "training_indices",
+        "training_indices --repeat 5",
+        "megatron_cache/ files: ours vs megatron-core's builder",
+        "--tokens 1e7 --repeat 1",
+        (
+            F(
+                "ours/megatron-core",
+                "wall {seconds ours/megatron-core:.2f}x fresh, {again ours/megatron-core:.2f}x again; "
+                "CPU {cpu ours/megatron-core:.2f}x fresh, {cpu_again ours/megatron-core:.2f}x again; "
+                "{identical files:.0f} files identical",
+            ),
         ),
     ),
     Entry(
