@@ -156,9 +156,9 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "blend",
-        "blend --size 100000000",
+        "megatron blend --size 100000000",
         "blending indices vs megatron-core's C++ helper (Megatron mode bit-equal)",
-        "--size 1000000 --repeat 1 --datasets 3",
+        "blend --size 1000000 --repeat 1 --datasets 3",
         (
             F("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
             F("first call", "compile {first call compile:.2f} s, load {first call load:.2f} s", steady=False),
@@ -166,9 +166,9 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "training_indices",
-        "training_indices --repeat 5",
+        "megatron training_indices --repeat 5",
         "megatron_cache/ files: ours vs megatron-core's builder",
-        "--tokens 1e7 --repeat 1",
+        "training_indices --tokens 1e7 --repeat 1",
         (
             F(
                 "ours/megatron-core",
