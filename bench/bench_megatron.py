@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import filecmp
 import hashlib
+import importlib
 import multiprocessing
 import os
 import resource
@@ -113,7 +114,8 @@ def spec_of(root: Path, args: argparse.Namespace) -> dict[str, Any]:
         total += int(lengths.sum(dtype=np.int64))
     train = int(total * args.epochs / args.seq_length)
     spec = {"root": str(root), "names": [f"s{k}" for k in range(args.sources)], "tokens": total}
-    spec["weights"] = [float(w) for w in range(1, args.sources + 1)]
+    w = np.arange(1.0, args.sources + 1)  # as merge-blend writes them into blend.json (normalised once)
+    spec["weights"] = (w / float(w.sum())).tolist()
     spec["training"] = {"sequence_length": args.seq_length, "samples": [train, train // 100, train // 1000]}
     spec["training"] |= {"split": "969, 30, 1", "random_seed": 1234, "tokenizer": TOKENIZER}
     for task in plan_of(spec).gpt:
@@ -140,7 +142,7 @@ def plan_of(spec: dict[str, Any]) -> Any:
 
 def build(side: str, spec: dict[str, Any], cache: str) -> None:
     """One side's files in ``cache``: ours, the stage's task functions one after the other; or megatron-core's
-    builder over the weights merge-blend writes into blend.json (normalised once), as the stage reads them."""
+    builder."""
     if side == "ours":
         from pipeline.training_indices.tasks import build_blend, build_gpt
 
@@ -157,8 +159,7 @@ def build(side: str, spec: dict[str, Any], cache: str) -> None:
     from tests.megatron_builder import megatron_build
 
     torch.distributed.get_rank = lambda *a: 0  # BlendedDataset asks even without a process group
-    w = np.asarray(spec["weights"], dtype=np.float64)
-    path = megatron_data_path((w / float(w.sum())).tolist(), [f"{spec['root']}/megatron/{n}" for n in spec["names"]])
+    path = megatron_data_path(spec["weights"], [f"{spec['root']}/megatron/{n}" for n in spec["names"]])
     megatron_build(TrainingConfig(**spec["training"]), path, Path(cache), TOKENIZER)
 
 
@@ -167,12 +168,8 @@ def child(side: str, spec: dict[str, Any], cache: str) -> dict[str, float]:
     reused Spark worker, compiled code loaded), each into its own empty cache; their wall and CPU seconds."""
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     warnings.filterwarnings("ignore")  # megatron-core warns about missing Apex / Transformer Engine
-    if side == "ours":  # imports outside the timing, both sides
-        import pipeline.training_indices.tasks  # noqa: F401
-
-        spec["weights"] = (np.asarray(spec["weights"]) / float(np.sum(spec["weights"]))).tolist()
-    else:
-        import megatron.core.datasets.blended_megatron_dataset_builder  # noqa: F401
+    ours, megatron = "pipeline.training_indices.tasks", "megatron.core.datasets.blended_megatron_dataset_builder"
+    importlib.import_module(ours if side == "ours" else megatron)  # imports outside the timing, both sides
     found = {}
     for wall, cpu, into in (("seconds", "cpu", cache), ("again", "cpu_again", cache + "-again")):
         started, cpu_started = time.perf_counter(), time.process_time()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.corpus import documents
+from bench.corpus import documents, take
 from bench.harness import ProcessTree, arguments, write_result
 from pipeline.config import load_config_text
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
@@ -36,29 +36,13 @@ FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 def mixed_corpus(megabytes: float) -> list[str]:
     """Prose and Python source documents, about half the UTF-8 bytes each, interleaved."""
-    half = megabytes * 1e6 / 2
-    prose, size = [], 0
-    for doc in documents(10**9, seed=5):
-        if size >= half:
-            break
-        prose.append(doc)
-        size += len(doc.encode("utf-8"))
-    files = sorted(Path(sysconfig.get_paths()["purelib"]).rglob("*.py"))
-    code, size = [], 0
-    for path in itertools.cycle(files):
-        if size >= half:
-            break
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if text:
-            code.append(text)
-            size += len(text.encode("utf-8"))
+    half, utf8 = megabytes * 1e6 / 2, lambda text: len(text.encode("utf-8"))
+    files = itertools.cycle(sorted(Path(sysconfig.get_paths()["purelib"]).rglob("*.py")))
+    prose = list(take(documents(10**9, seed=5), half, utf8))
+    code = list(take(filter(None, (p.read_text(encoding="utf-8", errors="replace") for p in files)), half, utf8))
     step = max(1, len(prose) // max(1, len(code)))
-    out = []
-    for i, doc in enumerate(code):
-        out.append(doc)
-        out.extend(prose[i * step : (i + 1) * step])
-    out.extend(prose[len(code) * step :])
-    return out
+    out = [doc for i, text in enumerate(code) for doc in (text, *prose[i * step : (i + 1) * step])]
+    return out + prose[len(code) * step :]
 
 
 def tokenizer_and_oracle(vocab: Path, merges: Path):

@@ -10,7 +10,7 @@ import importlib
 import inspect
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 # the standard-library modules whose docstrings make the prose
@@ -79,10 +79,16 @@ def jsonl_of_size(path: Path, megabytes: float, seed: int = 0) -> Path:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        size = 0
-        for i, doc in enumerate(documents(10**9, seed=seed)):
-            if size >= megabytes * 1e6:
-                break
-            size += len(doc)
+        for i, doc in enumerate(take(documents(10**9, seed=seed), megabytes * 1e6)):
             f.write(json.dumps({"text": doc, "url": f"https://example.org/{path.stem}/{i}"}) + "\n")
     return path
+
+
+def take(docs: Iterable[str], limit: float, size: Callable[[str], int] = len) -> Iterator[str]:
+    """The first of ``docs`` until the sum of their ``size`` (default: characters) reaches ``limit``."""
+    total = 0
+    for doc in docs:
+        if total >= limit:
+            return
+        total += size(doc)
+        yield doc
