@@ -4,6 +4,9 @@ Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb -
          --json bench-scale.json
      python -m bench scale --corpus constant --sizes 1,2,5,10   # the constant-duplicate-rate corpus
 
+--corpus constant: bench/constant_corpus.py's corpus (the same exact and near-duplicate shares in every prefix),
+built at the largest size unless one that large exists.
+
 How it measures: docs/benchmarks.md, Method notes, scale.
 """
 
@@ -278,17 +281,8 @@ def markdown(result: dict) -> str:
 
 
 def main() -> None:
-    parser = arguments(__doc__, sizes="1,2,5,10", work=DATA / "scale", code_sources="pypi,python")
-    parser.add_argument(
-        "--corpus",
-        type=Path,
-        help="a directory of JSONL shards, or one JSONL file; `constant`: bench/constant_corpus.py's corpus (the same "
-        "exact and near-duplicate shares in every prefix), built at the largest size unless one that large exists",
-    )
-    parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--keep", action="store_true", help="keep each run's output (default: removed)")
-    parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
-    args = parser.parse_args()
+    defaults = {"sizes": "1,2,5,10", "work": DATA / "scale", "code_sources": "pypi,python", "corpus": None}
+    args = arguments(__doc__, **defaults, json=None, keep=False, from_json=None).parse_args()
     if args.from_json:
         earlier = json.loads(args.from_json.read_text())
         print(markdown(earlier))

@@ -230,8 +230,9 @@ HELP = {
     "reparse": "with --from-json: show the figures again from the results",
     "stats": "print documents, bytes per source, repeated paths",
     "pin": "look the releases up on PyPI and rewrite the pins",
-    "cold": "empty caches for every run",
-    "keep": "keep the scratch directory (default: removed)",
+    "keep": "keep the scratch outputs (default: removed)",
+    "json": "write the results here",
+    "from_json": "print the table of an earlier result and stop",
     "out": "output file or directory (default under $PIPELINE_BENCH_DATA)",
 }
 

@@ -407,10 +407,8 @@ def select(only: list[str] | None, everything: bool) -> list[Entry]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected entries (or reread a table) and print the markdown table."""
-    parser = arguments(__doc__, all=False, quick=False, allow_dirty=False, reparse=False)
+    parser = arguments(__doc__, all=False, quick=False, allow_dirty=False, reparse=False, out=None, from_json=None)
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these entries only")
-    parser.add_argument("--out", type=Path, help="output directory (default: under /tmp/pipeline-bench)")
-    parser.add_argument("--from-json", type=Path, help="print the table of an earlier table.json and stop")
     args = parser.parse_args(argv)
     try:
         if args.from_json:
