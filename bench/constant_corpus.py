@@ -17,14 +17,13 @@ import json
 import math
 import random
 import re
-import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from bench import real_corpus, release_archives, release_corpus
-from bench.harness import arguments
+from bench.harness import arguments, built
 from bench.real_corpus import interleave
 
 EXACT_SHARE = 0.15
@@ -362,19 +361,11 @@ def build(
     name = f"constant-corpus-{megabytes:g}mb" + (
         "" if (exact, near) == (EXACT_SHARE, NEAR_SHARE) else f"-{exact:g}-{near:g}"
     )
-    directory = directory or real_corpus.DEFAULT_DIR / name
-    if directory.is_dir():
-        return directory
-    partial = directory.with_name(directory.name + ".partial")
-    if partial.exists():
-        shutil.rmtree(partial)
-    try:
-        write_corpus(documents(fresh(), exact, near), partial, int(megabytes * 1e6), shard_bytes)
-    except SystemExit:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    partial.rename(directory)
-    return directory
+    target = int(megabytes * 1e6)
+    return built(
+        directory or real_corpus.DEFAULT_DIR / name,
+        lambda into: write_corpus(documents(fresh(), exact, near), into, target, shard_bytes),
+    )
 
 
 def at_least(megabytes: float) -> Path:
@@ -391,9 +382,7 @@ def at_least(megabytes: float) -> Path:
 def main() -> None:
     """Build (or reuse) the corpus, print its directory and its shares per window; --check N measures N sampled
     near copies against their originals with datasketch."""
-    parser = arguments(__doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0)
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
-    args = parser.parse_args()
+    args = arguments(__doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0, out=None).parse_args()
     check_shares(args.exact, args.near)
     directory = build(args.mb, args.out, args.exact, args.near)
     print(directory)

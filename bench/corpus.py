@@ -1,4 +1,4 @@
-"""Synthetic corpora with real prose and planted near-duplicates, for the sample and benchmarks.
+"""Synthetic corpora with real prose and planted near-duplicates, for the benchmarks.
 
 Prose comes from the docstrings of the running Python's standard library (real English text);
 near-duplicates are copies with a few percent of their words edited, plus some exact copies.
@@ -6,12 +6,11 @@ near-duplicates are copies with a few percent of their words edited, plus some e
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import inspect
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 # the standard-library modules whose docstrings make the prose
@@ -74,30 +73,22 @@ def documents(
         yield doc
 
 
-def write_jsonl(path: Path, docs, field: str = "text", compress: bool = False) -> int:
-    """Write documents as JSONL (optionally gzip); returns bytes of text written."""
-    opener = gzip.open if compress else open
-    total = 0
-    with opener(path, "wt", encoding="utf-8") as f:
-        for i, doc in enumerate(docs):
-            f.write(json.dumps({field: doc, "url": f"https://example.org/{path.stem}/{i}"}) + "\n")
-            total += len(doc.encode())
-    return total
-
-
 def jsonl_of_size(path: Path, megabytes: float, seed: int = 0) -> Path:
     """A JSONL corpus of about ``megabytes`` MB of text (cached on disk by name)."""
     if path.exists():
         return path
-
-    def limited() -> Iterator[str]:
-        size = 0
-        for doc in documents(10**9, seed=seed):
-            if size >= megabytes * 1e6:
-                return
-            size += len(doc)
-            yield doc
-
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl(path, limited())
+    with open(path, "w", encoding="utf-8") as f:
+        for i, doc in enumerate(take(documents(10**9, seed=seed), megabytes * 1e6)):
+            f.write(json.dumps({"text": doc, "url": f"https://example.org/{path.stem}/{i}"}) + "\n")
     return path
+
+
+def take(docs: Iterable[str], limit: float, size: Callable[[str], int] = len) -> Iterator[str]:
+    """The first of ``docs`` until the sum of their ``size`` (default: characters) reaches ``limit``."""
+    total = 0
+    for doc in docs:
+        if total >= limit:
+            return
+        total += size(doc)
+        yield doc

@@ -9,6 +9,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import threading
@@ -34,6 +35,24 @@ def corpus(megabytes: float, seed: int = 0) -> Path:
     from bench.corpus import jsonl_of_size
 
     return jsonl_of_size(DATA / f"corpus-{megabytes:g}mb-{seed}.jsonl", megabytes, seed)
+
+
+def built(path: Path, write: Callable[[Path], object]) -> Path:
+    """``path`` (a corpus file or directory) as it is when it exists, else written once by ``write`` to
+    ``<name>.partial`` and renamed when complete; a failed write leaves nothing behind."""
+    if path.exists():
+        return path
+    partial = path.with_name(path.name + ".partial")
+    remove = lambda: shutil.rmtree(partial) if partial.is_dir() else partial.unlink(missing_ok=True)  # noqa: E731
+    remove()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        write(partial)
+    except BaseException:
+        remove()
+        raise
+    partial.rename(path)
+    return path
 
 
 def session(master: str = "local[2]"):
@@ -211,19 +230,23 @@ HELP = {
     "reparse": "with --from-json: show the figures again from the results",
     "stats": "print documents, bytes per source, repeated paths",
     "pin": "look the releases up on PyPI and rewrite the pins",
-    "cold": "empty caches for every run",
-    "keep": "keep the scratch directory (default: removed)",
+    "keep": "keep the scratch outputs (default: removed)",
+    "json": "write the results here",
+    "from_json": "print the table of an earlier result and stop",
+    "out": "output file or directory (default under $PIPELINE_BENCH_DATA)",
 }
 
 
 def arguments(doc: str | None, **defaults: Any) -> argparse.ArgumentParser:
     """A bench's parser: ``doc`` as its description and one ``--name`` option per keyword, typed by its default
-    (a float, int, str or Path; False: a flag), with the shared help text of ``HELP``."""
+    (a float, int, str or Path; False: a flag; None: a path, default None), with the shared help text of ``HELP``."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name, default in defaults.items():
         flag, shown = "--" + name.replace("_", "-"), HELP.get(name, name.replace("_", " "))
         if default is False:
             parser.add_argument(flag, action="store_true", help=shown)
+        elif default is None:
+            parser.add_argument(flag, type=Path, help=shown)
         else:
             shown += f" (default {default})" if default != "" else ""
             parser.add_argument(flag, type=type(default), default=default, help=shown)

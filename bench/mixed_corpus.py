@@ -16,14 +16,13 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import tarfile
-import zipfile
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench import release_archives, release_corpus
-from bench.harness import arguments
+from bench.harness import arguments, built
 from bench.real_corpus import DEFAULT_DIR, interleave
 
 HERE = Path(__file__).resolve().parent
@@ -63,44 +62,7 @@ def kind(name: str, size: int) -> str | None:
     return "code" if base.endswith(release_archives.TEXT_SUFFIXES) else None
 
 
-def read_archive(path: Path) -> list[tuple[str, str, str]]:
-    """(kind, member name without the top directory, text) of an sdist's kept members, sorted by name."""
-    raw: dict[str, tuple[str, bytes]] = {}
-    if path.name.endswith(".zip"):
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                if not info.is_dir() and (k := kind(info.filename, info.file_size)):
-                    raw[info.filename.split("/", 1)[-1]] = (k, archive.read(info))
-    else:
-        with tarfile.open(path) as archive:
-            for entry in archive:
-                if entry.isfile() and (k := kind(entry.name, entry.size)):
-                    handle = archive.extractfile(entry)
-                    if handle is not None:
-                        raw[entry.name.split("/", 1)[-1]] = (k, handle.read())
-    kept = ((k, name, release_archives.decode(data)) for name, (k, data) in sorted(raw.items()))
-    return [(k, name, text) for k, name, text in kept if text is not None and text.strip()]
-
-
-def pins() -> dict[str, dict[str, Any]]:
-    """The pinned archives, ``{"sqlglot==30.30.0": {"filename": ..., "sha256": ...}}``."""
-    if not PINS.is_file():
-        raise SystemExit(f"no pins at {PINS}: run `python -m bench mixed_corpus --pin`")
-    pinned: dict[str, dict[str, Any]] = json.loads(PINS.read_text())
-    return pinned
-
-
-def pin_all() -> dict[str, dict[str, Any]]:
-    """Pin every release of MIXED_RELEASES not pinned yet (file name, SHA-256 and size as PyPI lists them)."""
-    pinned = json.loads(PINS.read_text()) if PINS.is_file() else {}
-    for package, versions in MIXED_RELEASES.items():
-        for version in versions:
-            key = f"{package}=={version}"
-            if key not in pinned:
-                found = release_archives._sdist_file(package, version)
-                pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
-    PINS.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
-    return pinned
+pins = partial(release_archives.pins, PINS, "mixed_corpus")
 
 
 def releases(directory: Path) -> Iterator[Record]:
@@ -109,15 +71,12 @@ def releases(directory: Path) -> Iterator[Record]:
     pinned = pins()
     for package, versions in MIXED_RELEASES.items():
         read: list[tuple[str, list[release_archives.Member]]] = []
-        kinds: dict[str, str] = {}
         for version in versions:
             path = release_archives.fetch(package, version, directory, pinned)
-            members = read_archive(path)
+            read.append((f"{package}-{version}", release_archives.read_archive(path, kind)))
             path.unlink()
-            read.append((f"{package}-{version}", [(name, text) for _, name, text in members]))
-            kinds |= {name: k for k, name, _ in members}
         for where, text in release_corpus.interleave_releases(read):
-            yield kinds[where.split("/", 1)[1]], where, text
+            yield "licence" if where.rsplit("/", 1)[-1].lower().startswith(LICENCE_NAMES) else "code", where, text
 
 
 def licences() -> Iterator[Record]:
@@ -197,21 +156,16 @@ def build(megabytes: float, directory: Path | None = None) -> Path:
     """The corpus directory of at least ``megabytes`` MB of text, built once (through ``<name>.partial``), with
     its statistics in ``_stats.json``; the archives are downloaded to a scratch directory and deleted."""
     directory = directory or DEFAULT_DIR / f"mixed-corpus-{megabytes:g}mb"
-    if directory.is_dir():
-        return directory
-    partial = directory.with_name(directory.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
     scratch = directory.with_name(directory.name + ".sdists")
-    try:
-        release_corpus.write_corpus(interleave(streams(scratch)), partial, int(megabytes * 1e6))
-    except SystemExit:  # the sources ran out first: nothing is left behind
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    (partial / "_stats.json").write_text(json.dumps(statistics(partial), indent=1) + "\n")
-    partial.rename(directory)
-    return directory
+
+    def write(partial: Path) -> None:
+        try:
+            release_corpus.write_corpus(interleave(streams(scratch)), partial, int(megabytes * 1e6))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        (partial / "_stats.json").write_text(json.dumps(statistics(partial), indent=1) + "\n")
+
+    return built(directory, write)
 
 
 def show(stats: dict[str, Any]) -> None:
@@ -230,11 +184,9 @@ def show(stats: dict[str, Any]) -> None:
 
 def main() -> None:
     """Build (or reuse) the corpus and print its directory and statistics; --pin re-pins."""
-    parser = arguments(__doc__, mb=200.0, pin=False)
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
-    args = parser.parse_args()
+    args = arguments(__doc__, mb=200.0, pin=False, out=None).parse_args()
     if args.pin:
-        print(f"{len(pin_all())} releases pinned in {PINS}")
+        print(f"{len(release_archives.pin_all(MIXED_RELEASES, PINS, measure=False))} releases pinned in {PINS}")
         return
     directory = build(args.mb, args.out)
     print(directory)

@@ -5,15 +5,9 @@
     python -m bench readme_table --only ingest merge
     python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
 
-How it measures: docs/benchmarks.md, Method notes, readme_table. Each :class:`Entry` of ``ENTRIES`` is one row of
-the bench table (docs/benchmarks.md, The table). ``args`` are the default sizes, ``quick`` the sizes of a smoke
-check (``python -m bench readme_table --quick``). ``cold`` entries run twice: first with empty caches (a fresh numba
-cache and no JVM class-data archive), then steady on the caches that run left; the others run once, their own warm-
-up or in-run cold figure being part of what they write. A :class:`Figure` turns the figures of the bench's JSON
-result (bench/result.schema.json; name -> value) into the text of a cell: a format string over the figures' names,
-or a function; a figure the result lacks says "not found". ``needs`` are files the bench cannot build itself: when
-one is absent the row says so. ``from_json`` rows are not run for the table: they print a figure file kept in the
-repository (the bench's own ``--from-json``), marked as such with that file's commits.
+How it measures: docs/benchmarks.md, Method notes, readme_table. Each :class:`Entry` of ``ENTRIES`` is one row;
+a :class:`Figure` shows a cell from the figures of the bench's JSON result (bench/result.schema.json). ``needs``:
+files the bench cannot build (absent: the row says so); ``from_json`` rows print a figure file kept in the repository.
 """
 
 from __future__ import annotations
@@ -80,9 +74,9 @@ class Entry:
     def args(self) -> tuple[str, ...]:
         return tuple(self.command.split()[1:])
 
-    @property
-    def quick(self) -> tuple[str, ...]:
-        return tuple(self.quick_args.split())
+    def argv(self, quick: bool) -> list[str]:
+        """The bench's name and its arguments (``quick``: a smoke check's)."""
+        return [self.bench, *(self.quick_args.split() if quick else self.args)]
 
 
 def each(pattern: str, show: Callable[[Values, re.Match[str]], str]) -> Callable[[Values], str]:
@@ -119,43 +113,35 @@ VS_BIGCODE_FIGURES = (
 )
 VS_BIGCODE = "ingest + dedup vs the BigCode script on the real release corpus: time, CPU, survivors, precision"
 
+
+def vs_bigcode(name: str, corpus: Path | None, mb: int, what: str, more: str = "", **kw: Any) -> Entry:
+    """A row of ``vs_bigcode`` at ``mb`` MB of ``corpus`` (None: synthetic text), ``more`` arguments after them;
+    ``kw``: the Entry's ``cold`` and ``default``, and ``figures`` shown after VS_BIGCODE_FIGURES."""
+    given = f"--corpus {corpus} " if corpus else ""
+    command, quick = f"vs_bigcode {given}--mb {mb}{more}", f"{given}--mb 5 --sample 50{more}"
+    figures = (*VS_BIGCODE_FIGURES, *kw.pop("figures", ()))
+    return Entry(name, command, what, quick, figures, needs=(PEER, corpus) if corpus else (PEER,), **kw)
+
+
 ENTRIES: tuple[Entry, ...] = (
-    Entry(
-        "vs_bigcode_release",
-        f"vs_bigcode --corpus {RELEASE_200} --mb 200",
-        VS_BIGCODE,
-        f"--corpus {RELEASE_200} --mb 5 --sample 50",
-        VS_BIGCODE_FIGURES,
-        cold=True,
-        needs=(PEER, RELEASE_200),
-    ),
-    Entry(
+    vs_bigcode("vs_bigcode_release", RELEASE_200, 200, VS_BIGCODE, cold=True),
+    vs_bigcode(
         "vs_bigcode_mixed",
-        f"vs_bigcode --corpus {MIXED_200} --mb 200 --as-user",
+        MIXED_200,
+        200,
         "the same as a user runs it (`pipeline ingest`, then `pipeline dedup`) on bench/mixed_corpus.py's mixed-size"
         " real corpus",
-        f"--corpus {MIXED_200} --mb 5 --sample 50 --as-user",
-        (*VS_BIGCODE_FIGURES, F("removed here", "{removed exact:.1%} exact copies, {removed near:.1%} near")),
+        " --as-user",
+        figures=(F("removed here", "{removed exact:.1%} exact copies, {removed near:.1%} near"),),
         cold=True,
-        needs=(PEER, MIXED_200),
     ),
-    Entry(
+    vs_bigcode(
         "vs_bigcode_release_1gb",
-        f"vs_bigcode --corpus {RELEASE_1000} --mb 1000",
+        RELEASE_1000,
+        1000,
         "the same at 1 GB of the release corpus (steady only: the cold run is the 200 MB row's)",
-        f"--corpus {RELEASE_1000} --mb 5 --sample 50",
-        VS_BIGCODE_FIGURES,
-        needs=(PEER, RELEASE_1000),
     ),
-    Entry(
-        "vs_bigcode_synthetic",
-        "vs_bigcode --mb 200",
-        "the same on bench/corpus.py's synthetic text",
-        "--mb 5 --sample 50",
-        VS_BIGCODE_FIGURES,
-        needs=(PEER,),
-        default=False,
-    ),
+    vs_bigcode("vs_bigcode_synthetic", None, 200, "the same on bench/corpus.py's synthetic text", default=False),
     Entry(
         "tokenize",
         "tokenize --repeat 2",
@@ -170,9 +156,9 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "blend",
-        "blend --size 100000000",
+        "megatron blend --size 100000000",
         "blending indices vs megatron-core's C++ helper (Megatron mode bit-equal)",
-        "--size 1000000 --repeat 1 --datasets 3",
+        "blend --size 1000000 --repeat 1 --datasets 3",
         (
             F("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
             F("first call", "compile {first call compile:.2f} s, load {first call load:.2f} s", steady=False),
@@ -180,9 +166,9 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry(
         "training_indices",
-        "training_indices --repeat 5",
+        "megatron training_indices --repeat 5",
         "megatron_cache/ files: ours vs megatron-core's builder",
-        "--tokens 1e7 --repeat 1",
+        "training_indices --tokens 1e7 --repeat 1",
         (
             F(
                 "ours/megatron-core",
@@ -359,7 +345,7 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
 
 def command_text(entry: Entry, quick: bool) -> str:
     """The row's command as a user types it."""
-    return " ".join(["python -m bench", entry.bench, *(entry.quick if quick else entry.args)])
+    return " ".join(["python -m bench", *entry.argv(quick)])
 
 
 def json_commit(path: Path) -> str:
@@ -376,7 +362,7 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
     if absent:
         row["status"] = f"not run: {', '.join(absent)} absent"
         return row
-    argv = [sys.executable, "-m", "bench", entry.bench, *(entry.quick if quick else entry.args)]
+    argv = [sys.executable, "-m", "bench", *entry.argv(quick)]
     base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     if entry.from_json is not None:
         row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"
@@ -421,10 +407,8 @@ def select(only: list[str] | None, everything: bool) -> list[Entry]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected entries (or reread a table) and print the markdown table."""
-    parser = arguments(__doc__, all=False, quick=False, allow_dirty=False, reparse=False)
+    parser = arguments(__doc__, all=False, quick=False, allow_dirty=False, reparse=False, out=None, from_json=None)
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these entries only")
-    parser.add_argument("--out", type=Path, help="output directory (default: under /tmp/pipeline-bench)")
-    parser.add_argument("--from-json", type=Path, help="print the table of an earlier table.json and stop")
     args = parser.parse_args(argv)
     try:
         if args.from_json:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.harness import DATA, FIXTURES, arguments
+from bench.harness import DATA, FIXTURES, arguments, built
 
 FIXTURE_FILES = ("corpus.en", "tinystories_sample.txt", "german.txt", "address.txt")
 LOCALES = Path("/usr/share/locale")
@@ -135,25 +135,21 @@ def documents() -> Iterator[tuple[str, str, str]]:
             yield name, path, piece
 
 
-def build(megabytes: float, path: Path | None = None) -> Path:
-    """The corpus of at least ``megabytes`` MB of text at ``path`` (default under /tmp), built once."""
-    path = path or DEFAULT_DIR / f"real-corpus-{megabytes:g}mb.jsonl"
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write(path: Path, megabytes: float) -> None:
+    """Write the corpus's first pieces holding at least ``megabytes`` MB of text to ``path``."""
     target, size = int(megabytes * 1e6), 0
-    partial = path.with_name(path.name + ".partial")
-    with open(partial, "w", encoding="utf-8") as out:
+    with open(path, "w", encoding="utf-8") as out:
         for source, where, text in documents():
             out.write(json.dumps({"source": source, "path": where, "text": text}, ensure_ascii=False) + "\n")
             size += len(text.encode("utf-8"))
             if size >= target:
-                break
-    if size < target:
-        partial.unlink()
-        raise SystemExit(f"only {size / 1e6:.1f} MB of real documents on this machine, {megabytes} MB asked (--mb)")
-    partial.rename(path)
-    return path
+                return
+    raise SystemExit(f"only {size / 1e6:.1f} MB of real documents on this machine, {megabytes} MB asked (--mb)")
+
+
+def build(megabytes: float, path: Path | None = None) -> Path:
+    """The corpus of at least ``megabytes`` MB of text at ``path`` (default under /tmp), built once."""
+    return built(path or DEFAULT_DIR / f"real-corpus-{megabytes:g}mb.jsonl", lambda partial: write(partial, megabytes))
 
 
 def read(path: Path) -> list[dict[str, str]]:
@@ -164,9 +160,7 @@ def read(path: Path) -> list[dict[str, str]]:
 
 def main() -> None:
     """Build the corpus and print its path and what each source gave."""
-    parser = arguments(__doc__, mb=100.0)
-    parser.add_argument("--out", type=Path, default=None, help="output file (default under $PIPELINE_BENCH_DATA)")
-    args = parser.parse_args()
+    args = arguments(__doc__, mb=100.0, out=None).parse_args()
     path = build(args.mb, args.out)
     print(path)
     pairs = sorted((r["source"], len(r["text"].encode())) for r in read(path))

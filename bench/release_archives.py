@@ -13,6 +13,7 @@ import tarfile
 import urllib.parse
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,18 +56,18 @@ def _inner(name: str) -> str:
     return name.split("/", 1)[1] if "/" in name else name
 
 
-def read_archive(path: Path) -> list[Member]:
-    """The kept text members of an sdist (.tar.gz, .tar.bz2 or .zip), sorted by name."""
+def read_archive(path: Path, keep: Callable[[str, int], object] = keep_member) -> list[Member]:
+    """The text members of an sdist (.tar.gz, .tar.bz2 or .zip) that ``keep(name, size)`` keeps, sorted by name."""
     raw: dict[str, bytes] = {}
     if path.name.endswith(".zip"):
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():
-                if not info.is_dir() and keep_member(info.filename, info.file_size):
+                if not info.is_dir() and keep(info.filename, info.file_size):
                     raw[_inner(info.filename)] = archive.read(info)
     else:
         with tarfile.open(path) as archive:  # read in archive order: one pass over the compressed stream
             for entry in archive:
-                if entry.isfile() and keep_member(entry.name, entry.size):
+                if entry.isfile() and keep(entry.name, entry.size):
                     handle = archive.extractfile(entry)
                     if handle is not None:
                         raw[_inner(entry.name)] = handle.read()
@@ -74,11 +75,11 @@ def read_archive(path: Path) -> list[Member]:
     return [(name, text) for name, text in texts if text is not None and text.strip()]
 
 
-def pins() -> dict[str, dict[str, Any]]:
-    """The pinned archives, ``{"Django==4.2.30": {"filename": ..., "sha256": ...}}``."""
-    if not PINS.is_file():
-        raise SystemExit(f"no pins at {PINS}: run `python -m bench release_corpus --pin`")
-    pinned: dict[str, dict[str, Any]] = json.loads(PINS.read_text())
+def pins(path: Path = PINS, corpus: str = "release_corpus") -> dict[str, dict[str, Any]]:
+    """The pinned archives of ``path``, ``{"Django==4.2.30": {"filename": ..., "sha256": ...}}``."""
+    if not path.is_file():
+        raise SystemExit(f"no pins at {path}: run `python -m bench {corpus} --pin`")
+    pinned: dict[str, dict[str, Any]] = json.loads(path.read_text())
     return pinned
 
 
@@ -113,24 +114,24 @@ def _download(url: str, sha256: str, path: Path) -> None:
     partial.rename(path)
 
 
-def pin_all(directory: Path = SDIST_DIR) -> dict[str, dict[str, Any]]:
-    """Pin every release of RELEASES not pinned yet: its sdist's file name, SHA-256 and size as PyPI lists them,
-    and the bytes of text it gives (the mix's weights); downloads each once. Rewrites the pins file."""
-    pinned = json.loads(PINS.read_text()) if PINS.is_file() else {}
-    for package, versions in RELEASES.items():
-        for version in versions:
-            key = f"{package}=={version}"
-            if key in pinned:
-                continue
-            found = _sdist_file(package, version)
-            path = directory / found["filename"]
-            if not path.is_file() or _sha256(path.read_bytes()) != found["sha256"]:
-                _download(found["url"], found["sha256"], path)
-            text = sum(len(t.encode("utf-8")) for _, t in read_archive(path))
-            pinned[key] = {"filename": found["filename"], "sha256": found["sha256"], "size": path.stat().st_size}
-            pinned[key]["text_bytes"] = text
-            PINS.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
-            print(f"{key:<36} {path.stat().st_size / 1e6:7.1f} MB archive {text / 1e6:8.1f} MB text", flush=True)
+def pin_all(
+    releases: dict[str, list[str]] = RELEASES, path: Path = PINS, measure: bool = True, directory: Path = SDIST_DIR
+) -> dict[str, dict[str, Any]]:
+    """Pin every release of ``releases`` not pinned yet in ``path``: its sdist's file name and SHA-256 as PyPI lists
+    them; with ``measure``, also its size and the bytes of text it gives (the mix's weights), downloading each once."""
+    pinned = json.loads(path.read_text()) if path.is_file() else {}
+    for package, versions in releases.items():
+        for version in (v for v in versions if f"{package}=={v}" not in pinned):
+            key, found = f"{package}=={version}", _sdist_file(package, version)
+            pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
+            if measure:
+                file = directory / found["filename"]
+                if not file.is_file() or _sha256(file.read_bytes()) != found["sha256"]:
+                    _download(found["url"], found["sha256"], file)
+                text = sum(len(t.encode("utf-8")) for _, t in read_archive(file))
+                pinned[key] |= {"size": file.stat().st_size, "text_bytes": text}
+                print(f"{key:<36} {file.stat().st_size / 1e6:7.1f} MB archive {text / 1e6:8.1f} MB text", flush=True)
+            path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
     return pinned
 
 

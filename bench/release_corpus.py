@@ -14,14 +14,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from bench import real_corpus, release_archives
-from bench.harness import arguments
+from bench.harness import arguments, built
 from bench.real_corpus import interleave
 
 WINDOW = 3
@@ -175,21 +174,12 @@ def build(
     """The corpus directory of at least ``megabytes`` MB of text (default under $PIPELINE_BENCH_DATA), built once
     in ``<name>.partial`` and renamed when complete; an existing one is returned as it is."""
     directory = directory or real_corpus.DEFAULT_DIR / f"release-corpus-{megabytes:g}mb"
-    if directory.is_dir():
-        return directory
-    partial = directory.with_name(directory.name + ".partial")
-    if partial.exists():
-        shutil.rmtree(partial)
-    write_corpus(interleave(streams()), partial, int(megabytes * 1e6), shard_bytes)
-    partial.rename(directory)
-    return directory
+    return built(directory, lambda into: write_corpus(interleave(streams()), into, int(megabytes * 1e6), shard_bytes))
 
 
 def main() -> None:
     """Build (or reuse) the corpus and print its directory; --stats prints what it holds, --pin re-pins."""
-    parser = arguments(__doc__, mb=1000.0, stats=False, pin=False)
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
-    args = parser.parse_args()
+    args = arguments(__doc__, mb=1000.0, stats=False, pin=False, out=None).parse_args()
     if args.pin:
         print(f"{len(release_archives.pin_all())} releases pinned in {release_archives.PINS}")
         return

@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from bench.harness import built
 
 PEER_PARTS = 8  # Parquet files of the peer's copy (as many documents each)
 
@@ -48,28 +50,37 @@ def shard_paths(path: Path) -> list[Path]:
     return shards
 
 
+def lines(source: Path, limit: float | None, size: Callable[[Path, bytes], int]) -> Iterator[tuple[Path, bytes]]:
+    """(shard, line) of the corpus's lines in order, while the ``size`` of those given is below ``limit`` (all when
+    None): the lines of a prefix, whole."""
+    taken = 0
+    for shard in shard_paths(source):
+        with open(shard, "rb") as src:
+            for line in src:
+                if limit is not None and taken >= limit:
+                    return
+                taken += size(shard, line)
+                yield shard, line
+
+
+def text_size(shard: Path, line: bytes) -> int:
+    """The bytes of a line's ``text``; exits naming --corpus when it has none."""
+    text = json.loads(line).get("text")
+    if not isinstance(text, str):
+        raise SystemExit(f"--corpus: a line of {shard} has no string 'text' key")
+    return len(text.encode())
+
+
 def prefix(source: Path, mb: float | None, out_dir: Path) -> Path:
     """The first whole documents of ``source`` holding at least ``mb`` MB of text (all when None), one JSONL file."""
     name = source.name.removesuffix(".jsonl")
-    out = out_dir / f"{name}-{'all' if mb is None else f'{mb:g}mb'}.jsonl"
-    if out.exists():
-        return out
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    limit, taken = (None if mb is None else mb * 1e6), 0
-    with open(tmp, "wb") as dst:
-        for shard in shard_paths(source):
-            with open(shard, "rb") as src:
-                for line in src:
-                    if limit is not None and taken >= limit:
-                        break
-                    record = json.loads(line)
-                    if not isinstance(record.get("text"), str):
-                        raise SystemExit(f"--corpus: a line of {shard} has no string 'text' key")
-                    dst.write(line if line.endswith(b"\n") else line + b"\n")
-                    taken += len(record["text"].encode())
-    tmp.rename(out)
-    return out
+
+    def write(into: Path) -> None:
+        with open(into, "wb") as dst:
+            for _, line in lines(source, None if mb is None else mb * 1e6, text_size):
+                dst.write(line if line.endswith(b"\n") else line + b"\n")
+
+    return built(out_dir / f"{name}-{'all' if mb is None else f'{mb:g}mb'}.jsonl", write)
 
 
 def load(jsonl: Path) -> Corpus:
@@ -87,17 +98,14 @@ def load(jsonl: Path) -> Corpus:
 
 def peer_parquet(corpus: Corpus, column: str) -> Path:
     """The corpus as Parquet (``doc``: line number, ``column``: text), in PEER_PARTS files, made once."""
-    out = corpus.jsonl.with_suffix(".peer.parquet.d")
-    if out.exists():
-        return out
-    tmp = out.with_suffix(".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     chunk = max(1, -(-len(corpus.offsets) // PEER_PARTS))
-    texts = corpus.texts()
-    for part in range(-(-len(corpus.offsets) // chunk)):
-        rows = list(itertools.islice(texts, chunk))
-        table = pa.table({"doc": pa.array([i for i, _ in rows], pa.int64()), column: [text for _, text in rows]})
-        pq.write_table(table, tmp / f"part-{part:05d}.parquet")
-    tmp.rename(out)
-    return out
+
+    def write(into: Path) -> None:
+        into.mkdir()
+        texts = corpus.texts()
+        for part in range(-(-len(corpus.offsets) // chunk)):
+            rows = list(itertools.islice(texts, chunk))
+            table = pa.table({"doc": pa.array([i for i, _ in rows], pa.int64()), column: [text for _, text in rows]})
+            pq.write_table(table, into / f"part-{part:05d}.parquet")
+
+    return built(corpus.jsonl.with_suffix(".peer.parquet.d"), write)

@@ -1,5 +1,5 @@
 """megatron-core 0.16.1's own GPTDataset/BlendedDataset builder over a run's blend: the oracle the training-indices
-caches are compared with; and its C++ blending helper, the oracle of the blend loop (tests and bench/bench_blend.py)."""
+caches are compared with; its C++ blending helper, the blend loop's (tests, bench/bench_megatron.py)."""
 
 from __future__ import annotations
 

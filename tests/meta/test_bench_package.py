@@ -108,7 +108,9 @@ def test_module_at_loads_the_source_of_that_revision() -> None:
 def test_training_indices_with_an_empty_split_is_a_one_line_error(tmp_path: Path) -> None:
     """At 1e6 tokens the test split of each source holds no document: the bench says so in one line naming
     --tokens and exits (megatron-core's builder would loop forever on it), its scratch directory removed."""
-    out = _bench("training_indices", "--tokens", "1e6", "--repeat", "1", env={"TMPDIR": str(tmp_path)}, timeout=60)
+    out = _bench(
+        "megatron", "training_indices", "--tokens", "1e6", "--repeat", "1", env={"TMPDIR": str(tmp_path)}, timeout=60
+    )
     assert out.returncode == 1 and out.stderr.strip().startswith("--tokens: at 1e+06 tokens the test split")
     assert len(out.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []

@@ -226,7 +226,7 @@ def test_every_table_row_has_an_entry(table) -> None:
     history = (REPO / "docs" / "benchmarks-history.md").read_text(encoding="utf-8").split("## Retired benches")[0]
     in_tables = {f"{n}.py" for n in re.findall(r"^\| `bench/(bench_\w+)\.py", history, re.MULTILINE)}
     in_table = {f"bench_{n}.py" for n in re.findall(r"^\| \w+ \| `python -m bench (\w+)", section, re.MULTILINE)}
-    assert len(in_table) >= 7
+    assert len(in_table) >= 6  # bench_megatron.py holds two rows (blend, training_indices)
     in_tables |= in_table
     entries = table.select(None, everything=False)
     assert in_tables <= {e.script for e in entries}

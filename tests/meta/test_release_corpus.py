@@ -161,7 +161,7 @@ def test_a_failed_or_short_build_leaves_no_corpus(tmp_path: Path) -> None:
 
     with pytest.raises(OSError):
         release_corpus.build(1e-3, tmp_path / "corpus", failing)
-    assert not (tmp_path / "corpus").exists() and (tmp_path / "corpus.partial").exists()
+    assert not (tmp_path / "corpus").exists() and not (tmp_path / "corpus.partial").exists()
     with pytest.raises(SystemExit, match="only 0.0 MB"):
         release_corpus.build(1e-3, tmp_path / "corpus", lambda: {"a": (1.0, records("a", 3, 10))})
     assert not (tmp_path / "corpus").exists()
