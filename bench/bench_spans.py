@@ -72,7 +72,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         conf = (REPO / "conf" / "local.yaml").read_text()
         config = load_config_text(conf, [f"output={tmp}/run", f"spans.exact_substring.min_tokens={args.k}"])
-        spark = build_session("bench-spans", args.master, {"spark.sql.shuffle.partitions": str(4 * cores)})
+        # with conf/local.yaml's speed-ups, as a local run has them (zip_rescans: no zip re-read per task)
+        settings = {"spark.sql.shuffle.partitions": str(4 * cores)}
+        spark = build_session("bench-spans", args.master, settings, config.spark.speedups)
         ctx = RunContext(config, spark=spark)
         frame = spark.createDataFrame([(d, "web", t) for d, t in docs], "doc_id long, source string, text string")
         ctx.write_table(frame.repartition(4 * cores), layout.SURVIVORS)

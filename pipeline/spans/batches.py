@@ -73,23 +73,35 @@ def anchor_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
 PACKED = pa.schema([("part", pa.int64()), ("packed", pa.binary())])
 PARTITION_LIMIT = 2**31 - 1  # bytes of one partition's unpacked rows at most: Arrow's binary offsets are 32-bit
 _PACK_ROWS = 1 << 18  # rows per packed blob at most (a blob stays far below Arrow's 2 GB binary limit)
+_PACK_BYTES = 1 << 30  # bytes of blobs per PACKED batch at most, past the blob that crosses it (32-bit offsets)
 
 
-def _pack_sorted(ordered: pa.RecordBatch, sorted_part: Int64s, schema: pa.Schema) -> pa.RecordBatch | None:
-    """Rows already ordered by part (``sorted_part``) -> one PACKED row per part (or per _PACK_ROWS of it)."""
+def _pack_sorted(ordered: pa.RecordBatch, sorted_part: Int64s, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Rows already ordered by part (``sorted_part``) -> one PACKED row per part (or per _PACK_ROWS of it). The
+    parts' IPC streams are written one after another into one buffer that becomes the ``packed`` column as it
+    is (no copy per blob); a batch is yielded whenever that buffer passes _PACK_BYTES."""
     bounds = np.flatnonzero(np.concatenate(([True], sorted_part[1:] != sorted_part[:-1], [True])))
     keys: list[int] = []
-    blobs: list[bytes] = []
+    ends: list[int] = [0]
+    sink = pa.BufferOutputStream()
     for head, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         for at in range(head, end, _PACK_ROWS):
-            sink = pa.BufferOutputStream()
             with pa.ipc.new_stream(sink, schema) as writer:
                 writer.write_batch(ordered.slice(at, min(end, at + _PACK_ROWS) - at))
             keys.append(int(sorted_part[head]))
-            blobs.append(sink.getvalue().to_pybytes())
-    if not keys:
-        return None
-    return pa.RecordBatch.from_arrays([pa.array(keys, pa.int64()), pa.array(blobs, pa.binary())], schema=PACKED)
+            ends.append(sink.tell())
+            if ends[-1] >= _PACK_BYTES:
+                yield _packed_batch(keys, ends, sink.getvalue())
+                keys, ends, sink = [], [0], pa.BufferOutputStream()
+    if keys:
+        yield _packed_batch(keys, ends, sink.getvalue())
+
+
+def _packed_batch(keys: list[int], ends: list[int], data: pa.Buffer) -> pa.RecordBatch:
+    """PACKED rows: part ``keys[i]`` holds ``data[ends[i]:ends[i + 1]]``, the buffer used as the column's data."""
+    offsets = pa.py_buffer(np.array(ends, dtype=np.int32))
+    blobs = pa.BinaryArray.from_buffers(pa.binary(), len(keys), [None, offsets, data])
+    return pa.RecordBatch.from_arrays([pa.array(keys, pa.int64()), blobs], schema=PACKED)
 
 
 def packed(batches: Iterable[pa.RecordBatch], key: str, parts: int, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -99,12 +111,18 @@ def packed(batches: Iterable[pa.RecordBatch], key: str, parts: int, schema: pa.S
     for batch in batches:
         part = np.mod(batch.column(key).to_numpy(), parts)
         order = np.argsort(part)
-        found = _pack_sorted(batch.take(pa.array(order)), part[order], schema)
-        if found is not None:
-            yield found
+        yield from _pack_sorted(batch.take(pa.array(order)), part[order], schema)
 
 
-def unpacked(blobs: Iterable[bytes | None], schema: pa.Schema) -> pa.Table:
+def blobs_of(column: pa.Array | pa.ChunkedArray) -> Iterator[pa.Buffer | None]:
+    """The values of a binary column as buffers over its data (no copy), None for a null."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    for chunk in chunks:
+        for value in chunk:
+            yield value.as_buffer() if value.is_valid else None
+
+
+def unpacked(blobs: Iterable[bytes | pa.Buffer | None], schema: pa.Schema) -> pa.Table:
     """The rows packed in ``blobs`` (:func:`packed`; None skipped) as one table; a partition too large for one
     Arrow binary column is a PipelineError naming the setting that splits it further."""
     tables = [pa.ipc.open_stream(blob).read_all() for blob in blobs if blob is not None]
@@ -158,15 +176,13 @@ def packed_anchor_batches(
             ],
             schema=ANCHORS,
         )
-        packed_rows = _pack_sorted(ordered, part[order], ANCHORS)
-        if packed_rows is not None:
-            yield packed_rows
+        yield from _pack_sorted(ordered, part[order], ANCHORS)
 
 
 def unpacked_anchors(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Packed anchor rows (PACKED) -> all the anchor rows they hold (ANCHORS) as one batch, sorted by
     (hash, doc_id, pos): what :func:`decide_batches` reads. The whole partition is held at once."""
-    table = unpacked((blob for batch in batches for blob in batch.column("packed").to_pylist()), ANCHORS)
+    table = unpacked((blob for batch in batches for blob in blobs_of(batch.column("packed"))), ANCHORS)
     if table.num_rows == 0:
         return
     order = np.lexsort(tuple(table.column(name).to_numpy() for name in ("pos", "doc_id", "hash")))
@@ -341,7 +357,7 @@ def packed_rewrite_batches(
     """One partition's rows: first the packed runs (``runs`` set: CONFIRMED rows packed by doc_id), then the
     documents (``runs`` null; ``part`` their doc_id's part) -> :func:`exact_rewrite_batches` of each document with
     its runs. The runs of the partition are held at once; the documents stream."""
-    blobs: list[bytes] = []
+    blobs: list[pa.Buffer | None] = []
     found: pa.Table | None = None
     run_docs = np.zeros(0, dtype=np.int64)
     for batch in batches:
@@ -350,7 +366,7 @@ def packed_rewrite_batches(
         if blob_rows.num_rows:
             if found is not None:
                 raise ValueError("packed runs after documents: the rows must arrive runs first")
-            blobs += blob_rows.column(runs).to_pylist()
+            blobs += blobs_of(blob_rows.column(runs))
         docs = batch.filter(is_doc)
         if docs.num_rows == 0:
             continue

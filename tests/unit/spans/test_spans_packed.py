@@ -112,3 +112,37 @@ def test_a_partition_too_large_to_unpack_is_one_line_naming_the_setting(monkeypa
     monkeypatch.setattr(batches, "PARTITION_LIMIT", 1000)
     with pytest.raises(PipelineError, match=r"^spans: .*spark\.settings\.spark\.sql\.shuffle\.partitions$"):
         list(unpacked_anchors(rows))
+
+
+@pytest.mark.parametrize(("name", "k", "tokenizer"), CASES[:2])
+def test_blobs_split_over_many_batches_decide_what_the_oracle_removes(name, k, tokenizer, monkeypatch) -> None:
+    """Parts written into one shared buffer per batch: with a byte limit of 1 every blob closes its own batch and
+    a part of more than _PACK_ROWS rows spans several blobs; the decisions are still the oracle's."""
+    from pipeline.spans import batches
+
+    docs, expected = _case(name, k, tokenizer)
+    monkeypatch.setattr(batches, "_PACK_BYTES", 1)
+    monkeypatch.setattr(batches, "_PACK_ROWS", 3)
+    batch = pa.RecordBatch.from_pydict({"doc_id": [d for d, _ in docs], "text": [t for _, t in docs]})
+    split = list(packed_anchor_batches([batch], k, tokenizer, 5))
+    assert all(b.num_rows == 1 for b in split) and len(split) > 5
+    assert _merged(_decided(docs, k, tokenizer, 5, 3)) == expected
+
+
+def test_packed_rows_come_back_from_the_shared_buffer_unchanged() -> None:
+    """batches.packed -> blobs_of -> unpacked gives every row once, in its key's part, nulls skipped."""
+    from pipeline.spans.batches import CONFIRMED, blobs_of, packed, unpacked
+
+    rng = np.random.default_rng(7)
+    rows = {name: rng.integers(-(2**40), 2**40, size=500) for name in CONFIRMED.names}
+    batch = pa.RecordBatch.from_pydict(rows, schema=CONFIRMED)
+    out = list(packed([batch], "doc_id", 7, CONFIRMED))
+    parts = [p for b in out for p in b.column("part").to_pylist()]
+    assert sorted(parts) == sorted(set(parts)) and set(parts) <= set(range(7))
+    for b in out:
+        for part, blob in zip(b.column("part").to_pylist(), blobs_of(b.column("packed")), strict=True):
+            assert set(np.mod(unpacked([blob], CONFIRMED).column("doc_id").to_numpy(), 7)) == {part}
+    blobs = [*(blob for b in out for blob in blobs_of(b.column("packed"))), None]
+    order = [(name, "ascending") for name in CONFIRMED.names]
+    back = unpacked(blobs, CONFIRMED).sort_by(order)
+    assert back.to_pydict() == pa.Table.from_batches([batch]).sort_by(order).to_pydict()
