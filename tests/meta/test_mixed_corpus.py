@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import io
 import json
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from bench import bench_vs_bigcode, mixed_corpus
 from pipeline.cli.commands import build_parser
+from tests.debian_packages import build_deb
 
 
 def write_tar(path: Path, members: dict[str, bytes]) -> Path:
@@ -114,3 +116,59 @@ def test_as_user_runs_the_ingest_then_the_dedup_command(tmp_path: Path) -> None:
         parsed = build_parser().parse_args(cmd[3:])
         assert (parsed.command, parsed.config) == (stage, str(config))
     assert list(bench_vs_bigcode.our_commands(config, as_user=False)) == ["ours"]
+
+
+DOC_FILES = {
+    "usr/share/doc/x/html/index.html": "<h1>Einf\u00fchrung</h1><p>Gr\u00fc\u00dfe aus Debian</p>".encode(),
+    "usr/share/man/de/man1/ls.1.gz": gzip.compress(b".TH LS 1\n.SH NAME\nls \\- Verzeichnis\n"),
+    "usr/share/man/man1/dir.1.gz": gzip.compress(b".so man1/ls.1\n"),
+    "usr/share/doc/x/html/latin.html": "<p>caf\u00e9</p>".encode("latin-1"),
+    "usr/share/doc/x/logo.png": b"\x89PNG\r\n\x1a\n",
+    "usr/share/doc/x/guide.txt": b"a plain-text copy of the HTML\n",
+}
+
+
+def test_deb_members_are_what_dpkg_deb_unpacks(tmp_path: Path) -> None:
+    deb = build_deb(tmp_path, DOC_FILES)
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:  # the oracle: dpkg-deb's own unpacking
+        expected = {m.name.removeprefix("./"): archive.extractfile(m).read() for m in archive if m.isfile()}  # type: ignore[union-attr]
+    assert dict(mixed_corpus.deb_members(deb)) == expected == DOC_FILES
+
+
+def test_package_prose_keeps_html_text_and_manual_pages_only(tmp_path: Path, monkeypatch) -> None:
+    deb = build_deb(tmp_path, DOC_FILES)
+    monkeypatch.setattr(mixed_corpus, "fetch_deb", lambda package, version, directory: deb)
+    got = {path: text for _, path, text in mixed_corpus.package_prose("docs-test", "1.0", tmp_path)}
+    assert sorted(got) == [
+        "docs-test=1.0/usr/share/doc/x/html/index.html",
+        "docs-test=1.0/usr/share/man/de/man1/ls.1.gz",
+    ]
+    page = got["docs-test=1.0/usr/share/doc/x/html/index.html"]
+    assert "Einf\u00fchrung" in page and "Gr\u00fc\u00dfe aus Debian" in page and "<" not in page
+    assert got["docs-test=1.0/usr/share/man/de/man1/ls.1.gz"].startswith(".TH LS 1\n")
+
+
+def test_a_missing_package_names_it_and_the_apt_command(tmp_path: Path, monkeypatch) -> None:
+    calls = []
+
+    def apt(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 100, b"", b"E: Version '9.9' for 'foo-doc' was not found")
+
+    monkeypatch.setattr(mixed_corpus.subprocess, "run", apt)
+    with pytest.raises(
+        SystemExit,
+        match=r"^Debian package foo-doc=1:9\.9 not available: run `apt-get update && apt-get download foo-doc=1:9\.9`",
+    ):
+        mixed_corpus.fetch_deb("foo-doc", "1:9.9", tmp_path)
+    assert calls == [["apt-get", "download", "foo-doc=1:9.9"]]
+    (tmp_path / "foo-doc_1%3a9.9_all.deb").write_bytes(b"!<arch>\n")  # apt's name for an epoch: fetched once
+    assert mixed_corpus.fetch_deb("foo-doc", "1:9.9", tmp_path).name == "foo-doc_1%3a9.9_all.deb" and len(calls) == 1
+
+
+def test_prose_packages_are_pinned_and_not_the_cloud_cli_pages() -> None:
+    assert all(version and version[0].isdigit() for version in mixed_corpus.PROSE_PACKAGES.values())
+    assert not any("gcloud" in package or "google" in package for package in mixed_corpus.PROSE_PACKAGES)
+    prose = mixed_corpus.streams(Path("/nonexistent"))["prose"][1]
+    assert prose.__name__ == "interleave"  # the packages' documentation, not /usr/share/man's pages
