@@ -159,9 +159,11 @@ def _inner_members(name: str, data: bytes) -> Iterator[tuple[str, bytes]]:
 
 def package_texts(package: str, version: str, directory: Path = mixed_corpus.DEBS) -> Iterator[Record]:
     """The ``debian`` documents of a pinned package (path ``package=version/member``), in archive order: its source
-    files (also inside a shipped archive), HTML pages as plain text and manual pages, 1 byte to 1 MB of text."""
+    files (also inside an archive under usr/src or a JDK's src.zip; other archives are test data, left out), HTML
+    pages as plain text and manual pages, 1 byte to 1 MB of text."""
     for name, data in mixed_corpus.deb_members(mixed_corpus.fetch_deb(package, version, directory)):
-        members = _inner_members(name, data) if name.endswith(INNER_ARCHIVES) else iter([(name, data)])
+        shipped = name.endswith(INNER_ARCHIVES) and (name.startswith("usr/src/") or name.endswith("/src.zip"))
+        members = _inner_members(name, data) if shipped else iter([(name, data)])
         for inner, raw in members:
             text = mixed_corpus.member_text(inner, raw) or _code(inner, raw)
             if text and text.strip() and len(text.encode("utf-8")) <= release_archives.MAX_BYTES:
@@ -483,9 +485,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
     args = parser.parse_args()
     if args.count:  # every added package read once; each text counted once
-        sizes = {name: sum(len(r[2].encode("utf-8")) for r in unique(it)) for name, (_, it) in added_streams().items()}
-        for name, size in sizes.items():
-            print(f"{name:<32}{size / 1e6:>10.1f} MB")
+        sizes = {}
+        for name, (_, stream) in added_streams().items():
+            sizes[name] = sum(len(record[2].encode("utf-8")) for record in unique(stream))
+            print(f"{name:<32}{sizes[name] / 1e6:>10.1f} MB", flush=True)
         print(f"{'added packages':<32}{sum(sizes.values()) / 1e6:>10.1f} MB of fresh text (each package's texts once)")
         return
     check_shares(args.exact, args.near)

@@ -159,6 +159,7 @@ def test_package_texts_read_sources_inside_shipped_archives(tmp_path: Path, monk
             "usr/share/emacs/28.2/lisp/simple.el.gz": gzip.compress(b"(defun f ())\n"),
             "usr/share/doc/j/api.html": b"<p>Class Object</p>",
             "usr/share/doc/j/logo.png": b"\x89PNG",
+            "usr/share/go/src/archive/zip/testdata/bad.zip": b"PK\x05\x06 a broken test archive",
         },
     )
     monkeypatch.setattr(constant_corpus.mixed_corpus, "fetch_deb", lambda package, version, directory: deb)
