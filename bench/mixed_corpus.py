@@ -32,7 +32,6 @@ from bench.real_corpus import DEFAULT_DIR, interleave
 
 HERE = Path(__file__).resolve().parent
 PINS = HERE / "mixed_archives.json"
-MAN = Path("/usr/share/man")
 DEBS = DEFAULT_DIR / "sources" / "debs"  # the pinned Debian packages, kept once fetched
 LICENSES = Path("/usr/share/common-licenses")
 MAX_BYTES = 2_000_000
@@ -148,20 +147,6 @@ def licences() -> Iterator[Record]:
     for path in sorted(LICENSES.iterdir()):
         if path.is_file() and not path.is_symlink():
             yield "licence", str(path), path.read_text(encoding="utf-8", errors="replace")
-
-
-def manual_pages(leave_out: tuple[str, ...] = ()) -> Iterator[Record]:
-    """Every manual page under /usr/share/man (links left out) as its roff source, a page's languages side by
-    side; pages that are not UTF-8, only point to another page (``.so``) or whose name starts with one of
-    ``leave_out`` are left out."""
-    pages = [p for p in MAN.rglob("*.gz") if p.is_file() and not p.is_symlink() and not p.name.startswith(leave_out)]
-    for path in sorted(pages, key=lambda p: (p.parent.name, p.name, p.parent.parent.name)):
-        try:
-            text = gzip.decompress(path.read_bytes()).decode("utf-8")
-        except (OSError, UnicodeDecodeError, EOFError):
-            continue
-        if text.strip() and not text.lstrip().startswith(".so "):
-            yield "prose", str(path), text
 
 
 def fetch_deb(package: str, version: str, directory: Path = DEBS) -> Path:

@@ -59,29 +59,6 @@ def test_releases_interleave_members_and_delete_each_archive(tmp_path: Path, mon
     assert list(tmp_path.iterdir()) == []
 
 
-def test_manual_pages_leave_out_links_redirects_and_other_encodings(tmp_path: Path, monkeypatch) -> None:
-    pages = {
-        "man1/ls.1.gz": "English ls\n",
-        "de/man1/ls.1.gz": "Deutsch ls\n",
-        "man1/cat.1.gz": "English cat\n",
-        "man1/dir.1.gz": ".so man1/ls.1\n",
-        "fr/man5/passwd.5.gz": "fran\u00e7ais\n",
-    }
-    for name, text in pages.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_bytes(gzip.compress(text.encode()))
-    (tmp_path / "man1" / "latin.1.gz").write_bytes(gzip.compress("caf\u00e9".encode("latin-1")))
-    (tmp_path / "man1" / "vdir.1.gz").symlink_to(tmp_path / "man1" / "ls.1.gz")
-    monkeypatch.setattr(mixed_corpus, "MAN", tmp_path)
-    got = [(Path(path).relative_to(tmp_path).as_posix(), text) for _, path, text in mixed_corpus.manual_pages()]
-    assert got == [
-        ("man1/cat.1.gz", "English cat\n"),
-        ("de/man1/ls.1.gz", "Deutsch ls\n"),
-        ("man1/ls.1.gz", "English ls\n"),
-        ("fr/man5/passwd.5.gz", "fran\u00e7ais\n"),
-    ]
-
-
 def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None:
     records = [
         ("code", "pkg-1.0/a.py", "a" * 500),
@@ -89,7 +66,7 @@ def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None
         ("code", "pkg-1.0/b.py", "b" * 5_000),
         ("code", "pkg-2.0/b.py", "c" * 5_000),  # changed copy
         ("licence", "/usr/share/common-licenses/MIT", "d" * 50_000),
-        ("prose", "/usr/share/man/man1/x.1.gz", "e" * 1_500_000),
+        ("prose", "manpages-de=4.18.1-1/usr/share/man/de/man1/x.1.gz", "e" * 1_500_000),
     ]
     with open(tmp_path / "part-00000.jsonl", "w") as out:
         for source, path, text in records:
@@ -97,6 +74,7 @@ def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None
     stats = mixed_corpus.statistics(tmp_path)
     assert stats["documents"] == 6 and stats["bytes"] == 1_000 + 10_000 + 50_000 + 1_500_000
     assert stats["sources"]["code"] == {"documents": 4, "bytes": 11_000}
+    assert stats["prose packages"] == {"manpages-de": {"documents": 1, "bytes": 1_500_000}}
     assert [(count, size) for _, count, size in stats["histogram"]] == [
         (2, 1_000),
         (2, 10_000),
