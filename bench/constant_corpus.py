@@ -65,6 +65,13 @@ ADDED_PACKAGES: dict[str, str] = {
     "libstdc++-12-doc": "12.2.0-14+deb12u1",
     "postgresql-doc-15": "15.20-0+deb12u1",
     "perl-doc": "5.36.0-7+deb12u4",
+    "libboost1.74-dev": "1.74.0+ds1-21",
+    "llvm-15-dev": "1:15.0.6-4+b1",
+    "libcgal-dev": "5.5.1-2",
+    "perl-modules-5.36": "5.36.0-7+deb12u4",
+    "ghc-doc": "9.0.2-4",
+    "vtk9-doc": "9.1.0+really9.1.0+dfsg2-5+deb12u1",
+    "libreoffice-dev-doc": "4:7.4.7-1+deb12u14",
 }
 ADDED_SHARE = 0.5
 CODE_SUFFIXES = (*release_archives.TEXT_SUFFIXES, ".go", ".java", ".rs", ".el", ".rb", ".pl", ".pm", ".s", ".erl")

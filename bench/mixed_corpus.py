@@ -334,9 +334,10 @@ def main() -> None:
         return
     if args.count:
         sizes = count(DEFAULT_DIR / "mixed-corpus-count.sdists")
-        largest = min(sizes[name] / share for name, share in SHARES.items())
-        print(", ".join(f"{name} {size / 1e6:.1f} MB" for name, size in sizes.items()), end="; ")
-        print(f"every stream at its share up to {largest / 1e6:.0f} MB, {sum(sizes.values()) / 1e6:.0f} MB in all")
+        for name, size in sizes.items():  # a stream that runs out drops out: the others fill its share
+            below = size / SHARES[name] / 1e6
+            print(f"{name:<8}{size / 1e6:>8.1f} MB: at its share while the corpus is below {below:.0f} MB")
+        print(f"{sum(sizes.values()) / 1e6:.0f} MB of text in all: the largest corpus")
         return
     directory = build(args.mb, args.out)
     print(directory)
