@@ -9,6 +9,7 @@ packages (``ADDED_PACKAGES``, disjoint from the mixed corpus's). Written as JSON
     python -m bench constant_corpus --mb 1000                 # -> /tmp/pipeline-bench/constant-corpus-1000mb/
     python -m bench constant_corpus --mb 1000 --exact 0.1 --near 0.2 --check 200
     python -m bench constant_corpus --count             # MB of fresh text the added packages give
+    python -m bench constant_corpus --pin               # look ADDED_RELEASES up on PyPI and pin them
 
 How it measures: docs/benchmarks.md, Method notes, constant_corpus.
 """
@@ -73,6 +74,9 @@ ADDED_PACKAGES: dict[str, str] = {
     "vtk9-doc": "9.1.0+really9.1.0+dfsg2-5+deb12u1",
     "libreoffice-dev-doc": "4:7.4.7-1+deb12u14",
 }
+# PyPI sdists that bundle big C/C++ trees, pinned in ADDED_PINS (none in releases.json or the mixed corpus's).
+ADDED_RELEASES = {"opencv-python": "5.0.0.93", "wxpython": "4.3.2", "grpcio": "1.85.1", "duckdb": "2.0.0"}
+ADDED_PINS = Path(__file__).resolve().parent / "constant_archives.json"
 ADDED_SHARE = 0.5
 CODE_SUFFIXES = (*release_archives.TEXT_SUFFIXES, ".go", ".java", ".rs", ".el", ".rb", ".pl", ".pm", ".s", ".erl")
 INNER_ARCHIVES = (".tar.xz", ".tar.gz", ".tar.bz2", ".tgz", ".zip")
@@ -191,9 +195,31 @@ def joined(first: Iterator[Record], after: int, added: dict[str, tuple[float, It
     yield from interleave(rest | {name: ((1 - ADDED_SHARE) * share / total, it) for name, (share, it) in added.items()})
 
 
-def added_streams(packages: dict[str, str] = ADDED_PACKAGES) -> dict[str, tuple[float, Iterator[Record]]]:
-    """One stream per added package, equal shares."""
-    return {f"debian:{package}": (1.0, package_texts(package, version)) for package, version in packages.items()}
+def sdist_texts(package: str, version: str, directory: Path = mixed_corpus.DEBS.parent) -> Iterator[Record]:
+    """The ``pypi`` documents of one added sdist (release_archives' rules), fetched once into ``directory``."""
+    pinned = json.loads(ADDED_PINS.read_text()) if ADDED_PINS.is_file() else {}
+    if f"{package}=={version}" not in pinned:
+        raise SystemExit(f"{package}=={version}: not in {ADDED_PINS.name}: run `python -m bench constant_corpus --pin`")
+    for name, text in release_archives.read_archive(release_archives.fetch(package, version, directory, pinned)):
+        yield "pypi", f"{package}-{version}/{name}", text
+
+
+def pin_added() -> None:
+    """Pin every release of ADDED_RELEASES not pinned yet (file name and SHA-256 as PyPI lists them)."""
+    pinned = json.loads(ADDED_PINS.read_text()) if ADDED_PINS.is_file() else {}
+    for package, version in ADDED_RELEASES.items():
+        if (key := f"{package}=={version}") not in pinned:
+            found = release_archives._sdist_file(package, version)
+            pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
+    ADDED_PINS.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+
+
+def added_streams(
+    packages: dict[str, str] = ADDED_PACKAGES, releases: dict[str, str] = ADDED_RELEASES
+) -> dict[str, tuple[float, Iterator[Record]]]:
+    """One stream per added Debian package and per added sdist, equal shares."""
+    streams = {f"debian:{package}": (1.0, package_texts(package, version)) for package, version in packages.items()}
+    return streams | {f"pypi:{package}": (1.0, sdist_texts(package, version)) for package, version in releases.items()}
 
 
 def kinds(exact: float, near: float, rng: random.Random, block: int = BLOCK) -> Iterator[str]:
@@ -488,9 +514,12 @@ def at_least(megabytes: float) -> Path:
 def main() -> None:
     """Build (or reuse) the corpus, print its directory and its shares per window; --check N measures N sampled
     near copies against their originals with datasketch."""
-    parser = arguments(__doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0, count=False)
+    parser = arguments(__doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0, count=False, pin=False)
     parser.add_argument("--out", type=Path, default=None, help="output directory (default under $PIPELINE_BENCH_DATA)")
     args = parser.parse_args()
+    if args.pin:
+        pin_added()
+        return
     if args.count:  # every added package read once; each text counted once
         sizes = {}
         for name, (_, stream) in added_streams().items():
