@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from datasketch import MinHash, MinHashLSH
 
-from bench import constant_corpus
+from bench import constant_corpus, release_archives
 from tests.debian_packages import build_deb
 
 THRESHOLD = 0.7  # conf/dataproc.yaml's dedup threshold
@@ -174,3 +174,13 @@ def test_package_texts_read_sources_inside_shipped_archives(tmp_path: Path, monk
 def test_added_packages_are_pinned_and_not_the_mixed_corpus_ones() -> None:
     assert set(constant_corpus.ADDED_PACKAGES).isdisjoint(constant_corpus.mixed_corpus.PROSE_PACKAGES)
     assert all(version[0].isdigit() for version in constant_corpus.ADDED_PACKAGES.values())
+    earlier = {name.lower() for name in [*constant_corpus.mixed_corpus.MIXED_RELEASES, *release_archives.RELEASES]}
+    assert earlier.isdisjoint(name.lower() for name in constant_corpus.ADDED_RELEASES)
+    pinned = json.loads(constant_corpus.ADDED_PINS.read_text())
+    assert set(pinned) == {f"{name}=={version}" for name, version in constant_corpus.ADDED_RELEASES.items()}
+
+
+def test_an_unpinned_added_sdist_names_the_pin_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(constant_corpus, "ADDED_PINS", tmp_path / "none.json")
+    with pytest.raises(SystemExit, match=r"^grpcio==1\.0: not in none\.json: run `python -m bench constant_corpus"):
+        next(constant_corpus.sdist_texts("grpcio", "1.0", tmp_path))
