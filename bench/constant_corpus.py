@@ -73,12 +73,15 @@ ADDED_PACKAGES: dict[str, str] = {
     "ghc-doc": "9.0.2-4",
     "vtk9-doc": "9.1.0+really9.1.0+dfsg2-5+deb12u1",
     "libreoffice-dev-doc": "4:7.4.7-1+deb12u14",
+    "erlang-src": "1:25.2.3+dfsg-1+deb12u4",
+    "bazel-bootstrap-source": "4.2.3+ds-9",
+    "acl2-books-source": "8.5dfsg-5",
 }
 # PyPI sdists that bundle big C/C++ trees, pinned in ADDED_PINS (none in releases.json or the mixed corpus's).
 ADDED_RELEASES = {"opencv-python": "5.0.0.93", "wxpython": "4.3.2", "grpcio": "1.85.1", "duckdb": "2.0.0"}
 ADDED_PINS = Path(__file__).resolve().parent / "constant_archives.json"
 ADDED_SHARE = 0.5
-CODE_SUFFIXES = (*release_archives.TEXT_SUFFIXES, ".go", ".java", ".rs", ".el", ".rb", ".pl", ".pm", ".s", ".erl")
+CODE_SUFFIXES = (*release_archives.TEXT_SUFFIXES, *".go .java .rs .el .rb .pl .pm .s .erl .lisp".split())
 INNER_ARCHIVES = (".tar.xz", ".tar.gz", ".tar.bz2", ".tgz", ".zip")
 Record = tuple[str, str, str]  # (source, path, text)
 Reader = Callable[[str, str], list[release_archives.Member]]

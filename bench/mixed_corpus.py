@@ -16,7 +16,6 @@ How it measures: docs/benchmarks.md, Method notes, mixed_corpus.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import shutil
 import subprocess
@@ -166,20 +165,20 @@ def fetch_deb(package: str, version: str, directory: Path = DEBS) -> Path:
 
 
 def deb_members(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of the regular files of a .deb's data archive, in archive order."""
-    data = path.read_bytes()
-    if not data.startswith(b"!<arch>\n"):
-        raise SystemExit(f"{path}: not a Debian package (ar archive)")
-    at = 8
-    while at + 60 <= len(data):
-        name, size = data[at : at + 16].decode().strip().rstrip("/"), int(data[at + 48 : at + 58])
-        if name.startswith("data.tar"):
-            with tarfile.open(fileobj=io.BytesIO(data[at + 60 : at + 60 + size]), mode="r|*") as archive:
-                for entry in archive:
-                    if entry.isfile() and (handle := archive.extractfile(entry)) is not None:
-                        yield entry.name.removeprefix("./"), handle.read()
-            return
-        at += 60 + size + size % 2
+    """(name, bytes) of the regular files of a .deb's data archive, in archive order (the package is streamed
+    from disk, not held)."""
+    with open(path, "rb") as handle:
+        if handle.read(8) != b"!<arch>\n":
+            raise SystemExit(f"{path}: not a Debian package (ar archive)")
+        while len(header := handle.read(60)) == 60:
+            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
+            if name.startswith("data.tar"):  # the last member: the tar stream ends before the file does
+                with tarfile.open(fileobj=handle, mode="r|*") as archive:
+                    for entry in archive:
+                        if entry.isfile() and (member := archive.extractfile(entry)) is not None:
+                            yield entry.name.removeprefix("./"), member.read()
+                return
+            handle.seek(size + size % 2, 1)
     raise SystemExit(f"{path}: no data archive")
 
 
