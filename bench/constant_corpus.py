@@ -72,7 +72,6 @@ ADDED_PACKAGES: dict[str, str] = {
     "perl-modules-5.36": "5.36.0-7+deb12u4",
     "ghc-doc": "9.0.2-4",
     "vtk9-doc": "9.1.0+really9.1.0+dfsg2-5+deb12u1",
-    "libreoffice-dev-doc": "4:7.4.7-1+deb12u14",
     "erlang-src": "1:25.2.3+dfsg-1+deb12u4",
     "bazel-bootstrap-source": "4.2.3+ds-9",
     "acl2-books-source": "8.5dfsg-5",
