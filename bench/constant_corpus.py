@@ -2,27 +2,35 @@
 and near-duplicate documents in every window, whatever its size. Built deterministically from real text: the
 files of the release corpus's PyPI packages, one version of each (newest release first, an older release giving
 only the files the newer ones do not have), beside the Debian documentation and translation catalogues of
-``bench/real_corpus.py``. Written as JSONL shards (``{"source", "path", "text"}`` per line) with ``_stats.json``.
+``bench/real_corpus.py``; past ``JOIN_BYTES`` of fresh text, also the source trees and HTML manuals of pinned Debian
+packages (``ADDED_PACKAGES``, disjoint from the mixed corpus's). Written as JSONL shards (``{"source", "path",
+"text"}`` per line) with ``_stats.json``.
 
     python -m bench constant_corpus --mb 1000                 # -> /tmp/pipeline-bench/constant-corpus-1000mb/
     python -m bench constant_corpus --mb 1000 --exact 0.1 --near 0.2 --check 200
+    python -m bench constant_corpus --count             # MB of fresh text the added packages give
+    python -m bench constant_corpus --pin               # look ADDED_RELEASES up on PyPI and pin them
 
 How it measures: docs/benchmarks.md, Method notes, constant_corpus.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
 import math
 import random
 import re
+import tarfile
 import time
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench import real_corpus, release_archives, release_corpus
+from bench import mixed_corpus, real_corpus, release_archives, release_corpus
 from bench.harness import arguments, built
 from bench.real_corpus import interleave
 
@@ -37,6 +45,42 @@ WINDOW_BYTES = 250_000_000
 SHARD_BYTES = release_corpus.SHARD_BYTES
 PROSE_SOURCES = ("fixtures", "catalogues", "debian", "html")  # real_corpus's `python` overlaps the PyPI files
 SEED = 47
+JOIN_BYTES = 700_000_000  # fresh text before ADDED_PACKAGES join (the 1,000 MB corpus takes 681 MB: it stays as it was)
+# Debian 12 packages of source trees (some as a tarball or zip inside) and HTML manuals, pinned (not python3.11-doc:
+# real_corpus.html reads it where installed): each a stream of equal share, with the first sources' rest beside
+# them (ADDED_SHARE of the text while it lasts).
+ADDED_PACKAGES: dict[str, str] = {
+    "linux-source-6.1": "6.1.192-2",
+    "gcc-12-source": "12.2.0-14+deb12u1",
+    "glibc-source": "2.36-9+deb12u14",
+    "golang-1.19-src": "1.19.8-2",
+    "openjdk-17-source": "17.0.21.1+2-1~deb12u1",
+    "rust-src": "1.63.0+dfsg1-2",
+    "binutils-source": "2.40-2",
+    "emacs-el": "1:28.2+1-15+deb12u4",
+    "openjdk-17-doc": "17.0.21.1+2-1~deb12u1",
+    "rust-doc": "1.63.0+dfsg1-2",
+    "erlang-doc": "1:25.2.3+dfsg-1+deb12u4",
+    "qtbase5-doc-html": "5.15.8+dfsg-11+deb12u3",
+    "libstdc++-12-doc": "12.2.0-14+deb12u1",
+    "postgresql-doc-15": "15.20-0+deb12u1",
+    "perl-doc": "5.36.0-7+deb12u4",
+    "libboost1.74-dev": "1.74.0+ds1-21",
+    "llvm-15-dev": "1:15.0.6-4+b1",
+    "libcgal-dev": "5.5.1-2",
+    "perl-modules-5.36": "5.36.0-7+deb12u4",
+    "ghc-doc": "9.0.2-4",
+    "vtk9-doc": "9.1.0+really9.1.0+dfsg2-5+deb12u1",
+    "erlang-src": "1:25.2.3+dfsg-1+deb12u4",
+    "bazel-bootstrap-source": "4.2.3+ds-9",
+    "acl2-books-source": "8.5dfsg-5",
+}
+# PyPI sdists that bundle big C/C++ trees, pinned in ADDED_PINS (none in releases.json or the mixed corpus's).
+ADDED_RELEASES = {"opencv-python": "5.0.0.93", "wxpython": "4.3.2", "grpcio": "1.85.1", "duckdb": "2.0.0"}
+ADDED_PINS = Path(__file__).resolve().parent / "constant_archives.json"
+ADDED_SHARE = 0.5
+CODE_SUFFIXES = (*release_archives.TEXT_SUFFIXES, *".go .java .rs .el .rb .pl .pm .s .erl .lisp".split())
+INNER_ARCHIVES = (".tar.xz", ".tar.gz", ".tar.bz2", ".tgz", ".zip")
 Record = tuple[str, str, str]  # (source, path, text)
 Reader = Callable[[str, str], list[release_archives.Member]]
 
@@ -95,7 +139,88 @@ def default_fresh() -> Iterator[Record]:
     left = 1 - release_corpus.PROSE_SHARE * len(streams)
     for package, versions in release_archives.RELEASES.items():
         streams[f"pypi:{package}"] = (left * sizes[package] / sum(sizes.values()), newest_first(package, versions))
-    return unique(interleave(streams))
+    return unique(joined(unique(interleave(streams)), JOIN_BYTES, added_streams()))
+
+
+def _code(name: str, data: bytes) -> str | None:
+    """A source file's text (gzip-compressed ones too), or None when it is no text file of CODE_SUFFIXES."""
+    lower = name.lower()
+    if lower.endswith(".gz") and lower[:-3].endswith(CODE_SUFFIXES):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError):
+            return None
+    elif not lower.endswith(CODE_SUFFIXES):
+        return None
+    return release_archives.decode(data)
+
+
+def _inner_members(name: str, data: bytes) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of the files of an archive shipped inside a package, in archive order."""
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for info in archive.infolist():
+                if not info.is_dir():
+                    yield f"{name}/{info.filename}", archive.read(info)
+        return
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r|*") as archive:
+        for entry in archive:
+            if entry.isfile() and (handle := archive.extractfile(entry)) is not None:
+                yield f"{name}/{entry.name}", handle.read()
+
+
+def package_texts(package: str, version: str, directory: Path = mixed_corpus.DEBS) -> Iterator[Record]:
+    """The ``debian`` documents of a pinned package (path ``package=version/member``), in archive order: its source
+    files (also inside an archive under usr/src or a JDK's src.zip; other archives are test data, left out), HTML
+    pages as plain text and manual pages, 1 byte to 1 MB of text."""
+    for name, data in mixed_corpus.deb_members(mixed_corpus.fetch_deb(package, version, directory)):
+        shipped = name.endswith(INNER_ARCHIVES) and (name.startswith("usr/src/") or name.endswith("/src.zip"))
+        members = _inner_members(name, data) if shipped else iter([(name, data)])
+        for inner, raw in members:
+            text = mixed_corpus.member_text(inner, raw) or _code(inner, raw)
+            if text and text.strip() and len(text.encode("utf-8")) <= release_archives.MAX_BYTES:
+                yield "debian", f"{package}={version}/{inner}", text
+
+
+def joined(first: Iterator[Record], after: int, added: dict[str, tuple[float, Iterator[Record]]]) -> Iterator[Record]:
+    """``first``'s records until they have given ``after`` bytes of text, then its rest (ADDED_SHARE of the text
+    while it lasts) interleaved with the ``added`` streams (the rest of the text, by their shares)."""
+    given = 0
+    for record in first:
+        yield record
+        given += len(record[2].encode("utf-8"))
+        if given >= after:
+            break
+    total = sum(share for share, _ in added.values())
+    rest = {"first": (ADDED_SHARE, first)}
+    yield from interleave(rest | {name: ((1 - ADDED_SHARE) * share / total, it) for name, (share, it) in added.items()})
+
+
+def sdist_texts(package: str, version: str, directory: Path = mixed_corpus.DEBS.parent) -> Iterator[Record]:
+    """The ``pypi`` documents of one added sdist (release_archives' rules), fetched once into ``directory``."""
+    pinned = json.loads(ADDED_PINS.read_text()) if ADDED_PINS.is_file() else {}
+    if f"{package}=={version}" not in pinned:
+        raise SystemExit(f"{package}=={version}: not in {ADDED_PINS.name}: run `python -m bench constant_corpus --pin`")
+    for name, text in release_archives.read_archive(release_archives.fetch(package, version, directory, pinned)):
+        yield "pypi", f"{package}-{version}/{name}", text
+
+
+def pin_added() -> None:
+    """Pin every release of ADDED_RELEASES not pinned yet (file name and SHA-256 as PyPI lists them)."""
+    pinned = json.loads(ADDED_PINS.read_text()) if ADDED_PINS.is_file() else {}
+    for package, version in ADDED_RELEASES.items():
+        if (key := f"{package}=={version}") not in pinned:
+            found = release_archives._sdist_file(package, version)
+            pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
+    ADDED_PINS.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+
+
+def added_streams(
+    packages: dict[str, str] = ADDED_PACKAGES, releases: dict[str, str] = ADDED_RELEASES
+) -> dict[str, tuple[float, Iterator[Record]]]:
+    """One stream per added Debian package and per added sdist, equal shares."""
+    streams = {f"debian:{package}": (1.0, package_texts(package, version)) for package, version in packages.items()}
+    return streams | {f"pypi:{package}": (1.0, sdist_texts(package, version)) for package, version in releases.items()}
 
 
 def kinds(exact: float, near: float, rng: random.Random, block: int = BLOCK) -> Iterator[str]:
@@ -382,7 +507,19 @@ def at_least(megabytes: float) -> Path:
 def main() -> None:
     """Build (or reuse) the corpus, print its directory and its shares per window; --check N measures N sampled
     near copies against their originals with datasketch."""
-    args = arguments(__doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0, out=None).parse_args()
+    args = arguments(
+        __doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0, count=False, pin=False, out=None
+    ).parse_args()
+    if args.pin:
+        pin_added()
+        return
+    if args.count:  # every added package read once; each text counted once
+        sizes = {}
+        for name, (_, stream) in added_streams().items():
+            sizes[name] = sum(len(record[2].encode("utf-8")) for record in unique(stream))
+            print(f"{name:<32}{sizes[name] / 1e6:>10.1f} MB", flush=True)
+        print(f"{'added packages':<32}{sum(sizes.values()) / 1e6:>10.1f} MB of fresh text (each package's texts once)")
+        return
     check_shares(args.exact, args.near)
     directory = build(args.mb, args.out, args.exact, args.near)
     print(directory)

@@ -1,12 +1,14 @@
 """A mixed-size corpus of REAL text no bench here was tuned on, disjoint from the release corpus's sources: whole
 source files of up to 2 MB (generated parsers, minified JavaScript, big hand-written modules) and the licence files
 of several releases of PyPI packages that ``bench/releases.json`` does not hold, Debian's licence texts
-(/usr/share/common-licenses), and prose: the manual pages under /usr/share/man in every language installed. Its
-near-duplicates are natural ones (a file or licence again in the next release). Written once as JSONL shards
-(``{"source", "path", "text"}`` per line), deterministic: the same machine and pins give the same bytes.
+(/usr/share/common-licenses), and prose: the documentation of pinned Debian packages in many languages (manuals,
+help pages, translated manual pages; ``PROSE_PACKAGES``, fetched with ``apt-get download``). Its near-duplicates are
+natural ones (a file or licence again in the next release). Written once as JSONL shards (``{"source", "path",
+"text"}`` per line), deterministic: the same pins give the same bytes.
 
     python -m bench mixed_corpus --mb 200          # -> /tmp/pipeline-bench/mixed-corpus-200mb/, its statistics
     python -m bench mixed_corpus --pin             # look MIXED_RELEASES up on PyPI and rewrite the pins
+    python -m bench mixed_corpus --count           # MB of text each source has (the largest corpus they allow)
 
 How it measures: docs/benchmarks.md, Method notes, mixed_corpus.
 """
@@ -16,6 +18,8 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import subprocess
+import tarfile
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -27,7 +31,7 @@ from bench.real_corpus import DEFAULT_DIR, interleave
 
 HERE = Path(__file__).resolve().parent
 PINS = HERE / "mixed_archives.json"
-MAN = Path("/usr/share/man")
+DEBS = DEFAULT_DIR / "sources" / "debs"  # the pinned Debian packages, kept once fetched
 LICENSES = Path("/usr/share/common-licenses")
 MAX_BYTES = 2_000_000
 LICENCE_NAMES = ("license", "licence", "copying", "notice")
@@ -47,6 +51,24 @@ MIXED_RELEASES: dict[str, list[str]] = {
     "numba": ["0.61.2", "0.62.1"],
     "networkx": ["3.4.2", "3.5"],
     "faker": ["37.0.0", "37.1.0"],
+}
+
+# Debian 12 (bookworm) documentation packages and their pinned versions: the prose, read package by package side by
+# side (equal shares while each lasts). Mostly translated manuals: the same text in several languages.
+_REFERENCE, _MAINT, _DEVREF, _L10N, _LO = "2.100", "1.2.53", "12.18", "4.18.1-1", "4:7.4.7-1+deb12u14"
+PROSE_PACKAGES: dict[str, str] = {
+    **{f"debian-reference-{lang}": _REFERENCE for lang in ("en", "de", "es", "fr", "id", "it", "ja", "pt", "pt-br")},
+    **{f"debian-reference-{lang}": _REFERENCE for lang in ("zh-cn", "zh-tw")},
+    **{f"maint-guide{lang}": _MAINT for lang in ("", "-de", "-es", "-fr", "-it", "-ja", "-ru", "-zh-cn")},
+    **{f"developers-reference{lang}": _DEVREF for lang in ("", "-de", "-fr", "-it", "-ja", "-ru")},
+    "installation-guide-amd64": "20230508+deb12u1",
+    "debian-handbook": "11.20220922",
+    **{f"manpages-{lang}": _L10N for lang in ("de", "fr", "es", "ru", "it", "pt-br", "nl", "uk", "ro")},
+    "manpages-pl": "1:4.18.1-1",
+    "manpages-ja": "0.5.0.0.20221215+dfsg-1",
+    "manpages-zh": "1.6.4.0-1",
+    **{f"libreoffice-help-{lang}": _LO for lang in ("en-us", "de", "fr", "es", "it", "pt-br", "ru", "ja", "zh-cn")},
+    **{f"libreoffice-help-{lang}": _LO for lang in ("ko", "pl", "nl", "cs", "el", "tr", "hi", "fi", "sv", "vi")},
 }
 
 Record = tuple[str, str, str]  # (source, path, text)
@@ -86,17 +108,72 @@ def licences() -> Iterator[Record]:
             yield "licence", str(path), path.read_text(encoding="utf-8", errors="replace")
 
 
-def manual_pages() -> Iterator[Record]:
-    """Every manual page under /usr/share/man (links left out) as its roff source, a page's languages side by
-    side; pages that are not UTF-8 or only point to another page (``.so``) are left out."""
-    pages = [p for p in MAN.rglob("*.gz") if p.is_file() and not p.is_symlink()]
-    for path in sorted(pages, key=lambda p: (p.parent.name, p.name, p.parent.parent.name)):
+def fetch_deb(package: str, version: str, directory: Path = DEBS) -> Path:
+    """The .deb of ``package`` at ``version`` in ``directory``, downloaded with ``apt-get download`` (which checks it
+    against the archive's signed lists) unless there; exits with a one-line error naming it when apt has no such
+    version."""
+    pattern = f"{package}_{version.replace(':', '%3a')}_*.deb"
+    if not (found := sorted(directory.glob(pattern))):
+        directory.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=directory, capture_output=True)
+        if done.returncode or not (found := sorted(directory.glob(pattern))):
+            raise SystemExit(
+                f"Debian package {package}={version} not available: run `apt-get update && apt-get download "
+                f"{package}={version}` in {directory}"
+            )
+    return found[0]
+
+
+def deb_members(path: Path) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of the regular files of a .deb's data archive, in archive order (the package is streamed
+    from disk, not held)."""
+    with open(path, "rb") as handle:
+        if handle.read(8) != b"!<arch>\n":
+            raise SystemExit(f"{path}: not a Debian package (ar archive)")
+        while len(header := handle.read(60)) == 60:
+            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
+            if name.startswith("data.tar"):  # the last member: the tar stream ends before the file does
+                with tarfile.open(fileobj=handle, mode="r|*") as archive:
+                    for entry in archive:
+                        if entry.isfile() and (member := archive.extractfile(entry)) is not None:
+                            yield entry.name.removeprefix("./"), member.read()
+                return
+            handle.seek(size + size % 2, 1)
+    raise SystemExit(f"{path}: no data archive")
+
+
+def member_text(name: str, data: bytes) -> str | None:
+    """The prose of a documentation package's member: an HTML page as plain text (resiliparse), a manual page
+    (gzip roff, not a ``.so`` redirect) as its source; None for anything else (images, PDFs, plain-text or source
+    copies of the HTML, text that is not UTF-8)."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    if name.endswith((".html", ".htm")):
+        text = release_archives.decode(data)
+        return None if text is None else extract_plain_text(text)
+    if "/man/" in name and name.endswith(".gz"):
         try:
-            text = gzip.decompress(path.read_bytes()).decode("utf-8")
-        except (OSError, UnicodeDecodeError, EOFError):
-            continue
-        if text.strip() and not text.lstrip().startswith(".so "):
-            yield "prose", str(path), text
+            page = release_archives.decode(gzip.decompress(data))
+        except (OSError, EOFError):
+            return None
+        return None if page is None or page.lstrip().startswith(".so ") else page
+    return None
+
+
+def package_prose(package: str, version: str, directory: Path = DEBS) -> Iterator[Record]:
+    """The ``prose`` documents of one pinned package (path ``package=version/member``): its non-blank texts of
+    1 byte to MAX_BYTES, in archive order."""
+    for name, data in deb_members(fetch_deb(package, version, directory)):
+        text = member_text(name, data)
+        if text is not None and text.strip() and len(text.encode("utf-8")) <= MAX_BYTES:
+            yield "prose", f"{package}={version}/{name}", text
+
+
+def documentation(packages: dict[str, str] = PROSE_PACKAGES, directory: Path = DEBS) -> Iterator[Record]:
+    """The prose of every pinned package, the next document from the package that has given the fewest bytes."""
+    return interleave(
+        {package: (1.0, package_prose(package, version, directory)) for package, version in packages.items()}
+    )
 
 
 def streams(directory: Path) -> dict[str, tuple[float, Iterator[Record]]]:
@@ -104,7 +181,7 @@ def streams(directory: Path) -> dict[str, tuple[float, Iterator[Record]]]:
     return {
         "code": (SHARES["code"], releases(directory)),
         "licence": (SHARES["licence"], licences()),
-        "prose": (SHARES["prose"], manual_pages()),
+        "prose": (SHARES["prose"], documentation()),
     }
 
 
@@ -125,6 +202,7 @@ def statistics(directory: Path) -> dict[str, Any]:
     seen: set[str] = set()
     by_path: dict[str, str] = {}
     sources: dict[str, list[int]] = {}
+    packages: dict[str, list[int]] = {}
     sizes, exact, changed = [], 0, 0
     for shard in sorted(directory.glob("*.jsonl")):
         with open(shard, encoding="utf-8") as handle:
@@ -134,6 +212,8 @@ def statistics(directory: Path) -> dict[str, Any]:
                 size = len(text.encode("utf-8"))
                 sizes.append(size)
                 sources.setdefault(record["source"], []).append(size)
+                if record["source"] == "prose":
+                    packages.setdefault(path.split("=", 1)[0], []).append(size)
                 exact += text in seen
                 seen.add(text)
                 if record["source"] != "prose" and "/" in path and not path.startswith("/"):
@@ -146,6 +226,7 @@ def statistics(directory: Path) -> dict[str, Any]:
         "documents": len(sizes),
         "bytes": sum(sizes),
         "sources": {name: {"documents": len(s), "bytes": sum(s)} for name, s in sorted(sources.items())},
+        "prose packages": {name: {"documents": len(s), "bytes": sum(s)} for name, s in sorted(packages.items())},
         "histogram": histogram(sizes),
         "exact copies": exact / total,
         "changed copies": changed / total,
@@ -156,6 +237,9 @@ def build(megabytes: float, directory: Path | None = None) -> Path:
     """The corpus directory of at least ``megabytes`` MB of text, built once (through ``<name>.partial``), with
     its statistics in ``_stats.json``; the archives are downloaded to a scratch directory and deleted."""
     directory = directory or DEFAULT_DIR / f"mixed-corpus-{megabytes:g}mb"
+    if not directory.exists():
+        for package, version in PROSE_PACKAGES.items():  # a missing package stops the build before it writes
+            fetch_deb(package, version)
     scratch = directory.with_name(directory.name + ".sdists")
 
     def write(partial: Path) -> None:
@@ -168,11 +252,24 @@ def build(megabytes: float, directory: Path | None = None) -> Path:
     return built(directory, write)
 
 
+def count(directory: Path) -> dict[str, int]:
+    """Bytes of text each stream has in all (every pinned release and package read; archives deleted once read)."""
+    try:
+        return {
+            name: sum(len(r[2].encode("utf-8")) for r in stream) for name, (_, stream) in streams(directory).items()
+        }
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def show(stats: dict[str, Any]) -> None:
     """Print a corpus's statistics."""
     print(f"{stats['documents']} documents, {stats['bytes'] / 1e6:.1f} MB of text")
     for name, tally in stats["sources"].items():
         print(f"  {name:<10}{tally['documents']:>8} documents {tally['bytes'] / 1e6:>8.1f} MB")
+    print("prose by package:")
+    for name, tally in stats.get("prose packages", {}).items():
+        print(f"  {name:<28}{tally['documents']:>8} documents {tally['bytes'] / 1e6:>8.2f} MB")
     print("size histogram:")
     for label, count, size in stats["histogram"]:
         print(f"  {label:<16}{count:>8} documents {size / 1e6:>8.1f} MB")
@@ -184,9 +281,16 @@ def show(stats: dict[str, Any]) -> None:
 
 def main() -> None:
     """Build (or reuse) the corpus and print its directory and statistics; --pin re-pins."""
-    args = arguments(__doc__, mb=200.0, pin=False, out=None).parse_args()
+    args = arguments(__doc__, mb=200.0, pin=False, count=False, out=None).parse_args()
     if args.pin:
         print(f"{len(release_archives.pin_all(MIXED_RELEASES, PINS, measure=False))} releases pinned in {PINS}")
+        return
+    if args.count:
+        sizes = count(DEFAULT_DIR / "mixed-corpus-count.sdists")
+        for name, size in sizes.items():  # a stream that runs out drops out: the others fill its share
+            below = size / SHARES[name] / 1e6
+            print(f"{name:<8}{size / 1e6:>8.1f} MB: at its share while the corpus is below {below:.0f} MB")
+        print(f"{sum(sizes.values()) / 1e6:.0f} MB of text in all: the largest corpus")
         return
     directory = build(args.mb, args.out)
     print(directory)

@@ -4,16 +4,20 @@ at the dedup's parameters, not from the builder's own labels."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
 import random
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from datasketch import MinHash, MinHashLSH
 
-from bench import constant_corpus
+from bench import constant_corpus, release_archives
+from tests.debian_packages import build_deb
 
 THRESHOLD = 0.7  # conf/dataproc.yaml's dedup threshold
 NUM_PERM = 256  # conf/dataproc.yaml's num_perm
@@ -129,3 +133,54 @@ def test_scale_bench_reuses_the_smallest_corpus_large_enough(tmp_path: Path, mon
     assert constant_corpus.at_least(750) == tmp_path / "constant-corpus-1000mb"
     assert constant_corpus.at_least(1000) == tmp_path / "constant-corpus-1000mb"
     assert constant_corpus.at_least(1500) == tmp_path / "constant-corpus-2000mb"
+
+
+def test_added_sources_join_after_the_first_bytes_without_changing_them() -> None:
+    first = [("pypi", f"p{n}", "x" * 100) for n in range(10)]
+    added = {"debian:a": (1.0, iter([("debian", f"a{n}", "y" * 50) for n in range(4)]))}
+    got = list(constant_corpus.joined(iter(first), 300, added))
+    assert got[:3] == first[:3]  # 300 bytes of the first sources as they were, then both
+    assert sorted(got) == sorted(first + [("debian", f"a{n}", "y" * 50) for n in range(4)])
+    assert [r[1] for r in got[3:7]] == ["p3", "a0", "a1", "p4"]  # ADDED_SHARE: half the text each while both last
+
+
+def test_package_texts_read_sources_inside_shipped_archives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inner = io.BytesIO()
+    with tarfile.open(fileobj=inner, mode="w:xz") as archive:
+        files = {"src/main.go": b"package main\n", "src/blob.bin": b"\x00\x01", "src/big.c": b"x" * 1_000_001}
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    deb = build_deb(
+        tmp_path,
+        {
+            "usr/src/tree.tar.xz": inner.getvalue(),
+            "usr/share/emacs/28.2/lisp/simple.el.gz": gzip.compress(b"(defun f ())\n"),
+            "usr/share/doc/j/api.html": b"<p>Class Object</p>",
+            "usr/share/doc/j/logo.png": b"\x89PNG",
+            "usr/share/go/src/archive/zip/testdata/bad.zip": b"PK\x05\x06 a broken test archive",
+        },
+    )
+    monkeypatch.setattr(constant_corpus.mixed_corpus, "fetch_deb", lambda package, version, directory: deb)
+    got = [(path, text.strip()) for _, path, text in constant_corpus.package_texts("src-test", "1.0", tmp_path)]
+    assert sorted(got) == [
+        ("src-test=1.0/usr/share/doc/j/api.html", "Class Object"),
+        ("src-test=1.0/usr/share/emacs/28.2/lisp/simple.el.gz", "(defun f ())"),
+        ("src-test=1.0/usr/src/tree.tar.xz/src/main.go", "package main"),
+    ]
+
+
+def test_added_packages_are_pinned_and_not_the_mixed_corpus_ones() -> None:
+    assert set(constant_corpus.ADDED_PACKAGES).isdisjoint(constant_corpus.mixed_corpus.PROSE_PACKAGES)
+    assert all(version[0].isdigit() for version in constant_corpus.ADDED_PACKAGES.values())
+    earlier = {name.lower() for name in [*constant_corpus.mixed_corpus.MIXED_RELEASES, *release_archives.RELEASES]}
+    assert earlier.isdisjoint(name.lower() for name in constant_corpus.ADDED_RELEASES)
+    pinned = json.loads(constant_corpus.ADDED_PINS.read_text())
+    assert set(pinned) == {f"{name}=={version}" for name, version in constant_corpus.ADDED_RELEASES.items()}
+
+
+def test_an_unpinned_added_sdist_names_the_pin_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(constant_corpus, "ADDED_PINS", tmp_path / "none.json")
+    with pytest.raises(SystemExit, match=r"^grpcio==1\.0: not in none\.json: run `python -m bench constant_corpus"):
+        next(constant_corpus.sdist_texts("grpcio", "1.0", tmp_path))

@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import io
 import json
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from bench import bench_vs_bigcode, mixed_corpus
 from pipeline.cli.commands import build_parser
+from tests.debian_packages import build_deb
 
 
 def write_tar(path: Path, members: dict[str, bytes]) -> Path:
@@ -57,29 +59,6 @@ def test_releases_interleave_members_and_delete_each_archive(tmp_path: Path, mon
     assert list(tmp_path.iterdir()) == []
 
 
-def test_manual_pages_leave_out_links_redirects_and_other_encodings(tmp_path: Path, monkeypatch) -> None:
-    pages = {
-        "man1/ls.1.gz": "English ls\n",
-        "de/man1/ls.1.gz": "Deutsch ls\n",
-        "man1/cat.1.gz": "English cat\n",
-        "man1/dir.1.gz": ".so man1/ls.1\n",
-        "fr/man5/passwd.5.gz": "fran\u00e7ais\n",
-    }
-    for name, text in pages.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_bytes(gzip.compress(text.encode()))
-    (tmp_path / "man1" / "latin.1.gz").write_bytes(gzip.compress("caf\u00e9".encode("latin-1")))
-    (tmp_path / "man1" / "vdir.1.gz").symlink_to(tmp_path / "man1" / "ls.1.gz")
-    monkeypatch.setattr(mixed_corpus, "MAN", tmp_path)
-    got = [(Path(path).relative_to(tmp_path).as_posix(), text) for _, path, text in mixed_corpus.manual_pages()]
-    assert got == [
-        ("man1/cat.1.gz", "English cat\n"),
-        ("de/man1/ls.1.gz", "Deutsch ls\n"),
-        ("man1/ls.1.gz", "English ls\n"),
-        ("fr/man5/passwd.5.gz", "fran\u00e7ais\n"),
-    ]
-
-
 def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None:
     records = [
         ("code", "pkg-1.0/a.py", "a" * 500),
@@ -87,7 +66,7 @@ def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None
         ("code", "pkg-1.0/b.py", "b" * 5_000),
         ("code", "pkg-2.0/b.py", "c" * 5_000),  # changed copy
         ("licence", "/usr/share/common-licenses/MIT", "d" * 50_000),
-        ("prose", "/usr/share/man/man1/x.1.gz", "e" * 1_500_000),
+        ("prose", "manpages-de=4.18.1-1/usr/share/man/de/man1/x.1.gz", "e" * 1_500_000),
     ]
     with open(tmp_path / "part-00000.jsonl", "w") as out:
         for source, path, text in records:
@@ -95,6 +74,7 @@ def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None
     stats = mixed_corpus.statistics(tmp_path)
     assert stats["documents"] == 6 and stats["bytes"] == 1_000 + 10_000 + 50_000 + 1_500_000
     assert stats["sources"]["code"] == {"documents": 4, "bytes": 11_000}
+    assert stats["prose packages"] == {"manpages-de": {"documents": 1, "bytes": 1_500_000}}
     assert [(count, size) for _, count, size in stats["histogram"]] == [
         (2, 1_000),
         (2, 10_000),
@@ -114,3 +94,59 @@ def test_as_user_runs_the_ingest_then_the_dedup_command(tmp_path: Path) -> None:
         parsed = build_parser().parse_args(cmd[3:])
         assert (parsed.command, parsed.config) == (stage, str(config))
     assert list(bench_vs_bigcode.our_commands(config, as_user=False)) == ["ours"]
+
+
+DOC_FILES = {
+    "usr/share/doc/x/html/index.html": "<h1>Einf\u00fchrung</h1><p>Gr\u00fc\u00dfe aus Debian</p>".encode(),
+    "usr/share/man/de/man1/ls.1.gz": gzip.compress(b".TH LS 1\n.SH NAME\nls \\- Verzeichnis\n"),
+    "usr/share/man/man1/dir.1.gz": gzip.compress(b".so man1/ls.1\n"),
+    "usr/share/doc/x/html/latin.html": "<p>caf\u00e9</p>".encode("latin-1"),
+    "usr/share/doc/x/logo.png": b"\x89PNG\r\n\x1a\n",
+    "usr/share/doc/x/guide.txt": b"a plain-text copy of the HTML\n",
+}
+
+
+def test_deb_members_are_what_dpkg_deb_unpacks(tmp_path: Path) -> None:
+    deb = build_deb(tmp_path, DOC_FILES)
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:  # the oracle: dpkg-deb's own unpacking
+        expected = {m.name.removeprefix("./"): archive.extractfile(m).read() for m in archive if m.isfile()}  # type: ignore[union-attr]
+    assert dict(mixed_corpus.deb_members(deb)) == expected == DOC_FILES
+
+
+def test_package_prose_keeps_html_text_and_manual_pages_only(tmp_path: Path, monkeypatch) -> None:
+    deb = build_deb(tmp_path, DOC_FILES)
+    monkeypatch.setattr(mixed_corpus, "fetch_deb", lambda package, version, directory: deb)
+    got = {path: text for _, path, text in mixed_corpus.package_prose("docs-test", "1.0", tmp_path)}
+    assert sorted(got) == [
+        "docs-test=1.0/usr/share/doc/x/html/index.html",
+        "docs-test=1.0/usr/share/man/de/man1/ls.1.gz",
+    ]
+    page = got["docs-test=1.0/usr/share/doc/x/html/index.html"]
+    assert "Einf\u00fchrung" in page and "Gr\u00fc\u00dfe aus Debian" in page and "<" not in page
+    assert got["docs-test=1.0/usr/share/man/de/man1/ls.1.gz"].startswith(".TH LS 1\n")
+
+
+def test_a_missing_package_names_it_and_the_apt_command(tmp_path: Path, monkeypatch) -> None:
+    calls = []
+
+    def apt(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 100, b"", b"E: Version '9.9' for 'foo-doc' was not found")
+
+    monkeypatch.setattr(mixed_corpus.subprocess, "run", apt)
+    with pytest.raises(
+        SystemExit,
+        match=r"^Debian package foo-doc=1:9\.9 not available: run `apt-get update && apt-get download foo-doc=1:9\.9`",
+    ):
+        mixed_corpus.fetch_deb("foo-doc", "1:9.9", tmp_path)
+    assert calls == [["apt-get", "download", "foo-doc=1:9.9"]]
+    (tmp_path / "foo-doc_1%3a9.9_all.deb").write_bytes(b"!<arch>\n")  # apt's name for an epoch: fetched once
+    assert mixed_corpus.fetch_deb("foo-doc", "1:9.9", tmp_path).name == "foo-doc_1%3a9.9_all.deb" and len(calls) == 1
+
+
+def test_prose_packages_are_pinned_and_not_the_cloud_cli_pages() -> None:
+    assert all(version and version[0].isdigit() for version in mixed_corpus.PROSE_PACKAGES.values())
+    assert not any("gcloud" in package or "google" in package for package in mixed_corpus.PROSE_PACKAGES)
+    prose = mixed_corpus.streams(Path("/nonexistent"))["prose"][1]
+    assert prose.__name__ == "interleave"  # the packages' documentation, not /usr/share/man's pages
