@@ -1,6 +1,6 @@
 """A Parquet table directory's data files, listed as Spark reads them, and their footers (pyarrow metadata).
 
-Spark's file index (``InMemoryFileIndex``, Spark 3.5 and 4) walks a table directory down, entering no file or
+Spark's file index (``InMemoryFileIndex``) walks a table directory down, entering no file or
 directory whose name starts with ``.``, or with ``_`` unless the name holds ``=`` (a partition directory such as
 ``_col=1``), or ends with ``._COPYING_`` (a file still being copied); it keeps ``_metadata`` and
 ``_common_metadata`` (``HadoopFSUtils.shouldFilterOutPathName``). Its scan then reads (``PartitioningAwareFileIndex``):
