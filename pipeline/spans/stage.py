@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
 
-import pyarrow.parquet as pq
 from pyspark import StorageLevel
 from pyspark.sql import Window
 from pyspark.sql import functions as F
@@ -41,8 +40,7 @@ from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, SourceTally, Stage, source_tally
-from pipeline.storage.listing import list_files
-from pipeline.storage.paths import resolve
+from pipeline.storage.parquet_footers import table_footers
 
 log = logging.getLogger(__name__)
 
@@ -72,16 +70,10 @@ def shuffle_partitions(data_bytes: int, k: int, session: int) -> int:
 
 
 def table_data_bytes(ctx: RunContext, table: str) -> int:
-    """The uncompressed bytes of the run's Parquet table ``table``, summed from its files' footers."""
-    total = 0
-    for info in list_files(ctx.table(table)).files:
-        if not info.url.endswith(".parquet"):
-            continue
-        fs, path = resolve(info.url)
-        with fs.open(path, "rb") as handle:
-            meta = pq.ParquetFile(handle).metadata
-            total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    return total
+    """The uncompressed bytes of the run's Parquet table ``table``, summed from the footers of the files Spark
+    reads there (:mod:`pipeline.storage.parquet_footers`)."""
+    footers = table_footers(ctx.table(table))
+    return sum(meta.row_group(i).total_byte_size for _, meta in footers for i in range(meta.num_row_groups))
 
 
 def exact_partitions(ctx: RunContext, table: str, k: int) -> int:

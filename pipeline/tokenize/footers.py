@@ -14,45 +14,25 @@ import os
 from collections.abc import Iterable
 
 from pipeline import storage
-from pipeline.storage.listing import is_hidden
-
-
-def _parquet_files(table: str) -> list[str] | None:
-    """The data files Spark reads in the local table directory ``table`` (every file but hidden ``_``/``.`` names and
-    ``._COPYING_`` ones), or None when it holds a subdirectory (a partitioned table) or does not exist."""
-    try:
-        entries = list(os.scandir(table))
-    except OSError:
-        return None
-    files = []
-    for entry in entries:
-        if is_hidden(entry.name) or entry.name.endswith("._COPYING_"):  # what Spark's listing leaves out
-            continue
-        if not entry.is_file():
-            return None
-        files.append(entry.path)
-    return sorted(files)
+from pipeline.storage.parquet_footers import table_footers
 
 
 def footer_spans(table: str, sources: Iterable[str]) -> dict[str, tuple[int, int]] | None:
     """{source: (smallest doc_id, largest)} of the sources with rows in the Parquet table directory ``table``, read
-    from its footers; None unless the answer is exact: a local table of flat Parquet files whose every
-    non-empty row group holds a single source of ``sources`` (no nulls) and carries doc_id statistics (int64, no
-    nulls)."""
-    import pyarrow.parquet as pq
-
+    from the footers of the files Spark reads there (:mod:`pipeline.storage.parquet_footers`); None unless the answer
+    is exact: a local table of Parquet files holding both columns, whose every non-empty row group holds a single
+    source of ``sources`` (no nulls) and carries doc_id statistics (int64, no nulls)."""
     if not storage.is_local(table):  # one footer read per file from the driver: only where that costs nothing
         return None
-    files = _parquet_files(storage.local_path(table))
-    if files is None:
+    if not os.path.isdir(storage.local_path(table)):
+        return None
+    try:
+        footers = table_footers(table)
+    except (OSError, ValueError):  # a file that is no Parquet file (pyarrow's ArrowInvalid is a ValueError)
         return None
     known = set(sources)
     spans: dict[str, tuple[int, int]] = {}
-    for path in files:
-        try:
-            meta = pq.read_metadata(path)
-        except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
-            return None
+    for _, meta in footers:
         names = [meta.schema.column(i).path for i in range(meta.num_columns)]
         if "doc_id" not in names or "source" not in names:
             return None

@@ -225,6 +225,10 @@ def run_tokenize(ctx: RunContext, documents: str, tokenizer: str | None = None) 
     if doc_ids is None:  # the footers cannot tell exactly: one Spark job over the two columns
         doc_ids = doc_id_spans(survivors)
     tok_bc = ctx.spark.sparkContext.broadcast(tok)
+    # One job per source, each scanning the table for its source's rows: Spark's Parquet reader skips the row groups
+    # whose source statistics exclude it (the direct tables' reader does not). One job for every source would need
+    # each task to find its source's shard directory and number from its partition, and the failure injection and
+    # the checks after the job to work per source instead of per job: not done.
     try:
         sources = {
             s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, specials, doc_ids.get(s.name), bos)

@@ -1,17 +1,17 @@
-"""Property-based test (Hypothesis, issue 14): random corpora of good and bad records, across formats and
-split sizes, run through every stage; each source also holds a linked directory (read), hidden names and a
-link that loops (left out and counted, docs/bad_input.md, Files). Per source, the accounting equation holds
-with the figures planted by the generator, and every distinct good text reaches ``megatron/<source>``
-exactly once (decoded with the run's tokenizer through Hugging Face ``tokenizers``). The filter stage runs a toy
-filter (tests/filter_toys.py) that drops texts of fewer than 5 words on the even-numbered sources (the others
-override the run's list with none), so the equation also counts filtered documents. A run may also hold a web
-archive source (``plant_web_source``, issue 46): gzip members holding several records, chunked and gzip- or
-deflate-encoded responses, ``WARC-Target-URI`` values in angle brackets (one of a blocklisted domain), requests.
-The filter list also holds ``pii`` with ``email_replacement: ""``, which empties the planted texts made only of
-e-mail addresses (dropped as ``pii.empty``, never written), and ``c4`` with only its bad-words rule on; after the
-session's first run a word of a kept text is added to the bad-words file and the run repeated: the filter stage is
-refused (its config changed), then recomputed with ``--force filter``, and the rerun's accounting counts the new
-drops (issue 46, items 1 and 2).
+"""Property-based test (Hypothesis, issue 14): corpora of good and bad records, across formats and split sizes, run
+through every stage (fixed examples in CI, random ones with ``PIPELINE_PROPERTY_EXAMPLES=N``: RANDOM_EXAMPLES); each
+source also holds a linked directory (read), hidden names and a link that loops (left out and counted,
+docs/bad_input.md, Files). Per source, the accounting equation holds with the figures planted by the generator, and
+every distinct good text reaches ``megatron/<source>`` exactly once (decoded with the run's tokenizer through Hugging
+Face ``tokenizers``). The filter stage runs a toy filter (tests/filter_toys.py) that drops texts of fewer than 5
+words on the even-numbered sources (the others override the run's list with none), so the equation also counts
+filtered documents. A run may also hold a web archive source (``plant_web_source``, issue 46): gzip members holding
+several records, chunked and gzip- or deflate-encoded responses, ``WARC-Target-URI`` values in angle brackets (one of
+a blocklisted domain), requests. The filter list also holds ``pii`` with ``email_replacement: ""``, which empties the
+planted texts made only of e-mail addresses (dropped as ``pii.empty``, never written), and ``c4`` with only its
+bad-words rule on; after the session's first run a word of a kept text is added to the bad-words file and the run
+repeated: the filter stage is refused (its config changed), then recomputed with ``--force filter``, and the rerun's
+accounting counts the new drops (issue 46, items 1 and 2).
 
 Good texts are 30 random words: far below the Jaccard threshold from each other, so the expected
 survivors are the distinct good texts of each source (exact copies are planted within a source only).
@@ -22,9 +22,11 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import random
 import shutil
 import tempfile
+import time
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -33,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import zstandard
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from resiliparse.extract.html2text import extract_plain_text
 
@@ -85,6 +87,23 @@ BAD_REASON = {
 }
 MAX_TEXT_BYTES = 2000
 MIN_WORDS = 5  # the toy filter's threshold: "good_short" texts (3 words) are dropped where it runs
+# Random examples drawn beside the fixed ones below (0, the default and CI's: none). Each example is a whole run of
+# the pipeline, and a random draw costs anything from a few seconds to minutes, so CI runs the fixed examples only
+# and a developer hunting for failures sets e.g. PIPELINE_PROPERTY_EXAMPLES=20 (Hypothesis then shrinks a failure).
+RANDOM_EXAMPLES = int(os.environ.get("PIPELINE_PROPERTY_EXAMPLES", "0"))
+
+
+def examples_settings() -> settings:
+    """The fixed examples alone, or with ``RANDOM_EXAMPLES`` random ones (generated, then shrunk on a failure)."""
+    if RANDOM_EXAMPLES <= 0:
+        return settings(phases=[Phase.explicit], deadline=None, suppress_health_check=list(HealthCheck))
+    return settings(max_examples=RANDOM_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def picks(seed: int, n: int) -> list[int]:
+    """``n`` picks of record kinds (0-99, taken modulo the format's kinds) from a seeded generator: a fixed
+    example's mix of good and bad records without a list of numbers written out."""
+    return random.Random(seed).choices(range(100), k=n)
 
 
 class Source:
@@ -271,10 +290,25 @@ def link_web_extras(root: Path, src: Source) -> None:
     (directory / "up").symlink_to("..")
 
 
-# Two examples: Hypothesis's simplest one first (one JSON Lines source, "good" records only; the bad-words rerun
-# follows it), then a random one: each a whole run of the pipeline, and CI has 2 cores (CONTRIBUTING.md, Tests).
+# Two fixed examples, each a whole run of the pipeline (CI has 2 cores, CONTRIBUTING.md, Tests): the simplest one
+# first (one JSON Lines source of "good" records, a split every 64 bytes; the bad-words rerun follows it), then a
+# mixed one: every format (gzip and zstd JSON Lines, text, Parquet with a corrupt file, WARC), every record kind of
+# each format, several files per source, splits inside files, two token shards, a web archive source of two files.
+# PIPELINE_PROPERTY_EXAMPLES=N adds N random ones (RANDOM_EXAMPLES).
 @pytest.mark.same_plan  # random inputs through the plans of test_pipeline_run.py and test_ingest_files.py
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@examples_settings()
+@example(sources=[("jsonl", [("plain", [0] * 12)], False)], seed=0, splits="split_bytes: 64", shards=1, web=[[0] * 4])
+@example(
+    sources=[
+        ("jsonl", [("gz", picks(3, 30)), ("zst", picks(4, 18))], False),  # picks(N, ...): every kind of its format
+        ("text", [("plain", picks(5, 24))], False),
+        ("parquet", [("plain", picks(6, 20)), ("plain", picks(7, 14))], True),
+    ],
+    seed=20261128,
+    splits="split_bytes: 300",
+    shards=2,
+    web=[picks(21, 10), picks(22, 5)],
+)
 @given(
     sources=st.lists(source_spec, min_size=1, max_size=3),
     seed=st.integers(0, 2**32 - 1),
@@ -288,6 +322,7 @@ def link_web_extras(root: Path, src: Source) -> None:
 def test_every_good_record_reaches_megatron_exactly_once(spark, sources, seed, splits, shards, web):
     rng = random.Random(seed)
     root = Path(tempfile.mkdtemp(prefix="prop-"))
+    started = time.perf_counter()
     try:
         planted: list[Source] = []
         yaml_sources = []
@@ -345,7 +380,8 @@ tokenize: {{partitions: {shards}}}
             TRIED["bad_words_edits"] += 1  # after it passed: Hypothesis replaying a failure reruns it too
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"property test: {TRIED['runs']} runs, {TRIED['records']} records tried so far")
+    took = time.perf_counter() - started
+    print(f"property test: {TRIED['runs']} runs, {TRIED['records']} records tried so far; this example {took:.1f} s")
 
 
 C4_BAD_WORDS_ONLY = (  # c4 with every rule off but its bad-words rule (the planted texts are one unpunctuated line)
@@ -484,7 +520,9 @@ tokenize: {{partitions: 1}}
 
 
 @pytest.mark.same_plan  # the case of test_dedup_index_safety.py's concurrent dated runs, with random inputs
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@examples_settings()
+@example(shared=1, own=(1, 1), seed=0)
+@example(shared=17, own=(4, 11), seed=20261128)
 @given(
     shared=st.integers(1, 30),
     own=st.tuples(st.integers(1, 12), st.integers(1, 12)),
