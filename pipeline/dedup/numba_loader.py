@@ -45,18 +45,19 @@ class DedupKernels(NamedTuple):
 
 # The kernels each call site calls, as (DedupKernels field, kernel): token counts, shingle hashes by hash, the
 # max_shingles cut (SHA-1 window keys, the first distinct windows), signatures by scheme, verification's pair Jaccard.
+# Slowest to compile first: while one process compiles it, the others take the next ones.
 GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
     "units": (("shingles", "utf8_units"),),
-    "sha1": (("shingles", "utf8_units"), ("sha1", "sha1_windows")),
+    "sha1": (("sha1", "sha1_windows"), ("shingles", "utf8_units")),
     "xxhash": (("shingles", "unit_hashes"), ("hashes", "window_hashes")),
     "cap": (("sha1", "sha1_windows"), ("shingles", "first_distinct_windows")),
     "affine32": (("minhash", "affine32_signatures"),),
     "legacy": (("minhash", "legacy_signatures"),),
     "pair_jaccard": (
-        ("shingles", "utf8_units"),
-        ("pair_jaccard", "window_counts"),
         ("pair_jaccard", "distinct_shingles_upto"),
+        ("shingles", "utf8_units"),
         ("pair_jaccard", "pair_jaccards"),
+        ("pair_jaccard", "window_counts"),
     ),
 }
 
@@ -148,7 +149,7 @@ def in_turn(items: Sequence[Any], attempt: Callable[[Any, bool], bool]) -> Itera
 def _lock_path(dispatcher: Any, name: str) -> Path | None:
     """A lock file beside the kernel's cache files (numba's cache directory for it), or None without a cache."""
     cache_path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
-    return Path(cache_path) / f"{dispatcher.__module__}.{name}.pipeline-lock" if cache_path else None
+    return Path(cache_path) / f".{dispatcher.__module__}.{name}.lock" if cache_path else None
 
 
 def _compile_locked(dispatcher: Any, name: str, signature: tuple[Any, ...], wait: bool) -> bool:
