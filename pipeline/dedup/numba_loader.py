@@ -90,13 +90,11 @@ def argument_types() -> dict[str, tuple[Any, ...]]:
     """Each kernel's numba argument types as its call sites pass them (dtype, layout, read-only, scalars)."""
     from numba import typeof
 
-    from pipeline.dedup.minhash import permutations
-
     u8, u32, u64, i64 = (np.zeros(1, dtype) for dtype in (np.uint8, np.uint32, np.uint64, np.int64))
-    word = np.zeros(1, np.bool_)
-    word.setflags(write=False)  # shingles_numba.word_table() is read-only
-    a32, b32 = permutations(2, 1, "affine32")
-    a64, b64 = permutations(2, 1, "legacy")
+    word, a32, a64 = np.zeros(1, np.bool_), np.zeros(1, np.uint32), np.zeros(1, np.uint64)
+    for array in (word, a32, a64):  # shingles_numba.word_table() and minhash.permutations() are read-only
+        array.setflags(write=False)
+    b32, b64 = a32, a64
     ngram = cap = 5  # Python ints: int64
     examples: dict[str, tuple[Any, ...]] = {
         "utf8_units": (u32, i64, word, True),
