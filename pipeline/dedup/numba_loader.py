@@ -80,9 +80,10 @@ def compiled_kernels(kernel: str, size: int, *groups: str) -> DedupKernels | Non
     return _modules()
 
 
-def kernel_groups(hash: str, scheme: str, verify: bool) -> tuple[str, ...]:
-    """The groups a dedup run's features (and verify) steps call, without the ``max_shingles`` cut's."""
-    return (hash, scheme, *(("pair_jaccard",) if verify else ()))
+def kernel_groups(hash: str, scheme: str, verify: bool, capped: bool) -> tuple[str, ...]:
+    """The groups a dedup run's features (and verify) steps call; the ``max_shingles`` cut's (``capped``) only
+    with SHA-1, whose window hashes it shares (a document over the cap needs them; most batches have none)."""
+    return (hash, scheme, *(("pair_jaccard",) if verify else ()), *(("cap",) if capped and hash == "sha1" else ()))
 
 
 @lru_cache(maxsize=1)

@@ -99,7 +99,7 @@ def _warm_kernels(ctx: RunContext, documents: str):
     if size < 2 * numba_after():  # Parquet bytes: the workers' Python path takes the first numba_after() of text
         return None
     p = plan.lsh
-    return warm_in_background(kernel_groups(p.hash, p.scheme, plan.verify))
+    return warm_in_background(kernel_groups(p.hash, p.scheme, plan.verify, p.max_shingles is not None))
 
 
 def _run_dedup(ctx: RunContext, documents: str) -> dict:

@@ -98,10 +98,17 @@ def test_a_kernel_locked_by_another_process_is_skipped_then_loaded(numba_on):
 
 
 @pytest.mark.parametrize(
-    ("master", "table_bytes", "warms"),
-    [("local[2]", 1000, True), ("spark://host:7077", 1000, False), ("local[2]", 100, False)],
+    ("master", "table_bytes", "hash_name", "warms"),
+    [
+        ("local[2]", 1000, "xxhash", ("xxhash", "affine32", "pair_jaccard")),
+        ("local[2]", 1000, "sha1", ("sha1", "affine32", "pair_jaccard", "cap")),
+        ("spark://host:7077", 1000, "sha1", ()),
+        ("local[2]", 100, "sha1", ()),
+    ],
 )
-def test_a_local_run_compiles_its_kernels_in_the_driver(numba_on, monkeypatch, tmp_path, master, table_bytes, warms):
+def test_a_local_run_compiles_its_kernels_in_the_driver(
+    numba_on, monkeypatch, tmp_path, master, table_bytes, hash_name, warms
+):
     """The dedup stage's driver compiles the run's kernels in the background when its executors share this
     machine's cache and its input reaches the compiled kernels (twice PIPELINE_NUMBA_AFTER bytes of Parquet)."""
     from pipeline.config import load_config_text
@@ -111,16 +118,15 @@ def test_a_local_run_compiles_its_kernels_in_the_driver(numba_on, monkeypatch, t
     from tests.config_texts import config_text, write_jsonl
 
     text = config_text(write_jsonl(tmp_path), output=str(tmp_path / "run"))
-    ctx = RunContext(load_config_text(text, [f"spark.master={master}", "dedup.hash=xxhash"]))
+    ctx = RunContext(load_config_text(text, [f"spark.master={master}", f"dedup.hash={hash_name}"]))
     table = tmp_path / "run" / layout.DOCUMENTS
     table.mkdir(parents=True)
     (table / "part-0.parquet").write_bytes(b"\0" * table_bytes)
     monkeypatch.setenv("PIPELINE_NUMBA_AFTER", "250")
     monkeypatch.setattr(numba_loader, "_ready", set())
     thread = _warm_kernels(ctx, layout.DOCUMENTS)
-    assert (thread is not None) is warms
+    assert (thread is not None) is bool(warms)
     if thread is not None:
         thread.join()
-        groups = ("xxhash", "affine32", "pair_jaccard")
-        assert numba_loader._ready == {name for group in groups for _, name in numba_loader.GROUPS[group]}
+        assert numba_loader._ready == {name for group in warms for _, name in numba_loader.GROUPS[group]}
     assert ctx._spark is None  # nothing here starts Spark
