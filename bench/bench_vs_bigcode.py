@@ -10,6 +10,7 @@ How it measures: docs/benchmarks.md, Method notes, vs_bigcode.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from bench.dedup_precision import sample, scan
-from bench.harness import DATA, FIXTURES, arguments, child_command, child_env, corpus, run_logged, write_result
+from bench.harness import DATA, FIXTURES, REPO, arguments, child_command, child_env, corpus, run_logged, write_result
 from bench.readme_table import cold_caches
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 from pipeline.config.schema import SPEEDUPS
@@ -102,6 +103,25 @@ def measure_ours(
     return warm, seconds, cpu
 
 
+def keep_cold_kernels(cold_numba: Path) -> int:
+    """Copy the numba kernels a cold run compiled for this checkout's sources to where a run with the caches
+    as found looks for them (``NUMBA_CACHE_DIR``, else each package directory's ``__pycache__``), so that the
+    next run without ``--cold`` is steady; the number of kernel files copied."""
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    copied = 0
+    for package in (REPO / "pipeline").rglob("__init__.py"):
+        src = str(package.parent)  # numba names a cache directory after its sources' directory and a hash of its path
+        name = f"{package.parent.name}_{hashlib.sha1(src.encode()).hexdigest()}"
+        if not (cold_numba / name).is_dir():
+            continue
+        target = Path(given) / name if given else package.parent / "__pycache__"
+        target.mkdir(parents=True, exist_ok=True)
+        for item in (cold_numba / name).glob("*.nb[ic]"):
+            shutil.copy2(item, target / item.name)
+            copied += 1
+    return copied
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--ours-child"]:
         return ours_child(sys.argv[2])
@@ -150,6 +170,9 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory(prefix="vs-bigcode-cold-", dir=work) as scratch:
         warm, seconds, cpu = measure_ours(config, work, env, args.as_user, Path(scratch) if args.cold else None)
+        if args.cold:  # else the next run without --cold compiles them again (as a second cold run)
+            kept = keep_cold_kernels(Path(scratch) / "numba")
+            print(f"kept the cold run's numba kernels for the next run: {kept} files")
     report = json.loads((work / "ours-run" / "dedup" / "report.json").read_text())
     survivors = report["counts"]["survivors"]
     print(f"{'ingest + dedup (here)':28}{seconds:9.1f}{survivors!s:>11}{cpu:10.1f}")

@@ -22,7 +22,7 @@ from itertools import chain
 import numpy as np
 
 from pipeline.dedup.hash_mixers import UNIT_LEN_SALT, UNIT_MUL, WINDOW_LEN_SALT, WINDOW_MUL, fmix64
-from pipeline.dedup.numba_loader import compiled_kernels
+from pipeline.dedup.numba_loader import compiled_kernels, ensure_compiled
 
 from .shingles import check_shingle_params, tokens, unit_shingles, units
 
@@ -89,7 +89,7 @@ def _sha1_hashes_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """SHA-1 shingle hashes, offsets and word-token counts from one tokenising pass (:func:`sha1_shingle_hashes`)."""
     check_shingle_params(ngram, shingle, max_shingles)
-    nb = compiled_kernels("shingles", text_size(texts))
+    nb = compiled_kernels("shingles", text_size(texts), "sha1")
     if nb is None:
         toks = [tokens(t) for t in texts]
         us = toks if shingle == "word" else [list(" ".join(x)) for x in toks]
@@ -102,6 +102,7 @@ def _sha1_hashes_counts(
     counts = np.diff(unit_off) if shingle == "word" else _char_token_counts(buf[lo] == 0x20, unit_off)
     hashes, win_off = nb.sha1.sha1_windows(buf, lo, hi, unit_off, ngram)
     if max_shingles is not None and (np.diff(win_off) > max_shingles).any():  # the cap counts distinct shingles
+        ensure_compiled("cap")
         keep = nb.shingles.first_distinct_windows(buf, lo, hi, unit_off, win_off, hashes, ngram, max_shingles)
         hashes, win_off = hashes[keep], _offsets(keep.astype(np.int64))[win_off]
     return hashes, win_off, counts
@@ -181,7 +182,7 @@ def _xxhash_hashes_counts(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fast shingle hashes, offsets and word-token counts from one tokenising pass (:func:`xxhash_shingle_hashes`)."""
     check_shingle_params(ngram, shingle, max_shingles)
-    nb = compiled_kernels("shingles", text_size(texts))
+    nb = compiled_kernels("shingles", text_size(texts), "xxhash")
     if nb is not None:
         cps, doc_off = _codepoints(texts)
         unit_h, unit_off = nb.shingles.unit_hashes(cps, doc_off, nb.shingles.word_table(), shingle == "char")

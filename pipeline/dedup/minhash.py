@@ -131,7 +131,7 @@ def signatures_from_hashes(
     if offsets[-1] == 0:
         return out
     h = np.asarray(hashes, dtype=np.uint32)
-    nb = compiled_kernels("signatures", 4 * h.size)
+    nb = compiled_kernels("signatures", 4 * h.size, scheme)
     if nb is not None:
         a, b = permutations(num_perm, seed, scheme)
         kernel = nb.minhash.affine32_signatures if scheme == "affine32" else nb.minhash.legacy_signatures

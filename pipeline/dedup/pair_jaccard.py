@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.dedup.numba_loader import DedupKernels, compiled_kernels
+from pipeline.dedup.numba_loader import DedupKernels, compiled_kernels, ensure_compiled
 
 from .hashes import _codepoints, text_size
 from .jaccard import jaccard
@@ -37,7 +37,7 @@ def pair_jaccards(
         raise ValueError(f"a and b must have one shape, got {a.shape} and {b.shape}")
     if not len(a):
         return np.zeros(0, dtype=np.float64)
-    nb = compiled_kernels("pair_jaccard", text_size(texts))
+    nb = compiled_kernels("pair_jaccard", text_size(texts), "pair_jaccard")
     if nb is None:
         return _python_pairs(texts, a, b, ngram, shingle, max_shingles, np.ones(len(a), dtype=bool))
     cps, doc_off = _codepoints(texts)
@@ -62,6 +62,7 @@ def _capped_limits(
 ) -> np.ndarray:
     """``limits`` (windows per document) with each document over ``cap`` cut after the window where its
     ``cap``-th distinct shingle first occurs: the distinct shingles of that prefix are its first ``cap``."""
+    ensure_compiled("cap")
     over = np.flatnonzero(limits > cap)
     sub_lo = np.concatenate([lo[unit_off[d] : unit_off[d + 1]] for d in over])
     sub_hi = np.concatenate([hi[unit_off[d] : unit_off[d + 1]] for d in over])

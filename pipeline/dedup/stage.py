@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
@@ -11,6 +12,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
+from pipeline import storage
 from pipeline.blend.rehydrate import config_rules
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.config.schema import DecontaminateConfig
@@ -19,6 +21,7 @@ from pipeline.dedup.bands import optimal_bands
 from pipeline.dedup.batches import LshParams, doc_features, star_jaccards
 from pipeline.dedup.index.spark.commit import commit_run
 from pipeline.dedup.index.spark.lookup import require_index_usable, run_key, runs_looked_up
+from pipeline.dedup.numba_loader import kernel_groups, warm_in_background
 from pipeline.dedup.plan import DedupPlan
 from pipeline.dedup.report_html import report_html
 from pipeline.dedup.report_section import report_section
@@ -30,6 +33,8 @@ from pipeline.dedup.spark.graphframes import require_graphframes
 from pipeline.dedup.spark.report import build_report, verified_edge_figures
 from pipeline.dedup.spark.single_task_components import single_task_components
 from pipeline.logs import StepLog
+from pipeline.numba_backend import numba_after
+from pipeline.spark.session import runs_here
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
@@ -74,6 +79,31 @@ FEATURE_TYPE = "doc_id long, ntokens long, h1 long, h2 long, keys array<long>"
 
 def run_dedup(ctx: RunContext, documents: str) -> dict:
     """The table ``documents`` -> dedup/{edges,components,survivors}/ and dedup/report.json."""
+    warming = _warm_kernels(ctx, documents)
+    try:
+        return _run_dedup(ctx, documents)
+    finally:
+        if warming is not None:
+            warming.join()
+
+
+def _warm_kernels(ctx: RunContext, documents: str):
+    """On a local run whose input will reach the compiled kernels, compile them in this (driver) process while
+    Spark starts and the steps before the features step run; the Python workers then load them from the shared
+    numba cache instead of each compiling them (docs/dedup.md, Compiled kernels). The thread, or None."""
+    plan = DedupPlan.from_config(ctx.config)
+    path = ctx.table(documents)
+    if not plan.enabled or not runs_here(ctx.config.spark.master) or not storage.is_local(path):
+        return None
+    root = storage.local_path(path)
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root) for f in files)
+    if size < 2 * numba_after():  # Parquet bytes: the workers' Python path takes the first numba_after() of text
+        return None
+    p = plan.lsh
+    return warm_in_background(kernel_groups(p.hash, p.scheme, plan.verify, p.max_shingles is not None))
+
+
+def _run_dedup(ctx: RunContext, documents: str) -> dict:
     plan, spark = DedupPlan.from_config(ctx.config), ctx.spark
     timer = StepLog("dedup", spark)
     docs = ctx.read_table(documents).withColumn("rank", _rank_key(plan))

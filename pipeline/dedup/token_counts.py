@@ -21,7 +21,7 @@ from .shingles import count_tokens
 
 def token_counts(texts: Sequence[str]) -> np.ndarray:
     """int64 number of word tokens of every text."""
-    nb = compiled_kernels("shingles", text_size(texts)) if len(texts) else None
+    nb = compiled_kernels("shingles", text_size(texts), "units") if len(texts) else None
     if nb is None:
         return np.fromiter((count_tokens(t) for t in texts), dtype=np.int64, count=len(texts))
     unit_off: np.ndarray

@@ -78,6 +78,12 @@ def check_java(minimum: int = 17) -> str:
     return banner
 
 
+def runs_here(master: str | None) -> bool:
+    """Whether a session started by this process would run its executors on this machine: a ``local`` master
+    (``None``: ``local[*]``), not under spark-submit (where the cluster's master applies)."""
+    return not _launched_by_spark_submit() and is_local(master or "local[*]")
+
+
 def _launched_by_spark_submit() -> bool:
     """True when the driver was started by spark-submit (the cluster owns the settings)."""
     return (
