@@ -71,9 +71,16 @@ def text_size(shard: Path, line: bytes) -> int:
     return len(text.encode())
 
 
+def source_tag(source: Path) -> str:
+    """A short digest of the source's shards (name, size, modification time): a rebuilt corpus gets a new tag."""
+    stamp = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in shard_paths(source)]
+    return hashlib.blake2b(repr(stamp).encode(), digest_size=4).hexdigest()
+
+
 def prefix(source: Path, mb: float | None, out_dir: Path) -> Path:
-    """The first whole documents of ``source`` holding at least ``mb`` MB of text (all when None), one JSONL file."""
-    name = source.name.removesuffix(".jsonl")
+    """The first whole documents of ``source`` holding at least ``mb`` MB of text (all when None), one JSONL file,
+    cached under a name carrying :func:`source_tag`, so that a rebuilt source is never read from a stale copy."""
+    name = f"{source.name.removesuffix('.jsonl')}-{source_tag(source)}"
 
     def write(into: Path) -> None:
         with open(into, "wb") as dst:

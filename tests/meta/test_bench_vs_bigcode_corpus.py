@@ -77,3 +77,14 @@ def test_prefix_takes_whole_documents_across_shards_in_name_order(tmp_path: Path
     assert sorted(zip(table["doc"].to_pylist(), table["content"].to_pylist(), strict=True)) == list(enumerate(texts))
     with pytest.raises(SystemExit, match="--corpus"):
         prefix(tmp_path / "missing", None, tmp_path / "out")
+
+
+def test_a_rebuilt_source_is_cut_again_not_read_from_the_cached_prefix(tmp_path: Path) -> None:
+    shards = tmp_path / "corpus"
+    shards.mkdir()
+    _shard(shards / "part-00000.jsonl", ["a" * 1000, "b" * 1000])
+    first = prefix(shards, None, tmp_path / "out")
+    assert prefix(shards, None, tmp_path / "out") == first  # unchanged source: the cached copy
+    _shard(shards / "part-00000.jsonl", ["c" * 1000, "d" * 1000, "e" * 10])  # the corpus rebuilt in place
+    again = prefix(shards, None, tmp_path / "out")
+    assert [json.loads(line)["text"][0] for line in again.read_text().splitlines()] == ["c", "d", "e"]
