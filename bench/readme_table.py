@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import string
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -28,27 +29,57 @@ from typing import Any
 from bench.harness import FIXTURES, REPO, ProcessTree, arguments, run_logged
 
 BENCH_DATA = Path("/tmp/pipeline-bench")
+ROWS = Path(__file__).with_suffix(".json")  # the rows, as data
 
 Values = Mapping[str, float]
 
 
+class _Format(string.Formatter):
+    """str.format over a result's values: ``{a/b}`` is ``a`` over ``b`` when no value is named ``a/b``, and a
+    ``yes|no`` spec shows ``yes`` for a true value, ``no`` for a false one."""
+
+    def get_value(self, key: int | str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        if isinstance(key, int) or key in kwargs or key.count("/") != 1:
+            return args[key] if isinstance(key, int) else kwargs[key]
+        over, under = key.split("/")
+        return kwargs[over] / kwargs[under]
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if "|" in format_spec:
+            return format_spec.split("|")[0 if value else 1]
+        return super().format_field(value, format_spec)
+
+
 @dataclass(frozen=True)
 class Figure:
-    """One headline figure: ``show`` is a format string over the result's values, or a function of them (a
-    missing value raises KeyError)."""
+    """One headline figure: ``show`` formats the result's values (see bench/readme_table.json); with ``each``, once
+    per value whose name matches that regex, joined by ", " (a missing value raises KeyError)."""
 
     label: str
-    show: str | Callable[[Values], str]
+    show: str
     steady: bool = True  # False: a cold figure the bench measures itself (shown in the cold column)
+    each: str | None = None
 
     def text(self, values: Values) -> str:
         """The figure's cell text from the result's values."""
-        return self.show.format_map(values) if isinstance(self.show, str) else self.show(values)
+        if self.each is None:
+            return _Format().vformat(self.show, (), values)
+        found = []
+        for name in values:
+            if match := re.fullmatch(self.each, name):
+                group = f"{match[1]} " if match.groups() else None
+                named = {k.removeprefix(group): v for k, v in values.items() if group and k.startswith(group)}
+                found.append(
+                    _Format().vformat(self.show, (name, *match.groups()), {**values, **named, "value": values[name]})
+                )
+        if not found:
+            raise KeyError(self.each)
+        return ", ".join(found)
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One row of the bench table: ``python -m bench <bench>`` run with ``args`` (``quick`` for a smoke check)."""
+    """One row of the bench table: ``python -m bench <command>`` (``quick_args`` for a smoke check)."""
 
     name: str
     command: str  # the bench's name and its default arguments (``python -m bench <command>``)
@@ -79,145 +110,35 @@ class Entry:
         return [self.bench, *(self.quick_args.split() if quick else self.args)]
 
 
-def each(pattern: str, show: Callable[[Values, re.Match[str]], str]) -> Callable[[Values], str]:
-    """A figure shown once per value whose name matches ``pattern`` (in the result's order), joined by ", "."""
+def _entries(path: Path = ROWS) -> tuple[Entry, ...]:
+    """The rows of ``path`` as entries."""
+    data = json.loads(path.read_text())
+    shared = {"shared": str(FIXTURES.parent)}
 
-    def shown(values: Values) -> str:
-        found = [show(values, m) for name in values if (m := re.fullmatch(pattern, name))]
-        if not found:
-            raise KeyError(pattern)
-        return ", ".join(found)
+    def figures(given: list[Any]) -> Iterable[Figure]:
+        for item in given:
+            if isinstance(item, str):
+                yield from figures(data["figure_sets"][item])
+            else:
+                yield Figure(*item) if isinstance(item, list) else Figure(**item)
 
-    return shown
-
-
-def _cold_warm(mode: str) -> str:
-    return (
-        f"{{{mode} cold:.0f}} / {{{mode} warm:.0f}} s = {{{mode} cold/warm:.2f}}x (CPU {{{mode} CPU cold/warm:.2f}}x)"
+    return tuple(
+        Entry(
+            row["name"],
+            row["command"],
+            row["what"],
+            row["quick"],
+            tuple(figures(row["figures"])),
+            row.get("cold", False),
+            tuple(Path(p.format_map(shared)) for p in row.get("needs", ())),
+            row.get("default", True),
+            REPO / row["from_json"] if "from_json" in row else None,
+        )  # fmt: skip
+        for row in data["rows"]
     )
 
 
-F = Figure
-PEER = FIXTURES.parent / "peers" / "text_dedup_minhash_spark_6bb8e89.py"
-RELEASE_200 = BENCH_DATA / "release-corpus-200mb"
-RELEASE_1000 = BENCH_DATA / "release-corpus-1000mb"
-MIXED_200 = BENCH_DATA / "mixed-corpus-200mb"  # python -m bench mixed_corpus --mb 200
-VS_BIGCODE_FIGURES = (
-    F("speed-up", "{speed-up:.2f}x"),
-    F("CPU", "{BigCode CPU:.1f} vs {ours CPU:.1f} s = {CPU ratio:.2f}x"),
-    F("survivors", "{ours survivors:.0f} vs {BigCode survivors:.0f}"),
-    F("precision ours", "{precision ours:.3f} (matched pair)"),
-    F("precision script", "{precision script:.3f} (best match)"),
-    F("archive", lambda v: "mapped" if v["archive mapped"] else "recorded"),
-    F("features step", "{features step:.1f} MB/s"),
-)
-VS_BIGCODE = "ingest + dedup vs the BigCode script on the real release corpus: time, CPU, survivors, precision"
-
-
-def vs_bigcode(name: str, corpus: Path | None, mb: int, what: str, more: str = "", **kw: Any) -> Entry:
-    """A row of ``vs_bigcode`` at ``mb`` MB of ``corpus`` (None: synthetic text), ``more`` arguments after them;
-    ``kw``: the Entry's ``cold`` and ``default``, and ``figures`` shown after VS_BIGCODE_FIGURES."""
-    given = f"--corpus {corpus} " if corpus else ""
-    command, quick = f"vs_bigcode {given}--mb {mb}{more}", f"{given}--mb 5 --sample 50{more}"
-    figures = (*VS_BIGCODE_FIGURES, *kw.pop("figures", ()))
-    return Entry(name, command, what, quick, figures, needs=(PEER, corpus) if corpus else (PEER,), **kw)
-
-
-ENTRIES: tuple[Entry, ...] = (
-    vs_bigcode("vs_bigcode_release", RELEASE_200, 200, VS_BIGCODE, cold=True),
-    vs_bigcode(
-        "vs_bigcode_mixed",
-        MIXED_200,
-        200,
-        "the same as a user runs it (`pipeline ingest`, then `pipeline dedup`) on bench/mixed_corpus.py's mixed-size"
-        " real corpus",
-        " --as-user",
-        figures=(F("removed here", "{removed exact:.1%} exact copies, {removed near:.1%} near"),),
-        cold=True,
-    ),
-    vs_bigcode(
-        "vs_bigcode_release_1gb",
-        RELEASE_1000,
-        1000,
-        "the same at 1 GB of the release corpus (steady only: the cold run is the 200 MB row's)",
-    ),
-    vs_bigcode("vs_bigcode_synthetic", None, 200, "the same on bench/corpus.py's synthetic text", default=False),
-    Entry(
-        "tokenize",
-        "tokenize --repeat 2",
-        "tokenize stage's Python workers per CPU s vs the bare encoder",
-        "--mb 5 --repeat 1 --partitions 2",
-        (
-            F("ratio", "{workers/bare:.2f}x"),
-            F("whole stage", "{whole stage/bare:.2f}x"),
-            F("no-op floor", "{no-op floor:.2f} CPU s"),
-            F("cold workers", "{cold/bare:.2f}x", steady=False),
-        ),
-    ),
-    Entry(
-        "blend",
-        "megatron blend --size 100000000",
-        "blending indices vs megatron-core's C++ helper (Megatron mode bit-equal)",
-        "blend --size 1000000 --repeat 1 --datasets 3",
-        (
-            F("ratio(best)", each(r"\d+ datasets (ours.*)", lambda v, m: f"{m[1]} {v[m[0]]:.2f}x")),
-            F("first call", "compile {first call compile:.2f} s, load {first call load:.2f} s", steady=False),
-        ),
-    ),
-    Entry(
-        "training_indices",
-        "megatron training_indices --repeat 5",
-        "megatron_cache/ files: ours vs megatron-core's builder",
-        "training_indices --tokens 1e7 --repeat 1",
-        (
-            F(
-                "ours/megatron-core",
-                "wall {seconds ours/megatron-core:.2f}x fresh, {again ours/megatron-core:.2f}x again; "
-                "CPU {cpu ours/megatron-core:.2f}x fresh, {cpu_again ours/megatron-core:.2f}x again; "
-                "{identical files:.0f} files identical",
-            ),
-        ),
-    ),
-    Entry(
-        "filter",
-        "filter --mb 100 --repeat 1",
-        "each filter vs datatrove 0.10.1 (language: fastText predict), one core",
-        "--mb 1 --repeat 1",
-        (
-            F(
-                "ours/theirs",
-                each(
-                    r"(\w+) ours",
-                    lambda v, m: (
-                        f"{m[1]} {v[m[0]]:.2f} vs {v[m[1] + ' theirs']:.2f} MB/s ({v[m[0]] / v[m[1] + ' theirs']:.1f}x)"
-                    ),
-                ),
-            ),
-        ),
-    ),
-    Entry(
-        "filter_stage",
-        "filter_stage --mb 200",
-        "filter stage (six filters) beside ingest + dedup, local[2]",
-        "--mb 10",
-        (F("filter/(ingest+dedup)", "{filter/(ingest+dedup):.2f}x"), F("whole run", "{whole run:.2f}x")),
-    ),
-    Entry(
-        "cold_cluster",
-        "cold_cluster --mb 20",
-        "fresh standalone cluster, empty caches: first run over second, without and with the shipped numba cache",
-        "--mb 2",
-        (F("zip only", _cold_warm("zip")), F("numba cache", _cold_warm("cache"))),
-    ),
-    Entry(
-        "scale",
-        "scale --from-json docs/scaling-1-to-10gb.json",
-        "whole run on a standalone cluster, 1 to 10 GB: CPU s per GB (docs/scaling.md)",
-        "--from-json docs/scaling-1-to-10gb.json",
-        (F("CPU s/GB", each(r"([\d.]+) GB", lambda v, m: f"{m[1]} GB {v[m[0]]:.0f}")),),
-        from_json=REPO / "docs" / "scaling-1-to-10gb.json",
-    ),
-)
+ENTRIES = _entries()
 
 
 def by_name() -> dict[str, Entry]:
