@@ -23,9 +23,6 @@ import json
 import math
 import random
 import re
-import tarfile
-import time
-import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -157,16 +154,7 @@ def _code(name: str, data: bytes) -> str | None:
 
 def _inner_members(name: str, data: bytes) -> Iterator[tuple[str, bytes]]:
     """(name, bytes) of the files of an archive shipped inside a package, in archive order."""
-    if name.endswith(".zip"):
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            for info in archive.infolist():
-                if not info.is_dir():
-                    yield f"{name}/{info.filename}", archive.read(info)
-        return
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r|*") as archive:
-        for entry in archive:
-            if entry.isfile() and (handle := archive.extractfile(entry)) is not None:
-                yield f"{name}/{entry.name}", handle.read()
+    return ((f"{name}/{inner}", raw) for inner, raw in release_archives.members(name, io.BytesIO(data)))
 
 
 def package_texts(package: str, version: str, directory: Path = mixed_corpus.DEBS) -> Iterator[Record]:
@@ -207,12 +195,7 @@ def sdist_texts(package: str, version: str, directory: Path = mixed_corpus.DEBS.
 
 def pin_added() -> None:
     """Pin every release of ADDED_RELEASES not pinned yet (file name and SHA-256 as PyPI lists them)."""
-    pinned = json.loads(ADDED_PINS.read_text()) if ADDED_PINS.is_file() else {}
-    for package, version in ADDED_RELEASES.items():
-        if (key := f"{package}=={version}") not in pinned:
-            found = release_archives._sdist_file(package, version)
-            pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
-    ADDED_PINS.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+    release_archives.pin_all({package: [version] for package, version in ADDED_RELEASES.items()}, ADDED_PINS, False)
 
 
 def added_streams(
@@ -396,51 +379,45 @@ def write_corpus(
     """Write records into shards in ``directory`` until their text reaches ``target`` bytes; their statistics per
     window of ``window_bytes`` of text (also in ``_stats.json``): documents and bytes, exact copies (a text seen
     before, counted by digest, not by kind) and near copies. Raises SystemExit when the fresh documents run out."""
-    started = time.time()
-    seen: set[bytes] = set()
     windows = [_empty_window()]
     fresh = fresh_bytes = 0
-    with release_corpus.Shards(directory, shard_bytes) as out:
+    with release_corpus.Shards(directory, target, shard_bytes) as out:
         for kind, record in records:
-            data = out.write(record)
-            digest = hashlib.blake2b(data, digest_size=16).digest()
+            data, copy = out.write(record)
             if windows[-1]["bytes"] >= window_bytes:
                 windows.append(_empty_window())
             window = windows[-1]
             window["documents"] += 1
             window["bytes"] += len(data)
-            if digest in seen:
+            if copy:
                 window["exact"] += 1
                 window["exact_bytes"] += len(data)
             elif kind == "near":
                 window["near"] += 1
                 window["near_bytes"] += len(data)
-            seen.add(digest)
             if kind == "fresh":
                 fresh, fresh_bytes = fresh + 1, fresh_bytes + len(data)
-            if out.bytes >= target:
+            if out.full:
                 break
-    size, shards = out.bytes, out.count
-    if size < target:
+    if not out.full:
         raise SystemExit(
             f"the fresh documents ran out after {fresh:,} ({fresh_bytes / 1e6:.1f} MB of text): "
-            f"only {size / 1e6:.1f} MB of corpus, {target / 1e6:g} MB asked (--mb)"
+            f"only {out.bytes / 1e6:.1f} MB of corpus, {target / 1e6:g} MB asked (--mb)"
         )
     documents_total = sum(w["documents"] for w in windows)
-    stats = {
-        "documents": documents_total,
-        "bytes": size,
-        "shards": shards,
-        "fresh_documents": fresh,
-        "fresh_bytes": fresh_bytes,
-        "exact_share": sum(w["exact"] for w in windows) / max(documents_total, 1),
-        "near_share": sum(w["near"] for w in windows) / max(documents_total, 1),
-        "window_bytes": window_bytes,
-        "windows": windows,
-        "seconds": round(time.time() - started, 1),
-    }
-    (directory / "_stats.json").write_text(json.dumps(stats, indent=1) + "\n")
-    return stats
+    return out.finish(
+        {
+            "documents": documents_total,
+            "bytes": out.bytes,
+            "shards": out.count,
+            "fresh_documents": fresh,
+            "fresh_bytes": fresh_bytes,
+            "exact_share": sum(w["exact"] for w in windows) / max(documents_total, 1),
+            "near_share": sum(w["near"] for w in windows) / max(documents_total, 1),
+            "window_bytes": window_bytes,
+            "windows": windows,
+        }
+    )
 
 
 def datasketch_check(pairs: list[tuple[str, str]], num_perm: int = 256, threshold: float = 0.7) -> dict[str, Any]:

@@ -19,7 +19,6 @@ import gzip
 import json
 import shutil
 import subprocess
-import tarfile
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -38,38 +37,9 @@ LICENCE_NAMES = ("license", "licence", "copying", "notice")
 SHARES = {"code": 0.6, "licence": 0.02, "prose": 0.38}  # of the text bytes, while a stream lasts
 BINS = (1_000, 10_000, 100_000, 1_000_000, MAX_BYTES)  # upper bounds of the size histogram's bins
 
-# Per package (none of them in bench/releases.json), a few releases, oldest first: each is read whole.
-MIXED_RELEASES: dict[str, list[str]] = {
-    "sqlglot": ["30.24.0", "30.27.0", "30.30.0"],
-    "bokeh": ["3.9.2", "3.10.0", "3.10.2"],
-    "pyparsing": ["3.2.5", "3.3.1", "3.3.3"],
-    "regex": ["2026.9.3", "2026.11.7", "2026.11.19"],
-    "cffi": ["1.17.1", "2.0.0", "2.1.1"],
-    "hypothesis": ["6.170.12", "6.170.17"],
-    "tree-sitter-javascript": ["0.23.1", "0.25.0"],
-    "altair": ["5.3.0", "5.4.1", "5.5.0"],
-    "numba": ["0.61.2", "0.62.1"],
-    "networkx": ["3.4.2", "3.5"],
-    "faker": ["37.0.0", "37.1.0"],
-}
-
-# Debian 12 (bookworm) documentation packages and their pinned versions: the prose, read package by package side by
-# side (equal shares while each lasts). Mostly translated manuals: the same text in several languages.
-_REFERENCE, _MAINT, _DEVREF, _L10N, _LO = "2.100", "1.2.53", "12.18", "4.18.1-1", "4:7.4.7-1+deb12u14"
-PROSE_PACKAGES: dict[str, str] = {
-    **{f"debian-reference-{lang}": _REFERENCE for lang in ("en", "de", "es", "fr", "id", "it", "ja", "pt", "pt-br")},
-    **{f"debian-reference-{lang}": _REFERENCE for lang in ("zh-cn", "zh-tw")},
-    **{f"maint-guide{lang}": _MAINT for lang in ("", "-de", "-es", "-fr", "-it", "-ja", "-ru", "-zh-cn")},
-    **{f"developers-reference{lang}": _DEVREF for lang in ("", "-de", "-fr", "-it", "-ja", "-ru")},
-    "installation-guide-amd64": "20230508+deb12u1",
-    "debian-handbook": "11.20220922",
-    **{f"manpages-{lang}": _L10N for lang in ("de", "fr", "es", "ru", "it", "pt-br", "nl", "uk", "ro")},
-    "manpages-pl": "1:4.18.1-1",
-    "manpages-ja": "0.5.0.0.20221215+dfsg-1",
-    "manpages-zh": "1.6.4.0-1",
-    **{f"libreoffice-help-{lang}": _LO for lang in ("en-us", "de", "fr", "es", "it", "pt-br", "ru", "ja", "zh-cn")},
-    **{f"libreoffice-help-{lang}": _LO for lang in ("ko", "pl", "nl", "cs", "el", "tr", "hi", "fi", "sv", "vi")},
-}
+SOURCES = json.loads((HERE / "mixed_sources.json").read_text())  # the pinned releases and prose packages
+MIXED_RELEASES: dict[str, list[str]] = SOURCES["releases"]
+PROSE_PACKAGES: dict[str, str] = SOURCES["prose_packages"]
 
 Record = tuple[str, str, str]  # (source, path, text)
 
@@ -133,10 +103,7 @@ def deb_members(path: Path) -> Iterator[tuple[str, bytes]]:
         while len(header := handle.read(60)) == 60:
             name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
             if name.startswith("data.tar"):  # the last member: the tar stream ends before the file does
-                with tarfile.open(fileobj=handle, mode="r|*") as archive:
-                    for entry in archive:
-                        if entry.isfile() and (member := archive.extractfile(entry)) is not None:
-                            yield entry.name.removeprefix("./"), member.read()
+                yield from ((inner.removeprefix("./"), data) for inner, data in release_archives.members(name, handle))
                 return
             handle.seek(size + size % 2, 1)
     raise SystemExit(f"{path}: no data archive")

@@ -13,9 +13,9 @@ import tarfile
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 HERE = Path(__file__).resolve().parent
 PINS = HERE / "release_archives.json"
@@ -56,21 +56,28 @@ def _inner(name: str) -> str:
     return name.split("/", 1)[1] if "/" in name else name
 
 
-def read_archive(path: Path, keep: Callable[[str, int], object] = keep_member) -> list[Member]:
-    """The text members of an sdist (.tar.gz, .tar.bz2 or .zip) that ``keep(name, size)`` keeps, sorted by name."""
-    raw: dict[str, bytes] = {}
-    if path.name.endswith(".zip"):
-        with zipfile.ZipFile(path) as archive:
+def members(
+    name: str, handle: BinaryIO, keep: Callable[[str, int], object] = lambda *_: True
+) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of the regular files that ``keep(name, size)`` keeps of a .zip (by ``name``) or tar archive (any
+    compression) open as ``handle``, in archive order: the one reader of sdists, a package's inner archives and a
+    .deb's data archive (a tar read as a stream, one pass)."""
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(handle) as archive:
             for info in archive.infolist():
                 if not info.is_dir() and keep(info.filename, info.file_size):
-                    raw[_inner(info.filename)] = archive.read(info)
-    else:
-        with tarfile.open(path) as archive:  # read in archive order: one pass over the compressed stream
-            for entry in archive:
-                if entry.isfile() and keep(entry.name, entry.size):
-                    handle = archive.extractfile(entry)
-                    if handle is not None:
-                        raw[_inner(entry.name)] = handle.read()
+                    yield info.filename, archive.read(info)
+        return
+    with tarfile.open(fileobj=handle, mode="r|*") as archive:
+        for entry in archive:
+            if entry.isfile() and keep(entry.name, entry.size) and (data := archive.extractfile(entry)) is not None:
+                yield entry.name, data.read()
+
+
+def read_archive(path: Path, keep: Callable[[str, int], object] = keep_member) -> list[Member]:
+    """The text members of an sdist (.tar.gz, .tar.bz2 or .zip) that ``keep(name, size)`` keeps, sorted by name."""
+    with open(path, "rb") as handle:
+        raw = {_inner(name): data for name, data in members(path.name, handle, keep)}
     texts = ((name, decode(data)) for name, data in sorted(raw.items()))
     return [(name, text) for name, text in texts if text is not None and text.strip()]
 

@@ -95,18 +95,20 @@ def repeated_fractions(paths: list[str]) -> dict[str, float]:
 
 
 class Shards:
-    """JSON-lines shards ``part-NNNNN.jsonl`` (``{"source", "path", "text"}`` per line) in a new ``directory``,
-    the next shard begun after ``shard_bytes`` of text; ``bytes`` and ``count`` say what was written."""
+    """JSON-lines shards ``part-NNNNN.jsonl`` (``{"source", "path", "text"}`` per line) in a new ``directory``, the
+    next shard begun after ``shard_bytes`` of text, until ``target`` bytes (``full``); ``bytes`` and ``count`` say
+    what was written, :meth:`finish` writes ``_stats.json``. The one shard writer of the corpus builders."""
 
-    def __init__(self, directory: Path, shard_bytes: int = SHARD_BYTES) -> None:
+    def __init__(self, directory: Path, target: int, shard_bytes: int = SHARD_BYTES) -> None:
         directory.mkdir(parents=True)
-        self.directory, self.shard_bytes = directory, shard_bytes
+        self.directory, self.target, self.shard_bytes, self.started = directory, target, shard_bytes, time.time()
         self.bytes = self.count = self._in_shard = 0
+        self._seen: set[bytes] = set()
         self._stack = contextlib.ExitStack()
         self._out: Any = None
 
-    def write(self, record: Record) -> bytes:
-        """Write one record; its text as UTF-8."""
+    def write(self, record: Record) -> tuple[bytes, bool]:
+        """Write one record: its text as UTF-8, and whether an earlier record had that text (by a 128-bit digest)."""
         if self._out is None or self._in_shard >= self.shard_bytes:
             self._stack.close()
             name = self.directory / f"part-{self.count:05d}.jsonl"
@@ -116,7 +118,21 @@ class Shards:
         self._out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
         data = text.encode("utf-8")
         self.bytes, self._in_shard = self.bytes + len(data), self._in_shard + len(data)
-        return data
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        copy = digest in self._seen
+        self._seen.add(digest)
+        return data, copy
+
+    @property
+    def full(self) -> bool:
+        """Whether the text written has reached the target."""
+        return self.bytes >= self.target
+
+    def finish(self, stats: dict[str, Any]) -> dict[str, Any]:
+        """``stats`` with the seconds since the start, written to ``_stats.json``."""
+        stats["seconds"] = round(time.time() - self.started, 1)
+        (self.directory / "_stats.json").write_text(json.dumps(stats, indent=1) + "\n")
+        return stats
 
     def __enter__(self) -> Shards:
         return self
@@ -131,38 +147,23 @@ def write_corpus(
     """Write records into shards in ``directory`` until their text reaches ``target`` bytes; their statistics
     (also written to ``_stats.json``: documents and bytes per source, the fraction of exact duplicates, of
     repeated PyPI paths). Raises SystemExit when the records run out first."""
-    started = time.time()
     sources: dict[str, dict[str, int]] = {}
     pypi_paths: list[str] = []
-    seen: set[bytes] = set()
     exact = 0
-    with Shards(directory, shard_bytes) as out:
+    with Shards(directory, target, shard_bytes) as out:
         for source, path, text in records:
-            data = out.write((source, path, text))
+            data, copy = out.write((source, path, text))
             tally = sources.setdefault(source, {"documents": 0, "bytes": 0})
-            tally["documents"] += 1
-            tally["bytes"] += len(data)
-            digest = hashlib.blake2b(data, digest_size=16).digest()
-            exact += digest in seen
-            seen.add(digest)
+            tally["documents"], tally["bytes"], exact = tally["documents"] + 1, tally["bytes"] + len(data), exact + copy
             if source == "pypi":
                 pypi_paths.append(path)
-            if out.bytes >= target:
+            if out.full:
                 break
-    size, shards = out.bytes, out.count
-    if size < target:
-        raise SystemExit(f"only {size / 1e6:.1f} MB of documents, {target / 1e6:g} MB asked (--mb)")
-    stats = {
-        "documents": sum(t["documents"] for t in sources.values()),
-        "bytes": size,
-        "shards": shards,
-        "sources": sources,
-        "exact_duplicates": exact / max(sum(t["documents"] for t in sources.values()), 1),
-        **repeated_fractions(pypi_paths),
-        "seconds": round(time.time() - started, 1),
-    }
-    (directory / "_stats.json").write_text(json.dumps(stats, indent=1) + "\n")
-    return stats
+    if not out.full:
+        raise SystemExit(f"only {out.bytes / 1e6:.1f} MB of documents, {target / 1e6:g} MB asked (--mb)")
+    documents = sum(t["documents"] for t in sources.values())
+    stats = {"documents": documents, "bytes": out.bytes, "shards": out.count, "sources": sources}
+    return out.finish({**stats, "exact_duplicates": exact / max(documents, 1), **repeated_fractions(pypi_paths)})
 
 
 def build(
