@@ -235,3 +235,19 @@ def test_every_table_row_has_an_entry(table) -> None:
     assert [(name, table.command_text(names[name], quick=False)) for name, _ in rows] == rows
     scale = [e for e in entries if e.script == "bench_scale.py"]
     assert [e.args for e in scale] == [("--from-json", "docs/scaling-1-to-10gb.json")]
+
+
+def test_figure_formats_ratios_choices_and_each(table) -> None:
+    """In a figure's format (bench/readme_table.json), ``{a/b}`` is a over b unless a value has that very name,
+    ``{x:yes|no}`` shows yes for a true x, and ``each`` gives one cell per matching value, its group's values by
+    their short names; a value the format needs and the result lacks raises KeyError (shown as "not found")."""
+    figure = table.Figure
+    assert figure("r", "{a/b:.2f}").text({"a": 3.0, "b": 2.0}) == "1.50"
+    assert figure("r", "{a/b:.2f}").text({"a": 3.0, "b": 2.0, "a/b": 7.0}) == "7.00"
+    assert [figure("m", "{x:on|off}").text({"x": x}) for x in (1.0, 0.0)] == ["on", "off"]
+    each = figure("e", "{1} {value:.1f} vs {theirs:.1f} ({value/theirs:.1f}x)", each=r"(\w+) ours")
+    values = {"pii ours": 4.0, "pii theirs": 2.0, "c4 ours": 1.0, "c4 theirs": 5.0}
+    assert each.text(values) == "pii 4.0 vs 2.0 (2.0x), c4 1.0 vs 5.0 (0.2x)"
+    with pytest.raises(KeyError):
+        figure("r", "{a/b}").text({"a": 1.0})
+    assert table.extract((figure("r", "{a/b}"),), {"a": 1.0}) == "r: not found"
