@@ -219,29 +219,33 @@ def _cpu_per_gb(row: dict) -> float | None:
     return None if (cpu := _cpu(row)) is None else cpu / (row["input_bytes"] / GB)
 
 
+def _steps(rows: list[dict]) -> list[tuple[dict, dict, float]]:
+    """(next smaller row, row, GB added) of each row but the smallest, by input size."""
+    by_size = sorted(rows, key=lambda row: row["input_bytes"])
+    return [(a, b, (b["input_bytes"] - a["input_bytes"]) / GB) for a, b in zip(by_size, by_size[1:], strict=False)]
+
+
 def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
     """CPU seconds each size adds per GB over the next smaller size (None for the smallest, or without CPU
     figures): the cost of more data once the fixed start-up part (JVMs, workers, kernel loads) is paid."""
-    by_size = sorted(rows, key=lambda row: row["input_bytes"])
-    added: dict[int, float | None] = {id(by_size[0]): None}
-    for smaller, row in zip(by_size, by_size[1:], strict=False):
-        cpu, before, gb = _cpu(row), _cpu(smaller), (row["input_bytes"] - smaller["input_bytes"]) / GB
+    added = {}
+    for smaller, row, gb in _steps(rows):
+        cpu, before = _cpu(row), _cpu(smaller)
         added[id(row)] = None if cpu is None or before is None else (cpu - before) / gb
-    return [added[id(row)] for row in rows]
+    return [added.get(id(row)) for row in rows]
 
 
 def marginal_stage_cpu(rows: list[dict]) -> list[dict[str, float]]:
     """Per size after the smallest, the CPU seconds each stage adds per GB over the next smaller size (rows measured
     with ``stage_cpu_s`` only)."""
-    by_size = sorted((row for row in rows if "stage_cpu_s" in row), key=lambda row: row["input_bytes"])
-    added = []
-    for smaller, row in zip(by_size, by_size[1:], strict=False):
-        gb = (row["input_bytes"] - smaller["input_bytes"]) / GB
-        stages = [name for name in row["stage_cpu_s"] if name in smaller["stage_cpu_s"]]
-        added.append(
-            {name: round((row["stage_cpu_s"][name] - smaller["stage_cpu_s"][name]) / gb, 1) for name in stages}
-        )
-    return added
+    return [
+        {
+            n: round((b["stage_cpu_s"][n] - a["stage_cpu_s"][n]) / gb, 1)
+            for n in b["stage_cpu_s"]
+            if n in a["stage_cpu_s"]
+        }
+        for a, b, gb in _steps([row for row in rows if "stage_cpu_s" in row])
+    ]
 
 
 def figures(rows: list[dict]) -> dict[str, tuple[float, str]]:
@@ -270,11 +274,9 @@ def markdown(result: dict) -> str:
         cells += ["-" if added is None else f"{added:.0f}"]
         cells += [f"{row['driver_mib']['total']:.0f}", executors, f"{row['load_mean']}"]
         lines.append("| " + " | ".join(cells) + " |")
-    measured = sorted((row for row in rows if "stage_cpu_s" in row), key=lambda row: row["input_bytes"])
-    if len(measured) > 1:  # CPU s per added GB per stage
+    if measured := _steps([row for row in rows if "stage_cpu_s" in row]):  # CPU s per added GB per stage
         lines += ["", "| GB added | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
-        pairs = zip(measured, measured[1:], strict=False)
-        for (smaller, row), added in zip(pairs, marginal_stage_cpu(rows), strict=True):
+        for (smaller, row, _), added in zip(measured, marginal_stage_cpu(rows), strict=True):
             span = f"{smaller['input_bytes'] / GB:.2f} -> {row['input_bytes'] / GB:.2f}"
             lines.append(f"| {span} | " + " | ".join(f"{added[n]:.0f}" if n in added else "-" for n in names) + " |")
     return "\n".join(lines)
