@@ -238,14 +238,8 @@ def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
 def marginal_stage_cpu(rows: list[dict]) -> list[dict[str, float]]:
     """Per size after the smallest, the CPU seconds each stage adds per GB over the next smaller size (rows measured
     with ``stage_cpu_s`` only)."""
-    return [
-        {
-            n: round((b["stage_cpu_s"][n] - a["stage_cpu_s"][n]) / gb, 1)
-            for n in b["stage_cpu_s"]
-            if n in a["stage_cpu_s"]
-        }
-        for a, b, gb in _steps([row for row in rows if "stage_cpu_s" in row])
-    ]
+    stages = [(a["stage_cpu_s"], b["stage_cpu_s"], gb) for a, b, gb in _steps([r for r in rows if "stage_cpu_s" in r])]
+    return [{n: round((now[n] - was[n]) / gb, 1) for n in now if n in was} for was, now, gb in stages]
 
 
 def figures(rows: list[dict]) -> dict[str, tuple[float, str]]:
