@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import mixed_corpus, real_corpus, release_archives, release_corpus
+from bench.dedup_precision import shingle_set
 from bench.harness import arguments, built
 from bench.real_corpus import interleave
 
@@ -220,12 +221,6 @@ def kinds(exact: float, near: float, rng: random.Random, block: int = BLOCK) -> 
         start = end
 
 
-def shingle_set(text: str, ngram: int = NGRAM) -> set[tuple[str, ...]]:
-    """Word ``ngram``-grams of the lower-cased text split on ``\\W`` (the dedup's shingles, docs/dedup.md)."""
-    words = WORD.findall(text.lower())
-    return {tuple(words[i : i + ngram]) for i in range(max(len(words) - ngram + 1, 1))}
-
-
 def _line(templates: tuple[str, ...], rng: random.Random) -> str:
     fields = {"org": rng.choice(ORGS), "host": rng.choice(HOSTS), "year": rng.randint(2009, 2024)}
     return rng.choice(templates).format(month=rng.randint(1, 12), day=rng.randint(1, 28), **fields)
@@ -276,14 +271,14 @@ def near_copy(text: str, rng: random.Random, attempts: int = 4) -> str | None:
     >= MIN_JACCARD with it; None when the text is too short or no attempt keeps that similarity."""
     if len(WORD.findall(text)) < MIN_WORDS:
         return None
-    original = shingle_set(text)
+    original = shingle_set(text, NGRAM)
     for _ in range(attempts):
         edited = text
         for edit in rng.sample(EDITS, rng.randint(1, len(EDITS))):
             edited = edit(edited, rng)
         if edited == text:
             continue
-        copy = shingle_set(edited)
+        copy = shingle_set(edited, NGRAM)
         if len(original & copy) >= MIN_JACCARD * len(original | copy):
             return edited
     return None
@@ -427,7 +422,7 @@ def datasketch_check(pairs: list[tuple[str, str]], num_perm: int = 256, threshol
 
     def signature(text: str) -> MinHash:
         minhash = MinHash(num_perm=num_perm)
-        minhash.update_batch([" ".join(gram).encode("utf-8") for gram in shingle_set(text)])
+        minhash.update_batch([gram.encode("utf-8") for gram in shingle_set(text, NGRAM)])
         return minhash
 
     estimates = sorted(signature(a).jaccard(signature(b)) for a, b in pairs)

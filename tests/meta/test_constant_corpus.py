@@ -36,7 +36,7 @@ def fresh_texts(seed: int = 3) -> Iterator[constant_corpus.Record]:
 
 
 def signature(text: str) -> MinHash:
-    grams = {" ".join(gram) for gram in constant_corpus.shingle_set(text)}
+    grams = constant_corpus.shingle_set(text, constant_corpus.NGRAM)
     minhash = MinHash(num_perm=NUM_PERM)
     minhash.update_batch([g.encode() for g in grams])
     return minhash
