@@ -1,5 +1,4 @@
-"""Shared pieces of the benchmarks: corpora on disk, a local[2] session, a process tree's memory and CPU, timing,
-child processes, old kernels loaded from a git revision (``--baseline-rev``), and the JSON result every bench writes."""
+"""Shared pieces of the benches: corpora, a session, process trees, timing, old kernels from git, the JSON result."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ def corpus(megabytes: float, seed: int = 0) -> Path:
 
 
 def built(path: Path, write: Callable[[Path], object]) -> Path:
-    """``path`` (a corpus file or directory) as it is when it exists, else written once by ``write`` to
-    ``<name>.partial`` and renamed when complete; a failed write leaves nothing behind."""
+    """``path`` if it exists, else written by ``write`` to ``<name>.partial`` and renamed (a failed write: nothing)."""
     if path.exists():
         return path
     partial = path.with_name(path.name + ".partial")
@@ -76,12 +74,9 @@ def session(master: str = "local[2]"):
 
 
 class ProcessTree:
-    """Samples a process (default: this one) and its descendants every ``interval`` seconds in a thread. ``peak``
-    holds the largest RSS seen of: ``root``, ``jvm`` (the JVMs summed), ``python`` (the other processes summed),
-    ``workers`` (the same without the root), ``largest`` (the largest other process) and ``total``; ``cpu`` the
-    CPU seconds (user + system) each process had used when last seen (a short-lived one's last moments are
-    missed, unless ``reaped``: then each Python process below the root also counts the children it waited for, as
-    the pyspark daemon does its exited workers; read that from a single sample, as a later one counts them again)."""
+    """A process (default: this one) and its descendants sampled in a thread: ``peak`` RSS of ``root``, ``jvm``,
+    ``python``, ``workers`` (python without the root), ``largest`` and ``total``; ``seen`` CPU seconds per process
+    (``reaped``: a Python process below the root also counts its waited-for children; read it from one sample)."""
 
     def __init__(
         self, pid: int | None = None, interval: float = 0.05, also: Iterable[int] = (), reaped: bool = False
@@ -94,7 +89,6 @@ class ProcessTree:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def sample(self) -> None:
-        """One sample of the tree."""
         procs = []
         for pid in (self.pid, *self.also):  # the root, then the trees ``also`` names (their CPU only)
             try:
@@ -127,7 +121,6 @@ class ProcessTree:
         return sum(used for is_jvm, used in self.seen.values() if jvm is None or is_jvm == jvm)
 
     def mib(self, *keys: str) -> dict[str, float]:
-        """The peaks ``keys`` in MiB."""
         return {k: round(self.peak[k] / 2**20, 1) for k in keys}
 
     def _run(self) -> None:
@@ -166,8 +159,7 @@ def run_config(out: Path | str, raw: Path | str, filters: list[dict[str, Any]] |
 
 
 def best_of(fn: Callable[[], T], repeat: int = 1, clock: Callable[[], float] = time.process_time) -> tuple[float, T]:
-    """Least seconds of ``clock`` (default: this process's CPU time) over ``repeat`` calls of ``fn``, and the last
-    call's result."""
+    """Least ``clock`` seconds (default: CPU) over ``repeat`` calls of ``fn``, and the last call's result."""
     best, result = float("inf"), None
     for _ in range(max(1, repeat)):
         started = clock()
@@ -177,7 +169,7 @@ def best_of(fn: Callable[[], T], repeat: int = 1, clock: Callable[[], float] = t
 
 
 def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``base`` (default: this environment) with the repository first on PYTHONPATH, so children import ``bench``."""
+    """``base`` (default: os.environ) with the repository first on PYTHONPATH."""
     env = dict(os.environ if base is None else base)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     return env
@@ -199,10 +191,8 @@ def run_logged(
     stderr: Path | None = None,
     check: bool = True,
 ) -> tuple[dict[str, Any], P]:
-    """Run ``cmd`` to its end, its output in ``log`` (its stderr in ``stderr`` when given), its process tree sampled
-    by ``tree(pid)``: exit code, wall and CPU seconds (the children's, when more than the tree's: they count the
-    command's own exit), the load average before and after; and the tree. With ``check``, a failed command exits
-    naming the log and its tail."""
+    """Run ``cmd`` (output in ``log``), sampled by ``tree(pid)``: exit code, wall and CPU seconds, load before and
+    after; and the tree. With ``check``, a failure exits naming the log and its tail."""
     load, before, started = os.getloadavg()[0], resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     with log.open("wb") as out, open(stderr or os.devnull, "wb") as err:
         proc = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdout=out, stderr=err if stderr else subprocess.STDOUT)
@@ -238,8 +228,7 @@ HELP = {
 
 
 def arguments(doc: str | None, **defaults: Any) -> argparse.ArgumentParser:
-    """A bench's parser: ``doc`` as its description and one ``--name`` option per keyword, typed by its default
-    (a float, int, str or Path; False: a flag; None: a path, default None), with the shared help text of ``HELP``."""
+    """A bench's parser: one ``--name`` per keyword, typed by its default (False: a flag; None: a path)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name, default in defaults.items():
         flag, shown = "--" + name.replace("_", "-"), HELP.get(name, name.replace("_", " "))
@@ -254,13 +243,12 @@ def arguments(doc: str | None, **defaults: Any) -> argparse.ArgumentParser:
 
 
 class BaselineError(Exception):
-    """A ``--baseline-rev`` that git cannot show, or whose module does not have what the bench needs."""
+    """A ``--baseline-rev`` git cannot show."""
 
 
 def module_at(rev: str, path: str) -> ModuleType:
-    """The module ``path`` (e.g. ``pipeline/dedup/hashes.py``) as it was at git revision ``rev``, imported from a
-    copy under ``DATA/baselines/<commit>/`` (kept there so numba's cache of it persists). Relative imports resolve
-    against today's package of the same name."""
+    """The module ``path`` as it was at git revision ``rev``, from a copy under ``DATA/baselines/<commit>/`` (numba's
+    cache of it persists); relative imports resolve against today's package."""
     show = subprocess.run(
         ["git", "rev-parse", "--verify", "--short", f"{rev}^{{commit}}"], cwd=REPO, capture_output=True, text=True
     )
@@ -286,7 +274,7 @@ def module_at(rev: str, path: str) -> ModuleType:
 
 
 def commit() -> str:
-    """HEAD's commit of the repository, ``-dirty`` appended when the tree has uncommitted changes."""
+    """HEAD's commit, ``-dirty`` with uncommitted changes."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
@@ -308,9 +296,7 @@ def machine() -> dict[str, Any]:
 def write_result(
     name: str, args: argparse.Namespace | Mapping[str, Any], figures: Mapping[str, tuple[float, str]]
 ) -> Path:
-    """Write the bench's result JSON (``bench/result.schema.json``): its name, the commit, its arguments, each
-    figure as ``{"value", "unit"}`` and the machine. The path: ``$PIPELINE_BENCH_RESULT``, else
-    ``DATA/results/<name>.json``."""
+    """Write the result JSON (bench/result.schema.json) to ``$PIPELINE_BENCH_RESULT``, else DATA/results/<name>.json."""
     given = vars(args) if isinstance(args, argparse.Namespace) else dict(args)
     result = {
         "schema": 1,

@@ -5,9 +5,7 @@
     python -m bench readme_table --only ingest merge
     python -m bench readme_table --from-json DIR/table.json [--reparse]   # the table again, without running
 
-How it measures: docs/benchmarks.md, Method notes, readme_table. Each :class:`Entry` of ``ENTRIES`` is one row;
-a :class:`Figure` shows a cell from the figures of the bench's JSON result (bench/result.schema.json). ``needs``:
-files the bench cannot build (absent: the row says so); ``from_json`` rows print a figure file kept in the repository.
+How it measures: docs/benchmarks.md, Method notes, readme_table. The rows: bench/readme_table.json.
 """
 
 from __future__ import annotations
@@ -35,8 +33,7 @@ Values = Mapping[str, float]
 
 
 class _Format(string.Formatter):
-    """str.format over a result's values: ``{a/b}`` is ``a`` over ``b`` when no value is named ``a/b``, and a
-    ``yes|no`` spec shows ``yes`` for a true value, ``no`` for a false one."""
+    """str.format with ``{a/b}`` (a over b, when no value has that name) and a ``yes|no`` spec."""
 
     def get_value(self, key: int | str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         if isinstance(key, int) or key in kwargs or key.count("/") != 1:
@@ -52,8 +49,7 @@ class _Format(string.Formatter):
 
 @dataclass(frozen=True)
 class Figure:
-    """One headline figure: ``show`` formats the result's values (see bench/readme_table.json); with ``each``, once
-    per value whose name matches that regex, joined by ", " (a missing value raises KeyError)."""
+    """One figure: ``show`` formats the result's values (bench/readme_table.json), with ``each`` once per match."""
 
     label: str
     show: str
@@ -61,7 +57,6 @@ class Figure:
     each: str | None = None
 
     def text(self, values: Values) -> str:
-        """The figure's cell text from the result's values."""
         if self.each is None:
             return _Format().vformat(self.show, (), values)
         found = []
@@ -79,12 +74,12 @@ class Figure:
 
 @dataclass(frozen=True)
 class Entry:
-    """One row of the bench table: ``python -m bench <command>`` (``quick_args`` for a smoke check)."""
+    """One row: ``python -m bench <command>`` (``quick``: smoke-check arguments); ``needs``: files it cannot build."""
 
     name: str
-    command: str  # the bench's name and its default arguments (``python -m bench <command>``)
+    command: str
     what: str
-    quick_args: str
+    quick: str
     figures: tuple[Figure, ...]
     cold: bool = False
     needs: tuple[Path, ...] = ()
@@ -92,14 +87,9 @@ class Entry:
     from_json: Path | None = None
 
     @property
-    def bench(self) -> str:
-        """The bench's name for ``python -m bench NAME``."""
-        return self.command.split()[0]
-
-    @property
     def script(self) -> str:
         """The bench's module file."""
-        return f"bench_{self.bench}.py"
+        return f"bench_{self.command.split()[0]}.py"
 
     @property
     def args(self) -> tuple[str, ...]:
@@ -107,13 +97,12 @@ class Entry:
 
     def argv(self, quick: bool) -> list[str]:
         """The bench's name and its arguments (``quick``: a smoke check's)."""
-        return [self.bench, *(self.quick_args.split() if quick else self.args)]
+        return [self.command.split()[0], *(self.quick.split() if quick else self.args)]
 
 
 def _entries(path: Path = ROWS) -> tuple[Entry, ...]:
     """The rows of ``path`` as entries."""
     data = json.loads(path.read_text())
-    shared = {"shared": str(FIXTURES.parent)}
 
     def figures(given: list[Any]) -> Iterable[Figure]:
         for item in given:
@@ -122,27 +111,18 @@ def _entries(path: Path = ROWS) -> tuple[Entry, ...]:
             else:
                 yield Figure(*item) if isinstance(item, list) else Figure(**item)
 
-    return tuple(
-        Entry(
-            row["name"],
-            row["command"],
-            row["what"],
-            row["quick"],
-            tuple(figures(row["figures"])),
-            row.get("cold", False),
-            tuple(Path(p.format_map(shared)) for p in row.get("needs", ())),
-            row.get("default", True),
-            REPO / row["from_json"] if "from_json" in row else None,
-        )  # fmt: skip
-        for row in data["rows"]
-    )
+    def entry(row: dict[str, Any]) -> Entry:
+        needs = tuple(Path(p.format(shared=FIXTURES.parent)) for p in row.pop("needs", ()))
+        from_json = REPO / row.pop("from_json") if "from_json" in row else None
+        return Entry(**{**row, "figures": tuple(figures(row["figures"]))}, needs=needs, from_json=from_json)
+
+    return tuple(entry(row) for row in data["rows"])
 
 
 ENTRIES = _entries()
 
 
 def by_name() -> dict[str, Entry]:
-    """The entries by name."""
     return {e.name: e for e in ENTRIES}
 
 
@@ -150,14 +130,14 @@ HEADER = ("bench", "command", "what it measures", "cold", "steady", "commit", "l
 
 
 def values_of(path: Path) -> dict[str, float] | None:
-    """The figures of a bench's JSON result as name -> value; None when the bench wrote none."""
+    """A bench's JSON result's figures as name -> value; None without one."""
     if not path.is_file():
         return None
     return {name: figure["value"] for name, figure in json.loads(path.read_text())["figures"].items()}
 
 
 def extract(figures: Iterable[Figure], values: Mapping[str, float] | None) -> str:
-    """Each figure shown as ``label text``, figures joined by ``"; "``; ones the result lacks say so."""
+    """Each figure as ``label text``, joined by ``"; "``."""
     if values is None:
         return "no JSON result"
     parts = []
@@ -167,10 +147,6 @@ def extract(figures: Iterable[Figure], values: Mapping[str, float] | None) -> st
         except (KeyError, ZeroDivisionError, ValueError):
             parts.append(f"{figure.label}: not found")
     return "; ".join(parts)
-
-
-def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _per_run(runs: dict[str, dict[str, Any]], show: Callable[[dict[str, Any]], str]) -> str:
@@ -190,7 +166,7 @@ def row_cells(row: dict[str, Any]) -> list[str]:
 
 
 def render(table: dict[str, Any]) -> str:
-    """The markdown table of a run (bench/readme_table.py's table.json)."""
+    """The markdown table of a run's table.json."""
     kind = " (--quick: smoke-check sizes, not figures to publish)" if table.get("quick") else ""
     lines = [
         f"Measured at commit {table['commit']} on {table.get('cpus', '?')} CPUs, {table.get('started', '?')} to "
@@ -201,7 +177,7 @@ def render(table: dict[str, Any]) -> str:
         "|" + "---|" * len(HEADER),
     ]
     for row in table["rows"]:
-        lines.append("| " + " | ".join(_cell(c) for c in row_cells(row)) + " |")
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row_cells(row)) + " |")
     return "\n".join(lines)
 
 
@@ -210,7 +186,7 @@ ARCHIVE_WAIT_SECONDS = 600
 
 
 class TableError(Exception):
-    """A usage or state error of this script: printed as one line, exit code 2."""
+    """A usage or state error: one line, exit code 2."""
 
 
 def _git(repo: Path, *args: str) -> list[str]:
@@ -221,7 +197,7 @@ def _git(repo: Path, *args: str) -> list[str]:
 
 
 def commit_of(repo: Path, allow_dirty: bool) -> str:
-    """The short commit of ``repo``'s HEAD; refuses uncommitted changes unless ``allow_dirty``."""
+    """``repo``'s short HEAD commit; refuses uncommitted changes unless ``allow_dirty``."""
     changed = _git(repo, "status", "--porcelain")
     if changed and not allow_dirty:
         raise TableError(
@@ -232,7 +208,7 @@ def commit_of(repo: Path, allow_dirty: bool) -> str:
 
 
 def cold_caches(root: Path) -> dict[str, str]:
-    """Environment for a cold run: a fresh XDG cache holding links to the user's caches but ours."""
+    """A cold run's environment: a fresh XDG cache linking the user's caches but ours."""
     user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     xdg = root / "xdg"
     xdg.mkdir(parents=True)
@@ -245,7 +221,7 @@ def cold_caches(root: Path) -> dict[str, str]:
 
 
 def wait_for_archive(env: dict[str, str], timeout: float = ARCHIVE_WAIT_SECONDS) -> str:
-    """Wait until no class-data archive build holds a lock in the cold cache; what became of it."""
+    """Wait for the cold cache's class-data archive build; what became of it."""
     jvm = Path(env["XDG_CACHE_HOME"]) / "spark-pretrain-pipeline" / "jvm"
     deadline = time.monotonic() + timeout
     while list(jvm.glob("classes-*.lock")) and time.monotonic() < deadline:
@@ -256,8 +232,7 @@ def wait_for_archive(env: dict[str, str], timeout: float = ARCHIVE_WAIT_SECONDS)
 
 
 def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, Any]:
-    """Run the bench command ``argv`` (``python -m bench NAME ...``) with its JSON result at ``stem``.json, its stdout
-    and stderr saved as ``stem``.stdout / .stderr; load, wall, CPU, exit code."""
+    """Run ``python -m bench NAME ...``, its result at ``stem``.json, output at ``stem``.stdout / .stderr."""
     argv = [*argv[:3], "--result", f"{stem}.json", *argv[3:]]
     stdout, stderr = Path(f"{stem}.stdout"), Path(f"{stem}.stderr")
     run, _ = run_logged(argv, stdout, env, REPO, partial(ProcessTree, interval=0.2), stderr, check=False)
@@ -265,12 +240,11 @@ def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, A
 
 
 def command_text(entry: Entry, quick: bool) -> str:
-    """The row's command as a user types it."""
     return " ".join(["python -m bench", *entry.argv(quick)])
 
 
 def json_commit(path: Path) -> str:
-    """The short commits recorded in a figure file's ``commit`` key (a string or a list)."""
+    """The short commits of a figure file's ``commit`` key (a string or a list)."""
     recorded = json.loads(path.read_text()).get("commit", "unknown")
     return " / ".join(c[:7] for c in ([recorded] if isinstance(recorded, str) else recorded))
 
@@ -302,7 +276,7 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
 
 
 def figures_of(entry: Entry, row: dict[str, Any], out: Path) -> dict[str, Any]:
-    """Fill the row's cold and steady figures from the JSON results its runs wrote."""
+    """Fill the row's cold and steady figures from its runs' JSON results."""
     runs = row["runs"]
     values = {k: values_of(out / r.get("result", "")) for k, r in runs.items()}
     if "cold" in runs:
@@ -316,7 +290,7 @@ def figures_of(entry: Entry, row: dict[str, Any], out: Path) -> dict[str, Any]:
 
 
 def select(only: list[str] | None, everything: bool) -> list[Entry]:
-    """The entries to run: ``only`` (in table order, a reader after the bench it reads), else the default set."""
+    """The entries to run: ``only`` (in table order), else the default set."""
     known = by_name()
     if only:
         unknown = [n for n in only if n not in known]
@@ -327,7 +301,6 @@ def select(only: list[str] | None, everything: bool) -> list[Entry]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the selected entries (or reread a table) and print the markdown table."""
     parser = arguments(__doc__, all=False, quick=False, allow_dirty=False, reparse=False, out=None, from_json=None)
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these entries only")
     args = parser.parse_args(argv)
@@ -358,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def reread(path: Path, reparse: bool) -> dict[str, Any]:
-    """An earlier table.json; with ``reparse``, its figures shown again from the JSON results beside it."""
+    """An earlier table.json; with ``reparse``, its figures again from the JSON results beside it."""
     try:
         table: dict[str, Any] = json.loads(path.read_text())
         rows = table["rows"]
