@@ -2,10 +2,7 @@
 
 Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \\
          --json bench-scale.json
-     python -m bench scale --corpus constant --sizes 1,2,5,10   # the constant-duplicate-rate corpus
-
---corpus constant: bench/constant_corpus.py's corpus (the same exact and near-duplicate shares in every prefix),
-built at the largest size unless one that large exists.
+     python -m bench scale --corpus constant --sizes 1,2,5,10   # bench/constant_corpus.py's, built if needed
 
 How it measures: docs/benchmarks.md, Method notes, scale.
 """
@@ -40,18 +37,13 @@ from pipeline.run.registry import STAGE_NAMES
 GB = 10**9
 MEMORY = "2g"  # the driver's and each executor's
 SEQUENCE_LENGTH = 2048
-# the training job's tokenizer as megatron-core names it in its cache keys (any fixed value will do here)
 TRAINING_TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["run/tokenizer"], "vocab_extra_ids": 0}
-
 
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 
 
 class TreeMemory(ProcessTree):
-    """The tree under ``driver_pid`` and each executor JVM's tree (found by its main class; only those started by
-    the ``workers`` pids when given, leaving out another application's), sampled every ``interval`` seconds, with
-    the 1-minute load average. A tree's RSS is its processes' sum at one instant (forked Python workers share
-    pages with their daemon: the upper bound a container limit would see)."""
+    """The driver's tree and each executor JVM's (started by the ``workers`` pids when given), with the load."""
 
     def __init__(self, driver_pid: int, workers: set[int] | None = None, interval: float = 0.5) -> None:
         super().__init__(driver_pid, interval)
@@ -70,7 +62,7 @@ class TreeMemory(ProcessTree):
         self.series.append((time.time(), self.cpu() + sum(tree.cpu() for tree in self.executors.values())))
 
     def report(self) -> dict:
-        """Peaks in MiB (the driver's, each executor's in order of first sight), CPU seconds, the mean load."""
+        """Peak MiB of the driver and of each executor, CPU seconds, the mean load."""
         keys = ("jvm", "python", "total")
         return {
             "driver_cpu_s": round(self.cpu(), 1),
@@ -82,7 +74,7 @@ class TreeMemory(ProcessTree):
 
 
 def _source_of(line: bytes) -> str:
-    """The record's ``source`` as a pipeline source name (read from the line's start, as the corpus writes it)."""
+    """The record's ``source`` as a pipeline source name."""
     head = b'{"source": "'
     if line.startswith(head):
         name = line[len(head) : line.index(b'"', len(head))].decode()
@@ -92,8 +84,7 @@ def _source_of(line: bytes) -> str:
 
 
 def prefix(corpus: Path, nbytes: int, into: Path) -> tuple[int, dict[str, int]]:
-    """The first ``nbytes`` of the corpus in whole lines, written to ``into/<source>/<shard name>`` by each
-    record's ``source``; returns the bytes taken and the bytes per source. Fails when the corpus is too small."""
+    """The corpus's first ``nbytes`` in whole lines into ``into/<source>/<shard>``: bytes taken, bytes per source."""
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
     per_source, outs, current = Counter[str](), {}, None
@@ -115,8 +106,7 @@ def prefix(corpus: Path, nbytes: int, into: Path) -> tuple[int, dict[str, int]]:
 
 
 def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code: set[str]) -> dict:
-    """conf/dataproc.yaml's stages over one JSONL source per corpus ``source`` (those in ``code`` without the
-    prose filters, as the config's own comment says of a code source), sized for this cluster and the input."""
+    """conf/dataproc.yaml's stages, one source per corpus ``source`` (``code`` ones unfiltered), sized for the input."""
     base = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())
     nbytes = sum(per_source.values())
     gb = nbytes / GB
@@ -156,9 +146,7 @@ def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code:
 
 
 def cpu_per_stage(series: list[tuple[float, float]], stages: list[dict]) -> dict[str, float]:
-    """CPU seconds per stage: the sampled CPU (``series``, (time, CPU so far)) at each stage's end minus at its
-    start, from report.json's ``timeline.stages`` (``finished``, UTC to the second, and ``seconds``); the last
-    sample at or before a time counts for it."""
+    """CPU seconds per stage: ``series`` (time, CPU so far) at each report.json stage's end minus at its start."""
     times = [t for t, _ in series]
 
     def at(moment: float) -> float:
@@ -174,8 +162,7 @@ def cpu_per_stage(series: list[tuple[float, float]], stages: list[dict]) -> dict
 
 
 def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: float) -> dict:
-    """One fresh run over a prefix of ``size_gb`` GB, spark-submitted: its figures (its directories removed
-    afterwards unless ``--keep``)."""
+    """One spark-submitted run over a ``size_gb`` GB prefix: its figures (its outputs removed unless ``--keep``)."""
     work, tag = args.work, f"{size_gb:g}gb"
     data, out, index = work / f"corpus-{tag}", work / f"run-{tag}", work / f"index-{tag}"
     nbytes, per_source = prefix(args.corpus, int(size_gb * GB), data)
@@ -210,12 +197,11 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
 
 
 def _cpu(row: dict) -> float | None:
-    """CPU seconds of the driver and executors (None in figures from before they were measured)."""
+    """CPU seconds of the driver and executors (None in old figures)."""
     return float(row["driver_cpu_s"] + row["executors_cpu_s"]) if "executors_cpu_s" in row else None
 
 
 def _cpu_per_gb(row: dict) -> float | None:
-    """CPU seconds of the driver and executors per GB."""
     return None if (cpu := _cpu(row)) is None else cpu / (row["input_bytes"] / GB)
 
 
@@ -226,8 +212,7 @@ def _steps(rows: list[dict]) -> list[tuple[dict, dict, float]]:
 
 
 def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
-    """CPU seconds each size adds per GB over the next smaller size (None for the smallest, or without CPU
-    figures): the cost of more data once the fixed start-up part (JVMs, workers, kernel loads) is paid."""
+    """CPU seconds each size adds per GB over the next smaller one (None for the smallest or without CPU)."""
     added = {}
     for smaller, row, gb in _steps(rows):
         cpu, before = _cpu(row), _cpu(smaller)
@@ -236,22 +221,20 @@ def marginal_cpu_per_gb(rows: list[dict]) -> list[float | None]:
 
 
 def marginal_stage_cpu(rows: list[dict]) -> list[dict[str, float]]:
-    """Per size after the smallest, the CPU seconds each stage adds per GB over the next smaller size (rows measured
-    with ``stage_cpu_s`` only)."""
+    """Per size after the smallest, the CPU seconds each stage adds per GB over the next smaller one."""
     stages = [(a["stage_cpu_s"], b["stage_cpu_s"], gb) for a, b, gb in _steps([r for r in rows if "stage_cpu_s" in r])]
     return [{n: round((now[n] - was[n]) / gb, 1) for n in now if n in was} for was, now, gb in stages]
 
 
 def figures(rows: list[dict]) -> dict[str, tuple[float, str]]:
-    """The result's figures: CPU seconds per GB of input at each size measured."""
+    """CPU seconds per GB at each size."""
     return {
         f"{row['size_gb']:.2f} GB": (per_gb, "CPU s/GB") for row in rows if (per_gb := _cpu_per_gb(row)) is not None
     }
 
 
 def markdown(result: dict) -> str:
-    """docs/scaling.md's table from the figures (also printed after a run): s/GB per stage, the run's, its ratio,
-    CPU seconds per GB (all of them, and those each size adds over the next smaller one), peak memory."""
+    """docs/scaling.md's tables from the figures (also printed after a run)."""
     rows = result["sizes"]
     names = [n for n in STAGE_NAMES if n in rows[0]["seconds_per_gb"]]
     head = ["GB", *names, "all stages", "submit", "ratio", "CPU s/GB", "CPU ratio", "CPU s per added GB"]

@@ -1,10 +1,6 @@
-"""A mixed-size corpus of REAL text no bench here was tuned on, disjoint from the release corpus's sources: whole
-source files of up to 2 MB (generated parsers, minified JavaScript, big hand-written modules) and the licence files
-of several releases of PyPI packages that ``bench/releases.json`` does not hold, Debian's licence texts
-(/usr/share/common-licenses), and prose: the documentation of pinned Debian packages in many languages (manuals,
-help pages, translated manual pages; ``PROSE_PACKAGES``, fetched with ``apt-get download``). Its near-duplicates are
-natural ones (a file or licence again in the next release). Written once as JSONL shards (``{"source", "path",
-"text"}`` per line), deterministic: the same pins give the same bytes.
+"""A mixed-size corpus of REAL text no bench was tuned on: source and licence files of up to 2 MB from releases of
+PyPI packages the release corpus lacks, Debian's licence texts, and the documentation of pinned Debian packages in
+many languages (bench/mixed_sources.json); JSONL shards, the same pins giving the same bytes.
 
     python -m bench mixed_corpus --mb 200          # -> /tmp/pipeline-bench/mixed-corpus-200mb/, its statistics
     python -m bench mixed_corpus --pin             # look MIXED_RELEASES up on PyPI and rewrite the pins
@@ -45,7 +41,7 @@ Record = tuple[str, str, str]  # (source, path, text)
 
 
 def kind(name: str, size: int) -> str | None:
-    """``licence``, ``code`` or None (left out) for an archive member of this name and size in bytes."""
+    """``licence``, ``code`` or None (left out) for an archive member of this name and size."""
     base = name.rsplit("/", 1)[-1].lower()
     if not 0 < size <= MAX_BYTES:
         return None
@@ -58,8 +54,7 @@ pins = partial(release_archives.pins, PINS, "mixed_corpus")
 
 
 def releases(directory: Path) -> Iterator[Record]:
-    """The code and licence documents of every pinned release: package by package, each package's releases
-    member by member (a file's copies in consecutive releases are neighbours); each archive is deleted once read."""
+    """Every pinned release's code and licence documents, a file's copies neighbours; archives deleted once read."""
     pinned = pins()
     for package, versions in MIXED_RELEASES.items():
         read: list[tuple[str, list[release_archives.Member]]] = []
@@ -79,9 +74,7 @@ def licences() -> Iterator[Record]:
 
 
 def fetch_deb(package: str, version: str, directory: Path = DEBS) -> Path:
-    """The .deb of ``package`` at ``version`` in ``directory``, downloaded with ``apt-get download`` (which checks it
-    against the archive's signed lists) unless there; exits with a one-line error naming it when apt has no such
-    version."""
+    """The .deb of ``package`` at ``version`` in ``directory``, fetched by ``apt-get download`` (signed lists) once."""
     pattern = f"{package}_{version.replace(':', '%3a')}_*.deb"
     if not (found := sorted(directory.glob(pattern))):
         directory.mkdir(parents=True, exist_ok=True)
@@ -95,8 +88,7 @@ def fetch_deb(package: str, version: str, directory: Path = DEBS) -> Path:
 
 
 def deb_members(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of the regular files of a .deb's data archive, in archive order (the package is streamed
-    from disk, not held)."""
+    """(name, bytes) of the regular files of a .deb's data archive, in archive order, streamed."""
     with open(path, "rb") as handle:
         if handle.read(8) != b"!<arch>\n":
             raise SystemExit(f"{path}: not a Debian package (ar archive)")
@@ -110,9 +102,7 @@ def deb_members(path: Path) -> Iterator[tuple[str, bytes]]:
 
 
 def member_text(name: str, data: bytes) -> str | None:
-    """The prose of a documentation package's member: an HTML page as plain text (resiliparse), a manual page
-    (gzip roff, not a ``.so`` redirect) as its source; None for anything else (images, PDFs, plain-text or source
-    copies of the HTML, text that is not UTF-8)."""
+    """An HTML page's plain text (resiliparse) or a gzipped manual page's roff (not a ``.so``); else None."""
     from resiliparse.extract.html2text import extract_plain_text
 
     if name.endswith((".html", ".htm")):
@@ -128,8 +118,7 @@ def member_text(name: str, data: bytes) -> str | None:
 
 
 def package_prose(package: str, version: str, directory: Path = DEBS) -> Iterator[Record]:
-    """The ``prose`` documents of one pinned package (path ``package=version/member``): its non-blank texts of
-    1 byte to MAX_BYTES, in archive order."""
+    """The ``prose`` documents (``package=version/member``) of one package, non-blank, up to MAX_BYTES."""
     for name, data in deb_members(fetch_deb(package, version, directory)):
         text = member_text(name, data)
         if text is not None and text.strip() and len(text.encode("utf-8")) <= MAX_BYTES:
@@ -137,7 +126,7 @@ def package_prose(package: str, version: str, directory: Path = DEBS) -> Iterato
 
 
 def documentation(packages: dict[str, str] = PROSE_PACKAGES, directory: Path = DEBS) -> Iterator[Record]:
-    """The prose of every pinned package, the next document from the package that has given the fewest bytes."""
+    """The prose of every pinned package, interleaved by bytes given."""
     return interleave(
         {package: (1.0, package_prose(package, version, directory)) for package, version in packages.items()}
     )
@@ -163,9 +152,8 @@ def histogram(sizes: list[int]) -> list[tuple[str, int, int]]:
 
 
 def statistics(directory: Path) -> dict[str, Any]:
-    """Documents and bytes per source, the size histogram, the share of exact copies (documents whose text came
-    before) and of changed copies (a release's file whose path an earlier release of the package has, with other
-    text: the natural near-duplicate candidates)."""
+    """Documents and bytes per source, the size histogram, the shares of exact copies and of changed copies (a
+    file again in a later release of its package, with other text)."""
     seen: set[str] = set()
     by_path: dict[str, str] = {}
     sources: dict[str, list[int]] = {}
@@ -201,8 +189,7 @@ def statistics(directory: Path) -> dict[str, Any]:
 
 
 def build(megabytes: float, directory: Path | None = None) -> Path:
-    """The corpus directory of at least ``megabytes`` MB of text, built once (through ``<name>.partial``), with
-    its statistics in ``_stats.json``; the archives are downloaded to a scratch directory and deleted."""
+    """The corpus directory of at least ``megabytes`` MB of text with its ``_stats.json``, built once."""
     directory = directory or DEFAULT_DIR / f"mixed-corpus-{megabytes:g}mb"
     if not directory.exists():
         for package, version in PROSE_PACKAGES.items():  # a missing package stops the build before it writes
@@ -220,7 +207,7 @@ def build(megabytes: float, directory: Path | None = None) -> Path:
 
 
 def count(directory: Path) -> dict[str, int]:
-    """Bytes of text each stream has in all (every pinned release and package read; archives deleted once read)."""
+    """Bytes of text each stream has in all."""
     try:
         return {
             name: sum(len(r[2].encode("utf-8")) for r in stream) for name, (_, stream) in streams(directory).items()
@@ -247,7 +234,6 @@ def show(stats: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    """Build (or reuse) the corpus and print its directory and statistics; --pin re-pins."""
     args = arguments(__doc__, mb=200.0, pin=False, count=False, out=None).parse_args()
     if args.pin:
         print(f"{len(release_archives.pin_all(MIXED_RELEASES, PINS, measure=False))} releases pinned in {PINS}")

@@ -1,5 +1,4 @@
-"""A corpus of REAL documents from what this machine has, as JSONL (``{"source", "path", "text"}`` per line), for
-the filter benchmark; deterministic: the same machine gives the same bytes.
+"""A JSONL corpus of REAL documents from what this machine has, for the filter bench (the same machine, the same bytes).
 
 How it measures: docs/benchmarks.md, Method notes, real_corpus.
 """
@@ -50,28 +49,20 @@ def fixtures() -> Iterator[Doc]:
             yield str(path), "\n\n".join(piece)
 
 
-def catalogue_text(path: Path) -> str:
-    """A catalogue's translated strings (those that differ from their msgid) in msgid order, one a line."""
-    with open(path, "rb") as handle:
-        catalogue = gettext.GNUTranslations(handle)
-    entries = sorted(catalogue._catalog.items(), key=lambda kv: str(kv[0]))
-    return "\n".join(v for k, v in entries if k and v and v != k)
-
-
 def catalogues() -> Iterator[Doc]:
-    """One document per translation catalogue under /usr/share/locale."""
+    """Per catalogue under /usr/share/locale, its translated strings in msgid order (ones gettext cannot read: none)."""
     for path in sorted(LOCALES.glob("*/LC_MESSAGES/*.mo")):
         try:
-            text = catalogue_text(path)
+            with open(path, "rb") as handle:
+                entries = sorted(gettext.GNUTranslations(handle)._catalog.items(), key=lambda kv: str(kv[0]))
         except (OSError, UnicodeDecodeError, IndexError, ValueError):  # another encoding, a malformed header
-            continue  # (gettext cannot parse it): left out, the same on every build
-        yield str(path), text
+            continue
+        yield str(path), "\n".join(v for k, v in entries if k and v and v != k)
 
 
 def debian() -> Iterator[Doc]:
     """Debian copyright files and changelogs."""
-    paths = sorted([*DOCS.glob("*/copyright"), *DOCS.glob("*/changelog*.gz")])
-    for path in paths:
+    for path in sorted([*DOCS.glob("*/copyright"), *DOCS.glob("*/changelog*.gz")]):
         yield str(path), _read(path)
 
 
@@ -107,8 +98,7 @@ def pieces(text: str) -> list[str]:
 
 
 def interleave(streams: dict[str, tuple[float, Iterator[R]]], size: Callable[[R], int] = lambda r: len(r[2].encode())):
-    """Records of every stream, next from the one with the fewest bytes (``size``) given per unit of its share
-    (ties: the first named); a stream that runs out drops out."""
+    """Records of every stream, next from the one with the fewest bytes (``size``) given per unit of its share."""
     order = {name: rank for rank, name in enumerate(streams)}
     active, given = dict(streams), dict.fromkeys(streams, 0)
     while active:
@@ -127,8 +117,7 @@ def _cut(name: str, make: Callable[[], Iterator[Doc]]) -> Iterator[tuple[str, st
 
 
 def documents() -> Iterator[tuple[str, str, str]]:
-    """(source, path, text) of every piece of every document, the next document from the source that has given the
-    fewest bytes so far."""
+    """(source, path, text) of every piece of every document, interleaved by source and bytes given."""
     streams = {name: (1.0, _cut(name, make)) for name, make in SOURCES.items()}
     for name, path, parts in interleave(streams, lambda r: sum(len(p.encode("utf-8")) for p in r[2])):
         for piece in parts:
@@ -148,7 +137,7 @@ def write(path: Path, megabytes: float) -> None:
 
 
 def build(megabytes: float, path: Path | None = None) -> Path:
-    """The corpus of at least ``megabytes`` MB of text at ``path`` (default under /tmp), built once."""
+    """The corpus of at least ``megabytes`` MB of text at ``path``, built once."""
     return built(path or DEFAULT_DIR / f"real-corpus-{megabytes:g}mb.jsonl", lambda partial: write(partial, megabytes))
 
 
@@ -159,7 +148,6 @@ def read(path: Path) -> list[dict[str, str]]:
 
 
 def main() -> None:
-    """Build the corpus and print its path and what each source gave."""
     args = arguments(__doc__, mb=100.0, out=None).parse_args()
     path = build(args.mb, args.out)
     print(path)

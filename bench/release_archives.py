@@ -1,5 +1,4 @@
-"""The pinned PyPI source releases of the release corpus (``bench/release_corpus.py``): downloading them once,
-checking them against their pinned SHA-256, and reading their text files.
+"""The pinned PyPI sdists of the corpora: downloaded once, checked against their pinned SHA-256, their text read.
 
 How it measures: docs/benchmarks.md, Method notes, release_archives.
 """
@@ -34,7 +33,7 @@ Member = tuple[str, str]  # (name inside the release without its top directory, 
 
 
 def keep_member(name: str, size: int) -> bool:
-    """Whether an archive member of this name and size may become a document (see the module docstring)."""
+    """Whether an archive member of this name and size may become a document."""
     lower = name.lower()
     if not lower.endswith(TEXT_SUFFIXES) or lower.endswith((".min.js", ".min.css")):
         return False
@@ -51,17 +50,11 @@ def decode(data: bytes) -> str | None:
         return None
 
 
-def _inner(name: str) -> str:
-    """A member's name without the archive's top directory (``Django-4.2/django/x.py`` -> ``django/x.py``)."""
-    return name.split("/", 1)[1] if "/" in name else name
-
-
 def members(
     name: str, handle: BinaryIO, keep: Callable[[str, int], object] = lambda *_: True
 ) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of the regular files that ``keep(name, size)`` keeps of a .zip (by ``name``) or tar archive (any
-    compression) open as ``handle``, in archive order: the one reader of sdists, a package's inner archives and a
-    .deb's data archive (a tar read as a stream, one pass)."""
+    """(name, bytes) of the regular files ``keep(name, size)`` keeps of a .zip (by ``name``) or tar stream ``handle``:
+    the one reader of sdists, inner archives and a .deb's data archive."""
     if name.endswith(".zip"):
         with zipfile.ZipFile(handle) as archive:
             for info in archive.infolist():
@@ -77,7 +70,7 @@ def members(
 def read_archive(path: Path, keep: Callable[[str, int], object] = keep_member) -> list[Member]:
     """The text members of an sdist (.tar.gz, .tar.bz2 or .zip) that ``keep(name, size)`` keeps, sorted by name."""
     with open(path, "rb") as handle:
-        raw = {_inner(name): data for name, data in members(path.name, handle, keep)}
+        raw = {name.split("/", 1)[-1]: data for name, data in members(path.name, handle, keep)}  # no top directory
     texts = ((name, decode(data)) for name, data in sorted(raw.items()))
     return [(name, text) for name, text in texts if text is not None and text.strip()]
 
@@ -110,7 +103,7 @@ def _sdist_file(package: str, version: str) -> dict[str, str]:
 
 
 def _download(url: str, sha256: str, path: Path) -> None:
-    """Download ``url`` to ``path`` (through a partial file) if its SHA-256 is ``sha256``, else fail."""
+    """Download ``url`` to ``path`` if its SHA-256 is ``sha256``, else fail."""
     with urllib.request.urlopen(url, timeout=600) as response:
         data = response.read()
     if _sha256(data) != sha256:
@@ -124,8 +117,7 @@ def _download(url: str, sha256: str, path: Path) -> None:
 def pin_all(
     releases: dict[str, list[str]] = RELEASES, path: Path = PINS, measure: bool = True, directory: Path = SDIST_DIR
 ) -> dict[str, dict[str, Any]]:
-    """Pin every release of ``releases`` not pinned yet in ``path``: its sdist's file name and SHA-256 as PyPI lists
-    them; with ``measure``, also its size and the bytes of text it gives (the mix's weights), downloading each once."""
+    """Pin each release not pinned yet in ``path`` (file name, SHA-256; with ``measure`` its size and text bytes)."""
     pinned = json.loads(path.read_text()) if path.is_file() else {}
     for package, versions in releases.items():
         for version in (v for v in versions if f"{package}=={v}" not in pinned):
@@ -143,8 +135,7 @@ def pin_all(
 
 
 def fetch(package: str, version: str, directory: Path = SDIST_DIR, pinned: dict[str, Any] | None = None) -> Path:
-    """The path of a release's sdist, downloaded once and checked against its pin (``pinned``, default the pins
-    file) on every call."""
+    """A release's sdist, downloaded once and checked against its pin on every call."""
     key = f"{package}=={version}"
     pin = (pins() if pinned is None else pinned).get(key)
     if pin is None:

@@ -1,7 +1,5 @@
-"""A corpus of REAL documents with real near-duplicates, 1 to 10 GB and more, built deterministically: the source
-files and documentation of many consecutive releases of the same PyPI packages (between two releases most files
-change a little or not at all, as in The Stack), beside the Debian documentation and prose of
-``bench/real_corpus.py``. Written as JSONL shards (``{"source", "path", "text"}`` per line).
+"""A deterministic corpus of REAL documents with real near-duplicates, 1 to 10 GB and more: the files of consecutive
+releases of PyPI packages (bench/releases.json) beside bench/real_corpus.py's sources, as JSONL shards.
 
     python -m bench release_corpus --mb 1000          # -> /tmp/pipeline-bench/release-corpus-1000mb/
     python -m bench release_corpus --mb 1000 --stats  # documents and bytes per source, repeated paths
@@ -31,8 +29,7 @@ Reader = Callable[[str, str], list[release_archives.Member]]
 
 
 def interleave_releases(releases: list[tuple[str, list[release_archives.Member]]]) -> Iterator[tuple[str, str]]:
-    """(path, text) of the members of several releases, member name by member name in sorted order, each name
-    from every release that has it, in the releases' order; a path is ``<release label>/<member>``."""
+    """(``<release label>/<member>``, text) of several releases, by sorted member name, then the releases' order."""
     tables = [(label, dict(members)) for label, members in releases]
     for name in sorted(set().union(*(table for _, table in tables))):
         for label, table in tables:
@@ -53,7 +50,7 @@ def package_documents(
 
 
 def cut(source: str, documents: Iterator[real_corpus.Doc]) -> Iterator[Record]:
-    """A real_corpus source's documents cut into pieces of ``real_corpus.MAX_CHARS``, as real_corpus does."""
+    """A real_corpus source's documents cut into pieces as real_corpus does."""
     for path, text in documents:
         for piece in real_corpus.pieces(text):
             yield source, path, piece
@@ -75,8 +72,7 @@ def default_streams() -> dict[str, tuple[float, Iterator[Record]]]:
 
 
 def repeated_fractions(paths: list[str]) -> dict[str, float]:
-    """Among ``pypi`` paths (``<package>-<version>/<member>``), the fraction whose member name, and whose base
-    name, appear in another release of the same package: a quick estimate of near-duplicates."""
+    """The fractions of ``pypi`` paths whose member name, and base name, another release of the package has."""
     members: dict[tuple[str, str], set[str]] = {}
     bases: dict[tuple[str, str], set[str]] = {}
     keys = []
@@ -95,9 +91,8 @@ def repeated_fractions(paths: list[str]) -> dict[str, float]:
 
 
 class Shards:
-    """JSON-lines shards ``part-NNNNN.jsonl`` (``{"source", "path", "text"}`` per line) in a new ``directory``, the
-    next shard begun after ``shard_bytes`` of text, until ``target`` bytes (``full``); ``bytes`` and ``count`` say
-    what was written, :meth:`finish` writes ``_stats.json``. The one shard writer of the corpus builders."""
+    """The corpus builders' shard writer: ``part-NNNNN.jsonl`` in a new ``directory``, ``shard_bytes`` of text each,
+    until ``target`` bytes (``full``); :meth:`finish` writes ``_stats.json``."""
 
     def __init__(self, directory: Path, target: int, shard_bytes: int = SHARD_BYTES) -> None:
         directory.mkdir(parents=True)
@@ -125,7 +120,6 @@ class Shards:
 
     @property
     def full(self) -> bool:
-        """Whether the text written has reached the target."""
         return self.bytes >= self.target
 
     def finish(self, stats: dict[str, Any]) -> dict[str, Any]:
@@ -144,9 +138,7 @@ class Shards:
 def write_corpus(
     records: Iterator[Record], directory: Path, target: int, shard_bytes: int = SHARD_BYTES
 ) -> dict[str, Any]:
-    """Write records into shards in ``directory`` until their text reaches ``target`` bytes; their statistics
-    (also written to ``_stats.json``: documents and bytes per source, the fraction of exact duplicates, of
-    repeated PyPI paths). Raises SystemExit when the records run out first."""
+    """Write records into shards until their text reaches ``target`` bytes; their statistics (``_stats.json``)."""
     sources: dict[str, dict[str, int]] = {}
     pypi_paths: list[str] = []
     exact = 0
@@ -172,21 +164,19 @@ def build(
     streams: Callable[[], dict[str, tuple[float, Iterator[Record]]]] = default_streams,
     shard_bytes: int = SHARD_BYTES,
 ) -> Path:
-    """The corpus directory of at least ``megabytes`` MB of text (default under $PIPELINE_BENCH_DATA), built once
-    in ``<name>.partial`` and renamed when complete; an existing one is returned as it is."""
+    """The corpus directory of at least ``megabytes`` MB of text, built once."""
     directory = directory or real_corpus.DEFAULT_DIR / f"release-corpus-{megabytes:g}mb"
     return built(directory, lambda into: write_corpus(interleave(streams()), into, int(megabytes * 1e6), shard_bytes))
 
 
 def main() -> None:
-    """Build (or reuse) the corpus and print its directory; --stats prints what it holds, --pin re-pins."""
     args = arguments(__doc__, mb=1000.0, stats=False, pin=False, out=None).parse_args()
     if args.pin:
         print(f"{len(release_archives.pin_all())} releases pinned in {release_archives.PINS}")
         return
     directory = build(args.mb, args.out)
     print(directory)
-    if args.stats:  # documents and bytes per source, exact duplicates, repeated paths
+    if args.stats:
         print(json.dumps(json.loads((directory / "_stats.json").read_text()), indent=1))
 
 
