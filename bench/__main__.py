@@ -1,7 +1,6 @@
 """``python -m bench NAME [args]``: run one bench (its own ``--help`` lists its options); ``--list`` lists them.
 
-``--result PATH`` (before NAME) sets where the bench writes its JSON result (default
-``$PIPELINE_BENCH_DATA/results/<name>.json``; bench/result.schema.json is its schema).
+``--result PATH`` (before NAME): the bench's JSON result (bench/result.schema.json) goes there.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def entries() -> dict[str, tuple[str, str]]:
-    """Every runnable entry by name: (module name, first line of its docstring), read without importing it."""
+    """Every runnable module by name: (module, its docstring's first line), read without importing it."""
     found = {}
     for path in sorted(HERE.glob("*.py")):
         source = path.read_text(encoding="utf-8")
@@ -31,7 +30,6 @@ def entries() -> dict[str, tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the named bench with the remaining arguments, as if it were the main program."""
     parser = arguments(__doc__.split("\n")[0], list=False)
     parser.prog = "python -m bench"
     parser.add_argument("--result", metavar="PATH", help="write the bench's JSON result here")

@@ -45,8 +45,8 @@ print(time.perf_counter() - t0)"""
 
 
 def blend(args: argparse.Namespace) -> None:
-    """Rounds of the helper and both our modes in a rotating order: best and median seconds, ratio of best times to
-    the helper's, peak traced memory; mode=megatron checked bit-equal; then the numba first-call cost."""
+    """Rounds of the helper and our two modes in rotating order (mode=megatron checked bit-equal), then numba's
+    first-call cost."""
     from pipeline.blend import _kernel, build_blending_indices
     from tests.megatron_builder import megatron_blend
 
@@ -96,9 +96,8 @@ def blend(args: argparse.Namespace) -> None:
 
 
 def spec_of(root: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """``args.sources`` datasets of ``args.tokens`` tokens in all under ``root/megatron`` (log-normal document
-    lengths, unequal sources, .bin files sparse), and the training section asking ``args.epochs`` passes over them;
-    exits naming ``--tokens`` when a split of a source holds no token (megatron-core 0.16.1 would loop forever)."""
+    """``args.sources`` sparse datasets of ``args.tokens`` tokens under ``root/megatron`` and the training section
+    over them; exits naming ``--tokens`` when a split holds no token (megatron-core 0.16.1 would loop forever)."""
     from pipeline.megatron.format import bin_path, idx_path, pack_index
     from pipeline.megatron.reader import read_index
     from pipeline.training_indices.describe import SPLITS, document_range
@@ -130,7 +129,7 @@ def spec_of(root: Path, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def plan_of(spec: dict[str, Any]) -> Any:
-    """Our plan of the spec's builds (pipeline.training_indices.plan)."""
+    """Our plan of the spec's builds."""
     from pipeline.config import TrainingConfig
     from pipeline.training_indices.plan import make_plan
 
@@ -141,8 +140,7 @@ def plan_of(spec: dict[str, Any]) -> Any:
 
 
 def build(side: str, spec: dict[str, Any], cache: str) -> None:
-    """One side's files in ``cache``: ours, the stage's task functions one after the other; or megatron-core's
-    builder."""
+    """One side's files in ``cache``: ours (the stage's tasks in turn) or megatron-core's builder."""
     if side == "ours":
         from pipeline.training_indices.tasks import build_blend, build_gpt
 
@@ -164,8 +162,8 @@ def build(side: str, spec: dict[str, Any], cache: str) -> None:
 
 
 def child(side: str, spec: dict[str, Any], cache: str) -> dict[str, float]:
-    """One side's builds in a fresh process pinned to one core: a first build and a second in the same process (a
-    reused Spark worker, compiled code loaded), each into its own empty cache; their wall and CPU seconds."""
+    """One side's builds in a process pinned to one core, a first and a second (a reused worker), each into an
+    empty cache: wall and CPU seconds."""
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     warnings.filterwarnings("ignore")  # megatron-core warns about missing Apex / Transformer Engine
     ours, megatron = "pipeline.training_indices.tasks", "megatron.core.datasets.blended_megatron_dataset_builder"
@@ -179,8 +177,8 @@ def child(side: str, spec: dict[str, Any], cache: str) -> dict[str, float]:
 
 
 def training_indices(args: argparse.Namespace, work: Path) -> None:
-    """Both sides' builds in ``work``, alternating (the same load on a shared machine), each in a fresh process into
-    empty caches (megatron-core loads files it finds), ``--repeat`` times; the ratios of their medians."""
+    """Both sides' builds in ``work``, alternating, each in a fresh process into empty caches, ``--repeat`` times;
+    the ratios of their medians."""
     spec = spec_of(work / "run", args)
     print(f"{spec['tokens']:,} tokens in {len(spec['names'])} sources; samples {spec['training']['samples']}")
     runs: dict[str, list[dict]] = {"megatron": [], "ours": []}

@@ -1,8 +1,4 @@
-"""Synthetic corpora with real prose and planted near-duplicates, for the benchmarks.
-
-Prose comes from the docstrings of the running Python's standard library (real English text);
-near-duplicates are copies with a few percent of their words edited, plus some exact copies.
-"""
+"""Synthetic corpora: the standard library's docstrings as prose, with planted near and exact copies."""
 
 from __future__ import annotations
 
@@ -13,7 +9,6 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-# the standard-library modules whose docstrings make the prose
 MODULES = tuple(
     "argparse asyncio collections csv datetime decimal email functools http.client inspect json logging "
     "pathlib pickle random re shutil socket sqlite3 statistics string subprocess tarfile threading "

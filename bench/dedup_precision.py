@@ -1,12 +1,5 @@
-"""Exact Jaccard of removed documents against their matches, by brute force over plain Python sets (bench only).
-
-Shingles are written here from docs/dedup.md, Shingles, independently of ``pipeline.dedup``: the text lower-cased, its
-runs of Unicode word characters (``\\w+``), word K-grams joined by one space; a document with fewer than K
-(but some) tokens has one shingle of all of them. Two empty sets are identical (Jaccard 1).
-
-One pass over the corpus finds, for each sampled document, the most similar other document (over every
-document sharing a shingle with it) and its Jaccard with given partners.
-"""
+"""Exact Jaccard of removed documents against their matches, by brute force over Python sets; shingles written
+from docs/dedup.md, Shingles, independently of ``pipeline.dedup``."""
 
 from __future__ import annotations
 
@@ -34,7 +27,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def sample(removed: Iterable[int], n: int, seed: int) -> list[int]:
-    """``n`` of ``removed`` (all when fewer), chosen by ``random.Random(seed)`` from their sorted order."""
+    """``n`` of ``removed`` (all when fewer), by ``random.Random(seed)`` from their sorted order."""
     pool = sorted(removed)
     return sorted(random.Random(seed).sample(pool, min(n, len(pool))))
 
@@ -45,12 +38,8 @@ def scan(
     partners: Mapping[int, Iterable[int]],
     k: int,
 ) -> tuple[dict[int, tuple[int, float]], dict[tuple[int, int], float]]:
-    """One pass over every (index, text) of the corpus.
-
-    ``sampled`` maps each sampled document's index to its text. Returns each one's best match (index and
-    Jaccard of the most similar other document, the smaller index on a tie; (-1, 0.0) when no other
-    document shares a shingle) and the Jaccard of every (sampled, partner) pair of ``partners``.
-    """
+    """One pass over the corpus: each ``sampled`` document's best match (index, Jaccard; the smaller index on a tie,
+    (-1, 0.0) for none) and the Jaccard of every (sampled, partner) pair of ``partners``."""
     sets = {i: shingle_set(text, k) for i, text in sampled.items()}
     owners: dict[str, list[int]] = {}
     for i, s in sets.items():

@@ -134,11 +134,8 @@ def documentation(packages: dict[str, str] = PROSE_PACKAGES, directory: Path = D
 
 def streams(directory: Path) -> dict[str, tuple[float, Iterator[Record]]]:
     """The corpus's streams and their shares of the text."""
-    return {
-        "code": (SHARES["code"], releases(directory)),
-        "licence": (SHARES["licence"], licences()),
-        "prose": (SHARES["prose"], documentation()),
-    }
+    made = {"code": releases(directory), "licence": licences(), "prose": documentation()}
+    return {name: (SHARES[name], stream) for name, stream in made.items()}
 
 
 def histogram(sizes: list[int]) -> list[tuple[str, int, int]]:
@@ -217,7 +214,6 @@ def count(directory: Path) -> dict[str, int]:
 
 
 def show(stats: dict[str, Any]) -> None:
-    """Print a corpus's statistics."""
     print(f"{stats['documents']} documents, {stats['bytes'] / 1e6:.1f} MB of text")
     for name, tally in stats["sources"].items():
         print(f"  {name:<10}{tally['documents']:>8} documents {tally['bytes'] / 1e6:>8.1f} MB")

@@ -1,8 +1,5 @@
-"""A Spark standalone master and workers on 127.0.0.1 from pyspark's own ``spark-class``, for the benchmarks and
-the cluster tests (tests/e2e/test_standalone_cluster.py).
-
-Each daemon runs in its own process group and is stopped by that group (SIGTERM, then SIGKILL).
-"""
+"""A Spark standalone master and workers on 127.0.0.1 from pyspark's ``spark-class``, for benches and cluster tests;
+each daemon in its own process group, stopped by it."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ START_TIMEOUT_S = 240
 
 
 def build_zip(out: Path, numba_cache: bool = False) -> Path:
-    """``deploy/build_artifacts.sh --zip-only`` (with ``--numba-cache``) into ``out``, as a user runs it; ``out``."""
+    """``deploy/build_artifacts.sh --zip-only`` (``--numba-cache``) into ``out``, as a user runs it."""
     cmd = ["bash", str(REPO / "deploy" / "build_artifacts.sh"), "--out", str(out), "--zip-only"]
     cmd += ["--python", sys.executable, *(["--numba-cache"] if numba_cache else [])]
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
@@ -34,8 +31,7 @@ def build_zip(out: Path, numba_cache: bool = False) -> Path:
 
 
 def submit_command(cluster: Cluster, dist: Path, config: Path, memory: str, extra: tuple[str, ...] = ()) -> list[str]:
-    """``spark-submit`` of ``jobs/job_pipeline.py --config config`` to ``cluster`` with ``dist``'s zip, as a user
-    submits it: ``memory`` for the driver and each executor, one executor of ``cluster.cores`` per worker."""
+    """``spark-submit`` of ``jobs/job_pipeline.py --config config`` to ``cluster`` as a user submits it."""
     cmd = [str(SPARK_BIN / "spark-submit"), "--master", cluster.url, "--driver-memory", memory]
     cmd += ["--executor-memory", memory, "--total-executor-cores", str(cluster.workers * cluster.cores)]
     cmd += ["--conf", f"spark.executor.cores={cluster.cores}", "--conf", "spark.driver.host=127.0.0.1"]
@@ -51,8 +47,7 @@ def free_port() -> int:
 
 
 def spark_env(root: Path) -> dict[str, str]:
-    """The daemons' and submitted jobs' environment: this interpreter for Python workers, no PYTHONPATH or
-    SPARK_HOME, so nothing comes from the checkout."""
+    """The daemons' and jobs' environment: this interpreter, nothing from the checkout (no PYTHONPATH, SPARK_HOME)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR")}
     env.update(
         PYSPARK_PYTHON=sys.executable,
@@ -65,7 +60,7 @@ def spark_env(root: Path) -> dict[str, str]:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM to the daemon's process group, SIGKILL if it does not end."""
+    """SIGTERM to the daemon's process group, then SIGKILL."""
     if proc.poll() is not None:
         return
     try:
@@ -91,7 +86,6 @@ class Cluster:
         self.procs: list[tuple[str, subprocess.Popen, Path]] = []
 
     def worker_dir(self, i: int) -> Path:
-        """Where worker ``i`` puts its applications' executor directories."""
         return self.root / f"worker{i}"
 
     def _start(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
@@ -108,7 +102,7 @@ class Cluster:
         self.procs.append((name, proc, log))
 
     def start(self) -> None:
-        """Start the master, then the workers; return once every worker is ALIVE."""
+        """Start the master, then the workers, until every worker is ALIVE."""
         master = ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port)]
         self._start("master", [*master, "--webui-port", str(self.webui_port)])
         self._wait(lambda state: state is not None, "the master's status page")
@@ -147,14 +141,14 @@ class Cluster:
         raise RuntimeError(f"no {what} after {START_TIMEOUT_S} s; logs in {self.root}:\n{logs}")
 
     def app_ids(self) -> set[str]:
-        """The ids of the applications the master has seen (running or completed)."""
+        """The ids of the applications the master has seen."""
         state = self.state()
         if state is None:
             raise RuntimeError(f"the master at {self.url} stopped serving its status")
         return {app["id"] for app in state.get("completedapps", []) + state.get("activeapps", [])}
 
     def executor_dirs(self, app_id: str) -> list[list[Path]]:
-        """Per worker, the executor directories it made for ``app_id`` (``<work-dir>/<app-id>/<executor-id>/``)."""
+        """Per worker, its executor directories for ``app_id``."""
         found = []
         for i in range(self.workers):
             app_dir = self.worker_dir(i) / app_id
@@ -162,7 +156,7 @@ class Cluster:
         return found
 
     def pids(self) -> set[int]:
-        """The daemons' process ids (the master's and workers' JVMs, not their executors)."""
+        """The daemons' process ids (not their executors')."""
         return {proc.pid for _, proc, _ in self.procs}
 
     def stop(self) -> None:

@@ -1,11 +1,5 @@
-"""The corpus both sides of bench_vs_bigcode.py read: one JSONL file (ours) and its Parquet copy (the peer).
-
-A real corpus (a JSONL file, or a directory of JSONL shards read in sorted name order) is cut to a prefix of
-whole documents holding at least ``mb`` MB of text and written once, cached under DATA, as one JSONL file.
-Each line's byte offset in it is the document's position, which our ingest records (``documents/``
-position), so a document's index in the corpus (its line number) is known on both sides: the Parquet copy
-carries it in a ``doc`` column, which the peer script keeps in its output rows.
-"""
+"""The corpus both sides of bench_vs_bigcode.py read: a JSONL prefix of a real corpus (ours, a line's byte offset
+its ingest position) and its Parquet copy (the peer's, the line number in a ``doc`` column)."""
 
 from __future__ import annotations
 
@@ -26,7 +20,7 @@ PEER_PARTS = 8  # Parquet files of the peer's copy (as many documents each)
 
 @dataclass
 class Corpus:
-    """A comparison corpus: its JSONL file and, per document (line), its byte offset and text digest."""
+    """A JSONL file and, per line, its byte offset and text digest."""
 
     jsonl: Path
     offsets: list[int]
@@ -41,7 +35,7 @@ class Corpus:
 
 
 def shard_paths(path: Path) -> list[Path]:
-    """A JSONL file, or the ``*.jsonl`` files of a directory in sorted name order; exits when there are none."""
+    """A JSONL file, or a directory's ``*.jsonl`` files in name order."""
     if path.is_file():
         return [path]
     shards = sorted(path.glob("*.jsonl")) if path.is_dir() else []
@@ -51,8 +45,7 @@ def shard_paths(path: Path) -> list[Path]:
 
 
 def lines(source: Path, limit: float | None, size: Callable[[Path, bytes], int]) -> Iterator[tuple[Path, bytes]]:
-    """(shard, line) of the corpus's lines in order, while the ``size`` of those given is below ``limit`` (all when
-    None): the lines of a prefix, whole."""
+    """(shard, line) of the corpus's lines while the ``size`` of those given is below ``limit`` (None: all)."""
     taken = 0
     for shard in shard_paths(source):
         with open(shard, "rb") as src:
@@ -72,14 +65,13 @@ def text_size(shard: Path, line: bytes) -> int:
 
 
 def source_tag(source: Path) -> str:
-    """A short digest of the source's shards (name, size, modification time): a rebuilt corpus gets a new tag."""
+    """A digest of the source's shards' names, sizes and times: a rebuilt corpus gets a new tag."""
     stamp = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in shard_paths(source)]
     return hashlib.blake2b(repr(stamp).encode(), digest_size=4).hexdigest()
 
 
 def prefix(source: Path, mb: float | None, out_dir: Path) -> Path:
-    """The first whole documents of ``source`` holding at least ``mb`` MB of text (all when None), one JSONL file,
-    cached under a name carrying :func:`source_tag`, so that a rebuilt source is never read from a stale copy."""
+    """The first whole documents of ``source`` with ``mb`` MB of text (None: all) as one JSONL file, made once."""
     name = f"{source.name.removesuffix('.jsonl')}-{source_tag(source)}"
 
     def write(into: Path) -> None:
