@@ -231,9 +231,9 @@ def main() -> None:
         runs = []
         for i in range(args.repeat):
             py0, jvm0 = child_cpu()
-            started = time.perf_counter()
+            started, driver = time.perf_counter(), time.process_time()
             counts = run_tokenize(ctx, layout.SURVIVORS)  # as after the dedup stage
-            seconds = time.perf_counter() - started
+            seconds, driver = time.perf_counter() - started, time.process_time() - driver
             py1, jvm1 = child_cpu()
             python, jvm = py1 - py0, jvm1 - jvm0
             runs.append((python, jvm))
@@ -241,8 +241,8 @@ def main() -> None:
             print(
                 f"stage run {i + 1}{' (cold workers)' if i == 0 else ''} ({args.master}, {web['documents']:,} "
                 f"documents, {web['tokens']:,} tokens, {web['shards']} shards): wall {seconds:.1f} s; CPU Python "
-                f"workers {python:.2f} s = {mb / python:.2f} MB/s per core, JVM {jvm:.1f} s; whole stage "
-                f"{mb / (python + jvm):.2f} MB/s per core"
+                f"workers {python:.2f} s = {mb / python:.2f} MB/s per core, JVM {jvm:.2f} s, driver {driver:.2f} s; "
+                f"whole stage {mb / (python + jvm):.2f} MB/s per core"
             )
             bare.append(bare_encoder(tok, table, eod))  # the baseline again, interleaved with the stage runs
         floor = spark_floor(ctx, args.partitions, args.repeat)

@@ -13,6 +13,7 @@ from pipeline.config import ConfigError, PipelineConfig
 from pipeline.errors import PipelineError
 from pipeline.stage_api import layout
 from pipeline.tokenizer.bpe import BPETokenizer
+from pipeline.tokenizer.files import vocab_merges_from
 from pipeline.tokenizer.library import LibraryTokenizer, UnknownToken
 from pipeline.tokenizer.patterns import resolve_pattern
 
@@ -76,7 +77,8 @@ def load_tokenizer(config: PipelineConfig, trained: str | None = None) -> BPETok
         except (ValueError, UnicodeDecodeError) as exc:
             raise _file_error(cfg.train, "vocab", f"{vocab!r} is not a GPT-2 vocab.json: {exc}") from None
         try:
-            tok = BPETokenizer.from_files(local_vocab, local_merges, special_tokens(config), pattern=cfg.pattern)
+            vocab_ids, merge_list, special_ids = vocab_merges_from(encoder, local_merges, special_tokens(config))
+            tok = BPETokenizer(vocab_ids, merge_list, special_ids, pattern=cfg.pattern)  # vocab.json parsed once
         except (ValueError, KeyError, UnicodeDecodeError) as exc:
             raise _file_error(
                 cfg.train,

@@ -6,8 +6,10 @@ import json
 
 import pytest
 
+from pipeline.config import ConfigError, load_config_text
 from pipeline.tokenizer import BPETokenizer
-from pipeline.tokenizer.files import bytes_to_unicode
+from pipeline.tokenizer.files import bytes_to_unicode, str_to_token
+from pipeline.tokenizer.run_files import load_tokenizer
 from tests.oracles import require_oracle
 
 tokenizers = require_oracle("tokenizers")
@@ -30,6 +32,43 @@ def fixture_texts(shared_fixtures) -> list[str]:
 
 def test_bytes_to_unicode_matches_independent_table():
     assert {c: b for b, c in bytes_to_unicode().items()} == _gpt2_table()
+
+
+def test_str_to_token_decodes_every_gpt2_string_like_an_independent_table(shared_fixtures):
+    """Every token string of GPT-2's vocab.json and merges.txt decodes to the bytes the independent table gives; a
+    character outside the table (below 256 or above it) raises KeyError naming the first such character."""
+    table = _gpt2_table()
+    vocab = json.loads((shared_fixtures / "gpt2_vocab.json").read_text(encoding="utf-8"))
+    lines = (shared_fixtures / "gpt2_merges.txt").read_text(encoding="utf-8").splitlines()
+    strings = [s for s in vocab if s != EOT] + [side for line in lines if line[:1] != "#" for side in line.split(" ")]
+    assert len(strings) > 150_000
+    assert [str_to_token(s) for s in strings] == [bytes(table[c] for c in s) for s in strings]
+    assert str_to_token("") == b""
+    bad = [("a b", " "), ("Ġ\x00", "\x00"), ("x\u0144", "\u0144"), ("\uffffĠ", "\uffff"), ("é\n\r", "\n")]
+    for text, first_bad in bad:
+        with pytest.raises(KeyError) as info:
+            str_to_token(text)
+        assert info.value.args == (first_bad,)
+
+
+def test_load_tokenizer_gives_the_gpt2_files_and_names_a_bad_merges_file(shared_fixtures, tmp_path):
+    """The tokenize stage's loader decodes GPT-2's files as the independent table does; a merges.txt whose token
+    holds a character outside GPT-2's table is a ConfigError naming ``tokenizer.merges``."""
+    vocab, merges = shared_fixtures / "gpt2_vocab.json", shared_fixtures / "gpt2_merges.txt"
+    head = f"output: {tmp_path}/run\nsources: [{{name: web, paths: [{tmp_path}/x]}}]\n"
+    loaded = load_tokenizer(load_config_text(head + f"tokenizer: {{vocab: '{vocab}', merges: '{merges}'}}\n"))
+    table = _gpt2_table()
+    encoder = json.loads(vocab.read_text(encoding="utf-8"))
+    assert isinstance(loaded, BPETokenizer) and loaded.special_ids == {EOT: 50256}
+    assert loaded.vocab == {i: s.encode() if s == EOT else bytes(table[c] for c in s) for s, i in encoder.items()}
+    text = merges.read_text(encoding="utf-8")
+    lines = [line.split(" ") for line in text.splitlines() if line and not line.startswith("#version")]
+    assert loaded.merges == [(bytes(table[c] for c in a), bytes(table[c] for c in b)) for a, b in lines]
+    bad = tmp_path / "merges.txt"
+    bad.write_text("#version: 0.2\nĠ t\nh\u0144 e\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_tokenizer(load_config_text(head + f"tokenizer: {{vocab: '{vocab}', merges: '{bad}'}}\n"))
+    assert "tokenizer.merges" in str(info.value) and "KeyError" in str(info.value)
 
 
 def test_file_formats(saved):
