@@ -523,8 +523,10 @@ tokenize: {{partitions: 1}}
 
 @pytest.mark.same_plan  # the case of test_dedup_index_safety.py's concurrent dated runs, with random inputs
 @examples_settings()
-@example(shared=1, own=(1, 1), seed=0)
-@example(shared=17, own=(4, 11), seed=20261128)
+# One fixed example (each is three whole runs): many shared documents, and one own document per run, so the refused
+# run's rerun always keeps a single document (the edge of the former shared=1, own=(1, 1) example); which run is
+# refused is the race's, and the decoded texts are checked per run, so unequal own counts add nothing.
+@example(shared=17, own=(1, 1), seed=20261128)
 @given(
     shared=st.integers(1, 30),
     own=st.tuples(st.integers(1, 12), st.integers(1, 12)),
