@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import Any
@@ -39,6 +38,7 @@ from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, SourceTally, Stage, StageResult, source_tally
+from pipeline.storage.parquet_footers import data_files
 
 PAIR_TYPE = StructType(
     [StructField("src", LongType()), StructField("dst", LongType()), StructField("jaccard", DoubleType())]
@@ -95,8 +95,7 @@ def _warm_kernels(ctx: RunContext, documents: str):
     path = ctx.table(documents)
     if not plan.enabled or not runs_here(ctx.config.spark.master) or not storage.is_local(path):
         return None
-    root = storage.local_path(path)
-    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root) for f in files)
+    size = sum(info.size for info in data_files(path))
     if size < 2 * numba_after():  # Parquet bytes: the workers' Python path takes the first numba_after() of text
         return None
     p = plan.lsh

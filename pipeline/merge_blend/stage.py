@@ -39,6 +39,7 @@ from pipeline.megatron.reader import read_index
 from pipeline.megatron.validate import validate
 from pipeline.merge_blend.buckets import bucket_directory, split_source
 from pipeline.merge_blend.rehydrate import rehydrate_source
+from pipeline.merge_blend.report_html import report_charts, report_html
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, SourceTally, Stage
@@ -257,6 +258,8 @@ class MergeBlend(Stage):
     passes = {"blend": layout.BLEND, "megatron": layout.MEGATRON}
     writes = (layout.MEGATRON, layout.BLEND)
     passes_on = "written"
+    report_keys = ("blend",)
+    report_before = "timeline"  # the blend's data path and rehydration, after the charts of Tokens and blend
 
     def run(self, ctx: RunContext, inputs: Mapping[str, Data]) -> dict[str, Any]:
         tables = {name: inputs[name].table for name in ("documents", "cluster_sizes")}
@@ -299,6 +302,12 @@ class MergeBlend(Stage):
             }
         left_out = [e for e in counts.get("left_out") or [] if isinstance(e, dict)]
         return {"blend": {**section, "left_out": left_out} if left_out else section}
+
+    def report_charts(self, data: dict[str, Any]) -> list[str]:
+        return report_charts(data)
+
+    def report_html(self, data: dict[str, Any]) -> list[str]:
+        return report_html(data)
 
 
 STAGE = MergeBlend()

@@ -1,7 +1,8 @@
 """``report.html``: one self-contained page rendered from ``report.json`` (no server, no script, no fetch).
 
 The page assembly and the run's own sections (overview, rejected records, tokens and blend, timeline,
-parameters); each stage draws its own sections (``Stage.report_html``) and the page places them. Every piece of
+parameters); each stage draws its own sections (``Stage.report_html``) and the page places them, and a stage's
+charts (``Stage.report_charts``: the blend's) stand beside the run's token charts. Every piece of
 document text is HTML-escaped.
 """
 
@@ -143,7 +144,8 @@ def _timeline(data: dict) -> list[str]:
     return [*parts, _table(["stage or step", "seconds"], rows)]
 
 
-def _tokens_and_blend(data: dict) -> list[str]:
+def _tokens_and_blend(data: dict, stages: Sequence[Stage]) -> list[str]:
+    """The run's token charts, with the charts the stages add beside them (``Stage.report_charts``: the blend's)."""
     parts, charts = ["<h2>Tokens and blend</h2>"], []
     per_source = data["tokens"]["per_source"]
     if per_source:
@@ -159,38 +161,8 @@ def _tokens_and_blend(data: dict) -> list[str]:
             for src, buckets in hist.items()
         }
         charts.append(svg.bar_chart("token-length distribution", labels, series, "tokens per document", "documents"))
-    blend = data["blend"]
-    if blend:
-        charts.append(
-            svg.bar_chart(
-                "blend: weights and achieved shares",
-                blend["sources"],
-                {"weight": _shares(blend["weights"]), "achieved": blend["achieved"]},
-                "",
-                "share",
-            )
-        )
-    parts += ['<div class="charts">', *charts, "</div>"]
-    if blend:
-        parts.append(
-            f'<p class="meta">{_esc(blend["mode"])}, {blend["size"]:,} samples: '
-            f"<code>--data-path {_esc(blend['data_path'])}</code></p>"
-        )
-    if blend and blend.get("rehydrate"):
-        shares = dict(zip(blend["sources"], _shares(blend["weights"]), strict=True))
-        rows = [  # a source blended by quality bucket: its buckets' weights together
-            [src, round(w, 4), r["distinct_documents"], r["copies_added"], r["distinct_documents"] + r["copies_added"]]
-            for src, r in blend["rehydrate"].items()
-            for w in [sum(x for n, x in shares.items() if n == src or n.startswith(f"{src}/"))]
-        ]
-        parts.append('<p class="meta">rehydration (blend.rehydrate): duplicates put back by cluster size</p>')
-        parts.append(_table(["source", "weight", "distinct documents", "copies added", "documents in the blend"], rows))
-    return parts
-
-
-def _shares(weights: list[float]) -> list[float]:
-    total = sum(weights)
-    return [w / total if total else 0.0 for w in weights]
+    charts += [chart for stage in stages for chart in stage.report_charts(data)]
+    return [*parts, '<div class="charts">', *charts, "</div>"]
 
 
 # report.json's own keys; any other is a section a stage owns (Stage.report), shown as a table of its figures unless
@@ -206,7 +178,7 @@ REPORT_KEYS = {
     "parameters",
     "rejects",
 }
-REPORT_KEYS |= {"tokens", "blend", "after_run_errors"}
+REPORT_KEYS |= {"tokens", "after_run_errors"}
 STEPS = "_steps"  # timeline.<stage>_steps: a stage's own steps, drawn after the stages
 # the page's own sections after the overview, in page order: a stage's sections (Stage.report_html) go, in run
 # order, just before the one its Stage.report_before names
@@ -263,7 +235,7 @@ def render_html(data: dict, stages: Sequence[Stage] = ()) -> str:
         *placed("rejects"),
         *_rejects(data),
         *placed("tokens"),
-        *_tokens_and_blend(data),
+        *_tokens_and_blend(data, stages),
         *placed("timeline"),
         *_timeline(data),
         *_stage_sections(data, {key for stage in stages for key in stage.report_keys}),

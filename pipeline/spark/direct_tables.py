@@ -15,8 +15,9 @@ A failed or retried attempt's file stays under ``_attempts/`` and goes with it: 
 successful attempts' files alone. A partition without rows writes no file; a table without any row gets
 one empty file, so its schema can still be read.
 
-Reading: the driver lists the part files and reads the schema from the first one's footer; tasks read the
-files (one per task) with pyarrow. No Hadoop on either side.
+Reading: the driver lists the files a Spark scan of the table reads (``parquet_footers.data_files``: hidden and
+``_`` names, files still being copied, empty files and an unpartitioned table's subdirectories left out) and reads
+the schema from the first one's footer; tasks read the files (one per task) with pyarrow. No Hadoop on either side.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pipeline import storage
 from pipeline.errors import PipelineError
 from pipeline.spark.task_numbers import task_numbers
 from pipeline.spark.worker_task import per_task
+from pipeline.storage.parquet_footers import data_files
 
 ATTEMPTS = "_attempts"
 SUCCESS = "_SUCCESS"
@@ -114,19 +116,13 @@ def _write_empty(path: str, schema: pa.Schema) -> None:
 
 
 def part_files(url: str) -> list[str]:
-    """The table's Parquet part files (hidden and ``_`` names left out), sorted; an error naming it if none."""
-    fs, root = storage.resolve(url)
-    fs.invalidate_cache()
-    root = root.rstrip("/")
-    found = []
-    if fs.exists(root):
-        for path in fs.find(root):
-            rel = path[len(root) + 1 :]
-            if not any(p.startswith(("_", ".")) for p in rel.split("/")) and rel.endswith(".parquet"):
-                found.append(storage.unstrip(url, path))
+    """The table's data files, those a Spark scan of it reads (:func:`pipeline.storage.parquet_footers.data_files`),
+    sorted; an error naming the table if none. A partitioned table's partition columns are not read back."""
+    storage.resolve(url)[0].invalidate_cache()  # the executors have just written it: no stale listing
+    found = [info.url for info in data_files(url)]
     if not found:
         raise PipelineError(f"no Parquet files in table {url}")
-    return sorted(found)
+    return found
 
 
 def _read_files(schema: pa.Schema, paths: Broadcast, numbers: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -155,6 +155,11 @@ class Stage:
         """Its sections of report.html, drawn from report.json's ``data`` alone (none by default)."""
         return []
 
+    def report_charts(self, data: dict[str, Any]) -> list[str]:
+        """Its charts (SVG) beside the run's token charts in report.html's Tokens and blend section, drawn from
+        report.json's ``data`` alone (none by default)."""
+        return []
+
     def result(self, counts: dict[str, Any]) -> StageResult:
         """The result of counts this stage returned now or recorded in its marker earlier."""
         return StageResult(self.name, counts, self.tally(counts))

@@ -64,6 +64,10 @@ REPORT_TABLES = {
 REPORT_ENTRIES = {
     ("pipeline.report.data", "dedup"): "report.json's schema requires the entry: data.py seeds it empty until the "
     "dedup stage's section fills it (its shape, not its drawing)",
+    ("pipeline.report.data", "blend"): "report.json's schema requires the entry: data.py seeds it null until the "
+    "merge-blend stage's section fills it",
+    ("pipeline.report.summary", "blend"): "the console summary's blend line reads the merge-blend stage's recorded "
+    "counts (manifest.json), not report.json's entry: no stage hook draws console lines",
 }
 
 

@@ -130,3 +130,30 @@ def test_a_local_run_compiles_its_kernels_in_the_driver(
         thread.join()
         assert numba_loader._ready == {name for group in warms for _, name in numba_loader.GROUPS[group]}
     assert ctx._spark is None  # nothing here starts Spark
+
+
+def test_the_warm_up_sizes_the_table_by_the_files_spark_reads(numba_on, monkeypatch, tmp_path):
+    """Side files (checksums, a leftover attempt directory, _SUCCESS) and an unpartitioned table's subdirectory
+    are no input: only the data files Spark's scan reads count towards the threshold."""
+    from pipeline.config import load_config_text
+    from pipeline.dedup.stage import _warm_kernels
+    from pipeline.stage_api import layout
+    from pipeline.stage_api.context import RunContext
+    from tests.config_texts import config_text, write_jsonl
+
+    text = config_text(write_jsonl(tmp_path), output=str(tmp_path / "run"))
+    ctx = RunContext(load_config_text(text, ["spark.master=local[2]"]))
+    table = tmp_path / "run" / layout.DOCUMENTS
+    for name, size in [
+        ("part-0.parquet", 100),
+        (".part-0.parquet.crc", 1000),
+        ("_temporary/0/part-1.parquet", 1000),
+        ("_SUCCESS", 1000),
+        ("sub/part-2.parquet", 1000),
+    ]:
+        (table / name).parent.mkdir(parents=True, exist_ok=True)
+        (table / name).write_bytes(b"\0" * size)
+    monkeypatch.setenv("PIPELINE_NUMBA_AFTER", "250")
+    monkeypatch.setattr(numba_loader, "_ready", set())
+    assert _warm_kernels(ctx, layout.DOCUMENTS) is None
+    assert numba_loader._ready == set()

@@ -98,3 +98,34 @@ def test_a_stage_s_sections_go_before_the_page_s_section_it_names_in_run_order()
 def test_a_place_the_page_has_not_is_refused_naming_the_stage() -> None:
     with pytest.raises(ValueError, match=r"toy: 'overview'"):
         render_html(_data(), [_toy("overview", "x")])
+
+
+BLEND = {
+    "sources": ["web/q0", "web/q1", "wiki"],  # web blended by quality bucket
+    "weights": [1.0, 3.0, 4.0],
+    "achieved": [0.12, 0.38, 0.5],
+    "data_path": "1.0 /r/megatron/web/q0 3.0 /r/megatron/web/q1 4.0 /r/megatron/wiki",
+    "mode": "by_weight",
+    "size": 1000,
+    "rehydrate": {"web": {"distinct_documents": 5, "copies_added": 2}},
+}
+
+
+def test_the_blend_chart_stands_beside_the_token_charts_and_its_data_path_after_them() -> None:
+    """merge-blend draws the blend (Stage.report_charts, report_html): its chart inside Tokens and blend's charts,
+    after the token chart; its size, data path and rehydration (web's buckets' weights together: 4 of 8) after
+    them, before the timeline."""
+    page = render_html({**_data(), "blend": BLEND}, STAGES)
+    section = page[page.index("<h2>Tokens and blend</h2>") : page.index("<h2>Timeline</h2>")]
+    charts, after = section.split("</div>", 1)
+    assert charts.startswith('<h2>Tokens and blend</h2><div class="charts"><svg') and charts.count("<svg") == 2
+    assert charts.index("tokens per source") < charts.index("blend: weights and achieved shares")
+    assert after.startswith('<p class="meta">by_weight, 1,000 samples: <code>--data-path 1.0 /r/megatron/web/q0 ')
+    assert '<td>web</td><td class="n">0.5</td><td class="n">5</td><td class="n">2</td><td class="n">7</td>' in after
+
+
+def test_without_the_merge_blend_stage_the_blend_is_a_table_of_figures() -> None:
+    """report/ draws no blend itself: without the stage its entry is shown as any stage's figures."""
+    page = render_html({**_data(), "blend": BLEND})
+    assert "blend: weights" not in page and '<p class="meta">by_weight' not in page
+    assert _headings(page)[-5:] == ["Timeline", "Dedup", "Blend", "Spans", "Parameters"]
