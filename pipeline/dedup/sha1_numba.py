@@ -12,6 +12,9 @@ buffer (the lanes read 56 bytes from a message's start), go through the scalar :
 Values are checked against ``hashlib`` in the tests; ``bench/bench_vs_bigcode.py`` times the features step.
 Small helpers are left to LLVM to inline (numba's own ``inline="always"`` on them doubled the first
 compilation's time); it is kept where a constant argument (the round function) must reach the loop body.
+A cold run compiles this module first (docs/dedup.md, Compiled kernels), so it keeps each helper to one
+specialisation: rotations are passed as uint32 values rather than literals, and the lanes are hashed from a
+single call site in :func:`sha1_windows`, so their code is compiled and inlined once.
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ _U64 = np.uint64
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _H = (_U32(0x67452301), _U32(0xEFCDAB89), _U32(0x98BADCFE), _U32(0x10325476), _U32(0xC3D2E1F0))
 _K = (_U32(0x5A827999), _U32(0x6ED9EBA1), _U32(0x8F1BBCDC), _U32(0xCA62C1D6))
+_R1, _R5, _R30 = _U32(1), _U32(5), _U32(30)  # rotations as uint32 values, not literals: one ``_rotl`` for all
 
 
 @njit(cache=True, nogil=True)
-def _rotl(x: np.uint32, r: int) -> np.uint32:
+def _rotl(x: np.uint32, r: np.uint32) -> np.uint32:
     """32-bit left rotation (numba widens to 64 bits: truncated back here)."""
-    return _U32((x << _U32(r)) | (x >> _U32(32 - r)))
+    return _U32((x << r) | (x >> (_U32(32) - r)))
 
 
 @njit(cache=True, nogil=True)
@@ -90,7 +94,7 @@ def _scalar_rounds(
     """Rounds ``t0 .. t0+19`` (one round function) of one message."""
     k = _K[kind]
     for t in range(t0, t0 + 20):
-        a, b, c, d, e = _U32(_rotl(a, 5) + _f(kind, b, c, d) + e + k + w[t]), a, _rotl(b, 30), c, d
+        a, b, c, d, e = _U32(_rotl(a, _R5) + _f(kind, b, c, d) + e + k + w[t]), a, _rotl(b, _R30), c, d
     return a, b, c, d, e
 
 
@@ -103,7 +107,7 @@ def sha1_hash32(buf: np.ndarray, lo: int, hi: int, w: np.ndarray) -> np.uint32:
     for base in range(0, total, 64):
         _block_words(buf, lo, n, base, total, w)
         for t in range(16, 80):
-            w[t] = _rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1)
+            w[t] = _rotl(_U32(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16]), _R1)
         a, b, c, d, e = _scalar_rounds(h0, h1, h2, h3, h4, w, 0, 0)
         a, b, c, d, e = _scalar_rounds(a, b, c, d, e, w, 20, 1)
         a, b, c, d, e = _scalar_rounds(a, b, c, d, e, w, 40, 2)
@@ -127,16 +131,16 @@ def _rounds(m: np.ndarray, t: int, kind: int) -> None:
             m[s0 + 3 * LANES + j],
             m[s0 + 4 * LANES + j],
         )
-        e = _U32(e + _rotl(a, 5) + _f(kind, b, c, d) + k + m[w + j])
-        b = _rotl(b, 30)
-        d = _U32(d + _rotl(e, 5) + _f(kind, a, b, c) + k + m[w + LANES + j])
-        a = _rotl(a, 30)
-        c = _U32(c + _rotl(d, 5) + _f(kind, e, a, b) + k + m[w + 2 * LANES + j])
-        e = _rotl(e, 30)
-        b = _U32(b + _rotl(c, 5) + _f(kind, d, e, a) + k + m[w + 3 * LANES + j])
-        d = _rotl(d, 30)
-        a = _U32(a + _rotl(b, 5) + _f(kind, c, d, e) + k + m[w + 4 * LANES + j])
-        c = _rotl(c, 30)
+        e = _U32(e + _rotl(a, _R5) + _f(kind, b, c, d) + k + m[w + j])
+        b = _rotl(b, _R30)
+        d = _U32(d + _rotl(e, _R5) + _f(kind, a, b, c) + k + m[w + LANES + j])
+        a = _rotl(a, _R30)
+        c = _U32(c + _rotl(d, _R5) + _f(kind, e, a, b) + k + m[w + 2 * LANES + j])
+        e = _rotl(e, _R30)
+        b = _U32(b + _rotl(c, _R5) + _f(kind, d, e, a) + k + m[w + 3 * LANES + j])
+        d = _rotl(d, _R30)
+        a = _U32(a + _rotl(b, _R5) + _f(kind, c, d, e) + k + m[w + 4 * LANES + j])
+        c = _rotl(c, _R30)
         m[s0 + j], m[s0 + LANES + j], m[s0 + 2 * LANES + j], m[s0 + 3 * LANES + j], m[s0 + 4 * LANES + j] = (
             a,
             b,
@@ -155,7 +159,7 @@ def _compress_lanes(m: np.ndarray) -> None:
     for t in range(16, 80):
         for j in range(LANES):
             r = t * LANES + j
-            m[r] = _rotl(m[r - 3 * LANES] ^ m[r - 8 * LANES] ^ m[r - 14 * LANES] ^ m[r - 16 * LANES], 1)
+            m[r] = _rotl(_U32(m[r - 3 * LANES] ^ m[r - 8 * LANES] ^ m[r - 14 * LANES] ^ m[r - 16 * LANES]), _R1)
     for r in range(5):
         for j in range(LANES):
             m[(_S + r) * LANES + j] = _H[r]
@@ -212,6 +216,7 @@ def sha1_windows(
     w1 = np.empty(80, dtype=np.uint32)
     queued = np.empty(LANES, dtype=np.int64)
     q = 0
+    last = win_off[n_docs] - 1
     for d in range(n_docs):
         first = unit_off[d]
         width = min(unit_off[d + 1] - first, ngram)
@@ -219,24 +224,16 @@ def sha1_windows(
             i, start, end = win_off[d] + k, lo[first + k], hi[first + k + width - 1]
             if end - start > _ONE_BLOCK or start + 56 > buf.shape[0]:  # 2+ blocks, or too near the end to read 56 bytes
                 out[i] = sha1_hash32(buf, start, end, w1)
-                continue
-            _lane_words(buf, start, end - start, m, q)
-            queued[q] = i
-            q += 1
-            if q == LANES:
-                _flush_lanes(m, q, queued, out)
+            else:
+                _lane_words(buf, start, end - start, m, q)
+                queued[q] = i
+                q += 1
+            if q == LANES or (i == last and q > 0):  # one call site: the lanes are compiled (and inlined) once
+                _compress_lanes(m)
+                for j in range(q):
+                    out[queued[j]] = m[_S * LANES + j]
                 q = 0
-    _flush_lanes(m, q, queued, out)  # the last group, partly filled
     return out, win_off
-
-
-@njit(cache=True, nogil=True)
-def _flush_lanes(m: np.ndarray, q: int, queued: np.ndarray, out: np.ndarray) -> None:
-    """Hash the ``q`` messages packed in the lanes and write their values to ``out[queued[j]]``."""
-    if q:
-        _compress_lanes(m)
-        for j in range(q):
-            out[queued[j]] = m[_S * LANES + j]
 
 
 @njit(cache=True, nogil=True)
