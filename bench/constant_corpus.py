@@ -99,7 +99,6 @@ ADDED_PACKAGES: dict[str, str] = {
     "libgecode-doc": "6.2.0-5",
     "libvisp-doc": "3.5.0-4",
     "qgis-api-doc": "3.22.16+dfsg-1",
-    "singular-dev-doc": "1:4.3.1-p3+ds-2",
     "libzypp-doc": "17.25.7-2.4",
     "libbullet-doc": "3.24+dfsg-2",
     "xrootd-doc": "5.5.3-1",
