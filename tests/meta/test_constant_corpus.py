@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import random
+import re
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,6 +177,9 @@ def test_added_packages_are_pinned_and_not_the_mixed_corpus_ones() -> None:
     assert all(version[0].isdigit() for version in constant_corpus.ADDED_PACKAGES.values())
     earlier = {name.lower() for name in [*constant_corpus.mixed_corpus.MIXED_RELEASES, *release_archives.RELEASES]}
     assert earlier.isdisjoint(name.lower() for name in constant_corpus.ADDED_RELEASES)
+    # nor a Debian packaging of them or of their manuals (python3-sympy, python-astropy-doc)
+    projects = {re.sub(r"-docs?$", "", re.sub(r"^python3?-", "", name)) for name in constant_corpus.ADDED_PACKAGES}
+    assert earlier.isdisjoint(projects)
     pinned = json.loads(constant_corpus.ADDED_PINS.read_text())
     assert set(pinned) == {f"{name}=={version}" for name, version in constant_corpus.ADDED_RELEASES.items()}
 
