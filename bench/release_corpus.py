@@ -9,13 +9,12 @@ How it measures: docs/benchmarks.md, Method notes, release_corpus.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, TypeVar
 
 from bench import real_corpus, release_archives
 from bench.harness import arguments, built
@@ -25,7 +24,9 @@ WINDOW = 3
 PROSE_SHARE = 0.02
 SHARD_BYTES = 256_000_000
 Record = tuple[str, str, str]  # (source, path, text)
+Streams = dict[str, tuple[float, Iterator[Record]]]  # per name, its share of the text and its records
 Reader = Callable[[str, str], list[release_archives.Member]]
+T = TypeVar("T")
 
 
 def interleave_releases(releases: list[tuple[str, list[release_archives.Member]]]) -> Iterator[tuple[str, str]]:
@@ -43,8 +44,7 @@ def package_documents(
     """The ``pypi`` documents of one package's releases, in windows of ``window`` consecutive releases."""
     versions = list(versions)
     for start in range(0, len(versions), window):
-        chunk = versions[start : start + window]
-        releases = [(f"{package}-{version}", read(package, version)) for version in chunk]
+        releases = [(f"{package}-{version}", read(package, version)) for version in versions[start : start + window]]
         for path, text in interleave_releases(releases):
             yield "pypi", path, text
 
@@ -56,19 +56,26 @@ def cut(source: str, documents: Iterator[real_corpus.Doc]) -> Iterator[Record]:
             yield source, path, piece
 
 
-def default_streams() -> dict[str, tuple[float, Iterator[Record]]]:
-    """The corpus's streams and their shares: the real_corpus sources, then one per PyPI package."""
-    streams = {name: (PROSE_SHARE, cut(name, make())) for name, make in real_corpus.SOURCES.items()}
+def pypi_streams(
+    sources: Iterable[str], size: Callable[[Iterable[int]], int], read: Callable[[str, list[str]], Iterator[Record]]
+) -> Streams:
+    """real_corpus's ``sources`` (PROSE_SHARE each) and one stream ``read(package, versions)`` per PyPI package,
+    sharing the rest by the ``size`` of its releases' text bytes."""
+    streams = {name: (PROSE_SHARE, cut(name, real_corpus.SOURCES[name]())) for name in sources}
     pins = release_archives.pins()
     sizes = {
-        package: sum(int(pins[f"{package}=={version}"]["text_bytes"]) for version in versions)
+        package: size(int(pins[f"{package}=={version}"]["text_bytes"]) for version in versions)
         for package, versions in release_archives.RELEASES.items()
     }
     left = 1 - PROSE_SHARE * len(streams)
     for package, versions in release_archives.RELEASES.items():
-        share = left * sizes[package] / sum(sizes.values())
-        streams[f"pypi:{package}"] = (share, package_documents(package, versions))
+        streams[f"pypi:{package}"] = (left * sizes[package] / sum(sizes.values()), read(package, versions))
     return streams
+
+
+def default_streams() -> Streams:
+    """The corpus's streams and their shares: the real_corpus sources, then one per PyPI package."""
+    return pypi_streams(real_corpus.SOURCES, sum, package_documents)
 
 
 def repeated_fractions(paths: list[str]) -> dict[str, float]:
@@ -97,26 +104,33 @@ class Shards:
     def __init__(self, directory: Path, target: int, shard_bytes: int = SHARD_BYTES) -> None:
         directory.mkdir(parents=True)
         self.directory, self.target, self.shard_bytes, self.started = directory, target, shard_bytes, time.time()
-        self.bytes = self.count = self._in_shard = 0
+        self.bytes = self.count = 0
         self._seen: set[bytes] = set()
-        self._stack = contextlib.ExitStack()
-        self._out: Any = None
 
-    def write(self, record: Record) -> tuple[bytes, bool]:
-        """Write one record: its text as UTF-8, and whether an earlier record had that text (by a 128-bit digest)."""
-        if self._out is None or self._in_shard >= self.shard_bytes:
-            self._stack.close()
-            name = self.directory / f"part-{self.count:05d}.jsonl"
-            self._out = self._stack.enter_context(open(name, "w", encoding="utf-8"))
-            self.count, self._in_shard = self.count + 1, 0
-        source, path, text = record
-        self._out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
-        data = text.encode("utf-8")
-        self.bytes, self._in_shard = self.bytes + len(data), self._in_shard + len(data)
-        digest = hashlib.blake2b(data, digest_size=16).digest()
-        copy = digest in self._seen
-        self._seen.add(digest)
-        return data, copy
+    def write(self, records: Iterable[tuple[T, Record]]) -> Iterator[tuple[T, str, bytes, bool]]:
+        """Write (tag, record) pairs until ``full``; per record its tag, source, text as UTF-8, and whether an earlier
+        record had that text (by a 128-bit digest)."""
+        out: TextIO | None = None
+        in_shard = self.shard_bytes
+        try:
+            for tag, (source, path, text) in records:
+                if out is None or in_shard >= self.shard_bytes:
+                    if out is not None:
+                        out.close()
+                    out = open(self.directory / f"part-{self.count:05d}.jsonl", "w", encoding="utf-8")
+                    self.count, in_shard = self.count + 1, 0
+                out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
+                data = text.encode("utf-8")
+                self.bytes, in_shard = self.bytes + len(data), in_shard + len(data)
+                digest = hashlib.blake2b(data, digest_size=16).digest()
+                copy = digest in self._seen
+                self._seen.add(digest)
+                yield tag, source, data, copy
+                if self.full:
+                    return
+        finally:
+            if out is not None:
+                out.close()
 
     @property
     def full(self) -> bool:
@@ -128,12 +142,6 @@ class Shards:
         (self.directory / "_stats.json").write_text(json.dumps(stats, indent=1) + "\n")
         return stats
 
-    def __enter__(self) -> Shards:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.close()
-
 
 def write_corpus(
     records: Iterator[Record], directory: Path, target: int, shard_bytes: int = SHARD_BYTES
@@ -142,15 +150,12 @@ def write_corpus(
     sources: dict[str, dict[str, int]] = {}
     pypi_paths: list[str] = []
     exact = 0
-    with Shards(directory, target, shard_bytes) as out:
-        for source, path, text in records:
-            data, copy = out.write((source, path, text))
-            tally = sources.setdefault(source, {"documents": 0, "bytes": 0})
-            tally["documents"], tally["bytes"], exact = tally["documents"] + 1, tally["bytes"] + len(data), exact + copy
-            if source == "pypi":
-                pypi_paths.append(path)
-            if out.full:
-                break
+    out = Shards(directory, target, shard_bytes)
+    for path, source, data, copy in out.write((record[1], record) for record in records):
+        tally = sources.setdefault(source, {"documents": 0, "bytes": 0})
+        tally["documents"], tally["bytes"], exact = tally["documents"] + 1, tally["bytes"] + len(data), exact + copy
+        if source == "pypi":
+            pypi_paths.append(path)
     if not out.full:
         raise SystemExit(f"only {out.bytes / 1e6:.1f} MB of documents, {target / 1e6:g} MB asked (--mb)")
     documents = sum(t["documents"] for t in sources.values())
@@ -161,7 +166,7 @@ def write_corpus(
 def build(
     megabytes: float,
     directory: Path | None = None,
-    streams: Callable[[], dict[str, tuple[float, Iterator[Record]]]] = default_streams,
+    streams: Callable[[], Streams] = default_streams,
     shard_bytes: int = SHARD_BYTES,
 ) -> Path:
     """The corpus directory of at least ``megabytes`` MB of text, built once."""

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from datasketch import MinHash, MinHashLSH
 
-from bench import constant_corpus, release_archives
+from bench import constant_corpus, mixed_corpus, release_archives
 from tests.debian_packages import build_deb
 
 THRESHOLD = 0.7  # conf/dataproc.yaml's dedup threshold
@@ -163,8 +163,8 @@ def test_package_texts_read_sources_inside_shipped_archives(tmp_path: Path, monk
             "usr/share/go/src/archive/zip/testdata/bad.zip": b"PK\x05\x06 a broken test archive",
         },
     )
-    monkeypatch.setattr(constant_corpus.mixed_corpus, "fetch_deb", lambda package, version, directory: deb)
-    got = [(path, text.strip()) for _, path, text in constant_corpus.package_texts("src-test", "1.0", tmp_path)]
+    monkeypatch.setattr(release_archives, "fetch_deb", lambda package, version: deb)
+    got = [(path, text.strip()) for _, path, text in constant_corpus.package_texts("src-test", "1.0")]
     assert sorted(got) == [
         ("src-test=1.0/usr/share/doc/j/api.html", "Class Object"),
         ("src-test=1.0/usr/share/emacs/28.2/lisp/simple.el.gz", "(defun f ())"),
@@ -173,9 +173,9 @@ def test_package_texts_read_sources_inside_shipped_archives(tmp_path: Path, monk
 
 
 def test_added_packages_are_pinned_and_not_the_mixed_corpus_ones() -> None:
-    assert set(constant_corpus.ADDED_PACKAGES).isdisjoint(constant_corpus.mixed_corpus.PROSE_PACKAGES)
+    assert set(constant_corpus.ADDED_PACKAGES).isdisjoint(mixed_corpus.PROSE_PACKAGES)
     assert all(version[0].isdigit() for version in constant_corpus.ADDED_PACKAGES.values())
-    earlier = {name.lower() for name in [*constant_corpus.mixed_corpus.MIXED_RELEASES, *release_archives.RELEASES]}
+    earlier = {name.lower() for name in [*mixed_corpus.MIXED_RELEASES, *release_archives.RELEASES]}
     assert earlier.isdisjoint(name.lower() for name in constant_corpus.ADDED_RELEASES)
     # nor a Debian packaging of them or of their manuals (python3-sympy, python-astropy-doc)
     projects = {re.sub(r"-docs?$", "", re.sub(r"^python3?-", "", name)) for name in constant_corpus.ADDED_PACKAGES}
@@ -185,6 +185,8 @@ def test_added_packages_are_pinned_and_not_the_mixed_corpus_ones() -> None:
 
 
 def test_an_unpinned_added_sdist_names_the_pin_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(constant_corpus, "ADDED_PINS", tmp_path / "none.json")
-    with pytest.raises(SystemExit, match=r"^grpcio==1\.0: not in none\.json: run `python -m bench constant_corpus"):
+    monkeypatch.setattr(constant_corpus, "ADDED_PINS", tmp_path / "constant_archives.json")  # none pinned
+    with pytest.raises(
+        SystemExit, match=r"^grpcio==1\.0: not in constant_archives\.json: run `python -m bench constant_corpus --pin`"
+    ):
         next(constant_corpus.sdist_texts("grpcio", "1.0", tmp_path))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import bench_vs_bigcode, mixed_corpus
+from bench import bench_vs_bigcode, mixed_corpus, release_archives
 from pipeline.cli.commands import build_parser
 from tests.debian_packages import build_deb
 
@@ -43,20 +43,22 @@ def test_releases_interleave_members_and_delete_each_archive(tmp_path: Path, mon
         "1.0": {"pkg-1.0/b.py": b"b = 1\n", "pkg-1.0/LICENSE": b"MIT\n", "pkg-1.0/x.bin": b"\x00"},
         "2.0": {"pkg-2.0/b.py": b"b = 2\n", "pkg-2.0/LICENSE": b"MIT\n", "pkg-2.0/new.c": b"int n;\n"},
     }
-    pins = {}
+    pins, sdists = {}, tmp_path / "sdists"
+    sdists.mkdir()
     for version, members in archives.items():
-        path = write_tar(tmp_path / f"pkg-{version}.tar.gz", members)
+        path = write_tar(sdists / f"pkg-{version}.tar.gz", members)
         pins[f"pkg=={version}"] = {"filename": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    (tmp_path / "mixed_archives.json").write_text(json.dumps(pins))
     monkeypatch.setattr(mixed_corpus, "MIXED_RELEASES", {"pkg": ["1.0", "2.0"]})
-    monkeypatch.setattr(mixed_corpus, "pins", lambda: pins)
-    assert list(mixed_corpus.releases(tmp_path)) == [
+    monkeypatch.setattr(mixed_corpus, "PINS", tmp_path / "mixed_archives.json")
+    assert list(mixed_corpus.releases(sdists)) == [
         ("licence", "pkg-1.0/LICENSE", "MIT\n"),
         ("licence", "pkg-2.0/LICENSE", "MIT\n"),
         ("code", "pkg-1.0/b.py", "b = 1\n"),
         ("code", "pkg-2.0/b.py", "b = 2\n"),
         ("code", "pkg-2.0/new.c", "int n;\n"),
     ]
-    assert list(tmp_path.iterdir()) == []
+    assert list(sdists.iterdir()) == []
 
 
 def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None:
@@ -111,13 +113,13 @@ def test_deb_members_are_what_dpkg_deb_unpacks(tmp_path: Path) -> None:
     tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], check=True, capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(tar)) as archive:  # the oracle: dpkg-deb's own unpacking
         expected = {m.name.removeprefix("./"): archive.extractfile(m).read() for m in archive if m.isfile()}  # type: ignore[union-attr]
-    assert dict(mixed_corpus.deb_members(deb)) == expected == DOC_FILES
+    assert dict(release_archives.deb_members(deb)) == expected == DOC_FILES
 
 
 def test_package_prose_keeps_html_text_and_manual_pages_only(tmp_path: Path, monkeypatch) -> None:
     deb = build_deb(tmp_path, DOC_FILES)
-    monkeypatch.setattr(mixed_corpus, "fetch_deb", lambda package, version, directory: deb)
-    got = {path: text for _, path, text in mixed_corpus.package_prose("docs-test", "1.0", tmp_path)}
+    monkeypatch.setattr(release_archives, "fetch_deb", lambda package, version: deb)
+    got = {path: text for _, path, text in mixed_corpus.package_prose("docs-test", "1.0")}
     assert sorted(got) == [
         "docs-test=1.0/usr/share/doc/x/html/index.html",
         "docs-test=1.0/usr/share/man/de/man1/ls.1.gz",
@@ -134,15 +136,17 @@ def test_a_missing_package_names_it_and_the_apt_command(tmp_path: Path, monkeypa
         calls.append(cmd)
         return subprocess.CompletedProcess(cmd, 100, b"", b"E: Version '9.9' for 'foo-doc' was not found")
 
-    monkeypatch.setattr(mixed_corpus.subprocess, "run", apt)
+    monkeypatch.setattr(release_archives.subprocess, "run", apt)
     with pytest.raises(
         SystemExit,
         match=r"^Debian package foo-doc=1:9\.9 not available: run `apt-get update && apt-get download foo-doc=1:9\.9`",
     ):
-        mixed_corpus.fetch_deb("foo-doc", "1:9.9", tmp_path)
+        release_archives.fetch_deb("foo-doc", "1:9.9", tmp_path)
     assert calls == [["apt-get", "download", "foo-doc=1:9.9"]]
     (tmp_path / "foo-doc_1%3a9.9_all.deb").write_bytes(b"!<arch>\n")  # apt's name for an epoch: fetched once
-    assert mixed_corpus.fetch_deb("foo-doc", "1:9.9", tmp_path).name == "foo-doc_1%3a9.9_all.deb" and len(calls) == 1
+    assert (
+        release_archives.fetch_deb("foo-doc", "1:9.9", tmp_path).name == "foo-doc_1%3a9.9_all.deb" and len(calls) == 1
+    )
 
 
 def test_prose_packages_are_pinned_and_not_the_cloud_cli_pages() -> None:

@@ -71,13 +71,17 @@ def test_read_tar_and_zip_keep_sorted_text_members(tmp_path: Path) -> None:
 
 def test_fetch_checks_the_pin_of_a_cached_archive(tmp_path: Path) -> None:
     path = write_tar(tmp_path / "pkg-1.0.tar.gz", {"pkg-1.0/a.py": b"a = 1\n"})
-    good = {"pkg==1.0": {"filename": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}}
-    assert release_archives.fetch("pkg", "1.0", tmp_path, good) == path
-    bad = {"pkg==1.0": {"filename": path.name, "sha256": "0" * 64}}
+    pins = tmp_path / "release_archives.json"
+    pin = {"filename": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    pins.write_text(json.dumps({"pkg==1.0": pin}))
+    assert release_archives.fetch("pkg", "1.0", tmp_path, pins) == path
+    with pytest.raises(
+        SystemExit, match=r"^pkg==2\.0: not in release_archives\.json: run `python -m bench release_corpus --pin`"
+    ):
+        release_archives.fetch("pkg", "2.0", tmp_path, pins)
+    pins.write_text(json.dumps({"pkg==1.0": pin | {"sha256": "0" * 64}}))
     with pytest.raises(SystemExit, match="SHA-256 differs"):
-        release_archives.fetch("pkg", "1.0", tmp_path, bad)
-    with pytest.raises(SystemExit, match="pkg==2.0: not in"):
-        release_archives.fetch("pkg", "2.0", tmp_path, good)
+        release_archives.fetch("pkg", "1.0", tmp_path, pins)
 
 
 def test_interleave_releases_takes_each_member_from_every_release_in_name_order() -> None:
