@@ -1,10 +1,7 @@
 """A scale corpus whose every prefix is a uniform sample of the whole (issue #47, item 4): the same shares of exact
-and near-duplicate documents in every window, whatever its size. Built deterministically from real text: the
-files of the release corpus's PyPI packages, one version of each (newest release first, an older release giving
-only the files the newer ones do not have), beside the Debian documentation and translation catalogues of
-``bench/real_corpus.py``; past ``JOIN_BYTES`` of fresh text, also the source trees and HTML manuals of pinned Debian
-packages (``ADDED_PACKAGES``, disjoint from the mixed corpus's). Written as JSONL shards (``{"source", "path",
-"text"}`` per line) with ``_stats.json``.
+and near-duplicate documents in every window, whatever its size, planted in real text: one version of each file of
+the release corpus's PyPI packages beside real_corpus's prose; past ``JOIN_BYTES``, also the pinned packages of
+bench/constant_sources.json. JSONL shards with ``_stats.json``.
 
     python -m bench constant_corpus --mb 1000                 # -> /tmp/pipeline-bench/constant-corpus-1000mb/
     python -m bench constant_corpus --mb 1000 --exact 0.1 --near 0.2 --check 200
@@ -30,6 +27,7 @@ from bench import real_corpus, release_archives, release_corpus
 from bench.dedup_precision import shingle_set
 from bench.harness import arguments, built
 from bench.real_corpus import interleave
+from bench.release_corpus import Reader, Record, Streams
 
 EXACT_SHARE = 0.15
 NEAR_SHARE = 0.15
@@ -50,8 +48,6 @@ ADDED_PINS = Path(__file__).resolve().parent / "constant_archives.json"
 ADDED_SHARE = 0.5
 CODE_SUFFIXES = (*release_archives.TEXT_SUFFIXES, *".go .java .rs .el .rb .pl .pm .s .erl .lisp .pas .pp".split())
 INNER_ARCHIVES = (".tar.xz", ".tar.gz", ".tar.bz2", ".tgz", ".zip")
-Record = tuple[str, str, str]  # (source, path, text)
-Reader = Callable[[str, str], list[release_archives.Member]]
 
 WORD = re.compile(r"\w+")
 ORGS = ("The Project Authors", "Example Corp.", "the contributors", "Acme Software Foundation", "J. Smith")
@@ -73,8 +69,7 @@ FOOTERS = (
 def newest_first(
     package: str, versions: Iterable[str], read: Reader = release_archives.release_members
 ) -> Iterator[Record]:
-    """The ``pypi`` documents of one package: every member of its newest release, then from each older release
-    only the members whose names no newer release has (one version of each file, so no two are releases of it)."""
+    """The ``pypi`` documents of one package: its newest release's members, then the older ones' new names."""
     seen: set[str] = set()
     for version in reversed(list(versions)):
         for name, text in read(package, version):
@@ -94,8 +89,8 @@ def unique(records: Iterator[Record]) -> Iterator[Record]:
 
 
 def default_fresh() -> Iterator[Record]:
-    """The fresh documents: real_corpus's prose sources and one stream per package, weighted by its largest release's
-    text, interleaved as the release corpus; then the added streams past JOIN_BYTES."""
+    """The fresh documents: as the release corpus's, each package weighted by its largest release; past JOIN_BYTES,
+    the added streams too."""
     streams = release_corpus.pypi_streams(PROSE_SOURCES, max, newest_first)
     return unique(joined(unique(interleave(streams)), JOIN_BYTES, added_streams()))
 
@@ -109,9 +104,8 @@ def _code(name: str, data: bytes) -> str | None:
 
 
 def package_texts(package: str, version: str) -> Iterator[Record]:
-    """The ``debian`` documents of a pinned package (path ``package=version/member``), in archive order: its source
-    files (also inside an archive under usr/src or a JDK's src.zip; other archives are test data, left out), HTML
-    pages as plain text and manual pages, 1 byte to 1 MB of text."""
+    """The ``debian`` documents of a pinned package, in archive order: source files (also inside an archive under
+    usr/src or a JDK's src.zip; other archives are test data), HTML pages as plain text and manual pages, to 1 MB."""
     for name, data in release_archives.deb_members(release_archives.fetch_deb(package, version)):
         inner: Iterator[tuple[str, bytes]] = iter([(name, data)])
         if name.endswith(INNER_ARCHIVES) and (name.startswith("usr/src/") or name.endswith("/src.zip")):
@@ -122,7 +116,7 @@ def package_texts(package: str, version: str) -> Iterator[Record]:
                 yield "debian", f"{package}={version}/{path}", text
 
 
-def joined(first: Iterator[Record], after: int, added: dict[str, tuple[float, Iterator[Record]]]) -> Iterator[Record]:
+def joined(first: Iterator[Record], after: int, added: Streams) -> Iterator[Record]:
     """``first``'s records until they have given ``after`` bytes of text, then its rest (ADDED_SHARE of the text
     while it lasts) interleaved with the ``added`` streams (the rest of the text, by their shares)."""
     given = 0
@@ -142,17 +136,14 @@ def sdist_texts(package: str, version: str, directory: Path = release_archives.D
         yield "pypi", f"{package}-{version}/{name}", text
 
 
-def added_streams(
-    packages: dict[str, str] = ADDED_PACKAGES, releases: dict[str, str] = ADDED_RELEASES
-) -> dict[str, tuple[float, Iterator[Record]]]:
+def added_streams() -> Streams:
     """One stream per added Debian package and per added sdist, equal shares."""
-    streams = {f"debian:{package}": (1.0, package_texts(package, version)) for package, version in packages.items()}
-    return streams | {f"pypi:{package}": (1.0, sdist_texts(package, version)) for package, version in releases.items()}
+    streams = {f"debian:{name}": (1.0, package_texts(name, version)) for name, version in ADDED_PACKAGES.items()}
+    return streams | {f"pypi:{name}": (1.0, sdist_texts(name, version)) for name, version in ADDED_RELEASES.items()}
 
 
 def kinds(exact: float, near: float, rng: random.Random, block: int = BLOCK) -> Iterator[str]:
-    """``"exact"``, ``"near"`` or ``"fresh"`` per document: each block of ``block`` documents holds
-    ``exact``/``near`` of them (rounded so that every prefix of whole blocks is exact), in shuffled order."""
+    """``exact``, ``near`` or ``fresh`` per document, shuffled in blocks of ``block`` that hold the shares."""
     start = 0
     while True:
         end = start + block
@@ -210,8 +201,7 @@ EDITS = (change_words, add_header_footer, drop_paragraph)
 
 
 def near_copy(text: str, rng: random.Random, attempts: int = 4) -> str | None:
-    """``text`` with one to three of the EDITS applied, differing from it and at word 5-gram Jaccard
-    >= MIN_JACCARD with it; None when the text is too short or no attempt keeps that similarity."""
+    """``text`` changed by one to three EDITS, at word 5-gram Jaccard >= MIN_JACCARD with it, or None."""
     if len(WORD.findall(text)) < MIN_WORDS:
         return None
     original = shingle_set(text, NGRAM)
@@ -228,11 +218,11 @@ def near_copy(text: str, rng: random.Random, attempts: int = 4) -> str | None:
 
 
 class Copier:
-    """The exact and near copies of a stream of fresh documents: a reservoir of ``pool`` of them (a uniform sample of
-    every fresh document so far) to draw originals from."""
+    """Exact and near copies of fresh documents drawn from a reservoir (a uniform sample) of ``pool`` of them; every
+    seventh near copy and its original kept in ``pairs`` while they are fewer than ``keep_pairs``."""
 
-    def __init__(self, rng: random.Random, pool: int = POOL) -> None:
-        self.rng, self.size, self.seen = rng, pool, 0
+    def __init__(self, rng: random.Random, pairs: list[tuple[str, str]], keep_pairs: int, pool: int = POOL) -> None:
+        self.rng, self.size, self.seen, self.pairs, self.keep_pairs = rng, pool, 0, pairs, keep_pairs
         self.pool: list[Record] = []
         self.made: set[bytes] = set()  # digests of the near copies made: none is made twice
 
@@ -245,23 +235,24 @@ class Copier:
             self.pool[slot] = record
 
     def exact(self) -> Record | None:
-        """An exact copy of a pooled document (its path marked ``#exact``), or None with an empty pool."""
+        """An exact copy of a pooled document (its path marked ``#exact``), if any."""
         if not self.pool:
             return None
         source, path, text = self.rng.choice(self.pool)
         return source, f"{path}#exact", text
 
-    def near(self, tries: int = 16) -> tuple[Record, str] | None:
-        """A near copy of a pooled document (its path marked ``#near``) and the original's text, or None when no
-        pooled document drawn in ``tries`` takes the edits."""
+    def near(self, tries: int = 16) -> Record | None:
+        """A near copy of a pooled document (its path marked ``#near``), if any of ``tries`` drawn takes the edits."""
         for _ in range(tries if self.pool else 0):
             source, path, text = self.rng.choice(self.pool)
             if (edited := near_copy(text, self.rng)) is None:
                 continue
             digest = hashlib.blake2b(edited.encode("utf-8"), digest_size=16).digest()
             if digest not in self.made:
+                if len(self.pairs) < self.keep_pairs and len(self.made) % 7 == 0:
+                    self.pairs.append((text, edited))
                 self.made.add(digest)
-                return (source, f"{path}#near", edited), text
+                return source, f"{path}#near", edited
         return None
 
 
@@ -273,30 +264,19 @@ def documents(
     pairs: list[tuple[str, str]] | None = None,
     keep_pairs: int = 0,
 ) -> Iterator[tuple[str, Record]]:
-    """(kind, record) of the corpus: per :func:`kinds`, a fresh document or a copy of one. A copy that cannot be made
-    yet (empty pool, no original long enough) is owed and made in the next slot that would take a fresh document,
-    so the counts catch up. Up to ``keep_pairs`` (original, near copy) texts are appended to ``pairs``, evenly.
-    Stops when ``fresh`` runs out."""
+    """(kind, record) per :func:`kinds`, a copy that cannot be made yet owed to the next fresh slot, until ``fresh``
+    runs out; near copies and their originals sampled into ``pairs`` (:class:`Copier`)."""
     rng = random.Random(seed)
-    copier = Copier(rng)
+    copier = Copier(rng, [] if pairs is None else pairs, keep_pairs)
     owed: list[str] = []
-    made_near = 0
     for kind in kinds(exact, near, rng):
         if kind == "fresh" and owed:
             kind = owed.pop(0)
-        record: Record | None = None
-        if kind == "exact":
-            record = copier.exact()
-        elif kind == "near" and (made := copier.near()) is not None:
-            record, original = made
-            if pairs is not None and len(pairs) < keep_pairs and made_near % 7 == 0:
-                pairs.append((original, record[2]))
-            made_near += 1
+        record = copier.exact() if kind == "exact" else copier.near() if kind == "near" else None
         if record is None:
             if kind != "fresh":
                 owed.append(kind)
-            record = next(fresh, None)
-            if record is None:
+            if (record := next(fresh, None)) is None:
                 return
             copier.add(record)
             kind = "fresh"
@@ -310,9 +290,8 @@ def write_corpus(
     shard_bytes: int = SHARD_BYTES,
     window_bytes: int = WINDOW_BYTES,
 ) -> dict[str, Any]:
-    """Write records into shards in ``directory`` until their text reaches ``target`` bytes; their statistics per
-    window of ``window_bytes`` of text (also in ``_stats.json``): documents and bytes, exact copies (a text seen
-    before, counted by digest, not by kind) and near copies. Raises SystemExit when the fresh documents run out."""
+    """Write records into shards until their text reaches ``target`` bytes; their statistics (``_stats.json``) per
+    window of ``window_bytes``: documents, exact copies (by digest, not kind) and near copies, and their bytes."""
     windows: list[dict[str, int]] = []
     fresh = fresh_bytes = 0
     out = release_corpus.Shards(directory, target, shard_bytes)
@@ -331,25 +310,14 @@ def write_corpus(
             f"the fresh documents ran out after {fresh:,} ({fresh_bytes / 1e6:.1f} MB of text): "
             f"only {out.bytes / 1e6:.1f} MB of corpus, {target / 1e6:g} MB asked (--mb)"
         )
-    documents_total = sum(w["documents"] for w in windows)
-    return out.finish(
-        {
-            "documents": documents_total,
-            "bytes": out.bytes,
-            "shards": out.count,
-            "fresh_documents": fresh,
-            "fresh_bytes": fresh_bytes,
-            "exact_share": sum(w["exact"] for w in windows) / max(documents_total, 1),
-            "near_share": sum(w["near"] for w in windows) / max(documents_total, 1),
-            "window_bytes": window_bytes,
-            "windows": windows,
-        }
-    )
+    total = {key: sum(w[key] for w in windows) for key in ("documents", "exact", "near")}
+    stats = {"documents": total["documents"], "bytes": out.bytes, "shards": out.count, "fresh_documents": fresh}
+    shares = {f"{key}_share": total[key] / max(total["documents"], 1) for key in ("exact", "near")}
+    return out.finish(stats | {"fresh_bytes": fresh_bytes, **shares, "window_bytes": window_bytes, "windows": windows})
 
 
 def datasketch_check(pairs: list[tuple[str, str]], num_perm: int = 256, threshold: float = 0.7) -> dict[str, Any]:
-    """datasketch's MinHash estimate (``num_perm`` permutations, word 5-grams) of each (original, near copy) pair:
-    how many estimate >= ``threshold``, and the smallest and median estimates."""
+    """How many (original, near copy) pairs datasketch's MinHash estimates at >= ``threshold``; the min and median."""
     from datasketch import MinHash
 
     def signature(text: str) -> MinHash:
@@ -384,33 +352,22 @@ def build(
     fresh: Callable[[], Iterator[Record]] = default_fresh,
     shard_bytes: int = SHARD_BYTES,
 ) -> Path:
-    """The corpus directory of at least ``megabytes`` MB of text (default under $PIPELINE_BENCH_DATA, named by its
-    size and shares), built once in ``<name>.partial`` and renamed when complete; an existing one is reused."""
+    """The corpus directory of at least ``megabytes`` MB of text (named by its size and shares), built once."""
     check_shares(exact, near)
-    name = f"constant-corpus-{megabytes:g}mb" + (
-        "" if (exact, near) == (EXACT_SHARE, NEAR_SHARE) else f"-{exact:g}-{near:g}"
-    )
-    target = int(megabytes * 1e6)
-    return built(
-        directory or real_corpus.DEFAULT_DIR / name,
-        lambda into: write_corpus(documents(fresh(), exact, near), into, target, shard_bytes),
-    )
+    shares = "" if (exact, near) == (EXACT_SHARE, NEAR_SHARE) else f"-{exact:g}-{near:g}"
+    write = lambda into: write_corpus(documents(fresh(), exact, near), into, int(megabytes * 1e6), shard_bytes)  # noqa: E731
+    return built(directory or real_corpus.DEFAULT_DIR / f"constant-corpus-{megabytes:g}mb{shares}", write)
 
 
 def at_least(megabytes: float) -> Path:
-    """The smallest built corpus of the default shares holding at least ``megabytes`` MB of text (under
-    $PIPELINE_BENCH_DATA), else a new one of that size (its every prefix has the same shares)."""
-    sizes = []
-    for path in real_corpus.DEFAULT_DIR.glob("constant-corpus-*mb"):
-        if (found := re.fullmatch(r"constant-corpus-(\d+(?:\.\d+)?)mb", path.name)) and path.is_dir():
-            sizes.append((float(found[1]), path))
-    fitting = sorted((mb, path) for mb, path in sizes if mb >= megabytes)
+    """The smallest built corpus of the default shares with at least ``megabytes`` MB of text, else a new one."""
+    paths = real_corpus.DEFAULT_DIR.glob("constant-corpus-*mb")
+    found = [(re.fullmatch(r"constant-corpus-(\d+(?:\.\d+)?)mb", path.name), path) for path in paths]
+    fitting = sorted((float(m[1]), path) for m, path in found if m and path.is_dir() and float(m[1]) >= megabytes)
     return fitting[0][1] if fitting else build(megabytes)
 
 
 def main() -> None:
-    """Build (or reuse) the corpus, print its directory and its shares per window; --check N measures N sampled
-    near copies against their originals with datasketch."""
     args = arguments(
         __doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0, count=False, pin=False, out=None
     ).parse_args()
@@ -425,7 +382,6 @@ def main() -> None:
             print(f"{name:<32}{sizes[name] / 1e6:>10.1f} MB", flush=True)
         print(f"{'added packages':<32}{sum(sizes.values()) / 1e6:>10.1f} MB of fresh text (each package's texts once)")
         return
-    check_shares(args.exact, args.near)
     directory = build(args.mb, args.out, args.exact, args.near)
     print(directory)
     stats = json.loads((directory / "_stats.json").read_text())

@@ -83,13 +83,7 @@ def python() -> Iterator[Doc]:
             yield str(path.relative_to(root)), _read(path)
 
 
-SOURCES: dict[str, Callable[[], Iterator[Doc]]] = {
-    "fixtures": fixtures,
-    "catalogues": catalogues,
-    "debian": debian,
-    "html": html,
-    "python": python,
-}
+SOURCES: dict[str, Callable[[], Iterator[Doc]]] = {f.__name__: f for f in (fixtures, catalogues, debian, html, python)}
 
 
 def pieces(text: str) -> list[str]:
