@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import math
 import random
@@ -144,15 +145,13 @@ def added_streams() -> Streams:
 
 def kinds(exact: float, near: float, rng: random.Random, block: int = BLOCK) -> Iterator[str]:
     """``exact``, ``near`` or ``fresh`` per document, shuffled in blocks of ``block`` that hold the shares."""
-    start = 0
-    while True:
+    for start in itertools.count(0, block):
         end = start + block
         n_exact = math.floor(end * exact) - math.floor(start * exact)
         n_near = math.floor(end * near) - math.floor(start * near)
         slots = ["exact"] * n_exact + ["near"] * n_near + ["fresh"] * (block - n_exact - n_near)
         rng.shuffle(slots)
         yield from slots
-        start = end
 
 
 def _line(templates: tuple[str, ...], rng: random.Random) -> str:

@@ -1,5 +1,4 @@
-"""The corpus builders' pinned archives: PyPI sdists downloaded once and checked against their pinned SHA-256,
-Debian packages fetched by apt, and the text of their members.
+"""The corpus builders' pinned archives (PyPI sdists checked against their SHA-256, Debian packages) and their text.
 
 How it measures: docs/benchmarks.md, Method notes, release_archives.
 """
@@ -85,10 +84,6 @@ def pins(path: Path = PINS) -> dict[str, dict[str, Any]]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _sdist_file(package: str, version: str) -> dict[str, str]:
     """PyPI's listing of a release's sdist: filename, sha256 and the URL to fetch it from."""
     url = f"{PYPI}/{package}/json"
@@ -108,7 +103,7 @@ def _download(package: str, version: str, pin: dict[str, Any], path: Path) -> No
         raise SystemExit(f"{package}=={version}: PyPI lists {found['filename']}, not the pinned {pin['filename']}")
     with urllib.request.urlopen(found["url"], timeout=600) as response:
         data = response.read()
-    if _sha256(data) != pin["sha256"]:
+    if hashlib.sha256(data).hexdigest() != pin["sha256"]:
         raise SystemExit(f"{found['url']}: the download's SHA-256 is not {pin['sha256']}")
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
@@ -121,16 +116,17 @@ def pin_all(
 ) -> dict[str, dict[str, Any]]:
     """Pin each release not pinned yet in ``path`` (file name, SHA-256; with ``measure`` its size and text bytes)."""
     pinned = pins(path)
-    for package, versions in releases.items():
-        for key, version in ((f"{package}=={v}", v) for v in versions if f"{package}=={v}" not in pinned):
-            found = _sdist_file(package, version)
-            pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
-            if measure:
-                path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
-                file = fetch(package, version, directory, path)
-                text = sum(len(t.encode("utf-8")) for _, t in read_archive(file))
-                pinned[key] |= {"size": file.stat().st_size, "text_bytes": text}
-                print(f"{key:<36} {file.stat().st_size / 1e6:7.1f} MB archive {text / 1e6:8.1f} MB text", flush=True)
+    for key, package, version in ((f"{p}=={v}", p, v) for p, versions in releases.items() for v in versions):
+        if key in pinned:
+            continue
+        found = _sdist_file(package, version)
+        pinned[key] = {"filename": found["filename"], "sha256": found["sha256"]}
+        path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
+        if measure:  # downloaded by its new pin
+            file = fetch(package, version, directory, path)
+            text = sum(len(t.encode("utf-8")) for _, t in read_archive(file))
+            pinned[key] |= {"size": file.stat().st_size, "text_bytes": text}
+            print(f"{key:<36} {file.stat().st_size / 1e6:7.1f} MB archive {text / 1e6:8.1f} MB text", flush=True)
             path.write_text(json.dumps(pinned, indent=1, sort_keys=True) + "\n")
     return pinned
 
@@ -143,7 +139,7 @@ def fetch(package: str, version: str, directory: Path = SDIST_DIR, pinned: Path 
     path: Path = directory / pin["filename"]
     if not path.is_file():
         _download(package, version, pin, path)
-    elif _sha256(path.read_bytes()) != pin["sha256"]:
+    elif hashlib.sha256(path.read_bytes()).hexdigest() != pin["sha256"]:
         raise SystemExit(f"{path}: SHA-256 differs from its pin in {pinned.name}: delete it to download it again")
     return path
 

@@ -9,12 +9,13 @@ How it measures: docs/benchmarks.md, Method notes, release_corpus.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 from bench import real_corpus, release_archives
 from bench.harness import arguments, built
@@ -59,8 +60,7 @@ def cut(source: str, documents: Iterator[real_corpus.Doc]) -> Iterator[Record]:
 def pypi_streams(
     sources: Iterable[str], size: Callable[[Iterable[int]], int], read: Callable[[str, list[str]], Iterator[Record]]
 ) -> Streams:
-    """real_corpus's ``sources`` (PROSE_SHARE each) and one stream ``read(package, versions)`` per PyPI package,
-    sharing the rest by the ``size`` of its releases' text bytes."""
+    """real_corpus's ``sources`` (PROSE_SHARE each), then ``read(package, versions)`` by the ``size`` of its text."""
     streams = {name: (PROSE_SHARE, cut(name, real_corpus.SOURCES[name]())) for name in sources}
     pins = release_archives.pins()
     sizes = {
@@ -98,8 +98,7 @@ def repeated_fractions(paths: list[str]) -> dict[str, float]:
 
 
 class Shards:
-    """The corpus builders' shard writer: ``part-NNNNN.jsonl`` in a new ``directory``, ``shard_bytes`` of text each,
-    until ``target`` bytes (``full``); :meth:`finish` writes ``_stats.json``."""
+    """The corpus builders' shard writer: ``part-NNNNN.jsonl`` of ``shard_bytes`` of text until ``target`` bytes."""
 
     def __init__(self, directory: Path, target: int, shard_bytes: int = SHARD_BYTES) -> None:
         directory.mkdir(parents=True)
@@ -108,29 +107,25 @@ class Shards:
         self._seen: set[bytes] = set()
 
     def write(self, records: Iterable[tuple[T, Record]]) -> Iterator[tuple[T, str, bytes, bool]]:
-        """Write (tag, record) pairs until ``full``; per record its tag, source, text as UTF-8, and whether an earlier
-        record had that text (by a 128-bit digest)."""
-        out: TextIO | None = None
-        in_shard = self.shard_bytes
-        try:
+        """Write (tag, record) pairs until ``full``: per record its tag, source, UTF-8 text and whether it is a copy."""
+        with contextlib.ExitStack() as stack:
+            out, in_shard = None, 0
             for tag, (source, path, text) in records:
                 if out is None or in_shard >= self.shard_bytes:
-                    if out is not None:
-                        out.close()
-                    out = open(self.directory / f"part-{self.count:05d}.jsonl", "w", encoding="utf-8")
+                    stack.close()
+                    out = stack.enter_context(
+                        open(self.directory / f"part-{self.count:05d}.jsonl", "w", encoding="utf-8")
+                    )
                     self.count, in_shard = self.count + 1, 0
                 out.write(json.dumps({"source": source, "path": path, "text": text}, ensure_ascii=False) + "\n")
                 data = text.encode("utf-8")
                 self.bytes, in_shard = self.bytes + len(data), in_shard + len(data)
-                digest = hashlib.blake2b(data, digest_size=16).digest()
+                digest = hashlib.blake2b(data, digest_size=16).digest()  # a copy: an earlier record had this digest
                 copy = digest in self._seen
                 self._seen.add(digest)
                 yield tag, source, data, copy
                 if self.full:
                     return
-        finally:
-            if out is not None:
-                out.close()
 
     @property
     def full(self) -> bool:

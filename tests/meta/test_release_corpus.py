@@ -177,3 +177,23 @@ def test_repeated_fractions_count_paths_in_other_releases() -> None:
     fractions = release_corpus.repeated_fractions(paths)
     # a/x.py in p-1 and p-2: 2 of 6; base names x.py in p-1 and p-2 (3 documents); y.py once per package
     assert fractions == {"repeated_paths": 2 / 6, "repeated_basenames": 3 / 6}
+
+
+def test_pin_all_pins_downloads_and_measures_each_release_once(tmp_path: Path, monkeypatch) -> None:
+    source = write_tar(tmp_path / "pkg-1.0.tar.gz", ARCHIVE)
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    listed = []
+
+    def listing(package: str, version: str) -> dict[str, str]:  # PyPI's JSON API, served from a local file
+        listed.append(f"{package}=={version}")
+        return {"filename": source.name, "sha256": digest, "url": source.as_uri()}
+
+    monkeypatch.setattr(release_archives, "_sdist_file", listing)
+    pins, sdists = tmp_path / "release_archives.json", tmp_path / "sdists"
+    pinned = release_archives.pin_all({"pkg": ["1.0"]}, pins, measure=True, directory=sdists)
+    text = sum(len(t.encode()) for _, t in KEPT)
+    expected = {"filename": source.name, "sha256": digest, "size": source.stat().st_size, "text_bytes": text}
+    assert pinned == json.loads(pins.read_text()) == {"pkg==1.0": expected}
+    assert (sdists / source.name).read_bytes() == source.read_bytes() and listed == ["pkg==1.0", "pkg==1.0"]
+    assert release_archives.pin_all({"pkg": ["1.0"]}, pins, measure=True, directory=sdists) == pinned
+    assert len(listed) == 2  # pinned already: PyPI not asked again
