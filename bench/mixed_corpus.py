@@ -79,16 +79,6 @@ def streams(directory: Path) -> Streams:
     return {name: (SHARES[name], stream) for name, stream in made.items()}
 
 
-def histogram(sizes: list[int]) -> list[tuple[str, int, int]]:
-    """(bin label, documents, bytes) of document sizes in bytes, bins bounded by BINS."""
-    rows, low = [], 0
-    for high in BINS:
-        inside = [n for n in sizes if low < n <= high]
-        rows.append((f"{low / 1e3:g}-{high / 1e3:g} kB", len(inside), sum(inside)))
-        low = high
-    return rows
-
-
 def statistics(directory: Path) -> dict[str, Any]:
     """Documents and bytes per source, the size histogram, the shares of exact copies and of changed copies (a
     file again in a later release of its package, with other text)."""
@@ -114,13 +104,17 @@ def statistics(directory: Path) -> dict[str, Any]:
                     key = f"{release.rsplit('-', 1)[0]}/{member}"
                     changed += key in by_path and by_path[key] != text
                     by_path[key] = text
+    histogram = []  # (bin label, documents, bytes), bins bounded by BINS
+    for low, high in zip((0, *BINS), BINS, strict=False):
+        inside = [n for n in sizes if low < n <= high]
+        histogram.append((f"{low / 1e3:g}-{high / 1e3:g} kB", len(inside), sum(inside)))
     total = max(len(sizes), 1)
     return {
         "documents": len(sizes),
         "bytes": sum(sizes),
         "sources": {name: {"documents": len(s), "bytes": sum(s)} for name, s in sorted(sources.items())},
         "prose packages": {name: {"documents": len(s), "bytes": sum(s)} for name, s in sorted(packages.items())},
-        "histogram": histogram(sizes),
+        "histogram": histogram,
         "exact copies": exact / total,
         "changed copies": changed / total,
     }
