@@ -54,7 +54,7 @@ def releases(directory: Path) -> Iterator[Record]:
             read.append((f"{package}-{version}", release_archives.read_archive(path, kind)))
             path.unlink()
         for where, text in release_corpus.interleave_releases(read):
-            yield str(kind(where, 1)), where, text  # what kept the member
+            yield "licence" if where.rsplit("/", 1)[-1].lower().startswith(LICENCE_NAMES) else "code", where, text
 
 
 def licences() -> Iterator[Record]:
