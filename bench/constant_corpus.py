@@ -144,7 +144,7 @@ def added_streams() -> Streams:
 
 
 def kinds(exact: float, near: float, rng: random.Random, block: int = BLOCK) -> Iterator[str]:
-    """``exact``, ``near`` or ``fresh`` per document, shuffled in blocks of ``block`` that hold the shares."""
+    """``exact``, ``near`` or ``fresh`` per document, shuffled in blocks of ``block``: whole blocks hold the shares."""
     for start in itertools.count(0, block):
         end = start + block
         n_exact = math.floor(end * exact) - math.floor(start * exact)
