@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -13,8 +14,11 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from bench.harness import REPO
+import yaml
+
+from bench.harness import REPO, ProcessTree, run_logged
 
 SPARK_BIN = Path(sys.executable).parent  # the venv's spark-class and spark-submit (pyspark's launchers)
 START_TIMEOUT_S = 240
@@ -37,6 +41,31 @@ def submit_command(cluster: Cluster, dist: Path, config: Path, memory: str, extr
     cmd += ["--conf", f"spark.executor.cores={cluster.cores}", "--conf", "spark.driver.host=127.0.0.1"]
     cmd += ["--py-files", str(dist / "pretrain_pipeline.zip"), *extra]
     return [*cmd, str(REPO / "jobs" / "job_pipeline.py"), "--config", str(config)]
+
+
+def cluster_config(app: str, out: Path, sources: list[dict], settings: dict[str, str], **sections: Any) -> dict:
+    """A run's config: ``sources`` into ``out``, UI off, the clusters' task-side speed-ups, then ``sections``."""
+    settings = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", **settings}
+    spark = {"app_name": app, "settings": settings, "speedups": ["zip_rescans", "gc_freeze"]}  # as conf/dataproc.yaml
+    return {"output": str(out), "spark": spark, "sources": sources, **sections}
+
+
+def run_job(
+    cluster: Cluster,
+    dist: Path,
+    config: dict,
+    path: Path,
+    memory: str,
+    extra: tuple[str, ...] = (),
+    tree: Callable[[int], Any] = ProcessTree,
+) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """``config`` written to ``path`` and spark-submitted to ``cluster`` (its output removed first, the log beside
+    ``path``), sampled by ``tree(pid)``: the run (harness.run_logged), the tree and the run's report.json."""
+    shutil.rmtree(config["output"], ignore_errors=True)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    cmd = submit_command(cluster, dist, path, memory, extra)
+    run, sampled = run_logged(cmd, path.with_suffix(".log"), cluster.env, path.parent, tree)
+    return run, sampled, json.loads((Path(config["output"]) / "report.json").read_text())
 
 
 def free_port() -> int:
