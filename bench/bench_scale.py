@@ -150,7 +150,7 @@ def cpu_per_stage(series: list[tuple[float, float]], stages: list[dict]) -> dict
 
 
 def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: float) -> dict:
-    """One spark-submitted run over a ``size_gb`` GB prefix: its figures (its outputs removed unless ``--keep``)."""
+    """One spark-submitted run over a ``size_gb`` GB prefix: its figures (its outputs removed)."""
     work, tag = args.work, f"{size_gb:g}gb"
     data, out, index = work / f"corpus-{tag}", work / f"run-{tag}", work / f"index-{tag}"
     nbytes, per_source = prefix(args.corpus, int(size_gb * GB), data)
@@ -173,9 +173,8 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
         **tree.report(),
         "stage_cpu_s": cpu_per_stage(tree.series, report["timeline"]["stages"]),
     }
-    if not args.keep:
-        for path in (out, index, data, work / "spark-local", *cluster.root.glob("worker*/app-*")):
-            shutil.rmtree(path, ignore_errors=True)
+    for path in (out, index, data, work / "spark-local", *cluster.root.glob("worker*/app-*")):
+        shutil.rmtree(path, ignore_errors=True)
     return row
 
 
@@ -244,18 +243,15 @@ def markdown(result: dict) -> str:
 
 def main() -> None:
     defaults = {"sizes": "1,2,5,10", "work": DATA / "scale", "code_sources": "pypi,python", "corpus": None}
-    args = arguments(__doc__, **defaults, json=None, keep=False, from_json=None).parse_args()
+    args = arguments(__doc__, **defaults, json=None, from_json=None).parse_args()
     if args.from_json:
         earlier = json.loads(args.from_json.read_text())
         print(markdown(earlier))
         write_result("scale", args, figures(earlier["sizes"]))
         return
-    try:
-        sizes = [float(s) for s in args.sizes.split(",")]
-    except ValueError:
-        raise SystemExit(f"error: --sizes: not a comma-separated list of numbers: {args.sizes!r}") from None
-    if not sizes or min(sizes) <= 0:
-        raise SystemExit(f"error: --sizes: every size must be > 0 GB: {args.sizes!r}")
+    sizes = [float(s) for s in args.sizes.split(",") if s.strip().replace(".", "", 1).isdigit()]
+    if len(sizes) != args.sizes.count(",") + 1 or min(sizes) <= 0:
+        raise SystemExit(f"error: --sizes: not a comma-separated list of sizes > 0 GB: {args.sizes!r}")
     if args.corpus == Path("constant"):
         args.corpus = constant_corpus.at_least(max(sizes) * GB / 1e6)
     if args.corpus is None or not args.corpus.exists():

@@ -70,6 +70,7 @@ def bare_encoder(tok, table: pa.Table, eod: int) -> float:
 
 HELP_MODEL = "--kind tiktoken's file (huggingface: as JSON)"
 LIBRARY_CASES = {"bpe": "gpt2", "tiktoken": "cl100k", "huggingface": "tokenizer.json", "sentencepiece": "mistral-v1"}
+QWEN_CASES = {"tiktoken": "qwen3.6", "huggingface": "qwen3.6.json"}  # --model qwen3.6
 
 
 def case(name: str, tmp: Path, sample: list[str]) -> tuple[str, Callable[[str], list[int]]]:
@@ -127,9 +128,7 @@ def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k")
     token's text); ``model`` qwen3.6: Qwen3.6's rank file (kind huggingface: written as a tokenizer.json)."""
     from pipeline.tokenizer.run_files import load_tokenizer
 
-    name = LIBRARY_CASES[kind]
-    if model == "qwen3.6" and kind != "sentencepiece":
-        name = "qwen3.6" if kind == "tiktoken" else "qwen3.6.json"
+    name = QWEN_CASES.get(kind, LIBRARY_CASES[kind]) if model == "qwen3.6" else LIBRARY_CASES[kind]
     keys, call = case(name, work, texts[:2000])
     config = load_config_text(f"output: {work}/x\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
     return keys, load_tokenizer(config), call, config.tokenizer.eod_token

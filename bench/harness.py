@@ -57,16 +57,12 @@ def session(master: str = "local[2]"):
     from pipeline.config.schema import SPEEDUPS
     from pipeline.spark.session import build_session
 
-    spark = build_session(
-        "pipeline-bench",
-        master=master,
-        settings={
-            "spark.sql.shuffle.partitions": "8",
-            "spark.ui.showConsoleProgress": "false",
-            "spark.driver.memory": "4g",
-        },
-        speedups=SPEEDUPS,
-    )
+    settings = {
+        "spark.sql.shuffle.partitions": "8",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.memory": "4g",
+    }
+    spark = build_session("pipeline-bench", master=master, settings=settings, speedups=SPEEDUPS)
     spark.sparkContext.setLogLevel("ERROR")
     spark.sparkContext.setCheckpointDir(str(DATA / "checkpoints"))
     return spark
@@ -230,7 +226,6 @@ HELP = {
     "reparse": "with --from-json: show the figures again from the results",
     "stats": "print documents, bytes per source, repeated paths",
     "pin": "look the releases up on PyPI and rewrite the pins",
-    "keep": "keep the scratch outputs (default: removed)",
     "json": "write the results here",
     "from_json": "print the table of an earlier result and stop",
     "out": "output file or directory (default under $PIPELINE_BENCH_DATA)",

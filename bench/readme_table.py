@@ -198,14 +198,6 @@ def commit_of(repo: Path, allow_dirty: bool) -> str:
     return _git(repo, "rev-parse", "--short", "HEAD")[0].strip() + ("-dirty" if changed else "")
 
 
-def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, Any]:
-    """Run ``python -m bench NAME ...``, its result at ``stem``.json, output at ``stem``.stdout / .stderr."""
-    argv = [*argv[:3], "--result", f"{stem}.json", *argv[3:]]
-    stdout, stderr = Path(f"{stem}.stdout"), Path(f"{stem}.stderr")
-    run, _ = run_logged(argv, stdout, env, REPO, partial(ProcessTree, interval=0.2), stderr, check=False)
-    return {**run, "stdout": stdout.name, "result": f"{stem.name}.json"}
-
-
 def command_text(entry: Entry, quick: bool) -> str:
     return " ".join(["python -m bench", *entry.argv(quick)])
 
@@ -224,18 +216,19 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
     if absent:
         row["status"] = f"not run: {', '.join(absent)} absent"
         return row
-    argv = [sys.executable, "-m", "bench", *entry.argv(quick)]
-    base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     if entry.from_json is not None:
         row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"
-    if entry.cold:
-        with tempfile.TemporaryDirectory(prefix="readme-table-cold-") as tmp:
-            env = {**base, **cold_caches(Path(tmp))}
-            row["runs"]["cold"] = run_command(argv, env, out / f"{entry.name}.cold")
-            row["runs"]["cold"]["after"] = wait_for_archive(Path(env["XDG_CACHE_HOME"]))
-            row["runs"]["steady"] = run_command(argv, env, out / f"{entry.name}.steady")
-    else:
-        row["runs"]["steady"] = run_command(argv, base, out / entry.name)
+    with tempfile.TemporaryDirectory(prefix="readme-table-cold-") as tmp:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
+        env |= cold_caches(Path(tmp)) if entry.cold else {}
+        for kind in ("cold", "steady") if entry.cold else ("steady",):  # each run's output and result at <stem>.*
+            stem = out / (f"{entry.name}.{kind}" if entry.cold else entry.name)
+            argv = [sys.executable, "-m", "bench", "--result", f"{stem}.json", *entry.argv(quick)]
+            stdout, stderr, tree = Path(f"{stem}.stdout"), Path(f"{stem}.stderr"), partial(ProcessTree, interval=0.2)
+            run, _ = run_logged(argv, stdout, env, REPO, tree, stderr, check=False)
+            row["runs"][kind] = {**run, "stdout": stdout.name, "result": f"{stem.name}.json"}
+            if kind == "cold":
+                row["runs"]["cold"]["after"] = wait_for_archive(Path(env["XDG_CACHE_HOME"]))
     failed = [f"{k} exit {r['exit']}" for k, r in row["runs"].items() if r["exit"] != 0]
     if failed:
         row["status"] = "failed: " + ", ".join(failed)

@@ -78,12 +78,8 @@ def free_port() -> int:
 def spark_env(root: Path) -> dict[str, str]:
     """The daemons' and jobs' environment: this interpreter, nothing from the checkout (no PYTHONPATH, SPARK_HOME)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR")}
-    env.update(
-        PYSPARK_PYTHON=sys.executable,
-        PYSPARK_DRIVER_PYTHON=sys.executable,
-        SPARK_LOCAL_IP="127.0.0.1",
-        SPARK_LOCAL_DIRS=str(root / "spark-local"),
-    )
+    env |= {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env["SPARK_LOCAL_DIRS"] = str(root / "spark-local")
     (root / "spark-local").mkdir(parents=True, exist_ok=True)
     return env
 
@@ -118,15 +114,11 @@ class Cluster:
         return self.root / f"worker{i}"
 
     def _start(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
-        log = self.root / f"{name}.log"
-        with log.open("wb") as out:
+        log, cmd = self.root / f"{name}.log", [str(SPARK_BIN / "spark-class"), *args]
+        env = {**self.env, **(extra_env or {})}
+        with log.open("wb") as out:  # a process group of its own, stopped as one
             proc = subprocess.Popen(
-                [str(SPARK_BIN / "spark-class"), *args],
-                cwd=self.root,
-                env={**self.env, **(extra_env or {})},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                cmd, cwd=self.root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
         self.procs.append((name, proc, log))
 
@@ -178,11 +170,8 @@ class Cluster:
 
     def executor_dirs(self, app_id: str) -> list[list[Path]]:
         """Per worker, its executor directories for ``app_id``."""
-        found = []
-        for i in range(self.workers):
-            app_dir = self.worker_dir(i) / app_id
-            found.append(list(app_dir.iterdir()) if app_dir.is_dir() else [])
-        return found
+        dirs = [self.worker_dir(i) / app_id for i in range(self.workers)]
+        return [list(app_dir.iterdir()) if app_dir.is_dir() else [] for app_dir in dirs]
 
     def pids(self) -> set[int]:
         """The daemons' process ids (not their executors')."""
