@@ -165,9 +165,8 @@ def bench_pii(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
         formatter.format(text)
     PIIFilter().apply(batches[0].slice(0, 50))
     theirs_s, expected = best_of(theirs, REPEAT[0])
-    ours_s, results = best_of(
-        lambda: _ours(PIIFilter(), batches), REPEAT[0]
-    )  # a fresh filter: its IP verdicts start empty
+    # a fresh filter per round: its IP verdicts start empty
+    ours_s, results = best_of(lambda: _ours(PIIFilter(), batches), REPEAT[0])
     got: list[str] = []
     for batch, result in zip(batches, results, strict=True):
         got += (result.text if result.text is not None else batch.column("text")).to_pylist()
@@ -223,14 +222,12 @@ BENCHES = {"language": bench_language, "pii": bench_pii, "fasttext_classifier": 
 def main() -> None:
     """Build or reuse the corpus, run the filters and print the table."""
     parser = arguments(__doc__, mb=100.0, batch_rows=1000, repeat=2)
-    parser.add_argument("--corpus", type=Path, default=None, help="corpus file (default: built under /tmp)")
     parser.add_argument("--only", nargs="*", choices=ORDER, default=ORDER, help="the filters to run")
     args = parser.parse_args()
     REPEAT[0] = max(1, args.repeat)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core for both sides
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core for both sides
     FILTER.set(True)  # compiled kernels from the first call (a worker takes its first 2 MB through numpy)
-    texts = [r["text"] for r in read(build(args.mb, args.corpus))]
+    texts = [r["text"] for r in read(build(args.mb))]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     batches = _batches(texts, args.batch_rows)
     print(f"{len(texts)} real documents, {mb:.1f} MB, one core, CPU seconds, load average {os.getloadavg()[0]:.2f}")

