@@ -87,7 +87,8 @@ def measure_ours(
     SparkSession. Whether the class-data archive was there to map, the seconds and the CPU seconds, summed."""
     ours_env = child_env({**env, **(cold_caches(cold) if cold else {})})
     cache = Path(ours_env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    warm = is_complete(cache / "spark-pretrain-pipeline" / "jvm" / archive_path(check_java(), SPARK_CONF).name)
+    archive = cache / "spark-pretrain-pipeline" / "jvm" / archive_path(check_java(), SPARK_CONF).name  # ours maps
+    warm = is_complete(archive)
     commands = {"ours": [sys.executable, "-m", "bench.bench_vs_bigcode", "--ours-child", str(config)]}
     if as_user:
         commands = {stage: [sys.executable, "-m", "pipeline", stage, "--config", str(config)] for stage in STAGES}
@@ -98,7 +99,7 @@ def measure_ours(
         if as_user:
             print(f"{'  python -m pipeline ' + name:28}{run['wall_s']:9.1f}{'':>11}{tree.cpu():10.1f}")
     if not warm:  # the archive builder runs after our JVM exits: let it finish before anything else runs
-        wait_for_archive(cache, 300)
+        wait_for_archive(cache, 300, archive.stem.removeprefix("classes-"))
     return warm, seconds, cpu
 
 

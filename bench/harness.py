@@ -156,14 +156,15 @@ def cold_caches(root: Path) -> dict[str, str]:
     return {"XDG_CACHE_HOME": str(xdg), "NUMBA_CACHE_DIR": str(root / "numba")}
 
 
-def wait_for_archive(cache: Path, timeout: float = 600) -> str:
-    """Wait for a class-data archive build under the XDG cache ``cache`` to end; what became of it."""
+def wait_for_archive(cache: Path, timeout: float = 600, key: str = "*") -> str:
+    """Wait for the class-data archive builds (``key``: that archive's alone) under the XDG cache ``cache`` to end;
+    what became of them."""
     jvm, deadline = cache / "spark-pretrain-pipeline" / "jvm", time.monotonic() + timeout
-    while list(jvm.glob("classes-*.lock")) and time.monotonic() < deadline:
+    while list(jvm.glob(f"classes-{key}.lock")) and time.monotonic() < deadline:
         time.sleep(1)
-    if list(jvm.glob("classes-*.lock")):
+    if list(jvm.glob(f"classes-{key}.lock")):
         return "archive build still running"
-    return "archive built" if list(jvm.glob("classes-*.jsa")) else "no archive"
+    return "archive built" if list(jvm.glob(f"classes-{key}.jsa")) else "no archive"
 
 
 def load_line() -> str:
