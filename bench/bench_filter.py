@@ -14,8 +14,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import pyarrow as pa
 
 from bench.harness import arguments, best_of, write_result
 from bench.real_corpus import build, read
+from pipeline.numba_backend import FILTER
 
 LANGUAGES, MIN_SCORE = ["en"], 0.65
 # name -> (datatrove's module, datatrove's class)
@@ -36,22 +36,8 @@ RULE_FILTERS = {
 ORDER = ["language", "pii", *RULE_FILTERS, "fasttext_classifier"]
 
 
-@dataclass
-class Row:
-    """One filter's line of the table."""
-
-    name: str
-    theirs_s: float = float("nan")
-    ours_s: float = float("nan")
-    checked: str = ""
-    note: str = ""
-
-
+Row = tuple[float, float, str, bool]  # one filter's line of the table: theirs and ours CPU s, what was checked, ok
 REPEAT = [2]  # rounds per side (--repeat); the best is kept: a first round also pays for fresh memory pages
-
-
-def _timed(run: Callable[[], Any]) -> tuple[float, Any]:
-    return best_of(run, REPEAT[0])
 
 
 def _batches(texts: list[str], rows: int) -> list[pa.RecordBatch]:
@@ -81,14 +67,11 @@ def bench_language(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
             out.append((best[0], best[1], any(scores.get(lang, 0.0) > MIN_SCORE for lang in LANGUAGES)))
         return out
 
-    from pipeline.numba_backend import FILTER
-
-    FILTER.set(True)  # the compiled kernel from the first call (a worker takes its first 2 MB through numpy)
     ours_filter = LanguageFilter(languages=LANGUAGES, min_score=MIN_SCORE)
     ours_filter.apply(batches[0].slice(0, 1))  # the model and the kernel load once per process, outside the timing
-    theirs_s, expected = _timed(theirs)
+    theirs_s, expected = best_of(theirs, REPEAT[0])
 
-    ours_s, results = _timed(lambda: _ours(ours_filter, batches))
+    ours_s, results = best_of(lambda: _ours(ours_filter, batches), REPEAT[0])
     labels = [x for r in results for x in r.columns["language"].to_pylist()]
     scores = np.concatenate([r.columns["language_score"].to_numpy() for r in results])
     keep = np.concatenate([r.keep for r in results])
@@ -98,7 +81,7 @@ def bench_language(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
     checked = f"label {same_label}/{len(texts)}, keep {same_keep}/{len(texts)}, max score diff {worst:.1e}"
     checked += f" ({int((diff > 1e-6).sum())} over 1e-6)"
     ok = same_label == same_keep == len(texts) and worst <= 1e-6
-    return Row("language", theirs_s, ours_s, checked, "" if ok else "MISMATCH")
+    return theirs_s, ours_s, checked, ok
 
 
 def bench_fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
@@ -106,14 +89,11 @@ def bench_fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch]) -
     train-classifier stage's defaults with the issue's ``wordNgrams: 2``) trained here on a quarter of the documents
     (labels: longer than the median or not), keep_labels [[long, 0.5]]. Beside it: fastText's own batched predict
     of the same lines, and the train-classifier stage's training task vs ``fasttext.train_supervised`` alone."""
-    with tempfile.TemporaryDirectory(prefix="bench-fasttext-") as folder:  # two models of about 0.8 GB each
-        return _fasttext_classifier(texts, batches, Path(folder))
-
-
-def _fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch], folder: Path) -> Row:
-    """:func:`bench_fasttext_classifier` with its training files and models in ``folder``."""
     import resource
     import subprocess
+
+    scratch = tempfile.TemporaryDirectory(prefix="bench-fasttext-")  # two models of about 0.8 GB each
+    folder = Path(scratch.name)
 
     from datatrove.data import Document
     from datatrove.pipeline.filters.fasttext_filter import FastTextClassifierFilter
@@ -138,42 +118,32 @@ def _fasttext_classifier(texts: list[str], batches: list[pa.RecordBatch], folder
         code = train + ".save_model(sys.argv[2])"
         subprocess.run([sys.executable, "-c", code, str(folder / "train.txt"), model, json.dumps(args)], check=True)
 
-    keys = pa.array(range(len(sample)), pa.int64())
-    rows = pa.RecordBatch.from_arrays(
-        [
-            keys,
-            pa.array([lab for lab, _ in sample]),
-            pa.array(["bench"] * len(sample)),
-            pa.array([t for _, t in sample]),
-        ],
-        schema=SAMPLE_SCHEMA,
-    )
+    columns = [range(len(sample)), [lab for lab, _ in sample], ["bench"] * len(sample), [t for _, t in sample]]
+    rows = pa.RecordBatch.from_arrays([pa.array(c) for c in columns], schema=SAMPLE_SCHEMA)
     plan = TrainPlan("hq", "cc", 0.0, args, str(folder / "stage.bin"), str(folder / "t.txt"), str(folder / "h.txt"))
-    train_alone = best_of(alone, REPEAT[0], clock=lambda: time.process_time() + children())[0]
-    train_stage = best_of(
-        lambda: list(train_task([rows], plan)), REPEAT[0], clock=lambda: time.process_time() + children()
-    )[0]
+    clock = lambda: time.process_time() + children()  # noqa: E731
+    train_alone = best_of(alone, REPEAT[0], clock=clock)[0]
+    train_stage = best_of(lambda: list(train_task([rows], plan)), REPEAT[0], clock=clock)[0]
     same_bytes = Path(model).read_bytes() == Path(plan.model).read_bytes()
     print(f"training: train_supervised alone {train_alone:.2f} s, the stage's task {train_stage:.2f} s "
           f"({train_stage / train_alone:.2f}x), the same model bytes: {same_bytes}")  # fmt: skip
     library = _FastText(model_path=model)
     oracle = FastTextClassifierFilter(model, keep_labels=[("hq", 0.5)])
     oracle._model = library
-    from pipeline.numba_backend import FILTER
-
-    FILTER.set(True)  # the compiled kernel from the first call, as for language
     ours_filter = Ours(model=model, keep_labels=[["hq", 0.5]])
     ours_filter.apply(batches[0].slice(0, 1))  # the model loads once per process, outside the timing
     lines = [t.strip().replace("\n", "") for t in texts]
-    bare_s, _ = _timed(lambda: library.predict(lines, k=-1))
-    theirs_s, expected = _timed(lambda: [bool(oracle.filter(Document(text=t, id=str(i)))) for i, t in enumerate(texts)])
-    ours_s, results = _timed(lambda: _ours(ours_filter, batches))
+    bare_s, _ = best_of(lambda: library.predict(lines, k=-1), REPEAT[0])
+    theirs_s, expected = best_of(
+        lambda: [bool(oracle.filter(Document(text=t, id=str(i)))) for i, t in enumerate(texts)], REPEAT[0]
+    )
+    ours_s, results = best_of(lambda: _ours(ours_filter, batches), REPEAT[0])
     keep = np.concatenate([r.keep for r in results])
     same = int((keep == np.array(expected)).sum())
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     print(f"fastText's batched predict alone {mb / bare_s:.2f} MB/s: ours {bare_s / ours_s:.1f}x it")
-    note = "" if same == len(texts) and same_bytes else "MISMATCH"
-    return Row("fasttext_classifier", theirs_s, ours_s, f"keep {same}/{len(texts)}", note)
+    scratch.cleanup()
+    return theirs_s, ours_s, f"keep {same}/{len(texts)}", same == len(texts) and same_bytes
 
 
 def bench_pii(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
@@ -194,15 +164,16 @@ def bench_pii(texts: list[str], batches: list[pa.RecordBatch]) -> Row:
     for text in texts[:50]:  # first calls (compute kernels) outside the timing, for both
         formatter.format(text)
     PIIFilter().apply(batches[0].slice(0, 50))
-    theirs_s, expected = _timed(theirs)
-    ours_s, results = _timed(lambda: _ours(PIIFilter(), batches))  # a fresh filter: its IP verdicts start empty
+    theirs_s, expected = best_of(theirs, REPEAT[0])
+    # a fresh filter per round: its IP verdicts start empty
+    ours_s, results = best_of(lambda: _ours(PIIFilter(), batches), REPEAT[0])
     got: list[str] = []
     for batch, result in zip(batches, results, strict=True):
         got += (result.text if result.text is not None else batch.column("text")).to_pylist()
     same = sum(a == b for a, b in zip(got, expected, strict=True))
     changed = sum(a != b for a, b in zip(texts, expected, strict=True))
     checked = f"text {same}/{len(texts)} ({changed} rewritten)"
-    return Row("pii", theirs_s, ours_s, checked, "" if same == len(texts) else "MISMATCH")
+    return theirs_s, ours_s, checked, same == len(texts)
 
 
 def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> Row:
@@ -215,9 +186,6 @@ def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> R
     ours_filter = registry.filter_class(name)()
 
     theirs_filter = getattr(importlib.import_module(f"datatrove.pipeline.filters.{their_module}"), their_class)()
-    from pipeline.numba_backend import FILTER
-
-    FILTER.set(True)  # compiled kernels (fineweb's line counts) from the first call, loaded in the warm-up below
     for i, text in enumerate(texts[:50]):  # first calls (the word tokenizer, caches) outside the timing, for both
         theirs_filter.filter(Document(text=text, id=str(i)))
     ours_filter.apply(batches[0].slice(0, 50))
@@ -231,8 +199,8 @@ def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> R
             out.append(verdict[0] if isinstance(verdict, tuple) else bool(verdict))
         return out
 
-    theirs_s, expected = _timed(theirs)
-    ours_s, results = _timed(lambda: _ours(ours_filter, batches))
+    theirs_s, expected = best_of(theirs, REPEAT[0])
+    ours_s, results = best_of(lambda: _ours(ours_filter, batches), REPEAT[0])
     keep = np.concatenate([r.keep for r in results])
     same = int((keep == np.array(expected)).sum())
     checked = f"keep {same}/{len(texts)} ({len(texts) - sum(expected)} dropped)"
@@ -245,7 +213,7 @@ def bench_rules(name: str, texts: list[str], batches: list[pa.RecordBatch]) -> R
         same_text = sum(got[i] == docs[i].text for i in kept)
         checked += f", text {same_text}/{len(kept)} kept"
         ok = ok and same_text == len(kept)
-    return Row(name, theirs_s, ours_s, checked, "" if ok else "MISMATCH")
+    return theirs_s, ours_s, checked, ok
 
 
 BENCHES = {"language": bench_language, "pii": bench_pii, "fasttext_classifier": bench_fasttext_classifier}
@@ -254,22 +222,21 @@ BENCHES = {"language": bench_language, "pii": bench_pii, "fasttext_classifier": 
 def main() -> None:
     """Build or reuse the corpus, run the filters and print the table."""
     parser = arguments(__doc__, mb=100.0, batch_rows=1000, repeat=2)
-    parser.add_argument("--corpus", type=Path, default=None, help="corpus file (default: built under /tmp)")
     parser.add_argument("--only", nargs="*", choices=ORDER, default=ORDER, help="the filters to run")
     args = parser.parse_args()
     REPEAT[0] = max(1, args.repeat)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core for both sides
-    texts = [r["text"] for r in read(build(args.mb, args.corpus))]
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core for both sides
+    FILTER.set(True)  # compiled kernels from the first call (a worker takes its first 2 MB through numpy)
+    texts = [r["text"] for r in read(build(args.mb))]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     batches = _batches(texts, args.batch_rows)
     print(f"{len(texts)} real documents, {mb:.1f} MB, one core, CPU seconds, load average {os.getloadavg()[0]:.2f}")
     print(f"{'filter':<18} {'theirs MB/s':>14} {'ours MB/s':>10} {'ratio':>7}  checked")
     figures: dict[str, tuple[float, str]] = {}
     for name in args.only:
-        row = BENCHES[name](texts, batches) if name in BENCHES else bench_rules(name, texts, batches)
-        theirs, ours = mb / row.theirs_s, mb / row.ours_s
-        print(f"{name:<18} {theirs:>14.2f} {ours:>10.2f} {ours / theirs:>6.1f}x  {row.checked} {row.note}", flush=True)
+        theirs_s, ours_s, checked, ok = BENCHES.get(name, partial(bench_rules, name))(texts, batches)
+        theirs, ours, note = mb / theirs_s, mb / ours_s, "" if ok else "MISMATCH"
+        print(f"{name:<18} {theirs:>14.2f} {ours:>10.2f} {ours / theirs:>6.1f}x  {checked} {note}", flush=True)
         figures |= {f"{name} theirs": (theirs, "MB/s"), f"{name} ours": (ours, "MB/s")}
     write_result("filter", args, figures)
 

@@ -6,7 +6,7 @@ A first run without filters warms the JVM, the page cache and the kernels and is
 per stage of both runs, the filter stage's seconds over the first run's ingest + dedup, and the
 second run's whole time over the first's (dedup has less to do after filtering, so both are shown).
 
-Run: python -m bench filter_stage [--mb 200] [--only language pii]
+Run: python -m bench filter_stage [--mb 200]
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import shutil
 import time
 from pathlib import Path
 
+import yaml
+
 from bench import real_corpus
-from bench.harness import DATA, ProcessTree, arguments, dataproc_filters, run_config, session, write_result
+from bench.harness import DATA, REPO, ProcessTree, arguments, run_config, session, write_result
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
 from pipeline.run.runner import run_stages
@@ -46,16 +48,9 @@ def run(spark, raw: Path, out: Path, filters: list | None) -> tuple[dict[str, fl
 
 
 def main() -> None:
-    parser = arguments(__doc__, mb=200.0)
-    parser.add_argument("--only", nargs="*", default=None, help="these filters of the list only (default: all)")
-    args = parser.parse_args()
+    args = arguments(__doc__, mb=200.0).parse_args()
     raw = real_corpus.build(args.mb)
-    filters = dataproc_filters()
-    if args.only is not None:
-        unknown = sorted(set(args.only) - {f["name"] for f in filters})
-        if unknown:
-            parser.error(f"--only: {unknown} not in conf/dataproc.yaml's filter list")
-        filters = [f for f in filters if f["name"] in args.only]
+    filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
     spark = session()
     run(spark, raw, DATA / "run-filter-stage-off", None)  # warm-up: JVM, page cache, numba cache (not reported)
     plain, plain_cpu = run(spark, raw, DATA / "run-filter-stage-off", None)

@@ -29,8 +29,8 @@ import psutil
 import yaml
 
 from bench import constant_corpus
-from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, run_logged, write_result
-from bench.standalone import Cluster, build_zip, submit_command
+from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, write_result
+from bench.standalone import Cluster, build_zip, cluster_config, run_job
 from bench.vs_corpus import lines
 from pipeline.run.registry import STAGE_NAMES
 
@@ -109,40 +109,28 @@ def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code:
     """conf/dataproc.yaml's stages, one source per corpus ``source`` (``code`` ones unfiltered), sized for the input."""
     base = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())
     nbytes = sum(per_source.values())
-    gb = nbytes / GB
-    samples = max(1, nbytes // 4 // SEQUENCE_LENGTH)  # about 4 bytes per token of input
     sources = []
     for name in per_source:
         source = {"name": name, "paths": [str(data / name)], "format": "jsonl", "keep_fields": ["path"]}
         sources.append({**source, "filter": []} if name in code else source)
-    return {
-        "output": str(out),
-        "spark": {
-            "app_name": "bench-scale",
-            "speedups": ["zip_rescans", "gc_freeze"],  # as conf/dataproc.yaml
-            "settings": {
-                "spark.ui.enabled": "false",
-                "spark.ui.showConsoleProgress": "false",
-                "spark.sql.adaptive.enabled": "true",
-                # ~64 MB of input per shuffle partition (AQE coalesces small ones)
-                "spark.sql.shuffle.partitions": str(max(8, math.ceil(16 * gb))),
-            },
-        },
-        "sources": sources,
-        "ingest": base["ingest"],
-        "filter": base["filter"],
-        "dedup": {**base["dedup"], "index": str(index)},
-        "tokenizer": base["tokenizer"],
-        "tokenize": {"partitions": max(4, math.ceil(8 * gb))},
-        "blend": base["blend"],
-        "training": {
-            "sequence_length": SEQUENCE_LENGTH,
-            # the training split only: a small source may keep too few documents for a validation split
-            "split": "1000,0,0",
-            "samples": [samples, 0, 0],
-            "tokenizer": TRAINING_TOKENIZER,
-        },
+    # ~64 MB of input per shuffle partition (AQE coalesces small ones)
+    settings = {
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.shuffle.partitions": str(max(8, math.ceil(16 * nbytes / GB))),
     }
+    # the training split only: a small source may keep too few documents for a validation split
+    training = {"sequence_length": SEQUENCE_LENGTH, "split": "1000,0,0", "tokenizer": TRAINING_TOKENIZER}
+    training["samples"] = [max(1, nbytes // 4 // SEQUENCE_LENGTH), 0, 0]  # about 4 bytes per token of input
+    return cluster_config(
+        "bench-scale",
+        out,
+        sources,
+        settings,
+        **{k: base[k] for k in ("ingest", "filter", "tokenizer", "blend")},
+        dedup={**base["dedup"], "index": str(index)},
+        tokenize={"partitions": max(4, math.ceil(8 * nbytes / GB))},
+        training=training,
+    )
 
 
 def cpu_per_stage(series: list[tuple[float, float]], stages: list[dict]) -> dict[str, float]:
@@ -162,20 +150,15 @@ def cpu_per_stage(series: list[tuple[float, float]], stages: list[dict]) -> dict
 
 
 def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: float) -> dict:
-    """One spark-submitted run over a ``size_gb`` GB prefix: its figures (its outputs removed unless ``--keep``)."""
+    """One spark-submitted run over a ``size_gb`` GB prefix: its figures (its outputs removed)."""
     work, tag = args.work, f"{size_gb:g}gb"
     data, out, index = work / f"corpus-{tag}", work / f"run-{tag}", work / f"index-{tag}"
     nbytes, per_source = prefix(args.corpus, int(size_gb * GB), data)
-    for path in (out, index):
-        shutil.rmtree(path, ignore_errors=True)
-    config_path = work / f"pipeline-{tag}.yaml"
-    code = set(args.code_sources.split(","))
-    config_path.write_text(yaml.safe_dump(config(data, per_source, out, index, code), sort_keys=False))
+    shutil.rmtree(index, ignore_errors=True)
     load_before = os.getloadavg()[0]
-    cmd = submit_command(cluster, dist, config_path, MEMORY)
+    raw = config(data, per_source, out, index, set(args.code_sources.split(",")))
     memory = partial(TreeMemory, workers=cluster.pids())
-    run, tree = run_logged(cmd, work / f"run-{tag}.log", cluster.env, config_path.parent, memory)
-    report = json.loads((out / "report.json").read_text())
+    run, tree, report = run_job(cluster, dist, raw, work / f"pipeline-{tag}.yaml", MEMORY, tree=memory)
     stages = {row["stage"]: float(row["seconds"]) for row in report["timeline"]["stages"]}
     seconds = {**stages, "stages": sum(stages.values()), "submit": run["wall_s"]}
     row = {
@@ -190,9 +173,8 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
         **tree.report(),
         "stage_cpu_s": cpu_per_stage(tree.series, report["timeline"]["stages"]),
     }
-    if not args.keep:
-        for path in (out, index, data, work / "spark-local", *cluster.root.glob("worker*/app-*")):
-            shutil.rmtree(path, ignore_errors=True)
+    for path in (out, index, data, work / "spark-local", *cluster.root.glob("worker*/app-*")):
+        shutil.rmtree(path, ignore_errors=True)
     return row
 
 
@@ -261,18 +243,15 @@ def markdown(result: dict) -> str:
 
 def main() -> None:
     defaults = {"sizes": "1,2,5,10", "work": DATA / "scale", "code_sources": "pypi,python", "corpus": None}
-    args = arguments(__doc__, **defaults, json=None, keep=False, from_json=None).parse_args()
+    args = arguments(__doc__, **defaults, json=None, from_json=None).parse_args()
     if args.from_json:
         earlier = json.loads(args.from_json.read_text())
         print(markdown(earlier))
         write_result("scale", args, figures(earlier["sizes"]))
         return
-    try:
-        sizes = [float(s) for s in args.sizes.split(",")]
-    except ValueError:
-        raise SystemExit(f"error: --sizes: not a comma-separated list of numbers: {args.sizes!r}") from None
-    if not sizes or min(sizes) <= 0:
-        raise SystemExit(f"error: --sizes: every size must be > 0 GB: {args.sizes!r}")
+    sizes = [float(s) for s in args.sizes.split(",") if s.strip().replace(".", "", 1).isdigit()]
+    if len(sizes) != args.sizes.count(",") + 1 or min(sizes) <= 0:
+        raise SystemExit(f"error: --sizes: not a comma-separated list of sizes > 0 GB: {args.sizes!r}")
     if args.corpus == Path("constant"):
         args.corpus = constant_corpus.at_least(max(sizes) * GB / 1e6)
     if args.corpus is None or not args.corpus.exists():

@@ -8,7 +8,7 @@ How it measures: docs/benchmarks.md, Method notes, spans.
 
 from __future__ import annotations
 
-import argparse
+import itertools
 import json
 import os
 import resource
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from bench.harness import REPO, ProcessTree, write_result
+from bench.corpus import take
+from bench.harness import REPO, ProcessTree, arguments, write_result
 from pipeline.config import load_config_text
 from pipeline.spans.stage import run_spans
 from pipeline.spark.session import build_session
@@ -27,46 +28,26 @@ from pipeline.stage_api.context import RunContext
 from tests.spans_oracle import DOC_ROOTS, oracle_ranges
 
 
-def documents(megabytes: float) -> list[tuple[int, str]]:
-    """(doc_id, text) of about ``megabytes`` MB: the documentation sources, cycled, each round a new doc_id."""
-    root = next(r for r in DOC_ROOTS if r.is_dir())
-    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(root.rglob("*.txt"))]
-    docs: list[tuple[int, str]] = []
-    total, i = 0, 0
-    while total < megabytes * 1e6:
-        text = texts[i % len(texts)]
-        if i >= len(texts):  # a later round: the same file with its own words, partly repeated
-            text = f"round {i // len(texts)} of {i}\n" + text[(i * 131) % max(len(text) // 2, 1) :]
-        docs.append(((i * 2654435761) % (2**62), text))
-        total += len(text.encode("utf-8"))
-        i += 1
-    return docs
+def documents(megabytes: float, corpus: Path | None = None) -> list[tuple[int, str]]:
+    """(doc_id, text) of about ``megabytes`` MB: the first documents of the JSON-lines ``corpus`` (its ``text``
+    field, one document a line), else the documentation sources cycled, each round a new doc_id."""
+    if corpus is None:
+        root = next(r for r in DOC_ROOTS if r.is_dir())
+        files = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(root.rglob("*.txt"))]
 
+        def later(i: int, text: str) -> str:  # a later round: the same file with its own words, partly repeated
+            return f"round {i // len(files)} of {i}\n" + text[(i * 131) % max(len(text) // 2, 1) :]
 
-def corpus_documents(path: Path, megabytes: float) -> list[tuple[int, str]]:
-    """(doc_id, text) of the first ``megabytes`` MB of a JSON-lines corpus (its ``text`` field, one document a
-    line), doc_ids spread as :func:`documents` spreads them."""
-    docs: list[tuple[int, str]] = []
-    total = 0
-    with path.open(encoding="utf-8") as lines:
-        for i, line in enumerate(lines):
-            if total >= megabytes * 1e6:
-                break
-            text = json.loads(line)["text"]
-            docs.append(((i * 2654435761) % (2**62), text))
-            total += len(text.encode("utf-8"))
-    return docs
+        texts = (files[i] if i < len(files) else later(i, files[i % len(files)]) for i in itertools.count())
+    else:
+        texts = (json.loads(line)["text"] for line in corpus.open(encoding="utf-8"))
+    kept = take(texts, megabytes * 1e6, lambda text: len(text.encode("utf-8")))
+    return [((i * 2654435761) % (2**62), text) for i, text in enumerate(kept)]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=float, default=50.0)
-    parser.add_argument("--k", type=int, default=50)
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--no-oracle", action="store_true")
-    parser.add_argument("--corpus", type=Path, help="a JSON-lines corpus to read instead (its first --mb MB)")
-    args = parser.parse_args()
-    docs = corpus_documents(args.corpus, args.mb) if args.corpus else documents(args.mb)
+    args = arguments(__doc__, mb=50.0, k=50, master="local[2]", no_oracle=False, corpus=None).parse_args()
+    docs = documents(args.mb, args.corpus)
     size = sum(len(t.encode("utf-8")) for _, t in docs) / 1e6
     cores = int(args.master.split("[")[1].rstrip("]")) if "[" in args.master else 1
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,11 +79,7 @@ def main() -> None:
     split = f"JVM {cpu_jvm:.1f}, Python {cpu_stage - cpu_jvm:.1f}"
     print(f"spans stage: {cpu_stage:.1f} CPU s ({split}) = {size / cpu_stage:.2f} MB/s per core")
     print(f"load average at start {load:.1f}, at end {os.getloadavg()[0]:.1f}")
-    figures = {
-        "stage": (seconds, "s"),
-        "per core": (size / cpu_stage, "MB/s"),
-        "removed": (cut / 1e6, "MB"),
-    }
+    figures = {"stage": (seconds, "s"), "per core": (size / cpu_stage, "MB/s"), "removed": (cut / 1e6, "MB")}
     if args.no_oracle:
         write_result("spans", args, figures)
         return

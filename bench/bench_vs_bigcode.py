@@ -16,20 +16,32 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from bench.dedup_precision import sample, scan
-from bench.harness import DATA, FIXTURES, REPO, arguments, child_command, child_env, corpus, run_logged, write_result
-from bench.readme_table import cold_caches
+from bench.harness import (
+    DATA,
+    FIXTURES,
+    REPO,
+    arguments,
+    child_env,
+    cold_caches,
+    corpus,
+    load_line,
+    run_logged,
+    wait_for_archive,
+    write_result,
+)
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
 from pipeline.config.schema import SPEEDUPS
 from pipeline.spark.session import check_java
 from pipeline.spark.speedups.class_archive import archive_path, is_complete
 
 PEERS = FIXTURES.parent / "peers"
+HELP_AS_USER = "our side as a user runs it: `python -m pipeline ingest`, then `python -m pipeline dedup` (a JVM each)"
+HELP_COLD = "our side starts with an empty numba cache and no JVM class-data archive (bench/readme_table.py's)"
 PEER_SCRIPT = "text_dedup_minhash_spark_6bb8e89.py"
 STAGES = ("ingest", "dedup")
 NUM_PERM, THRESHOLD, NGRAM, MASTER, PARTITIONS, SEED = 256, 0.7, 5, "local[2]", 8, 0
@@ -67,39 +79,27 @@ def run_peer(parquet: Path, work: Path, env: dict[str, str]) -> tuple[float, int
     return seconds, survivors, tree.cpu()
 
 
-def our_commands(config: Path, as_user: bool) -> dict[str, list[str]]:
-    """Our side's commands by name: ``python -m pipeline ingest`` then ``python -m pipeline dedup`` (``as_user``:
-    two processes, a JVM each), else one child running both stages in one SparkSession."""
-    if as_user:
-        return {stage: [sys.executable, "-m", "pipeline", stage, "--config", str(config)] for stage in STAGES}
-    return {"ours": [*child_command(__spec__), "--ours-child", str(config)]}
-
-
-def run_ours(config: Path, work: Path, env: dict[str, str], as_user: bool) -> tuple[float, float]:
-    """Our commands one after the other: their seconds and CPU seconds, summed (each printed when two)."""
-    seconds = cpu = 0.0
-    for name, cmd in our_commands(config, as_user).items():
-        run, tree = run_logged(cmd, work / f"{name}.log", env)
-        seconds, cpu = seconds + run["wall_s"], cpu + tree.cpu()
-        if as_user:
-            print(f"{'  python -m pipeline ' + name:28}{run['wall_s']:9.1f}{'':>11}{tree.cpu():10.1f}")
-    return seconds, cpu
-
-
 def measure_ours(
     config: Path, work: Path, env: dict[str, str], as_user: bool, cold: Path | None
 ) -> tuple[bool, float, float]:
-    """Run our side (with empty caches under ``cold`` when given): whether the class-data archive was there to map,
-    the seconds and the CPU seconds."""
+    """Our side, with empty caches under ``cold`` when given: ``python -m pipeline ingest`` then ``python -m pipeline
+    dedup`` (``as_user``: two processes, a JVM each, each printed), else one child running both stages in one
+    SparkSession. Whether the class-data archive was there to map, the seconds and the CPU seconds, summed."""
     ours_env = child_env({**env, **(cold_caches(cold) if cold else {})})
     cache = Path(ours_env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     archive = cache / "spark-pretrain-pipeline" / "jvm" / archive_path(check_java(), SPARK_CONF).name  # ours maps
     warm = is_complete(archive)
-    seconds, cpu = run_ours(config, work, ours_env, as_user)
+    commands = {"ours": [sys.executable, "-m", "bench.bench_vs_bigcode", "--ours-child", str(config)]}
+    if as_user:
+        commands = {stage: [sys.executable, "-m", "pipeline", stage, "--config", str(config)] for stage in STAGES}
+    seconds = cpu = 0.0
+    for name, cmd in commands.items():
+        run, tree = run_logged(cmd, work / f"{name}.log", ours_env)
+        seconds, cpu = seconds + run["wall_s"], cpu + tree.cpu()
+        if as_user:
+            print(f"{'  python -m pipeline ' + name:28}{run['wall_s']:9.1f}{'':>11}{tree.cpu():10.1f}")
     if not warm:  # the archive builder runs after our JVM exits: let it finish before anything else runs
-        deadline = time.time() + 300
-        while archive.with_suffix(".lock").exists() and time.time() < deadline:
-            time.sleep(1)
+        wait_for_archive(cache, 300, archive.stem.removeprefix("classes-"))
     return warm, seconds, cpu
 
 
@@ -126,24 +126,14 @@ def main() -> None:
     if sys.argv[1:2] == ["--ours-child"]:
         return ours_child(sys.argv[2])
     parser = arguments(__doc__, corpus="synthetic", work=DATA / "vs-bigcode", sample=500, ours_only=False)
+    for flag, shown in (("--as-user", HELP_AS_USER), ("--cold", HELP_COLD)):
+        parser.add_argument(flag, action="store_true", help=shown)
     parser.add_argument("--mb", type=float, default=None, help="MB of text: synthetic (default 200) or a real prefix")
-    parser.add_argument(
-        "--as-user",
-        action="store_true",
-        help="our side as a user runs it: `python -m pipeline ingest`, then `python -m pipeline dedup` (a JVM each)",
-    )
-    parser.add_argument(
-        "--cold",
-        action="store_true",
-        help="our side starts with an empty numba cache and no JVM class-data archive (bench/readme_table.py's)",
-    )
     args = parser.parse_args()
     if not args.ours_only and not (PEERS / PEER_SCRIPT).is_file():
         sys.exit(f"skipped: the BigCode peer script is not at {PEERS / PEER_SCRIPT} (../shared/peers/)")
-    if args.corpus == "synthetic":
-        raw = corpus(200 if args.mb is None else args.mb)
-    else:
-        raw = prefix(Path(args.corpus), args.mb, DATA / "vs-bigcode-corpora")
+    synthetic = args.corpus == "synthetic"
+    raw = corpus(args.mb or 200) if synthetic else prefix(Path(args.corpus), args.mb, DATA / "vs-bigcode-corpora")
     docs, work = load(raw), args.work
     text_mb = docs.text_bytes / 1e6
     shutil.rmtree(work, ignore_errors=True)
@@ -157,17 +147,11 @@ def main() -> None:
     print(f"{'':28}{'seconds':>9}{'survivors':>11}{'CPU s':>10}")
     peer = None if args.ours_only else run_peer(peer_parquet(docs, "content"), work, env)
     config = work / "ours.yaml"
-    config.write_text(
-        json.dumps(
-            {
-                "output": str(work / "ours-run"),
-                "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}],
-                "spark": {"master": MASTER, "settings": SPARK_CONF, "speedups": list(SPEEDUPS)},  # as conf/local.yaml
-                "dedup": {"num_perm": NUM_PERM, "threshold": THRESHOLD, "ngram": NGRAM},
-                "tokenizer": {"train": True, "vocab_size": 2000},  # required by the config; not run by `dedup`
-            }
-        )
-    )
+    ours = {"output": str(work / "ours-run"), "sources": [{"name": "bench", "paths": [str(raw)], "format": "jsonl"}]}
+    ours["spark"] = {"master": MASTER, "settings": SPARK_CONF, "speedups": list(SPEEDUPS)}  # as conf/local.yaml
+    ours["dedup"] = {"num_perm": NUM_PERM, "threshold": THRESHOLD, "ngram": NGRAM}
+    ours["tokenizer"] = {"train": True, "vocab_size": 2000}  # required by the config; not run by `dedup`
+    config.write_text(json.dumps(ours))
     with tempfile.TemporaryDirectory(prefix="vs-bigcode-cold-", dir=work) as scratch:
         warm, seconds, cpu = measure_ours(config, work, env, args.as_user, Path(scratch) if args.cold else None)
         if args.cold:  # else the next run without --cold compiles them again (as a second cold run)
@@ -192,14 +176,14 @@ def main() -> None:
         figures["features step"] = (text_mb / steps["features"], "MB/s")
         print(f"our features step: {text_mb / steps['features']:.1f} MB/s of text")
     print(f"our class-data archive: {'mapped' if warm else 'recorded by this run (the first)'} (docs/running.md)")
-    side = f"{'two commands' if args.as_user else 'one process'}, {'cold' if args.cold else 'caches as found'}"
-    print(f"our side: {side}")
-    print(f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(
+        f"our side: {'two commands' if args.as_user else 'one process'}, {'cold' if args.cold else 'caches as found'}"
+    )
+    print(load_line())
     if peer is not None:
         figures |= precision_report(docs, work, args.sample)
-    figures["archive mapped"] = (float(warm), "bool")
-    figures["as user"] = (float(args.as_user), "bool")
-    figures["cold caches"] = (float(args.cold), "bool")
+    flags = {"archive mapped": warm, "as user": args.as_user, "cold caches": args.cold}
+    figures |= {name: (float(flag), "bool") for name, flag in flags.items()}
     write_result("vs_bigcode", args, figures)
 
 

@@ -18,14 +18,6 @@ def shingle_set(text: str, k: int) -> set[str]:
     return {" ".join(toks[i : i + k]) for i in range(len(toks) - k + 1)}
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
-    """|a & b| / |a | b|; 1.0 for two empty sets."""
-    if not a and not b:
-        return 1.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
-
-
 def sample(removed: Iterable[int], n: int, seed: int) -> list[int]:
     """``n`` of ``removed`` (all when fewer), by ``random.Random(seed)`` from their sorted order."""
     pool = sorted(removed)

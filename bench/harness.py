@@ -14,7 +14,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
@@ -58,24 +57,20 @@ def session(master: str = "local[2]"):
     from pipeline.config.schema import SPEEDUPS
     from pipeline.spark.session import build_session
 
-    spark = build_session(
-        "pipeline-bench",
-        master=master,
-        settings={
-            "spark.sql.shuffle.partitions": "8",
-            "spark.ui.showConsoleProgress": "false",
-            "spark.driver.memory": "4g",
-        },
-        speedups=SPEEDUPS,
-    )
+    settings = {
+        "spark.sql.shuffle.partitions": "8",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.memory": "4g",
+    }
+    spark = build_session("pipeline-bench", master=master, settings=settings, speedups=SPEEDUPS)
     spark.sparkContext.setLogLevel("ERROR")
     spark.sparkContext.setCheckpointDir(str(DATA / "checkpoints"))
     return spark
 
 
 class ProcessTree:
-    """A process (default: this one) and its descendants sampled in a thread: ``peak`` RSS of ``root``, ``jvm``,
-    ``python``, ``workers`` (python without the root), ``largest`` and ``total``; ``seen`` CPU seconds per process
+    """A process (default: this one) and its descendants sampled in a thread: ``peak`` RSS of the ``jvm``s, of the
+    ``python`` processes and in ``total``; ``seen`` CPU seconds per process
     (``reaped``: a Python process below the root also counts its waited-for children; read it from one sample)."""
 
     def __init__(
@@ -83,7 +78,7 @@ class ProcessTree:
     ) -> None:
         self.pid, self.interval, self.also = os.getpid() if pid is None else pid, interval, tuple(also)
         self.reaped = reaped
-        self.peak = dict.fromkeys(("root", "jvm", "python", "workers", "largest", "total"), 0)
+        self.peak = dict.fromkeys(("jvm", "python", "total"), 0)
         self.seen: dict[int, tuple[bool, float]] = {}  # pid -> (a JVM, CPU seconds so far)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -106,13 +101,7 @@ class ProcessTree:
                 continue
             waited = times.children_user + times.children_system if self.reaped and not is_jvm else 0.0
             self.seen[proc.pid] = (is_jvm, times.user + times.system + (waited if proc.pid != self.pid else 0.0))
-            now["root"] = rss if proc.pid == self.pid else now["root"]
-            if is_jvm:
-                now["jvm"] += rss
-            else:
-                now["python"] += rss
-                now["workers"] += 0 if proc.pid == self.pid else rss
-                now["largest"] = max(now["largest"], rss)
+            now["jvm" if is_jvm else "python"] += rss
         now["total"] = now["jvm"] + now["python"]
         self.peak = {k: max(v, now[k]) for k, v in self.peak.items()}
 
@@ -141,13 +130,6 @@ class ProcessTree:
 P = TypeVar("P", bound=ProcessTree)
 
 
-def dataproc_filters() -> list[dict[str, Any]]:
-    """conf/dataproc.yaml's filter list, the filter benches' default."""
-    import yaml
-
-    return list(yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"])
-
-
 def run_config(out: Path | str, raw: Path | str, filters: list[dict[str, Any]] | None = None) -> Any:
     """The config of a one-source run over the JSONL ``raw`` into ``out``, with ``filters`` as its filter list."""
     import yaml
@@ -156,6 +138,38 @@ def run_config(out: Path | str, raw: Path | str, filters: list[dict[str, Any]] |
 
     text = f'output: {out}\nsources: [{{name: bench, paths: ["{raw}"]}}]\ntokenizer: {{train: true}}\n'
     return load_config_text(text + (yaml.safe_dump({"filter": filters}) if filters else ""), [])
+
+
+OWN_CACHES = ("numba", "spark-pretrain-pipeline")  # what a cold run starts without
+
+
+def cold_caches(root: Path) -> dict[str, str]:
+    """A cold run's environment: a fresh XDG cache linking the user's caches but ours."""
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    xdg = root / "xdg"
+    xdg.mkdir(parents=True)
+    if user.is_dir():
+        for item in user.iterdir():
+            if item.name not in OWN_CACHES:
+                (xdg / item.name).symlink_to(item)
+    (root / "numba").mkdir()
+    return {"XDG_CACHE_HOME": str(xdg), "NUMBA_CACHE_DIR": str(root / "numba")}
+
+
+def wait_for_archive(cache: Path, timeout: float = 600, key: str = "*") -> str:
+    """Wait for the class-data archive builds (``key``: that archive's alone) under the XDG cache ``cache`` to end;
+    what became of them."""
+    jvm, deadline = cache / "spark-pretrain-pipeline" / "jvm", time.monotonic() + timeout
+    while list(jvm.glob(f"classes-{key}.lock")) and time.monotonic() < deadline:
+        time.sleep(1)
+    if list(jvm.glob(f"classes-{key}.lock")):
+        return "archive build still running"
+    return "archive built" if list(jvm.glob(f"classes-{key}.jsa")) else "no archive"
+
+
+def load_line() -> str:
+    """The load averages and the CPU count, as the benches print them last."""
+    return f"load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
 
 
 def best_of(fn: Callable[[], T], repeat: int = 1, clock: Callable[[], float] = time.process_time) -> tuple[float, T]:
@@ -173,13 +187,6 @@ def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     return env
-
-
-def child_command(spec: ModuleSpec | None) -> list[str]:
-    """The command that runs a bench module again in a child process (``python -m bench.<module>``)."""
-    if spec is None:
-        raise RuntimeError("run the bench as a module: python -m bench NAME")
-    return [sys.executable, "-m", spec.name]
 
 
 def run_logged(
@@ -220,10 +227,10 @@ HELP = {
     "reparse": "with --from-json: show the figures again from the results",
     "stats": "print documents, bytes per source, repeated paths",
     "pin": "look the releases up on PyPI and rewrite the pins",
-    "keep": "keep the scratch outputs (default: removed)",
     "json": "write the results here",
     "from_json": "print the table of an earlier result and stop",
     "out": "output file or directory (default under $PIPELINE_BENCH_DATA)",
+    "speedups": "spark.speedups, the clusters' by default ('' none)",
 }
 
 

@@ -24,9 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.harness import FIXTURES, REPO, ProcessTree, arguments, run_logged
+from bench.harness import DATA, FIXTURES, REPO, ProcessTree, arguments, cold_caches, run_logged, wait_for_archive
 
-BENCH_DATA = Path("/tmp/pipeline-bench")
 ROWS = Path(__file__).with_suffix(".json")  # the rows, as data
 
 Values = Mapping[str, float]
@@ -91,13 +90,10 @@ class Entry:
         """The bench's module file."""
         return f"bench_{self.command.split()[0]}.py"
 
-    @property
-    def args(self) -> tuple[str, ...]:
-        return tuple(self.command.split()[1:])
-
     def argv(self, quick: bool) -> list[str]:
         """The bench's name and its arguments (``quick``: a smoke check's)."""
-        return [self.command.split()[0], *(self.quick.split() if quick else self.args)]
+        name, *args = self.command.split()
+        return [name, *(self.quick.split() if quick else args)]
 
 
 def _entries(path: Path = ROWS) -> tuple[Entry, ...]:
@@ -131,9 +127,8 @@ HEADER = ("bench", "command", "what it measures", "cold", "steady", "commit", "l
 
 def values_of(path: Path) -> dict[str, float] | None:
     """A bench's JSON result's figures as name -> value; None without one."""
-    if not path.is_file():
-        return None
-    return {name: figure["value"] for name, figure in json.loads(path.read_text())["figures"].items()}
+    figures = json.loads(path.read_text())["figures"] if path.is_file() else None
+    return None if figures is None else {name: figure["value"] for name, figure in figures.items()}
 
 
 def extract(figures: Iterable[Figure], values: Mapping[str, float] | None) -> str:
@@ -181,10 +176,6 @@ def render(table: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-OWN_CACHES = ("numba", "spark-pretrain-pipeline")  # what a cold run starts without
-ARCHIVE_WAIT_SECONDS = 600
-
-
 class TableError(Exception):
     """A usage or state error: one line, exit code 2."""
 
@@ -207,38 +198,6 @@ def commit_of(repo: Path, allow_dirty: bool) -> str:
     return _git(repo, "rev-parse", "--short", "HEAD")[0].strip() + ("-dirty" if changed else "")
 
 
-def cold_caches(root: Path) -> dict[str, str]:
-    """A cold run's environment: a fresh XDG cache linking the user's caches but ours."""
-    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    xdg = root / "xdg"
-    xdg.mkdir(parents=True)
-    if user.is_dir():
-        for item in user.iterdir():
-            if item.name not in OWN_CACHES:
-                (xdg / item.name).symlink_to(item)
-    (root / "numba").mkdir()
-    return {"XDG_CACHE_HOME": str(xdg), "NUMBA_CACHE_DIR": str(root / "numba")}
-
-
-def wait_for_archive(env: dict[str, str], timeout: float = ARCHIVE_WAIT_SECONDS) -> str:
-    """Wait for the cold cache's class-data archive build; what became of it."""
-    jvm = Path(env["XDG_CACHE_HOME"]) / "spark-pretrain-pipeline" / "jvm"
-    deadline = time.monotonic() + timeout
-    while list(jvm.glob("classes-*.lock")) and time.monotonic() < deadline:
-        time.sleep(2)
-    if list(jvm.glob("classes-*.lock")):
-        return "archive build still running"
-    return "archive built" if list(jvm.glob("classes-*.jsa")) else "no archive"
-
-
-def run_command(argv: list[str], env: dict[str, str], stem: Path) -> dict[str, Any]:
-    """Run ``python -m bench NAME ...``, its result at ``stem``.json, output at ``stem``.stdout / .stderr."""
-    argv = [*argv[:3], "--result", f"{stem}.json", *argv[3:]]
-    stdout, stderr = Path(f"{stem}.stdout"), Path(f"{stem}.stderr")
-    run, _ = run_logged(argv, stdout, env, REPO, partial(ProcessTree, interval=0.2), stderr, check=False)
-    return {**run, "stdout": stdout.name, "result": f"{stem.name}.json"}
-
-
 def command_text(entry: Entry, quick: bool) -> str:
     return " ".join(["python -m bench", *entry.argv(quick)])
 
@@ -257,18 +216,19 @@ def run_entry(entry: Entry, quick: bool, out: Path, commit: str) -> dict[str, An
     if absent:
         row["status"] = f"not run: {', '.join(absent)} absent"
         return row
-    argv = [sys.executable, "-m", "bench", *entry.argv(quick)]
-    base = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     if entry.from_json is not None:
         row["commit"] = f"from {entry.from_json.relative_to(REPO)}, commit {json_commit(entry.from_json)}"
-    if entry.cold:
-        with tempfile.TemporaryDirectory(prefix="readme-table-cold-") as tmp:
-            env = {**base, **cold_caches(Path(tmp))}
-            row["runs"]["cold"] = run_command(argv, env, out / f"{entry.name}.cold")
-            row["runs"]["cold"]["after"] = wait_for_archive(env)
-            row["runs"]["steady"] = run_command(argv, env, out / f"{entry.name}.steady")
-    else:
-        row["runs"]["steady"] = run_command(argv, base, out / entry.name)
+    with tempfile.TemporaryDirectory(prefix="readme-table-cold-") as tmp:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
+        env |= cold_caches(Path(tmp)) if entry.cold else {}
+        for kind in ("cold", "steady") if entry.cold else ("steady",):  # each run's output and result at <stem>.*
+            stem = out / (f"{entry.name}.{kind}" if entry.cold else entry.name)
+            argv = [sys.executable, "-m", "bench", "--result", f"{stem}.json", *entry.argv(quick)]
+            stdout, stderr, tree = Path(f"{stem}.stdout"), Path(f"{stem}.stderr"), partial(ProcessTree, interval=0.2)
+            run, _ = run_logged(argv, stdout, env, REPO, tree, stderr, check=False)
+            row["runs"][kind] = {**run, "stdout": stdout.name, "result": f"{stem.name}.json"}
+            if kind == "cold":
+                row["runs"]["cold"]["after"] = wait_for_archive(Path(env["XDG_CACHE_HOME"]))
     failed = [f"{k} exit {r['exit']}" for k, r in row["runs"].items() if r["exit"] != 0]
     if failed:
         row["status"] = "failed: " + ", ".join(failed)
@@ -310,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         entries = select(args.only, args.all)
         commit = commit_of(REPO, args.allow_dirty)
-        out = args.out or BENCH_DATA / f"readme-table-{commit}{'-quick' if args.quick else ''}"
+        out = args.out or DATA / f"readme-table-{commit}{'-quick' if args.quick else ''}"
         out.mkdir(parents=True, exist_ok=True)
         table: dict[str, Any] = {"commit": commit, "quick": args.quick, "cpus": os.cpu_count(), "rows": []}
         table["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

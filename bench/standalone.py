@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -13,8 +14,11 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from bench.harness import REPO
+import yaml
+
+from bench.harness import REPO, ProcessTree, run_logged
 
 SPARK_BIN = Path(sys.executable).parent  # the venv's spark-class and spark-submit (pyspark's launchers)
 START_TIMEOUT_S = 240
@@ -39,6 +43,31 @@ def submit_command(cluster: Cluster, dist: Path, config: Path, memory: str, extr
     return [*cmd, str(REPO / "jobs" / "job_pipeline.py"), "--config", str(config)]
 
 
+def cluster_config(app: str, out: Path, sources: list[dict], settings: dict[str, str], **sections: Any) -> dict:
+    """A run's config: ``sources`` into ``out``, UI off, the clusters' task-side speed-ups, then ``sections``."""
+    settings = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", **settings}
+    spark = {"app_name": app, "settings": settings, "speedups": ["zip_rescans", "gc_freeze"]}  # as conf/dataproc.yaml
+    return {"output": str(out), "spark": spark, "sources": sources, **sections}
+
+
+def run_job(
+    cluster: Cluster,
+    dist: Path,
+    config: dict,
+    path: Path,
+    memory: str,
+    extra: tuple[str, ...] = (),
+    tree: Callable[[int], Any] = ProcessTree,
+) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """``config`` written to ``path`` and spark-submitted to ``cluster`` (its output removed first, the log beside
+    ``path``), sampled by ``tree(pid)``: the run (harness.run_logged), the tree and the run's report.json."""
+    shutil.rmtree(config["output"], ignore_errors=True)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    cmd = submit_command(cluster, dist, path, memory, extra)
+    run, sampled = run_logged(cmd, path.with_suffix(".log"), cluster.env, path.parent, tree)
+    return run, sampled, json.loads((Path(config["output"]) / "report.json").read_text())
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 the OS says is free."""
     with socket.socket() as sock:
@@ -49,12 +78,8 @@ def free_port() -> int:
 def spark_env(root: Path) -> dict[str, str]:
     """The daemons' and jobs' environment: this interpreter, nothing from the checkout (no PYTHONPATH, SPARK_HOME)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_CONF_DIR")}
-    env.update(
-        PYSPARK_PYTHON=sys.executable,
-        PYSPARK_DRIVER_PYTHON=sys.executable,
-        SPARK_LOCAL_IP="127.0.0.1",
-        SPARK_LOCAL_DIRS=str(root / "spark-local"),
-    )
+    env |= {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env["SPARK_LOCAL_DIRS"] = str(root / "spark-local")
     (root / "spark-local").mkdir(parents=True, exist_ok=True)
     return env
 
@@ -89,15 +114,11 @@ class Cluster:
         return self.root / f"worker{i}"
 
     def _start(self, name: str, args: list[str], extra_env: dict[str, str] | None = None) -> None:
-        log = self.root / f"{name}.log"
-        with log.open("wb") as out:
+        log, cmd = self.root / f"{name}.log", [str(SPARK_BIN / "spark-class"), *args]
+        env = {**self.env, **(extra_env or {})}
+        with log.open("wb") as out:  # a process group of its own, stopped as one
             proc = subprocess.Popen(
-                [str(SPARK_BIN / "spark-class"), *args],
-                cwd=self.root,
-                env={**self.env, **(extra_env or {})},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+                cmd, cwd=self.root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
         self.procs.append((name, proc, log))
 
@@ -149,11 +170,8 @@ class Cluster:
 
     def executor_dirs(self, app_id: str) -> list[list[Path]]:
         """Per worker, its executor directories for ``app_id``."""
-        found = []
-        for i in range(self.workers):
-            app_dir = self.worker_dir(i) / app_id
-            found.append(list(app_dir.iterdir()) if app_dir.is_dir() else [])
-        return found
+        dirs = [self.worker_dir(i) / app_id for i in range(self.workers)]
+        return [list(app_dir.iterdir()) if app_dir.is_dir() else [] for app_dir in dirs]
 
     def pids(self) -> set[int]:
         """The daemons' process ids (not their executors')."""

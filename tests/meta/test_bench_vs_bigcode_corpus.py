@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from bench.dedup_precision import jaccard, sample, scan, shingle_set
+from bench.dedup_precision import sample, scan, shingle_set
 from bench.vs_corpus import load, peer_parquet, prefix
 
 WORDS = [f"w{i}" for i in range(40)]
@@ -19,14 +19,6 @@ def test_shingles_lower_case_split_on_non_word_characters() -> None:
     assert shingle_set("Hello, WORLD!  hello--world", 2) == {"hello world", "world hello"}
     assert shingle_set("Ünïcode ÉTÉ", 5) == {"ünïcode été"}  # fewer than K tokens: one shingle of all
     assert shingle_set(" ... ", 5) == set()
-
-
-def test_jaccard_of_known_overlap() -> None:
-    a = shingle_set(" ".join(WORDS[:10]), 5)  # 6 shingles
-    b = shingle_set(" ".join(WORDS[:11]), 5)  # the same 6 and one more
-    assert len(a) == 6 and len(b) == 7
-    assert jaccard(a, b) == pytest.approx(6 / 7)
-    assert jaccard(set(), set()) == 1.0
 
 
 def test_scan_finds_the_most_similar_other_document_and_the_given_pairs() -> None:

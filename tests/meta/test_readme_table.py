@@ -234,7 +234,7 @@ def test_every_table_row_has_an_entry(table) -> None:
     names = table.by_name()
     assert [(name, table.command_text(names[name], quick=False)) for name, _ in rows] == rows
     scale = [e for e in entries if e.script == "bench_scale.py"]
-    assert [e.args for e in scale] == [("--from-json", "docs/scaling-1-to-10gb.json")]
+    assert [e.command for e in scale] == ["scale --from-json docs/scaling-1-to-10gb.json"]
 
 
 def test_figure_formats_ratios_choices_and_each(table) -> None:
