@@ -11,11 +11,18 @@ then, takes the archive off the path before importing PySpark's daemon, whose fo
 any other case (another release, no installed package, anything unexpected) the path stays as Spark made it. py4j's
 archive is left alone: the installed py4j may be another release than Spark's.
 
+Before the daemon forks its first worker it also imports :data:`PRELOADED`, the modules every worker of this
+package's stages imports before or at its first batch (each stage's Python step is a ``mapInArrow`` body, and pyarrow
+imports pandas at its first ``pa.array``): each forked worker then inherits them, instead of every worker importing
+them again (a local session runs one worker per core, each its own process). A module that does not import is left
+for the worker to report, as without this.
+
 Not for a cluster: its executors' Python need not hold this package or the same PySpark as the driver.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sys
@@ -23,6 +30,7 @@ import zipfile
 
 ARCHIVE = "pyspark.zip"
 VERSION_FILE = "pyspark/version.py"
+PRELOADED = ("pyarrow", "pandas")  # imported once by the daemon, inherited by its forked workers
 _VERSION = re.compile(r"""__version__(?:\s*:\s*str)?\s*=\s*["']([^"']+)["']""")
 
 
@@ -66,8 +74,21 @@ def installed_pyspark_first(path: list[str]) -> list[str]:
     return rest
 
 
+def preload(modules: tuple[str, ...]) -> list[str]:
+    """Import ``modules`` here (one that fails to import is skipped); the names imported."""
+    done = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - any failure is the worker's to meet and report where it imports it
+            continue
+        done.append(name)
+    return done
+
+
 if __name__ == "__main__":
     sys.path[:] = installed_pyspark_first(sys.path)
+    preload(PRELOADED)
     from pyspark.daemon import manager
 
     manager()

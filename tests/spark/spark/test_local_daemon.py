@@ -10,7 +10,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyspark
 
-from pipeline.spark.speedups.local_daemon import archive_version, installed_pyspark_first, installed_version
+from pipeline.spark.speedups.local_daemon import (
+    PRELOADED,
+    archive_version,
+    installed_pyspark_first,
+    installed_version,
+    preload,
+)
+from tests.oracles import not_applicable
 
 
 def _package(root: Path, version: str) -> str:
@@ -60,3 +67,28 @@ def test_workers_of_the_local_session_import_the_installed_pyspark(spark):
     rows = spark.range(1).mapInArrow(where, "file string, archives long").collect()
     assert rows[0]["file"] == pyspark.__file__
     assert rows[0]["archives"] == 0
+
+
+def test_preload_imports_what_imports_and_skips_the_rest():
+    assert preload(("json", "no_such_module_c47h", "pyarrow")) == ["json", "pyarrow"]
+
+
+def test_the_daemon_has_imported_pyarrow_and_pandas_before_it_forks_a_worker(spark):
+    """The worker's parent is the daemon: its memory maps name the native libraries of the modules it imported
+    (without the preload the daemon imports neither; its workers would, each after the fork)."""
+    assert PRELOADED == ("pyarrow", "pandas")
+    if not Path("/proc/self/maps").is_file():
+        not_applicable("no /proc/PID/maps on this system (Linux only)")
+
+    def parent_libraries(batches):
+        import os
+
+        with open(f"/proc/{os.getppid()}/maps") as f:
+            maps = f.read()
+        for _ in batches:
+            yield pa.RecordBatch.from_pydict(
+                {"pyarrow": ["/pyarrow/lib." in maps], "pandas": ["/pandas/_libs/lib." in maps]}
+            )
+
+    row = spark.range(1).mapInArrow(parent_libraries, "pyarrow boolean, pandas boolean").collect()[0]
+    assert row["pyarrow"] and row["pandas"]
