@@ -79,6 +79,13 @@ def run_peer(parquet: Path, work: Path, env: dict[str, str]) -> tuple[float, int
     return seconds, survivors, tree.cpu()
 
 
+def our_commands(config: Path, as_user: bool) -> dict[str, list[str]]:
+    """Our side's commands by name: ``python -m pipeline ingest`` then ``dedup`` (``as_user``), else one child."""
+    if as_user:
+        return {stage: [sys.executable, "-m", "pipeline", stage, "--config", str(config)] for stage in STAGES}
+    return {"ours": [sys.executable, "-m", "bench.bench_vs_bigcode", "--ours-child", str(config)]}
+
+
 def measure_ours(
     config: Path, work: Path, env: dict[str, str], as_user: bool, cold: Path | None
 ) -> tuple[bool, float, float]:
@@ -89,11 +96,8 @@ def measure_ours(
     cache = Path(ours_env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     archive = cache / "spark-pretrain-pipeline" / "jvm" / archive_path(check_java(), SPARK_CONF).name  # ours maps
     warm = is_complete(archive)
-    commands = {"ours": [sys.executable, "-m", "bench.bench_vs_bigcode", "--ours-child", str(config)]}
-    if as_user:
-        commands = {stage: [sys.executable, "-m", "pipeline", stage, "--config", str(config)] for stage in STAGES}
     seconds = cpu = 0.0
-    for name, cmd in commands.items():
+    for name, cmd in our_commands(config, as_user).items():
         run, tree = run_logged(cmd, work / f"{name}.log", ours_env)
         seconds, cpu = seconds + run["wall_s"], cpu + tree.cpu()
         if as_user:

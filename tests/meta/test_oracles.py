@@ -56,6 +56,7 @@ NOT_APPLICABLE_SKIPS = {
     "test_tokenizer_train_patterns.py": 1,
     "conftest.py": 1,
     "test_zip_rescans.py": 1,
+    "test_local_daemon.py": 1,  # reads /proc/PID/maps: Linux only
 }
 GATE_FILES = ("oracles.py", "skip_gate.py", "test_skip_gate.py", Path(__file__).name)
 
