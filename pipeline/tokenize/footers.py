@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pipeline import storage
 from pipeline.storage.parquet_footers import table_footers
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 
 def footer_spans(table: str, sources: Iterable[str]) -> dict[str, tuple[int, int]] | None:
@@ -30,6 +34,15 @@ def footer_spans(table: str, sources: Iterable[str]) -> dict[str, tuple[int, int
         footers = table_footers(table)
     except (OSError, ValueError):  # a file that is no Parquet file (pyarrow's ArrowInvalid is a ValueError)
         return None
+    return spans_from_footers(footers, sources)
+
+
+def spans_from_footers(
+    footers: Iterable[tuple[object, pq.FileMetaData]], sources: Iterable[str]
+) -> dict[str, tuple[int, int]] | None:
+    """:func:`footer_spans` from footers already read (``(file, metadata)`` pairs, :func:`table_footers`): None
+    unless every data file holds both columns and every non-empty row group a single source of ``sources`` (no
+    nulls) with int64 doc_id statistics."""
     known = set(sources)
     spans: dict[str, tuple[int, int]] = {}
     for _, meta in footers:
