@@ -290,16 +290,19 @@ def bucket_documents(batches: Iterable[pa.RecordBatch], plan: Buckets, tokenizer
             ids = narrowed(np.asarray(ids), dtype)
             starts = np.zeros(len(ends) + 1, dtype=np.int64)
             starts[1:] = ends
-            docs = pa.LargeListArray.from_arrays(pa.array(starts), pa.array(ids))
             special = special_text_rows(column, plan.specials, data[offsets[0] : offsets[-1]])
             lengths = np.diff(starts)
-            order = np.argsort(key, kind="stable")
+            order = np.argsort(key, kind="stable")  # the batch's documents bucket by bucket
+            ids, ends = gathered(ids, starts, order)
             sorted_keys = key[order]
-            cuts = np.flatnonzero(np.diff(sorted_keys)) + 1
-            for rows in np.split(order, cuts):
-                bucket = int(key[rows[0]])
-                take = pa.array(rows)
-                out.add(bucket, pa.record_batch([pa.array(doc_ids[rows]), docs.take(take)], schema=out.schema))
+            bounds = [0, *(np.flatnonzero(np.diff(sorted_keys)) + 1).tolist(), len(order)]
+            for low, high in zip(bounds[:-1], bounds[1:], strict=False):
+                bucket, rows = int(sorted_keys[low]), order[low:high]
+                first = int(ends[low - 1]) if low else 0
+                lists = pa.LargeListArray.from_arrays(
+                    pa.array(np.concatenate(([0], ends[low:high] - first))), pa.array(ids[first : int(ends[high - 1])])
+                )
+                out.add(bucket, pa.record_batch([pa.array(doc_ids[rows]), lists], schema=out.schema))
                 count = counts.setdefault(bucket, [0, 0, 0])
                 count[0] += len(rows)
                 count[1] += int(lengths[rows].sum())
@@ -337,15 +340,26 @@ def read_bucket(parts: Iterable[tuple[str, Sequence[int]]], schema: pa.Schema, s
     return pa.Table.from_batches(batches, schema=schema)
 
 
+def gathered(ids: np.ndarray, starts: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, ends) of the documents ``order`` back to back, document ``i`` being ``ids[starts[i]:starts[i + 1]]``:
+    one copy of each document's slice (a gather by token index would build an int64 index per token)."""
+    if len(order) == 0:
+        return ids[:0], np.zeros(0, dtype=np.int64)
+    lows, highs = starts[:-1][order], starts[1:][order]
+    out = np.concatenate([ids[a:b] for a, b in zip(lows.tolist(), highs.tolist(), strict=True)])
+    return out, np.cumsum(highs - lows)
+
+
 def in_doc_id_order(table: pa.Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(ids, ends) of the table's documents in doc_id order, :data:`TAKE_DOCUMENTS` documents at a time."""
     doc_ids = np.asarray(table.column("doc_id").to_numpy(), dtype=np.int64)
     order = np.argsort(doc_ids, kind="stable")
-    ids = table.column("ids")
+    column = table.column("ids")
+    docs = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    offsets = np.asarray(docs.offsets.to_numpy(), dtype=np.int64)
+    ids = np.asarray(docs.values.to_numpy())
     for start in range(0, len(order), TAKE_DOCUMENTS):
-        taken = ids.take(pa.array(order[start : start + TAKE_DOCUMENTS])).combine_chunks()
-        offsets = np.asarray(taken.offsets.to_numpy(), dtype=np.int64)
-        yield np.asarray(taken.flatten().to_numpy()), offsets[1:] - offsets[0]
+        yield gathered(ids, offsets, order[start : start + TAKE_DOCUMENTS])
 
 
 def write_range_shard(
