@@ -159,9 +159,11 @@ def read_unit(unit: Unit, columns: Iterable[str] = COLUMNS) -> Iterator[pa.Recor
     import pyarrow.parquet as pq
 
     for url, groups in unit:
-        if storage.is_local(url):
-            file = pq.ParquetFile(storage.local_path(url))
-            yield from file.iter_batches(batch_size=BATCH_ROWS, row_groups=list(groups), columns=list(columns))
+        if storage.is_local(url):  # memory-mapped, decoded in this thread: the least CPU (t47h)
+            file = pq.ParquetFile(storage.local_path(url), memory_map=True)
+            yield from file.iter_batches(
+                batch_size=BATCH_ROWS, row_groups=list(groups), columns=list(columns), use_threads=False
+            )
             continue
         fs, inner = storage.resolve(url)
         with fs.open(inner, "rb") as f:
