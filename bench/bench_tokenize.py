@@ -23,12 +23,12 @@ import pyarrow.parquet as pq
 from bench.corpus import documents, take
 from bench.harness import FIXTURES, ProcessTree, arguments, load_line, write_result
 from pipeline.config import load_config_text
-from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
+from pipeline.spark.task_numbers import task_numbers
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.tokenize.batches import utf8_buffers
-from pipeline.tokenize.stage import BATCH_ROWS, doc_id_spans, partitioned, run_tokenize
+from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer
 
 EOT = "<|endoftext|>"
@@ -135,22 +135,19 @@ def library_kind(kind: str, texts: list[str], work: Path, model: str = "cl100k")
 
 
 def _count_rows(batches):
-    """A mapInArrow body that only receives the batches: Spark's own cost of feeding Python."""
+    """A mapInArrow body that only receives its task numbers: Spark's own cost of running Python tasks."""
     rows = sum(batch.num_rows for batch in batches)
     yield pa.RecordBatch.from_pylist([{"rows": rows}])
 
 
 def spark_floor(ctx: RunContext, partitions: int, repeat: int) -> float:
-    """Least Python-worker CPU seconds of a no-op mapInArrow over the stage's exact input plan."""
-    from pyspark.sql import functions as F
-
-    survivors = ctx.read_table(layout.SURVIVORS)
+    """Least Python-worker CPU seconds of the stage's two jobs' shape (Python tasks given their numbers) doing
+    nothing: the stage's tasks read and write their files themselves, so this is all Spark feeds them."""
     best = float("inf")
     for _ in range(repeat):
         before = child_cpu()[0]
-        docs = partitioned(survivors.where(F.col("source") == "web"), partitions, *doc_id_spans(survivors)["web"])
-        with temporary_conf(ctx.spark, ARROW_BATCH_ROWS, str(BATCH_ROWS)):  # the stage's batch size
-            docs.mapInArrow(per_task(_count_rows), "rows long").collect()
+        for _job in ("map", "reduce"):
+            task_numbers(ctx.spark, partitions).mapInArrow(per_task(_count_rows), "rows long").collect()
         best = min(best, child_cpu()[0] - before)
     return best
 
@@ -238,7 +235,8 @@ def main() -> None:
     )
     ours = python - floor
     print(
-        f"Spark's own cost of feeding those Python workers (no-op mapInArrow, same plan, best of {args.repeat}): "
+        f"Spark's own cost of running those Python tasks (two no-op jobs of --partitions tasks, "
+        f"best of {args.repeat}): "
         f"{floor:.2f} CPU s; stage Python CPU minus that = {ours:.2f} s = {mb / ours:.2f} MB/s per core "
         f"= {bare / ours:.2f}x the bare encoder"
     )

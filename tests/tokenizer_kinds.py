@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.numba_backend import TOKENIZER
-from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
+from pipeline.tokenize.batches import Buckets, TaskAttempt, bucket_documents, write_range_shard
 from pipeline.tokenizer.patterns import LLAMA3
 from tests.oracles import missing_tool, require_oracle
 
@@ -209,11 +209,25 @@ def rank_file_tokenizer_json(rank_file: Path, pattern: str, specials: dict[str, 
     return path
 
 
+def write_stage_shard(
+    tok: Any, texts: list[str | None], out: Path, dtype: str, eod: int, bos: tuple[int, ...]
+) -> tuple[Path, int]:
+    """(the prefix of the shard, its document count) the tokenize stage's task bodies write for ``texts`` as one
+    source's documents in this order (7 per Arrow batch): a map task's buckets, then the reduce task's shard."""
+    rows = [{"doc_id": i, "source": "s", "text": t} for i, t in enumerate(texts)]
+    schema = pa.schema([("doc_id", pa.int64()), ("source", pa.string()), ("text", pa.string())])
+    batches = [pa.RecordBatch.from_pylist(rows[i : i + 7], schema) for i in range(0, len(rows), 7)]
+    plan = Buckets(("s",), ((0, max(len(texts) - 1, 0)),), 1, dtype, eod, (), bos)
+    found = bucket_documents(iter(batches), plan, tok, str(out / "map.arrow"))
+    inputs = [(row["path"], row["batches"]) for row in found]
+    row = write_range_shard(inputs, TaskAttempt(0, 0, 0), "s", str(out), str(out), dtype)
+    return out / "part-00000", row["documents"]
+
+
 def stage_shard(tok: Any, texts: list[str | None], out: Path, dtype: str, eod: int, bos: tuple[int, ...]) -> bytes:
-    """The ``.bin`` and ``.idx`` bytes the tokenize stage's batch step writes for ``texts`` (7 per Arrow batch)."""
-    batches = [pa.RecordBatch.from_pydict({"text": texts[i : i + 7]}) for i in range(0, len(texts), 7)]
-    list(tokenize_partition(iter(batches), TaskAttempt(0, 0, 0), tok, str(out), str(out), dtype, eod, (), bos))
-    return (out / "part-00000.bin").read_bytes() + (out / "part-00000.idx").read_bytes()
+    """The ``.bin`` and ``.idx`` bytes the stage's task bodies write for ``texts`` (:func:`write_stage_shard`)."""
+    prefix, _ = write_stage_shard(tok, texts, out, dtype, eod, bos)
+    return Path(f"{prefix}.bin").read_bytes() + Path(f"{prefix}.idx").read_bytes()
 
 
 def fast_and_library_shards(

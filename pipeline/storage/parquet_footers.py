@@ -23,13 +23,14 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from pipeline.storage.listing import FileInfo, list_files
-from pipeline.storage.paths import resolve
+from pipeline.storage.paths import is_local, resolve
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
 COPYING_SUFFIX = "._COPYING_"
 SUMMARY_FILES = ("_common_metadata", "_metadata")  # entered by Spark's listing, never read as data
+REMOTE_READS = 16  # footers of an object store's table read at once (each is a round trip or two)
 
 
 def listed_by_spark(name: str) -> bool:
@@ -68,5 +69,12 @@ def read_footer(url: str) -> pq.FileMetaData:
 
 
 def table_footers(table: str) -> list[tuple[FileInfo, pq.FileMetaData]]:
-    """Each data file of the table directory ``table`` (:func:`data_files`) with its footer, in URL order."""
-    return [(info, read_footer(info.url)) for info in data_files(table)]
+    """Each data file of the table directory ``table`` (:func:`data_files`) with its footer, in URL order (an
+    object store's footers are fetched :data:`REMOTE_READS` at a time)."""
+    files = data_files(table)
+    if len(files) < 2 or is_local(table):
+        return [(info, read_footer(info.url)) for info in files]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(REMOTE_READS, len(files))) as pool:
+        return list(zip(files, pool.map(read_footer, [info.url for info in files]), strict=True))

@@ -1,20 +1,25 @@
-"""Each source's smallest and largest doc_id from the Parquet footers of the table, without a Spark job.
+"""Each source's smallest and largest doc_id from the Parquet footers of the table, without reading the rows.
 
 The tokenize stage needs, per source, the smallest and largest ``doc_id`` to place its equal-width ranges
-(:mod:`pipeline.tokenize.ranges`). A Spark job computing them costs the JVM a whole job's planning, code generation
-and aggregation shuffle for two numbers. Parquet writers (parquet-mr in Spark, pyarrow in the direct tables) already
+(:func:`pipeline.tokenize.batches.ranges_of`). Parquet writers (parquet-mr in Spark, pyarrow in the direct tables)
 store each row group's min and max of every column in the file's footer, so when every row group holds one source
-only, the footers give the same two numbers exactly. :func:`footer_spans` answers only then; anything it cannot
-vouch for returns None and the stage runs the Spark job instead (:func:`pipeline.tokenize.stage.doc_id_spans`).
+only, the footers give the same two numbers exactly. :func:`spans_from_footers` (over footers the stage has read to
+plan its map tasks) and :func:`footer_spans` (reading a local table's footers) answer only then; anything they
+cannot vouch for returns None and the stage reads the two columns instead
+(:func:`pipeline.tokenize.stage.doc_id_spans`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pipeline import storage
 from pipeline.storage.parquet_footers import table_footers
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 
 def footer_spans(table: str, sources: Iterable[str]) -> dict[str, tuple[int, int]] | None:
@@ -30,6 +35,15 @@ def footer_spans(table: str, sources: Iterable[str]) -> dict[str, tuple[int, int
         footers = table_footers(table)
     except (OSError, ValueError):  # a file that is no Parquet file (pyarrow's ArrowInvalid is a ValueError)
         return None
+    return spans_from_footers(footers, sources)
+
+
+def spans_from_footers(
+    footers: Iterable[tuple[object, pq.FileMetaData]], sources: Iterable[str]
+) -> dict[str, tuple[int, int]] | None:
+    """:func:`footer_spans` from footers already read (``(file, metadata)`` pairs, :func:`table_footers`): None
+    unless every data file holds both columns and every non-empty row group a single source of ``sources`` (no
+    nulls) with int64 doc_id statistics."""
     known = set(sources)
     spans: dict[str, tuple[int, int]] = {}
     for _, meta in footers:

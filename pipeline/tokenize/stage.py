@@ -2,10 +2,18 @@
 
 Per source, the survivors are range-partitioned by ``doc_id`` into ``tokenize.partitions``
 partitions (equal-width ranges between the source's smallest and largest doc_id, read from the table's Parquet
-footers where they are exact there (:mod:`pipeline.tokenize.footers`), else found by one Spark job; placed by
-:mod:`pipeline.tokenize.ranges`) and sorted within each, so reading the partitions in order gives doc_id
-order whatever the partition count. Every partition is encoded with the broadcast tokenizer and written as one
-IndexedDataset shard, one sequence per document with the end-of-document id appended.
+footers where they are exact there (:mod:`pipeline.tokenize.footers`), else found by one job of Python tasks over
+the two columns) and sorted within each, so reading the partitions in order gives doc_id order whatever the
+partition count. Every partition is written as one IndexedDataset shard, one sequence per document with the
+end-of-document id appended.
+
+The JVM stays out of the data path: Spark only schedules Python tasks (:func:`~pipeline.spark.task_numbers.
+task_numbers`), which read and write files themselves (:mod:`pipeline.tokenize.batches`). A *map* job reads the
+documents table's row groups with pyarrow (runs of row groups from the footers, one run per task), encodes the texts
+with the broadcast tokenizer and writes each task attempt's documents, bucketed by (source, range), to one Arrow IPC
+file under ``shards/_tmp/_map/``; its rows name the record batches of each bucket. A *reduce* job then runs one task
+per non-empty (source, range): it reads that bucket's batches from the files of the attempts Spark kept (the rows
+``collect`` returned), orders them by doc_id and writes the shard.
 
 Outcomes this stage defines:
 
@@ -19,7 +27,9 @@ Outcomes this stage defines:
   shard. Shard numbers therefore may skip; the merge takes the shards that exist in partition
   order, which is still doc_id order.
 * **A source without survivors** writes no shard at all; the merge does not publish it.
-* **Task attempts** write under ``shards/_tmp/<source>/part-NNNNN.attempt-K-T.{bin,idx}`` (outside
+* **Map task attempts** write their own file (its name holds the attempt); only the files of the attempts whose
+  rows ``collect`` returned are read, and ``_tmp/`` is deleted after the stage.
+* **Reduce task attempts** write under ``shards/_tmp/<source>/part-NNNNN.attempt-K-T.{bin,idx}`` (outside
   the shard directory). Locally the attempt then moves its pair to the final name, ``.bin`` first
   and ``.idx`` (the commit point) last, each move an atomic rename; two successful attempts of one
   partition (a speculative copy) publish byte-identical files, because a partition's content and
@@ -33,7 +43,7 @@ Outcomes this stage defines:
   exactly the pairs the winning attempts reported.
 
 Failure injection (tests): when the Spark local property ``pipeline.inject_failure`` is
-``tokenize``, attempt 0 of partition 0 raises half-way through its shard, leaving its partial
+``tokenize``, attempt 0 of partition 0's reduce task raises half-way through its shard, leaving its partial
 temporary files behind as a killed worker would.
 """
 
@@ -42,6 +52,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -53,53 +64,136 @@ from pipeline.config.schema import tokenizer_values_from_v1
 from pipeline.errors import PipelineError
 from pipeline.megatron.format import bin_path, dtype_for_vocab, idx_path
 from pipeline.megatron.reader import read_index
-from pipeline.spark.temporary_conf import ARROW_BATCH_ROWS, temporary_conf
+from pipeline.spark.task_numbers import task_numbers
 from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
-from pipeline.tokenize.batches import SUMMARY_SCHEMA, TaskAttempt, tokenize_partition
-from pipeline.tokenize.footers import footer_spans
-from pipeline.tokenize.ranges import check_placed, placement_keys
+from pipeline.storage.parquet_footers import table_footers
+from pipeline.tokenize.batches import (
+    BUCKETS_SCHEMA,
+    COLUMNS,
+    SUMMARY_SCHEMA,
+    Buckets,
+    TaskAttempt,
+    bucket_documents,
+    write_range_shard,
+)
+from pipeline.tokenize.footers import spans_from_footers
 from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
 
 INJECT_PROPERTY = "pipeline.inject_failure"
-# Rows per Arrow batch fed to the encoder (Spark's default is 10,000): fewer rows cost Spark's feeding and the encoder
-# less CPU, and a batch of long documents stays small in a worker (docs/benchmarks.md, Tokenize stage constants).
+# Rows per Arrow batch a map task reads and encodes at once: fewer rows cost the encoder less CPU, and a batch of
+# long documents stays small in a worker (docs/benchmarks.md, Tokenize stage constants).
 BATCH_ROWS = 1000
-# Above this many partitions the placement keys' array literal costs the driver more planning than Spark's sampling
-# job costs (docs/benchmarks.md, Tokenize stage constants): repartitionByRange then
-PLACED_PARTITIONS = 1024
-_SPARK_TYPES = {pa.int32(): "int", pa.int64(): "long", pa.string(): "string"}
+# Row groups per map task: about a quarter of the table's bytes per core, so the cores finish together, within these
+# bounds (uncompressed bytes, from the footers)
+UNIT_BYTES = (1 << 20, 128 << 20)
+MAP_DIR = "_map"  # under shards/_tmp/: a source name starts with a letter or digit (config schema)
+_SPARK_TYPES = {
+    pa.int32(): "int",
+    pa.int64(): "long",
+    pa.string(): "string",
+    pa.list_(pa.int32()): "array<int>",
+}
+
+Unit = tuple[tuple[str, tuple[int, ...]], ...]  # (file URL, its row groups) read by one map task
 
 
-def _tokenize_placed(
-    batches: Iterable[pa.RecordBatch],
-    tok: Any,
-    out: str,
-    tmp: str,
-    dtype_name: str,
-    eod: int,
-    specials: tuple[str, ...],
-    bos: tuple[int, ...],
-) -> Iterator[pa.RecordBatch]:
-    """A task's shard from its rows, after checking that each row belongs to the task's doc_id range."""
-    task = _task_attempt()
-    placed = check_placed(iter(batches), task.partition)
-    return tokenize_partition(placed, task, tok, out, tmp, dtype_name, eod, specials, bos)
+def _ddl(schema: pa.Schema) -> str:
+    return ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in schema)
 
 
-def _task_attempt() -> TaskAttempt:
-    """The running Spark task's partition and attempt (called inside the task)."""
+def _task() -> Any:
+    """The running Spark task's context (called inside the task)."""
     from pyspark import TaskContext
 
     task = TaskContext.get()
     assert task is not None, "called outside a Spark task"
-    part, attempt = task.partitionId(), task.attemptNumber()
-    inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
-    return TaskAttempt(part, attempt, task.taskAttemptId(), inject)
+    return task
+
+
+def plan_units(footers, sources: Iterable[str], parallelism: int) -> list[Unit]:
+    """The map tasks' work: runs of consecutive row groups of one file, about a quarter of the table's bytes per
+    core each (within :data:`UNIT_BYTES`); row groups without rows, or whose statistics show a single source that
+    is not configured, are left out. An error names a file without the columns the stage reads."""
+    known = set(sources)
+    groups = []
+    for info, meta in footers:
+        names = [meta.schema.column(i).path for i in range(meta.num_columns)]
+        missing = [c for c in COLUMNS if c not in names]
+        if missing:
+            raise PipelineError(f"tokenize: {info.url} has no column {', '.join(missing)}")
+        at_source = names.index("source")
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            if group.num_rows == 0:
+                continue
+            stats = group.column(at_source).statistics
+            if stats is not None and stats.has_min_max and stats.has_null_count and stats.null_count == 0:
+                if stats.min == stats.max and stats.min not in known:
+                    continue
+            groups.append((info.url, g, group.total_byte_size))
+    total = sum(size for _, _, size in groups)
+    target = min(max(total // (4 * max(1, parallelism)), UNIT_BYTES[0]), UNIT_BYTES[1])
+    units: list[Unit] = []
+    run: list[int] = []
+    size, url = 0, None
+    for file, g, bytes_ in groups:
+        if run and (file != url or size >= target):
+            units.append(((url, tuple(run)),))  # type: ignore[arg-type]
+            run, size = [], 0
+        url = file
+        run.append(g)
+        size += bytes_
+    if run:
+        units.append(((url, tuple(run)),))  # type: ignore[arg-type]
+    return units
+
+
+def read_unit(unit: Unit, columns: Iterable[str] = COLUMNS) -> Iterator[pa.RecordBatch]:
+    """The ``columns`` of a map task's row groups, :data:`BATCH_ROWS` rows per batch (local files read directly,
+    others through fsspec)."""
+    import pyarrow.parquet as pq
+
+    for url, groups in unit:
+        if storage.is_local(url):  # memory-mapped, decoded in this thread: the least CPU (t47h)
+            file = pq.ParquetFile(storage.local_path(url), memory_map=True)
+            yield from file.iter_batches(
+                batch_size=BATCH_ROWS, row_groups=list(groups), columns=list(columns), use_threads=False
+            )
+            continue
+        fs, inner = storage.resolve(url)
+        with fs.open(inner, "rb") as f:
+            file = pq.ParquetFile(f)
+            yield from file.iter_batches(batch_size=BATCH_ROWS, row_groups=list(groups), columns=list(columns))
+
+
+def _map_task(units, tok, plan: Buckets, directory: str, numbers: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The map tasks' ``mapInArrow`` body: encode the task's row groups into its bucket file."""
+    task = _task()
+    for batch in numbers:
+        for number in batch.column(0).to_pylist():
+            path = storage.join(directory, f"unit-{number:05d}.attempt-{task.attemptNumber()}-{task.taskAttemptId()}")
+            rows = bucket_documents(read_unit(units.value[number]), plan, tok.value, path + ".arrow")
+            if rows:
+                yield pa.RecordBatch.from_pylist(rows, schema=BUCKETS_SCHEMA)
+
+
+def _reduce_task(work, run_dir: str, dtype_name: str, numbers: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The reduce tasks' ``mapInArrow`` body: write the shard of the task's (source, range) from its buckets."""
+    task = _task()
+    for batch in numbers:
+        for number in batch.column(0).to_pylist():
+            source, part, parts = work.value[number]
+            attempt = task.attemptNumber()
+            inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
+            me = TaskAttempt(part, attempt, task.taskAttemptId(), inject)
+            out, tmp = shard_dir(run_dir, source), tmp_dir(run_dir, source)
+            row = write_range_shard(parts, me, source, out, tmp, dtype_name)
+            yield pa.RecordBatch.from_pylist([row], schema=SUMMARY_SCHEMA)
 
 
 def publish_winners(rows, out: str) -> None:
@@ -111,82 +205,58 @@ def publish_winners(rows, out: str) -> None:
             storage.commit([(bin_path(won), bin_path(final)), (idx_path(won), idx_path(final))], keep_staged=True)
 
 
-def range_of(doc_id, lowest: int, highest: int, partitions: int):
-    """Spark column: the range (0 .. partitions-1) of ``doc_id``: equal widths between ``lowest`` and ``highest``,
-    computed in doubles (every step is monotone, so a larger doc_id never gets a smaller range)."""
-    from pyspark.sql import functions as F
-
-    width = (float(highest) - float(lowest)) / partitions
-    if width <= 0:
-        return F.lit(0)
-    at = F.floor((doc_id.cast("double") - F.lit(float(lowest))) / F.lit(width)).cast("int")
-    return F.least(F.greatest(at, F.lit(0)), F.lit(partitions - 1))
-
-
-def partitioned(docs, parts: int, lowest: int, highest: int):
-    """(range, text) of ``docs`` in ``parts`` Spark partitions: partition ``b`` holds the documents of the ``b``-th
-    equal-width doc_id range between ``lowest`` and ``highest``, sorted by doc_id (:mod:`pipeline.tokenize.ranges`);
-    above :data:`PLACED_PARTITIONS` partitions, Spark's ``repartitionByRange`` chooses the ranges."""
-    from pyspark.sql import functions as F
-
-    if parts > PLACED_PARTITIONS:  # the key array's planning outgrows the sampling job it saves
-        return (
-            docs.select("doc_id", "text")
-            .repartitionByRange(parts, "doc_id")
-            .sortWithinPartitions("doc_id")
-            .select(F.spark_partition_id().alias("range"), "text")
-        )
-    keys = F.array(*[F.lit(k).cast("long") for k in placement_keys(parts)])
-    return (
-        docs.select("doc_id", "text", range_of(F.col("doc_id"), lowest, highest, parts).alias("range"))
-        .repartition(parts, F.element_at(keys, F.col("range") + 1))
-        .sortWithinPartitions("doc_id")
-        .select("range", "text")
-    )
-
-
-def _tokenize_source(
-    ctx: RunContext,
-    survivors,
-    source: str,
-    tok_bc,
-    dtype: np.dtype,
-    eod: int,
-    specials: tuple[str, ...],
-    doc_ids: tuple[int, int] | None,
-    bos: tuple[int, ...] = (),
-) -> dict:
-    """One Spark job: write the shards of ``source`` (its smallest and largest doc_id, None without documents);
-    check them; return its counts."""
-    from pyspark.sql import functions as F
-
-    parts = ctx.config.tokenize.partitions
-    out, tmp = shard_dir(ctx.run_dir, source), tmp_dir(ctx.run_dir, source)
-    storage.remove(out)
-    storage.remove(tmp)
-    storage.makedirs(out)
-    schema = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SUMMARY_SCHEMA)
-    dtype_name = dtype.name
-
-    rows = []
-    if doc_ids is not None:
-        with temporary_conf(ctx.spark, ARROW_BATCH_ROWS, str(BATCH_ROWS)):
-            rows = (
-                partitioned(survivors.where(F.col("source") == source), parts, *doc_ids)
-                .mapInArrow(
-                    per_task(lambda it: _tokenize_placed(it, tok_bc.value, out, tmp, dtype_name, eod, specials, bos)),
-                    schema,
+def _span_rows(units, numbers: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The spans job's ``mapInArrow`` body: each source's smallest and largest doc_id in the task's row groups."""
+    for batch in numbers:
+        for number in batch.column(0).to_pylist():
+            spans: dict[str, tuple[int, int]] = {}
+            for got in read_unit(units.value[number], ("doc_id", "source")):
+                table = pa.Table.from_batches([got]).group_by("source").aggregate([("doc_id", "min_max")])
+                for row in table.to_pylist():
+                    if row["source"] is None or row["doc_id_min_max"]["min"] is None:
+                        continue
+                    low, high = row["doc_id_min_max"]["min"], row["doc_id_min_max"]["max"]
+                    was = spans.get(row["source"], (low, high))
+                    spans[row["source"]] = (min(was[0], low), max(was[1], high))
+            rows = [{"source": s, "lo": lo, "hi": hi} for s, (lo, hi) in spans.items()]
+            if rows:
+                yield pa.RecordBatch.from_pylist(
+                    rows, schema=pa.schema([("source", pa.string()), ("lo", pa.int64()), ("hi", pa.int64())])
                 )
-                .collect()
-            )
+
+
+def doc_id_spans(spark, units: list[Unit]) -> dict[str, tuple[int, int]]:
+    """{source: (smallest doc_id, largest)} of the sources with documents: one job of Python tasks reading the two
+    columns of the map tasks' row groups."""
+    bc = spark.sparkContext.broadcast(units)
+    try:
+        rows = (
+            task_numbers(spark, len(units))
+            .mapInArrow(per_task(partial(_span_rows, bc)), "source string, lo long, hi long")
+            .collect()
+        )
+    finally:
+        bc.unpersist()
+    spans: dict[str, tuple[int, int]] = {}
+    for row in rows:
+        low, high = spans.get(row["source"], (row["lo"], row["hi"]))
+        spans[row["source"]] = (min(low, row["lo"]), max(high, row["hi"]))
+    return spans
+
+
+def _check_source(run_dir: str, source: str, rows: list, mapped: dict, dtype: np.dtype, parts: int) -> dict:
+    """Driver side after the reduce job: publish (object stores), check the shard directory; the source's counts."""
+    out = shard_dir(run_dir, source)
     if not storage.is_local(out):
         publish_winners(rows, out)
-    storage.remove(tmp)
     written = sorted(r["partition"] for r in rows if r["documents"] > 0)
     pairs, stray = list_shards(out)
     if pairs != written or stray:
         raise PipelineError(f"{out}: expected shards {written}, found pairs {pairs} and other files {stray}")
     for row in rows:
+        expected = mapped[source, row["partition"]]
+        if row["documents"] != expected[0] or row["tokens"] != expected[1]:
+            raise PipelineError(f"{out}/{shard_name(row['partition'])}: shard disagrees with its buckets")
         if row["documents"] > 0:
             header = read_index(storage.join(out, shard_name(row["partition"])), mmap=False)[0]
             if header.document_count != row["documents"] or header.dtype != dtype:
@@ -198,17 +268,68 @@ def _tokenize_source(
         "partitions": parts,
         "empty_partitions": parts - len(written),
         "retried_tasks": sum(1 for r in rows if r["attempt"] > 0),
-        "documents_with_special_token_text": sum(r["special_text_documents"] for r in rows),
+        "documents_with_special_token_text": sum(
+            special for (name, _), (_, _, special) in mapped.items() if name == source
+        ),
         "dtype": dtype.name,
     }
 
 
-def doc_id_spans(survivors) -> dict[str, tuple[int, int]]:
-    """{source: (smallest doc_id, largest)} of the sources with documents: one job over two narrow columns."""
-    from pyspark.sql import functions as F
-
-    spans = survivors.groupBy("source").agg(F.min("doc_id").alias("lo"), F.max("doc_id").alias("hi")).collect()
-    return {row["source"]: (int(row["lo"]), int(row["hi"])) for row in spans}
+def tokenize_sources(
+    ctx: RunContext, table: str, tok: Any, dtype: np.dtype, eod: int, specials: tuple[str, ...], bos: tuple[int, ...]
+) -> dict[str, dict]:
+    """The map job (row groups -> buckets) and the reduce job (buckets -> shards) over every source; counts per
+    source."""
+    spark, parts = ctx.spark, ctx.config.tokenize.partitions
+    names = [s.name for s in ctx.config.sources]
+    footers = table_footers(table)
+    if not footers:
+        raise PipelineError(f"no Parquet files in table {table}")
+    units = plan_units(footers, names, spark.sparkContext.defaultParallelism)
+    spans = spans_from_footers(footers, names)
+    if spans is None:  # the footers cannot tell exactly: one job of Python tasks over the two columns
+        spans = doc_id_spans(spark, units)
+    shards = ctx.path(layout.SHARDS)
+    storage.remove(storage.join(shards, "_tmp"))
+    for name in names:
+        storage.remove(shard_dir(ctx.run_dir, name))
+        storage.makedirs(shard_dir(ctx.run_dir, name))
+    plan = Buckets(tuple(names), tuple(spans.get(n) for n in names), parts, dtype.name, eod, specials, bos)
+    directory = storage.join(shards, "_tmp", MAP_DIR)
+    units_bc, tok_bc = spark.sparkContext.broadcast(units), spark.sparkContext.broadcast(tok)
+    try:
+        bucket_rows = (
+            task_numbers(spark, len(units))
+            .mapInArrow(per_task(partial(_map_task, units_bc, tok_bc, plan, directory)), _ddl(BUCKETS_SCHEMA))
+            .collect()
+        )
+    finally:
+        units_bc.unpersist()
+        tok_bc.unpersist()
+    mapped: dict[tuple[str, int], tuple[int, int, int]] = {}
+    inputs: dict[tuple[str, int], list[tuple[str, tuple[int, ...]]]] = {}
+    for row in bucket_rows:
+        key = (row["source"], row["partition"])
+        docs, tokens, special = mapped.get(key, (0, 0, 0))
+        mapped[key] = (docs + row["documents"], tokens + row["tokens"], special + row["special_text_documents"])
+        inputs.setdefault(key, []).append((row["path"], tuple(row["batches"])))
+    work = [(source, part, tuple(sorted(inputs[source, part]))) for source, part in sorted(inputs)]
+    work_bc = spark.sparkContext.broadcast(work)
+    try:
+        shard_rows = (
+            task_numbers(spark, len(work))
+            .mapInArrow(per_task(partial(_reduce_task, work_bc, ctx.run_dir, dtype.name)), _ddl(SUMMARY_SCHEMA))
+            .collect()
+        )
+    finally:
+        work_bc.unpersist()
+    by_source: dict[str, list] = {name: [] for name in names}
+    for row in shard_rows:
+        by_source[row["source"]].append(row)
+    try:
+        return {name: _check_source(ctx.run_dir, name, by_source[name], mapped, dtype, parts) for name in names}
+    finally:
+        storage.remove(storage.join(shards, "_tmp"))
 
 
 def run_tokenize(ctx: RunContext, documents: str, tokenizer: str | None = None) -> dict:
@@ -220,23 +341,7 @@ def run_tokenize(ctx: RunContext, documents: str, tokenizer: str | None = None) 
     eod, bos = eod_id(ctx.config, tok), tuple(bos_ids(ctx.config, tok))
     specials = tuple(tok.special_tokens) if isinstance(tok, BPETokenizer) else tok.special_texts()
     dtype = dtype_for_vocab(tok.vocab_size)
-    survivors = ctx.read_table(documents)
-    doc_ids = footer_spans(ctx.tables.path(*layout.parts(documents)), [s.name for s in ctx.config.sources])
-    if doc_ids is None:  # the footers cannot tell exactly: one Spark job over the two columns
-        doc_ids = doc_id_spans(survivors)
-    tok_bc = ctx.spark.sparkContext.broadcast(tok)
-    # One job per source, each scanning the table for its source's rows: Spark's Parquet reader skips the row groups
-    # whose source statistics exclude it (the direct tables' reader does not). One job for every source would need
-    # each task to find its source's shard directory and number from its partition, and the failure injection and
-    # the checks after the job to work per source instead of per job: not done.
-    try:
-        sources = {
-            s.name: _tokenize_source(ctx, survivors, s.name, tok_bc, dtype, eod, specials, doc_ids.get(s.name), bos)
-            for s in ctx.config.sources
-        }
-    finally:
-        tok_bc.unpersist()
-    storage.remove(ctx.path(layout.SHARDS, "_tmp"))
+    sources = tokenize_sources(ctx, ctx.tables.path(*layout.parts(documents)), tok, dtype, eod, specials, bos)
     return {
         "sources": sources,
         "dtype": dtype.name,

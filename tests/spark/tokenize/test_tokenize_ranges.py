@@ -1,63 +1,46 @@
-"""The tokenize stage's partitioning (pipeline/tokenize/ranges.py): Spark's own hash() as the oracle for the placement
-keys, and each partition holding exactly its doc_id range, in doc_id order."""
+"""The tokenize stage's doc_id ranges (pipeline.tokenize.batches.ranges_of): Spark's own double arithmetic as the
+oracle (the expression the stage's earlier Spark plan placed rows by), so the shards hold the documents they held."""
 
 from __future__ import annotations
 
 import random
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
-from pipeline.errors import PipelineError
-from pipeline.tokenize.ranges import check_placed, placement_keys, spark_hash_long
-from pipeline.tokenize.stage import partitioned
+from pipeline.tokenize.batches import ranges_of
 
-EDGES = [0, 1, -1, 2**31 - 1, -(2**31), 2**32, 2**63 - 1, -(2**63)]
+pytestmark = pytest.mark.spark
+
+EDGES = [0, 1, -1, 2**31 - 1, -(2**31), 2**32, 2**53 + 1, -(2**53) - 1, 2**63 - 1, -(2**63)]
 
 
-def test_spark_hash_long_is_sparks_hash(spark) -> None:
+def _spark_ranges(spark, ids: list[int], lowest: int, highest: int, parts: int) -> list[int]:
     from pyspark.sql import functions as F
 
-    rng = random.Random(7)
-    keys = EDGES + [rng.randrange(-(2**63), 2**63) for _ in range(300)] + list(range(50))
-    frame = spark.createDataFrame([(k,) for k in keys], "k long")
-    expected = [row[0] for row in frame.select(F.hash("k")).collect()]
-    assert spark_hash_long(np.array(keys, dtype=np.int64)).tolist() == expected
+    width = (float(highest) - float(lowest)) / parts
+    frame = spark.createDataFrame([(i, k) for i, k in enumerate(ids)], "i int, doc_id long")
+    if width <= 0:
+        at = F.lit(0)
+    else:
+        at = F.floor((F.col("doc_id").cast("double") - F.lit(float(lowest))) / F.lit(width)).cast("int")
+        at = F.least(F.greatest(at, F.lit(0)), F.lit(parts - 1))
+    return [r["r"] for r in frame.select("i", at.alias("r")).orderBy("i").collect()]
 
 
 @pytest.mark.parametrize("parts", [1, 2, 3, 8, 100, 4099])
-def test_placement_keys_hash_to_their_partition(parts: int) -> None:
-    keys = placement_keys(parts)
-    assert len(keys) == parts and min(keys) >= 0
-    assert (np.mod(spark_hash_long(np.array(keys, np.int64)).astype(np.int64), parts) == np.arange(parts)).all()
-
-
-@pytest.mark.parametrize(("parts", "placed"), [(1, True), (3, True), (8, True), (3, False)])
-def test_each_partition_holds_its_range_in_doc_id_order(spark, monkeypatch, parts: int, placed: bool) -> None:
-    """Reading the partitions in order gives doc_id order; partition b holds range b only; ranges of hashes are
-    about equal. Also with Spark's repartitionByRange, taken above PLACED_PARTITIONS."""
-    from pyspark.sql import functions as F
-
-    from pipeline.tokenize import stage
-
-    if not placed:
-        monkeypatch.setattr(stage, "PLACED_PARTITIONS", parts - 1)
-
+def test_ranges_are_sparks_equal_width_ranges(spark, parts: int) -> None:
     rng = random.Random(parts)
-    ids = list(dict.fromkeys(EDGES + [rng.randrange(-(2**63), 2**63) for _ in range(600)]))
-    docs = spark.createDataFrame([(i, f"t{i}") for i in ids], "doc_id long, text string")
-    frame = partitioned(docs, parts, min(ids), max(ids)).withColumn("part", F.spark_partition_id())
-    rows = frame.withColumn("doc_id", F.substring("text", 2, 40).cast("long")).collect()
-    assert all(r["part"] == r["range"] for r in rows)
-    by_part = [[r["doc_id"] for r in rows if r["part"] == p] for p in range(parts)]
-    assert [i for part in by_part for i in part] == sorted(ids)
-    assert min(map(len, by_part)) > len(ids) / parts / 2  # hashes spread over equal-width ranges
+    ids = EDGES + [rng.randrange(-(2**63), 2**63) for _ in range(500)]
+    for lowest, highest in ((min(ids), max(ids)), (-5, 1000), (7, 7)):
+        inside = [i for i in ids if lowest <= i <= highest] or [lowest]
+        got = ranges_of(np.array(inside, dtype=np.int64), lowest, highest, parts)
+        assert got.tolist() == _spark_ranges(spark, inside, lowest, highest, parts)
 
 
-def test_a_misplaced_row_fails_the_task() -> None:
-    batch = pa.RecordBatch.from_pydict({"range": pa.array([2, 2, 3], pa.int32()), "text": ["a", "b", "c"]})
-    empty = pa.RecordBatch.from_pydict({"range": pa.array([], pa.int32()), "text": pa.array([], pa.string())})
-    assert list(check_placed(iter([empty, batch.slice(0, 2)]), 2)) == [empty, batch.slice(0, 2)]
-    with pytest.raises(PipelineError, match="partition 2 received doc_id range 2..3"):
-        list(check_placed(iter([batch]), 2))
+def test_ranges_rise_with_doc_id_and_spread_hashes_evenly() -> None:
+    rng = random.Random(3)
+    ids = np.array(sorted({rng.randrange(-(2**63), 2**63) for _ in range(4000)}), dtype=np.int64)
+    got = ranges_of(ids, int(ids[0]), int(ids[-1]), 8)
+    assert got[0] == 0 and got[-1] == 7 and (np.diff(got) >= 0).all()
+    assert np.bincount(got, minlength=8).min() > len(ids) / 8 / 2

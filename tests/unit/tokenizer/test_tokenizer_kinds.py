@@ -7,7 +7,6 @@ import pickle
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,7 +14,6 @@ from hypothesis import strategies as st
 from pipeline.config import ConfigError, PipelineConfig, load_config, load_config_text
 from pipeline.megatron.format import dtype_for_vocab
 from pipeline.run.preflight import check_paths
-from pipeline.tokenize.batches import TaskAttempt, tokenize_partition
 from pipeline.tokenizer import patterns
 from pipeline.tokenizer.library import LibraryTokenizer
 from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
@@ -28,6 +26,7 @@ from tests.tokenizer_kinds import (
     mistral_v1_path,
     qwen36_path,
     train_tokenizer_json,
+    write_stage_shard,
 )
 
 CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259}
@@ -206,13 +205,9 @@ def test_ids_identical_to_the_library_on_generated_unicode(loaded, oracles, case
 
 
 def _shard(tok, texts: list[str], out: Path, eod: int, bos: tuple[int, ...]) -> Path:
-    batches = [pa.RecordBatch.from_pydict({"text": texts[i : i + 7]}) for i in range(0, len(texts), 7)]
-    dtype = dtype_for_vocab(tok.vocab_size)
-    rows = list(
-        tokenize_partition(iter(batches), TaskAttempt(0, 0, 0), tok, str(out), str(out), dtype.name, eod, (), bos)
-    )
-    assert rows[0].column("documents")[0].as_py() == len(texts)
-    return out / "part-00000"
+    prefix, documents = write_stage_shard(tok, texts, out, dtype_for_vocab(tok.vocab_size).name, eod, bos)
+    assert documents == len(texts)
+    return prefix
 
 
 @pytest.mark.parametrize(("case", "add_bos"), [("cl100k", False), ("mistral-v1", True), ("tokenizer.json", False)])
