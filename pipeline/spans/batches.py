@@ -270,7 +270,7 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             found = kernels.repeated_windows_many(
                 np.frombuffer(buffers[2], dtype=np.uint8), offsets.astype(np.int64), heads[keep], sizes[keep],
                 *(table.column(name).to_numpy().astype(np.int64) for name in ("pos", "lo", "hi")), k,
-                tokenizer == "words", kernels.BASE,
+                tokenizer == "words", kernels.BASE, kernels.SMALL_GROUP,
             )  # fmt: skip
             out = dict(zip(("row", "start", "end", "copies", "kept_row", "kept_at"), found, strict=True))
         else:
@@ -286,6 +286,33 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
                 pa.array(out["copies"]),
                 pa.array(doc_ids[kept]),
                 pa.array(context_starts[kept] + out["kept_at"]),
+            ],
+            schema=CONFIRMED,
+        )
+
+
+def merged_runs(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Runs of removed windows (CONFIRMED) -> the same bytes in fewer rows: each document's overlapping or touching
+    runs of one batch merged into one, with the copies and kept copy of its first run (lowest start). A window
+    belongs to one anchor, hence to one run, so no two runs of a document start at one byte: the rewrite's merge
+    (:func:`exact_rewrite_batches`) of these rows gives what it gives of the runs they merge."""
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        doc_ids, starts, ends = (batch.column(name).to_numpy() for name in ("doc_id", "start", "end"))
+        order = np.lexsort((starts, doc_ids))
+        doc_ids, starts, ends = doc_ids[order], starts[order], ends[order]
+        spread = np.int64(1) << np.int64(40)  # documents far apart: no range reaches the next document's
+        dense = np.concatenate(([0], np.cumsum(doc_ids[1:] != doc_ids[:-1]))).astype(np.int64) * spread
+        reach = np.maximum.accumulate(dense + ends)
+        heads = np.flatnonzero(np.concatenate(([True], dense[1:] + starts[1:] > reach[:-1])))
+        firsts = order[heads]
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(doc_ids[heads]),
+                pa.array(starts[heads]),
+                pa.array(np.maximum.reduceat(ends, heads)),
+                *(batch.column(name).take(pa.array(firsts)) for name in ("copies", "kept_doc_id", "kept_start")),
             ],
             schema=CONFIRMED,
         )
