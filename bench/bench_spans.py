@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--no-oracle", action="store_true")
     parser.add_argument("--corpus", type=Path, help="a JSON-lines corpus to read instead (its first --mb MB)")
+    parser.add_argument("--batch-rows", type=int, help="spark.sql.execution.arrow.maxRecordsPerBatch (Spark's 10,000)")
     args = parser.parse_args()
     docs = corpus_documents(args.corpus, args.mb) if args.corpus else documents(args.mb)
     size = sum(len(t.encode("utf-8")) for _, t in docs) / 1e6
@@ -75,6 +76,8 @@ def main() -> None:
         config = load_config_text(conf, [f"output={tmp}/run", f"spans.exact_substring.min_tokens={args.k}"])
         # with conf/local.yaml's speed-ups, as a local run has them (zip_rescans: no zip re-read per task)
         settings = {"spark.sql.shuffle.partitions": str(4 * cores)}
+        if args.batch_rows:
+            settings["spark.sql.execution.arrow.maxRecordsPerBatch"] = str(args.batch_rows)
         spark = build_session("bench-spans", args.master, settings, config.spark.speedups)
         ctx = RunContext(config, spark=spark)
         # through a Parquet file, not createDataFrame: at 1 GB the driver's JVM would hold every row in its heap

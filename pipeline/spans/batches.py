@@ -136,12 +136,31 @@ def unpacked(blobs: Iterable[bytes | pa.Buffer | None], schema: pa.Schema) -> pa
     return pa.concat_tables(tables).combine_chunks()
 
 
+_ANCHOR_TEXT_BYTES = 16 * 2**20  # text per slice of packed_anchor_batches
+
+
+def text_slices(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:
+    """Batches with a ``text`` column -> the same rows in order, in slices of at most ``limit`` bytes of text (a
+    longer document alone in its slice)."""
+    for batch in batches:
+        sizes = pc.binary_length(batch.column("text")).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        head, total = 0, 0
+        for row, size in enumerate(sizes.tolist()):
+            if total + size > limit and row > head:
+                yield batch.slice(head, row - head)
+                head, total = row, 0
+            total += size
+        if batch.num_rows > head or batch.num_rows == 0:
+            yield batch.slice(head)
+
+
 def packed_anchor_batches(
     batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
 ) -> Iterator[pa.RecordBatch]:
     """Documents (doc_id, text) -> the anchor rows of :func:`anchor_batches` packed by anchor hash (:func:`packed`),
-    the contexts gathered once, already in part order."""
-    for batch in batches:
+    the contexts gathered once, already in part order; a batch is taken in slices of about _ANCHOR_TEXT_BYTES of
+    text, so a task's memory does not grow with its Arrow batches (about 8 bytes of anchor rows per byte)."""
+    for batch in text_slices(batches, _ANCHOR_TEXT_BYTES):
         found: dict[str, list[Int64s]] = {name: [] for name in ("hash", "doc_id", "pos", "lo", "hi", "begin", "end")}
         datas: list[bytes] = []
         base = 0

@@ -197,3 +197,25 @@ def test_merged_runs_keeps_the_first_run_s_copies_and_joins_touching_runs() -> N
     batch = pa.RecordBatch.from_pylist([dict(zip(CONFIRMED.names, r, strict=True)) for r in rows], schema=CONFIRMED)
     out = pa.Table.from_batches(list(merged_runs([batch]))).to_pylist()
     assert [tuple(r.values()) for r in out] == [(1, 15, 19, 2, 1, 0), (7, 0, 25, 4, 3, 8), (7, 30, 40, 2, 1, 4)]
+
+
+def test_text_slices_keep_every_row_in_order_within_the_limit() -> None:
+    from pipeline.spans.batches import text_slices
+
+    texts = ["a" * 5, "b" * 3, "c" * 9, "", "d" * 2, "e" * 4, None, "f"]
+    batch = pa.RecordBatch.from_pydict({"doc_id": list(range(len(texts))), "text": texts})
+    slices = list(text_slices([batch], 8))
+    assert [s.column("text").to_pylist() for s in slices] == [
+        ["a" * 5, "b" * 3], ["c" * 9], ["", "d" * 2, "e" * 4, None, "f"]
+    ]  # fmt: skip
+    assert list(text_slices([batch], 1000)) == [batch]
+
+
+@pytest.mark.parametrize(("name", "k", "tokenizer"), CASES[:2])
+def test_anchors_of_text_slices_decide_what_the_oracle_removes(name, k, tokenizer, monkeypatch) -> None:
+    """With a slice limit of one byte every document is packed alone; the decisions are still the oracle's."""
+    from pipeline.spans import batches
+
+    docs, expected = _case(name, k, tokenizer)
+    monkeypatch.setattr(batches, "_ANCHOR_TEXT_BYTES", 1)
+    assert _merged(_decided(docs, k, tokenizer, 5, 3)) == expected
