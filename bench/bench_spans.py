@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.corpus import take
@@ -46,7 +47,9 @@ def documents(megabytes: float, corpus: Path | None = None) -> list[tuple[int, s
 
 
 def main() -> None:
-    args = arguments(__doc__, mb=50.0, k=50, master="local[2]", no_oracle=False, corpus=None).parse_args()
+    args = arguments(
+        __doc__, mb=50.0, k=50, master="local[2]", no_oracle=False, corpus=None, batch_rows=0
+    ).parse_args()  # batch_rows: spark.sql.execution.arrow.maxRecordsPerBatch (0: Spark's 10,000)
     docs = documents(args.mb, args.corpus)
     size = sum(len(t.encode("utf-8")) for _, t in docs) / 1e6
     cores = int(args.master.split("[")[1].rstrip("]")) if "[" in args.master else 1
@@ -55,10 +58,21 @@ def main() -> None:
         config = load_config_text(conf, [f"output={tmp}/run", f"spans.exact_substring.min_tokens={args.k}"])
         # with conf/local.yaml's speed-ups, as a local run has them (zip_rescans: no zip re-read per task)
         settings = {"spark.sql.shuffle.partitions": str(4 * cores)}
+        if args.batch_rows:
+            settings["spark.sql.execution.arrow.maxRecordsPerBatch"] = str(args.batch_rows)
         spark = build_session("bench-spans", args.master, settings, config.spark.speedups)
         ctx = RunContext(config, spark=spark)
-        frame = spark.createDataFrame([(d, "web", t) for d, t in docs], "doc_id long, source string, text string")
-        ctx.write_table(frame.repartition(4 * cores), layout.SURVIVORS)
+        # through a Parquet file, not createDataFrame: at 1 GB the driver's JVM would hold every row in its heap
+        given = Path(tmp) / "given.parquet"
+        pq.write_table(
+            pa.table(
+                {"doc_id": [d for d, _ in docs], "source": ["web"] * len(docs), "text": [t for _, t in docs]},
+                schema=pa.schema([("doc_id", pa.int64()), ("source", pa.string()), ("text", pa.string())]),
+            ),
+            given,
+            row_group_size=2_000,
+        )
+        ctx.write_table(spark.read.parquet(str(given)).repartition(4 * cores), layout.SURVIVORS)
         # one sample a second: at psutil's 50 ms the sampling thread alone cost about 0.6 CPU s per 10 s under
         # load, counted in the driver as the stage's; the Python workers and the JVM outlive the stage and are
         # sampled once more at its end, so nothing of theirs is missed

@@ -136,12 +136,31 @@ def unpacked(blobs: Iterable[bytes | pa.Buffer | None], schema: pa.Schema) -> pa
     return pa.concat_tables(tables).combine_chunks()
 
 
+_ANCHOR_TEXT_BYTES = 16 * 2**20  # text per slice of packed_anchor_batches
+
+
+def text_slices(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.RecordBatch]:
+    """Batches with a ``text`` column -> the same rows in order, in slices of at most ``limit`` bytes of text (a
+    longer document alone in its slice)."""
+    for batch in batches:
+        sizes = pc.binary_length(batch.column("text")).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        head, total = 0, 0
+        for row, size in enumerate(sizes.tolist()):
+            if total + size > limit and row > head:
+                yield batch.slice(head, row - head)
+                head, total = row, 0
+            total += size
+        if batch.num_rows > head or batch.num_rows == 0:
+            yield batch.slice(head)
+
+
 def packed_anchor_batches(
     batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
 ) -> Iterator[pa.RecordBatch]:
     """Documents (doc_id, text) -> the anchor rows of :func:`anchor_batches` packed by anchor hash (:func:`packed`),
-    the contexts gathered once, already in part order."""
-    for batch in batches:
+    the contexts gathered once, already in part order; a batch is taken in slices of about _ANCHOR_TEXT_BYTES of
+    text, so a task's memory does not grow with its Arrow batches (about 8 bytes of anchor rows per byte)."""
+    for batch in text_slices(batches, _ANCHOR_TEXT_BYTES):
         found: dict[str, list[Int64s]] = {name: [] for name in ("hash", "doc_id", "pos", "lo", "hi", "begin", "end")}
         datas: list[bytes] = []
         base = 0
@@ -270,7 +289,7 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             found = kernels.repeated_windows_many(
                 np.frombuffer(buffers[2], dtype=np.uint8), offsets.astype(np.int64), heads[keep], sizes[keep],
                 *(table.column(name).to_numpy().astype(np.int64) for name in ("pos", "lo", "hi")), k,
-                tokenizer == "words", kernels.BASE,
+                tokenizer == "words", kernels.BASE, kernels.SMALL_GROUP,
             )  # fmt: skip
             out = dict(zip(("row", "start", "end", "copies", "kept_row", "kept_at"), found, strict=True))
         else:
@@ -286,6 +305,33 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
                 pa.array(out["copies"]),
                 pa.array(doc_ids[kept]),
                 pa.array(context_starts[kept] + out["kept_at"]),
+            ],
+            schema=CONFIRMED,
+        )
+
+
+def merged_runs(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Runs of removed windows (CONFIRMED) -> the same bytes in fewer rows: each document's overlapping or touching
+    runs of one batch merged into one, with the copies and kept copy of its first run (lowest start). A window
+    belongs to one anchor, hence to one run, so no two runs of a document start at one byte: the rewrite's merge
+    (:func:`exact_rewrite_batches`) of these rows gives what it gives of the runs they merge."""
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        doc_ids, starts, ends = (batch.column(name).to_numpy() for name in ("doc_id", "start", "end"))
+        order = np.lexsort((starts, doc_ids))
+        doc_ids, starts, ends = doc_ids[order], starts[order], ends[order]
+        spread = np.int64(1) << np.int64(40)  # documents far apart: no range reaches the next document's
+        dense = np.concatenate(([0], np.cumsum(doc_ids[1:] != doc_ids[:-1]))).astype(np.int64) * spread
+        reach = np.maximum.accumulate(dense + ends)
+        heads = np.flatnonzero(np.concatenate(([True], dense[1:] + starts[1:] > reach[:-1])))
+        firsts = order[heads]
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(doc_ids[heads]),
+                pa.array(starts[heads]),
+                pa.array(np.maximum.reduceat(ends, heads)),
+                *(batch.column(name).take(pa.array(firsts)) for name in ("copies", "kept_doc_id", "kept_start")),
             ],
             schema=CONFIRMED,
         )

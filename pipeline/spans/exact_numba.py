@@ -13,60 +13,7 @@ import numpy as np
 from numba import njit
 
 BASE = np.uint64(0x9E3779B97F4A7C15)  # the window hash's base (odd); tests pass 0 to make keys collide
-
-
-@njit(cache=True, nogil=True)
-def _window_bounds(
-    data: np.ndarray,
-    offsets: np.ndarray,
-    rows: np.ndarray,
-    positions: np.ndarray,
-    lows: np.ndarray,
-    highs: np.ndarray,
-    k: int,
-    words: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of ``rows``: where its windows begin in the flat arrays (``woff``), each window's byte range
-    inside the row's context (``ws``, ``we``) and the anchor's first byte inside it (``anchor``)."""
-    n = len(rows)
-    anchor = np.empty(n, dtype=np.int64)
-    woff = np.zeros(n + 1, dtype=np.int64)
-    for j in range(n):
-        woff[j + 1] = woff[j] + highs[rows[j]] - lows[rows[j]] + 1
-    ws = np.empty(woff[n], dtype=np.int64)
-    we = np.empty(woff[n], dtype=np.int64)
-    for j in range(n):
-        r = rows[j]
-        count = woff[j + 1] - woff[j]
-        base = offsets[r]
-        length = offsets[r + 1] - base
-        if not words:
-            anchor[j] = positions[r] - lows[r]
-            for i in range(count):
-                ws[woff[j] + i] = i
-                we[woff[j] + i] = i + k
-            continue
-        ts = np.empty(length + 1, dtype=np.int64)
-        te = np.empty(length + 1, dtype=np.int64)
-        t = 0
-        inside = False
-        for b in range(length):
-            c = data[base + b]
-            white = c == 32 or (c >= 9 and c <= 13)
-            if not white and not inside:
-                ts[t] = b
-                inside = True
-            elif white and inside:
-                te[t] = b
-                t += 1
-                inside = False
-        if inside:
-            te[t] = length
-        anchor[j] = ts[positions[r] - lows[r]]
-        for i in range(count):
-            ws[woff[j] + i] = ts[i]
-            we[woff[j] + i] = te[i + k - 1]
-    return woff, ws, we, anchor
+SMALL_GROUP = 8  # groups of at most this many rows are decided pair by pair (_small_group), larger ones sorted
 
 
 @njit(cache=True, nogil=True)
@@ -83,6 +30,206 @@ def _extent(data: np.ndarray, a: int, b: int, before: int, after: int) -> tuple[
 
 
 @njit(cache=True, nogil=True)
+def _row_extent(
+    data: np.ndarray, offsets: np.ndarray, anchor: np.ndarray, head: int, jx: int, jy: int
+) -> tuple[int, int]:
+    """:func:`_extent` of the contexts of the group's rows ``jx`` and ``jy`` (rows ``head + jx``, ``head + jy``),
+    aligned at their anchors."""
+    x_at, y_at = offsets[head + jx], offsets[head + jy]
+    x_len, y_len = offsets[head + jx + 1] - x_at, offsets[head + jy + 1] - y_at
+    return _extent(
+        data,
+        x_at + anchor[jx],
+        y_at + anchor[jy],
+        min(anchor[jx], anchor[jy]),
+        min(x_len - anchor[jx], y_len - anchor[jy]),
+    )
+
+
+@njit(cache=True, nogil=True)
+def _small_group(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    head: int,
+    n: int,
+    positions: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    woff: np.ndarray,
+    ws: np.ndarray,
+    we: np.ndarray,
+    anchor: np.ndarray,
+    item_offset: np.ndarray,
+    pair_left: np.ndarray,
+    pair_right: np.ndarray,
+    kept: np.ndarray,
+    copies: np.ndarray,
+) -> None:
+    """One group of ``n`` rows decided pair by pair, with no hashing or sorting: each pair's contexts compared
+    once around their anchors, then each window of a row against the window at the same offset of every other
+    row. Sets ``kept`` (the first equal window: the lowest row's) and ``copies`` (how many are equal) as
+    :func:`_sorted_group` sets them."""
+    for a in range(n):
+        for b in range(a + 1, n):
+            pair_left[a, b], pair_right[a, b] = _row_extent(data, offsets, anchor, head, a, b)
+            pair_left[b, a], pair_right[b, a] = pair_left[a, b], pair_right[a, b]
+    for b in range(n):
+        for y in range(woff[b], woff[b + 1]):
+            y_from, y_to = ws[y] - anchor[b], we[y] - anchor[b]
+            first = -1
+            count = 1
+            for a in range(n):
+                if a == b:
+                    continue
+                rx = head + a
+                i = positions[rx] - lows[rx] - item_offset[y]  # a's window at the same offset from its anchor
+                if i < 0 or i > highs[rx] - lows[rx]:
+                    continue
+                x = woff[a] + i
+                if ws[x] - anchor[a] != y_from or we[x] - anchor[a] != y_to:
+                    continue
+                if -y_from <= pair_left[a, b] and y_to <= pair_right[a, b]:
+                    count += 1
+                    if first < 0 and a < b:
+                        first = x
+            kept[y] = first if first >= 0 else y
+            copies[y] = count
+
+
+@njit(cache=True, nogil=True)
+def _group_windows(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    head: int,
+    n: int,
+    positions: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    k: int,
+    words: bool,
+    woff: np.ndarray,
+    ws: np.ndarray,
+    we: np.ndarray,
+    anchor: np.ndarray,
+    item_offset: np.ndarray,
+    item_row: np.ndarray,
+    ts: np.ndarray,
+    te: np.ndarray,
+) -> None:
+    """The windows of the group's rows ``head`` to ``head + n - 1`` into the scratch arrays: where each row's
+    windows begin (``woff``), each window's byte range inside its row's context (``ws``, ``we``), its anchor
+    position minus its own (``item_offset``) and row (``item_row``, in the group), and each row's anchor's first
+    byte inside its context (``anchor``)."""
+    woff[0] = 0
+    for j in range(n):
+        r = head + j
+        count = highs[r] - lows[r] + 1
+        at = woff[j]
+        woff[j + 1] = at + count
+        for i in range(count):
+            item_offset[at + i] = positions[r] - lows[r] - i
+            item_row[at + i] = j
+        if not words:
+            anchor[j] = positions[r] - lows[r]
+            for i in range(count):
+                ws[at + i] = i
+                we[at + i] = i + k
+            continue
+        base = offsets[r]
+        length = offsets[r + 1] - base
+        t = 0
+        inside = False
+        for b in range(length):
+            c = data[base + b]
+            white = c == 32 or (c >= 9 and c <= 13)
+            if not white and not inside:
+                ts[t] = b
+                inside = True
+            elif white and inside:
+                te[t] = b
+                t += 1
+                inside = False
+        if inside:
+            te[t] = length
+        anchor[j] = ts[positions[r] - lows[r]]
+        for i in range(count):
+            ws[at + i] = ts[i]
+            we[at + i] = te[i + k - 1]
+
+
+@njit(cache=True, nogil=True)
+def _sorted_group(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    head: int,
+    n: int,
+    woff: np.ndarray,
+    ws: np.ndarray,
+    we: np.ndarray,
+    anchor: np.ndarray,
+    item_offset: np.ndarray,
+    item_row: np.ndarray,
+    multiplier: np.uint64,
+    powers: np.ndarray,
+    prefix: np.ndarray,
+    hashes: np.ndarray,
+    scratch: np.ndarray,
+    kept: np.ndarray,
+    copies: np.ndarray,
+) -> None:
+    """One group's windows keyed by (offset from the anchor, 64-bit hash of the bytes) and sorted stably (rows stay
+    in order); each run of one key split into classes of equal bytes by comparing the contexts around their
+    anchors. Sets ``kept`` (the class's first window) and ``copies`` (the class's size)."""
+    n_items = woff[n]
+    reps, counts, cls = scratch[0], scratch[1], scratch[2]
+    cached, left, right = scratch[3], scratch[4], scratch[5]  # per row: the row its extension was taken with
+    for j in range(n):
+        cached[j] = -1
+        base = offsets[head + j]
+        prefix[0] = np.uint64(0)
+        for b in range(offsets[head + j + 1] - base):
+            prefix[b + 1] = prefix[b] * multiplier + np.uint64(data[base + b]) + np.uint64(1)
+        for item in range(woff[j], woff[j + 1]):
+            s, e = ws[item], we[item]
+            hashes[item] = prefix[e] - prefix[s] * powers[e - s]
+    order = np.argsort(hashes[:n_items], kind="mergesort")
+    order = order[np.argsort(item_offset[:n_items][order], kind="mergesort")]
+    a = 0
+    while a < n_items:
+        b = a + 1
+        while b < n_items and hashes[order[b]] == hashes[order[a]] and item_offset[order[b]] == item_offset[order[a]]:
+            b += 1
+        n_reps = 0
+        for c in range(a, b):
+            x = order[c]
+            jx = item_row[x]
+            found = -1
+            for q in range(n_reps):
+                y = reps[q]
+                jy = item_row[y]
+                x_from, y_from = ws[x] - anchor[jx], ws[y] - anchor[jy]  # <= 0: a window holds its anchor
+                if x_from != y_from or we[x] - ws[x] != we[y] - ws[y]:
+                    continue
+                if cached[jx] != jy:  # the two contexts compared once, around their anchors
+                    cached[jx] = jy
+                    left[jx], right[jx] = _row_extent(data, offsets, anchor, head, jx, jy)
+                if -x_from <= left[jx] and we[x] - anchor[jx] <= right[jx]:
+                    found = q
+                    break
+            if found < 0:
+                reps[n_reps] = x
+                counts[n_reps] = 0
+                found = n_reps
+                n_reps += 1
+            counts[found] += 1
+            cls[c - a] = found
+        for c in range(a, b):
+            kept[order[c]] = reps[cls[c - a]]
+            copies[order[c]] = counts[cls[c - a]]
+        a = b
+
+
+@njit(cache=True, nogil=True)
 def repeated_windows_many(
     data: np.ndarray,
     offsets: np.ndarray,
@@ -94,135 +241,90 @@ def repeated_windows_many(
     k: int,
     words: bool,
     multiplier: np.uint64,
+    small: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The groups of rows ``[heads[g], heads[g] + sizes[g])`` (each ordered by doc_id, position; row ``r``'s
     context is ``data[offsets[r]:offsets[r + 1]]``) -> the runs of removed windows, as
     :func:`pipeline.spans.exact.repeated_windows` gives them, with rows numbered in the whole table: row, first
     byte, end byte, copies, kept row, kept window's first byte (bytes inside the row's context). ``multiplier``: the
-    window hash's base (:data:`BASE`)."""
-    n_rows = 0
+    window hash's base (:data:`BASE`); groups of at most ``small`` rows are decided pair by pair
+    (:data:`SMALL_GROUP`), larger ones sorted. One group at a time: the scratch arrays hold the largest group."""
+    most_items, most_rows, longest = 1, 1, 1
     for g in range(len(heads)):
-        n_rows += sizes[g]
-    rows = np.empty(n_rows, dtype=np.int64)
-    at = 0
-    for g in range(len(heads)):
+        items = 0
         for r in range(heads[g], heads[g] + sizes[g]):
-            rows[at] = r
-            at += 1
-    woff, ws, we, anchor = _window_bounds(data, offsets, rows, positions, lows, highs, k, words)
-    n_items = woff[n_rows]
-    longest = 0
-    for j in range(n_rows):
-        longest = max(longest, offsets[rows[j] + 1] - offsets[rows[j]])
+            items += highs[r] - lows[r] + 1
+            longest = max(longest, offsets[r + 1] - offsets[r])
+        most_items = max(most_items, items)
+        most_rows = max(most_rows, sizes[g])
     powers = np.empty(longest + 1, dtype=np.uint64)
     powers[0] = np.uint64(1)
     for i in range(1, longest + 1):
         powers[i] = powers[i - 1] * multiplier
     prefix = np.empty(longest + 1, dtype=np.uint64)
-    hashes = np.empty(n_items, dtype=np.uint64)
-    item_offset = np.empty(n_items, dtype=np.int64)  # anchor position minus window position
-    item_row = np.empty(n_items, dtype=np.int64)  # index into rows
-    for j in range(n_rows):
-        r = rows[j]
-        base = offsets[r]
-        prefix[0] = np.uint64(0)
-        for b in range(offsets[r + 1] - base):
-            prefix[b + 1] = prefix[b] * multiplier + np.uint64(data[base + b]) + np.uint64(1)
-        for i in range(woff[j + 1] - woff[j]):
-            item = woff[j] + i
-            s, e = ws[item], we[item]
-            hashes[item] = prefix[e] - prefix[s] * powers[e - s]
-            item_offset[item] = positions[r] - lows[r] - i
-            item_row[item] = j
-    kept = np.arange(n_items)
-    copies = np.ones(n_items, dtype=np.int64)
-    reps = np.empty(n_items, dtype=np.int64)
-    counts = np.empty(n_items, dtype=np.int64)
-    cls = np.empty(n_items, dtype=np.int64)
-    cached = np.full(n_rows, -1, dtype=np.int64)  # per row: the row its common extension was last taken with
-    left = np.zeros(n_rows, dtype=np.int64)
-    right = np.zeros(n_rows, dtype=np.int64)
-    first_row = 0
-    for g in range(len(heads)):
-        lo_item, hi_item = woff[first_row], woff[first_row + sizes[g]]
-        first_row += sizes[g]
-        order = np.argsort(hashes[lo_item:hi_item], kind="mergesort")
-        order = order[np.argsort(item_offset[lo_item:hi_item][order], kind="mergesort")] + lo_item
-        a = 0
-        while a < len(order):
-            b = a + 1
-            while (
-                b < len(order)
-                and hashes[order[b]] == hashes[order[a]]
-                and item_offset[order[b]] == item_offset[order[a]]
-            ):
-                b += 1
-            n_reps = 0
-            for c in range(a, b):
-                x = order[c]
-                jx = item_row[x]
-                found = -1
-                for q in range(n_reps):
-                    y = reps[q]
-                    jy = item_row[y]
-                    x_from, y_from = ws[x] - anchor[jx], ws[y] - anchor[jy]  # <= 0: a window holds its anchor
-                    if x_from != y_from or we[x] - ws[x] != we[y] - ws[y]:
-                        continue
-                    if cached[jx] != jy:  # the two contexts compared once, around their anchors
-                        cached[jx] = jy
-                        x_len, y_len = (
-                            offsets[rows[jx] + 1] - offsets[rows[jx]],
-                            offsets[rows[jy] + 1] - offsets[rows[jy]],
-                        )
-                        left[jx], right[jx] = _extent(
-                            data, offsets[rows[jx]] + anchor[jx], offsets[rows[jy]] + anchor[jy],
-                            min(anchor[jx], anchor[jy]), min(x_len - anchor[jx], y_len - anchor[jy]),
-                        )  # fmt: skip
-                    if -x_from <= left[jx] and we[x] - anchor[jx] <= right[jx]:
-                        found = q
-                        break
-                if found < 0:
-                    reps[n_reps] = x
-                    counts[n_reps] = 0
-                    found = n_reps
-                    n_reps += 1
-                counts[found] += 1
-                cls[c - a] = found
-            for c in range(a, b):
-                kept[order[c]] = reps[cls[c - a]]
-                copies[order[c]] = counts[cls[c - a]]
-            a = b
-    out_row = np.empty(n_items, dtype=np.int64)
-    out_start = np.empty(n_items, dtype=np.int64)
-    out_end = np.empty(n_items, dtype=np.int64)
-    out_copies = np.empty(n_items, dtype=np.int64)
-    out_kept_row = np.empty(n_items, dtype=np.int64)
-    out_kept_at = np.empty(n_items, dtype=np.int64)
+    ts = np.empty(longest + 1, dtype=np.int64)
+    te = np.empty(longest + 1, dtype=np.int64)
+    woff = np.empty(most_rows + 1, dtype=np.int64)
+    anchor = np.empty(most_rows, dtype=np.int64)
+    ws = np.empty(most_items, dtype=np.int64)
+    we = np.empty(most_items, dtype=np.int64)
+    item_offset = np.empty(most_items, dtype=np.int64)
+    item_row = np.empty(most_items, dtype=np.int64)
+    hashes = np.empty(most_items, dtype=np.uint64)
+    kept = np.empty(most_items, dtype=np.int64)
+    copies = np.empty(most_items, dtype=np.int64)
+    scratch = np.empty((6, most_items), dtype=np.int64)
+    pairs = max(1, min(small, most_rows))
+    pair_left = np.empty((pairs, pairs), dtype=np.int64)
+    pair_right = np.empty((pairs, pairs), dtype=np.int64)
+    capacity = 1024
+    out = np.empty((6, capacity), dtype=np.int64)  # row, start, end, copies, kept row, kept window's first byte
     n_out = 0
-    for j in range(n_rows):
-        open_run = False
-        for item in range(woff[j], woff[j + 1]):
-            if kept[item] == item:
-                open_run = False
-                continue
-            if open_run:
-                out_end[n_out - 1] = we[item]
-                continue
-            out_row[n_out] = rows[j]
-            out_start[n_out] = ws[item]
-            out_end[n_out] = we[item]
-            out_copies[n_out] = copies[item]
-            out_kept_row[n_out] = rows[item_row[kept[item]]]
-            out_kept_at[n_out] = ws[kept[item]]
-            n_out += 1
-            open_run = True
+    for g in range(len(heads)):
+        head, n = heads[g], sizes[g]
+        _group_windows(
+            data, offsets, head, n, positions, lows, highs, k, words, woff, ws, we, anchor, item_offset, item_row,
+            ts, te,
+        )  # fmt: skip
+        if n <= small:
+            _small_group(
+                data, offsets, head, n, positions, lows, highs, woff, ws, we, anchor, item_offset, pair_left,
+                pair_right, kept, copies,
+            )  # fmt: skip
+        else:
+            _sorted_group(
+                data, offsets, head, n, woff, ws, we, anchor, item_offset, item_row, multiplier, powers, prefix,
+                hashes, scratch, kept, copies,
+            )  # fmt: skip
+        for j in range(n):
+            open_run = False
+            for item in range(woff[j], woff[j + 1]):
+                if kept[item] == item:
+                    open_run = False
+                    continue
+                if open_run:
+                    out[2, n_out - 1] = we[item]
+                    continue
+                if n_out == capacity:
+                    capacity *= 2
+                    grown = np.empty((6, capacity), dtype=np.int64)
+                    grown[:, :n_out] = out[:, :n_out]
+                    out = grown
+                out[0, n_out] = head + j
+                out[1, n_out] = ws[item]
+                out[2, n_out] = we[item]
+                out[3, n_out] = copies[item]
+                out[4, n_out] = head + item_row[kept[item]]
+                out[5, n_out] = ws[kept[item]]
+                n_out += 1
+                open_run = True
     return (
-        out_row[:n_out],
-        out_start[:n_out],
-        out_end[:n_out],
-        out_copies[:n_out],
-        out_kept_row[:n_out],
-        out_kept_at[:n_out],
+        out[0, :n_out].copy(),
+        out[1, :n_out].copy(),
+        out[2, :n_out].copy(),
+        out[3, :n_out].copy(),
+        out[4, :n_out].copy(),
+        out[5, :n_out].copy(),
     )
 
 

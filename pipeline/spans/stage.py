@@ -26,6 +26,7 @@ from pipeline.spans.batches import (
     REMOVED_FIELDS,
     REWRITE_COLUMNS,
     decide_batches,
+    merged_runs,
     packed,
     packed_anchor_batches,
     packed_rewrite_batches,
@@ -88,12 +89,17 @@ def exact_removals(docs, k: int, tokenizer: str, parts: int, partitions: int):
     distinct anchor with the bytes of the windows picking it (batches.anchor_batches), packed by anchor hash;
     the packed rows are shuffled by part (one shuffle of a few large rows), each partition's rows unpacked and
     sorted by hash, doc_id and position, and each group's windows compared on their bytes
-    (batches.decide_batches), on ``partitions`` partitions."""
+    (batches.decide_batches), on ``partitions`` partitions; each document's runs of one partition merged there
+    (batches.merged_runs), so fewer rows go on to the rewrite."""
     anchors = docs.select("doc_id", "text").mapInArrow(
         per_task(lambda it: packed_anchor_batches(it, k, tokenizer, parts)), from_arrow_schema(PACKED)
     )
     return anchors.repartition(partitions, "part").mapInArrow(
-        per_task(lambda it: packed(decide_batches(unpacked_anchors(it), k, tokenizer), "doc_id", parts, CONFIRMED)),
+        per_task(
+            lambda it: packed(
+                merged_runs(decide_batches(unpacked_anchors(it), k, tokenizer)), "doc_id", parts, CONFIRMED
+            )
+        ),
         from_arrow_schema(PACKED),
     )
 

@@ -13,7 +13,15 @@ import pytest
 
 from pipeline.numba_backend import SPANS
 from pipeline.spans import exact
-from pipeline.spans.batches import decide_batches, packed_anchor_batches, unpacked_anchors
+from pipeline.spans.batches import (
+    REWRITE_COLUMNS,
+    RUN,
+    decide_batches,
+    exact_rewrite_batches,
+    merged_runs,
+    packed_anchor_batches,
+    unpacked_anchors,
+)
 from tests.backends import numba_backend
 from tests.spans_oracle import oracle_ranges, oracle_word_ranges, planted_documents
 
@@ -52,8 +60,11 @@ def _merged(runs: list[tuple[int, ...]]) -> dict[int, list[tuple[int, int]]]:
     return merged
 
 
-def _decided(docs: list[tuple[int, str]], k: int, tokenizer: str, parts: int, partitions: int) -> list[tuple]:
-    """Anchors packed in two input tasks, parts routed to ``partitions``, each decided on its own."""
+def _decided(
+    docs: list[tuple[int, str]], k: int, tokenizer: str, parts: int, partitions: int, merge: bool = False
+) -> list[tuple]:
+    """Anchors packed in two input tasks, parts routed to ``partitions``, each decided on its own (and its runs
+    merged per document with ``merge``, as the stage does)."""
     tasks = [docs[::2], docs[1::2]]
     packed = []
     for task in tasks:
@@ -65,7 +76,8 @@ def _decided(docs: list[tuple[int, str]], k: int, tokenizer: str, parts: int, pa
         mine = [
             b.filter(pa.array([p * 7 % partitions == partition for p in b.column("part").to_pylist()])) for b in packed
         ]
-        for out in decide_batches(unpacked_anchors(mine), k, tokenizer):
+        decided = decide_batches(unpacked_anchors(mine), k, tokenizer)
+        for out in merged_runs(decided) if merge else decided:
             runs += [tuple(r.values()) for r in pa.Table.from_batches([out]).to_pylist()]
     return sorted(runs)
 
@@ -146,3 +158,64 @@ def test_packed_rows_come_back_from_the_shared_buffer_unchanged() -> None:
     order = [(name, "ascending") for name in CONFIRMED.names]
     back = unpacked(blobs, CONFIRMED).sort_by(order)
     assert back.to_pydict() == pa.Table.from_batches([batch]).sort_by(order).to_pydict()
+
+
+def _rewritten(docs: list[tuple[int, str]], runs: list[tuple]) -> list[dict]:
+    """exact_rewrite_batches of ``docs`` with ``runs`` (CONFIRMED tuples): the texts, bytes and merged runs."""
+    by_doc: dict[int, list[dict]] = {}
+    for doc_id, *fields in runs:
+        by_doc.setdefault(doc_id, []).append(
+            dict(zip(("start", "end", "copies", "kept_doc_id", "kept_start"), fields, strict=True))
+        )
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "doc_id": [d for d, _ in docs],
+            "text": [t for _, t in docs],
+            "windows": pa.array([by_doc.get(d) for d, _ in docs], type=pa.list_(RUN)),
+        }
+    )
+    schema = pa.schema([("doc_id", pa.int64()), ("text", pa.string()), *REWRITE_COLUMNS])
+    return pa.Table.from_batches(list(exact_rewrite_batches([batch], schema))).to_pylist()
+
+
+@pytest.mark.parametrize(("name", "k", "tokenizer"), CASES)
+def test_runs_merged_per_partition_rewrite_as_the_runs_themselves(name: str, k: int, tokenizer: str) -> None:
+    """merged_runs in each partition leaves fewer rows, and the rewrite of them is the rewrite of every run: the
+    same texts, removed bytes and merged ranges with their copies and kept copies."""
+    docs, _ = _case(name, k, tokenizer)
+    for parts, partitions in ((1, 1), (5, 3), (64, 4)):
+        runs = _decided(docs, k, tokenizer, parts, partitions)
+        merged = _decided(docs, k, tokenizer, parts, partitions, merge=True)
+        assert len(merged) < len(runs)
+        assert _rewritten(docs, merged) == _rewritten(docs, runs), (parts, partitions)
+
+
+def test_merged_runs_keeps_the_first_run_s_copies_and_joins_touching_runs() -> None:
+    from pipeline.spans.batches import CONFIRMED
+
+    rows = [(7, 10, 20, 3, 1, 0), (7, 20, 25, 5, 2, 9), (7, 30, 40, 2, 1, 4), (7, 0, 12, 4, 3, 8), (1, 15, 19, 2, 1, 0)]
+    batch = pa.RecordBatch.from_pylist([dict(zip(CONFIRMED.names, r, strict=True)) for r in rows], schema=CONFIRMED)
+    out = pa.Table.from_batches(list(merged_runs([batch]))).to_pylist()
+    assert [tuple(r.values()) for r in out] == [(1, 15, 19, 2, 1, 0), (7, 0, 25, 4, 3, 8), (7, 30, 40, 2, 1, 4)]
+
+
+def test_text_slices_keep_every_row_in_order_within_the_limit() -> None:
+    from pipeline.spans.batches import text_slices
+
+    texts = ["a" * 5, "b" * 3, "c" * 9, "", "d" * 2, "e" * 4, None, "f"]
+    batch = pa.RecordBatch.from_pydict({"doc_id": list(range(len(texts))), "text": texts})
+    slices = list(text_slices([batch], 8))
+    assert [s.column("text").to_pylist() for s in slices] == [
+        ["a" * 5, "b" * 3], ["c" * 9], ["", "d" * 2, "e" * 4, None, "f"]
+    ]  # fmt: skip
+    assert list(text_slices([batch], 1000)) == [batch]
+
+
+@pytest.mark.parametrize(("name", "k", "tokenizer"), CASES[:2])
+def test_anchors_of_text_slices_decide_what_the_oracle_removes(name, k, tokenizer, monkeypatch) -> None:
+    """With a slice limit of one byte every document is packed alone; the decisions are still the oracle's."""
+    from pipeline.spans import batches
+
+    docs, expected = _case(name, k, tokenizer)
+    monkeypatch.setattr(batches, "_ANCHOR_TEXT_BYTES", 1)
+    assert _merged(_decided(docs, k, tokenizer, 5, 3)) == expected
