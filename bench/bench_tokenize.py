@@ -28,7 +28,8 @@ from pipeline.spark.worker_task import per_task
 from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.tokenize.batches import utf8_buffers
-from pipeline.tokenize.stage import BATCH_ROWS, run_tokenize
+from pipeline.tokenize.stage import run_tokenize
+from pipeline.tokenize.tasks import BATCH_ROWS
 from pipeline.tokenizer import GPT2_PATTERN, BPETokenizer
 
 EOT = "<|endoftext|>"

@@ -1,6 +1,6 @@
-"""The tokenize stage's task bodies (no Spark import): Parquet row groups -> encoded buckets -> one shard per range.
+"""The tokenize stage's Arrow work (no Spark import): Parquet row groups -> encoded buckets -> one shard per range.
 
-The stage (:mod:`pipeline.tokenize.stage`) runs two sets of Python tasks and hands each its work and identity
+The stage's task bodies (:mod:`pipeline.tokenize.tasks`) call these with their work and identity
 (:class:`TaskAttempt`); this module never asks Spark for anything, so it runs and is tested on plain files:
 
 * :func:`bucket_documents` (a map task): reads its row groups of the documents table with pyarrow, encodes the

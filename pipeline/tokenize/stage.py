@@ -8,7 +8,7 @@ partition count. Every partition is written as one IndexedDataset shard, one seq
 end-of-document id appended.
 
 The JVM stays out of the data path: Spark only schedules Python tasks (:func:`~pipeline.spark.task_numbers.
-task_numbers`), which read and write files themselves (:mod:`pipeline.tokenize.batches`). A *map* job reads the
+task_numbers`), which read and write files themselves (:mod:`pipeline.tokenize.tasks`). A *map* job reads the
 documents table's row groups with pyarrow (runs of row groups from the footers, one run per task), encodes the texts
 with the broadcast tokenizer and writes each task attempt's documents, bucketed by (source, range), to one Arrow IPC
 file under ``shards/_tmp/_map/``; its rows name the record batches of each bucket. A *reduce* job then runs one task
@@ -50,7 +50,7 @@ temporary files behind as a killed worker would.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict
 from functools import partial
 from typing import Any
@@ -70,27 +70,14 @@ from pipeline.stage_api import layout
 from pipeline.stage_api.context import RunContext
 from pipeline.stage_api.stage import Data, Stage
 from pipeline.storage.parquet_footers import table_footers
-from pipeline.tokenize.batches import (
-    BUCKETS_SCHEMA,
-    COLUMNS,
-    SUMMARY_SCHEMA,
-    Buckets,
-    TaskAttempt,
-    bucket_documents,
-    write_range_shard,
-)
-from pipeline.tokenize.footers import spans_from_footers
-from pipeline.tokenize.shards import list_shards, shard_dir, shard_name, tmp_dir
+from pipeline.tokenize.batches import BUCKETS_SCHEMA, SUMMARY_SCHEMA, Buckets
+from pipeline.tokenize.footers import Unit, plan_units, spans_from_footers
+from pipeline.tokenize.shards import list_shards, shard_dir, shard_name
+from pipeline.tokenize.tasks import SPANS_SCHEMA, RunningTask, map_task, reduce_task, span_rows
 from pipeline.tokenizer.bpe import BPETokenizer
 from pipeline.tokenizer.run_files import bos_ids, eod_id, load_tokenizer
 
-INJECT_PROPERTY = "pipeline.inject_failure"
-# Rows per Arrow batch a map task reads and encodes at once: fewer rows cost the encoder less CPU, and a batch of
-# long documents stays small in a worker (docs/benchmarks.md, Tokenize stage constants).
-BATCH_ROWS = 1000
-# Row groups per map task: about a quarter of the table's bytes per core, so the cores finish together, within these
-# bounds (uncompressed bytes, from the footers)
-UNIT_BYTES = (1 << 20, 128 << 20)
+INJECT_PROPERTY = "pipeline.inject_failure"  # tests: "tokenize" fails partition 0's first reduce attempt
 MAP_DIR = "_map"  # under shards/_tmp/: a source name starts with a letter or digit (config schema)
 _SPARK_TYPES = {
     pa.int32(): "int",
@@ -99,101 +86,18 @@ _SPARK_TYPES = {
     pa.list_(pa.int32()): "array<int>",
 }
 
-Unit = tuple[tuple[str, tuple[int, ...]], ...]  # (file URL, its row groups) read by one map task
-
 
 def _ddl(schema: pa.Schema) -> str:
     return ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in schema)
 
 
-def _task() -> Any:
-    """The running Spark task's context (called inside the task)."""
+def _running_task() -> RunningTask:
+    """The Spark task attempt running a task body (called inside the task, :mod:`pipeline.tokenize.tasks`)."""
     from pyspark import TaskContext
 
     task = TaskContext.get()
     assert task is not None, "called outside a Spark task"
-    return task
-
-
-def plan_units(footers, sources: Iterable[str], parallelism: int) -> list[Unit]:
-    """The map tasks' work: runs of consecutive row groups of one file, about a quarter of the table's bytes per
-    core each (within :data:`UNIT_BYTES`); row groups without rows, or whose statistics show a single source that
-    is not configured, are left out. An error names a file without the columns the stage reads."""
-    known = set(sources)
-    groups = []
-    for info, meta in footers:
-        names = [meta.schema.column(i).path for i in range(meta.num_columns)]
-        missing = [c for c in COLUMNS if c not in names]
-        if missing:
-            raise PipelineError(f"tokenize: {info.url} has no column {', '.join(missing)}")
-        at_source = names.index("source")
-        for g in range(meta.num_row_groups):
-            group = meta.row_group(g)
-            if group.num_rows == 0:
-                continue
-            stats = group.column(at_source).statistics
-            if stats is not None and stats.has_min_max and stats.has_null_count and stats.null_count == 0:
-                if stats.min == stats.max and stats.min not in known:
-                    continue
-            groups.append((info.url, g, group.total_byte_size))
-    total = sum(size for _, _, size in groups)
-    target = min(max(total // (4 * max(1, parallelism)), UNIT_BYTES[0]), UNIT_BYTES[1])
-    units: list[Unit] = []
-    run: list[int] = []
-    size, url = 0, None
-    for file, g, bytes_ in groups:
-        if run and (file != url or size >= target):
-            units.append(((url, tuple(run)),))  # type: ignore[arg-type]
-            run, size = [], 0
-        url = file
-        run.append(g)
-        size += bytes_
-    if run:
-        units.append(((url, tuple(run)),))  # type: ignore[arg-type]
-    return units
-
-
-def read_unit(unit: Unit, columns: Iterable[str] = COLUMNS) -> Iterator[pa.RecordBatch]:
-    """The ``columns`` of a map task's row groups, :data:`BATCH_ROWS` rows per batch (local files read directly,
-    others through fsspec)."""
-    import pyarrow.parquet as pq
-
-    for url, groups in unit:
-        if storage.is_local(url):  # memory-mapped, decoded in this thread: the least CPU (t47h)
-            file = pq.ParquetFile(storage.local_path(url), memory_map=True)
-            yield from file.iter_batches(
-                batch_size=BATCH_ROWS, row_groups=list(groups), columns=list(columns), use_threads=False
-            )
-            continue
-        fs, inner = storage.resolve(url)
-        with fs.open(inner, "rb") as f:
-            file = pq.ParquetFile(f)
-            yield from file.iter_batches(batch_size=BATCH_ROWS, row_groups=list(groups), columns=list(columns))
-
-
-def _map_task(units, tok, plan: Buckets, directory: str, numbers: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The map tasks' ``mapInArrow`` body: encode the task's row groups into its bucket file."""
-    task = _task()
-    for batch in numbers:
-        for number in batch.column(0).to_pylist():
-            path = storage.join(directory, f"unit-{number:05d}.attempt-{task.attemptNumber()}-{task.taskAttemptId()}")
-            rows = bucket_documents(read_unit(units.value[number]), plan, tok.value, path + ".arrow")
-            if rows:
-                yield pa.RecordBatch.from_pylist(rows, schema=BUCKETS_SCHEMA)
-
-
-def _reduce_task(work, run_dir: str, dtype_name: str, numbers: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The reduce tasks' ``mapInArrow`` body: write the shard of the task's (source, range) from its buckets."""
-    task = _task()
-    for batch in numbers:
-        for number in batch.column(0).to_pylist():
-            source, part, parts = work.value[number]
-            attempt = task.attemptNumber()
-            inject = task.getLocalProperty(INJECT_PROPERTY) == "tokenize" and part == 0 and attempt == 0
-            me = TaskAttempt(part, attempt, task.taskAttemptId(), inject)
-            out, tmp = shard_dir(run_dir, source), tmp_dir(run_dir, source)
-            row = write_range_shard(parts, me, source, out, tmp, dtype_name)
-            yield pa.RecordBatch.from_pylist([row], schema=SUMMARY_SCHEMA)
+    return RunningTask(task.attemptNumber(), task.taskAttemptId(), task.getLocalProperty(INJECT_PROPERTY))
 
 
 def publish_winners(rows, out: str) -> None:
@@ -205,35 +109,13 @@ def publish_winners(rows, out: str) -> None:
             storage.commit([(bin_path(won), bin_path(final)), (idx_path(won), idx_path(final))], keep_staged=True)
 
 
-def _span_rows(units, numbers: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The spans job's ``mapInArrow`` body: each source's smallest and largest doc_id in the task's row groups."""
-    for batch in numbers:
-        for number in batch.column(0).to_pylist():
-            spans: dict[str, tuple[int, int]] = {}
-            for got in read_unit(units.value[number], ("doc_id", "source")):
-                table = pa.Table.from_batches([got]).group_by("source").aggregate([("doc_id", "min_max")])
-                for row in table.to_pylist():
-                    if row["source"] is None or row["doc_id_min_max"]["min"] is None:
-                        continue
-                    low, high = row["doc_id_min_max"]["min"], row["doc_id_min_max"]["max"]
-                    was = spans.get(row["source"], (low, high))
-                    spans[row["source"]] = (min(was[0], low), max(was[1], high))
-            rows = [{"source": s, "lo": lo, "hi": hi} for s, (lo, hi) in spans.items()]
-            if rows:
-                yield pa.RecordBatch.from_pylist(
-                    rows, schema=pa.schema([("source", pa.string()), ("lo", pa.int64()), ("hi", pa.int64())])
-                )
-
-
 def doc_id_spans(spark, units: list[Unit]) -> dict[str, tuple[int, int]]:
     """{source: (smallest doc_id, largest)} of the sources with documents: one job of Python tasks reading the two
     columns of the map tasks' row groups."""
     bc = spark.sparkContext.broadcast(units)
     try:
         rows = (
-            task_numbers(spark, len(units))
-            .mapInArrow(per_task(partial(_span_rows, bc)), "source string, lo long, hi long")
-            .collect()
+            task_numbers(spark, len(units)).mapInArrow(per_task(partial(span_rows, bc)), _ddl(SPANS_SCHEMA)).collect()
         )
     finally:
         bc.unpersist()
@@ -300,7 +182,9 @@ def tokenize_sources(
     try:
         bucket_rows = (
             task_numbers(spark, len(units))
-            .mapInArrow(per_task(partial(_map_task, units_bc, tok_bc, plan, directory)), _ddl(BUCKETS_SCHEMA))
+            .mapInArrow(
+                per_task(partial(map_task, _running_task, units_bc, tok_bc, plan, directory)), _ddl(BUCKETS_SCHEMA)
+            )
             .collect()
         )
     finally:
@@ -318,7 +202,9 @@ def tokenize_sources(
     try:
         shard_rows = (
             task_numbers(spark, len(work))
-            .mapInArrow(per_task(partial(_reduce_task, work_bc, ctx.run_dir, dtype.name)), _ddl(SUMMARY_SCHEMA))
+            .mapInArrow(
+                per_task(partial(reduce_task, _running_task, work_bc, ctx.run_dir, dtype.name)), _ddl(SUMMARY_SCHEMA)
+            )
             .collect()
         )
     finally:

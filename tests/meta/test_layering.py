@@ -199,6 +199,7 @@ def test_kernel_and_batch_modules_exist_and_are_checked() -> None:
         "pipeline.sources.batches",
         "pipeline.dedup.batches",
         "pipeline.tokenize.batches",
+        "pipeline.tokenize.tasks",
         "pipeline.dedup.minhash",
         "pipeline.tokenizer.bpe",
         "pipeline.megatron.writer",

@@ -16,7 +16,8 @@ from pipeline.megatron import IndexedDatasetWriter
 from pipeline.storage.parquet_footers import table_footers
 from pipeline.tokenize import batches
 from pipeline.tokenize.batches import Buckets, TaskAttempt, bucket_documents, write_range_shard
-from pipeline.tokenize.stage import plan_units, read_unit
+from pipeline.tokenize.footers import plan_units
+from pipeline.tokenize.tasks import read_unit
 from pipeline.tokenizer import BPETokenizer, count_pretokens
 
 EOT = "<|endoftext|>"

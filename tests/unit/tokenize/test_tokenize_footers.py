@@ -1,4 +1,5 @@
-"""footer_spans: each source's doc_id span from Parquet footers, exact or None (checked against pyarrow.compute)."""
+"""spans_from_footers: each source's doc_id span from a table's Parquet footers (as the stage reads them, with
+table_footers), exact or None (checked against pyarrow.compute)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,19 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.tokenize.footers import footer_spans
+from pipeline.storage.parquet_footers import table_footers
+from pipeline.tokenize.footers import spans_from_footers
 
 SCHEMA = pa.schema([("doc_id", pa.int64()), ("source", pa.string()), ("text", pa.string())])
 
 
 def _rows(source: str, n: int, rng: random.Random) -> list[dict]:
     return [{"doc_id": rng.randint(-(2**63), 2**63 - 1), "source": source, "text": "t"} for _ in range(n)]
+
+
+def _spans_of_table(table: Path | str, sources: list[str]) -> dict[str, tuple[int, int]] | None:
+    """What the stage gets: the footers of the files a Spark scan reads, then the spans from them."""
+    return spans_from_footers(table_footers(str(table)), sources)
 
 
 def _spans_by_compute(table: pa.Table) -> dict[str, tuple[int, int]]:
@@ -40,14 +47,14 @@ def test_single_source_row_groups_give_the_exact_spans(tmp_path: Path) -> None:
     pq.write_table(pa.Table.from_pylist([], SCHEMA), tmp_path / "part-00009.parquet")  # no row group with rows
     extra = pa.Table.from_pylist(_rows("books", 5, rng), SCHEMA)
     pq.write_table(extra, tmp_path / "part-00010")  # Spark reads a file whatever its name ends with
-    spans = footer_spans(str(tmp_path), ["web", "books", "empty"])
+    spans = _spans_of_table(str(tmp_path), ["web", "books", "empty"])
     assert spans == _spans_by_compute(pa.concat_tables([*parts, extra]))
     assert set(spans) == {"web", "books"}
 
 
 def test_an_empty_table_has_no_spans(tmp_path: Path) -> None:
     (tmp_path / "_SUCCESS").write_text("")
-    assert footer_spans(str(tmp_path), ["web"]) == {}
+    assert _spans_of_table(str(tmp_path), ["web"]) == {}
 
 
 @pytest.mark.parametrize(
@@ -71,24 +78,17 @@ def test_footers_that_cannot_tell_exactly_give_none(tmp_path: Path, case: str) -
         schema = pa.schema([("doc_id", pa.int32()), ("source", pa.string()), ("text", pa.string())])
         rows = [dict(r, doc_id=i) for i, r in enumerate(rows)]
     pq.write_table(pa.Table.from_pylist(rows, schema), tmp_path / "part-00000.parquet", **options)
-    assert footer_spans(str(tmp_path), ["web", "books"]) is None
+    assert _spans_of_table(str(tmp_path), ["web", "books"]) is None
 
 
-@pytest.mark.parametrize("case", ["subdirectory", "other_file", "missing_column", "missing_table", "remote"])
-def test_tables_spark_may_read_differently_give_none(tmp_path: Path, case: str) -> None:
+@pytest.mark.parametrize("case", ["subdirectory", "missing_column"])
+def test_files_without_both_columns_give_none(tmp_path: Path, case: str) -> None:
     rng = random.Random(9)
     table = pa.Table.from_pylist(_rows("web", 10, rng), SCHEMA)
     pq.write_table(table, tmp_path / "part-00000.parquet")
-    path = str(tmp_path)
     if case == "subdirectory":  # a table partitioned by source: its files hold no source column
         (tmp_path / "source=web").mkdir()
         pq.write_table(table.drop_columns(["source"]), tmp_path / "source=web" / "part-00001.parquet")
-    elif case == "other_file":
-        (tmp_path / "part-00001.json").write_text("{}")  # Spark would fail on it: not ours to answer
-    elif case == "missing_column":
-        pq.write_table(table.drop_columns(["source"]), tmp_path / "part-00002.parquet")
-    elif case == "missing_table":
-        path = str(tmp_path / "absent")
     else:
-        path = "s3://bucket/run/dedup/survivors"
-    assert footer_spans(path, ["web"]) is None
+        pq.write_table(table.drop_columns(["source"]), tmp_path / "part-00002.parquet")
+    assert _spans_of_table(tmp_path, ["web"]) is None
