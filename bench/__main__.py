@@ -10,22 +10,23 @@ import ast
 import os
 import runpy
 import sys
-from pathlib import Path
 
-from bench.harness import RESULT_VAR, arguments
+from bench.harness import REPO, RESULT_VAR, arguments
 
-HERE = Path(__file__).resolve().parent
+PACKAGES = {"bench": ("bench_", ""), "corpora": ("", "_corpus")}  # an entry's name: the module's, less, plus these
 
 
 def entries() -> dict[str, tuple[str, str]]:
-    """Every runnable module by name: (module, its docstring's first line), read without importing it."""
+    """Every runnable module of bench/ and corpora/ by name: (module, its docstring's first line), read without
+    importing it."""
     found = {}
-    for path in sorted(HERE.glob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        if path.stem.startswith("_") or 'if __name__ == "__main__":' not in source:
-            continue
-        doc = ast.get_docstring(ast.parse(source)) or ""
-        found[path.stem.removeprefix("bench_")] = (f"bench.{path.stem}", doc.strip().split("\n")[0])
+    for package, (prefix, suffix) in PACKAGES.items():
+        for path in sorted((REPO / package).glob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            if path.stem.startswith("_") or 'if __name__ == "__main__":' not in source:
+                continue
+            doc = ast.get_docstring(ast.parse(source)) or ""
+            found[path.stem.removeprefix(prefix) + suffix] = (f"{package}.{path.stem}", doc.strip().split("\n")[0])
     return found
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import psutil
 import yaml
 
-from bench.harness import DATA, FIXTURES, REPO, ProcessTree, arguments, write_result
+from bench.harness import DATA, REPO, ProcessTree, arguments, write_result
 from bench.standalone import Cluster, build_zip, cluster_config, run_job
 from bench.vs_corpus import prefix
+from corpora.store import FIXTURES
 
 SHIPPED_NAME = "numba-cache"
 

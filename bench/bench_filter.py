@@ -1,6 +1,6 @@
 """Benchmark: each filter of the filter stage beside datatrove's, on the same real documents, one core each.
 
-    python -m bench filter                 # 100 MB of real documents (bench/real_corpus.py)
+    python -m bench filter                 # 100 MB of real documents (corpora/real.py)
     python -m bench filter --mb 10 --only language pii
 
 How it measures: docs/benchmarks.md, Method notes, filter.
@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from bench.harness import arguments, best_of, write_result
-from bench.real_corpus import build, read
+from corpora.real import build, read
 from pipeline.numba_backend import FILTER
 
 LANGUAGES, MIN_SCORE = ["en"], 0.65

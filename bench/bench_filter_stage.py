@@ -1,5 +1,5 @@
 """What the filter stage adds to a run (issue #29, item 8: at most 50 % of ingest + dedup): the same real corpus
-(bench/real_corpus.py) through ingest + dedup, then through ingest + filter + dedup with conf/dataproc.yaml's
+(corpora/real.py) through ingest + dedup, then through ingest + filter + dedup with conf/dataproc.yaml's
 filter list (language ID, Gopher repetition and quality, C4, FineWeb, PII), local[2], in one process.
 
 A first run without filters warms the JVM, the page cache and the kernels and is not reported. Prints seconds
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from bench import real_corpus
 from bench.harness import DATA, REPO, ProcessTree, arguments, run_config, session, write_result
+from corpora import real
 from pipeline.run.manifest import Manifest
 from pipeline.run.registry import DEDUP, FILTER, INGEST
 from pipeline.run.runner import run_stages
@@ -49,7 +49,7 @@ def run(spark, raw: Path, out: Path, filters: list | None) -> tuple[dict[str, fl
 
 def main() -> None:
     args = arguments(__doc__, mb=200.0).parse_args()
-    raw = real_corpus.build(args.mb)
+    raw = real.build(args.mb)
     filters = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())["filter"]
     spark = session()
     run(spark, raw, DATA / "run-filter-stage-off", None)  # warm-up: JVM, page cache, numba cache (not reported)

@@ -2,7 +2,7 @@
 
 Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \\
          --json bench-scale.json
-     python -m bench scale --corpus constant --sizes 1,2,5,10   # bench/constant_corpus.py's, built if needed
+     python -m bench scale --corpus constant --sizes 1,2,5,10   # corpora/constant.py's, built if needed
 
 How it measures: docs/benchmarks.md, Method notes, scale.
 """
@@ -28,10 +28,10 @@ from typing import Any
 import psutil
 import yaml
 
-from bench import constant_corpus
 from bench.harness import DATA, REPO, ProcessTree, arguments, commit, machine, write_result
 from bench.standalone import Cluster, build_zip, cluster_config, run_job
 from bench.vs_corpus import lines
+from corpora import constant
 from pipeline.run.registry import STAGE_NAMES
 
 GB = 10**9
@@ -253,7 +253,7 @@ def main() -> None:
     if len(sizes) != args.sizes.count(",") + 1 or min(sizes) <= 0:
         raise SystemExit(f"error: --sizes: not a comma-separated list of sizes > 0 GB: {args.sizes!r}")
     if args.corpus == Path("constant"):
-        args.corpus = constant_corpus.at_least(max(sizes) * GB / 1e6)
+        args.corpus = constant.at_least(max(sizes) * GB / 1e6)
     if args.corpus is None or not args.corpus.exists():
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist (a directory of JSONL shards, or one file)")
     args.work.mkdir(parents=True, exist_ok=True)

@@ -19,8 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.corpus import take
 from bench.harness import REPO, ProcessTree, arguments, write_result
+from corpora.synthetic import take
 from pipeline.config import load_config_text
 from pipeline.spans.stage import run_spans
 from pipeline.spark.session import build_session

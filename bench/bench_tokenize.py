@@ -20,8 +20,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.corpus import documents, take
-from bench.harness import FIXTURES, ProcessTree, arguments, load_line, write_result
+from bench.harness import ProcessTree, arguments, load_line, write_result
+from corpora.store import FIXTURES
+from corpora.synthetic import documents, take
 from pipeline.config import load_config_text
 from pipeline.spark.task_numbers import task_numbers
 from pipeline.spark.worker_task import per_task

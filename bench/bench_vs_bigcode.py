@@ -1,6 +1,6 @@
 """Ingest + dedup here vs the BigCode / text-dedup MinHash Spark script, same corpus, P, T, K and Spark.
 
-    python -m bench vs_bigcode --mb 200          # corpus from bench/corpus.py, cached under DATA
+    python -m bench vs_bigcode --mb 200          # corpus from corpora/synthetic.py, cached under DATA
     python -m bench vs_bigcode --corpus /tmp/pipeline-bench/release-corpus-1000mb --mb 1000
     python -m bench vs_bigcode --mb 200 --ours-only
     python -m bench vs_bigcode --corpus /tmp/pipeline-bench/mixed-corpus-200mb --mb 200 --as-user --cold
@@ -23,18 +23,18 @@ import pyarrow.parquet as pq
 from bench.dedup_precision import sample, scan
 from bench.harness import (
     DATA,
-    FIXTURES,
     REPO,
     arguments,
     child_env,
     cold_caches,
-    corpus,
     load_line,
     run_logged,
     wait_for_archive,
     write_result,
 )
 from bench.vs_corpus import Corpus, load, peer_parquet, prefix
+from corpora import synthetic
+from corpora.store import FIXTURES
 from pipeline.config.schema import SPEEDUPS
 from pipeline.spark.session import check_java
 from pipeline.spark.speedups.class_archive import archive_path, is_complete
@@ -136,8 +136,8 @@ def main() -> None:
     args = parser.parse_args()
     if not args.ours_only and not (PEERS / PEER_SCRIPT).is_file():
         sys.exit(f"skipped: the BigCode peer script is not at {PEERS / PEER_SCRIPT} (../shared/peers/)")
-    synthetic = args.corpus == "synthetic"
-    raw = corpus(args.mb or 200) if synthetic else prefix(Path(args.corpus), args.mb, DATA / "vs-bigcode-corpora")
+    mine = args.corpus == "synthetic"
+    raw = synthetic.build(args.mb or 200) if mine else prefix(Path(args.corpus), args.mb, DATA / "vs-bigcode-corpora")
     docs, work = load(raw), args.work
     text_mb = docs.text_bytes / 1e6
     shutil.rmtree(work, ignore_errors=True)

@@ -1,21 +1,12 @@
 """Exact Jaccard of removed documents against their matches, by brute force over Python sets; shingles written
-from docs/dedup.md, Shingles, independently of ``pipeline.dedup``."""
+from docs/dedup.md, Shingles, independently of ``pipeline.dedup`` (corpora/shingles.py)."""
 
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterable, Mapping
 
-_WORD = re.compile(r"\w+")
-
-
-def shingle_set(text: str, k: int) -> set[str]:
-    """Word K-gram shingles of ``text`` (docs/dedup.md, Shingles)."""
-    toks = _WORD.findall(text.lower())
-    if len(toks) < k:
-        return {" ".join(toks)} if toks else set()
-    return {" ".join(toks[i : i + k]) for i in range(len(toks) - k + 1)}
+from corpora.shingles import shingle_set
 
 
 def sample(removed: Iterable[int], n: int, seed: int) -> list[int]:

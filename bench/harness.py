@@ -1,4 +1,4 @@
-"""Shared pieces of the benches: corpora, a session, process trees, timing, old kernels from git, the JSON result."""
+"""Shared pieces of the benches: a session, process trees, timing, old kernels from git, the JSON result."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import os
 import platform
 import resource
-import shutil
 import subprocess
 import sys
 import threading
@@ -20,36 +19,12 @@ from typing import Any, TypeVar
 
 import psutil
 
+from corpora.store import DATA
+
 T = TypeVar("T")
 
-DATA = Path(os.environ.get("PIPELINE_BENCH_DATA", "/tmp/pipeline-bench"))
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"  # ../shared: fixtures, peers
 RESULT_VAR = "PIPELINE_BENCH_RESULT"  # where the result JSON goes (python -m bench --result PATH sets it)
-
-
-def corpus(megabytes: float, seed: int = 0) -> Path:
-    """A JSONL corpus of about ``megabytes`` MB of text, generated once and cached under DATA."""
-    from bench.corpus import jsonl_of_size
-
-    return jsonl_of_size(DATA / f"corpus-{megabytes:g}mb-{seed}.jsonl", megabytes, seed)
-
-
-def built(path: Path, write: Callable[[Path], object]) -> Path:
-    """``path`` if it exists, else written by ``write`` to ``<name>.partial`` and renamed (a failed write: nothing)."""
-    if path.exists():
-        return path
-    partial = path.with_name(path.name + ".partial")
-    remove = lambda: shutil.rmtree(partial) if partial.is_dir() else partial.unlink(missing_ok=True)  # noqa: E731
-    remove()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        write(partial)
-    except BaseException:
-        remove()
-        raise
-    partial.rename(path)
-    return path
 
 
 def session(master: str = "local[2]"):
@@ -225,8 +200,6 @@ HELP = {
     "quick": "tiny sizes: a smoke check, not figures",
     "allow_dirty": "run on uncommitted changes (commit marked -dirty)",
     "reparse": "with --from-json: show the figures again from the results",
-    "stats": "print documents, bytes per source, repeated paths",
-    "pin": "look the releases up on PyPI and rewrite the pins",
     "json": "write the results here",
     "from_json": "print the table of an earlier result and stop",
     "out": "output file or directory (default under $PIPELINE_BENCH_DATA)",

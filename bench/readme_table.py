@@ -24,7 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.harness import DATA, FIXTURES, REPO, ProcessTree, arguments, cold_caches, run_logged, wait_for_archive
+from bench.harness import DATA, REPO, ProcessTree, arguments, cold_caches, run_logged, wait_for_archive
+from corpora.store import FIXTURES
 
 ROWS = Path(__file__).with_suffix(".json")  # the rows, as data
 

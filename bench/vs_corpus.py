@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.harness import built
+from corpora.store import built
 
 PEER_PARTS = 8  # Parquet files of the peer's copy (as many documents each)
 

@@ -1,4 +1,4 @@
-"""Small Debian packages that tests build with dpkg-deb itself (bench/mixed_corpus.py and bench/constant_corpus.py
+"""Small Debian packages that tests build with dpkg-deb itself (corpora/mixed.py and corpora/constant.py
 read their documents)."""
 
 from __future__ import annotations

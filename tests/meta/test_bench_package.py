@@ -29,18 +29,24 @@ def _bench(*args: str, env: dict[str, str] | None = None, timeout: float = 120) 
     )
 
 
+def runnable(package: str) -> list[str]:
+    """The modules of ``package`` with a __main__ block."""
+    return [
+        p.stem
+        for p in (REPO / package).glob("*.py")
+        if not p.stem.startswith("_") and 'if __name__ == "__main__":' in p.read_text()
+    ]
+
+
 def test_list_names_every_runnable_module() -> None:
-    """--list names each module of bench/ that has a __main__ block (bench_<name>.py as <name>), and nothing else."""
+    """--list names each module of bench/ and corpora/ that has a __main__ block (bench_<name>.py as <name>,
+    corpora/<name>.py as <name>_corpus), and nothing else."""
     out = _bench("--list")
     assert out.returncode == 0, out.stderr
     listed = [line.split()[0] for line in out.stdout.splitlines()]
-    runnable = sorted(
-        p.stem.removeprefix("bench_")
-        for p in (REPO / "bench").glob("*.py")
-        if not p.stem.startswith("_") and 'if __name__ == "__main__":' in p.read_text()
-    )
-    assert sorted(listed) == runnable
-    assert {"vs_bigcode", "scale", "readme_table", "release_corpus"} <= set(listed)
+    names = [stem.removeprefix("bench_") for stem in runnable("bench")] + [f"{s}_corpus" for s in runnable("corpora")]
+    assert sorted(listed) == sorted(names)
+    assert {"vs_bigcode", "scale", "readme_table", "release_corpus", "mixed_corpus", "constant_corpus"} <= set(listed)
 
 
 def test_every_bench_answers_help() -> None:
@@ -118,10 +124,10 @@ def test_training_indices_with_an_empty_split_is_a_one_line_error(tmp_path: Path
 
 def test_no_bench_leaves_a_scratch_directory_behind() -> None:
     """Scratch space comes from TemporaryDirectory (removed when the bench ends) or an explicit --work: no
-    tempfile.mkdtemp / mkstemp / NamedTemporaryFile(delete=False), whose leftovers filled /tmp before."""
+    tempfile.mkdtemp / mkstemp / NamedTemporaryFile(delete=False), whose leftovers filled /tmp before; corpora/ too."""
     leaks = {
         f"{path.name}:{number}": line.strip()
-        for path in sorted((REPO / "bench").glob("*.py"))
+        for path in sorted([*(REPO / "bench").glob("*.py"), *(REPO / "corpora").glob("*.py")])
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if any(call in line for call in ("mkdtemp(", "mkstemp(", "delete=False"))
     }

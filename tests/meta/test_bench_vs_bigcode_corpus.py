@@ -1,5 +1,6 @@
-"""bench_vs_bigcode.py's helpers: the brute-force precision check (bench/dedup_precision.py) and the shared corpus
-(bench/vs_corpus.py). Expected values are counted by hand from texts built here."""
+"""bench_vs_bigcode.py's helpers: the brute-force precision check (bench/dedup_precision.py, its shingles
+corpora/shingles.py) and the shared corpus (bench/vs_corpus.py). Expected values are counted by hand from texts
+built here."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from bench.dedup_precision import sample, scan, shingle_set
+from bench.dedup_precision import sample, scan
 from bench.vs_corpus import load, peer_parquet, prefix
+from corpora.shingles import shingle_set
 
 WORDS = [f"w{i}" for i in range(40)]
 

@@ -1,4 +1,4 @@
-"""The constant-rate scale corpus (bench/constant_corpus.py): every window of a small build holds the configured
+"""The constant-rate scale corpus (corpora/constant.py): every window of a small build holds the configured
 exact and near-duplicate shares, counted from the written shards alone with digests and datasketch's MinHash LSH
 at the dedup's parameters, not from the builder's own labels."""
 
@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from datasketch import MinHash, MinHashLSH
 
-from bench import constant_corpus, mixed_corpus, release_archives
+from corpora import archives, constant, mixed
 from tests.debian_packages import build_deb
 
 THRESHOLD = 0.7  # conf/dataproc.yaml's dedup threshold
 NUM_PERM = 256  # conf/dataproc.yaml's num_perm
 
 
-def fresh_texts(seed: int = 3) -> Iterator[constant_corpus.Record]:
+def fresh_texts(seed: int = 3) -> Iterator[constant.Record]:
     """Distinct documents of random words (60-200 words, in paragraphs): no two are near-duplicates."""
     rng = random.Random(seed)
     vocabulary = [
@@ -37,7 +37,7 @@ def fresh_texts(seed: int = 3) -> Iterator[constant_corpus.Record]:
 
 
 def signature(text: str) -> MinHash:
-    grams = constant_corpus.shingle_set(text, constant_corpus.NGRAM)
+    grams = constant.shingle_set(text, constant.NGRAM)
     minhash = MinHash(num_perm=NUM_PERM)
     minhash.update_batch([g.encode() for g in grams])
     return minhash
@@ -66,10 +66,8 @@ def classify(texts: list[str]) -> list[str]:
 
 @pytest.mark.parametrize(("exact", "near"), [(0.15, 0.15), (0.1, 0.2)])
 def test_every_window_holds_the_configured_shares(tmp_path: Path, exact: float, near: float) -> None:
-    records = constant_corpus.documents(fresh_texts(), exact, near, seed=5)
-    stats = constant_corpus.write_corpus(
-        records, tmp_path / "c", target=2_400_000, shard_bytes=800_000, window_bytes=600_000
-    )
+    records = constant.documents(fresh_texts(), exact, near, seed=5)
+    stats = constant.write_corpus(records, tmp_path / "c", target=2_400_000, shard_bytes=800_000, window_bytes=600_000)
     lines = [json.loads(line) for shard in sorted((tmp_path / "c").glob("part-*.jsonl")) for line in shard.open()]
     assert stats["shards"] == len(list((tmp_path / "c").glob("part-*.jsonl"))) >= 3
     kinds = classify([line["text"] for line in lines])
@@ -91,35 +89,35 @@ def test_every_window_holds_the_configured_shares(tmp_path: Path, exact: float, 
 
 def test_near_copies_are_real_edits_above_the_threshold() -> None:
     pairs: list[tuple[str, str]] = []
-    records = constant_corpus.documents(fresh_texts(), pairs=pairs, keep_pairs=30)
+    records = constant.documents(fresh_texts(), pairs=pairs, keep_pairs=30)
     for _ in zip(range(3000), records, strict=False):
         pass
     assert len(pairs) == 30
     for original, copy in pairs:
         assert copy != original
         assert signature(original).jaccard(signature(copy)) >= THRESHOLD
-    checked = constant_corpus.datasketch_check(pairs)
+    checked = constant.datasketch_check(pairs)
     assert checked["above_threshold"] == checked["pairs"] == 30
 
 
 def test_one_version_of_each_file_newest_first() -> None:
     releases = {"1.0": [("a.py", "a1"), ("old.py", "o")], "2.0": [("a.py", "a2"), ("b.py", "b2")]}
-    got = list(constant_corpus.newest_first("pkg", ["1.0", "2.0"], lambda _pkg, version: releases[version]))
+    got = list(constant.newest_first("pkg", ["1.0", "2.0"], lambda _pkg, version: releases[version]))
     assert got == [("pypi", "pkg-2.0/a.py", "a2"), ("pypi", "pkg-2.0/b.py", "b2"), ("pypi", "pkg-1.0/old.py", "o")]
 
 
 def test_running_out_of_fresh_documents_says_how_many(tmp_path: Path) -> None:
     few = (record for _, record in zip(range(50), fresh_texts(), strict=False))
     with pytest.raises(SystemExit, match=r"fresh documents ran out after 50 \("):
-        constant_corpus.build(100, tmp_path / "c", fresh=lambda: few)
+        constant.build(100, tmp_path / "c", fresh=lambda: few)
     assert not (tmp_path / "c").exists() and not (tmp_path / "c.partial").exists()
 
 
 def test_bad_shares_name_the_option() -> None:
     with pytest.raises(SystemExit, match="--exact"):
-        constant_corpus.check_shares(1.2, 0.1)
+        constant.check_shares(1.2, 0.1)
     with pytest.raises(SystemExit, match=r"--exact \+ --near"):
-        constant_corpus.check_shares(0.6, 0.5)
+        constant.check_shares(0.6, 0.5)
 
 
 def test_scale_bench_reuses_the_smallest_corpus_large_enough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,16 +128,16 @@ def test_scale_bench_reuses_the_smallest_corpus_large_enough(tmp_path: Path, mon
         "constant-corpus-900mb-0.1-0.2",
     ):
         (tmp_path / name).mkdir()
-    monkeypatch.setattr(constant_corpus.real_corpus, "DEFAULT_DIR", tmp_path)
-    assert constant_corpus.at_least(750) == tmp_path / "constant-corpus-1000mb"
-    assert constant_corpus.at_least(1000) == tmp_path / "constant-corpus-1000mb"
-    assert constant_corpus.at_least(1500) == tmp_path / "constant-corpus-2000mb"
+    monkeypatch.setattr(constant.real, "DEFAULT_DIR", tmp_path)
+    assert constant.at_least(750) == tmp_path / "constant-corpus-1000mb"
+    assert constant.at_least(1000) == tmp_path / "constant-corpus-1000mb"
+    assert constant.at_least(1500) == tmp_path / "constant-corpus-2000mb"
 
 
 def test_added_sources_join_after_the_first_bytes_without_changing_them() -> None:
     first = [("pypi", f"p{n}", "x" * 100) for n in range(10)]
     added = {"debian:a": (1.0, iter([("debian", f"a{n}", "y" * 50) for n in range(4)]))}
-    got = list(constant_corpus.joined(iter(first), 300, added))
+    got = list(constant.joined(iter(first), 300, added))
     assert got[:3] == first[:3]  # 300 bytes of the first sources as they were, then both
     assert sorted(got) == sorted(first + [("debian", f"a{n}", "y" * 50) for n in range(4)])
     assert [r[1] for r in got[3:7]] == ["p3", "a0", "a1", "p4"]  # ADDED_SHARE: half the text each while both last
@@ -163,8 +161,8 @@ def test_package_texts_read_sources_inside_shipped_archives(tmp_path: Path, monk
             "usr/share/go/src/archive/zip/testdata/bad.zip": b"PK\x05\x06 a broken test archive",
         },
     )
-    monkeypatch.setattr(release_archives, "fetch_deb", lambda package, version: deb)
-    got = [(path, text.strip()) for _, path, text in constant_corpus.package_texts("src-test", "1.0")]
+    monkeypatch.setattr(archives, "fetch_deb", lambda package, version: deb)
+    got = [(path, text.strip()) for _, path, text in constant.package_texts("src-test", "1.0")]
     assert sorted(got) == [
         ("src-test=1.0/usr/share/doc/j/api.html", "Class Object"),
         ("src-test=1.0/usr/share/emacs/28.2/lisp/simple.el.gz", "(defun f ())"),
@@ -173,20 +171,20 @@ def test_package_texts_read_sources_inside_shipped_archives(tmp_path: Path, monk
 
 
 def test_added_packages_are_pinned_and_not_the_mixed_corpus_ones() -> None:
-    assert set(constant_corpus.ADDED_PACKAGES).isdisjoint(mixed_corpus.PROSE_PACKAGES)
-    assert all(version[0].isdigit() for version in constant_corpus.ADDED_PACKAGES.values())
-    earlier = {name.lower() for name in [*mixed_corpus.MIXED_RELEASES, *release_archives.RELEASES]}
-    assert earlier.isdisjoint(name.lower() for name in constant_corpus.ADDED_RELEASES)
+    assert set(constant.ADDED_PACKAGES).isdisjoint(mixed.PROSE_PACKAGES)
+    assert all(version[0].isdigit() for version in constant.ADDED_PACKAGES.values())
+    earlier = {name.lower() for name in [*mixed.MIXED_RELEASES, *archives.RELEASES]}
+    assert earlier.isdisjoint(name.lower() for name in constant.ADDED_RELEASES)
     # nor a Debian packaging of them or of their manuals (python3-sympy, python-astropy-doc)
-    projects = {re.sub(r"-docs?$", "", re.sub(r"^python3?-", "", name)) for name in constant_corpus.ADDED_PACKAGES}
+    projects = {re.sub(r"-docs?$", "", re.sub(r"^python3?-", "", name)) for name in constant.ADDED_PACKAGES}
     assert earlier.isdisjoint(projects)
-    pinned = json.loads(constant_corpus.ADDED_PINS.read_text())
-    assert set(pinned) == {f"{name}=={version}" for name, version in constant_corpus.ADDED_RELEASES.items()}
+    pinned = json.loads(constant.ADDED_PINS.read_text())
+    assert set(pinned) == {f"{name}=={version}" for name, version in constant.ADDED_RELEASES.items()}
 
 
 def test_an_unpinned_added_sdist_names_the_pin_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(constant_corpus, "ADDED_PINS", tmp_path / "constant_archives.json")  # none pinned
+    monkeypatch.setattr(constant, "ADDED_PINS", tmp_path / "constant_archives.json")  # none pinned
     with pytest.raises(
         SystemExit, match=r"^grpcio==1\.0: not in constant_archives\.json: run `python -m bench constant_corpus --pin`"
     ):
-        next(constant_corpus.sdist_texts("grpcio", "1.0", tmp_path))
+        next(constant.sdist_texts("grpcio", "1.0", tmp_path))

@@ -9,6 +9,8 @@ Rules:
 3. No import cycles among ``pipeline`` modules, counting imports inside functions too (a deferred
    import that dodges a cycle at run time is still a cycle in the design). Imports under
    ``if TYPE_CHECKING:`` are left out.
+4. The top-level packages import downward only: ``pipeline`` (the product) imports neither ``corpora`` nor
+   ``bench``, ``corpora`` (the benches' and tests' corpora) imports no ``bench``.
 """
 
 from __future__ import annotations
@@ -190,6 +192,34 @@ def violations(root: Path, package: str = "pipeline") -> list[str]:
 
 def test_the_package_keeps_its_layering() -> None:
     assert violations(ROOT) == []
+
+
+TOP_LEVEL = ("pipeline", "corpora", "bench")  # each may import the ones before it (rule 4)
+
+
+def top_level_violations(root: Path) -> list[str]:
+    """Imports of a later package of TOP_LEVEL by a module of an earlier one, one line each."""
+    return [
+        f"{name} imports {later}"
+        for rank, package in enumerate(TOP_LEVEL)
+        for name, targets in sorted(import_graph(root, package).items())
+        for later in TOP_LEVEL[rank + 1 :]
+        if later in targets
+    ]
+
+
+def test_top_level_packages_import_downward_only(tmp_path: Path) -> None:
+    """4. On the real tree nothing imports upward; planted upward imports are each reported, downward ones not."""
+    assert top_level_violations(ROOT) == []
+    planted = {
+        "pipeline": "import corpora.real\n",
+        "corpora": "from bench.harness import DATA\nimport pipeline\n",
+        "bench": "from corpora import real\nimport pipeline\n",
+    }
+    for package, text in planted.items():
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "m.py").write_text(text)
+    assert top_level_violations(tmp_path) == ["pipeline.m imports corpora", "corpora.m imports bench"]
 
 
 def test_kernel_and_batch_modules_exist_and_are_checked() -> None:

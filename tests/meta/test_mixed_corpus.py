@@ -1,4 +1,4 @@
-"""The mixed-size corpus builder's pure parts (bench/mixed_corpus.py) on small archives and pages the tests write,
+"""The mixed-size corpus builder's pure parts (corpora/mixed.py) on small archives and pages the tests write,
 and the two commands bench_vs_bigcode.py --as-user runs, read by the pipeline's own argument parser."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import bench_vs_bigcode, mixed_corpus, release_archives
+from bench import bench_vs_bigcode
+from corpora import archives, mixed
 from pipeline.cli.commands import build_parser
 from tests.debian_packages import build_deb
 
@@ -28,14 +29,14 @@ def write_tar(path: Path, members: dict[str, bytes]) -> Path:
 
 
 def test_kind_of_members() -> None:
-    assert mixed_corpus.kind("p-1/src/parser.c", 1_500_000) == "code"
-    assert mixed_corpus.kind("p-1/static/app.min.js", 900_000) == "code"  # minified code is kept here
-    assert mixed_corpus.kind("p-1/big.py", 2_000_000) == "code"
-    assert mixed_corpus.kind("p-1/big.py", 2_000_001) is None
-    assert mixed_corpus.kind("p-1/empty.py", 0) is None
-    assert mixed_corpus.kind("p-1/LICENSE", 1_000) == "licence"
-    assert mixed_corpus.kind("p-1/licenses/COPYING.txt", 1_000) == "licence"
-    assert mixed_corpus.kind("p-1/data.json", 1_000) is None
+    assert mixed.kind("p-1/src/parser.c", 1_500_000) == "code"
+    assert mixed.kind("p-1/static/app.min.js", 900_000) == "code"  # minified code is kept here
+    assert mixed.kind("p-1/big.py", 2_000_000) == "code"
+    assert mixed.kind("p-1/big.py", 2_000_001) is None
+    assert mixed.kind("p-1/empty.py", 0) is None
+    assert mixed.kind("p-1/LICENSE", 1_000) == "licence"
+    assert mixed.kind("p-1/licenses/COPYING.txt", 1_000) == "licence"
+    assert mixed.kind("p-1/data.json", 1_000) is None
 
 
 def test_releases_interleave_members_and_delete_each_archive(tmp_path: Path, monkeypatch) -> None:
@@ -49,9 +50,9 @@ def test_releases_interleave_members_and_delete_each_archive(tmp_path: Path, mon
         path = write_tar(sdists / f"pkg-{version}.tar.gz", members)
         pins[f"pkg=={version}"] = {"filename": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     (tmp_path / "mixed_archives.json").write_text(json.dumps(pins))
-    monkeypatch.setattr(mixed_corpus, "MIXED_RELEASES", {"pkg": ["1.0", "2.0"]})
-    monkeypatch.setattr(mixed_corpus, "PINS", tmp_path / "mixed_archives.json")
-    assert list(mixed_corpus.releases(sdists)) == [
+    monkeypatch.setattr(mixed, "MIXED_RELEASES", {"pkg": ["1.0", "2.0"]})
+    monkeypatch.setattr(mixed, "PINS", tmp_path / "mixed_archives.json")
+    assert list(mixed.releases(sdists)) == [
         ("licence", "pkg-1.0/LICENSE", "MIT\n"),
         ("licence", "pkg-2.0/LICENSE", "MIT\n"),
         ("code", "pkg-1.0/b.py", "b = 1\n"),
@@ -73,7 +74,7 @@ def test_statistics_count_sizes_exact_and_changed_copies(tmp_path: Path) -> None
     with open(tmp_path / "part-00000.jsonl", "w") as out:
         for source, path, text in records:
             out.write(json.dumps({"source": source, "path": path, "text": text}) + "\n")
-    stats = mixed_corpus.statistics(tmp_path)
+    stats = mixed.statistics(tmp_path)
     assert stats["documents"] == 6 and stats["bytes"] == 1_000 + 10_000 + 50_000 + 1_500_000
     assert stats["sources"]["code"] == {"documents": 4, "bytes": 11_000}
     assert stats["prose packages"] == {"manpages-de": {"documents": 1, "bytes": 1_500_000}}
@@ -113,13 +114,13 @@ def test_deb_members_are_what_dpkg_deb_unpacks(tmp_path: Path) -> None:
     tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], check=True, capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(tar)) as archive:  # the oracle: dpkg-deb's own unpacking
         expected = {m.name.removeprefix("./"): archive.extractfile(m).read() for m in archive if m.isfile()}  # type: ignore[union-attr]
-    assert dict(release_archives.deb_members(deb)) == expected == DOC_FILES
+    assert dict(archives.deb_members(deb)) == expected == DOC_FILES
 
 
 def test_package_prose_keeps_html_text_and_manual_pages_only(tmp_path: Path, monkeypatch) -> None:
     deb = build_deb(tmp_path, DOC_FILES)
-    monkeypatch.setattr(release_archives, "fetch_deb", lambda package, version: deb)
-    got = {path: text for _, path, text in mixed_corpus.package_prose("docs-test", "1.0")}
+    monkeypatch.setattr(archives, "fetch_deb", lambda package, version: deb)
+    got = {path: text for _, path, text in mixed.package_prose("docs-test", "1.0")}
     assert sorted(got) == [
         "docs-test=1.0/usr/share/doc/x/html/index.html",
         "docs-test=1.0/usr/share/man/de/man1/ls.1.gz",
@@ -136,21 +137,19 @@ def test_a_missing_package_names_it_and_the_apt_command(tmp_path: Path, monkeypa
         calls.append(cmd)
         return subprocess.CompletedProcess(cmd, 100, b"", b"E: Version '9.9' for 'foo-doc' was not found")
 
-    monkeypatch.setattr(release_archives.subprocess, "run", apt)
+    monkeypatch.setattr(archives.subprocess, "run", apt)
     with pytest.raises(
         SystemExit,
         match=r"^Debian package foo-doc=1:9\.9 not available: run `apt-get update && apt-get download foo-doc=1:9\.9`",
     ):
-        release_archives.fetch_deb("foo-doc", "1:9.9", tmp_path)
+        archives.fetch_deb("foo-doc", "1:9.9", tmp_path)
     assert calls == [["apt-get", "download", "foo-doc=1:9.9"]]
     (tmp_path / "foo-doc_1%3a9.9_all.deb").write_bytes(b"!<arch>\n")  # apt's name for an epoch: fetched once
-    assert (
-        release_archives.fetch_deb("foo-doc", "1:9.9", tmp_path).name == "foo-doc_1%3a9.9_all.deb" and len(calls) == 1
-    )
+    assert archives.fetch_deb("foo-doc", "1:9.9", tmp_path).name == "foo-doc_1%3a9.9_all.deb" and len(calls) == 1
 
 
 def test_prose_packages_are_pinned_and_not_the_cloud_cli_pages() -> None:
-    assert all(version and version[0].isdigit() for version in mixed_corpus.PROSE_PACKAGES.values())
-    assert not any("gcloud" in package or "google" in package for package in mixed_corpus.PROSE_PACKAGES)
-    prose = mixed_corpus.streams(Path("/nonexistent"))["prose"][1]
+    assert all(version and version[0].isdigit() for version in mixed.PROSE_PACKAGES.values())
+    assert not any("gcloud" in package or "google" in package for package in mixed.PROSE_PACKAGES)
+    prose = mixed.streams(Path("/nonexistent"))["prose"][1]
     assert prose.__name__ == "interleave"  # the packages' documentation, not /usr/share/man's pages

@@ -1,4 +1,4 @@
-"""The release corpus builder's pure parts (bench/release_corpus.py, bench/release_archives.py): which archive
+"""The release corpus builder's pure parts (corpora/release.py, corpora/archives.py): which archive
 members become documents, the interleaving, the shards and the cache, on small archives the tests write."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import release_archives, release_corpus
+from corpora import archives, release
 
 
 def write_tar(path: Path, members: dict[str, bytes]) -> Path:
@@ -53,20 +53,20 @@ KEPT = [
 
 
 def test_keep_member_rules() -> None:
-    assert release_archives.keep_member("pkg/mod.py", 10)
-    assert release_archives.keep_member("pkg/DOC.RST", 10)
-    assert not release_archives.keep_member("pkg/data.json", 10)
-    assert not release_archives.keep_member("pkg/ui.min.js", 10)
-    assert not release_archives.keep_member("pkg/mod.py", 0)
-    assert not release_archives.keep_member("pkg/mod.py", 1_000_001)
+    assert archives.keep_member("pkg/mod.py", 10)
+    assert archives.keep_member("pkg/DOC.RST", 10)
+    assert not archives.keep_member("pkg/data.json", 10)
+    assert not archives.keep_member("pkg/ui.min.js", 10)
+    assert not archives.keep_member("pkg/mod.py", 0)
+    assert not archives.keep_member("pkg/mod.py", 1_000_001)
 
 
 def test_read_tar_and_zip_keep_sorted_text_members(tmp_path: Path) -> None:
-    assert release_archives.read_archive(write_tar(tmp_path / "pkg-1.0.tar.gz", ARCHIVE)) == KEPT
+    assert archives.read_archive(write_tar(tmp_path / "pkg-1.0.tar.gz", ARCHIVE)) == KEPT
     with zipfile.ZipFile(tmp_path / "pkg-1.0.zip", "w") as archive:
         for name, data in reversed(ARCHIVE.items()):
             archive.writestr(name, data)
-    assert release_archives.read_archive(tmp_path / "pkg-1.0.zip") == KEPT
+    assert archives.read_archive(tmp_path / "pkg-1.0.zip") == KEPT
 
 
 def test_fetch_checks_the_pin_of_a_cached_archive(tmp_path: Path) -> None:
@@ -74,20 +74,20 @@ def test_fetch_checks_the_pin_of_a_cached_archive(tmp_path: Path) -> None:
     pins = tmp_path / "release_archives.json"
     pin = {"filename": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     pins.write_text(json.dumps({"pkg==1.0": pin}))
-    assert release_archives.fetch("pkg", "1.0", tmp_path, pins) == path
+    assert archives.fetch("pkg", "1.0", tmp_path, pins) == path
     with pytest.raises(
         SystemExit, match=r"^pkg==2\.0: not in release_archives\.json: run `python -m bench release_corpus --pin`"
     ):
-        release_archives.fetch("pkg", "2.0", tmp_path, pins)
+        archives.fetch("pkg", "2.0", tmp_path, pins)
     pins.write_text(json.dumps({"pkg==1.0": pin | {"sha256": "0" * 64}}))
     with pytest.raises(SystemExit, match="SHA-256 differs"):
-        release_archives.fetch("pkg", "1.0", tmp_path, pins)
+        archives.fetch("pkg", "1.0", tmp_path, pins)
 
 
 def test_interleave_releases_takes_each_member_from_every_release_in_name_order() -> None:
     first = [("a.py", "a1"), ("c.py", "c1")]
     second = [("a.py", "a2"), ("b.py", "b2"), ("c.py", "c2")]
-    got = list(release_corpus.interleave_releases([("p-1", first), ("p-2", second)]))
+    got = list(release.interleave_releases([("p-1", first), ("p-2", second)]))
     assert got == [("p-1/a.py", "a1"), ("p-2/a.py", "a2"), ("p-2/b.py", "b2"), ("p-1/c.py", "c1"), ("p-2/c.py", "c2")]
 
 
@@ -95,7 +95,7 @@ def test_package_documents_windows_of_consecutive_releases() -> None:
     def read(package: str, version: str) -> list[tuple[str, str]]:
         return [("m.py", f"{package} {version}"), (f"only{version}.py", "x")]
 
-    got = [path for _, path, _ in release_corpus.package_documents("p", ["1", "2", "3"], window=2, read=read)]
+    got = [path for _, path, _ in release.package_documents("p", ["1", "2", "3"], window=2, read=read)]
     assert got == ["p-1/m.py", "p-2/m.py", "p-1/only1.py", "p-2/only2.py", "p-3/m.py", "p-3/only3.py"]
 
 
@@ -107,8 +107,8 @@ def test_interleave_keeps_every_prefix_near_the_shares() -> None:
     def streams() -> dict[str, tuple[float, Iterator[tuple[str, str, str]]]]:
         return {"a": (0.5, records("a", 40, 10)), "b": (0.25, records("b", 30, 7)), "c": (0.25, records("c", 3, 5))}
 
-    out = list(release_corpus.interleave(streams()))
-    assert out == list(release_corpus.interleave(streams()))
+    out = list(release.interleave(streams()))
+    assert out == list(release.interleave(streams()))
     assert sorted(r[1] for r in out) == sorted(
         [f"a/{k}" for k in range(40)] + [f"b/{k}" for k in range(30)] + [f"c/{k}" for k in range(3)]
     )
@@ -128,12 +128,12 @@ def test_shards_cut_at_the_target_and_the_cache(tmp_path: Path) -> None:
 
     target = 1000  # bytes: the documents up to the one that reaches it, in interleaved order
     expected, size = [], 0
-    for record in release_corpus.interleave(streams()):
+    for record in release.interleave(streams()):
         expected.append(record)
         size += len(record[2])
         if size >= target:
             break
-    directory = release_corpus.build(target / 1e6, tmp_path / "corpus", streams, shard_bytes=300)
+    directory = release.build(target / 1e6, tmp_path / "corpus", streams, shard_bytes=300)
     parts = sorted(directory.glob("part-*.jsonl"))
     shards, in_shard = 0, 300
     for record in expected:  # a new shard before a document once the open one holds 300 bytes
@@ -151,7 +151,7 @@ def test_shards_cut_at_the_target_and_the_cache(tmp_path: Path) -> None:
     texts = [r[2] for r in expected]
     assert stats["exact_duplicates"] == sum(text in texts[:k] for k, text in enumerate(texts)) / len(texts) > 0
     runs = len(calls)
-    assert release_corpus.build(target / 1e6, tmp_path / "corpus", streams, shard_bytes=300) == directory
+    assert release.build(target / 1e6, tmp_path / "corpus", streams, shard_bytes=300) == directory
     assert len(calls) == runs  # reused, not rebuilt
 
 
@@ -164,17 +164,17 @@ def test_a_failed_or_short_build_leaves_no_corpus(tmp_path: Path) -> None:
         return {"a": (1.0, broken())}
 
     with pytest.raises(OSError):
-        release_corpus.build(1e-3, tmp_path / "corpus", failing)
+        release.build(1e-3, tmp_path / "corpus", failing)
     assert not (tmp_path / "corpus").exists() and not (tmp_path / "corpus.partial").exists()
     with pytest.raises(SystemExit, match="only 0.0 MB"):
-        release_corpus.build(1e-3, tmp_path / "corpus", lambda: {"a": (1.0, records("a", 3, 10))})
+        release.build(1e-3, tmp_path / "corpus", lambda: {"a": (1.0, records("a", 3, 10))})
     assert not (tmp_path / "corpus").exists()
-    assert release_corpus.build(2e-5, tmp_path / "corpus", lambda: {"a": (1.0, records("a", 3, 10))}).is_dir()
+    assert release.build(2e-5, tmp_path / "corpus", lambda: {"a": (1.0, records("a", 3, 10))}).is_dir()
 
 
 def test_repeated_fractions_count_paths_in_other_releases() -> None:
     paths = ["p-1/a/x.py", "p-2/a/x.py", "p-2/b/x.py", "p-1/y.py", "q-1/y.py", "p-1.0-rc/z.py"]
-    fractions = release_corpus.repeated_fractions(paths)
+    fractions = release.repeated_fractions(paths)
     # a/x.py in p-1 and p-2: 2 of 6; base names x.py in p-1 and p-2 (3 documents); y.py once per package
     assert fractions == {"repeated_paths": 2 / 6, "repeated_basenames": 3 / 6}
 
@@ -188,12 +188,12 @@ def test_pin_all_pins_downloads_and_measures_each_release_once(tmp_path: Path, m
         listed.append(f"{package}=={version}")
         return {"filename": source.name, "sha256": digest, "url": source.as_uri()}
 
-    monkeypatch.setattr(release_archives, "_sdist_file", listing)
+    monkeypatch.setattr(archives, "_sdist_file", listing)
     pins, sdists = tmp_path / "release_archives.json", tmp_path / "sdists"
-    pinned = release_archives.pin_all({"pkg": ["1.0"]}, pins, measure=True, directory=sdists)
+    pinned = archives.pin_all({"pkg": ["1.0"]}, pins, measure=True, directory=sdists)
     text = sum(len(t.encode()) for _, t in KEPT)
     expected = {"filename": source.name, "sha256": digest, "size": source.stat().st_size, "text_bytes": text}
     assert pinned == json.loads(pins.read_text()) == {"pkg==1.0": expected}
     assert (sdists / source.name).read_bytes() == source.read_bytes() and listed == ["pkg==1.0", "pkg==1.0"]
-    assert release_archives.pin_all({"pkg": ["1.0"]}, pins, measure=True, directory=sdists) == pinned
+    assert archives.pin_all({"pkg": ["1.0"]}, pins, measure=True, directory=sdists) == pinned
     assert len(listed) == 2  # pinned already: PyPI not asked again

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from bench.corpus import documents
+from corpora.synthetic import documents
 from pipeline.config import load_config_text
 from pipeline.dedup.index.spark.commit import commit_run
 from pipeline.run.runner import run_stages

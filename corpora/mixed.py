@@ -1,6 +1,6 @@
 """A mixed-size corpus of REAL text no bench was tuned on: source and licence files of up to 2 MB from releases of
 PyPI packages the release corpus lacks, Debian's licence texts, and the documentation of pinned Debian packages in
-many languages (bench/mixed_sources.json); JSONL shards, the same pins giving the same bytes.
+many languages (corpora/mixed_sources.json); JSONL shards, the same pins giving the same bytes.
 
     python -m bench mixed_corpus --mb 200          # -> /tmp/pipeline-bench/mixed-corpus-200mb/, its statistics
     python -m bench mixed_corpus --pin             # look MIXED_RELEASES up on PyPI and rewrite the pins
@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench import release_archives, release_corpus
-from bench.harness import arguments, built
-from bench.real_corpus import DEFAULT_DIR, interleave
-from bench.release_corpus import Record, Streams
+from corpora import archives, release
+from corpora.real import DEFAULT_DIR, interleave
+from corpora.release import Record, Streams
+from corpora.store import arguments, built
 
 HERE = Path(__file__).resolve().parent
 PINS = HERE / "mixed_archives.json"
@@ -42,18 +42,18 @@ def kind(name: str, size: int) -> str | None:
         return None
     if base.startswith(LICENCE_NAMES):
         return "licence"
-    return "code" if base.endswith(release_archives.TEXT_SUFFIXES) else None
+    return "code" if base.endswith(archives.TEXT_SUFFIXES) else None
 
 
 def releases(directory: Path) -> Iterator[Record]:
     """Every pinned release's code and licence documents, a file's copies neighbours; archives deleted once read."""
     for package, versions in MIXED_RELEASES.items():
-        read: list[tuple[str, list[release_archives.Member]]] = []
+        read: list[tuple[str, list[archives.Member]]] = []
         for version in versions:
-            path = release_archives.fetch(package, version, directory, PINS)
-            read.append((f"{package}-{version}", release_archives.read_archive(path, kind)))
+            path = archives.fetch(package, version, directory, PINS)
+            read.append((f"{package}-{version}", archives.read_archive(path, kind)))
             path.unlink()
-        for where, text in release_corpus.interleave_releases(read):
+        for where, text in release.interleave_releases(read):
             yield "licence" if where.rsplit("/", 1)[-1].lower().startswith(LICENCE_NAMES) else "code", where, text
 
 
@@ -66,8 +66,8 @@ def licences() -> Iterator[Record]:
 
 def package_prose(package: str, version: str) -> Iterator[Record]:
     """The ``prose`` documents (``package=version/member``) of one package, non-blank, up to MAX_BYTES."""
-    for name, data in release_archives.deb_members(release_archives.fetch_deb(package, version)):
-        text = release_archives.member_text(name, data)
+    for name, data in archives.deb_members(archives.fetch_deb(package, version)):
+        text = archives.member_text(name, data)
         if text is not None and text.strip() and len(text.encode("utf-8")) <= MAX_BYTES:
             yield "prose", f"{package}={version}/{name}", text
 
@@ -100,8 +100,8 @@ def statistics(directory: Path) -> dict[str, Any]:
                 exact += text in seen
                 seen.add(text)
                 if record["source"] != "prose" and "/" in path and not path.startswith("/"):
-                    release, member = path.split("/", 1)
-                    key = f"{release.rsplit('-', 1)[0]}/{member}"
+                    label, member = path.split("/", 1)
+                    key = f"{label.rsplit('-', 1)[0]}/{member}"
                     changed += key in by_path and by_path[key] != text
                     by_path[key] = text
     histogram = []  # (bin label, documents, bytes), bins bounded by BINS
@@ -125,12 +125,12 @@ def build(megabytes: float, directory: Path | None = None) -> Path:
     directory = directory or DEFAULT_DIR / f"mixed-corpus-{megabytes:g}mb"
     if not directory.exists():
         for package, version in PROSE_PACKAGES.items():  # a missing package stops the build before it writes
-            release_archives.fetch_deb(package, version)
+            archives.fetch_deb(package, version)
     scratch = directory.with_name(directory.name + ".sdists")
 
     def write(partial: Path) -> None:
         try:
-            release_corpus.write_corpus(interleave(streams(scratch)), partial, int(megabytes * 1e6))
+            release.write_corpus(interleave(streams(scratch)), partial, int(megabytes * 1e6))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         (partial / "_stats.json").write_text(json.dumps(statistics(partial), indent=1) + "\n")
@@ -155,9 +155,12 @@ def show(stats: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    args = arguments(__doc__, mb=200.0, pin=False, count=False, out=None).parse_args()
+    parser = arguments(__doc__, mb=200.0)
+    parser.add_argument("--pin", action="store_true", help="look the releases up on PyPI and rewrite the pins")
+    parser.add_argument("--count", action="store_true", help="MB of text each source has (the largest corpus)")
+    args = parser.parse_args()
     if args.pin:
-        print(f"{len(release_archives.pin_all(MIXED_RELEASES, PINS, measure=False))} releases pinned in {PINS}")
+        print(f"{len(archives.pin_all(MIXED_RELEASES, PINS, measure=False))} releases pinned in {PINS}")
         return
     if args.count:  # bytes of text each stream has in all
         scratch = DEFAULT_DIR / "mixed-corpus-count.sdists"

@@ -1,5 +1,5 @@
 """A deterministic corpus of REAL documents with real near-duplicates, 1 to 10 GB and more: the files of consecutive
-releases of PyPI packages (bench/releases.json) beside bench/real_corpus.py's sources, as JSONL shards.
+releases of PyPI packages (corpora/releases.json) beside corpora/real.py's sources, as JSONL shards.
 
     python -m bench release_corpus --mb 1000          # -> /tmp/pipeline-bench/release-corpus-1000mb/
     python -m bench release_corpus --mb 1000 --stats  # documents and bytes per source, repeated paths
@@ -17,20 +17,20 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench import real_corpus, release_archives
-from bench.harness import arguments, built
-from bench.real_corpus import interleave
+from corpora import archives, real
+from corpora.real import interleave
+from corpora.store import arguments, built
 
 WINDOW = 3
 PROSE_SHARE = 0.02
 SHARD_BYTES = 256_000_000
 Record = tuple[str, str, str]  # (source, path, text)
 Streams = dict[str, tuple[float, Iterator[Record]]]  # per name, its share of the text and its records
-Reader = Callable[[str, str], list[release_archives.Member]]
+Reader = Callable[[str, str], list[archives.Member]]
 T = TypeVar("T")
 
 
-def interleave_releases(releases: list[tuple[str, list[release_archives.Member]]]) -> Iterator[tuple[str, str]]:
+def interleave_releases(releases: list[tuple[str, list[archives.Member]]]) -> Iterator[tuple[str, str]]:
     """(``<release label>/<member>``, text) of several releases, by sorted member name, then the releases' order."""
     tables = [(label, dict(members)) for label, members in releases]
     for name in sorted(set().union(*(table for _, table in tables))):
@@ -40,7 +40,7 @@ def interleave_releases(releases: list[tuple[str, list[release_archives.Member]]
 
 
 def package_documents(
-    package: str, versions: Iterable[str], window: int = WINDOW, read: Reader = release_archives.release_members
+    package: str, versions: Iterable[str], window: int = WINDOW, read: Reader = archives.release_members
 ) -> Iterator[Record]:
     """The ``pypi`` documents of one package's releases, in windows of ``window`` consecutive releases."""
     versions = list(versions)
@@ -50,10 +50,10 @@ def package_documents(
             yield "pypi", path, text
 
 
-def cut(source: str, documents: Iterator[real_corpus.Doc]) -> Iterator[Record]:
+def cut(source: str, documents: Iterator[real.Doc]) -> Iterator[Record]:
     """A real_corpus source's documents cut into pieces as real_corpus does."""
     for path, text in documents:
-        for piece in real_corpus.pieces(text):
+        for piece in real.pieces(text):
             yield source, path, piece
 
 
@@ -61,21 +61,21 @@ def pypi_streams(
     sources: Iterable[str], size: Callable[[Iterable[int]], int], read: Callable[[str, list[str]], Iterator[Record]]
 ) -> Streams:
     """real_corpus's ``sources`` (PROSE_SHARE each), then ``read(package, versions)`` by the ``size`` of its text."""
-    streams = {name: (PROSE_SHARE, cut(name, real_corpus.SOURCES[name]())) for name in sources}
-    pins = release_archives.pins()
+    streams = {name: (PROSE_SHARE, cut(name, real.SOURCES[name]())) for name in sources}
+    pins = archives.pins()
     sizes = {
         package: size(int(pins[f"{package}=={version}"]["text_bytes"]) for version in versions)
-        for package, versions in release_archives.RELEASES.items()
+        for package, versions in archives.RELEASES.items()
     }
     left = 1 - PROSE_SHARE * len(streams)
-    for package, versions in release_archives.RELEASES.items():
+    for package, versions in archives.RELEASES.items():
         streams[f"pypi:{package}"] = (left * sizes[package] / sum(sizes.values()), read(package, versions))
     return streams
 
 
 def default_streams() -> Streams:
     """The corpus's streams and their shares: the real_corpus sources, then one per PyPI package."""
-    return pypi_streams(real_corpus.SOURCES, sum, package_documents)
+    return pypi_streams(real.SOURCES, sum, package_documents)
 
 
 def repeated_fractions(paths: list[str]) -> dict[str, float]:
@@ -165,14 +165,17 @@ def build(
     shard_bytes: int = SHARD_BYTES,
 ) -> Path:
     """The corpus directory of at least ``megabytes`` MB of text, built once."""
-    directory = directory or real_corpus.DEFAULT_DIR / f"release-corpus-{megabytes:g}mb"
+    directory = directory or real.DEFAULT_DIR / f"release-corpus-{megabytes:g}mb"
     return built(directory, lambda into: write_corpus(interleave(streams()), into, int(megabytes * 1e6), shard_bytes))
 
 
 def main() -> None:
-    args = arguments(__doc__, mb=1000.0, stats=False, pin=False, out=None).parse_args()
+    parser = arguments(__doc__, mb=1000.0)
+    parser.add_argument("--stats", action="store_true", help="print documents, bytes per source, repeated paths")
+    parser.add_argument("--pin", action="store_true", help="look the releases up on PyPI and rewrite the pins")
+    args = parser.parse_args()
     if args.pin:
-        print(f"{len(release_archives.pin_all())} releases pinned in {release_archives.PINS}")
+        print(f"{len(archives.pin_all())} releases pinned in {archives.PINS}")
         return
     directory = build(args.mb, args.out)
     print(directory)

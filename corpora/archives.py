@@ -1,6 +1,6 @@
 """The corpus builders' pinned archives (PyPI sdists checked against their SHA-256, Debian packages) and their text.
 
-How it measures: docs/benchmarks.md, Method notes, release_archives.
+How it measures: docs/benchmarks.md, Method notes, archives.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from bench.harness import DATA
+from corpora.store import DATA
 
 HERE = Path(__file__).resolve().parent
 PINS = HERE / "release_archives.json"

@@ -1,7 +1,7 @@
 """A scale corpus whose every prefix is a uniform sample of the whole (issue #47, item 4): the same shares of exact
 and near-duplicate documents in every window, whatever its size, planted in real text: one version of each file of
 the release corpus's PyPI packages beside real_corpus's prose; past ``JOIN_BYTES``, also the pinned packages of
-bench/constant_sources.json. JSONL shards with ``_stats.json``.
+corpora/constant_sources.json. JSONL shards with ``_stats.json``.
 
     python -m bench constant_corpus --mb 1000                 # -> /tmp/pipeline-bench/constant-corpus-1000mb/
     python -m bench constant_corpus --mb 1000 --exact 0.1 --near 0.2 --check 200
@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench import real_corpus, release_archives, release_corpus
-from bench.dedup_precision import shingle_set
-from bench.harness import arguments, built
-from bench.real_corpus import interleave
-from bench.release_corpus import Reader, Record, Streams
+from corpora import archives, real, release
+from corpora.real import interleave
+from corpora.release import Reader, Record, Streams
+from corpora.shingles import shingle_set
+from corpora.store import arguments, built
 
 EXACT_SHARE = 0.15
 NEAR_SHARE = 0.15
@@ -38,7 +38,7 @@ NGRAM = 5  # the dedup's shingle length (conf/dataproc.yaml)
 MIN_JACCARD = 0.8  # a near copy's word 5-gram Jaccard with its original, above the dedup threshold (0.7)
 MIN_WORDS = 50  # an original needs this many words for edits that keep MIN_JACCARD
 WINDOW_BYTES = 250_000_000
-SHARD_BYTES = release_corpus.SHARD_BYTES
+SHARD_BYTES = release.SHARD_BYTES
 PROSE_SOURCES = ("fixtures", "catalogues", "debian", "html")  # real_corpus's `python` overlaps the PyPI files
 SEED = 47
 JOIN_BYTES = 700_000_000  # fresh text before ADDED_PACKAGES join (the 1,000 MB corpus takes 681 MB: it stays as it was)
@@ -47,7 +47,7 @@ ADDED_PACKAGES: dict[str, str] = ADDED["packages"]  # Debian packages of source 
 ADDED_RELEASES: dict[str, str] = ADDED["releases"]  # PyPI sdists bundling big C/C++ trees, pinned in ADDED_PINS
 ADDED_PINS = Path(__file__).resolve().parent / "constant_archives.json"
 ADDED_SHARE = 0.5
-CODE_SUFFIXES = (*release_archives.TEXT_SUFFIXES, *".go .java .rs .el .rb .pl .pm .s .erl .lisp .pas .pp".split())
+CODE_SUFFIXES = (*archives.TEXT_SUFFIXES, *".go .java .rs .el .rb .pl .pm .s .erl .lisp .pas .pp".split())
 INNER_ARCHIVES = (".tar.xz", ".tar.gz", ".tar.bz2", ".tgz", ".zip")
 
 WORD = re.compile(r"\w+")
@@ -67,9 +67,7 @@ FOOTERS = (
 )
 
 
-def newest_first(
-    package: str, versions: Iterable[str], read: Reader = release_archives.release_members
-) -> Iterator[Record]:
+def newest_first(package: str, versions: Iterable[str], read: Reader = archives.release_members) -> Iterator[Record]:
     """The ``pypi`` documents of one package: its newest release's members, then the older ones' new names."""
     seen: set[str] = set()
     for version in reversed(list(versions)):
@@ -92,7 +90,7 @@ def unique(records: Iterator[Record]) -> Iterator[Record]:
 def default_fresh() -> Iterator[Record]:
     """The fresh documents: as the release corpus's, each package weighted by its largest release; past JOIN_BYTES,
     the added streams too."""
-    streams = release_corpus.pypi_streams(PROSE_SOURCES, max, newest_first)
+    streams = release.pypi_streams(PROSE_SOURCES, max, newest_first)
     return unique(joined(unique(interleave(streams)), JOIN_BYTES, added_streams()))
 
 
@@ -100,20 +98,20 @@ def _code(name: str, data: bytes) -> str | None:
     """A source file's text (gzip-compressed ones too), or None when it is no text file of CODE_SUFFIXES."""
     lower = name.lower()
     if lower.endswith(".gz") and lower[:-3].endswith(CODE_SUFFIXES):
-        return None if (raw := release_archives.gunzip(data)) is None else release_archives.decode(raw)
-    return release_archives.decode(data) if lower.endswith(CODE_SUFFIXES) else None
+        return None if (raw := archives.gunzip(data)) is None else archives.decode(raw)
+    return archives.decode(data) if lower.endswith(CODE_SUFFIXES) else None
 
 
 def package_texts(package: str, version: str) -> Iterator[Record]:
     """The ``debian`` documents of a pinned package, in archive order: source files (also inside an archive under
     usr/src or a JDK's src.zip; other archives are test data), HTML pages as plain text and manual pages, to 1 MB."""
-    for name, data in release_archives.deb_members(release_archives.fetch_deb(package, version)):
+    for name, data in archives.deb_members(archives.fetch_deb(package, version)):
         inner: Iterator[tuple[str, bytes]] = iter([(name, data)])
         if name.endswith(INNER_ARCHIVES) and (name.startswith("usr/src/") or name.endswith("/src.zip")):
-            inner = ((f"{name}/{member}", raw) for member, raw in release_archives.members(name, io.BytesIO(data)))
+            inner = ((f"{name}/{member}", raw) for member, raw in archives.members(name, io.BytesIO(data)))
         for path, raw in inner:
-            text = release_archives.member_text(path, raw) or _code(path, raw)
-            if text and text.strip() and len(text.encode("utf-8")) <= release_archives.MAX_BYTES:
+            text = archives.member_text(path, raw) or _code(path, raw)
+            if text and text.strip() and len(text.encode("utf-8")) <= archives.MAX_BYTES:
                 yield "debian", f"{package}={version}/{path}", text
 
 
@@ -131,9 +129,9 @@ def joined(first: Iterator[Record], after: int, added: Streams) -> Iterator[Reco
     yield from interleave(rest | {name: ((1 - ADDED_SHARE) * share / total, it) for name, (share, it) in added.items()})
 
 
-def sdist_texts(package: str, version: str, directory: Path = release_archives.DEBS.parent) -> Iterator[Record]:
-    """The ``pypi`` documents of one added sdist (release_archives' rules), fetched once into ``directory``."""
-    for name, text in release_archives.read_archive(release_archives.fetch(package, version, directory, ADDED_PINS)):
+def sdist_texts(package: str, version: str, directory: Path = archives.DEBS.parent) -> Iterator[Record]:
+    """The ``pypi`` documents of one added sdist (archives' rules), fetched once into ``directory``."""
+    for name, text in archives.read_archive(archives.fetch(package, version, directory, ADDED_PINS)):
         yield "pypi", f"{package}-{version}/{name}", text
 
 
@@ -293,7 +291,7 @@ def write_corpus(
     window of ``window_bytes``: documents, exact copies (by digest, not kind) and near copies, and their bytes."""
     windows: list[dict[str, int]] = []
     fresh = fresh_bytes = 0
-    out = release_corpus.Shards(directory, target, shard_bytes)
+    out = release.Shards(directory, target, shard_bytes)
     for kind, _, data, copy in out.write(records):
         if not windows or windows[-1]["bytes"] >= window_bytes:
             windows.append(dict.fromkeys(("documents", "bytes", "exact", "exact_bytes", "near", "near_bytes"), 0))
@@ -355,24 +353,30 @@ def build(
     check_shares(exact, near)
     shares = "" if (exact, near) == (EXACT_SHARE, NEAR_SHARE) else f"-{exact:g}-{near:g}"
     write = lambda into: write_corpus(documents(fresh(), exact, near), into, int(megabytes * 1e6), shard_bytes)  # noqa: E731
-    return built(directory or real_corpus.DEFAULT_DIR / f"constant-corpus-{megabytes:g}mb{shares}", write)
+    return built(directory or real.DEFAULT_DIR / f"constant-corpus-{megabytes:g}mb{shares}", write)
 
 
 def at_least(megabytes: float) -> Path:
     """The smallest built corpus of the default shares with at least ``megabytes`` MB of text, else a new one."""
-    paths = real_corpus.DEFAULT_DIR.glob("constant-corpus-*mb")
+    paths = real.DEFAULT_DIR.glob("constant-corpus-*mb")
     found = [(re.fullmatch(r"constant-corpus-(\d+(?:\.\d+)?)mb", path.name), path) for path in paths]
     fitting = sorted((float(m[1]), path) for m, path in found if m and path.is_dir() and float(m[1]) >= megabytes)
     return fitting[0][1] if fitting else build(megabytes)
 
 
 def main() -> None:
-    args = arguments(
-        __doc__, mb=1000.0, exact=EXACT_SHARE, near=NEAR_SHARE, check=0, count=False, pin=False, out=None
-    ).parse_args()
+    parser = arguments(__doc__, mb=1000.0)
+    parser.add_argument(
+        "--exact", type=float, default=EXACT_SHARE, help=f"share of exact copies (default {EXACT_SHARE})"
+    )
+    parser.add_argument("--near", type=float, default=NEAR_SHARE, help=f"share of near copies (default {NEAR_SHARE})")
+    parser.add_argument("--check", type=int, default=0, help="(original, near copy) pairs datasketch checks")
+    parser.add_argument("--count", action="store_true", help="MB of fresh text the added packages give")
+    parser.add_argument("--pin", action="store_true", help="look ADDED_RELEASES up on PyPI and pin them")
+    args = parser.parse_args()
     if args.pin:  # every release of ADDED_RELEASES not pinned yet
         releases = {package: [version] for package, version in ADDED_RELEASES.items()}
-        release_archives.pin_all(releases, ADDED_PINS, measure=False)
+        archives.pin_all(releases, ADDED_PINS, measure=False)
         return
     if args.count:  # every added package read once; each text counted once
         sizes = {}

@@ -1,4 +1,4 @@
-"""Synthetic corpora: the standard library's docstrings as prose, with planted near and exact copies."""
+"""A synthetic corpus: the standard library's docstrings as prose, with planted near and exact copies."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import json
 import random
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+
+from corpora.store import DATA
 
 MODULES = tuple(
     "argparse asyncio collections csv datetime decimal email functools http.client inspect json logging "
@@ -77,6 +79,11 @@ def jsonl_of_size(path: Path, megabytes: float, seed: int = 0) -> Path:
         for i, doc in enumerate(take(documents(10**9, seed=seed), megabytes * 1e6)):
             f.write(json.dumps({"text": doc, "url": f"https://example.org/{path.stem}/{i}"}) + "\n")
     return path
+
+
+def build(megabytes: float, seed: int = 0) -> Path:
+    """A JSONL corpus of about ``megabytes`` MB of text, generated once and cached under DATA."""
+    return jsonl_of_size(DATA / f"corpus-{megabytes:g}mb-{seed}.jsonl", megabytes, seed)
 
 
 def take(docs: Iterable[str], limit: float, size: Callable[[str], int] = len) -> Iterator[str]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.harness import DATA, FIXTURES, arguments, built
+from corpora.store import DATA, FIXTURES, arguments, built
 
 FIXTURE_FILES = ("corpus.en", "tinystories_sample.txt", "german.txt", "address.txt")
 LOCALES = Path("/usr/share/locale")
@@ -54,7 +54,8 @@ def catalogues() -> Iterator[Doc]:
     for path in sorted(LOCALES.glob("*/LC_MESSAGES/*.mo")):
         try:
             with open(path, "rb") as handle:
-                entries = sorted(gettext.GNUTranslations(handle)._catalog.items(), key=lambda kv: str(kv[0]))
+                catalog = gettext.GNUTranslations(handle)._catalog  # type: ignore[attr-defined]
+                entries = sorted(catalog.items(), key=lambda kv: str(kv[0]))
         except (OSError, UnicodeDecodeError, IndexError, ValueError):  # another encoding, a malformed header
             continue
         yield str(path), "\n".join(v for k, v in entries if k and v and v != k)
@@ -142,7 +143,7 @@ def read(path: Path) -> list[dict[str, str]]:
 
 
 def main() -> None:
-    args = arguments(__doc__, mb=100.0, out=None).parse_args()
+    args = arguments(__doc__, mb=100.0).parse_args()
     path = build(args.mb, args.out)
     print(path)
     pairs = sorted((r["source"], len(r["text"].encode())) for r in read(path))
