@@ -157,3 +157,21 @@ def test_switch_off_skips_numba_and_gives_the_same_blend():
     assert outs["0"][:2] == ["False", "False"]
     assert outs["1"][:2] == ["False", "True"]
     assert outs["0"][2] == outs["1"][2]
+
+
+def test_a_long_blend_of_few_datasets_runs_the_compiled_twin(monkeypatch):
+    """At most 64 datasets count steps, not steps x datasets: a blend of 3 datasets past LANES_AFTER steps runs
+    fill_blocks (lowered here to 20,000 steps), one shorter than that stays on the lanes, and both equal
+    megatron-core's helper."""
+    calls = []
+    monkeypatch.setattr(_kernel, "LANES_AFTER", 20_000)
+    monkeypatch.setattr(BLEND, "_seen", {})
+    monkeypatch.setattr(BLEND, "_warm", set())
+    original = nb.fill_blocks
+    monkeypatch.setattr(nb, "fill_blocks", lambda *args: calls.append(args[3] - args[2]) or original(*args))
+    w = weights_of_kind(np.random.default_rng(5), 3, 2)
+    for size, compiled in ((15_000, False), (30_000, True)):
+        index, sample = build_blending_indices(w, size, mode="megatron")
+        ref_index, ref_sample = megatron_blend(w, size)
+        assert np.array_equal(index, ref_index) and np.array_equal(sample, ref_sample), size
+        assert bool(calls) == compiled, (size, calls)
