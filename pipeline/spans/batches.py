@@ -6,13 +6,18 @@ from collections.abc import Iterable, Iterator
 from types import ModuleType
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PipelineError
+from pipeline.spans import exact as exact_module
 from pipeline.spans.exact import (
+    _BYTE_VALUES,
+    _P,
     Int64s,
     UInt64s,
+    anchor_length,
     anchors_of,
     char_aligned,
     compiled,
@@ -161,6 +166,13 @@ def packed_anchor_batches(
     the contexts gathered once, already in part order; a batch is taken in slices of about _ANCHOR_TEXT_BYTES of
     text, so a task's memory does not grow with its Arrow batches (about 8 bytes of anchor rows per byte)."""
     for batch in text_slices(batches, _ANCHOR_TEXT_BYTES):
+        if tokenizer == "bytes":
+            texts = batch.column("text")
+            size = int(pc.sum(pc.binary_length(texts)).as_py() or 0)
+            kernels = compiled("anchor_ranges", size)
+            if kernels is not None:
+                yield from _packed_byte_anchors(batch.column("doc_id"), texts, k, parts, kernels)
+                continue
         found: dict[str, list[Int64s]] = {name: [] for name in ("hash", "doc_id", "pos", "lo", "hi", "begin", "end")}
         datas: list[bytes] = []
         base = 0
@@ -198,14 +210,64 @@ def packed_anchor_batches(
         yield from _pack_sorted(ordered, part[order], ANCHORS)
 
 
+def _packed_byte_anchors(
+    doc_ids: pa.Array, texts: pa.Array, k: int, parts: int, kernels: ModuleType
+) -> Iterator[pa.RecordBatch]:
+    """:func:`packed_anchor_batches` of one slice with the ``bytes`` tokenizer, compiled: the anchors of every
+    document found in one call over the text column's own buffer (no Python string per document), the contexts
+    gathered from that buffer. Same rows, in the same order, as the general path."""
+    wide = pa.types.is_large_string(texts.type) or pa.types.is_large_binary(texts.type)
+    buffers = texts.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if wide else np.int32)
+    offsets = offsets[texts.offset : texts.offset + len(texts) + 1]
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, dtype=np.uint8)
+    if texts.null_count:  # a null text has no bytes
+        ends = np.where(texts.is_valid().to_numpy(zero_copy_only=False), offsets[1:], offsets[:-1])
+        data, offsets = kernels.gather(data, offsets[:-1].astype(np.int64), ends.astype(np.int64))
+    offsets = offsets.astype(np.int64)
+    docs, positions, lows, highs, hashes = kernels.byte_anchor_ranges(
+        data, offsets, _BYTE_VALUES, k, anchor_length(k), _P, exact_module._MIX2
+    )
+    if len(docs) == 0:
+        return
+    part = np.mod(hashes, parts)
+    order = np.argsort(part)
+    doc_starts = offsets[docs]
+    gathered, context_offsets = kernels.gather(data, (doc_starts + lows)[order], (doc_starts + highs + k)[order])
+    contexts = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(order), [None, pa.py_buffer(context_offsets), pa.py_buffer(gathered)]
+    ).cast(pa.binary())
+    ordered = pa.RecordBatch.from_arrays(
+        [
+            pa.array(hashes[order]),
+            pa.array(doc_ids.to_numpy(zero_copy_only=False).astype(np.int64)[docs[order]]),
+            *(pa.array(values[order].astype(np.int32)) for values in (positions, lows, highs, lows)),
+            contexts,
+        ],
+        schema=ANCHORS,
+    )
+    yield from _pack_sorted(ordered, part[order], ANCHORS)
+
+
 def unpacked_anchors(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Packed anchor rows (PACKED) -> all the anchor rows they hold (ANCHORS) as one batch, sorted by
     (hash, doc_id, pos): what :func:`decide_batches` reads. The whole partition is held at once."""
     table = unpacked((blob for batch in batches for blob in blobs_of(batch.column("packed"))), ANCHORS)
     if table.num_rows == 0:
         return
-    order = np.lexsort(tuple(table.column(name).to_numpy() for name in ("pos", "doc_id", "hash")))
+    order = _group_order(*(table.column(name).to_numpy() for name in ("hash", "doc_id", "pos")))
     yield from table.take(pa.array(order)).combine_chunks().to_batches()
+
+
+def _group_order(hashes: Int64s, doc_ids: Int64s, positions: npt.NDArray[np.int32]) -> Int64s:
+    """The order of anchor rows by (hash, doc_id, pos): the compiled sort (exact_numba.group_order) or numpy's."""
+    kernels = compiled("repeated_windows", len(hashes) * 64)
+    if kernels is not None:
+        order: Int64s = np.argsort(hashes)  # numpy's sort of one key is far faster than a compiled loop's
+        kernels.group_order(order, hashes, doc_ids, positions)
+        return order
+    ordered: Int64s = np.lexsort((positions, doc_ids, hashes))
+    return ordered
 
 
 def _slices(data: bytes, starts: Int64s, ends: Int64s, kernels: ModuleType | None = None) -> pa.Array:

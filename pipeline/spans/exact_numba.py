@@ -400,3 +400,111 @@ def gather(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.n
             out[at] = data[b]
             at += 1
     return out, offsets
+
+
+@njit(cache=True, nogil=True)
+def group_order(order: np.ndarray, hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray) -> None:
+    """``order``, rows ordered by hash (``np.argsort(hashes)``), reordered in place by (hash, doc_id, position), as
+    ``np.lexsort((positions, doc_ids, hashes))`` orders them (no two rows share all three): each run of one hash
+    sorted by (doc_id, position), by insertion when short (most anchor groups are), else by two stable sorts."""
+    n = len(order)
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and hashes[order[b]] == hashes[order[a]]:
+            b += 1
+        if b - a <= 16:
+            for i in range(a + 1, b):
+                x = order[i]
+                j = i - 1
+                while j >= a and (
+                    doc_ids[order[j]] > doc_ids[x]
+                    or (doc_ids[order[j]] == doc_ids[x] and positions[order[j]] > positions[x])
+                ):
+                    order[j + 1] = order[j]
+                    j -= 1
+                order[j + 1] = x
+        else:
+            run = order[a:b].copy()
+            run = run[np.argsort(positions[run], kind="mergesort")]
+            run = run[np.argsort(doc_ids[run], kind="mergesort")]
+            order[a:b] = run
+        a = b
+
+
+@njit(cache=True, nogil=True)
+def byte_anchor_ranges(
+    data: np.ndarray, doc_offsets: np.ndarray, values: np.ndarray, k: int, m: int, base: np.uint64, mix: np.uint64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`anchor_ranges` of every document ``data[doc_offsets[d]:doc_offsets[d + 1]]`` with the ``bytes``
+    tokenizer, each byte's token value looked up in ``values`` (exact.token_hashes' ``_BYTE_VALUES``) here rather
+    than in an array eight times the text: each anchor's document index, then its position, first and last
+    window (in the document) and hash, documents in order."""
+    capacity = 1024
+    out = np.empty((4, capacity), dtype=np.int64)
+    docs = np.empty(capacity, dtype=np.int64)
+    n_out = 0
+    top = np.uint64(1)
+    for _ in range(m - 1):
+        top = top * base
+    w = k - m + 1
+    longest = 0
+    for d in range(len(doc_offsets) - 1):
+        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
+    short = np.empty(max(longest - m + 1, 1), dtype=np.int64)
+    queue = np.empty(max(longest - m + 1, 1), dtype=np.int64)
+    prefix = np.empty(max(longest - m + 1, 1), dtype=np.int64)
+    for d in range(len(doc_offsets) - 1):
+        at = doc_offsets[d]
+        n = doc_offsets[d + 1] - at
+        if n - k + 1 <= 0:
+            continue
+        h = np.uint64(0)
+        for j in range(m):
+            h = h * base + values[data[at + j]]
+        for i in range(n - m + 1):
+            if i > 0:
+                h = (h - values[data[at + i - 1]] * top) * base + values[data[at + i + m - 1]]
+            x = h ^ (h >> np.uint64(31))
+            x = x * mix
+            short[i] = np.int64(x ^ (x >> np.uint64(29)))
+        short_n = n - m + 1
+        # the least of each w consecutive hashes (the first on a tie), by blocks of w: the least from each place to
+        # its block's end (``queue``) and from its block's start to it (``prefix``), no data-dependent branch
+        for block in range(0, short_n, w):
+            end = min(block + w, short_n)
+            best = end - 1
+            for j in range(end - 1, block - 1, -1):
+                if short[j] <= short[best]:
+                    best = j
+                queue[j] = best
+            best = block
+            for j in range(block, end):
+                if short[j] < short[best]:
+                    best = j
+                prefix[j] = best
+        first_out = n_out
+        for q in range(n - k + 1):  # the window of k tokens whose m-windows are q to q + w - 1
+            chosen = queue[q]
+            right = prefix[q + w - 1]
+            if q % w != 0 and short[right] < short[chosen]:
+                chosen = right
+            if n_out > first_out and out[0, n_out - 1] == chosen:
+                out[2, n_out - 1] = q
+                continue
+            if n_out == capacity:
+                capacity *= 2
+                grown = np.empty((4, capacity), dtype=np.int64)
+                grown[:, :n_out] = out[:, :n_out]
+                out = grown
+                grown_docs = np.empty(capacity, dtype=np.int64)
+                grown_docs[:n_out] = docs[:n_out]
+                docs = grown_docs
+            out[0, n_out] = chosen
+            out[1, n_out] = q
+            out[2, n_out] = q
+            out[3, n_out] = short[chosen]
+            docs[n_out] = d
+            n_out += 1
+    found = out[:, :n_out].copy()
+    return docs[:n_out].copy(), found[0], found[1], found[2], found[3]
