@@ -351,7 +351,8 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             found = kernels.repeated_windows_many(
                 np.frombuffer(buffers[2], dtype=np.uint8), offsets.astype(np.int64), heads[keep], sizes[keep],
                 *(table.column(name).to_numpy().astype(np.int64) for name in ("pos", "lo", "hi")), k,
-                tokenizer == "words", kernels.BASE, kernels.SMALL_GROUP,
+                tokenizer == "words", kernels.BASE,
+                kernels.SMALL_GROUP if tokenizer == "words" else kernels.SMALL_BYTES_GROUP,
             )  # fmt: skip
             out = dict(zip(("row", "start", "end", "copies", "kept_row", "kept_at"), found, strict=True))
         else:

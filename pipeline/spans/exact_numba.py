@@ -14,6 +14,7 @@ from numba import njit
 
 BASE = np.uint64(0x9E3779B97F4A7C15)  # the window hash's base (odd); tests pass 0 to make keys collide
 SMALL_GROUP = 8  # groups of at most this many rows are decided pair by pair (_small_group), larger ones sorted
+SMALL_BYTES_GROUP = 32  # ... with the bytes tokenizer, by intervals (_small_group_bytes): cheaper per pair
 
 
 @njit(cache=True, nogil=True)
@@ -94,6 +95,83 @@ def _small_group(
                         first = x
             kept[y] = first if first >= 0 else y
             copies[y] = count
+
+
+@njit(cache=True, nogil=True)
+def _small_group_bytes(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    head: int,
+    n: int,
+    positions: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    k: int,
+    anchor: np.ndarray,
+    pair_left: np.ndarray,
+    pair_right: np.ndarray,
+    first: np.ndarray,
+    last: np.ndarray,
+    out: np.ndarray,
+    n_out: int,
+) -> tuple[np.ndarray, int]:
+    """:func:`_small_group` with the ``bytes`` tokenizer, by intervals rather than window by window: the windows
+    of row ``b`` equal to row ``a``'s at the same offset from the anchor are one interval of ``b``'s windows (those
+    inside both rows' windows and inside the pair's common extension), so ``b``'s removed windows are the union of
+    the intervals of the rows before it, each run one piece of that union, its copies and kept copy those of its
+    first window. The runs are appended to ``out`` (grown when full) as repeated_windows_many writes them; returns
+    ``out`` and the runs in it."""
+    for j in range(n):
+        anchor[j] = positions[head + j] - lows[head + j]
+    for a in range(n):
+        for b in range(a + 1, n):
+            pair_left[a, b], pair_right[a, b] = _row_extent(data, offsets, anchor, head, a, b)
+            pair_left[b, a], pair_right[b, a] = pair_left[a, b], pair_right[a, b]
+    for b in range(n):
+        rb = head + b
+        count_b = highs[rb] - lows[rb] + 1
+        for a in range(n):  # b's windows equal to a's: [first[a], last[a]] (empty when first > last)
+            if a == b:
+                first[a], last[a] = 1, 0
+                continue
+            ra = head + a
+            first[a] = max(anchor[b] - pair_left[a, b], anchor[b] - anchor[a], 0)
+            last[a] = min(pair_right[a, b] + anchor[b] - k, highs[ra] - lows[ra] + anchor[b] - anchor[a], count_b - 1)
+        at = 0  # the next window of b not yet in a run
+        while True:
+            start = count_b  # the first removed window from ``at`` on: the least interval start of a row before b
+            for a in range(b):
+                if first[a] <= last[a] and last[a] >= at:
+                    start = min(start, max(first[a], at))
+            if start >= count_b:
+                break
+            end = start  # grown while a row before b's interval reaches on
+            grown = True
+            while grown:
+                grown = False
+                for a in range(b):
+                    if first[a] <= last[a] and first[a] <= end + 1 and last[a] > end:
+                        end = last[a]
+                        grown = True
+            copies, kept = 1, -1
+            for a in range(n):
+                if first[a] <= start <= last[a]:
+                    copies += 1
+                    if kept < 0 and a < b:
+                        kept = a
+            if n_out == out.shape[1]:
+                bigger = np.empty((6, 2 * n_out), dtype=np.int64)
+                bigger[:, :n_out] = out[:, :n_out]
+                out = bigger
+            out[0, n_out] = rb
+            out[1, n_out] = start
+            out[2, n_out] = end + k
+            out[3, n_out] = copies
+            out[4, n_out] = head + kept
+            out[5, n_out] = start - anchor[b] + anchor[kept]
+            n_out += 1
+            at = end + 1
+    return out, n_out
 
 
 @njit(cache=True, nogil=True)
@@ -248,7 +326,8 @@ def repeated_windows_many(
     :func:`pipeline.spans.exact.repeated_windows` gives them, with rows numbered in the whole table: row, first
     byte, end byte, copies, kept row, kept window's first byte (bytes inside the row's context). ``multiplier``: the
     window hash's base (:data:`BASE`); groups of at most ``small`` rows are decided pair by pair
-    (:data:`SMALL_GROUP`), larger ones sorted. One group at a time: the scratch arrays hold the largest group."""
+    (:data:`SMALL_GROUP`; with bytes, :data:`SMALL_BYTES_GROUP`, by intervals), larger ones sorted. One group at a
+    time: the scratch arrays hold the largest group."""
     most_items, most_rows, longest = 1, 1, 1
     for g in range(len(heads)):
         items = 0
@@ -277,11 +356,18 @@ def repeated_windows_many(
     pairs = max(1, min(small, most_rows))
     pair_left = np.empty((pairs, pairs), dtype=np.int64)
     pair_right = np.empty((pairs, pairs), dtype=np.int64)
-    capacity = 1024
-    out = np.empty((6, capacity), dtype=np.int64)  # row, start, end, copies, kept row, kept window's first byte
+    out = np.empty((6, 1024), dtype=np.int64)  # row, start, end, copies, kept row, kept window's first byte
     n_out = 0
+    first = np.empty(max(1, min(small, most_rows)), dtype=np.int64)
+    last = np.empty(max(1, min(small, most_rows)), dtype=np.int64)
     for g in range(len(heads)):
         head, n = heads[g], sizes[g]
+        if n <= small and not words:
+            out, n_out = _small_group_bytes(
+                data, offsets, head, n, positions, lows, highs, k, anchor, pair_left, pair_right, first, last, out,
+                n_out,
+            )  # fmt: skip
+            continue
         _group_windows(
             data, offsets, head, n, positions, lows, highs, k, words, woff, ws, we, anchor, item_offset, item_row,
             ts, te,
@@ -305,9 +391,8 @@ def repeated_windows_many(
                 if open_run:
                     out[2, n_out - 1] = we[item]
                     continue
-                if n_out == capacity:
-                    capacity *= 2
-                    grown = np.empty((6, capacity), dtype=np.int64)
+                if n_out == out.shape[1]:
+                    grown = np.empty((6, 2 * n_out), dtype=np.int64)
                     grown[:, :n_out] = out[:, :n_out]
                     out = grown
                 out[0, n_out] = head + j

@@ -221,7 +221,7 @@ def test_anchors_of_text_slices_decide_what_the_oracle_removes(name, k, tokenize
     assert _merged(_decided(docs, k, tokenizer, 5, 3)) == expected
 
 
-@pytest.mark.parametrize("k", [50, 8])
+@pytest.mark.parametrize("k", [50, 8, 2, 1])
 def test_compiled_byte_anchors_are_the_general_paths_rows(k: int) -> None:
     """With the bytes tokenizer and numba, packed_anchor_batches finds the anchors of a whole slice in one call
     over the text column's buffer; its packed rows (in order, in their parts) are those of the Python path, on a
