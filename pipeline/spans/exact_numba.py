@@ -254,10 +254,12 @@ def _sorted_group(
     scratch: np.ndarray,
     kept: np.ndarray,
     copies: np.ndarray,
+    weight: np.ndarray,
 ) -> None:
     """One group's windows keyed by (offset from the anchor, 64-bit hash of the bytes) and sorted stably (rows stay
     in order); each run of one key split into classes of equal bytes by comparing the contexts around their
-    anchors. Sets ``kept`` (the class's first window) and ``copies`` (the class's size)."""
+    anchors. Sets ``kept`` (the class's first window) and ``copies`` (the class's size, each window counting as
+    many as its row's ``weight``: the rows it stands for)."""
     n_items = woff[n]
     reps, counts, cls = scratch[0], scratch[1], scratch[2]
     cached, left, right = scratch[3], scratch[4], scratch[5]  # per row: the row its extension was taken with
@@ -299,12 +301,91 @@ def _sorted_group(
                 counts[n_reps] = 0
                 found = n_reps
                 n_reps += 1
-            counts[found] += 1
+            counts[found] += weight[jx]
             cls[c - a] = found
         for c in range(a, b):
             kept[order[c]] = reps[cls[c - a]]
             copies[order[c]] = counts[cls[c - a]]
         a = b
+
+
+@njit(cache=True, nogil=True)
+def _twins(
+    data: np.ndarray, offsets: np.ndarray, head: int, n: int, positions: np.ndarray, lows: np.ndarray, highs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The group's rows ``head`` to ``head + n - 1`` that are twins of an earlier one (the same context bytes, anchor
+    offset and windows: the same windows, so every window of a twin is a later copy of its first twin's): each
+    row's first twin (``leader``, itself when none is earlier), the first twins in order (``firsts``) with the rows
+    each stands for (``weight``), and their contexts, positions and windows copied into a sub-table (data,
+    offsets, positions, lows, highs) that the group's kernels read as a group of ``len(firsts)`` rows."""
+    keys = np.empty(n, dtype=np.uint64)
+    for j in range(n):
+        r = head + j
+        h = np.uint64(positions[r] - lows[r]) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(highs[r] - lows[r])
+        for b in range(offsets[r], offsets[r + 1]):
+            h = h * np.uint64(0x100000001B3) + np.uint64(data[b]) + np.uint64(1)
+        keys[j] = h
+    order = np.argsort(keys, kind="mergesort")  # stable: each key's rows stay in order, the first twin first
+    leader = np.empty(n, dtype=np.int64)
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and keys[order[b]] == keys[order[a]]:
+            b += 1
+        for c in range(a, b):
+            x = head + order[c]
+            leader[order[c]] = order[c]
+            for d in range(a, c):  # an earlier row of this key that is its own first twin and equal to x
+                y = order[d]
+                if leader[y] != y:
+                    continue
+                ry = head + y
+                if (
+                    positions[ry] - lows[ry] != positions[x] - lows[x]
+                    or highs[ry] - lows[ry] != highs[x] - lows[x]
+                    or offsets[ry + 1] - offsets[ry] != offsets[x + 1] - offsets[x]
+                ):
+                    continue
+                same = True
+                for i in range(offsets[x + 1] - offsets[x]):
+                    if data[offsets[x] + i] != data[offsets[ry] + i]:
+                        same = False
+                        break
+                if same:
+                    leader[order[c]] = y
+                    break
+        a = b
+    u = 0
+    size = 0
+    for j in range(n):
+        if leader[j] == j:
+            u += 1
+            size += offsets[head + j + 1] - offsets[head + j]
+    firsts = np.empty(u, dtype=np.int64)
+    weight = np.zeros(u, dtype=np.int64)
+    sub_data = np.empty(size, dtype=np.uint8)
+    sub_offsets = np.empty(u + 1, dtype=np.int64)
+    sub_positions = np.empty(u, dtype=np.int64)
+    sub_lows = np.empty(u, dtype=np.int64)
+    sub_highs = np.empty(u, dtype=np.int64)
+    index = np.empty(n, dtype=np.int64)  # a first twin's place in firsts
+    sub_offsets[0] = 0
+    t = 0
+    for j in range(n):
+        if leader[j] != j:
+            continue
+        r = head + j
+        firsts[t] = j
+        index[j] = t
+        length = offsets[r + 1] - offsets[r]
+        sub_data[sub_offsets[t] : sub_offsets[t] + length] = data[offsets[r] : offsets[r + 1]]
+        sub_offsets[t + 1] = sub_offsets[t] + length
+        sub_positions[t], sub_lows[t], sub_highs[t] = positions[r], lows[r], highs[r]
+        t += 1
+    for j in range(n):
+        weight[index[leader[j]]] += 1
+        leader[j] = index[leader[j]]  # from here on: the place in firsts of the row's first twin
+    return leader, firsts, weight, sub_data, sub_offsets, sub_positions, sub_lows, sub_highs
 
 
 @njit(cache=True, nogil=True)
@@ -368,20 +449,65 @@ def repeated_windows_many(
                 n_out,
             )  # fmt: skip
             continue
-        _group_windows(
-            data, offsets, head, n, positions, lows, highs, k, words, woff, ws, we, anchor, item_offset, item_row,
-            ts, te,
-        )  # fmt: skip
         if n <= small:
+            _group_windows(
+                data, offsets, head, n, positions, lows, highs, k, words, woff, ws, we, anchor, item_offset, item_row,
+                ts, te,
+            )  # fmt: skip
             _small_group(
                 data, offsets, head, n, positions, lows, highs, woff, ws, we, anchor, item_offset, pair_left,
                 pair_right, kept, copies,
             )  # fmt: skip
-        else:
-            _sorted_group(
-                data, offsets, head, n, woff, ws, we, anchor, item_offset, item_row, multiplier, powers, prefix,
-                hashes, scratch, kept, copies,
+        else:  # twins decided once, through their first copy: large groups are mostly copies of whole contexts
+            leader, firsts, weight, sub_data, sub_offsets, sub_positions, sub_lows, sub_highs = _twins(
+                data, offsets, head, n, positions, lows, highs
+            )
+            u = len(firsts)
+            _group_windows(
+                sub_data, sub_offsets, 0, u, sub_positions, sub_lows, sub_highs, k, words, woff, ws, we, anchor,
+                item_offset, item_row, ts, te,
             )  # fmt: skip
+            _sorted_group(
+                sub_data, sub_offsets, 0, u, woff, ws, we, anchor, item_offset, item_row, multiplier, powers, prefix,
+                hashes, scratch, kept, copies, weight,
+            )  # fmt: skip
+            for j in range(n):
+                t = leader[j]
+                f = woff[t]
+                if firsts[t] != j:  # a later twin: every window removed, one run, its first window's copies
+                    if n_out == out.shape[1]:
+                        grown = np.empty((6, 2 * n_out), dtype=np.int64)
+                        grown[:, :n_out] = out[:, :n_out]
+                        out = grown
+                    out[0, n_out] = head + j
+                    out[1, n_out] = ws[f]
+                    out[2, n_out] = we[woff[t + 1] - 1]
+                    out[3, n_out] = copies[f]
+                    out[4, n_out] = head + firsts[item_row[kept[f]]]
+                    out[5, n_out] = ws[kept[f]]
+                    n_out += 1
+                    continue
+                open_run = False
+                for item in range(f, woff[t + 1]):
+                    if kept[item] == item:
+                        open_run = False
+                        continue
+                    if open_run:
+                        out[2, n_out - 1] = we[item]
+                        continue
+                    if n_out == out.shape[1]:
+                        grown = np.empty((6, 2 * n_out), dtype=np.int64)
+                        grown[:, :n_out] = out[:, :n_out]
+                        out = grown
+                    out[0, n_out] = head + j
+                    out[1, n_out] = ws[item]
+                    out[2, n_out] = we[item]
+                    out[3, n_out] = copies[item]
+                    out[4, n_out] = head + firsts[item_row[kept[item]]]
+                    out[5, n_out] = ws[kept[item]]
+                    n_out += 1
+                    open_run = True
+            continue
         for j in range(n):
             open_run = False
             for item in range(woff[j], woff[j + 1]):
