@@ -84,22 +84,35 @@ _PACK_BYTES = 1 << 30  # bytes of blobs per PACKED batch at most, past the blob 
 def _pack_sorted(ordered: pa.RecordBatch, sorted_part: Int64s, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """Rows already ordered by part (``sorted_part``) -> one PACKED row per part (or per _PACK_ROWS of it). The
     parts' IPC streams are written one after another into one buffer that becomes the ``packed`` column as it
-    is (no copy per blob); a batch is yielded whenever that buffer passes _PACK_BYTES."""
+    is (no copy per blob); a batch is yielded whenever that buffer passes _PACK_BYTES. Each stream's size is
+    taken first (written to a counting sink, no bytes copied), so the buffer is allocated once at its size
+    rather than grown by copies."""
     bounds = np.flatnonzero(np.concatenate(([True], sorted_part[1:] != sorted_part[:-1], [True])))
-    keys: list[int] = []
-    ends: list[int] = [0]
-    sink = pa.BufferOutputStream()
+    pieces: list[tuple[int, pa.RecordBatch, int]] = []
     for head, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         for at in range(head, end, _PACK_ROWS):
+            piece = ordered.slice(at, min(end, at + _PACK_ROWS) - at)
+            counter = pa.MockOutputStream()
+            with pa.ipc.new_stream(counter, schema) as writer:
+                writer.write_batch(piece)
+            pieces.append((int(sorted_part[head]), piece, counter.size()))
+    first = 0
+    while first < len(pieces):
+        last, total = first, 0
+        while last < len(pieces) and total < _PACK_BYTES:  # the blob that crosses the limit closes the batch
+            total += pieces[last][2]
+            last += 1
+        data = pa.allocate_buffer(total)
+        sink = pa.FixedSizeBufferWriter(data)
+        ends = [0]
+        for _, piece, size in pieces[first:last]:
             with pa.ipc.new_stream(sink, schema) as writer:
-                writer.write_batch(ordered.slice(at, min(end, at + _PACK_ROWS) - at))
-            keys.append(int(sorted_part[head]))
-            ends.append(sink.tell())
-            if ends[-1] >= _PACK_BYTES:
-                yield _packed_batch(keys, ends, sink.getvalue())
-                keys, ends, sink = [], [0], pa.BufferOutputStream()
-    if keys:
-        yield _packed_batch(keys, ends, sink.getvalue())
+                writer.write_batch(piece)
+            ends.append(ends[-1] + size)
+            if sink.tell() != ends[-1]:
+                raise ValueError("an IPC stream's size differs from its counted size")
+        yield _packed_batch([key for key, _, _ in pieces[first:last]], ends, data)
+        first = last
 
 
 def _packed_batch(keys: list[int], ends: list[int], data: pa.Buffer) -> pa.RecordBatch:
