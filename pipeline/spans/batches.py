@@ -172,6 +172,13 @@ def text_slices(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Re
             yield batch.slice(head)
 
 
+def _part_order(part: Int64s, parts: int) -> Int64s:
+    """The rows in order of their part, in their own order inside a part (a stable sort: numpy's radix sort when
+    the parts fit 16 bits), so each part's contexts are copied from the text in its order."""
+    order: Int64s = np.argsort(part.astype(np.uint16) if parts <= 2**16 else part, kind="stable")
+    return order
+
+
 def packed_anchor_batches(
     batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
 ) -> Iterator[pa.RecordBatch]:
@@ -207,7 +214,7 @@ def packed_anchor_batches(
         shift = np.repeat(offsets, [len(h) for h in found["hash"]])
         column = {name: np.concatenate(values) for name, values in found.items()}
         part = np.mod(column["hash"], parts)
-        order = np.argsort(part)
+        order = _part_order(part, parts)
         corpus = b"".join(datas)
         contexts = _slices(
             corpus, (column["begin"] + shift)[order], (column["end"] + shift)[order], compiled("anchor_ranges", base)
@@ -244,9 +251,9 @@ def _packed_byte_anchors(
     if len(docs) == 0:
         return
     part = np.mod(hashes, parts)
-    order = np.argsort(part)
+    order = _part_order(part, parts)
     doc_starts = offsets[docs]
-    gathered, context_offsets = kernels.gather(data, (doc_starts + lows)[order], (doc_starts + highs + k)[order])
+    gathered, context_offsets = kernels.scatter(data, doc_starts + lows, doc_starts + highs + k, order)
     contexts = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), len(order), [None, pa.py_buffer(context_offsets), pa.py_buffer(gathered)]
     ).cast(pa.binary())

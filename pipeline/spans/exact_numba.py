@@ -695,11 +695,15 @@ def byte_anchor_ranges(
                     best = j
                 prefix[j] = best
         first_out = n_out
+        inside = 0  # q's place in its block (q % w, counted rather than divided)
         for q in range(n - k + 1):  # the window of k tokens whose m-windows are q to q + w - 1
             chosen = queue[q]
             right = prefix[q + w - 1]
-            if q % w != 0 and short[right] < short[chosen]:
+            if inside != 0 and short[right] < short[chosen]:
                 chosen = right
+            inside += 1
+            if inside == w:
+                inside = 0
             if n_out > first_out and out[0, n_out - 1] == chosen:
                 out[2, n_out - 1] = q
                 continue
@@ -719,3 +723,26 @@ def byte_anchor_ranges(
             n_out += 1
     found = out[:, :n_out].copy()
     return docs[:n_out].copy(), found[0], found[1], found[2], found[3]
+
+
+@njit(cache=True, nogil=True)
+def scatter(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`gather` of the ranges in ``order`` (``gather(data, starts[order], ends[order])``), copied in the ranges'
+    own order instead: ranges listed as they lie in ``data`` are read from it front to back, each written to
+    its place, which is far faster than reading them in another order when ``data`` is far larger than a
+    cache."""
+    n = len(order)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    place = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        r = order[i]
+        place[r] = offsets[i]
+        offsets[i + 1] = offsets[i] + ends[r] - starts[r]
+    out = np.empty(offsets[n], dtype=np.uint8)
+    for r in range(n):
+        at = place[r]
+        for b in range(starts[r], ends[r]):
+            out[at] = data[b]
+            at += 1
+    return out, offsets
