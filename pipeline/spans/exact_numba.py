@@ -311,19 +311,28 @@ def _sorted_group(
 
 @njit(cache=True, nogil=True)
 def _twins(
-    data: np.ndarray, offsets: np.ndarray, head: int, n: int, positions: np.ndarray, lows: np.ndarray, highs: np.ndarray
+    data: np.ndarray,
+    offsets: np.ndarray,
+    head: int,
+    n: int,
+    positions: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    multiplier: np.uint64,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The group's rows ``head`` to ``head + n - 1`` that are twins of an earlier one (the same context bytes, anchor
     offset and windows: the same windows, so every window of a twin is a later copy of its first twin's): each
     row's first twin (``leader``, itself when none is earlier), the first twins in order (``firsts``) with the rows
     each stands for (``weight``), and their contexts, positions and windows copied into a sub-table (data,
-    offsets, positions, lows, highs) that the group's kernels read as a group of ``len(firsts)`` rows."""
+    offsets, positions, lows, highs) that the group's kernels read as a group of ``len(firsts)`` rows. Rows are
+    keyed by a hash of their bytes (``multiplier``: the window hash's base; 0 makes keys collide) and confirmed on
+    the bytes."""
     keys = np.empty(n, dtype=np.uint64)
     for j in range(n):
         r = head + j
         h = np.uint64(positions[r] - lows[r]) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(highs[r] - lows[r])
         for b in range(offsets[r], offsets[r + 1]):
-            h = h * np.uint64(0x100000001B3) + np.uint64(data[b]) + np.uint64(1)
+            h = h * multiplier + np.uint64(data[b]) + np.uint64(1)
         keys[j] = h
     order = np.argsort(keys, kind="mergesort")  # stable: each key's rows stay in order, the first twin first
     leader = np.empty(n, dtype=np.int64)
@@ -460,7 +469,7 @@ def repeated_windows_many(
             )  # fmt: skip
         else:  # twins decided once, through their first copy: large groups are mostly copies of whole contexts
             leader, firsts, weight, sub_data, sub_offsets, sub_positions, sub_lows, sub_highs = _twins(
-                data, offsets, head, n, positions, lows, highs
+                data, offsets, head, n, positions, lows, highs, multiplier
             )
             u = len(firsts)
             _group_windows(
