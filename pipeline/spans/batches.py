@@ -6,13 +6,18 @@ from collections.abc import Iterable, Iterator
 from types import ModuleType
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PipelineError
+from pipeline.spans import exact as exact_module
 from pipeline.spans.exact import (
+    _BYTE_VALUES,
+    _P,
     Int64s,
     UInt64s,
+    anchor_length,
     anchors_of,
     char_aligned,
     compiled,
@@ -79,22 +84,35 @@ _PACK_BYTES = 1 << 30  # bytes of blobs per PACKED batch at most, past the blob 
 def _pack_sorted(ordered: pa.RecordBatch, sorted_part: Int64s, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """Rows already ordered by part (``sorted_part``) -> one PACKED row per part (or per _PACK_ROWS of it). The
     parts' IPC streams are written one after another into one buffer that becomes the ``packed`` column as it
-    is (no copy per blob); a batch is yielded whenever that buffer passes _PACK_BYTES."""
+    is (no copy per blob); a batch is yielded whenever that buffer passes _PACK_BYTES. Each stream's size is
+    taken first (written to a counting sink, no bytes copied), so the buffer is allocated once at its size
+    rather than grown by copies."""
     bounds = np.flatnonzero(np.concatenate(([True], sorted_part[1:] != sorted_part[:-1], [True])))
-    keys: list[int] = []
-    ends: list[int] = [0]
-    sink = pa.BufferOutputStream()
+    pieces: list[tuple[int, pa.RecordBatch, int]] = []
     for head, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         for at in range(head, end, _PACK_ROWS):
+            piece = ordered.slice(at, min(end, at + _PACK_ROWS) - at)
+            counter = pa.MockOutputStream()
+            with pa.ipc.new_stream(counter, schema) as writer:
+                writer.write_batch(piece)
+            pieces.append((int(sorted_part[head]), piece, counter.size()))
+    first = 0
+    while first < len(pieces):
+        last, total = first, 0
+        while last < len(pieces) and total < _PACK_BYTES:  # the blob that crosses the limit closes the batch
+            total += pieces[last][2]
+            last += 1
+        data = pa.allocate_buffer(total)
+        sink = pa.FixedSizeBufferWriter(data)
+        ends = [0]
+        for _, piece, size in pieces[first:last]:
             with pa.ipc.new_stream(sink, schema) as writer:
-                writer.write_batch(ordered.slice(at, min(end, at + _PACK_ROWS) - at))
-            keys.append(int(sorted_part[head]))
-            ends.append(sink.tell())
-            if ends[-1] >= _PACK_BYTES:
-                yield _packed_batch(keys, ends, sink.getvalue())
-                keys, ends, sink = [], [0], pa.BufferOutputStream()
-    if keys:
-        yield _packed_batch(keys, ends, sink.getvalue())
+                writer.write_batch(piece)
+            ends.append(ends[-1] + size)
+            if sink.tell() != ends[-1]:
+                raise ValueError("an IPC stream's size differs from its counted size")
+        yield _packed_batch([key for key, _, _ in pieces[first:last]], ends, data)
+        first = last
 
 
 def _packed_batch(keys: list[int], ends: list[int], data: pa.Buffer) -> pa.RecordBatch:
@@ -154,6 +172,13 @@ def text_slices(batches: Iterable[pa.RecordBatch], limit: int) -> Iterator[pa.Re
             yield batch.slice(head)
 
 
+def _part_order(part: Int64s, parts: int) -> Int64s:
+    """The rows in order of their part, in their own order inside a part (a stable sort: numpy's radix sort when
+    the parts fit 16 bits), so each part's contexts are copied from the text in its order."""
+    order: Int64s = np.argsort(part.astype(np.uint16) if parts <= 2**16 else part, kind="stable")
+    return order
+
+
 def packed_anchor_batches(
     batches: Iterable[pa.RecordBatch], k: int, tokenizer: str, parts: int
 ) -> Iterator[pa.RecordBatch]:
@@ -161,6 +186,13 @@ def packed_anchor_batches(
     the contexts gathered once, already in part order; a batch is taken in slices of about _ANCHOR_TEXT_BYTES of
     text, so a task's memory does not grow with its Arrow batches (about 8 bytes of anchor rows per byte)."""
     for batch in text_slices(batches, _ANCHOR_TEXT_BYTES):
+        if tokenizer == "bytes":
+            texts = batch.column("text")
+            size = int(pc.sum(pc.binary_length(texts)).as_py() or 0)
+            kernels = compiled("anchor_ranges", size)
+            if kernels is not None:
+                yield from _packed_byte_anchors(batch.column("doc_id"), texts, k, parts, kernels)
+                continue
         found: dict[str, list[Int64s]] = {name: [] for name in ("hash", "doc_id", "pos", "lo", "hi", "begin", "end")}
         datas: list[bytes] = []
         base = 0
@@ -182,7 +214,7 @@ def packed_anchor_batches(
         shift = np.repeat(offsets, [len(h) for h in found["hash"]])
         column = {name: np.concatenate(values) for name, values in found.items()}
         part = np.mod(column["hash"], parts)
-        order = np.argsort(part)
+        order = _part_order(part, parts)
         corpus = b"".join(datas)
         contexts = _slices(
             corpus, (column["begin"] + shift)[order], (column["end"] + shift)[order], compiled("anchor_ranges", base)
@@ -198,14 +230,64 @@ def packed_anchor_batches(
         yield from _pack_sorted(ordered, part[order], ANCHORS)
 
 
+def _packed_byte_anchors(
+    doc_ids: pa.Array, texts: pa.Array, k: int, parts: int, kernels: ModuleType
+) -> Iterator[pa.RecordBatch]:
+    """:func:`packed_anchor_batches` of one slice with the ``bytes`` tokenizer, compiled: the anchors of every
+    document found in one call over the text column's own buffer (no Python string per document), the contexts
+    gathered from that buffer. Same rows, in the same order, as the general path."""
+    wide = pa.types.is_large_string(texts.type) or pa.types.is_large_binary(texts.type)
+    buffers = texts.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if wide else np.int32)
+    offsets = offsets[texts.offset : texts.offset + len(texts) + 1]
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, dtype=np.uint8)
+    if texts.null_count:  # a null text has no bytes
+        ends = np.where(texts.is_valid().to_numpy(zero_copy_only=False), offsets[1:], offsets[:-1])
+        data, offsets = kernels.gather(data, offsets[:-1].astype(np.int64), ends.astype(np.int64))
+    offsets = offsets.astype(np.int64)
+    docs, positions, lows, highs, hashes = kernels.byte_anchor_ranges(
+        data, offsets, _BYTE_VALUES, k, anchor_length(k), _P, exact_module._MIX2
+    )
+    if len(docs) == 0:
+        return
+    part = np.mod(hashes, parts)
+    order = _part_order(part, parts)
+    doc_starts = offsets[docs]
+    gathered, context_offsets = kernels.scatter(data, doc_starts + lows, doc_starts + highs + k, order)
+    contexts = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(order), [None, pa.py_buffer(context_offsets), pa.py_buffer(gathered)]
+    ).cast(pa.binary())
+    ordered = pa.RecordBatch.from_arrays(
+        [
+            pa.array(hashes[order]),
+            pa.array(doc_ids.to_numpy(zero_copy_only=False).astype(np.int64)[docs[order]]),
+            *(pa.array(values[order].astype(np.int32)) for values in (positions, lows, highs, lows)),
+            contexts,
+        ],
+        schema=ANCHORS,
+    )
+    yield from _pack_sorted(ordered, part[order], ANCHORS)
+
+
 def unpacked_anchors(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Packed anchor rows (PACKED) -> all the anchor rows they hold (ANCHORS) as one batch, sorted by
     (hash, doc_id, pos): what :func:`decide_batches` reads. The whole partition is held at once."""
     table = unpacked((blob for batch in batches for blob in blobs_of(batch.column("packed"))), ANCHORS)
     if table.num_rows == 0:
         return
-    order = np.lexsort(tuple(table.column(name).to_numpy() for name in ("pos", "doc_id", "hash")))
+    order = _group_order(*(table.column(name).to_numpy() for name in ("hash", "doc_id", "pos")))
     yield from table.take(pa.array(order)).combine_chunks().to_batches()
+
+
+def _group_order(hashes: Int64s, doc_ids: Int64s, positions: npt.NDArray[np.int32]) -> Int64s:
+    """The order of anchor rows by (hash, doc_id, pos): the compiled sort (exact_numba.group_order) or numpy's."""
+    kernels = compiled("repeated_windows", len(hashes) * 64)
+    if kernels is not None:
+        order: Int64s = np.argsort(hashes)  # numpy's sort of one key is far faster than a compiled loop's
+        kernels.group_order(order, hashes, doc_ids, positions)
+        return order
+    ordered: Int64s = np.lexsort((positions, doc_ids, hashes))
+    return ordered
 
 
 def _slices(data: bytes, starts: Int64s, ends: Int64s, kernels: ModuleType | None = None) -> pa.Array:
@@ -289,7 +371,8 @@ def decide_batches(batches: Iterable[pa.RecordBatch], k: int, tokenizer: str) ->
             found = kernels.repeated_windows_many(
                 np.frombuffer(buffers[2], dtype=np.uint8), offsets.astype(np.int64), heads[keep], sizes[keep],
                 *(table.column(name).to_numpy().astype(np.int64) for name in ("pos", "lo", "hi")), k,
-                tokenizer == "words", kernels.BASE, kernels.SMALL_GROUP,
+                tokenizer == "words", kernels.BASE,
+                kernels.SMALL_GROUP if tokenizer == "words" else kernels.SMALL_BYTES_GROUP,
             )  # fmt: skip
             out = dict(zip(("row", "start", "end", "copies", "kept_row", "kept_at"), found, strict=True))
         else:

@@ -14,6 +14,7 @@ from numba import njit
 
 BASE = np.uint64(0x9E3779B97F4A7C15)  # the window hash's base (odd); tests pass 0 to make keys collide
 SMALL_GROUP = 8  # groups of at most this many rows are decided pair by pair (_small_group), larger ones sorted
+SMALL_BYTES_GROUP = 32  # ... with the bytes tokenizer, by intervals (_small_group_bytes): cheaper per pair
 
 
 @njit(cache=True, nogil=True)
@@ -97,6 +98,83 @@ def _small_group(
 
 
 @njit(cache=True, nogil=True)
+def _small_group_bytes(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    head: int,
+    n: int,
+    positions: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    k: int,
+    anchor: np.ndarray,
+    pair_left: np.ndarray,
+    pair_right: np.ndarray,
+    first: np.ndarray,
+    last: np.ndarray,
+    out: np.ndarray,
+    n_out: int,
+) -> tuple[np.ndarray, int]:
+    """:func:`_small_group` with the ``bytes`` tokenizer, by intervals rather than window by window: the windows
+    of row ``b`` equal to row ``a``'s at the same offset from the anchor are one interval of ``b``'s windows (those
+    inside both rows' windows and inside the pair's common extension), so ``b``'s removed windows are the union of
+    the intervals of the rows before it, each run one piece of that union, its copies and kept copy those of its
+    first window. The runs are appended to ``out`` (grown when full) as repeated_windows_many writes them; returns
+    ``out`` and the runs in it."""
+    for j in range(n):
+        anchor[j] = positions[head + j] - lows[head + j]
+    for a in range(n):
+        for b in range(a + 1, n):
+            pair_left[a, b], pair_right[a, b] = _row_extent(data, offsets, anchor, head, a, b)
+            pair_left[b, a], pair_right[b, a] = pair_left[a, b], pair_right[a, b]
+    for b in range(n):
+        rb = head + b
+        count_b = highs[rb] - lows[rb] + 1
+        for a in range(n):  # b's windows equal to a's: [first[a], last[a]] (empty when first > last)
+            if a == b:
+                first[a], last[a] = 1, 0
+                continue
+            ra = head + a
+            first[a] = max(anchor[b] - pair_left[a, b], anchor[b] - anchor[a], 0)
+            last[a] = min(pair_right[a, b] + anchor[b] - k, highs[ra] - lows[ra] + anchor[b] - anchor[a], count_b - 1)
+        at = 0  # the next window of b not yet in a run
+        while True:
+            start = count_b  # the first removed window from ``at`` on: the least interval start of a row before b
+            for a in range(b):
+                if first[a] <= last[a] and last[a] >= at:
+                    start = min(start, max(first[a], at))
+            if start >= count_b:
+                break
+            end = start  # grown while a row before b's interval reaches on
+            grown = True
+            while grown:
+                grown = False
+                for a in range(b):
+                    if first[a] <= last[a] and first[a] <= end + 1 and last[a] > end:
+                        end = last[a]
+                        grown = True
+            copies, kept = 1, -1
+            for a in range(n):
+                if first[a] <= start <= last[a]:
+                    copies += 1
+                    if kept < 0 and a < b:
+                        kept = a
+            if n_out == out.shape[1]:
+                bigger = np.empty((6, 2 * n_out), dtype=np.int64)
+                bigger[:, :n_out] = out[:, :n_out]
+                out = bigger
+            out[0, n_out] = rb
+            out[1, n_out] = start
+            out[2, n_out] = end + k
+            out[3, n_out] = copies
+            out[4, n_out] = head + kept
+            out[5, n_out] = start - anchor[b] + anchor[kept]
+            n_out += 1
+            at = end + 1
+    return out, n_out
+
+
+@njit(cache=True, nogil=True)
 def _group_windows(
     data: np.ndarray,
     offsets: np.ndarray,
@@ -176,10 +254,12 @@ def _sorted_group(
     scratch: np.ndarray,
     kept: np.ndarray,
     copies: np.ndarray,
+    weight: np.ndarray,
 ) -> None:
     """One group's windows keyed by (offset from the anchor, 64-bit hash of the bytes) and sorted stably (rows stay
     in order); each run of one key split into classes of equal bytes by comparing the contexts around their
-    anchors. Sets ``kept`` (the class's first window) and ``copies`` (the class's size)."""
+    anchors. Sets ``kept`` (the class's first window) and ``copies`` (the class's size, each window counting as
+    many as its row's ``weight``: the rows it stands for)."""
     n_items = woff[n]
     reps, counts, cls = scratch[0], scratch[1], scratch[2]
     cached, left, right = scratch[3], scratch[4], scratch[5]  # per row: the row its extension was taken with
@@ -221,12 +301,100 @@ def _sorted_group(
                 counts[n_reps] = 0
                 found = n_reps
                 n_reps += 1
-            counts[found] += 1
+            counts[found] += weight[jx]
             cls[c - a] = found
         for c in range(a, b):
             kept[order[c]] = reps[cls[c - a]]
             copies[order[c]] = counts[cls[c - a]]
         a = b
+
+
+@njit(cache=True, nogil=True)
+def _twins(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    head: int,
+    n: int,
+    positions: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    multiplier: np.uint64,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The group's rows ``head`` to ``head + n - 1`` that are twins of an earlier one (the same context bytes, anchor
+    offset and windows: the same windows, so every window of a twin is a later copy of its first twin's): each
+    row's first twin (``leader``, itself when none is earlier), the first twins in order (``firsts``) with the rows
+    each stands for (``weight``), and their contexts, positions and windows copied into a sub-table (data,
+    offsets, positions, lows, highs) that the group's kernels read as a group of ``len(firsts)`` rows. Rows are
+    keyed by a hash of their bytes (``multiplier``: the window hash's base; 0 makes keys collide) and confirmed on
+    the bytes."""
+    keys = np.empty(n, dtype=np.uint64)
+    for j in range(n):
+        r = head + j
+        h = np.uint64(positions[r] - lows[r]) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(highs[r] - lows[r])
+        for b in range(offsets[r], offsets[r + 1]):
+            h = h * multiplier + np.uint64(data[b]) + np.uint64(1)
+        keys[j] = h
+    order = np.argsort(keys, kind="mergesort")  # stable: each key's rows stay in order, the first twin first
+    leader = np.empty(n, dtype=np.int64)
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and keys[order[b]] == keys[order[a]]:
+            b += 1
+        for c in range(a, b):
+            x = head + order[c]
+            leader[order[c]] = order[c]
+            for d in range(a, c):  # an earlier row of this key that is its own first twin and equal to x
+                y = order[d]
+                if leader[y] != y:
+                    continue
+                ry = head + y
+                if (
+                    positions[ry] - lows[ry] != positions[x] - lows[x]
+                    or highs[ry] - lows[ry] != highs[x] - lows[x]
+                    or offsets[ry + 1] - offsets[ry] != offsets[x + 1] - offsets[x]
+                ):
+                    continue
+                same = True
+                for i in range(offsets[x + 1] - offsets[x]):
+                    if data[offsets[x] + i] != data[offsets[ry] + i]:
+                        same = False
+                        break
+                if same:
+                    leader[order[c]] = y
+                    break
+        a = b
+    u = 0
+    size = 0
+    for j in range(n):
+        if leader[j] == j:
+            u += 1
+            size += offsets[head + j + 1] - offsets[head + j]
+    firsts = np.empty(u, dtype=np.int64)
+    weight = np.zeros(u, dtype=np.int64)
+    sub_data = np.empty(size, dtype=np.uint8)
+    sub_offsets = np.empty(u + 1, dtype=np.int64)
+    sub_positions = np.empty(u, dtype=np.int64)
+    sub_lows = np.empty(u, dtype=np.int64)
+    sub_highs = np.empty(u, dtype=np.int64)
+    index = np.empty(n, dtype=np.int64)  # a first twin's place in firsts
+    sub_offsets[0] = 0
+    t = 0
+    for j in range(n):
+        if leader[j] != j:
+            continue
+        r = head + j
+        firsts[t] = j
+        index[j] = t
+        length = offsets[r + 1] - offsets[r]
+        sub_data[sub_offsets[t] : sub_offsets[t] + length] = data[offsets[r] : offsets[r + 1]]
+        sub_offsets[t + 1] = sub_offsets[t] + length
+        sub_positions[t], sub_lows[t], sub_highs[t] = positions[r], lows[r], highs[r]
+        t += 1
+    for j in range(n):
+        weight[index[leader[j]]] += 1
+        leader[j] = index[leader[j]]  # from here on: the place in firsts of the row's first twin
+    return leader, firsts, weight, sub_data, sub_offsets, sub_positions, sub_lows, sub_highs
 
 
 @njit(cache=True, nogil=True)
@@ -248,7 +416,8 @@ def repeated_windows_many(
     :func:`pipeline.spans.exact.repeated_windows` gives them, with rows numbered in the whole table: row, first
     byte, end byte, copies, kept row, kept window's first byte (bytes inside the row's context). ``multiplier``: the
     window hash's base (:data:`BASE`); groups of at most ``small`` rows are decided pair by pair
-    (:data:`SMALL_GROUP`), larger ones sorted. One group at a time: the scratch arrays hold the largest group."""
+    (:data:`SMALL_GROUP`; with bytes, :data:`SMALL_BYTES_GROUP`, by intervals), larger ones sorted. One group at a
+    time: the scratch arrays hold the largest group."""
     most_items, most_rows, longest = 1, 1, 1
     for g in range(len(heads)):
         items = 0
@@ -277,25 +446,77 @@ def repeated_windows_many(
     pairs = max(1, min(small, most_rows))
     pair_left = np.empty((pairs, pairs), dtype=np.int64)
     pair_right = np.empty((pairs, pairs), dtype=np.int64)
-    capacity = 1024
-    out = np.empty((6, capacity), dtype=np.int64)  # row, start, end, copies, kept row, kept window's first byte
+    out = np.empty((6, 1024), dtype=np.int64)  # row, start, end, copies, kept row, kept window's first byte
     n_out = 0
+    first = np.empty(max(1, min(small, most_rows)), dtype=np.int64)
+    last = np.empty(max(1, min(small, most_rows)), dtype=np.int64)
     for g in range(len(heads)):
         head, n = heads[g], sizes[g]
-        _group_windows(
-            data, offsets, head, n, positions, lows, highs, k, words, woff, ws, we, anchor, item_offset, item_row,
-            ts, te,
-        )  # fmt: skip
+        if n <= small and not words:
+            out, n_out = _small_group_bytes(
+                data, offsets, head, n, positions, lows, highs, k, anchor, pair_left, pair_right, first, last, out,
+                n_out,
+            )  # fmt: skip
+            continue
         if n <= small:
+            _group_windows(
+                data, offsets, head, n, positions, lows, highs, k, words, woff, ws, we, anchor, item_offset, item_row,
+                ts, te,
+            )  # fmt: skip
             _small_group(
                 data, offsets, head, n, positions, lows, highs, woff, ws, we, anchor, item_offset, pair_left,
                 pair_right, kept, copies,
             )  # fmt: skip
-        else:
-            _sorted_group(
-                data, offsets, head, n, woff, ws, we, anchor, item_offset, item_row, multiplier, powers, prefix,
-                hashes, scratch, kept, copies,
+        else:  # twins decided once, through their first copy: large groups are mostly copies of whole contexts
+            leader, firsts, weight, sub_data, sub_offsets, sub_positions, sub_lows, sub_highs = _twins(
+                data, offsets, head, n, positions, lows, highs, multiplier
+            )
+            u = len(firsts)
+            _group_windows(
+                sub_data, sub_offsets, 0, u, sub_positions, sub_lows, sub_highs, k, words, woff, ws, we, anchor,
+                item_offset, item_row, ts, te,
             )  # fmt: skip
+            _sorted_group(
+                sub_data, sub_offsets, 0, u, woff, ws, we, anchor, item_offset, item_row, multiplier, powers, prefix,
+                hashes, scratch, kept, copies, weight,
+            )  # fmt: skip
+            for j in range(n):
+                t = leader[j]
+                f = woff[t]
+                if firsts[t] != j:  # a later twin: every window removed, one run, its first window's copies
+                    if n_out == out.shape[1]:
+                        grown = np.empty((6, 2 * n_out), dtype=np.int64)
+                        grown[:, :n_out] = out[:, :n_out]
+                        out = grown
+                    out[0, n_out] = head + j
+                    out[1, n_out] = ws[f]
+                    out[2, n_out] = we[woff[t + 1] - 1]
+                    out[3, n_out] = copies[f]
+                    out[4, n_out] = head + firsts[item_row[kept[f]]]
+                    out[5, n_out] = ws[kept[f]]
+                    n_out += 1
+                    continue
+                open_run = False
+                for item in range(f, woff[t + 1]):
+                    if kept[item] == item:
+                        open_run = False
+                        continue
+                    if open_run:
+                        out[2, n_out - 1] = we[item]
+                        continue
+                    if n_out == out.shape[1]:
+                        grown = np.empty((6, 2 * n_out), dtype=np.int64)
+                        grown[:, :n_out] = out[:, :n_out]
+                        out = grown
+                    out[0, n_out] = head + j
+                    out[1, n_out] = ws[item]
+                    out[2, n_out] = we[item]
+                    out[3, n_out] = copies[item]
+                    out[4, n_out] = head + firsts[item_row[kept[item]]]
+                    out[5, n_out] = ws[kept[item]]
+                    n_out += 1
+                    open_run = True
+            continue
         for j in range(n):
             open_run = False
             for item in range(woff[j], woff[j + 1]):
@@ -305,9 +526,8 @@ def repeated_windows_many(
                 if open_run:
                     out[2, n_out - 1] = we[item]
                     continue
-                if n_out == capacity:
-                    capacity *= 2
-                    grown = np.empty((6, capacity), dtype=np.int64)
+                if n_out == out.shape[1]:
+                    grown = np.empty((6, 2 * n_out), dtype=np.int64)
                     grown[:, :n_out] = out[:, :n_out]
                     out = grown
                 out[0, n_out] = head + j
@@ -397,6 +617,141 @@ def gather(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.n
     for i in range(len(starts)):
         at = offsets[i]
         for b in range(starts[i], ends[i]):
+            out[at] = data[b]
+            at += 1
+    return out, offsets
+
+
+@njit(cache=True, nogil=True)
+def group_order(order: np.ndarray, hashes: np.ndarray, doc_ids: np.ndarray, positions: np.ndarray) -> None:
+    """``order``, rows ordered by hash (``np.argsort(hashes)``), reordered in place by (hash, doc_id, position), as
+    ``np.lexsort((positions, doc_ids, hashes))`` orders them (no two rows share all three): each run of one hash
+    sorted by (doc_id, position), by insertion when short (most anchor groups are), else by two stable sorts."""
+    n = len(order)
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and hashes[order[b]] == hashes[order[a]]:
+            b += 1
+        if b - a <= 16:
+            for i in range(a + 1, b):
+                x = order[i]
+                j = i - 1
+                while j >= a and (
+                    doc_ids[order[j]] > doc_ids[x]
+                    or (doc_ids[order[j]] == doc_ids[x] and positions[order[j]] > positions[x])
+                ):
+                    order[j + 1] = order[j]
+                    j -= 1
+                order[j + 1] = x
+        else:
+            run = order[a:b].copy()
+            run = run[np.argsort(positions[run], kind="mergesort")]
+            run = run[np.argsort(doc_ids[run], kind="mergesort")]
+            order[a:b] = run
+        a = b
+
+
+@njit(cache=True, nogil=True)
+def byte_anchor_ranges(
+    data: np.ndarray, doc_offsets: np.ndarray, values: np.ndarray, k: int, m: int, base: np.uint64, mix: np.uint64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`anchor_ranges` of every document ``data[doc_offsets[d]:doc_offsets[d + 1]]`` with the ``bytes``
+    tokenizer, each byte's token value looked up in ``values`` (exact.token_hashes' ``_BYTE_VALUES``) here rather
+    than in an array eight times the text: each anchor's document index, then its position, first and last
+    window (in the document) and hash, documents in order."""
+    capacity = 1024
+    out = np.empty((4, capacity), dtype=np.int64)
+    docs = np.empty(capacity, dtype=np.int64)
+    n_out = 0
+    top = np.uint64(1)
+    for _ in range(m - 1):
+        top = top * base
+    w = k - m + 1
+    longest = 0
+    for d in range(len(doc_offsets) - 1):
+        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
+    short = np.empty(max(longest - m + 1, 1), dtype=np.int64)
+    queue = np.empty(max(longest - m + 1, 1), dtype=np.int64)
+    prefix = np.empty(max(longest - m + 1, 1), dtype=np.int64)
+    for d in range(len(doc_offsets) - 1):
+        at = doc_offsets[d]
+        n = doc_offsets[d + 1] - at
+        if n - k + 1 <= 0:
+            continue
+        h = np.uint64(0)
+        for j in range(m):
+            h = h * base + values[data[at + j]]
+        for i in range(n - m + 1):
+            if i > 0:
+                h = (h - values[data[at + i - 1]] * top) * base + values[data[at + i + m - 1]]
+            x = h ^ (h >> np.uint64(31))
+            x = x * mix
+            short[i] = np.int64(x ^ (x >> np.uint64(29)))
+        short_n = n - m + 1
+        # the least of each w consecutive hashes (the first on a tie), by blocks of w: the least from each place to
+        # its block's end (``queue``) and from its block's start to it (``prefix``), no data-dependent branch
+        for block in range(0, short_n, w):
+            end = min(block + w, short_n)
+            best = end - 1
+            for j in range(end - 1, block - 1, -1):
+                if short[j] <= short[best]:
+                    best = j
+                queue[j] = best
+            best = block
+            for j in range(block, end):
+                if short[j] < short[best]:
+                    best = j
+                prefix[j] = best
+        first_out = n_out
+        inside = 0  # q's place in its block (q % w, counted rather than divided)
+        for q in range(n - k + 1):  # the window of k tokens whose m-windows are q to q + w - 1
+            chosen = queue[q]
+            right = prefix[q + w - 1]
+            if inside != 0 and short[right] < short[chosen]:
+                chosen = right
+            inside += 1
+            if inside == w:
+                inside = 0
+            if n_out > first_out and out[0, n_out - 1] == chosen:
+                out[2, n_out - 1] = q
+                continue
+            if n_out == capacity:
+                capacity *= 2
+                grown = np.empty((4, capacity), dtype=np.int64)
+                grown[:, :n_out] = out[:, :n_out]
+                out = grown
+                grown_docs = np.empty(capacity, dtype=np.int64)
+                grown_docs[:n_out] = docs[:n_out]
+                docs = grown_docs
+            out[0, n_out] = chosen
+            out[1, n_out] = q
+            out[2, n_out] = q
+            out[3, n_out] = short[chosen]
+            docs[n_out] = d
+            n_out += 1
+    found = out[:, :n_out].copy()
+    return docs[:n_out].copy(), found[0], found[1], found[2], found[3]
+
+
+@njit(cache=True, nogil=True)
+def scatter(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`gather` of the ranges in ``order`` (``gather(data, starts[order], ends[order])``), copied in the ranges'
+    own order instead: ranges listed as they lie in ``data`` are read from it front to back, each written to
+    its place, which is far faster than reading them in another order when ``data`` is far larger than a
+    cache."""
+    n = len(order)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    place = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        r = order[i]
+        place[r] = offsets[i]
+        offsets[i + 1] = offsets[i] + ends[r] - starts[r]
+    out = np.empty(offsets[n], dtype=np.uint8)
+    for r in range(n):
+        at = place[r]
+        for b in range(starts[r], ends[r]):
             out[at] = data[b]
             at += 1
     return out, offsets

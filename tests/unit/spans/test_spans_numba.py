@@ -70,7 +70,8 @@ def test_the_kernel_is_exact_when_window_hashes_collide(name: str, k: int, token
 @pytest.mark.parametrize(("name", "k", "tokenizer"), CASES)
 @pytest.mark.parametrize("small", [0, 2, 1_000])
 def test_pairwise_and_sorted_groups_decide_alike(name: str, k: int, tokenizer: str, small: int, monkeypatch) -> None:
-    """Groups of at most SMALL_GROUP rows are decided pair by pair, larger ones sorted: with every group sorted
+    """Groups of at most SMALL_GROUP rows (SMALL_BYTES_GROUP with bytes: by intervals) are decided pair by pair,
+    larger ones sorted: with every group sorted
     (0), only pairs compared (2) or every group compared pair by pair (1,000), the runs are the Python path's."""
     require_oracle("numba")
     from pipeline.spans import exact_numba
@@ -81,6 +82,7 @@ def test_pairwise_and_sorted_groups_decide_alike(name: str, k: int, tokenizer: s
     sizes = np.unique(anchors.column("hash").to_numpy(), return_counts=True)[1]
     assert (sizes > 2).any() and ((sizes >= 2) & (sizes <= 8)).any(), "no group of each kind to decide"
     monkeypatch.setattr(exact_numba, "SMALL_GROUP", small)
+    monkeypatch.setattr(exact_numba, "SMALL_BYTES_GROUP", small)
     with numba_backend(SPANS, True):
         assert _runs(anchors, k, tokenizer) == expected
 

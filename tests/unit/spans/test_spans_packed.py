@@ -219,3 +219,46 @@ def test_anchors_of_text_slices_decide_what_the_oracle_removes(name, k, tokenize
     docs, expected = _case(name, k, tokenizer)
     monkeypatch.setattr(batches, "_ANCHOR_TEXT_BYTES", 1)
     assert _merged(_decided(docs, k, tokenizer, 5, 3)) == expected
+
+
+@pytest.mark.parametrize("k", [50, 8, 2, 1])
+def test_compiled_byte_anchors_are_the_general_paths_rows(k: int) -> None:
+    """With the bytes tokenizer and numba, packed_anchor_batches finds the anchors of a whole slice in one call
+    over the text column's buffer; its packed rows (in order, in their parts) are those of the Python path, on a
+    sliced batch (the column's buffer starts before the slice) holding a null text."""
+    docs = planted_documents() + adversarial_documents(k)
+    texts = [t for _, t in docs] + [None, "tail " * 20]
+    batch = pa.RecordBatch.from_pydict(
+        {"doc_id": [d for d, _ in docs] + [98, 99], "text": pa.array(texts, pa.string())}
+    ).slice(1)
+
+    def rows(numba: bool, given: pa.RecordBatch) -> tuple[list[int], pa.Table]:
+        with numba_backend(SPANS, numba):
+            out = list(packed_anchor_batches([given], k, "bytes", 16))
+        parts = [p for b in out for p in b.column("part").to_pylist()]
+        blobs = [pa.ipc.open_stream(v.as_buffer()).read_all() for b in out for v in b.column("packed")]
+        return parts, pa.concat_tables(blobs)
+
+    without_null = batch.filter(batch.column("text").is_valid())
+    general_parts, general = rows(False, without_null)
+    for given in (batch, without_null):
+        parts, found = rows(True, given)
+        assert parts == general_parts
+        assert found.equals(general)
+    assert general.num_rows > 100
+
+
+def test_the_compiled_group_order_is_numpys_lexsort() -> None:
+    """unpacked_anchors orders rows by (hash, doc_id, pos) with numpy's sort of the hashes and a compiled pass over
+    each run of one hash (insertion for short runs, two stable sorts for long ones): numpy's lexsort's order."""
+    from pipeline.spans import exact_numba
+
+    rng = np.random.default_rng(7)
+    n = 20_000
+    hashes = rng.choice(np.array([-5, 0, 3, 2**62], dtype=np.int64), size=n // 2)  # long runs
+    hashes = np.concatenate((hashes, rng.integers(-(2**63), 2**63 - 1, size=n // 2, dtype=np.int64) % 3000))
+    doc_ids = rng.integers(-50, 50, size=n, dtype=np.int64)
+    positions = rng.permutation(n).astype(np.int32)  # no two rows share (hash, doc_id, pos)
+    order = np.argsort(hashes)
+    exact_numba.group_order(order, hashes, doc_ids, positions)
+    assert np.array_equal(order, np.lexsort((positions, doc_ids, hashes)))
