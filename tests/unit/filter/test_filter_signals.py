@@ -333,6 +333,18 @@ def test_annotate_measures_every_rule_and_the_same_values(shared_fixtures):
     unknown = again.columns[UNKNOWN].to_pylist()
     assert [i for i, u in enumerate(unknown) if u] == failed
     assert not any(again.keep[i] for i in failed)
+    # and C4 its sentences (and the rewritten text) after a kept line that drops the document, not the line numbers
+    c4 = C4Filter().apply(batch)
+    failed = [i for i, r in enumerate(c4.reason) if r in ("c4.lorem_ipsum", "c4.curly_bracket")]
+    assert failed and all(c4.signals["sentences"][i].as_py() is None for i in failed)
+    assert all(c4.signals["rewritten"][i].as_py() is None for i in failed)
+    assert all(c4.signals["curly_bracket_line"][i].as_py() is not None for i in failed)
+    assert c4.signals["sentences"].null_count == len(failed)
+    assert UNKNOWN not in C4Filter().decide(c4.signals, batch.num_rows).columns
+    again = C4Filter(filter_lorem_ipsum=False, filter_curly_bracket=False).decide(c4.signals, batch.num_rows)
+    unknown = again.columns[UNKNOWN].to_pylist()
+    assert [i for i, u in enumerate(unknown) if u] == failed
+    assert not any(again.keep[i] for i in failed)
 
 
 def test_language_signals_are_fasttext_s_probabilities(shared_fixtures):
