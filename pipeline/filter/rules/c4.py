@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.config import ConfigError
 from pipeline.filter.base import COUNT, BaseFilter, RuleThreshold
@@ -116,22 +117,29 @@ class C4Filter(BaseFilter):
         return with_text(self.decide(signals, batch.num_rows), batch.column("text"), cleaned, signals)
 
     def measure(self, batch: pa.RecordBatch) -> tuple[dict[str, pa.Array], pa.Array]:
-        """Every measure of every document of ``batch`` whatever the decision, and its text as C4 cleans it."""
+        """The measures of every document of ``batch``, and its text as C4 cleans it: with ``annotate`` all of them,
+        else after a kept line that drops the document ("lorem ipsum" or a curly bracket, its rule on) only the
+        line numbers: ``sentences``, ``rewritten`` and ``bad_word`` are not taken (null; the text stays as it was)."""
         texts = texts_of(batch)
         values: dict[str, list[object]] = {key: [] for key in self.signal_types()}
         cleaned = []
+        lazy = not self.options.annotate
+        stopped = []
         for text in texts:
-            kept, lorem, curly, sentences = self._clean(text)
+            kept, lorem, curly, sentences = self._clean(text, lazy)
             values["lorem_ipsum_line"].append(lorem)
             values["curly_bracket_line"].append(curly)
             values["sentences"].append(sentences)
             if self.bad_words is not None:
-                found = self.bad_words.search(kept.lower())
+                found = None if kept is None else self.bad_words.search(kept.lower())
                 values["bad_word"].append(None if found is None else found.group())
-            cleaned.append(kept)
+            cleaned.append(text if kept is None else kept)
+            stopped.append(kept is None)
         text = pa.array(cleaned, pa.string())
         columns = as_columns(values, self.signal_types())
         columns["rewritten"] = rewritten(batch.column("text"), text)
+        if any(stopped):
+            columns["rewritten"] = pc.if_else(pa.array(stopped), pa.scalar(None, pa.int8()), columns["rewritten"])
         return columns, text
 
     def threshold_options(self) -> dict[str, tuple[str, str]]:
@@ -140,7 +148,7 @@ class C4Filter(BaseFilter):
 
     def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
         """C4's decision from the measures alone: the first kept line with "lorem ipsum" or a curly bracket, then
-        too few sentences, then a bad word."""
+        too few sentences, then a bad word; a document reaching the sentences not taken is undecided (``unknown``)."""
         out = Outcomes(NAME, RULES, n)
         lorem = signals["lorem_ipsum_line"].to_pylist()
         curly = signals["curly_bracket_line"].to_pylist()
@@ -157,6 +165,9 @@ class C4Filter(BaseFilter):
                 out.measure(i, "curly_bracket", 1.0)
                 out.drop(i, "curly_bracket", f"'{{' in kept line {at_curly} (filter_curly_bracket)")
                 continue
+            if sentences[i] is None:  # not taken (measured after a dropping line): its decision needs its text
+                out.unknown[i], out.keep[i] = True, False
+                continue
             for rule, on in (("lorem_ipsum", self.filter_lorem_ipsum), ("curly_bracket", self.filter_curly_bracket)):
                 if on:
                     out.measure(i, rule, 0.0)
@@ -172,11 +183,14 @@ class C4Filter(BaseFilter):
                     out.drop(i, "document_removed_with_badwords", f"bad word {bad[i]!r} (bad_words_file)")
         return out.result()
 
-    def _clean(self, text: str) -> tuple[str, int, int, int]:
+    def _clean(self, text: str, lazy: bool) -> tuple[str | None, int, int, int | None]:
         """The kept lines of ``text`` joined, the number of the first kept line with "lorem ipsum" and with a curly
-        bracket (0: none), and the sentences in the kept lines, as if neither of those two rules were on."""
+        bracket (0: none), and the sentences in the kept lines, as if neither of those two rules were on; ``lazy``:
+        after a kept line that drops the document (one of those two, its rule on), only the line numbers are
+        sought (the kept text and the sentences: None)."""
         pieces = text.splitlines() if self.split_paragraph else split_sentences(text)
         sentences = lorem = curly = 0
+        stopped = False
         kept: list[str] = []
         for number, piece in enumerate(pieces, 1):
             line = piece.strip()
@@ -201,10 +215,17 @@ class C4Filter(BaseFilter):
                 continue
             if not curly and "{" in line:
                 curly = number
+            if stopped or (lazy and (lorem and self.filter_lorem_ipsum or curly and self.filter_curly_bracket)):
+                stopped = True  # dropped: the other line number is still sought (a re-decision may switch this off)
+                if lorem and curly:
+                    break
+                continue
             if self.filter_policy and any(phrase in lower for phrase in _POLICY):
                 continue
             sentences += count_sentences(line) if self.split_paragraph else 1
             kept.append(line)
+        if stopped:
+            return None, lorem, curly, None
         return ("\n" if self.split_paragraph else " ").join(kept).strip(), lorem, curly, sentences
 
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from pipeline.filter.base import COUNT, BaseFilter, RuleThreshold
 from pipeline.filter.options import FilterOptions, fraction, made, number, strings
-from pipeline.filter.outcome import Rule, as_columns, decide, numeric, text_bytes, texts_of
+from pipeline.filter.outcome import Rule, as_columns, decide, nulls, numeric, text_bytes, texts_of
 from pipeline.filter.registry import register
 from pipeline.numba_backend import FILTER
 from pipeline.stage_api.filter import FilterResult
@@ -97,32 +97,44 @@ class FineWebFilter(BaseFilter):
         return replace(self.decide(signals, batch.num_rows), signals=signals)
 
     def measure(self, batch: pa.RecordBatch) -> dict[str, pa.Array]:
-        """Every measure of every document of ``batch``, whatever the decision (NaN where a text has no line)."""
+        """The measures of every document of ``batch`` (NaN where a text has no line): with ``annotate`` all of them,
+        else ``list_ratio`` (the word split: the costly part) only where the earlier rules keep the document, null
+        (not taken) after a first failing rule."""
         n = batch.num_rows
         values = {key: np.full(n, np.nan) for key in SIGNALS}
         kernel = _compiled(batch) if self._stop_table is not None and n else None
+        texts: list[str] | None = None
         if kernel is None:
-            for i, text in enumerate(texts_of(batch)):
-                for key, value in self._measures(text).items():
+            texts = texts_of(batch)
+            for i, text in enumerate(texts):
+                for key, value in self._line_measures(text).items():
                     values[key][i] = value
-            return as_columns(values, SIGNALS)
-        data, offsets = text_bytes(batch)
-        counts = np.zeros((n, 4), dtype=np.int64)
-        kernel.line_counts(data, offsets, self._stop_table, space_table(), float(self.short_line_length), counts)
-        n_lines = counts[:, 0]
-        values["lines"][:] = n_lines
-        left = np.flatnonzero(n_lines > 0)
-        values["line_punct_ratio"][left] = counts[left, 1] / n_lines[left]
-        values["short_line_ratio"][left] = counts[left, 2] / n_lines[left]
-        repeated = np.zeros(len(left), dtype=np.int64)
-        kernel.duplicate_chars(data, offsets, left, space_table(), repeated)
-        values["char_dup_ratio"][left] = repeated / counts[left, 3]
-        texts = batch.column("text").take(pa.array(left)).to_pylist()
-        for i, text in zip(left.tolist(), texts, strict=True):
+        else:
+            data, offsets = text_bytes(batch)
+            counts = np.zeros((n, 4), dtype=np.int64)
+            kernel.line_counts(data, offsets, self._stop_table, space_table(), float(self.short_line_length), counts)
+            n_lines = counts[:, 0]
+            values["lines"][:] = n_lines
+            left = np.flatnonzero(n_lines > 0)
+            values["line_punct_ratio"][left] = counts[left, 1] / n_lines[left]
+            values["short_line_ratio"][left] = counts[left, 2] / n_lines[left]
+            repeated = np.zeros(len(left), dtype=np.int64)
+            kernel.duplicate_chars(data, offsets, left, space_table(), repeated)
+            values["char_dup_ratio"][left] = repeated / counts[left, 3]
+        with_lines = values["lines"] > 0
+        wanted = with_lines if self.options.annotate else with_lines & decide(NAME, self.rules()[:-1], values, n).keep
+        rows = np.flatnonzero(wanted)
+        some = batch.column("text").take(pa.array(rows)).to_pylist() if texts is None else map(texts.__getitem__, rows)
+        for i, text in zip(rows.tolist(), some, strict=True):
             values["list_ratio"][i] = _list_ratio(text or "")
-        return as_columns(values, SIGNALS)
+        columns = as_columns(values, SIGNALS)
+        untaken = with_lines & ~wanted
+        if untaken.any():
+            columns["list_ratio"] = pa.array(values["list_ratio"], SIGNALS["list_ratio"], mask=untaken)
+        return columns
 
-    def _measures(self, text: str) -> dict[str, float]:
+    def _line_measures(self, text: str) -> dict[str, float]:
+        """The line measures of ``text`` (all but ``list_ratio``), without the compiled kernels."""
         lines = list(filter(None, text.split("\n")))
         if any(map(str.isspace, lines)):
             lines = list(filterfalse(str.isspace, lines))
@@ -137,12 +149,11 @@ class FineWebFilter(BaseFilter):
             "line_punct_ratio": ended / len(lines),
             "short_line_ratio": sum(map(self.short_line_length.__ge__, map(len, lines))) / len(lines),
             "char_dup_ratio": duplicates(lines)[1] / (len(text) - text.count("\n")),
-            "list_ratio": _list_ratio(text),
         }
 
     def decide(self, signals: Mapping[str, pa.Array], n: int) -> FilterResult:
         """The decision of the rules, in datatrove's order, from the measures alone."""
-        return decide(NAME, self.rules(), numeric(signals), n).result()
+        return decide(NAME, self.rules(), numeric(signals), n, nulls(signals)).result()
 
     def threshold_options(self) -> dict[str, tuple[str, str]]:
         """Rule -> (its measure, its threshold option): the report's "what if" steps."""

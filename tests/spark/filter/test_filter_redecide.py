@@ -13,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
 
@@ -229,3 +230,26 @@ def test_a_large_signals_table_is_re_decided_in_spark_alike(spark, runs, monkeyp
     assert counts["sources"] == runs["fresh"]["sources"]
     _same_filter_tables(out, runs["base"] / "fresh")
     assert jobs > 6, jobs  # the decision's own jobs: it did run in Spark
+
+
+def test_a_re_decision_reaching_untaken_measures_equals_a_fresh_run(spark, runs):
+    """FineWeb's line rules and C4's curly bracket rule off: the documents they dropped reach ``list_ratio`` and
+    ``sentences``, which the first run left untaken (null), and are measured again from their text."""
+    base = runs["base"]
+    signals = ds.dataset(base / "fresh" / layout.FILTER_SIGNALS, format="parquet").to_table()
+    seen = signals.filter(pc.is_valid(signals["fineweb.lines"]))
+    assert seen["fineweb.list_ratio"].null_count > 0
+    assert signals.filter(pc.is_valid(signals["c4.lorem_ipsum_line"]))["c4.sentences"].null_count > 0
+    loose = (
+        _filters(120)
+        .replace("{name: fineweb}", "{name: fineweb, line_punct_thr: 0, short_line_thr: 1, char_duplicates_ratio: 1}")
+        .replace("{name: c4}", "{name: c4, filter_curly_bracket: false}")
+    )
+    shutil.copytree(base / "fresh", base / "untaken")
+    again = _run(spark, base / "untaken", loose, force="filter")
+    fresh = _run(spark, base / "fresh-untaken", loose)
+    assert again["decision"] == "re-decided from filter/signals/"
+    assert again["sources"] == fresh["sources"]
+    assert _megatron(base / "untaken") == _megatron(base / "fresh-untaken")
+    for table in (layout.FILTERED, layout.FILTER_DROPPED):
+        assert _rows(base / "untaken", table) == _rows(base / "fresh-untaken", table), table

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pipeline.config import load_config_text
 from pipeline.filter import entries
 from pipeline.filter.batches import filter_partition, output_schema
+from pipeline.filter.outcome import UNKNOWN
 from pipeline.filter.plan import make_plan
 from pipeline.filter.rules.c4 import C4Filter
 from pipeline.filter.rules.fineweb import FineWebFilter
@@ -317,6 +318,33 @@ def test_annotate_measures_every_rule_and_the_same_values(shared_fixtures):
     ]
     assert failed and all(repetition.signals["top_2_gram"][i].as_py() is None for i in failed)
     assert all(repetition.signals["dup_line_frac"][i].as_py() is not None for i in failed)
+    # so does FineWeb its list_ratio (the word split) after a failing line rule; a re-decision reaching one of
+    # those is undecided (UNKNOWN: measured again from the text), never decided from the missing value
+    fineweb = FineWebFilter().apply(batch)
+    line_rules = ("fineweb.line_punct_ratio", "fineweb.short_line_ratio", "fineweb.char_dup_ratio")
+    failed = [i for i, r in enumerate(fineweb.reason) if r in line_rules]
+    assert failed and all(fineweb.signals["list_ratio"][i].as_py() is None for i in failed)
+    assert all(fineweb.signals["char_dup_ratio"][i].as_py() is not None for i in failed)
+    others = [i for i, r in enumerate(fineweb.reason) if r not in line_rules and r != "fineweb.empty"]
+    assert others and all(fineweb.signals["list_ratio"][i].as_py() is not None for i in others)
+    assert UNKNOWN not in FineWebFilter().decide(fineweb.signals, batch.num_rows).columns
+    loose = FineWebFilter(line_punct_thr=0, short_line_thr=1, char_duplicates_ratio=1)
+    again = loose.decide(fineweb.signals, batch.num_rows)
+    unknown = again.columns[UNKNOWN].to_pylist()
+    assert [i for i, u in enumerate(unknown) if u] == failed
+    assert not any(again.keep[i] for i in failed)
+    # and C4 its sentences (and the rewritten text) after a kept line that drops the document, not the line numbers
+    c4 = C4Filter().apply(batch)
+    failed = [i for i, r in enumerate(c4.reason) if r in ("c4.lorem_ipsum", "c4.curly_bracket")]
+    assert failed and all(c4.signals["sentences"][i].as_py() is None for i in failed)
+    assert all(c4.signals["rewritten"][i].as_py() is None for i in failed)
+    assert all(c4.signals["curly_bracket_line"][i].as_py() is not None for i in failed)
+    assert c4.signals["sentences"].null_count == len(failed)
+    assert UNKNOWN not in C4Filter().decide(c4.signals, batch.num_rows).columns
+    again = C4Filter(filter_lorem_ipsum=False, filter_curly_bracket=False).decide(c4.signals, batch.num_rows)
+    unknown = again.columns[UNKNOWN].to_pylist()
+    assert [i for i, u in enumerate(unknown) if u] == failed
+    assert not any(again.keep[i] for i in failed)
 
 
 def test_language_signals_are_fasttext_s_probabilities(shared_fixtures):
