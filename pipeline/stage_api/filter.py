@@ -39,8 +39,9 @@ class FilterResult:
     # distributions and a drop's evidence
     measures: Mapping[str, np.ndarray] = field(default_factory=dict)
     columns: Mapping[str, pa.Array] = field(default_factory=dict)  # columns set on every document (language, ...)
-    # per measure, its typed value for every document of the batch whatever the decision (docs/stages.md, Signals):
-    # what re-deciding from ``filter/signals/`` reads; empty: the stage takes ``measures`` instead
+    # per measure, its typed value for every document of the batch (docs/stages.md, Signals; null where a costly
+    # measure was left untaken after a dropping rule): what re-deciding from ``filter/signals/`` reads; empty: the
+    # stage takes ``measures`` instead
     signals: Mapping[str, pa.Array] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
