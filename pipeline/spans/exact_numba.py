@@ -397,6 +397,22 @@ def _twins(
     return leader, firsts, weight, sub_data, sub_offsets, sub_positions, sub_lows, sub_highs
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _append_run(out, n_out, doc, start, end, copies, kept_doc, kept_start):  # noqa: ANN001, ANN201, PLR0913
+    """``out`` (6 x capacity, doubled when full) with one more run in column ``n_out``; the new count."""
+    if n_out == out.shape[1]:
+        grown = np.empty((6, 2 * n_out), dtype=np.int64)
+        grown[:, :n_out] = out[:, :n_out]
+        out = grown
+    out[0, n_out] = doc
+    out[1, n_out] = start
+    out[2, n_out] = end
+    out[3, n_out] = copies
+    out[4, n_out] = kept_doc
+    out[5, n_out] = kept_start
+    return out, n_out + 1
+
+
 @njit(cache=True, nogil=True)
 def repeated_windows_many(
     data: np.ndarray,
@@ -484,17 +500,10 @@ def repeated_windows_many(
                 t = leader[j]
                 f = woff[t]
                 if firsts[t] != j:  # a later twin: every window removed, one run, its first window's copies
-                    if n_out == out.shape[1]:
-                        grown = np.empty((6, 2 * n_out), dtype=np.int64)
-                        grown[:, :n_out] = out[:, :n_out]
-                        out = grown
-                    out[0, n_out] = head + j
-                    out[1, n_out] = ws[f]
-                    out[2, n_out] = we[woff[t + 1] - 1]
-                    out[3, n_out] = copies[f]
-                    out[4, n_out] = head + firsts[item_row[kept[f]]]
-                    out[5, n_out] = ws[kept[f]]
-                    n_out += 1
+                    out, n_out = _append_run(
+                        out, n_out, head + j, ws[f], we[woff[t + 1] - 1],
+                        copies[f], head + firsts[item_row[kept[f]]], ws[kept[f]],
+                    )  # fmt: skip
                     continue
                 open_run = False
                 for item in range(f, woff[t + 1]):
@@ -504,17 +513,10 @@ def repeated_windows_many(
                     if open_run:
                         out[2, n_out - 1] = we[item]
                         continue
-                    if n_out == out.shape[1]:
-                        grown = np.empty((6, 2 * n_out), dtype=np.int64)
-                        grown[:, :n_out] = out[:, :n_out]
-                        out = grown
-                    out[0, n_out] = head + j
-                    out[1, n_out] = ws[item]
-                    out[2, n_out] = we[item]
-                    out[3, n_out] = copies[item]
-                    out[4, n_out] = head + firsts[item_row[kept[item]]]
-                    out[5, n_out] = ws[kept[item]]
-                    n_out += 1
+                    out, n_out = _append_run(
+                        out, n_out, head + j, ws[item], we[item],
+                        copies[item], head + firsts[item_row[kept[item]]], ws[kept[item]],
+                    )  # fmt: skip
                     open_run = True
             continue
         for j in range(n):
@@ -526,17 +528,9 @@ def repeated_windows_many(
                 if open_run:
                     out[2, n_out - 1] = we[item]
                     continue
-                if n_out == out.shape[1]:
-                    grown = np.empty((6, 2 * n_out), dtype=np.int64)
-                    grown[:, :n_out] = out[:, :n_out]
-                    out = grown
-                out[0, n_out] = head + j
-                out[1, n_out] = ws[item]
-                out[2, n_out] = we[item]
-                out[3, n_out] = copies[item]
-                out[4, n_out] = head + item_row[kept[item]]
-                out[5, n_out] = ws[kept[item]]
-                n_out += 1
+                out, n_out = _append_run(
+                    out, n_out, head + j, ws[item], we[item], copies[item], head + item_row[kept[item]], ws[kept[item]]
+                )
                 open_run = True
     return (
         out[0, :n_out].copy(),
