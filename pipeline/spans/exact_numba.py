@@ -398,7 +398,9 @@ def _twins(
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _append_run(out, n_out, doc, start, end, copies, kept_doc, kept_start):  # noqa: ANN001, ANN201, PLR0913
+def _append_run(  # noqa: PLR0913
+    out: np.ndarray, n_out: int, doc: int, start: int, end: int, copies: int, kept_doc: int, kept_start: int
+) -> tuple[np.ndarray, int]:
     """``out`` (6 x capacity, doubled when full) with one more run in column ``n_out``; the new count."""
     if n_out == out.shape[1]:
         grown = np.empty((6, 2 * n_out), dtype=np.int64)
