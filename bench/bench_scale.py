@@ -3,6 +3,7 @@
 Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb --sizes 1,2,5,10 \\
          --json bench-scale.json
      python -m bench scale --corpus constant --sizes 1,2,5,10   # corpora/constant.py's, built if needed
+     python -m bench scale --corpus constant --sizes 1,2,5,10 --spans   # with the spans stage (issue #48)
 
 How it measures: docs/benchmarks.md, Method notes, scale.
 """
@@ -37,6 +38,7 @@ from pipeline.run.registry import STAGE_NAMES
 GB = 10**9
 MEMORY = "2g"  # the driver's and each executor's
 SEQUENCE_LENGTH = 2048
+SPANS = {"exact_substring": {"min_tokens": 50, "tokenizer": "bytes"}}  # conf/local.yaml's commented example
 TRAINING_TOKENIZER = {"class": "HuggingFaceTokenizer", "tokenizer_path": ["run/tokenizer"], "vocab_extra_ids": 0}
 
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
@@ -105,8 +107,9 @@ def prefix(corpus: Path, nbytes: int, into: Path) -> tuple[int, dict[str, int]]:
     return taken, dict(sorted(per_source.items()))
 
 
-def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code: set[str]) -> dict:
-    """conf/dataproc.yaml's stages, one source per corpus ``source`` (``code`` ones unfiltered), sized for the input."""
+def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code: set[str], spans: bool = False) -> dict:
+    """conf/dataproc.yaml's stages, one source per corpus ``source`` (``code`` ones unfiltered), sized for the input;
+    with ``spans``, the spans stage's exact substrings too."""
     base = yaml.safe_load((REPO / "conf" / "dataproc.yaml").read_text())
     nbytes = sum(per_source.values())
     sources = []
@@ -130,6 +133,7 @@ def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code:
         dedup={**base["dedup"], "index": str(index)},
         tokenize={"partitions": max(4, math.ceil(8 * nbytes / GB))},
         training=training,
+        **({"spans": SPANS} if spans else {}),
     )
 
 
@@ -156,7 +160,7 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
     nbytes, per_source = prefix(args.corpus, int(size_gb * GB), data)
     shutil.rmtree(index, ignore_errors=True)
     load_before = os.getloadavg()[0]
-    raw = config(data, per_source, out, index, set(args.code_sources.split(",")))
+    raw = config(data, per_source, out, index, set(args.code_sources.split(",")), args.spans)
     memory = partial(TreeMemory, workers=cluster.pids())
     run, tree, report = run_job(cluster, dist, raw, work / f"pipeline-{tag}.yaml", MEMORY, tree=memory)
     stages = {row["stage"]: float(row["seconds"]) for row in report["timeline"]["stages"]}
@@ -243,7 +247,7 @@ def markdown(result: dict) -> str:
 
 def main() -> None:
     defaults = {"sizes": "1,2,5,10", "work": DATA / "scale", "code_sources": "pypi,python", "corpus": None}
-    args = arguments(__doc__, **defaults, json=None, from_json=None).parse_args()
+    args = arguments(__doc__, **defaults, spans=False, json=None, from_json=None).parse_args()
     if args.from_json:
         earlier = json.loads(args.from_json.read_text())
         print(markdown(earlier))
@@ -258,6 +262,7 @@ def main() -> None:
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist (a directory of JSONL shards, or one file)")
     args.work.mkdir(parents=True, exist_ok=True)
     cluster_facts = {"workers": 2, "cores_per_worker": 1, "executor_memory": MEMORY, "driver_memory": MEMORY}
+    cluster_facts |= {"spans": SPANS} if args.spans else {}
     result: dict[str, Any] = {"command": " ".join(["python -m bench scale", *sys.argv[1:]]), "commit": commit()}
     result |= {"machine": machine(), "cluster": cluster_facts, "corpus": str(args.corpus), "sizes": []}
     dist = build_zip(args.work / "dist")

@@ -138,3 +138,16 @@ def test_cpu_per_stage_from_the_sampled_series_and_the_timeline(bench) -> None:
         full |= {"executors_mib": [{"total": 1.0}], "load_mean": 1.0}
     table = bench.markdown({"sizes": rows[:2]})
     assert table.endswith("| 0.50 -> 1.00 | 20 | 80 |")
+
+
+def test_spans_turns_on_the_exact_substring_part_only_when_asked(bench, tmp_path: Path) -> None:
+    per_source = {"debian": 10**8}
+    off = load_config_text(
+        yaml.safe_dump(bench.config(tmp_path / "d", per_source, tmp_path / "r", tmp_path / "i", set()))
+    )
+    raw = bench.config(tmp_path / "d", per_source, tmp_path / "r", tmp_path / "i", set(), spans=True)
+    on = load_config_text(yaml.safe_dump(raw))
+    assert off.spans is None
+    assert on.spans is not None and on.spans.exact_substring is not None
+    assert (on.spans.exact_substring.min_tokens, on.spans.exact_substring.tokenizer) == (50, "bytes")
+    assert on.spans.sentences is None and on.spans.lines is None
