@@ -97,6 +97,24 @@ def _small_group(
             copies[y] = count
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _append_run(  # noqa: PLR0913
+    out: np.ndarray, n_out: int, doc: int, start: int, end: int, copies: int, kept_doc: int, kept_start: int
+) -> tuple[np.ndarray, int]:
+    """``out`` (6 x capacity, doubled when full) with one more run in column ``n_out``; the new count."""
+    if n_out == out.shape[1]:
+        grown = np.empty((6, 2 * n_out), dtype=np.int64)
+        grown[:, :n_out] = out[:, :n_out]
+        out = grown
+    out[0, n_out] = doc
+    out[1, n_out] = start
+    out[2, n_out] = end
+    out[3, n_out] = copies
+    out[4, n_out] = kept_doc
+    out[5, n_out] = kept_start
+    return out, n_out + 1
+
+
 @njit(cache=True, nogil=True)
 def _small_group_bytes(
     data: np.ndarray,
@@ -159,17 +177,9 @@ def _small_group_bytes(
                     copies += 1
                     if kept < 0 and a < b:
                         kept = a
-            if n_out == out.shape[1]:
-                bigger = np.empty((6, 2 * n_out), dtype=np.int64)
-                bigger[:, :n_out] = out[:, :n_out]
-                out = bigger
-            out[0, n_out] = rb
-            out[1, n_out] = start
-            out[2, n_out] = end + k
-            out[3, n_out] = copies
-            out[4, n_out] = head + kept
-            out[5, n_out] = start - anchor[b] + anchor[kept]
-            n_out += 1
+            out, n_out = _append_run(
+                out, n_out, rb, start, end + k, copies, head + kept, start - anchor[b] + anchor[kept]
+            )  # fmt: skip
             at = end + 1
     return out, n_out
 
@@ -395,24 +405,6 @@ def _twins(
         weight[index[leader[j]]] += 1
         leader[j] = index[leader[j]]  # from here on: the place in firsts of the row's first twin
     return leader, firsts, weight, sub_data, sub_offsets, sub_positions, sub_lows, sub_highs
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _append_run(  # noqa: PLR0913
-    out: np.ndarray, n_out: int, doc: int, start: int, end: int, copies: int, kept_doc: int, kept_start: int
-) -> tuple[np.ndarray, int]:
-    """``out`` (6 x capacity, doubled when full) with one more run in column ``n_out``; the new count."""
-    if n_out == out.shape[1]:
-        grown = np.empty((6, 2 * n_out), dtype=np.int64)
-        grown[:, :n_out] = out[:, :n_out]
-        out = grown
-    out[0, n_out] = doc
-    out[1, n_out] = start
-    out[2, n_out] = end
-    out[3, n_out] = copies
-    out[4, n_out] = kept_doc
-    out[5, n_out] = kept_start
-    return out, n_out + 1
 
 
 @njit(cache=True, nogil=True)
