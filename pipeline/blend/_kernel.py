@@ -13,7 +13,8 @@ vectorised across chunks), for any number of datasets. Its one compiled twin,
 work on the lanes, counting this call (numba importable, ``PIPELINE_BLEND_NUMBA`` not ``0``): steps x datasets
 for more than ``_FEW_DATASETS`` datasets, steps alone for fewer (the lanes' cost per step hardly depends on a
 small dataset count, so only long blends pay for loading the twin); it scans only the datasets able to win
-within a block of steps. Both give identical arrays; the
+within a block of steps, the first four of them from locals (a blend of at most four datasets runs in
+registers), and runs on while every dataset is a candidate. Both give identical arrays; the
 twin's measured gain at stage level is in docs/benchmarks-history.md (Blend loop).
 """
 

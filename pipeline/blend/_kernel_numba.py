@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+HEAD = 4  # candidates each step reads from locals (registers) rather than from the arrays
+RUN_WORK = 1 << 16  # steps x datasets of a block in which every dataset is a candidate
+
 
 @njit(cache=True, nogil=True, inline="always")
 def step_time(j, fixed):  # noqa: ANN001, ANN201
@@ -41,15 +44,22 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
     before ``t_end`` (``margin`` bounds the rounding of two evaluations, whose operands never exceed
     ``w_max * t + max count``). The block runs ``min(k, block)`` steps over the others (in index
     order, so ties still go to the smaller index); ``L`` sits a distance below the maximum that
-    adapts so that ``k`` is a little above ``block``.
+    adapts so that ``k`` is a little above ``block``. When every dataset is a candidate nothing is
+    excluded and the block runs on, up to ``RUN_WORK`` steps x datasets (a blend of few datasets is
+    then one long run).
+
+    Each step scans the candidates as a head of four held in locals (``HEAD``; unused places weigh 0
+    and count +inf, deficit -inf, never picked) and the rest from the arrays: a blend of at most four
+    datasets keeps its whole state in registers. The head is compared as a tournament in which the
+    left side wins ties, the rest with a strict ``>``, so the first index of the maximum wins.
     """
     n = w.shape[0]
     countf = counts.astype(np.float64)
     deficit = np.empty(n, np.float64)
-    cand = np.empty(n, np.int64)
-    cand_w = np.empty(n, np.float64)
-    cand_c = np.empty(n, np.float64)
-    cand_d = np.empty(n, np.float64)
+    room = max(n, HEAD)
+    cand = np.zeros(room, np.int64)
+    cand_w = np.empty(room, np.float64)
+    cand_c = np.empty(room, np.float64)
     below = 1.0  # how far under the maximum the threshold L sits; adapted per block
     biggest = w.max() * step_time(stop, fixed) + countf.max() + (stop - start) + 1.0
     margin = 1e-12 * biggest  # >> 2 evaluations * 3 roundings * 2**-53 * biggest
@@ -63,28 +73,45 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
         span = t_end - t0
         above = 0
         c = 0
-        for i in range(n):
+        for i in range(n):  # without branches: place i is overwritten unless it is a candidate
             d = deficit[i]
-            if d >= threshold:
-                above += 1
-            if d + w[i] * span + margin >= threshold:
-                cand[c] = i
-                cand_w[c] = w[i]
-                cand_c[c] = countf[i]
-                c += 1
+            above += d >= threshold
+            cand[c] = i
+            cand_w[c] = w[i]
+            cand_c[c] = countf[i]
+            c += d + w[i] * span + margin >= threshold
+        for q in range(c, HEAD):
+            cand_w[q] = 0.0
+            cand_c[q] = np.inf
         below *= min(2.0, max(0.5, (block + 0.25 * block + 1.0) / above))
         below = max(below, 1e-9)
-        steps = min(steps, above)
+        steps = min(stop - j, max(block, RUN_WORK // n)) if c == n else min(steps, above)
+        w0, w1, w2, w3 = cand_w[0], cand_w[1], cand_w[2], cand_w[3]
+        c0, c1, c2, c3 = cand_c[0], cand_c[1], cand_c[2], cand_c[3]
         for _ in range(steps):
-            best = fill_deficits_max(cand_w, cand_c, step_time(j, fixed), cand_d, c)
-            b = 0
-            while cand_d[b] != best:
-                b += 1
+            t = step_time(j, fixed)
+            d0, d1, d2, d3 = w0 * t - c0, w1 * t - c1, w2 * t - c2, w3 * t - c3
+            left, left_d = (0, d0) if d0 >= d1 else (1, d1)
+            right, right_d = (2, d2) if d2 >= d3 else (3, d3)
+            b, best = (left, left_d) if left_d >= right_d else (right, right_d)
+            for i in range(HEAD, c):
+                d = cand_w[i] * t - cand_c[i]
+                more = d > best
+                best = d if more else best
+                b = i if more else b
+            taken = c0 if b == 0 else (c1 if b == 1 else (c2 if b == 2 else c3))
+            c0 = c0 + 1.0 if b == 0 else c0
+            c1 = c1 + 1.0 if b == 1 else c1
+            c2 = c2 + 1.0 if b == 2 else c2
+            c3 = c3 + 1.0 if b == 3 else c3
+            if b >= HEAD:
+                taken = cand_c[b]
+                cand_c[b] = taken + 1.0
             if write:
                 out_index[j - start] = cand[b]
-                out_sample[j - start] = np.int64(cand_c[b])
-            cand_c[b] += 1.0
+                out_sample[j - start] = np.int64(taken)
             j += 1
+        cand_c[0], cand_c[1], cand_c[2], cand_c[3] = c0, c1, c2, c3
         for q in range(c):
             countf[cand[q]] = cand_c[q]
     for i in range(n):

@@ -175,3 +175,39 @@ def test_a_long_blend_of_few_datasets_runs_the_compiled_twin(monkeypatch):
         ref_index, ref_sample = megatron_blend(w, size)
         assert np.array_equal(index, ref_index) and np.array_equal(sample, ref_sample), size
         assert bool(calls) == compiled, (size, calls)
+
+
+@pytest.mark.parametrize(
+    "weights",
+    [
+        [1.0],
+        [1.0, 2.0],
+        [2.0, 1.0, 1.0],
+        [1e-6, 1.0, 0.3],
+        [1.0, 1.0, 1.0, 2.0],
+        [3.0, 1.0, 1.0, 3.0, 3.0],
+        [1.0, 2.0, 2.0, 1.0, 2.0, 2.0, 1.0, 2.0, 2.0],
+        [0.5, 0.25, 0.125, 0.0625, 0.0625],
+    ],
+)
+def test_few_datasets_in_long_runs_equal_megatron_core(weights):
+    """At most a few datasets, every one a candidate: fill_blocks runs several blocks of ``RUN_WORK`` steps x
+    datasets, the first four candidates in locals (unused places padded), the rest from the arrays; ties fall
+    inside the head and across its border with the rest. Megatron mode against the C++ helper, fixed mode
+    against the plain rule (shorter), resuming from the counts half-way."""
+    w = np.asarray(weights) / sum(weights)
+    n = len(w)
+    size = 3 * (nb.RUN_WORK // n) + 17
+    ref_index, ref_sample = megatron_blend(w, size, normalized=True)
+    index, sample, counts = run_kernel("blocks", w, size, False, np.int16)
+    assert np.array_equal(index, ref_index) and np.array_equal(sample, ref_sample)
+    np.testing.assert_array_equal(counts, np.bincount(ref_index, minlength=n))
+    size = min(size, 40_000)
+    expected = plain_fill(w, size, True)
+    counts = np.zeros(n, np.int64)
+    index, sample = np.empty(size, np.uint8), np.empty(size, np.int64)
+    mid = size // 3
+    nb.fill_blocks(w, counts, 0, mid, True, index[:mid], sample[:mid], True, _kernel.block_length(n))
+    nb.fill_blocks(w, counts, mid, size, True, index[mid:], sample[mid:], True, _kernel.block_length(n))
+    for got, want in zip((index, sample, counts), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
