@@ -53,6 +53,7 @@ class TreeMemory(ProcessTree):
         self.executors: dict[int, ProcessTree] = {}
         self.loads: list[float] = []
         self.series: list[tuple[float, float]] = []  # (time, CPU seconds of the driver and executors so far)
+        self.driver: list[tuple[float, int]] = []  # (time, bytes of RSS of the driver's tree)
 
     def sample(self) -> None:
         super().sample()
@@ -62,6 +63,7 @@ class TreeMemory(ProcessTree):
                     self.executors.setdefault(proc.pid, ProcessTree(proc.pid)).sample()
         self.loads.append(os.getloadavg()[0])
         self.series.append((time.time(), self.cpu() + sum(tree.cpu() for tree in self.executors.values())))
+        self.driver.append((time.time(), self.now["total"]))
 
     def report(self) -> dict:
         """Peak MiB of the driver and of each executor, CPU seconds, the mean load."""
@@ -137,6 +139,29 @@ def config(data: Path, per_source: dict[str, int], out: Path, index: Path, code:
     )
 
 
+def _windows(stages: list[dict]) -> dict[str, tuple[float, float]]:
+    """(start, end) in epoch seconds of each finished report.json stage."""
+    out = {}
+    for row in stages:
+        if row.get("finished"):
+            end = calendar.timegm(time.strptime(row["finished"], "%Y-%m-%dT%H:%M:%SZ"))
+            out[row["stage"]] = (end - float(row["seconds"]), float(end))
+    return out
+
+
+def driver_peak_per_stage(driver: list[tuple[float, int]], stages: list[dict]) -> dict[str, float]:
+    """Peak MiB of the driver's tree per stage: the largest ``driver`` (time, RSS bytes) sample inside the stage, or
+    the last one before it when the stage was shorter than the sampling interval."""
+    times = [t for t, _ in driver]
+    out = {}
+    for name, (start, end) in _windows(stages).items():
+        first, last = bisect.bisect_left(times, start), bisect.bisect_right(times, end)
+        inside = [rss for _, rss in driver[first:last]] or [rss for _, rss in driver[max(first - 1, 0) : first]]
+        if inside:
+            out[name] = round(max(inside) / 2**20, 1)
+    return out
+
+
 def cpu_per_stage(series: list[tuple[float, float]], stages: list[dict]) -> dict[str, float]:
     """CPU seconds per stage: ``series`` (time, CPU so far) at each report.json stage's end minus at its start."""
     times = [t for t, _ in series]
@@ -146,10 +171,8 @@ def cpu_per_stage(series: list[tuple[float, float]], stages: list[dict]) -> dict
         return series[index][1] if index >= 0 else 0.0
 
     out = {}
-    for row in stages:
-        if row.get("finished"):
-            end = calendar.timegm(time.strptime(row["finished"], "%Y-%m-%dT%H:%M:%SZ"))
-            out[row["stage"]] = round(at(end) - at(end - float(row["seconds"])), 1)
+    for name, (start, end) in _windows(stages).items():
+        out[name] = round(at(end) - at(start), 1)
     return out
 
 
@@ -176,6 +199,7 @@ def measure(cluster: Cluster, dist: Path, args: argparse.Namespace, size_gb: flo
         "load_before": round(load_before, 2),
         **tree.report(),
         "stage_cpu_s": cpu_per_stage(tree.series, report["timeline"]["stages"]),
+        "stage_driver_mib": driver_peak_per_stage(tree.driver, report["timeline"]["stages"]),
     }
     for path in (out, index, data, work / "spark-local", *cluster.root.glob("worker*/app-*")):
         shutil.rmtree(path, ignore_errors=True)
@@ -242,6 +266,12 @@ def markdown(result: dict) -> str:
         for (smaller, row, _), added in zip(measured, marginal_stage_cpu(rows), strict=True):
             span = f"{smaller['input_bytes'] / GB:.2f} -> {row['input_bytes'] / GB:.2f}"
             lines.append(f"| {span} | " + " | ".join(f"{added[n]:.0f}" if n in added else "-" for n in names) + " |")
+    if memory := [row for row in rows if "stage_driver_mib" in row]:  # the driver's peak per stage
+        lines += ["", "| GB | driver MiB: " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+        for row in memory:
+            peaks = row["stage_driver_mib"]
+            cells = [f"{peaks[n]:.0f}" if n in peaks else "-" for n in names]
+            lines.append(f"| {row['input_bytes'] / GB:.2f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -54,6 +54,7 @@ class ProcessTree:
         self.pid, self.interval, self.also = os.getpid() if pid is None else pid, interval, tuple(also)
         self.reaped = reaped
         self.peak = dict.fromkeys(("jvm", "python", "total"), 0)
+        self.now = dict.fromkeys(self.peak, 0)  # bytes of RSS at the last sample
         self.seen: dict[int, tuple[bool, float]] = {}  # pid -> (a JVM, CPU seconds so far)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -79,6 +80,7 @@ class ProcessTree:
             now["jvm" if is_jvm else "python"] += rss
         now["total"] = now["jvm"] + now["python"]
         self.peak = {k: max(v, now[k]) for k, v in self.peak.items()}
+        self.now = now
 
     def cpu(self, jvm: bool | None = None) -> float:
         """CPU seconds of the tree's JVMs (``jvm``), of its other processes (not ``jvm``), or of all (None)."""

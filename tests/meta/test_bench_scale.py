@@ -112,6 +112,25 @@ def test_cpu_seconds_per_added_gb_separate_the_fixed_part(bench) -> None:
     assert bench.marginal_cpu_per_gb(rows)[:2] == [None, None]
 
 
+def test_driver_peak_per_stage_from_the_samples_inside_each_stage(bench) -> None:
+    """The driver's peak per stage is the largest sample between its start and end; a stage with no sample inside
+    takes the last one before it; a stage not finished is left out."""
+    import calendar
+
+    noon = calendar.timegm((2026, 1, 1, 12, 0, 0, 0, 0, 0))
+    mib = 2**20
+    samples = [(-2, 900), (1, 100), (5, 300), (9, 200), (11, 700), (14, 50), (30, 400)]
+    driver = [(noon + t, rss * mib) for t, rss in samples]
+    stages = [
+        {"stage": "ingest", "seconds": 10.0, "finished": "2026-01-01T12:00:10Z"},  # 12:00:00-10: 100, 300, 200
+        {"stage": "dedup", "seconds": 0.2, "finished": "2026-01-01T12:00:12Z"},  # 11.8-12: none inside, 700 before
+        {"stage": "spans", "seconds": 3.0, "finished": "2026-01-01T12:00:16Z"},  # 13-16: 50 only (700 was before it)
+        {"stage": "tokenize", "seconds": 1.0, "finished": None},
+    ]
+    peaks = bench.driver_peak_per_stage(driver, stages)
+    assert peaks == {"ingest": 300.0, "dedup": 700.0, "spans": 50.0}
+
+
 def test_cpu_per_stage_from_the_sampled_series_and_the_timeline(bench) -> None:
     """Two stages of report.json's timeline (ending 12:00:10 and 12:00:30 UTC) over a sampled CPU series: each gets
     the CPU used between its start and its end, and the added GB per stage is the difference per GB."""
