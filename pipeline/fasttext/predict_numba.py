@@ -21,8 +21,9 @@ for a few rows ahead, eight rows per pass over the elements (each element still 
 
 Character n-grams (lid.176's words outside the dictionary, most of its input): an n-gram's bucket is its hash
 modulo ``bucket`` by two multiplications (:func:`_mod`; one code path whatever the bucket count, where a division
-instruction per n-gram would cost a fifth of the kernel), and the n-gram writer is a function of its own that
-:func:`hidden` calls: inlined into the line loop, its hot loop ran markedly slower.
+instruction per n-gram would cost a fifth of the kernel), and the n-gram writer is a function of its own (numba's
+``inline="always"``, or two inlined copies for a constant bucket count, made the language ID kernel slower). The
+split keeps each word's first 16 bytes beside its key, so the look-up reads them rather than the text again.
 """
 
 from __future__ import annotations
@@ -263,7 +264,7 @@ def _mod(h: np.uint32, bucket: np.uint64, m: np.uint64) -> int:
     return int(_mulhi(m * np.uint64(h), bucket))  # type: ignore[call-arg]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ngrams_into(
     word: np.ndarray,
     size: int,
@@ -422,6 +423,8 @@ def hidden(
     starts = np.empty(longest // 2 + 2, dtype=np.int64)  # the line's words: data[starts[w]:ends[w]], table key
     ends = np.empty(longest // 2 + 2, dtype=np.int64)
     keys = np.empty(longest // 2 + 2, dtype=np.uint64)
+    lows = np.empty(longest // 2 + 2, dtype=np.uint64)
+    highs = np.empty(longest // 2 + 2, dtype=np.uint64)
     hashes = np.empty(longest // 2 + 2 if word_ngrams > 1 else 0, dtype=np.uint32)  # the input words' hashes
     rows = np.empty((longest // 2 + 2) * max(word_ngrams, 1) + (2 * longest + 4) * max(maxn - minn + 1, 0), np.int32)
     mask = table.shape[0] - 1
@@ -441,7 +444,9 @@ def hidden(
             end = at + 1
             while end < stop and not _space(data[end]):
                 end += 1
-            starts[nwords], ends[nwords], keys[nwords] = at, end, _word_key(data, at, end)
+            low, high = _head(data, at, end)
+            starts[nwords], ends[nwords], keys[nwords] = at, end, _key(low, high, end - at)
+            lows[nwords], highs[nwords] = low, high
             nwords += 1
             ended = end - at == _EOS.shape[0] and _starts_with(data, at, end, _EOS)
             at = end
@@ -449,8 +454,7 @@ def hidden(
             if w + _AHEAD < nwords:
                 _prefetch(table, int(keys[w + _AHEAD]) & mask)  # type: ignore[call-arg]
             at, end = starts[w], ends[w]
-            low, high = _head(data, at, end)
-            slot = _find(data, at, end, low, high, keys[w], table, word_bytes, word_at)
+            slot = _find(data, at, end, lows[w], highs[w], keys[w], table, word_bytes, word_at)
             wid = int(table[slot, _META] & _LOW) - 1 if slot >= 0 else -1
             is_label = wid < 0 and _starts_with(data, at, end, _LABEL)
             if word_ngrams > 1 and not is_label:  # every input word's hash, </s> and unknown words too
