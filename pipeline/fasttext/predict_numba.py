@@ -264,7 +264,7 @@ def _mod(h: np.uint32, bucket: np.uint64, m: np.uint64) -> int:
     return int(_mulhi(m * np.uint64(h), bucket))  # type: ignore[call-arg]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True)
 def _ngrams_into(
     word: np.ndarray,
     size: int,
