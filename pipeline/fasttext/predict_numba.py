@@ -18,6 +18,12 @@ integers (:func:`_key`), not by FNV-1a, whose one multiplication per byte, each 
 more than the split itself: a dictionary word's FNV-1a hash (word n-grams need it) is its slot's, and only a word
 the dictionary lacks is hashed byte by byte. The line's rows are listed, then summed with each row's load asked
 for a few rows ahead, eight rows per pass over the elements (each element still adds them one after another).
+
+Character n-grams (lid.176's words outside the dictionary, most of its input): an n-gram's bucket is its hash
+modulo ``bucket`` by two multiplications (:func:`_mod`; one code path whatever the bucket count, where a division
+instruction per n-gram would cost a fifth of the kernel), and the n-gram writer is a function of its own (numba's
+``inline="always"``, or two inlined copies for a constant bucket count, made the language ID kernel slower). The
+split keeps each word's first 16 bytes beside its key, so the look-up reads them rather than the text again.
 """
 
 from __future__ import annotations
@@ -38,7 +44,6 @@ _PRIME = np.uint32(16777619)
 _BASIS = np.uint32(2166136261)
 _LABEL = np.frombuffer(b"__label__", dtype=np.uint8)
 _EOS = np.frombuffer(b"</s>", dtype=np.uint8)
-_BUCKETS = 2_000_000  # fastText's default -bucket (lid.176's)
 _HIGH = np.uint64(0xFFFFFFFF00000000)
 _NGRAM_PRIME = np.uint64(116049371)  # addWordNgrams' multiplier
 _AHEAD = 8  # rows (and dictionary slots) ahead whose load is asked for while one is read
@@ -207,7 +212,7 @@ def _lookup(
     return -1, _fnv(data, at, stop)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _word_key(data: np.ndarray, at: int, stop: int) -> np.uint64:
     """:func:`_key` of the word ``data[at:stop]``."""
     low, high = _head(data, at, stop)
@@ -223,28 +228,6 @@ def _fnv(data: np.ndarray, at: int, stop: int) -> np.uint32:
     return h
 
 
-@njit(cache=True, nogil=True)
-def _add_ngrams(
-    word: np.ndarray,
-    size: int,
-    minn: int,
-    maxn: int,
-    bucket: int,
-    kept_bits: np.ndarray,
-    bucket_rows: np.ndarray,
-    direct: int,
-    rows: np.ndarray,
-    at: int,
-) -> int:
-    """Write the kept n-gram rows of ``word[:size]`` (``<`` + word + ``>``) to ``rows[at:]``; returns the next
-    free place. ``direct`` >= 0: the model is not pruned, bucket ``b``'s row is ``direct + b``. fastText's default
-    bucket count is passed on as a constant: the compiler then divides by multiplying (a division instruction per
-    n-gram costs a fifth of the whole kernel)."""
-    if bucket == _BUCKETS:
-        return _ngrams_into(word, size, minn, maxn, _BUCKETS, kept_bits, bucket_rows, direct, rows, at)
-    return _ngrams_into(word, size, minn, maxn, bucket, kept_bits, bucket_rows, direct, rows, at)
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _bucket_row(b: int, kept_bits: np.ndarray, bucket_rows: np.ndarray, direct: int) -> int:
     """The input row of bucket ``b`` (-1: pruned away)."""
@@ -253,20 +236,51 @@ def _bucket_row(b: int, kept_bits: np.ndarray, bucket_rows: np.ndarray, direct: 
     return bucket_rows[b] if (kept_bits[b >> 3] >> (b & 7)) & 1 else -1  # the bits: few cache misses
 
 
+@intrinsic
+def _mulhi(typingctx: Any, a: Any, b: Any) -> Any:
+    """The high 64 bits of the 128-bit product of two uint64 (one multiplication)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        wide = ir.IntType(128)
+        product = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        return builder.trunc(builder.lshr(product, ir.Constant(wide, 64)), ir.IntType(64))
+
+    return types.uint64(types.uint64, types.uint64), codegen
+
+
+@njit(cache=True, nogil=True)
+def magic(bucket: int) -> np.uint64:
+    """:func:`_mod`'s multiplier for ``bucket`` (1 to 2**32 - 1): ``ceil(2**64 / bucket)`` modulo 2**64 (0 for 0:
+    no bucket, no n-gram)."""
+    if bucket <= 0:
+        return np.uint64(0)
+    return np.uint64(0xFFFFFFFFFFFFFFFF) // np.uint64(bucket) + np.uint64(1)
+
+
 @njit(cache=True, nogil=True, inline="always")
+def _mod(h: np.uint32, bucket: np.uint64, m: np.uint64) -> int:
+    """``h % bucket`` for a 32-bit ``h`` by two multiplications (Lemire, Kaser and Kurz's fastmod), ``m`` being
+    :func:`magic` of ``bucket``: a division instruction per n-gram would cost a fifth of the kernel."""
+    return int(_mulhi(m * np.uint64(h), bucket))  # type: ignore[call-arg]
+
+
+@njit(cache=True, nogil=True)
 def _ngrams_into(
     word: np.ndarray,
     size: int,
     minn: int,
     maxn: int,
-    bucket: int,
+    bucket: np.uint64,
+    m: np.uint64,
     kept_bits: np.ndarray,
     bucket_rows: np.ndarray,
     direct: int,
     rows: np.ndarray,
     at: int,
 ) -> int:
-    """:func:`_add_ngrams`'s body, inlined into it twice (so that ``bucket`` may be a constant)."""
+    """Write the kept n-gram rows of ``word[:size]`` (``<`` + word + ``>``) to ``rows[at:]``; returns the next
+    free place. ``m``: :func:`magic` of ``bucket``; ``direct`` >= 0: the model is not pruned, bucket ``b``'s row
+    is ``direct + b``."""
     for i in range(size):
         if (word[i] & 0xC0) == 0x80:
             continue
@@ -279,7 +293,7 @@ def _ngrams_into(
                 h = _mix(h, word[j])
                 j += 1
             if n >= minn and not (n == 1 and (i == 0 or j == size)):
-                row = _bucket_row(int(h) % bucket, kept_bits, bucket_rows, direct)
+                row = _bucket_row(_mod(h, bucket, m), kept_bits, bucket_rows, direct)
                 if row >= 0:
                     rows[at] = row
                     at += 1
@@ -409,9 +423,12 @@ def hidden(
     starts = np.empty(longest // 2 + 2, dtype=np.int64)  # the line's words: data[starts[w]:ends[w]], table key
     ends = np.empty(longest // 2 + 2, dtype=np.int64)
     keys = np.empty(longest // 2 + 2, dtype=np.uint64)
+    lows = np.empty(longest // 2 + 2, dtype=np.uint64)
+    highs = np.empty(longest // 2 + 2, dtype=np.uint64)
     hashes = np.empty(longest // 2 + 2 if word_ngrams > 1 else 0, dtype=np.uint32)  # the input words' hashes
     rows = np.empty((longest // 2 + 2) * max(word_ngrams, 1) + (2 * longest + 4) * max(maxn - minn + 1, 0), np.int32)
     mask = table.shape[0] - 1
+    ubucket, m = np.uint64(bucket), magic(bucket)
     for line in range(offsets.shape[0] - 1):
         acc[:] = 0
         nwords = nrows = nhashes = 0
@@ -427,7 +444,9 @@ def hidden(
             end = at + 1
             while end < stop and not _space(data[end]):
                 end += 1
-            starts[nwords], ends[nwords], keys[nwords] = at, end, _word_key(data, at, end)
+            low, high = _head(data, at, end)
+            starts[nwords], ends[nwords], keys[nwords] = at, end, _key(low, high, end - at)
+            lows[nwords], highs[nwords] = low, high
             nwords += 1
             ended = end - at == _EOS.shape[0] and _starts_with(data, at, end, _EOS)
             at = end
@@ -435,8 +454,7 @@ def hidden(
             if w + _AHEAD < nwords:
                 _prefetch(table, int(keys[w + _AHEAD]) & mask)  # type: ignore[call-arg]
             at, end = starts[w], ends[w]
-            low, high = _head(data, at, end)
-            slot = _find(data, at, end, low, high, keys[w], table, word_bytes, word_at)
+            slot = _find(data, at, end, lows[w], highs[w], keys[w], table, word_bytes, word_at)
             wid = int(table[slot, _META] & _LOW) - 1 if slot >= 0 else -1
             is_label = wid < 0 and _starts_with(data, at, end, _LABEL)
             if word_ngrams > 1 and not is_label:  # every input word's hash, </s> and unknown words too
@@ -446,9 +464,12 @@ def hidden(
                 nrows = _word_rows(wid, own_only, word_rows, word_rows_at, rows, nrows)
             elif maxn > 0 and not is_label and not (w == nwords - 1 and ended):  # not </s>: it has no n-grams
                 word[0] = 60  # "<"
-                word[1 : end - at + 1] = data[at:end]
+                for k in range(at, end):
+                    word[k - at + 1] = data[k]
                 word[end - at + 1] = 62  # ">"
-                nrows = _add_ngrams(word, end - at + 2, minn, maxn, bucket, kept_bits, bucket_rows, direct, rows, nrows)
+                nrows = _ngrams_into(
+                    word, end - at + 2, minn, maxn, ubucket, m, kept_bits, bucket_rows, direct, rows, nrows
+                )
         if not ended and eos >= 0:  # the line's own end of sentence
             nrows = _word_rows(eos, own_only, word_rows, word_rows_at, rows, nrows)
         if not ended and word_ngrams > 1:

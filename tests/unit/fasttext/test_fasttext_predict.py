@@ -225,31 +225,53 @@ def test_utf8_lines_read_as_fasttext_reads_them(lines: list[str], model_path: st
             assert all(abs(dict((b, a) for a, b in ours)[label] - p) <= TOLERANCE for p, label in theirs)
 
 
-def test_the_general_bucket_path_equals_the_constant_one(model_path: str) -> None:
-    """Words' n-gram rows through the kernel's body with any bucket count (called from Python: ``bucket`` is not a
-    constant) and through ``_add_ngrams`` (fastText's default as a constant), and their rows as the numpy path
-    lists them, summed here one after another."""
+def test_the_kernel_ngram_rows_are_the_numpy_paths(model_path: str) -> None:
+    """Words' n-gram rows through the kernel's n-gram writer (bucket modulo by :func:`_mod`'s multiplication) and
+    as the numpy path lists them (numpy's ``%``), summed one after another: the same rows, the same vector."""
     from pipeline.fasttext import predict_numba as fasttext_numba
 
     predictor = FastTextPredictor(fasttext_model.load(model_path))
-    assert predictor.bucket == fasttext_numba._BUCKETS
     bits, table, inp = predictor._kept_bits, predictor._bucket_rows, predictor.input
+    bucket = np.uint64(predictor.bucket)
+    m = np.uint64(fasttext_numba.magic(predictor.bucket))
     for text in ("hello", "Grüße", "日本語", "x" * 300, "a", "🙂🙂", "l'été"):
         word = np.frombuffer(f"<{text}>".encode(), np.uint8).copy()
-        general, constant = np.zeros(16, np.float32), np.zeros(16, np.float32)
-        listed, listed_default = np.zeros(2000, np.int32), np.zeros(2000, np.int32)
-        n = fasttext_numba._ngrams_into(word, len(word), 2, 4, predictor.bucket, bits, table, -1, listed, 0)
-        m = fasttext_numba._add_ngrams(word, len(word), 2, 4, predictor.bucket, bits, table, -1, listed_default, 0)
-        fasttext_numba._sum_rows(inp, listed, n, general)
-        fasttext_numba._sum_rows(inp, listed_default, m, constant)
+        listed, ours = np.zeros(2000, np.int32), np.zeros(16, np.float32)
+        n = fasttext_numba._ngrams_into(word, len(word), 2, 4, bucket, m, bits, table, -1, listed, 0)
+        fasttext_numba._sum_rows(inp, listed, n, ours)
         rows, _ = predictor.rows([text])
         rows = rows[1:] if text in predictor.word_ids else rows
         expected = np.zeros(16, np.float32)
         for row in rows:
             expected += inp[row]
-        assert n == m == len(rows)
-        np.testing.assert_array_equal(general, expected)
-        np.testing.assert_array_equal(constant, expected)
+        assert n == len(rows)
+        np.testing.assert_array_equal(listed[:n], rows)
+        np.testing.assert_array_equal(ours, expected)
+
+
+BUCKETS = [1, 2, 3, 7, 1000, 2**20, 2_000_000, 999_983, 10_000_000, 2**31 - 1, 2**31, 2**32 - 1]
+
+
+@pytest.mark.parametrize("bucket", BUCKETS)
+def test_the_kernel_modulo_is_the_remainder(bucket: int) -> None:
+    """The kernel's bucket of a 32-bit hash (two multiplications by :func:`magic`) is ``hash % bucket`` for bucket
+    counts small, odd, prime, powers of two and up to 2**32 - 1, over random hashes and both ends of the range."""
+    from numba import njit
+
+    from pipeline.fasttext import predict_numba as fasttext_numba
+
+    @njit
+    def buckets(hashes: np.ndarray, bucket: np.uint64, m: np.uint64, out: np.ndarray) -> None:
+        for i in range(hashes.shape[0]):
+            out[i] = fasttext_numba._mod(hashes[i], bucket, m)
+
+    rng = np.random.default_rng(bucket)
+    ends = np.arange(4096, dtype=np.uint64)
+    hashes = np.concatenate([rng.integers(0, 2**32, 200_000, dtype=np.uint64), ends, 2**32 - 1 - ends])
+    hashes = hashes.astype(np.uint32)
+    out = np.empty(len(hashes), np.int64)
+    buckets(hashes, np.uint64(bucket), np.uint64(fasttext_numba.magic(bucket)), out)
+    np.testing.assert_array_equal(out, hashes.astype(np.int64) % bucket)
 
 
 def test_the_filter_reads_sliced_and_null_texts(lines: list[str]) -> None:
