@@ -1,10 +1,12 @@
 """A scale corpus whose every prefix is a uniform sample of the whole (issue #47, item 4): the same shares of exact
 and near-duplicate documents in every window, whatever its size, planted in real text: one version of each file of
 the release corpus's PyPI packages beside real_corpus's prose; past ``JOIN_BYTES``, also the pinned packages of
-corpora/constant_sources.json. JSONL shards with ``_stats.json``.
+corpora/constant_sources.json. JSONL shards with ``_stats.json``. ``--uniform``: a built corpus's fresh documents in
+a random order, the copies planted again, so that every window also has the whole's mix of sources.
 
     python -m bench constant_corpus --mb 1000                 # -> /tmp/pipeline-bench/constant-corpus-1000mb/
     python -m bench constant_corpus --mb 1000 --exact 0.1 --near 0.2 --check 200
+    python -m bench constant_corpus --mb 10000 --uniform      # -> .../constant-corpus-10000mb-uniform/
     python -m bench constant_corpus --count             # MB of fresh text the added packages give
     python -m bench constant_corpus --pin               # look ADDED_RELEASES up on PyPI and pin them
 
@@ -13,6 +15,7 @@ How it measures: docs/benchmarks.md, Method notes, constant_corpus.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import itertools
@@ -20,6 +23,7 @@ import json
 import math
 import random
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +52,9 @@ ADDED_RELEASES: dict[str, str] = ADDED["releases"]  # PyPI sdists bundling big C
 ADDED_PINS = Path(__file__).resolve().parent / "constant_archives.json"
 ADDED_SHARE = 0.5
 CODE_SUFFIXES = (*archives.TEXT_SUFFIXES, *".go .java .rs .el .rb .pl .pm .s .erl .lisp .pas .pp".split())
+PROSE_SUFFIXES = (".rst", ".md", ".txt", ".html", ".htm", ".tex")
+CODE_SOURCE = "debian-code"  # --uniform: the added packages' program sources, a source of their own (left unfiltered)
+COPY_MARK = b'", "text": "'  # ends a written record's path: ``#exact`` or ``#near`` before it marks a copy
 INNER_ARCHIVES = (".tar.xz", ".tar.gz", ".tar.bz2", ".tgz", ".zip")
 
 WORD = re.compile(r"\w+")
@@ -283,15 +290,16 @@ def documents(
 def write_corpus(
     records: Iterator[tuple[str, Record]],
     directory: Path,
-    target: int,
+    target: int | None,
     shard_bytes: int = SHARD_BYTES,
     window_bytes: int = WINDOW_BYTES,
 ) -> dict[str, Any]:
-    """Write records into shards until their text reaches ``target`` bytes; their statistics (``_stats.json``) per
-    window of ``window_bytes``: documents, exact copies (by digest, not kind) and near copies, and their bytes."""
+    """Write records into shards until their text reaches ``target`` bytes (None: until they run out); their
+    statistics (``_stats.json``) per window of ``window_bytes``: documents, exact copies (by digest, not kind) and
+    near copies, and their bytes."""
     windows: list[dict[str, int]] = []
     fresh = fresh_bytes = 0
-    out = release.Shards(directory, target, shard_bytes)
+    out = release.Shards(directory, sys.maxsize if target is None else target, shard_bytes)
     for kind, _, data, copy in out.write(records):
         if not windows or windows[-1]["bytes"] >= window_bytes:
             windows.append(dict.fromkeys(("documents", "bytes", "exact", "exact_bytes", "near", "near_bytes"), 0))
@@ -302,7 +310,7 @@ def write_corpus(
             window[label], window[f"{label}_bytes"] = window[label] + 1, window[f"{label}_bytes"] + len(data)
         if kind == "fresh":
             fresh, fresh_bytes = fresh + 1, fresh_bytes + len(data)
-    if not out.full:
+    if target is not None and not out.full:
         raise SystemExit(
             f"the fresh documents ran out after {fresh:,} ({fresh_bytes / 1e6:.1f} MB of text): "
             f"only {out.bytes / 1e6:.1f} MB of corpus, {target / 1e6:g} MB asked (--mb)"
@@ -356,6 +364,47 @@ def build(
     return built(directory or real.DEFAULT_DIR / f"constant-corpus-{megabytes:g}mb{shares}", write)
 
 
+def is_code(path: str) -> bool:
+    """Whether a document's file is a program source: CODE_SUFFIXES but no prose markup, gzip-compressed too."""
+    name = path.lower().removesuffix(".gz")
+    return name.endswith(CODE_SUFFIXES) and not name.endswith(PROSE_SUFFIXES)
+
+
+def fresh_index(shards: list[Path]) -> list[tuple[int, int, int]]:
+    """(shard number, offset, length) of every record of ``shards`` whose path marks no copy."""
+    index = []
+    for number, shard in enumerate(shards):
+        offset = 0
+        with shard.open("rb") as lines:
+            for line in lines:
+                if not line[: line.index(COPY_MARK)].endswith((b"#exact", b"#near")):
+                    index.append((number, offset, len(line)))
+                offset += len(line)
+    return index
+
+
+def shuffled_fresh(directory: Path, seed: int = SEED) -> Iterator[Record]:
+    """The fresh documents of a built corpus in a random order, the ``debian`` ones that are code as CODE_SOURCE."""
+    shards = sorted(directory.glob("part-*.jsonl"))
+    index = fresh_index(shards)
+    random.Random(seed).shuffle(index)
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(shard.open("rb")) for shard in shards]
+        for number, offset, length in index:
+            files[number].seek(offset)
+            record = json.loads(files[number].read(length))
+            source, path = record["source"], record["path"]
+            yield (CODE_SOURCE if source == "debian" and is_code(path) else source), path, record["text"]
+
+
+def build_uniform(source: Path, exact: float = EXACT_SHARE, near: float = NEAR_SHARE) -> Path:
+    """``<source>-uniform``: every fresh document of the built corpus ``source`` (:func:`shuffled_fresh`) with exact
+    and near copies planted again at the shares, as big as they make it (built once)."""
+    check_shares(exact, near)
+    write = lambda into: write_corpus(documents(shuffled_fresh(source), exact, near), into, target=None)  # noqa: E731
+    return built(source.with_name(f"{source.name}-uniform"), write)
+
+
 def at_least(megabytes: float) -> Path:
     """The smallest built corpus of the default shares with at least ``megabytes`` MB of text, else a new one."""
     paths = real.DEFAULT_DIR.glob("constant-corpus-*mb")
@@ -372,6 +421,7 @@ def main() -> None:
     parser.add_argument("--near", type=float, default=NEAR_SHARE, help=f"share of near copies (default {NEAR_SHARE})")
     parser.add_argument("--check", type=int, default=0, help="(original, near copy) pairs datasketch checks")
     parser.add_argument("--count", action="store_true", help="MB of fresh text the added packages give")
+    parser.add_argument("--uniform", action="store_true", help="the --mb corpus's fresh texts shuffled, copied again")
     parser.add_argument("--pin", action="store_true", help="look ADDED_RELEASES up on PyPI and pin them")
     args = parser.parse_args()
     if args.pin:  # every release of ADDED_RELEASES not pinned yet
@@ -386,6 +436,8 @@ def main() -> None:
         print(f"{'added packages':<32}{sum(sizes.values()) / 1e6:>10.1f} MB of fresh text (each package's texts once)")
         return
     directory = build(args.mb, args.out, args.exact, args.near)
+    if args.uniform:
+        directory = build_uniform(directory, args.exact, args.near)
     print(directory)
     stats = json.loads((directory / "_stats.json").read_text())
     print(f"{stats['documents']:,} documents, {stats['fresh_documents']:,} fresh ({stats['fresh_bytes'] / 1e6:.0f} MB)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import itertools
 import json
 import random
 import re
@@ -85,6 +86,32 @@ def test_every_window_holds_the_configured_shares(tmp_path: Path, exact: float, 
     missed = sum(label == "near" and kind == "fresh" for label, kind in zip(labels, kinds, strict=True))
     assert missed <= 0.02 * labels.count("near")
     assert all(label == kind for label, kind in zip(labels, kinds, strict=True) if (label, kind) != ("near", "fresh"))
+
+
+def test_uniform_shuffles_the_fresh_documents_and_plants_the_copies_again(tmp_path: Path) -> None:
+    def halves() -> Iterator[constant.Record]:  # 1,500 PyPI files, then 1,500 Debian files (code and manuals)
+        for number, (_, path, text) in enumerate(itertools.islice(fresh_texts(), 3000)):
+            suffix = ".py" if number < 1500 else (".c", ".html")[number % 2]
+            yield ("pypi" if number < 1500 else "debian"), f"p=1/{path}{suffix}", text
+
+    constant.write_corpus(constant.documents(halves(), seed=5), tmp_path / "c", target=None, shard_bytes=800_000)
+    before = [json.loads(line) for shard in sorted((tmp_path / "c").glob("part-*.jsonl")) for line in shard.open()]
+    directory = constant.build_uniform(tmp_path / "c")
+    assert directory == tmp_path / "c-uniform"
+    lines = [json.loads(line) for shard in sorted(directory.glob("part-*.jsonl")) for line in shard.open()]
+    fresh = [line for line in lines if "#" not in line["path"]]
+    assert sorted(line["text"] for line in fresh) == sorted(line["text"] for line in before if "#" not in line["path"])
+    assert len(fresh) == 3000  # every fresh document once, and no other
+    labels = {(Path(line["path"]).suffix, line["source"]) for line in fresh}
+    assert labels == {(".py", "pypi"), (".c", constant.CODE_SOURCE), (".html", "debian")}  # code of Debian's its own
+    kinds = classify([line["text"] for line in lines])
+    for start in range(0, len(lines) - 600, 600):
+        window, window_kinds = lines[start : start + 600], kinds[start : start + 600]
+        assert window_kinds.count("exact") / 600 == pytest.approx(0.15, abs=0.01)
+        assert window_kinds.count("near") / 600 == pytest.approx(0.15, abs=0.01)
+        pypi = sum(line["source"] == "pypi" for line in window)
+        assert 0.35 < pypi / 600 < 0.65  # the whole's half, where the first window of ``before`` is all PyPI
+    assert all(line["source"] == "pypi" for line in before[:600])
 
 
 def test_near_copies_are_real_edits_above_the_threshold() -> None:
