@@ -4,6 +4,7 @@ Run: python -m bench scale --corpus /tmp/pipeline-bench/release-corpus-10240mb -
          --json bench-scale.json
      python -m bench scale --corpus constant --sizes 1,2,5,10   # corpora/constant.py's, built if needed
      python -m bench scale --corpus constant --sizes 1,2,5,10 --spans   # with the spans stage (issue #48)
+     python -m bench scale --corpus uniform --sizes 1,5,10 --spans      # its --uniform variant: the mix in every GB
 
 How it measures: docs/benchmarks.md, Method notes, scale.
 """
@@ -276,7 +277,12 @@ def markdown(result: dict) -> str:
 
 
 def main() -> None:
-    defaults = {"sizes": "1,2,5,10", "work": DATA / "scale", "code_sources": "pypi,python", "corpus": None}
+    defaults = {
+        "sizes": "1,2,5,10",
+        "work": DATA / "scale",
+        "code_sources": f"pypi,python,{constant.CODE_SOURCE}",
+        "corpus": None,
+    }
     args = arguments(__doc__, **defaults, spans=False, json=None, from_json=None).parse_args()
     if args.from_json:
         earlier = json.loads(args.from_json.read_text())
@@ -286,8 +292,9 @@ def main() -> None:
     sizes = [float(s) for s in args.sizes.split(",") if s.strip().replace(".", "", 1).isdigit()]
     if len(sizes) != args.sizes.count(",") + 1 or min(sizes) <= 0:
         raise SystemExit(f"error: --sizes: not a comma-separated list of sizes > 0 GB: {args.sizes!r}")
-    if args.corpus == Path("constant"):
-        args.corpus = constant.at_least(max(sizes) * GB / 1e6)
+    if args.corpus in (Path("constant"), Path("uniform")):  # corpora/constant.py's, built if needed
+        smallest = constant.at_least(max(sizes) * GB / 1e6)
+        args.corpus = smallest if args.corpus == Path("constant") else constant.build_uniform(smallest)
     if args.corpus is None or not args.corpus.exists():
         raise SystemExit(f"error: --corpus: {args.corpus} does not exist (a directory of JSONL shards, or one file)")
     args.work.mkdir(parents=True, exist_ok=True)
