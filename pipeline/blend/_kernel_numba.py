@@ -52,6 +52,9 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
     and count +inf, deficit -inf, never picked) and the rest from the arrays: a blend of at most four
     datasets keeps its whole state in registers. The head is compared as a tournament in which the
     left side wins ties, the rest with a strict ``>``, so the first index of the maximum wins.
+
+    The step loop keeps ``t`` as a running double (``max(j + off, 1)`` covers both modes without a branch)
+    and indexes arrays with unsigned integers, for which numba emits no negative-index wraparound.
     """
     n = w.shape[0]
     countf = counts.astype(np.float64)
@@ -63,6 +66,7 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
     below = 1.0  # how far under the maximum the threshold L sits; adapted per block
     biggest = w.max() * step_time(stop, fixed) + countf.max() + (stop - start) + 1.0
     margin = 1e-12 * biggest  # >> 2 evaluations * 3 roundings * 2**-53 * biggest
+    off = 1.0 if fixed else 0.0  # step_time(j, fixed) == max(j + off, 1.0) for every j >= 0
     j = start
     while j < stop:
         t0 = step_time(j, fixed)
@@ -88,14 +92,17 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
         steps = min(stop - j, max(block, RUN_WORK // n)) if c == n else min(steps, above)
         w0, w1, w2, w3 = cand_w[0], cand_w[1], cand_w[2], cand_w[3]
         c0, c1, c2, c3 = cand_c[0], cand_c[1], cand_c[2], cand_c[3]
-        for _ in range(steps):
-            t = step_time(j, fixed)
+        tj = float(j) + off  # exact: integers below 2**53
+        for p in range(j - start, j - start + steps):  # p: the step's place in the outputs
+            t = max(tj, 1.0)
+            tj += 1.0
             d0, d1, d2, d3 = w0 * t - c0, w1 * t - c1, w2 * t - c2, w3 * t - c3
             left, left_d = (0, d0) if d0 >= d1 else (1, d1)
             right, right_d = (2, d2) if d2 >= d3 else (3, d3)
             b, best = (left, left_d) if left_d >= right_d else (right, right_d)
             for i in range(HEAD, c):
-                d = cand_w[i] * t - cand_c[i]
+                u = np.uint64(i)
+                d = cand_w[u] * t - cand_c[u]
                 more = d > best
                 best = d if more else best
                 b = i if more else b
@@ -105,14 +112,14 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
             c2 = c2 + 1.0 if b == 2 else c2
             c3 = c3 + 1.0 if b == 3 else c3
             if b >= HEAD:
-                taken = cand_c[b]
-                cand_c[b] = taken + 1.0
+                taken = cand_c[np.uint64(b)]
+                cand_c[np.uint64(b)] = taken + 1.0
             if write:
-                out_index[j - start] = cand[b]
-                out_sample[j - start] = np.int64(taken)
-            j += 1
+                out_index[np.uint64(p)] = cand[np.uint64(b)]
+                out_sample[np.uint64(p)] = np.int64(taken)
+        j += steps
         cand_c[0], cand_c[1], cand_c[2], cand_c[3] = c0, c1, c2, c3
         for q in range(c):
-            countf[cand[q]] = cand_c[q]
+            countf[np.uint64(cand[q])] = cand_c[q]
     for i in range(n):
         counts[i] = np.int64(countf[i])
