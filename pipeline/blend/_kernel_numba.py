@@ -51,7 +51,9 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
     Each step scans the candidates as a head of four held in locals (``HEAD``; unused places weigh 0
     and count +inf, deficit -inf, never picked) and the rest from the arrays: a blend of at most four
     datasets keeps its whole state in registers. The head is compared as a tournament in which the
-    left side wins ties, the rest with a strict ``>``, so the first index of the maximum wins.
+    left side wins ties, the rest with a strict ``>`` in two interleaved chains (even and odd places,
+    so that two maxima are in flight), merged with ties to the smaller place: the first index of the
+    maximum wins.
 
     The step loop keeps ``t`` as a running double (``max(j + off, 1)`` covers both modes without a branch)
     and indexes arrays with unsigned integers, for which numba emits no negative-index wraparound.
@@ -100,12 +102,26 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
             left, left_d = (0, d0) if d0 >= d1 else (1, d1)
             right, right_d = (2, d2) if d2 >= d3 else (3, d3)
             b, best = (left, left_d) if left_d >= right_d else (right, right_d)
-            for i in range(HEAD, c):
-                u = np.uint64(i)
-                d = cand_w[u] * t - cand_c[u]
-                more = d > best
-                best = d if more else best
-                b = i if more else b
+            if c > HEAD:  # the rest as two chains of maxima (places HEAD, HEAD + 2, ... and HEAD + 1, ...)
+                odd, odd_best = c, -np.inf
+                for i in range(HEAD, c - 1, 2):
+                    u, v = np.uint64(i), np.uint64(i + 1)
+                    d = cand_w[u] * t - cand_c[u]
+                    e = cand_w[v] * t - cand_c[v]
+                    more = d > best
+                    best = d if more else best
+                    b = i if more else b
+                    more = e > odd_best
+                    odd_best = e if more else odd_best
+                    odd = i + 1 if more else odd
+                if (c - HEAD) & 1:
+                    u = np.uint64(c - 1)
+                    d = cand_w[u] * t - cand_c[u]
+                    more = d > best
+                    best = d if more else best
+                    b = c - 1 if more else b
+                more = (odd_best > best) | ((odd_best == best) & (odd < b))
+                b = odd if more else b
             taken = c0 if b == 0 else (c1 if b == 1 else (c2 if b == 2 else c3))
             c0 = c0 + 1.0 if b == 0 else c0
             c1 = c1 + 1.0 if b == 1 else c1
