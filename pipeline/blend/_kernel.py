@@ -10,9 +10,9 @@ The rule is a smooth weighted round robin: the winner at a step depends on every
 steps run in order. One loop implements it: :mod:`pipeline.blend._kernel_lanes` (numpy, the same steps
 vectorised across chunks), for any number of datasets. Its one compiled twin,
 :func:`pipeline.blend._kernel_numba.fill_blocks`, takes over once a process has run ``LANES_AFTER`` units of
-work on the lanes, counting this call (numba importable, ``PIPELINE_BLEND_NUMBA`` not ``0``): steps x datasets
-for more than ``_FEW_DATASETS`` datasets, steps alone for fewer (the lanes' cost per step hardly depends on a
-small dataset count, so only long blends pay for loading the twin); it scans only the datasets able to win
+work on the lanes, counting this call (numba importable, ``PIPELINE_BLEND_NUMBA`` not ``0``): steps x
+(datasets + ``LANE_STEP``), since a step on the lanes costs a fixed part plus a part per dataset, so that
+the lanes keep the blends that end before loading the twin would pay; it scans only the datasets able to win
 within a block of steps, the first four of them from locals (a blend of at most four datasets runs in
 registers), and runs on while every dataset is a candidate. Both give identical arrays; the
 twin's measured gain at stage level is in docs/benchmarks-history.md (Blend loop).
@@ -30,8 +30,8 @@ from pipeline.numba_backend import BLEND
 numba_enabled = BLEND.enabled
 set_numba = BLEND.set
 
-_FEW_DATASETS = 64  # up to this many datasets the work is counted in steps, above it in steps x datasets
-LANES_AFTER = 50_000_000  # work per process on the lanes before the compiled twin loads
+LANE_STEP = 16  # a step's fixed cost on the lanes, in datasets' worth of work
+LANES_AFTER = 200_000_000  # work (steps x (datasets + LANE_STEP)) per process on the lanes before the twin loads
 
 
 def block_length(num_datasets: int) -> int:
@@ -61,9 +61,7 @@ def fill(
     if stop <= start:
         return
     n = w.shape[0]
-    few = n <= _FEW_DATASETS
-    work = (stop - start) * (1 if few else n)
-    if not BLEND.use("fill_few" if few else "fill", work, after=LANES_AFTER):
+    if not BLEND.use("fill", (stop - start) * (n + LANE_STEP), after=LANES_AFTER):
         fill_lanes(w, counts, start, stop, fixed, out_index, out_sample, write)
         return
     # lazy: importing numba and loading (or compiling) the kernel is slow; the lanes never pay it

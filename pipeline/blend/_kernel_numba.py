@@ -51,7 +51,12 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
     Each step scans the candidates as a head of four held in locals (``HEAD``; unused places weigh 0
     and count +inf, deficit -inf, never picked) and the rest from the arrays: a blend of at most four
     datasets keeps its whole state in registers. The head is compared as a tournament in which the
-    left side wins ties, the rest with a strict ``>``, so the first index of the maximum wins.
+    left side wins ties, the rest with a strict ``>`` in two interleaved chains (even and odd places,
+    so that two maxima are in flight), merged with ties to the smaller place: the first index of the
+    maximum wins.
+
+    The step loop keeps ``t`` as a running double (``max(j + off, 1)`` covers both modes without a branch)
+    and indexes arrays with unsigned integers, for which numba emits no negative-index wraparound.
     """
     n = w.shape[0]
     countf = counts.astype(np.float64)
@@ -63,6 +68,7 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
     below = 1.0  # how far under the maximum the threshold L sits; adapted per block
     biggest = w.max() * step_time(stop, fixed) + countf.max() + (stop - start) + 1.0
     margin = 1e-12 * biggest  # >> 2 evaluations * 3 roundings * 2**-53 * biggest
+    off = 1.0 if fixed else 0.0  # step_time(j, fixed) == max(j + off, 1.0) for every j >= 0
     j = start
     while j < stop:
         t0 = step_time(j, fixed)
@@ -88,31 +94,48 @@ def fill_blocks(w, counts, start, stop, fixed, out_index, out_sample, write, blo
         steps = min(stop - j, max(block, RUN_WORK // n)) if c == n else min(steps, above)
         w0, w1, w2, w3 = cand_w[0], cand_w[1], cand_w[2], cand_w[3]
         c0, c1, c2, c3 = cand_c[0], cand_c[1], cand_c[2], cand_c[3]
-        for _ in range(steps):
-            t = step_time(j, fixed)
+        tj = float(j) + off  # exact: integers below 2**53
+        for p in range(j - start, j - start + steps):  # p: the step's place in the outputs
+            t = max(tj, 1.0)
+            tj += 1.0
             d0, d1, d2, d3 = w0 * t - c0, w1 * t - c1, w2 * t - c2, w3 * t - c3
             left, left_d = (0, d0) if d0 >= d1 else (1, d1)
             right, right_d = (2, d2) if d2 >= d3 else (3, d3)
             b, best = (left, left_d) if left_d >= right_d else (right, right_d)
-            for i in range(HEAD, c):
-                d = cand_w[i] * t - cand_c[i]
-                more = d > best
-                best = d if more else best
-                b = i if more else b
+            if c > HEAD:  # the rest as two chains of maxima (places HEAD, HEAD + 2, ... and HEAD + 1, ...)
+                odd, odd_best = c, -np.inf
+                for i in range(HEAD, c - 1, 2):
+                    u, v = np.uint64(i), np.uint64(i + 1)
+                    d = cand_w[u] * t - cand_c[u]
+                    e = cand_w[v] * t - cand_c[v]
+                    more = d > best
+                    best = d if more else best
+                    b = i if more else b
+                    more = e > odd_best
+                    odd_best = e if more else odd_best
+                    odd = i + 1 if more else odd
+                if (c - HEAD) & 1:
+                    u = np.uint64(c - 1)
+                    d = cand_w[u] * t - cand_c[u]
+                    more = d > best
+                    best = d if more else best
+                    b = c - 1 if more else b
+                more = (odd_best > best) | ((odd_best == best) & (odd < b))
+                b = odd if more else b
             taken = c0 if b == 0 else (c1 if b == 1 else (c2 if b == 2 else c3))
             c0 = c0 + 1.0 if b == 0 else c0
             c1 = c1 + 1.0 if b == 1 else c1
             c2 = c2 + 1.0 if b == 2 else c2
             c3 = c3 + 1.0 if b == 3 else c3
             if b >= HEAD:
-                taken = cand_c[b]
-                cand_c[b] = taken + 1.0
+                taken = cand_c[np.uint64(b)]
+                cand_c[np.uint64(b)] = taken + 1.0
             if write:
-                out_index[j - start] = cand[b]
-                out_sample[j - start] = np.int64(taken)
-            j += 1
+                out_index[np.uint64(p)] = cand[np.uint64(b)]
+                out_sample[np.uint64(p)] = np.int64(taken)
+        j += steps
         cand_c[0], cand_c[1], cand_c[2], cand_c[3] = c0, c1, c2, c3
         for q in range(c):
-            countf[cand[q]] = cand_c[q]
+            countf[np.uint64(cand[q])] = cand_c[q]
     for i in range(n):
         counts[i] = np.int64(countf[i])

@@ -16,8 +16,8 @@ Modes:
 Complexity: equal weights are round robin, O(S) vectorised numpy with no loop. Otherwise the loop over
 the S steps on numpy lanes (chunks of steps run side by side, verified by chaining; about ``S * n * 1.1``
 element operations plus ``~2 * sqrt(S)`` numpy calls per operation, the temporaries bounded per segment of
-2^22 steps), and, once a process has run ``_kernel.LANES_AFTER`` steps x datasets (steps alone for at most 64
-datasets), its compiled twin (numba), scanning about ``4 * sqrt(n)`` datasets per step with O(n) extra memory beyond the
+2^22 steps), and, once a process has run ``_kernel.LANES_AFTER`` units of steps x (datasets + 16), its compiled
+twin (numba), scanning about ``4 * sqrt(n)`` datasets per step with O(n) extra memory beyond the
 two output arrays (``S * (itemsize + 8)`` bytes), written in their final dtypes; see
 :mod:`pipeline.blend._kernel` (``PIPELINE_BLEND_NUMBA=0``: the lanes only). Oversample checks cost O(n) when
 the demand is clear-cut and one extra counting pass (no arrays) when it is within ``n`` samples of a size.

@@ -135,14 +135,15 @@ def test_large_blend_equals_megatron_core(n):
 
 
 def test_switch_off_skips_numba_and_gives_the_same_blend():
-    """PIPELINE_BLEND_NUMBA=0 keeps the lanes and never imports numba; the arrays are equal. 150 datasets x
-    400,000 steps is past LANES_AFTER, so the switch on loads the compiled twin."""
+    """PIPELINE_BLEND_NUMBA=0 keeps the lanes and never imports numba; the arrays are equal. The last blend,
+    150 datasets x ``long`` steps, is past LANES_AFTER, so the switch on loads the compiled twin."""
+    long = _kernel.LANES_AFTER // (150 + _kernel.LANE_STEP) + 1000
     code = (
         "import sys, hashlib, numpy as np\n"
         "from pipeline.blend import build_blending_indices\n"
         "before = 'numba' in sys.modules\n"
         "h = hashlib.sha256()\n"
-        "for n, size in ((3, 3000), (20, 3000), (150, 3000), (150, 400_000)):\n"
+        f"for n, size in ((3, 3000), (20, 3000), (150, 3000), (150, {long})):\n"
         "    w = np.random.default_rng(n).random(n) + 0.01\n"
         "    for mode in ('fixed', 'megatron'):\n"
         "        for a in build_blending_indices(w, size, mode=mode):\n"
@@ -160,11 +161,11 @@ def test_switch_off_skips_numba_and_gives_the_same_blend():
 
 
 def test_a_long_blend_of_few_datasets_runs_the_compiled_twin(monkeypatch):
-    """At most 64 datasets count steps, not steps x datasets: a blend of 3 datasets past LANES_AFTER steps runs
-    fill_blocks (lowered here to 20,000 steps), one shorter than that stays on the lanes, and both equal
+    """Work is counted as steps x (datasets + LANE_STEP): a blend of 3 datasets past LANES_AFTER runs
+    fill_blocks (lowered here to 20,000 steps' worth), one shorter than that stays on the lanes, and both equal
     megatron-core's helper."""
     calls = []
-    monkeypatch.setattr(_kernel, "LANES_AFTER", 20_000)
+    monkeypatch.setattr(_kernel, "LANES_AFTER", 20_000 * (3 + _kernel.LANE_STEP))
     monkeypatch.setattr(BLEND, "_seen", {})
     monkeypatch.setattr(BLEND, "_warm", set())
     original = nb.fill_blocks
