@@ -67,18 +67,18 @@ def test_unknown_bench_is_a_one_line_error() -> None:
 
 
 def test_scale_result_validates_against_the_schema(tmp_path: Path) -> None:
-    """The scale bench reprinting docs/scaling-constant-12bf0c5.json writes its JSON result where --result says; it
+    """The scale bench reprinting docs/scaling-uniform-101f9dd.json writes its JSON result where --result says; it
     validates against the schema and its figures are the CPU seconds per GB recomputed here from that file."""
     path = tmp_path / "scale.json"
-    out = _bench("--result", str(path), "scale", "--from-json", "docs/scaling-constant-12bf0c5.json")
+    out = _bench("--result", str(path), "scale", "--from-json", "docs/scaling-uniform-101f9dd.json")
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(path.read_text())
     schema = json.loads((REPO / "bench" / "result.schema.json").read_text())
     jsonschema.validate(result, schema)
-    assert result["name"] == "scale" and result["args"]["from_json"] == "docs/scaling-constant-12bf0c5.json"
+    assert result["name"] == "scale" and result["args"]["from_json"] == "docs/scaling-uniform-101f9dd.json"
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     assert result["commit"].removesuffix("-dirty") == head
-    sizes = json.loads((REPO / "docs" / "scaling-constant-12bf0c5.json").read_text())["sizes"]
+    sizes = json.loads((REPO / "docs" / "scaling-uniform-101f9dd.json").read_text())["sizes"]
     expected = {
         f"{s['size_gb']:.2f} GB": (s["driver_cpu_s"] + s["executors_cpu_s"]) / (s["input_bytes"] / 1e9) for s in sizes
     }

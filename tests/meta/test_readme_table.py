@@ -90,16 +90,16 @@ def test_saved_figures_match_the_lines_read_independently(table) -> None:
 
 
 def test_scale_row_is_the_json_cpu_seconds_per_gb(tmp_path: Path, table) -> None:
-    """The bench_scale row cites docs/scaling-constant-12bf0c5.json: CPU s per GB recomputed here from its sizes."""
-    data = json.loads((REPO / "docs" / "scaling-constant-12bf0c5.json").read_text())
+    """The bench_scale row cites docs/scaling-uniform-101f9dd.json: CPU s per GB recomputed here from its sizes."""
+    data = json.loads((REPO / "docs" / "scaling-uniform-101f9dd.json").read_text())
     expected = ", ".join(
         f"{s['size_gb']:.2f} GB {(s['driver_cpu_s'] + s['executors_cpu_s']) / (s['input_bytes'] / 1e9):.0f}"
         for s in data["sizes"]
     )
-    _, values = _run_bench(tmp_path, "scale", "--from-json", "docs/scaling-constant-12bf0c5.json")
+    _, values = _run_bench(tmp_path, "scale", "--from-json", "docs/scaling-uniform-101f9dd.json")
     assert _figures(table, "scale", values)["CPU s/GB"] == expected
     commits = " / ".join(c[:7] for c in ([data["commit"]] if isinstance(data["commit"], str) else data["commit"]))
-    assert table.json_commit(REPO / "docs" / "scaling-constant-12bf0c5.json") == commits
+    assert table.json_commit(REPO / "docs" / "scaling-uniform-101f9dd.json") == commits
 
 
 def test_missing_result_or_value_is_said(table) -> None:
@@ -234,7 +234,7 @@ def test_every_table_row_has_an_entry(table) -> None:
     names = table.by_name()
     assert [(name, table.command_text(names[name], quick=False)) for name, _ in rows] == rows
     scale = [e for e in entries if e.script == "bench_scale.py"]
-    assert [e.command for e in scale] == ["scale --from-json docs/scaling-constant-12bf0c5.json"]
+    assert [e.command for e in scale] == ["scale --from-json docs/scaling-uniform-101f9dd.json"]
 
 
 def test_figure_formats_ratios_choices_and_each(table) -> None:
