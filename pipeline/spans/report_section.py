@@ -112,7 +112,8 @@ def _read_part(run: str, part: int, passes: int, kinds: dict[str, int]) -> dict[
 
 def _hash(doc_ids: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """A kept copy's hash (wrapping uint64 arithmetic), spreading the kept copies over the passes."""
-    return (doc_ids.astype(np.uint64) * HASH_MULTIPLIER) ^ (starts.astype(np.uint64) * np.uint64(31))
+    mixed: np.ndarray = (doc_ids.astype(np.uint64) * HASH_MULTIPLIER) ^ (starts.astype(np.uint64) * np.uint64(31))
+    return mixed
 
 
 def _part_top(
