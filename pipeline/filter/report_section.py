@@ -18,7 +18,7 @@ from pipeline import storage
 from pipeline.errors import PipelineError
 from pipeline.filter import entries, registry
 from pipeline.stage_api import layout
-from pipeline.stage_api.run_tables import excerpt, has_table, iter_rows
+from pipeline.stage_api.run_tables import excerpt, has_table, iter_batches
 
 BINS = 40
 STEPS = (0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)  # the configured threshold times these
@@ -218,12 +218,13 @@ def _examples(run: str, wanted: dict[tuple[str, str], int], per_source: int) -> 
     if not has_table(run, layout.FILTER_DROPPED) or not wanted:
         return out
     left = {pair: min(n, per_source) for pair, n in wanted.items() if n > 0}
-    for rows in iter_rows(run, layout.FILTER_DROPPED, DROPPED_COLUMNS):
-        for row in rows:
-            pair = (row["reason"], row["source"])
-            if left.get(pair, 0) <= 0:
-                continue
-            left[pair] -= 1
+    for batch in iter_batches(run, layout.FILTER_DROPPED, DROPPED_COLUMNS):
+        taken = []  # only the rows shown become Python rows, not the batch's every excerpt
+        for i, pair in enumerate(zip(*(batch.column(c).to_pylist() for c in ("reason", "source")), strict=True)):
+            if left.get(pair, 0) > 0:
+                left[pair] -= 1
+                taken.append(i)
+        for row in batch.take(taken).to_pylist() if taken else ():
             out.setdefault(row["reason"], {}).setdefault(row["source"], []).append(
                 {
                     "doc_id": row["doc_id"],

@@ -42,10 +42,20 @@ def read_rows(run: str, table: str, columns: list[str] | None = None, where=None
 
 def iter_rows(run: str, table: str, columns: list[str]) -> Iterator[list[dict]]:
     """The rows of a table batch by batch, files in name order (memory stays bounded on large runs)."""
+    for batch in iter_batches(run, table, columns):
+        yield batch.to_pylist()
+
+
+def iter_batches(run: str, table: str, columns: list[str]) -> Iterator:
+    """The table's pyarrow record batches, files in name order (the order :func:`iter_rows` gives)."""
     dataset = _dataset(run, table)
     for fragment in sorted(dataset.get_fragments(), key=lambda f: f.path):
-        for batch in fragment.to_batches(columns=columns):
-            yield batch.to_pylist()
+        yield from fragment.to_batches(columns=columns)
+
+
+def count_rows(run: str, table: str) -> int:
+    """How many rows the table holds (from the files' metadata)."""
+    return int(_dataset(run, table).count_rows())
 
 
 def dedup_input(run: str) -> str:
